@@ -1,0 +1,149 @@
+// Command runall runs a bashful-style tasks file: setup steps in order, then parallel
+// hyperparameter trials packed onto GPUs by measured free memory, with datasets synced in from
+// S3 before and outputs synced out during and after.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/runall/runall/runner"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// app is what a subcommand gets from main: its streams and environment. Subcommands return
+// errors; only main turns them into exit codes.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	environ        func() []string
+}
+
+// usageError is a mistake on the command line: exit 2, with a hint to --help.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, a *app, args []string) error
+}
+
+var commands = []command{
+	{"run", "run a tasks file (the default: `runall tasks.yml` is `runall run tasks.yml`)", runRun},
+	{"check", "validate a tasks file and print its plan", runCheck},
+	{"gpus", "list the GPUs runall sees, their memory and processes", runGPUs},
+	{"sync", "sync a local directory and an s3:// prefix, either way", runSync},
+	{"fake-alloc", "claim simulated GPU memory (for trials on --fake-gpus)", runFakeAlloc},
+	{"version", "print runall's version", runVersion},
+}
+
+const mainUsage = `runall runs a tasks file: setup steps in order, then parallel trials packed onto
+GPUs by measured free memory, with S3 sync around them.
+
+Usage:
+  runall [flags] FILE [ARGS...]     run a tasks file (see runall run --help)
+  runall COMMAND [flags] [ARGS...]
+
+Commands:
+%s
+Run 'runall COMMAND --help' for a command's flags. Documentation: README.md and docs/.
+`
+
+func main() {
+	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, environ: os.Environ}
+	os.Exit(realMain(a, os.Args[1:]))
+}
+
+func realMain(a *app, args []string) int {
+	// Signals are the run command's business (it forwards them to tasks and uploads
+	// outputs); for the others, the context is cancelled on the first one.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cmd, rest := pickCommand(args)
+	if cmd == nil {
+		if len(rest) == 0 || rest[0] == "-h" || rest[0] == "--help" || rest[0] == "help" {
+			printUsage(a.stdout)
+			if len(rest) == 0 {
+				return 2
+			}
+			return 0
+		}
+		if rest[0] == "--version" || rest[0] == "-version" {
+			return exitCode(a, runVersion(ctx, a, nil))
+		}
+		cmd, rest = &commands[0], args
+	}
+	if cmd.name == "run" {
+		stop() // run installs its own signal handling
+		ctx = context.Background()
+	}
+	return exitCode(a, cmd.run(ctx, a, rest))
+}
+
+func pickCommand(args []string) (*command, []string) {
+	if len(args) == 0 {
+		return nil, args
+	}
+	for i := range commands {
+		if commands[i].name == args[0] {
+			return &commands[i], args[1:]
+		}
+	}
+	return nil, args
+}
+
+func printUsage(w io.Writer) {
+	var list string
+	for _, c := range commands {
+		list += fmt.Sprintf("  %-11s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, mainUsage, list)
+}
+
+// exitCode maps an error to runall's exit codes: 0 ok, 1 a task failed, 2 usage or task-file
+// error, 130/143 interrupted by SIGINT/SIGTERM.
+func exitCode(a *app, err error) int {
+	if err == nil {
+		return 0
+	}
+	var usage usageError
+	var interrupted *runner.InterruptedError
+	switch {
+	case errors.As(err, &interrupted):
+		fmt.Fprintf(a.stderr, "runall: %v\n", err)
+		return 128 + int(interrupted.Signal)
+	case errors.Is(err, runner.ErrTaskFailed):
+		return 1 // the summary has already said which
+	case errors.As(err, &usage):
+		fmt.Fprintf(a.stderr, "runall: %v\nRun 'runall --help' for usage.\n", err)
+		return 2
+	case errors.Is(err, errSilentUsage):
+		return 2
+	}
+	fmt.Fprintf(a.stderr, "runall: %v\n", err)
+	var fileErr *runner.FileError
+	if errors.As(err, &fileErr) {
+		return 2
+	}
+	return 1
+}
+
+// errSilentUsage is a usage error whose message has already been printed (by flag parsing).
+var errSilentUsage = errors.New("usage error")
+
+func runVersion(_ context.Context, a *app, _ []string) error {
+	fmt.Fprintf(a.stdout, "runall %s\n", version)
+	return nil
+}

@@ -1,0 +1,36 @@
+// Package gpu reports the GPUs runall may place trials on: their memory and the compute
+// processes on them. It has an NVML implementation and a simulated one, and knows nothing
+// about tasks.
+package gpu
+
+// Device is one GPU as seen at one moment.
+type Device struct {
+	Index int    // index among the devices visible to runall (after CUDA_VISIBLE_DEVICES)
+	UUID  string // e.g. GPU-5f0c...; what a trial's CUDA_VISIBLE_DEVICES names
+	Name  string // e.g. "Tesla V100-SXM2-32GB"
+	Total uint64 // bytes
+	Used  uint64 // bytes, by anything on the device
+	Free  uint64 // bytes
+}
+
+// Process is a compute process NVML reports on a device. Inside a container its PID is
+// usually the host's, so runall never matches it against its own children.
+type Process struct {
+	PID        uint32
+	Name       string // best effort; empty when unknown
+	UsedMemory uint64 // bytes
+}
+
+// Probe measures devices. Implementations are safe for concurrent use.
+type Probe interface {
+	// Devices returns a fresh measurement of every visible device, in index order.
+	Devices() ([]Device, error)
+	// Processes returns the compute processes on the device with the given index.
+	Processes(index int) ([]Process, error)
+	// Env returns the variables a trial placed on the given devices needs so that CUDA and
+	// the probe agree on what it runs on (CUDA_VISIBLE_DEVICES, and for simulated GPUs the
+	// state fake-alloc reads).
+	Env(indices []int) []string
+	// Close releases the library or state behind the probe.
+	Close() error
+}
