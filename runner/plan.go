@@ -128,5 +128,8 @@ func (p Pos) String() string {
 	if p.Line == 0 {
 		return p.File
 	}
+	if p.Column == 0 { // a YAML syntax error knows only its line
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
 	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
 }

@@ -2,10 +2,129 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/runall/runall/gpu"
 )
 
-// runGPUs is a stub until its owner writes it.
-func runGPUs(ctx context.Context, a *app, args []string) error {
-	return errors.New("gpus: not implemented yet")
+const gpusUsage = `Usage: runall gpus [--fake-gpus SIZES] [--json]
+
+Lists the GPUs runall would place trials on, as it measures them: index, UUID, name, total,
+used and free memory, and under each GPU its compute processes (PID, name, memory).
+
+By default runall asks NVML, the NVIDIA driver's library (libnvidia-ml.so.1), and shows only
+the GPUs that CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES leave, numbered from 0 in that
+order. Inside a container, process IDs are the host's. With --fake-gpus (or RUNALL_FAKE_GPUS)
+it lists simulated GPUs instead, whose memory 'runall fake-alloc' claims; their state lives in
+RUNALL_FAKE_GPU_STATE (default: $TMPDIR/runall-fake-gpus-<uid>). See docs/gpu.md.
+
+Exits 1 when there is no usable GPU, saying why.
+
+Flags:
+`
+
+func runGPUs(_ context.Context, a *app, args []string) error {
+	fs := flag.NewFlagSet("gpus", flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	fakeGPUs := fs.String("fake-gpus", "", "list simulated GPUs of these `sizes` (e.g. 32GiB,16GiB or 4x16GiB) instead of NVML's (env RUNALL_FAKE_GPUS)")
+	asJSON := fs.Bool("json", false, "print JSON (sizes in bytes) instead of a table")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), gpusUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errSilentUsage
+	}
+	if fs.NArg() > 0 {
+		return usagef("gpus: unexpected argument %q", fs.Arg(0))
+	}
+
+	probe, err := openProbe(a, *fakeGPUs)
+	if err != nil {
+		return err
+	}
+	defer probe.Close()
+	devs, err := probe.Devices()
+	if err != nil {
+		return err
+	}
+	list := make([]gpuJSON, len(devs))
+	for i, d := range devs {
+		list[i] = gpuJSON{Index: d.Index, UUID: d.UUID, Name: d.Name, Total: d.Total, Used: d.Used, Free: d.Free, Processes: []processJSON{}}
+		procs, err := probe.Processes(d.Index)
+		if err != nil {
+			// Some GPUs (and some container setups) do not report processes; the memory
+			// figures are still worth showing.
+			list[i].ProcessesError = err.Error()
+			continue
+		}
+		for _, p := range procs {
+			list[i].Processes = append(list[i].Processes, processJSON{PID: p.PID, Name: p.Name, Used: p.UsedMemory})
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			GPUs []gpuJSON `json:"gpus"`
+		}{list})
+	}
+	return printGPUs(a.stdout, list)
+}
+
+type gpuJSON struct {
+	Index          int           `json:"index"`
+	UUID           string        `json:"uuid"`
+	Name           string        `json:"name"`
+	Total          uint64        `json:"total_bytes"`
+	Used           uint64        `json:"used_bytes"`
+	Free           uint64        `json:"free_bytes"`
+	Processes      []processJSON `json:"processes"`
+	ProcessesError string        `json:"processes_error,omitempty"`
+}
+
+type processJSON struct {
+	PID  uint32 `json:"pid"`
+	Name string `json:"name"`
+	Used uint64 `json:"used_bytes"`
+}
+
+// printGPUs writes one row per GPU and, indented beneath it, one per process, with the
+// process's memory in the USED column.
+func printGPUs(w io.Writer, list []gpuJSON) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "GPU\tUUID\tNAME\tTOTAL\tUSED\tFREE")
+	var errs []string
+	for _, g := range list {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", g.Index, g.UUID, g.Name,
+			gpu.FormatSize(g.Total), gpu.FormatSize(g.Used), gpu.FormatSize(g.Free))
+		if g.ProcessesError != "" {
+			// Every row keeps all five tab-ended cells, or tabwriter would realign the rest.
+			fmt.Fprint(tw, "\t  (processes unknown)\t\t\t\t\n")
+			errs = append(errs, fmt.Sprintf("gpu %d: %s", g.Index, g.ProcessesError))
+		}
+		for _, p := range g.Processes {
+			name := p.Name
+			if name == "" {
+				name = "?"
+			}
+			fmt.Fprintf(tw, "\t  pid %s\t%s\t\t%s\t\n", strconv.FormatUint(uint64(p.PID), 10), name, gpu.FormatSize(p.Used))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, e := range errs {
+		fmt.Fprintln(w, e)
+	}
+	return nil
 }

@@ -41,6 +41,7 @@ type command struct {
 
 var commands = []command{
 	{"run", "run a tasks file (the default: `runall tasks.yml` is `runall run tasks.yml`)", runRun},
+	{"demo", "run the built-in demo: a sweep packed onto two simulated 32 GiB GPUs", runDemo},
 	{"check", "validate a tasks file and print its plan", runCheck},
 	{"gpus", "list the GPUs runall sees, their memory and processes", runGPUs},
 	{"sync", "sync a local directory and an s3:// prefix, either way", runSync},

@@ -3,9 +3,261 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner"
 )
 
-// runRun is a stub until its owner writes it.
-func runRun(ctx context.Context, a *app, args []string) error {
-	return errors.New("run: not implemented yet")
+const runUsage = `Usage: runall [run] [flags] FILE [ARGS...]
+
+Runs the tasks file FILE: setup tasks in order, parallel trials admitted by free GPU
+memory, S3 downloads before and uploads during and after. ARGS replace $1..$n and $* in
+commands. Flags may come before or after FILE; put -- before ARGS that look like flags.
+
+Exit codes: 0 every task succeeded (or its failure was ignored), 1 a task failed,
+2 usage or task-file error, 130 stopped by SIGINT, 143 stopped by SIGTERM.
+
+Flags:
+`
+
+// runOptions are the run command's flags.
+type runOptions struct {
+	tags        string
+	output      string
+	logDir      string
+	results     string
+	grace       time.Duration
+	statusEvery time.Duration
+	fakeGPUs    string
+	noGPU       bool
+	shard       string
+	fresh       bool
+	metricsAddr string
+	maxParallel int
+	noColor     bool
+}
+
+func (o *runOptions) flags(fs *flag.FlagSet) {
+	fs.StringVar(&o.tags, "tags", "", "run only tasks with one of these `tags` (comma-separated)")
+	fs.StringVar(&o.output, "output", "auto", "output `mode`: auto (live on a terminal, else plain), live, plain or json")
+	fs.StringVar(&o.logDir, "log-dir", ".runall/logs", "write each run's task logs under `DIR`/<run-id>/")
+	fs.StringVar(&o.results, "results", "", "write a JSON summary of the run to `FILE`")
+	fs.DurationVar(&o.grace, "grace", 20*time.Second, "on SIGINT/SIGTERM, wait this long after SIGTERM before SIGKILL")
+	fs.DurationVar(&o.statusEvery, "status-every", 30*time.Second, "plain output: print what runs and waits this often")
+	fs.StringVar(&o.fakeGPUs, "fake-gpus", "", "simulate GPUs of these `sizes` (e.g. 32GiB,32GiB) instead of NVML (env RUNALL_FAKE_GPUS)")
+	fs.BoolVar(&o.noGPU, "no-gpu", false, "run GPU tasks without GPU admission: max-parallel-commands is the only limit")
+	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of the trials (env RUNALL_SHARD, or JOB_COMPLETION_INDEX with RUNALL_SHARDS)")
+	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (e.g. :9100)")
+	fs.IntVar(&o.maxParallel, "max-parallel", 0, "override the file's max-parallel-commands (`N` at once)")
+	fs.BoolVar(&o.noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
+}
+
+func runRun(_ context.Context, a *app, args []string) error {
+	var o runOptions
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	o.flags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), runUsage)
+		fs.PrintDefaults()
+	}
+	file, taskArgs, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return errSilentUsage
+	}
+	if file == "" {
+		return usagef("run: no tasks file given")
+	}
+
+	plan, err := runner.Load(file, runner.LoadOptions{Args: taskArgs, Tags: splitList(o.tags)})
+	if err != nil {
+		return err
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintf(a.stderr, "%s: warning: %s\n", w.Pos, w.Msg)
+	}
+	if o.maxParallel > 0 {
+		plan.Config.MaxParallel = o.maxParallel
+	}
+
+	opts := runner.Options{
+		Stdout:      a.stdout,
+		Environ:     withSelfOnPath(a.environ()),
+		LogDir:      o.logDir,
+		ResultsFile: o.results,
+		Grace:       o.grace,
+		StatusEvery: o.statusEvery,
+		NoGPU:       o.noGPU,
+		Fresh:       o.fresh,
+		MetricsAddr: o.metricsAddr,
+		ReapOrphans: true,
+	}
+	if opts.Shard, err = shardFrom(o.shard, a.getenv); err != nil {
+		return usageError{err.Error()}
+	}
+	if opts.Mode, err = outputMode(o.output, a); err != nil {
+		return err
+	}
+	opts.Color = opts.Mode == runner.OutputLive && !o.noColor && a.getenv("NO_COLOR") == ""
+	if opts.Mode == runner.OutputLive {
+		opts.Width = func() int { w, _ := runner.TerminalSize(os.Stdout); return w }
+	}
+	if !o.noGPU && plan.NeedsGPU() {
+		opts.Probe, opts.ProbeErr = openProbe(a, o.fakeGPUs)
+		if opts.Probe != nil {
+			defer opts.Probe.Close()
+		}
+	}
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	opts.Signals = sigs
+
+	_, err = runner.Run(plan, opts)
+	return err
+}
+
+// parseInterleaved parses flags before and after the file name: `runall tasks.yml --no-gpu`
+// works as well as `runall --no-gpu tasks.yml`. Everything after -- is an argument.
+func parseInterleaved(fs *flag.FlagSet, args []string) (file string, rest []string, err error) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return file, rest, nil
+		}
+		if file == "" {
+			file, args = args[0], args[1:]
+		} else if args[0] == "--" || !strings.HasPrefix(args[0], "-") {
+			break
+		}
+		if len(args) > 0 && args[0] == "--" {
+			return file, append(rest, args[1:]...), nil
+		}
+		for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+			rest, args = append(rest, args[0]), args[1:]
+		}
+		if len(args) == 0 {
+			return file, rest, nil
+		}
+		if args[0] == "--" {
+			return file, append(rest, args[1:]...), nil
+		}
+	}
+	return file, append(rest, args...), nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func outputMode(flagValue string, a *app) (runner.OutputMode, error) {
+	switch flagValue {
+	case "auto", "":
+		if runner.IsTerminal(os.Stdout, a.getenv) && a.stdout == os.Stdout {
+			return runner.OutputLive, nil
+		}
+		return runner.OutputPlain, nil
+	case "live", "plain", "json":
+		return runner.OutputMode(flagValue), nil
+	}
+	return "", usagef("--output %q: want auto, live, plain or json", flagValue)
+}
+
+// shardFrom picks this process's shard: --shard, else RUNALL_SHARD, else Kubernetes'
+// JOB_COMPLETION_INDEX with RUNALL_SHARDS.
+func shardFrom(flagValue string, getenv func(string) string) (runner.Shard, error) {
+	if flagValue == "" {
+		flagValue = getenv("RUNALL_SHARD")
+	}
+	if flagValue != "" {
+		return runner.ParseShard(flagValue)
+	}
+	idx, n := getenv("JOB_COMPLETION_INDEX"), getenv("RUNALL_SHARDS")
+	switch {
+	case idx != "" && n != "":
+		return runner.ParseShard(idx + "/" + n)
+	case n != "":
+		return runner.Shard{}, fmt.Errorf("RUNALL_SHARDS=%s is set but JOB_COMPLETION_INDEX is not: run in an Indexed Job, or use --shard I/N", n)
+	}
+	return runner.Shard{}, nil
+}
+
+// openProbe opens the simulated GPUs when asked (--fake-gpus or RUNALL_FAKE_GPUS), NVML
+// otherwise.
+func openProbe(a *app, fakeSpec string) (gpu.Probe, error) {
+	if fakeSpec == "" {
+		fakeSpec = a.getenv(gpu.EnvFakeGPUs)
+	}
+	if fakeSpec != "" {
+		sizes, err := gpu.ParseFakeSpec(fakeSpec)
+		if err != nil {
+			return nil, usageError{"--fake-gpus: " + err.Error()}
+		}
+		dir := a.getenv(gpu.EnvFakeGPUState)
+		if dir == "" {
+			dir = gpu.DefaultFakeStateDir(os.TempDir())
+		}
+		return gpu.OpenFake(gpu.FakeOptions{Sizes: sizes, StateDir: dir})
+	}
+	cuda, cudaSet := lookupEnv(a.environ(), "CUDA_VISIBLE_DEVICES")
+	return gpu.OpenNVML(gpu.NVMLOptions{
+		CUDAVisibleDevices:    cuda,
+		CUDAVisibleDevicesSet: cudaSet,
+		NVIDIAVisibleDevices:  a.getenv("NVIDIA_VISIBLE_DEVICES"),
+	})
+}
+
+func lookupEnv(environ []string, name string) (string, bool) {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// withSelfOnPath appends runall's own directory to PATH when no runall is on it, so that
+// tasks can call `runall fake-alloc` (the demo does) wherever the binary was built.
+func withSelfOnPath(environ []string) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return environ
+	}
+	path, _ := lookupEnv(environ, "PATH")
+	for _, dir := range filepath.SplitList(path) {
+		if fi, err := os.Stat(filepath.Join(dir, "runall")); err == nil && !fi.IsDir() {
+			return environ
+		}
+	}
+	env := slices.Clone(environ)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = kv + string(filepath.ListSeparator) + filepath.Dir(exe)
+			return env
+		}
+	}
+	return append(env, "PATH="+filepath.Dir(exe))
 }

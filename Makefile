@@ -1,0 +1,55 @@
+# runall's build. `make help` lists the targets.
+
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+# The portable release binary: cgo (go-nvml), linked against glibc 2.31 (Debian 11), checked.
+RELEASE_BIN := dist/runall-linux-amd64
+GLIBC_MAX   := 2.31
+
+# The Kubernetes manifest tests live in a module of their own so that runall's go.mod does
+# not pull in k8s.io/api.
+K8S_TEST := examples/k8s/test
+
+.DEFAULT_GOAL := build
+
+.PHONY: help build test check release bench demo clean clean-cache
+
+help: ## list the targets
+	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+build: ## build ./runall for this machine (VERSION=... to override the git version)
+	$(GO) build -ldflags "$(LDFLAGS)" -o runall ./cmd/runall
+
+test: ## go test -race ./..., then the Kubernetes manifest tests
+	$(GO) test -race ./...
+	cd $(K8S_TEST) && $(GO) test ./...
+
+check: ## gofmt, go vet, and no go.mod/go.sum drift after go mod tidy
+	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.*')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	cd $(K8S_TEST) && $(GO) vet ./...
+	$(GO) mod tidy
+	git diff --exit-code go.mod go.sum
+	cd $(K8S_TEST) && $(GO) mod tidy && git diff --exit-code go.mod go.sum
+
+release: ## build dist/runall-linux-amd64 against glibc 2.31 in a cached Debian bullseye chroot (root)
+	scripts/release.sh $(RELEASE_BIN) $(VERSION)
+	cd dist && sha256sum $(notdir $(RELEASE_BIN)) > $(notdir $(RELEASE_BIN)).sha256
+
+bench: build ## run the bench/*.sh scripts against ./runall
+	@found=; for s in bench/*.sh; do \
+		[ -f "$$s" ] || continue; found=1; \
+		echo "== $$s"; RUNALL=$(CURDIR)/runall sh "$$s" || exit 1; \
+	done; [ -n "$$found" ] || echo "bench: no bench/*.sh scripts yet"
+
+demo: build ## run examples/demo.yml on simulated GPUs
+	./runall examples/demo.yml
+
+clean: ## remove ./runall and dist/ (keeps the bullseye sysroot cache)
+	rm -rf runall dist
+
+clean-cache: ## remove the cached bullseye sysroot and its Go build cache
+	rm -rf .cache/bullseye-sysroot .cache/bullseye-sysroot.tmp .cache/bullseye-sysroot.log .cache/bullseye-gocache

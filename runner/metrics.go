@@ -1,0 +1,150 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/runall/runall/gpu"
+)
+
+// metrics are the Prometheus series runall serves with --metrics-addr. A nil *metrics is
+// valid and records nothing, so that call sites need no checks.
+type metrics struct {
+	reg       *prometheus.Registry
+	tasks     *prometheus.GaugeVec // by state
+	gpuFree   *prometheus.GaugeVec
+	gpuRes    *prometheus.GaugeVec
+	gpuTotal  *prometheus.GaugeVec
+	durations *prometheus.HistogramVec
+	ooms      prometheus.Counter
+	s3Bytes   *prometheus.CounterVec
+	s3Files   *prometheus.CounterVec
+}
+
+func newMetrics(plan *Plan) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		tasks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "runall_tasks", Help: "Command tasks by state: pending, running, ok, failed, ignored, skipped.",
+		}, []string{"state"}),
+		gpuFree: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "runall_gpu_memory_free_bytes", Help: "Measured free memory of each GPU.",
+		}, []string{"gpu", "uuid"}),
+		gpuRes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "runall_gpu_memory_reserved_bytes", Help: "Memory reserved for trials that have started but not yet allocated their need.",
+		}, []string{"gpu", "uuid"}),
+		gpuTotal: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "runall_gpu_memory_total_bytes", Help: "Total memory of each GPU.",
+		}, []string{"gpu", "uuid"}),
+		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "runall_task_duration_seconds", Help: "How long finished tasks ran; kind is trial (GPU) or task.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 16),
+		}, []string{"kind", "status"}),
+		ooms: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "runall_oom_requeues_total", Help: "Trials requeued after running out of GPU memory.",
+		}),
+		s3Bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "runall_s3_bytes_transferred_total", Help: "Bytes transferred to and from S3.",
+		}, []string{"direction"}),
+		s3Files: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "runall_s3_files_transferred_total", Help: "Files transferred to and from S3.",
+		}, []string{"direction"}),
+	}
+	m.reg.MustRegister(m.tasks, m.gpuFree, m.gpuRes, m.gpuTotal, m.durations, m.ooms, m.s3Bytes, m.s3Files,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	n := 0
+	walkCommands(plan.Tasks, func(*Task) { n++ })
+	m.tasks.WithLabelValues(string(StatusPending)).Set(float64(n))
+	for _, s := range []Status{StatusRunning, StatusOK, StatusFailed, StatusIgnored, StatusSkipped} {
+		m.tasks.WithLabelValues(string(s)).Set(0)
+	}
+	return m
+}
+
+func (m *metrics) taskStarted() {
+	if m != nil {
+		m.tasks.WithLabelValues(string(StatusRunning)).Inc()
+	}
+}
+
+func (m *metrics) taskEnded() {
+	if m != nil {
+		m.tasks.WithLabelValues(string(StatusRunning)).Dec()
+	}
+}
+
+func (m *metrics) taskFinished(s Status, d time.Duration, trial bool) {
+	if m == nil {
+		return
+	}
+	m.tasks.WithLabelValues(string(StatusPending)).Dec()
+	m.tasks.WithLabelValues(string(s)).Inc()
+	if s == StatusSkipped {
+		return
+	}
+	kind := "task"
+	if trial {
+		kind = "trial"
+	}
+	m.durations.WithLabelValues(kind, string(s)).Observe(d.Seconds())
+}
+
+func (m *metrics) oomRequeued() {
+	if m != nil {
+		m.ooms.Inc()
+	}
+}
+
+func (m *metrics) transferred(direction string, files, bytes int64) {
+	if m != nil {
+		m.s3Files.WithLabelValues(direction).Add(float64(files))
+		m.s3Bytes.WithLabelValues(direction).Add(float64(bytes))
+	}
+}
+
+func (m *metrics) gpus(devs []gpu.Device, reserved []uint64) {
+	if m == nil {
+		return
+	}
+	for i, d := range devs {
+		idx := strconv.Itoa(d.Index)
+		m.gpuFree.WithLabelValues(idx, d.UUID).Set(float64(d.Free))
+		m.gpuTotal.WithLabelValues(idx, d.UUID).Set(float64(d.Total))
+		if i < len(reserved) {
+			m.gpuRes.WithLabelValues(idx, d.UUID).Set(float64(reserved[i]))
+		}
+	}
+}
+
+func (r *run) onGPUSample(devs []gpu.Device, reserved []uint64) { r.met.gpus(devs, reserved) }
+
+// serveMetrics serves /metrics on --metrics-addr until the returned stop is called.
+func (r *run) serveMetrics() (stop func(), err error) {
+	r.met = newMetrics(r.plan)
+	ln, err := net.Listen("tcp", r.opts.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr %s: %w", r.opts.MetricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(r.met.reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			r.emit(Event{Kind: RunStatus, Line: "metrics server: " + err.Error()})
+		}
+	}()
+	r.emit(Event{Kind: RunStatus, Line: "serving metrics on http://" + ln.Addr().String() + "/metrics"})
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
+}

@@ -1,0 +1,138 @@
+package runner
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// jsonOutput writes one JSON object per line per event, for log shippers. Output lines are
+// cleaned of escape codes like the plain output's; waiting events are written only when a
+// task's reason changes, as the scheduler may repeat them every pass.
+type jsonOutput struct {
+	o       OutputOptions
+	rs      *runState
+	enc     *json.Encoder
+	start   time.Time
+	status  Status // from RunEnded, for a Close without results
+	closed  bool
+	scratch jsonEvent
+}
+
+// jsonEvent is every event's object; fields that do not apply to a kind are left out.
+type jsonEvent struct {
+	Time     string   `json:"time"`
+	Event    string   `json:"event"`
+	Task     string   `json:"task,omitempty"`
+	TaskID   *int     `json:"task_id,omitempty"`
+	Attempt  int      `json:"attempt,omitempty"`
+	Devices  []string `json:"devices,omitempty"`
+	Stream   string   `json:"stream,omitempty"`
+	Line     *string  `json:"line,omitempty"`
+	Status   Status   `json:"status,omitempty"`
+	ExitCode *int     `json:"exit_code,omitempty"`
+	Duration *float64 `json:"duration_seconds,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+}
+
+// jsonRunEnd is the last object: the run's outcome and every command's result, the same
+// objects the results file holds.
+type jsonRunEnd struct {
+	Time             string            `json:"time"`
+	Event            string            `json:"event"`
+	Status           Status            `json:"status"`
+	Counts           map[Status]int    `json:"counts"`
+	Duration         float64           `json:"duration_seconds"`
+	File             string            `json:"file,omitempty"`
+	RunID            string            `json:"run_id,omitempty"`
+	Shard            string            `json:"shard,omitempty"`
+	LogDir           string            `json:"log_dir,omitempty"`
+	Tasks            []TaskResult      `json:"tasks"`
+	LearnedGPUMemory map[string]uint64 `json:"learned_gpu_memory,omitempty"`
+}
+
+// NewJSONOutput returns the output for --output json.
+func NewJSONOutput(o OutputOptions) Output {
+	o = withDefaults(o)
+	enc := json.NewEncoder(o.W) // one Write per object
+	enc.SetEscapeHTML(false)
+	return &jsonOutput{o: o, rs: newRunState(o.Plan), enc: enc, start: o.Now()}
+}
+
+func jsonTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func (j *jsonOutput) Event(ev Event) {
+	now := eventTime(ev, j.o)
+	e := &j.scratch
+	*e = jsonEvent{Time: jsonTime(now), Event: ev.Kind.String()}
+	switch ev.Kind {
+	case SyncProgress, RunStatus:
+		line := cleanLine(ev.Line)
+		e.Line = &line
+		if ev.Task != nil {
+			e.Task, e.TaskID = j.rs.label(j.rs.node(ev.Task)), &ev.Task.ID
+		}
+		j.enc.Encode(e)
+		return
+	case RunEnded:
+		j.status = ev.Status // Close writes run_end, with the results
+		return
+	}
+	n, changed := j.rs.apply(ev, now)
+	if n == nil {
+		return
+	}
+	e.Task, e.TaskID, e.Attempt = j.rs.label(n), &ev.Task.ID, ev.Attempt
+	switch ev.Kind {
+	case TaskOutput:
+		if !ev.Task.ShowOutput {
+			return
+		}
+		line := cleanLine(ev.Line)
+		e.Stream, e.Line = ev.Stream, &line
+	case TaskWaiting:
+		if !changed {
+			return
+		}
+		e.Reason = ev.Reason
+	case TaskStarted:
+		e.Devices = ev.Devices
+	case TaskEnded:
+		code, secs := ev.ExitCode, ev.Duration.Seconds()
+		e.Status, e.ExitCode, e.Duration, e.Reason = ev.Status, &code, &secs, ev.Reason
+	case TaskSkipped:
+		e.Reason = ev.Reason
+	}
+	j.enc.Encode(e)
+}
+
+func (j *jsonOutput) Tick(time.Time) {}
+
+func (j *jsonOutput) Close(res *Results) error {
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	now := j.o.Now()
+	end := jsonRunEnd{Time: jsonTime(now), Event: "run_end", Status: j.status, Tasks: []TaskResult{},
+		Duration: now.Sub(j.start).Seconds(),
+		Counts:   map[Status]int{StatusOK: 0, StatusFailed: 0, StatusIgnored: 0, StatusSkipped: 0}}
+	if res != nil {
+		end.Status, end.File, end.RunID, end.Shard, end.LogDir = res.Status, res.File, res.RunID, res.Shard, res.LogDir
+		end.LearnedGPUMemory = res.LearnedGPUMemory
+		if res.Tasks != nil {
+			end.Tasks = res.Tasks
+		}
+		if !res.StartedAt.IsZero() && !res.FinishedAt.IsZero() {
+			end.Duration = res.FinishedAt.Sub(res.StartedAt).Seconds()
+		}
+		for _, r := range res.Tasks {
+			end.Counts[r.Status]++
+		}
+	} else {
+		c := j.rs.counts()
+		for s, st := range map[taskStatus]Status{stOK: StatusOK, stFailed: StatusFailed, stIgnored: StatusIgnored, stSkipped: StatusSkipped} {
+			end.Counts[st] = c[s]
+		}
+	}
+	return j.enc.Encode(end)
+}

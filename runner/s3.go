@@ -1,0 +1,233 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/runall/runall/s3sync"
+)
+
+// syncer runs the task file's S3 transfers: downloads before the first task, uploads
+// periodically while tasks run, after each task that has its own, and at the end.
+type syncer struct {
+	client *s3sync.Client
+	spec   S3Spec
+	// mu serialises transfers to one destination, so that a periodic upload and the final
+	// one never race over the same objects.
+	mu       sync.Mutex
+	dest     map[string]*sync.Mutex
+	stop     context.CancelFunc
+	periodic sync.WaitGroup
+}
+
+// hasTransfers reports whether the plan moves anything to or from S3.
+func hasTransfers(p *Plan) bool {
+	if p.S3 != nil && (len(p.S3.Download) > 0 || len(p.S3.Upload) > 0) {
+		return true
+	}
+	found := false
+	walkAll(p.Tasks, func(t *Task) { found = found || len(t.Upload) > 0 })
+	return found
+}
+
+// startSync connects to S3, runs the downloads and starts the periodic uploads. A failed
+// download stops the run before any task starts.
+func (r *run) startSync(ctx context.Context) error {
+	if !hasTransfers(r.plan) {
+		return nil
+	}
+	spec := S3Spec{}
+	if r.plan.S3 != nil {
+		spec = *r.plan.S3
+	}
+	env := r.baseEnv()
+	getenv := func(k string) string { v, _ := lookupEnv(env, k); return v }
+	client, err := s3sync.NewClient(ctx, s3sync.ClientOptions{
+		Endpoint: os.Expand(spec.Endpoint, getenv), Region: os.Expand(spec.Region, getenv), Getenv: getenv,
+	})
+	if err != nil {
+		return fmt.Errorf("s3: %w", err)
+	}
+	r.sync = &syncer{client: client, spec: spec, dest: map[string]*sync.Mutex{}}
+	for _, d := range spec.Download {
+		if err := r.transfer(ctx, d, env, "download"); err != nil {
+			return fmt.Errorf("%s: download %s: %w", d.Pos, os.Expand(d.From, getenv), err)
+		}
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	r.sync.stop = cancel
+	for _, u := range spec.Upload {
+		if u.Every <= 0 {
+			continue
+		}
+		r.sync.periodic.Add(1)
+		go func() {
+			defer r.sync.periodic.Done()
+			t := time.NewTicker(u.Every)
+			defer t.Stop()
+			for {
+				select {
+				case <-pctx.Done():
+					return
+				case <-t.C:
+					if err := r.transfer(pctx, u, env, "upload"); err != nil && pctx.Err() == nil {
+						r.emit(Event{Kind: SyncProgress, Line: fmt.Sprintf("periodic upload of %s failed (will retry): %v", u.From, err)})
+					}
+				}
+			}
+		}()
+	}
+	return nil
+}
+
+// finishSync stops the periodic uploads and runs every upload once more, whatever the
+// outcome of the tasks: a stopped or failed run keeps its outputs.
+func (r *run) finishSync() error {
+	if r.sync == nil {
+		return nil
+	}
+	if r.sync.stop != nil {
+		r.sync.stop()
+		r.sync.periodic.Wait()
+	}
+	env := r.baseEnv()
+	var firstErr error
+	for _, u := range r.sync.spec.Upload {
+		// A second Ctrl-C while uploading gives up; otherwise uploads finish.
+		if err := r.transfer(context.Background(), u, env, "upload"); err != nil {
+			err = fmt.Errorf("%s: upload %s: %w", u.Pos, u.From, err)
+			r.emit(Event{Kind: SyncProgress, Line: err.Error()})
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	return firstErr
+}
+
+// uploadAfter runs a task's own uploads when it ends, and records a trial that succeeded and
+// whose outputs landed, so that a rerun skips it.
+func (r *run) uploadAfter(ctx context.Context, t *Task, ok bool) {
+	if r.sync == nil || len(t.Upload) == 0 && !(ok && r.isTrial(t)) {
+		return
+	}
+	env := r.taskEnv(t, r.baseEnv(), nil)
+	uploaded := true
+	for _, u := range t.Upload {
+		if err := r.transfer(ctx, u, env, "upload"); err != nil {
+			uploaded = false
+			r.emit(Event{Kind: SyncProgress, Task: t, Line: fmt.Sprintf("upload of %s failed: %v", u.From, err)})
+		}
+	}
+	if ok && uploaded && r.isTrial(t) {
+		if url := r.markerURL(t, env); url != "" {
+			body, _ := json.Marshal(map[string]any{"task": t.Name, "cmd": r.mask.Replace(t.Cmd), "run_id": r.id, "finished_at": time.Now()})
+			if err := r.sync.client.PutObject(ctx, url, body); err != nil {
+				r.emit(Event{Kind: SyncProgress, Task: t, Line: "could not record completion: " + err.Error()})
+			}
+		}
+	}
+}
+
+// transfer runs one download or upload.
+func (r *run) transfer(ctx context.Context, tr Transfer, env []string, direction string) error {
+	getenv := func(k string) string { v, _ := lookupEnv(env, k); return v }
+	src, dst := os.Expand(tr.From, getenv), os.Expand(tr.To, getenv)
+	if !strings.HasPrefix(src, "s3://") {
+		src = r.taskPath(src)
+	}
+	if !strings.HasPrefix(dst, "s3://") {
+		dst = r.taskPath(dst)
+	}
+	if direction == "upload" {
+		if _, err := os.Stat(src); os.IsNotExist(err) {
+			return nil // nothing written yet
+		}
+	}
+	lock := r.sync.lockFor(dst)
+	lock.Lock()
+	defer lock.Unlock()
+	var lastLine time.Time
+	every := time.Second / 4
+	if r.opts.Mode != OutputLive {
+		every = 10 * time.Second
+	}
+	st, err := r.sync.client.Sync(ctx, src, dst, s3sync.Options{
+		Exclude: tr.Exclude, Delete: tr.Delete, Extract: tr.Extract,
+		Progress: func(p s3sync.Progress) {
+			if time.Since(lastLine) >= every {
+				lastLine = time.Now()
+				r.emit(Event{Kind: SyncProgress, Line: direction + " " + src + ": " + s3sync.FormatProgress(p)})
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	r.met.transferred(direction, st.Files, st.Bytes)
+	r.emit(Event{Kind: SyncProgress, Line: fmt.Sprintf("%s %s -> %s: %s", direction, src, dst, st.String())})
+	return nil
+}
+
+func (s *syncer) lockFor(dst string) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.dest[dst]
+	if !ok {
+		m = &sync.Mutex{}
+		s.dest[dst] = m
+	}
+	return m
+}
+
+// isTrial reports whether t is a child of a parallel block.
+func (r *run) isTrial(t *Task) bool {
+	found := false
+	walkAll(r.plan.Tasks, func(b *Task) {
+		for _, c := range b.Parallel {
+			found = found || c == t
+		}
+	})
+	return found
+}
+
+// markerURL is where a finished trial is recorded: beside its own upload when it has one,
+// else under the task file's first upload destination. "" when there is nowhere to record.
+func (r *run) markerURL(t *Task, env []string) string {
+	getenv := func(k string) string { v, _ := lookupEnv(env, k); return v }
+	sum := sha256.Sum256([]byte(t.Name + "\x00" + t.Cmd))
+	key := slug(t.Name) + "-" + hex.EncodeToString(sum[:6]) + ".json"
+	for _, u := range t.Upload {
+		if to := os.Expand(u.To, getenv); strings.HasPrefix(to, "s3://") {
+			return strings.TrimSuffix(to, "/") + "/.runall-done/" + key
+		}
+	}
+	if r.sync != nil && len(r.sync.spec.Upload) > 0 {
+		to := os.Expand(r.sync.spec.Upload[0].To, getenv)
+		return strings.TrimSuffix(to, "/") + "/.runall-done/" + key
+	}
+	return ""
+}
+
+// resumeSkip reports whether a trial was recorded as done by an earlier run.
+func (r *run) resumeSkip(ctx context.Context, t *Task) (string, bool) {
+	if r.opts.Fresh || r.sync == nil {
+		return "", false
+	}
+	url := r.markerURL(t, r.taskEnv(t, r.baseEnv(), nil))
+	if url == "" {
+		return "", false
+	}
+	done, err := r.sync.client.Exists(ctx, url)
+	if err != nil || !done {
+		return "", false
+	}
+	return "done in an earlier run (" + url + "; --fresh runs it again)", true
+}

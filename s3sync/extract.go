@@ -1,0 +1,417 @@
+package s3sync
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Extract unpacks archive (.zip, .tar, .tar.gz or .tgz; recognised by name, else by content)
+// into dir. Entries with absolute paths or "..", and links that point outside dir, are
+// refused with an error naming the entry, before anything is written to dir: entries are
+// unpacked into a staging directory inside dir first, then renamed into place one by one.
+func Extract(archive, dir string) error {
+	_, err := extractFile(context.Background(), archive, filepath.Base(archive), dir, nil)
+	return err
+}
+
+type archiveKind int
+
+const (
+	kindUnknown archiveKind = iota
+	kindZip
+	kindTar
+	kindTarGz
+)
+
+func kindByName(name string) archiveKind {
+	n := strings.ToLower(name)
+	switch {
+	case strings.HasSuffix(n, ".zip"):
+		return kindZip
+	case strings.HasSuffix(n, ".tar.gz"), strings.HasSuffix(n, ".tgz"):
+		return kindTarGz
+	case strings.HasSuffix(n, ".tar"):
+		return kindTar
+	}
+	return kindUnknown
+}
+
+func kindByContent(f io.ReaderAt) archiveKind {
+	var head [262]byte
+	n, _ := f.ReadAt(head[:], 0)
+	b := head[:n]
+	switch {
+	case bytes.HasPrefix(b, []byte("PK\x03\x04")), bytes.HasPrefix(b, []byte("PK\x05\x06")):
+		return kindZip
+	case bytes.HasPrefix(b, []byte{0x1f, 0x8b}):
+		return kindTarGz
+	case len(b) >= 262 && string(b[257:262]) == "ustar":
+		return kindTar
+	}
+	return kindUnknown
+}
+
+// extractFile unpacks archive (named name, for its kind) into dir and returns the regular
+// files it made, with their stamps. Excluded entries are skipped.
+func extractFile(ctx context.Context, archive, name, dir string, ex *matcher) (map[string]stamp, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	kind := kindByName(name)
+	if kind == kindUnknown {
+		kind = kindByContent(f)
+	}
+	if kind == kindUnknown {
+		return nil, fmt.Errorf("%s is not a .zip, .tar, .tar.gz or .tgz archive", name)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+
+	staging := stagingPrefix + randomHex()
+	if err := root.Mkdir(staging, 0o700); err != nil {
+		return nil, err
+	}
+	defer root.RemoveAll(staging)
+	sroot, err := root.OpenRoot(staging)
+	if err != nil {
+		return nil, err
+	}
+	defer sroot.Close()
+
+	x := &extractor{ctx: ctx, root: sroot, ex: ex, links: map[string]bool{}, files: map[string]bool{}}
+	switch kind {
+	case kindZip:
+		var fi fs.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			err = x.zip(f, fi.Size())
+		}
+	case kindTar:
+		err = x.tar(bufio.NewReaderSize(f, 1<<20))
+	case kindTarGz:
+		var gz *gzip.Reader
+		if gz, err = gzip.NewReader(bufio.NewReaderSize(f, 1<<20)); err == nil {
+			err = x.tar(gz)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return x.merge(root, staging)
+}
+
+// extractor writes archive entries under a staging root, checking each name and link.
+type extractor struct {
+	ctx   context.Context
+	root  *os.Root
+	ex    *matcher
+	links map[string]bool // symlinks made so far: nothing may be written through them
+	files map[string]bool // regular files made so far: hard link targets
+	order []string        // entries in archive order, for the merge
+}
+
+// entryName checks an entry's name and returns it clean, or "" for the archive's root.
+func entryName(name string) (string, error) {
+	n := strings.ReplaceAll(name, `\`, "/")
+	if strings.HasPrefix(n, "/") || filepath.IsAbs(name) {
+		return "", fmt.Errorf("archive entry %q has an absolute path; refusing to extract", name)
+	}
+	for _, seg := range strings.Split(n, "/") {
+		if seg == ".." {
+			return "", fmt.Errorf("archive entry %q leaves the destination (..); refusing to extract", name)
+		}
+	}
+	n = path.Clean(n)
+	if n == "." {
+		return "", nil
+	}
+	if !filepath.IsLocal(n) {
+		return "", fmt.Errorf("archive entry %q is not a plain relative path; refusing to extract", name)
+	}
+	return n, nil
+}
+
+// prepare checks that no parent of n is a symlink made earlier (writing through one could
+// land somewhere its lexical path does not say) and creates the parents.
+func (x *extractor) prepare(orig, n string) error {
+	for d := path.Dir(n); d != "."; d = path.Dir(d) {
+		if x.links[d] {
+			return fmt.Errorf("archive entry %q goes through the symlink %q; refusing to extract", orig, d)
+		}
+	}
+	if d := path.Dir(n); d != "." {
+		if err := x.root.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("archive entry %q: %w", orig, err)
+		}
+	}
+	// A later entry of the same name replaces the earlier one, as tar does.
+	if err := x.root.Remove(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if fi, serr := x.root.Lstat(n); serr == nil && fi.IsDir() {
+			return fmt.Errorf("archive entry %q: a directory of that name is already there", orig)
+		}
+		return fmt.Errorf("archive entry %q: %w", orig, err)
+	}
+	delete(x.links, n)
+	delete(x.files, n)
+	return nil
+}
+
+func (x *extractor) dir(orig, n string) error {
+	for d := n; d != "."; d = path.Dir(d) {
+		if x.links[d] {
+			return fmt.Errorf("archive entry %q goes through the symlink %q; refusing to extract", orig, d)
+		}
+	}
+	if err := x.root.MkdirAll(n, 0o755); err != nil {
+		return fmt.Errorf("archive entry %q: %w", orig, err)
+	}
+	x.order = append(x.order, n)
+	return nil
+}
+
+func (x *extractor) file(orig, n string, mode fs.FileMode, mtime time.Time, r io.Reader) error {
+	if err := x.prepare(orig, n); err != nil {
+		return err
+	}
+	f, err := x.root.OpenFile(n, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode.Perm()|0o600)
+	if err != nil {
+		return fmt.Errorf("archive entry %q: %w", orig, err)
+	}
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("archive entry %q: %w", orig, err)
+	}
+	if !mtime.IsZero() {
+		x.root.Chtimes(n, mtime, mtime)
+	}
+	x.files[n] = true
+	x.order = append(x.order, n)
+	return nil
+}
+
+func (x *extractor) symlink(orig, n, target string) error {
+	t := strings.ReplaceAll(target, `\`, "/")
+	if t == "" || strings.HasPrefix(t, "/") || filepath.IsAbs(target) ||
+		!filepath.IsLocal(path.Join(path.Dir(n), t)) {
+		return fmt.Errorf("archive entry %q is a symlink to %q, outside the destination; refusing to extract", orig, target)
+	}
+	if err := x.prepare(orig, n); err != nil {
+		return err
+	}
+	if err := x.root.Symlink(target, n); err != nil {
+		return fmt.Errorf("archive entry %q: %w", orig, err)
+	}
+	x.links[n] = true
+	x.order = append(x.order, n)
+	return nil
+}
+
+func (x *extractor) hardlink(orig, n, target string) error {
+	t, err := entryName(target)
+	if err != nil || t == "" {
+		return fmt.Errorf("archive entry %q is a hard link to %q, outside the destination; refusing to extract", orig, target)
+	}
+	if !x.files[t] {
+		return fmt.Errorf("archive entry %q is a hard link to %q, which is not a file extracted before it", orig, target)
+	}
+	if err := x.prepare(orig, n); err != nil {
+		return err
+	}
+	if err := x.root.Link(t, n); err != nil {
+		return fmt.Errorf("archive entry %q: %w", orig, err)
+	}
+	x.files[n] = true
+	x.order = append(x.order, n)
+	return nil
+}
+
+func (x *extractor) tar(r io.Reader) error {
+	tr := tar.NewReader(r)
+	for {
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		n, err := entryName(hdr.Name)
+		if err != nil {
+			return err
+		}
+		if n == "" || x.ex.excluded(n) {
+			continue
+		}
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			err = x.dir(hdr.Name, n)
+		case tar.TypeReg, tar.TypeRegA:
+			err = x.file(hdr.Name, n, hdr.FileInfo().Mode(), hdr.ModTime, tr)
+		case tar.TypeSymlink:
+			err = x.symlink(hdr.Name, n, hdr.Linkname)
+		case tar.TypeLink:
+			err = x.hardlink(hdr.Name, n, hdr.Linkname)
+		default:
+			// Devices, fifos and the like are not data: skip them.
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (x *extractor) zip(r io.ReaderAt, size int64) error {
+	zr, err := zip.NewReader(r, size)
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		return err
+	}
+	// Check every name first: a zip has its directory up front.
+	for _, zf := range zr.File {
+		if _, err := entryName(zf.Name); err != nil {
+			return err
+		}
+	}
+	for _, zf := range zr.File {
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+		n, _ := entryName(zf.Name)
+		if n == "" || x.ex.excluded(n) {
+			continue
+		}
+		mode := zf.Mode()
+		switch {
+		case mode.IsDir() || strings.HasSuffix(zf.Name, "/"):
+			err = x.dir(zf.Name, n)
+		case mode&fs.ModeSymlink != 0:
+			var target []byte
+			if target, err = readZipEntry(zf, 4096); err == nil {
+				err = x.symlink(zf.Name, n, string(target))
+			}
+		case mode.IsRegular():
+			var rc io.ReadCloser
+			if rc, err = zf.Open(); err == nil {
+				err = x.file(zf.Name, n, mode, zf.Modified, rc)
+				rc.Close()
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readZipEntry(zf *zip.File, limit int64) ([]byte, error) {
+	rc, err := zf.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(io.LimitReader(rc, limit))
+}
+
+// merge moves the staged entries into root: directories are created, files and symlinks
+// renamed over what is there. It never writes through a symlink in the destination.
+func (x *extractor) merge(root *os.Root, staging string) (map[string]stamp, error) {
+	files := map[string]stamp{}
+	done := map[string]bool{}
+	for _, n := range x.order {
+		if done[n] {
+			continue
+		}
+		done[n] = true
+		if err := destParents(root, n); err != nil {
+			return nil, err
+		}
+		fi, err := x.root.Lstat(n)
+		if err != nil {
+			continue // replaced by a later entry of another kind
+		}
+		if fi.IsDir() {
+			dfi, err := root.Lstat(n)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				if err := root.Mkdir(n, 0o755); err != nil {
+					return nil, err
+				}
+			case err != nil:
+				return nil, err
+			case !dfi.IsDir():
+				return nil, fmt.Errorf("cannot extract directory %q: %s is in the way", n, describe(dfi))
+			}
+			continue
+		}
+		if dfi, err := root.Lstat(n); err == nil && dfi.IsDir() {
+			return nil, fmt.Errorf("cannot extract %q: a directory of that name is in the way", n)
+		}
+		if err := root.Rename(path.Join(staging, n), n); err != nil {
+			return nil, err
+		}
+		if fi.Mode().IsRegular() {
+			if st, err := root.Lstat(n); err == nil {
+				files[n] = statStamp(st)
+			}
+		}
+	}
+	return files, nil
+}
+
+// destParents checks that n's parents in the destination are directories (not symlinks,
+// which could lead elsewhere) and creates missing ones.
+func destParents(root *os.Root, n string) error {
+	var parents []string
+	for d := path.Dir(n); d != "."; d = path.Dir(d) {
+		parents = append(parents, d)
+	}
+	for i := len(parents) - 1; i >= 0; i-- {
+		d := parents[i]
+		fi, err := root.Lstat(d)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := root.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+		case err != nil:
+			return err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("cannot extract %q: %q in the destination is a symlink; refusing to write through it", n, d)
+		case !fi.IsDir():
+			return fmt.Errorf("cannot extract %q: %q in the destination is not a directory", n, d)
+		}
+	}
+	return nil
+}
+
+func describe(fi fs.FileInfo) string {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return "a symlink"
+	}
+	return "a file"
+}

@@ -1,0 +1,127 @@
+package s3sync
+
+import (
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// tempMarker is in the name of every file runall writes before renaming it into place
+// (".name.runall-tmp-1a2b3c4d"). Local walks skip such files: they are runall's own,
+// left behind only if the process was killed.
+const tempMarker = ".runall-tmp-"
+
+// stagingPrefix names the directory an archive is extracted into before its files move
+// into place.
+const stagingPrefix = ".runall-extract-"
+
+func isOwnTemp(name string) bool {
+	return strings.Contains(name, tempMarker) || strings.HasPrefix(name, stagingPrefix)
+}
+
+// tempName is a fresh temporary name next to rel (slash-separated).
+func tempName(rel string) string {
+	dir, base := path.Split(rel)
+	return dir + "." + base + tempMarker + randomHex()
+}
+
+func randomHex() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// localFile is a regular file found by a walk.
+type localFile struct {
+	rel string // slash-separated, relative to the walk's root
+	st  stamp
+}
+
+// walkLocal lists the regular files under root (symlinks to files count as files), skipping
+// excluded ones, runall's temp files, and skip (the state directory, when inside root).
+func walkLocal(root string, ex *matcher, skip string, logf func(string, ...any), fn func(localFile)) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root && errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if p == root {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if isOwnTemp(d.Name()) || ex.excluded(rel) || (skip != "" && p == skip) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch mode := d.Type(); {
+		case mode.IsDir():
+			return nil
+		case mode.IsRegular():
+			fi, err := d.Info()
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil // removed since the directory was read
+				}
+				return err
+			}
+			fn(localFile{rel: rel, st: statStamp(fi)})
+		case mode&fs.ModeSymlink != 0:
+			fi, err := os.Stat(p)
+			switch {
+			case err != nil:
+				logf("skipping %s: broken symlink", p)
+			case fi.IsDir():
+				logf("skipping %s: symlink to a directory (not followed)", p)
+			case fi.Mode().IsRegular():
+				fn(localFile{rel: rel, st: statStamp(fi)})
+			}
+		}
+		return nil // sockets, devices, fifos: not data
+	})
+}
+
+// hashFile returns the hex MD5 of the first size bytes of the file at p.
+func hashFile(p string, size int64) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return hashReader(io.NewSectionReader(f, 0, size))
+}
+
+func hashReader(r io.Reader) (string, error) {
+	h := md5.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// relToKey joins a prefix and a relative slash path into a key.
+func relToKey(prefix, rel string) string { return prefix + rel }
+
+// checkRel refuses an object key whose path under the destination would not be a plain
+// relative path: "..", absolute, or with empty or "." segments.
+func checkRel(key, rel, root string) error {
+	if rel == "" || !filepath.IsLocal(filepath.FromSlash(rel)) || path.Clean(rel) != rel {
+		return fmt.Errorf("object key %q would land outside %s or on an odd path; refusing to sync (nothing was downloaded)", key, root)
+	}
+	return nil
+}

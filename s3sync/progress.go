@@ -1,0 +1,156 @@
+package s3sync
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Progress is a snapshot of a sync in progress. Totals count what needs transferring: they
+// shrink when a file turns out to be in place after hashing.
+type Progress struct {
+	Files, FilesTotal int64
+	Bytes, BytesTotal int64
+	Elapsed           time.Duration
+	Rate              float64       // bytes per second since the sync started
+	ETA               time.Duration // 0 when unknown
+	Done              bool          // the last call
+}
+
+// Stats is what a sync did (with DryRun, what it would do).
+type Stats struct {
+	Files, Bytes               int64 // transferred
+	SkippedFiles, SkippedBytes int64 // already in place
+	Deleted                    int64
+	Elapsed                    time.Duration
+}
+
+// String is the summary line: "synced 1000 files (9.8 MiB), skipped 0 (0 B) in 1.2s".
+func (s Stats) String() string {
+	msg := fmt.Sprintf("synced %d %s (%s), skipped %d (%s)", s.Files, plural(s.Files, "file", "files"),
+		FormatBytes(s.Bytes), s.SkippedFiles, FormatBytes(s.SkippedBytes))
+	if s.Deleted > 0 {
+		msg += fmt.Sprintf(", deleted %d", s.Deleted)
+	}
+	return msg + " in " + formatDuration(s.Elapsed)
+}
+
+// FormatProgress is one line for a status display:
+// "412/1000 files, 4.0/9.8 MiB, 35.2 MiB/s, ETA 2s".
+func FormatProgress(p Progress) string {
+	line := fmt.Sprintf("%d/%d files, %s/%s", p.Files, p.FilesTotal, FormatBytes(p.Bytes), FormatBytes(p.BytesTotal))
+	if p.Rate > 0 {
+		line += ", " + FormatBytes(int64(p.Rate)) + "/s"
+	}
+	if p.ETA > 0 && !p.Done {
+		line += ", ETA " + formatDuration(p.ETA)
+	}
+	return line
+}
+
+// FormatBytes writes n in binary units: "0 B", "512 B", "9.8 MiB".
+func FormatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// meter counts a sync's progress and serialises the caller's callbacks: Progress and
+// OnAction are never called at the same time.
+type meter struct {
+	start                 time.Time
+	files, filesTotal     atomic.Int64
+	bytes, bytesTotal     atomic.Int64
+	skipped, skippedBytes atomic.Int64
+	deleted               atomic.Int64
+
+	mu         sync.Mutex // held while calling the callbacks
+	onProgress func(Progress)
+	onAction   func(Action)
+}
+
+func (m *meter) snapshot(done bool) Progress {
+	p := Progress{
+		Files: m.files.Load(), FilesTotal: m.filesTotal.Load(),
+		Bytes: m.bytes.Load(), BytesTotal: m.bytesTotal.Load(),
+		Elapsed: time.Since(m.start), Done: done,
+	}
+	if secs := p.Elapsed.Seconds(); secs > 0 {
+		p.Rate = float64(p.Bytes) / secs
+	}
+	if p.Rate > 0 && p.BytesTotal > p.Bytes {
+		p.ETA = time.Duration(float64(p.BytesTotal-p.Bytes) / p.Rate * float64(time.Second))
+	}
+	return p
+}
+
+func (m *meter) report(done bool) {
+	if m.onProgress == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.onProgress(m.snapshot(done))
+}
+
+func (m *meter) action(a Action) {
+	if m.onAction == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.onAction(a)
+}
+
+// run reports progress every interval until stop is closed, then once more with Done set.
+func (m *meter) run(interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	if m.onProgress == nil {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			m.report(false)
+		case <-stop:
+			m.report(true)
+			return
+		}
+	}
+}
+
+func (m *meter) stats() Stats {
+	return Stats{
+		Files: m.files.Load(), Bytes: m.bytes.Load(),
+		SkippedFiles: m.skipped.Load(), SkippedBytes: m.skippedBytes.Load(),
+		Deleted: m.deleted.Load(), Elapsed: time.Since(m.start),
+	}
+}

@@ -1,0 +1,188 @@
+package s3sync
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// The record of the last sync between one local directory and one S3 prefix. Each entry is
+// a fact that stays true: "the local file with this size and mtime had content MD5 h, and
+// the object with ETag e had content MD5 h". A later sync uses a fact only when both its
+// sides still match, so a stale or lost record costs a re-hash, never a wrong skip.
+type record struct {
+	Version int               `json:"version"`
+	Local   string            `json:"local"`
+	Remote  string            `json:"remote"`
+	Files   map[string]entry  `json:"files"`
+	Archive *archiveEntry     `json:"archive,omitempty"`
+}
+
+// entry is the record of one file: its local stamp and its remote ETag, both with content MD5.
+type entry struct {
+	Size  int64  `json:"s"`
+	MTime int64  `json:"m"` // nanoseconds since the epoch
+	MD5   string `json:"h"`
+	ETag  string `json:"e"`
+	// Racy marks a stamp taken so soon after the file's mtime that a later write within the
+	// file system's timestamp granularity could leave size and mtime unchanged; such a file
+	// is hashed again next time (git's "racily clean" problem).
+	Racy bool `json:"r,omitempty"`
+}
+
+// archiveEntry records an archive extracted into the directory, and the files it made.
+type archiveEntry struct {
+	Key   string           `json:"key"`
+	ETag  string           `json:"etag"`
+	Size  int64            `json:"size"`
+	Files map[string]stamp `json:"files"`
+}
+
+// stamp is what stat tells cheaply about a local file.
+type stamp struct {
+	Size  int64 `json:"s"`
+	MTime int64 `json:"m"`
+}
+
+const recordVersion = 1
+
+// racyWindow is wider than any timestamp granularity runall expects (Linux file systems:
+// a clock tick; FAT: 2 s).
+const racyWindow = 2 * time.Second
+
+// localMD5 returns the content MD5 of a local file with stamp st if the entry vouches for it.
+func (e entry) localMD5(st stamp) string {
+	if e.MD5 == "" || e.Racy || e.Size != st.Size || e.MTime != st.MTime {
+		return ""
+	}
+	return e.MD5
+}
+
+// remoteMD5 returns the content MD5 of an object with this ETag if the entry vouches for it.
+func (e entry) remoteMD5(etag string) string {
+	if e.MD5 == "" || e.ETag == "" || e.ETag != etag {
+		return ""
+	}
+	return e.MD5
+}
+
+// isRacy reports whether a stamp taken at seen may miss a same-size write in the same
+// timestamp tick.
+func isRacy(mtime int64, seen time.Time) bool {
+	return seen.UnixNano()-mtime < int64(racyWindow)
+}
+
+// recordStore loads and saves records, and collects the entries of a sync in progress.
+type recordStore struct {
+	path string
+	mu   sync.Mutex
+	rec  *record
+}
+
+// recordPath names the record of the pair (endpoint, local, remote) under dir.
+func recordPath(dir, endpoint, local, remote string) string {
+	h := sha256.Sum256([]byte(endpoint + "\n" + local + "\n" + remote))
+	return filepath.Join(dir, hex.EncodeToString(h[:12])+".json")
+}
+
+// defaultStateDir is $XDG_CACHE_HOME/runall/sync, else ~/.cache/runall/sync, else a
+// directory under the system temp dir.
+func defaultStateDir(getenv func(string) string) string {
+	if d := getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "runall", "sync")
+	}
+	if h := getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".cache", "runall", "sync")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("runall-sync-%d", os.Getuid()))
+}
+
+// loadRecord reads the record at path; a missing or unreadable one is an empty record
+// (costing re-hashes, not correctness).
+func loadRecord(path, local, remote string) *recordStore {
+	rs := &recordStore{path: path}
+	rec := &record{}
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, rec) == nil &&
+		rec.Version == recordVersion && rec.Local == local && rec.Remote == remote {
+		rs.rec = rec
+	} else {
+		rs.rec = &record{}
+	}
+	rs.rec.Version, rs.rec.Local, rs.rec.Remote = recordVersion, local, remote
+	if rs.rec.Files == nil {
+		rs.rec.Files = map[string]entry{}
+	}
+	return rs
+}
+
+func (rs *recordStore) get(rel string) (entry, bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	e, ok := rs.rec.Files[rel]
+	return e, ok
+}
+
+func (rs *recordStore) put(rel string, e entry) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.rec.Files[rel] = e
+}
+
+func (rs *recordStore) drop(rel string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	delete(rs.rec.Files, rel)
+}
+
+func (rs *recordStore) archive() *archiveEntry {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.rec.Archive
+}
+
+func (rs *recordStore) setArchive(a *archiveEntry) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.rec.Archive = a
+}
+
+// save writes the record atomically (temp file and rename).
+func (rs *recordStore) save() error {
+	rs.mu.Lock()
+	b, err := json.Marshal(rs.rec)
+	rs.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(rs.path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save sync record: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".record-*.tmp")
+	if err != nil {
+		return fmt.Errorf("save sync record: %w", err)
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), rs.path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("save sync record: %w", err)
+	}
+	return nil
+}
+
+// statStamp returns the stamp of fi.
+func statStamp(fi fs.FileInfo) stamp {
+	return stamp{Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
+}
