@@ -22,6 +22,9 @@ type inherited struct {
 	gpuCap    *bool
 	timeout   time.Duration
 	retries   *int
+	// gpuGroup is the block's place when its trials inherit its GPU need: they learn a
+	// gpu-memory: auto need together, as one sweep.
+	gpuGroup string
 }
 
 // applyArgs replaces $1..$n and $* in every cmd and name with the command line's extra
@@ -203,6 +206,9 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Upload = append(t.Upload, l.transfer(&u.rawTransfer))
 	}
 	mem, gpus, gpuCap := c.gpuMemory, cmp.Or(c.gpus, in.gpus), c.gpuCap
+	if mem == nil && c.gpus == 0 && in.gpuGroup != "" {
+		t.Group = in.gpuGroup
+	}
 	if mem == nil {
 		mem = in.gpuMemory
 	}
@@ -217,6 +223,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Parallel = l.expandTasks(c.parallel, inherited{
 			tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd,
 			gpuMemory: mem, gpus: gpus, gpuCap: gpuCap, timeout: timeout, retries: retries,
+			gpuGroup: gpuGroupOf(mem, gpus, pos),
 		}, levelTrial)
 		return t
 	}
@@ -233,6 +240,15 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Steps = l.expandTasks(c.steps, inherited{tags: t.Tags, env: t.Env, stopOnFailure: stop, cwd: t.Cwd}, levelStep)
 	}
 	return t
+}
+
+// gpuGroupOf is the learning group a block hands its trials: its own place when it sets a
+// GPU need for them, "" otherwise.
+func gpuGroupOf(mem *gpuMemory, gpus int, pos Pos) string {
+	if mem == nil && gpus == 0 {
+		return ""
+	}
+	return pos.String()
 }
 
 // gpuSpec is a trial's GPU need: gpu-memory (a size, or auto) on gpus devices. gpus alone

@@ -143,9 +143,9 @@ func (l *loader) fileError() error {
 		return len(l.files)
 	}
 	ps := slices.Clone(l.problems)
-	slices.SortStableFunc(ps, func(a, b Problem) int {
+	slices.SortFunc(ps, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(rank(a.Pos.File), rank(b.Pos.File)),
-			cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column))
+			cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column), cmp.Compare(a.Msg, b.Msg))
 	})
 	return &FileError{Problems: slices.Compact(ps)}
 }

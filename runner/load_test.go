@@ -485,10 +485,12 @@ tasks:
 }
 
 func TestLoadConfig(t *testing.T) {
-	p := mustLoadYAML(t, "tasks:\n  - cmd: echo\n", LoadOptions{})
-	if p.Config != defaultConfig() {
-		t.Errorf("defaults: got %+v", p.Config)
+	for _, file := range []string{"tasks:\n  - cmd: echo\n", "config:\ns3:\ntasks:\n  - cmd: echo\n"} {
+		if p := mustLoadYAML(t, file, LoadOptions{}); p.Config != defaultConfig() || p.S3 != nil {
+			t.Errorf("defaults: got %+v, s3 %v", p.Config, p.S3)
+		}
 	}
+	p := mustLoadYAML(t, "tasks:\n  - cmd: echo\n", LoadOptions{})
 	if !p.Tasks[0].StopOnFailure || !p.Tasks[0].ShowOutput || p.Tasks[0].IgnoreFailure {
 		t.Errorf("task defaults from config: %+v", p.Tasks[0])
 	}

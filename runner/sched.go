@@ -227,7 +227,7 @@ func (r *run) runCommand(ctx context.Context, t *Task, env []string, capture boo
 	res := r.result(t)
 	logFile, err := r.openTaskLog(t)
 	if err != nil {
-		r.finish(t, StatusFailed, -1, "cannot open its log file: "+err.Error())
+		r.failUnrunnable(t, "cannot open its log file: "+err.Error()) // a failure like any other: exit 1, stop-on-failure
 		return commandResult{}
 	}
 	defer logFile.Close()
@@ -235,7 +235,7 @@ func (r *run) runCommand(ctx context.Context, t *Task, env []string, capture boo
 
 	cmdline, dir, err := r.prepare(ctx, t)
 	if err != nil {
-		r.finish(t, StatusFailed, -1, err.Error())
+		r.failUnrunnable(t, err.Error()) // a failed download, md5 or cwd fails the run too
 		return commandResult{}
 	}
 	env = r.taskEnv(t, env, p)

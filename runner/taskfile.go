@@ -228,7 +228,7 @@ func (d *nodeDecoder) scalarItems(p nodePair) []string {
 	for _, item := range p.value.Content {
 		item = resolveAlias(item)
 		if item.Kind != yaml.ScalarNode || isNull(item) {
-			d.errorf(item, "%s: want a list of strings or numbers, got %s in the list", p.name, describeNode(item))
+			d.errorf(item, "%s: want strings or numbers in the list, got %s", p.name, describeNode(item))
 			continue
 		}
 		out = append(out, item.Value)
@@ -334,11 +334,11 @@ func (f *rawFile) UnmarshalYAML(n *yaml.Node) error {
 	sawTasks := false
 	for _, p := range ps {
 		switch {
+		case (p.name == "config" || p.name == "s3") && isNull(p.value):
+			// An empty block is no block: the defaults.
 		case p.name == "config":
 			f.config = &rawConfig{}
-			if !isNull(p.value) {
-				d.absorb(f.config.UnmarshalYAML(p.value))
-			}
+			d.absorb(f.config.UnmarshalYAML(p.value))
 		case p.name == "tasks":
 			sawTasks = true
 			f.tasks = decodeTaskList(d, p)

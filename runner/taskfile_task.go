@@ -29,9 +29,11 @@ type rawTask struct {
 	gpus                                     int // 0: not set
 	gpuCap                                   *bool
 	upload                                   []*rawUpload
-	unknownKeys                              bool       // a typo may hide its cmd: report the typo alone
-	parallel                                 []*rawTask // parallel-tasks:
-	steps                                    []*rawTask // tasks: (inside a parallel child)
+
+	parallel []*rawTask // parallel-tasks:
+	steps    []*rawTask // tasks: (inside a parallel child)
+
+	unknownKeys bool // a typo may hide its cmd: then the typo alone is reported
 }
 
 // matrixAxis is one key of matrix:, with its values in file order.

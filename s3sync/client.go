@@ -170,6 +170,14 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 				// The default token bucket gives up after ~100 retries across all
 				// requests: a restart during a 16-way transfer would exhaust it.
 				o.RateLimiter = ratelimit.None
+				// What MinIO answers while it shuts down or starts: worth another try.
+				o.Retryables = append(o.Retryables,
+					retry.RetryableHTTPStatusCode{Codes: map[int]struct{}{499: {}}},
+					retry.RetryableErrorCode{Codes: map[string]struct{}{
+						"ClientDisconnected":         {},
+						"XMinioServerNotInitialized": {},
+						"InternalError":              {},
+					}})
 			})
 		}),
 		// S3-compatible servers (older MinIO, Ceph, ...) reject the CRC32 trailers the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/runall/runall/runner"
 )
@@ -38,7 +37,7 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	if fs.NArg() == 0 {
 		return usagef("check: missing the tasks file")
 	}
-	plan, err := runner.Load(fs.Arg(0), runner.LoadOptions{Args: fs.Args()[1:], Tags: splitTagList(*tags)})
+	plan, err := runner.Load(fs.Arg(0), runner.LoadOptions{Args: fs.Args()[1:], Tags: splitList(*tags)})
 	if err != nil {
 		return err
 	}
@@ -47,15 +46,4 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	}
 	plan.Describe(a.stdout)
 	return nil
-}
-
-// splitTagList reads --tags a,b into its tags, ignoring blanks.
-func splitTagList(s string) []string {
-	var tags []string
-	for t := range strings.SplitSeq(s, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			tags = append(tags, t)
-		}
-	}
-	return tags
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/runall/runall/gpu"
@@ -32,7 +34,7 @@ Flags:
 func runGPUs(_ context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("gpus", flag.ContinueOnError)
 	fs.SetOutput(a.stderr)
-	fakeGPUs := fs.String("fake-gpus", "", "list simulated GPUs of these `sizes` (e.g. 32GiB,16GiB or 4x16GiB) instead of NVML's (env RUNALL_FAKE_GPUS)")
+	fakeGPUs := fs.String("fake-gpus", "", "list simulated GPUs of these `SIZES` (e.g. 32GiB,16GiB or 4x16GiB) instead of NVML's (env RUNALL_FAKE_GPUS)")
 	asJSON := fs.Bool("json", false, "print JSON (sizes in bytes) instead of a table")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), gpusUsage)
@@ -101,7 +103,8 @@ type processJSON struct {
 // printGPUs writes one row per GPU and, indented beneath it, one per process, with the
 // process's memory in the USED column.
 func printGPUs(w io.Writer, list []gpuJSON) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "GPU\tUUID\tNAME\tTOTAL\tUSED\tFREE")
 	var errs []string
 	for _, g := range list {
@@ -122,6 +125,10 @@ func printGPUs(w io.Writer, list []gpuJSON) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for line := range strings.Lines(buf.String()) {
+		// tabwriter pads the last cell of process rows, which must stay tab-ended.
+		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
 	}
 	for _, e := range errs {
 		fmt.Fprintln(w, e)

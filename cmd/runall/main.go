@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"syscall"
@@ -135,8 +136,8 @@ func exitCode(a *app, err error) int {
 	}
 	fmt.Fprintf(a.stderr, "runall: %v\n", err)
 	var fileErr *runner.FileError
-	if errors.As(err, &fileErr) {
-		return 2
+	if errors.As(err, &fileErr) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return 2 // the task file is wrong or cannot be read
 	}
 	return 1
 }

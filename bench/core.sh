@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Core benchmark (docs/benchmarks.md): 1000 tasks of `true` in one parallel block with
+# max-parallel-commands 8, side by side with GNU parallel -j8 in the same run; runall's peak
+# RSS; and bashful's 09-stress-and-flow-control.yml (heavy output) with stand-in scripts.
+#
+#   RUNALL=./runall ROUNDS=5 bench/core.sh
+set -euo pipefail
+RUNALL=${RUNALL:-$PWD/runall}
+ROUNDS=${ROUNDS:-5}
+N=${N:-1000}
+SHARED=${SHARED:-$(cd "$(dirname "$0")/../.." && pwd)/shared}
+command -v parallel >/dev/null || { echo "bench: GNU parallel is missing (apt-get install parallel)" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+{
+  echo "config:"
+  echo "  max-parallel-commands: 8"
+  echo "tasks:"
+  echo "  - name: many"
+  echo "    parallel-tasks:"
+  for i in $(seq "$N"); do echo "      - {name: t$i, cmd: 'true'}"; done
+} > many.yml
+seq "$N" > items
+
+# median of the numbers on stdin
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+: > runall.times; : > parallel.times; : > runall.rss
+for r in $(seq "$ROUNDS"); do
+  # Alternate the order so neither tool always runs on a warmer machine.
+  for tool in runall parallel; do
+    [ $((r % 2)) = 0 ] && tool=$([ $tool = runall ] && echo parallel || echo runall)
+    if [ $tool = runall ]; then
+      /usr/bin/time -f "%e %M" -o t.out "$RUNALL" --output plain --log-dir "$work/logs" many.yml >/dev/null
+      read -r secs rss < t.out
+      echo "$secs" >> runall.times; echo "$rss" >> runall.rss
+    else
+      /usr/bin/time -f "%e %M" -o t.out parallel -j8 true :::: items >/dev/null
+      read -r secs _ < t.out
+      echo "$secs" >> parallel.times
+    fi
+  done
+done
+
+echo "| $N x \`true\`, 8 at once ($ROUNDS rounds, median) | wall time (s) | peak RSS (MB) |"
+echo "|---|---|---|"
+echo "| runall | $(median < runall.times) | $(median < runall.rss | awk '{printf "%.1f", $1/1024}') (max $(sort -n runall.rss | tail -1 | awk '{printf "%.1f", $1/1024}')) |"
+echo "| GNU parallel -j8 | $(median < parallel.times) | |"
+
+if [ -d "$SHARED/bashful-compat" ]; then
+  mkdir -p stress/example/scripts && cd stress
+  # bashful's stand-ins: N lines, or N characters without newlines.
+  printf '#!/bin/sh\nfor i in $(seq "$1"); do echo "line $i of $1: lorem ipsum dolor sit amet"; done\n' > example/scripts/stress-line.sh
+  printf '#!/bin/sh\nfor i in $(seq "$1"); do printf x; done\necho\n' > example/scripts/stress-char.sh
+  chmod +x example/scripts/*.sh
+  : > stress.times
+  for r in $(seq "$ROUNDS"); do
+    /usr/bin/time -f "%e %M" -o t.out "$RUNALL" --output plain --log-dir "$work/logs" "$SHARED/bashful-compat/09-stress-and-flow-control.yml" >/dev/null
+    read -r secs _ < t.out; echo "$secs" >> stress.times
+  done
+  echo
+  echo "| bashful 09-stress-and-flow-control.yml (4x10000 lines, 4x10000 chars) | wall time (s), median of $ROUNDS |"
+  echo "|---|---|"
+  echo "| runall --output plain | $(median < stress.times) |"
+fi

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""GPU packing benchmark on simulated GPUs (docs/benchmarks.md).
+
+Mixed workload: 24 trials needing 3-12 GiB, each ramping 1 s and holding 1-4 s, on 2x32 GiB.
+Run three ways in the same run: runall's admission; one at a time; and max-parallel-commands
+alone without admission (trials spread round-robin over the GPUs, as a user would by hand),
+counting out-of-memory failures. Then the auto case: trials of unknown need on one device.
+
+    RUNALL=./runall python3 bench/packing.py
+Efficiency = lower bound / makespan; lower bound = max(sum(need x duration) / sum(capacity),
+longest duration), with each trial's duration taken as its ramp + hold.
+"""
+import json, os, random, subprocess, sys, tempfile
+
+RUNALL = os.environ.get("RUNALL", os.path.abspath("runall"))
+GiB = 1 << 30
+
+
+def workload(seed=7, n=24):
+    rnd = random.Random(seed)
+    return [(rnd.randint(3, 12), 1, rnd.randint(1, 4)) for _ in range(n)]  # (GiB, ramp, hold)
+
+
+def task_file(trials, mode, max_parallel):
+    lines = ["config:", f"  max-parallel-commands: {max_parallel}", "  stop-on-failure: false",
+             "tasks:", "  - name: sweep"]
+    if mode == "auto":
+        lines.append("    gpu-memory: auto  # the block's trials learn their need together")
+    lines.append("    parallel-tasks:")
+    for i, (gib, ramp, hold) in enumerate(trials):
+        lines.append(f"      - name: trial{i:02d}")
+        if mode == "gpu":
+            lines.append(f"        gpu-memory: {gib}GiB")
+        # Without admission nothing sets CUDA_VISIBLE_DEVICES: spread by hand, round-robin.
+        dev = f"${{CUDA_VISIBLE_DEVICES:-{i % 2}}}"
+        lines.append(f"        cmd: CUDA_VISIBLE_DEVICES={dev} runall fake-alloc --size {gib}GiB --ramp {ramp}s --hold {hold}s")
+    return "\n".join(lines) + "\n"
+
+
+def run(trials, mode, max_parallel, gpus, work):
+    d = tempfile.mkdtemp(dir=work)
+    path = os.path.join(d, "tasks.yml")
+    with open(path, "w") as f:
+        f.write(task_file(trials, mode, max_parallel))
+    env = dict(os.environ, RUNALL_FAKE_GPUS=gpus, RUNALL_FAKE_GPU_STATE=os.path.join(d, "gpus"),
+               PATH=os.path.dirname(RUNALL) + os.pathsep + os.environ["PATH"])
+    args = [RUNALL, "--output", "plain", "--log-dir", os.path.join(d, "logs"),
+            "--results", os.path.join(d, "results.json"), "--fake-gpus", gpus]
+    if mode == "none":
+        args.append("--no-gpu")
+    subprocess.run(args + [path], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=d)
+    with open(os.path.join(d, "results.json")) as f:
+        res = json.load(f)
+    tasks = res["tasks"]
+    from datetime import datetime
+    ts = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+    start = min(ts(t["started_at"]) for t in tasks)
+    end = max(ts(t["finished_at"]) for t in tasks)
+    # The most trials running at one moment.
+    edges = sorted([(ts(t["started_at"]), 1) for t in tasks] + [(ts(t["finished_at"]), -1) for t in tasks])
+    cur = peak = 0
+    for _, e in edges:
+        cur += e
+        peak = max(peak, cur)
+    return {
+        "makespan": end - start,
+        "failed": sum(t["status"] == "failed" for t in tasks),
+        "requeues": sum(t.get("oom_requeues", 0) for t in tasks),
+        "peak_running": peak,
+        "learned": res.get("learned_gpu_memory") or {},
+    }
+
+
+def lower_bound(trials, capacity_gib):
+    work = sum(g * (r + h) for g, r, h in trials)
+    return max(work / capacity_gib, max(r + h for _, r, h in trials))
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="runall-bench-")
+    trials = workload()
+    lb = lower_bound(trials, 64)
+    print(f"Workload: {len(trials)} trials, {min(g for g,_,_ in trials)}-{max(g for g,_,_ in trials)} GiB, "
+          f"ramp 1 s, hold 1-4 s, on 2x32 GiB simulated GPUs; lower bound {lb:.2f} s\n")
+    print("| mode | makespan (s) | efficiency | most at once | failed | OOM requeues |")
+    print("|---|---|---|---|---|---|")
+    for label, mode, mp in [("runall, GPU admission (max-parallel 24)", "gpu", 24),
+                            ("one at a time (max-parallel 1)", "gpu", 1),
+                            ("max-parallel 8 alone, no admission (--no-gpu)", "none", 8)]:
+        r = run(trials, mode, mp, "32GiB,32GiB", work)
+        print(f"| {label} | {r['makespan']:.2f} | {lb / r['makespan']:.2f} | {r['peak_running']} | "
+              f"{r['failed']} | {r['requeues']} |")
+
+    auto = [(6, 1, 8)] * 12
+    lb1 = lower_bound(auto, 32)
+    print(f"\nAuto case: {len(auto)} trials of unknown need (each uses 6 GiB, ramp 1 s, hold 8 s) "
+          f"on one 32 GiB simulated GPU, `gpu-memory: auto`; lower bound {lb1:.2f} s\n")
+    print("| mode | makespan (s) | most at once | learned need | failed |")
+    print("|---|---|---|---|---|")
+    for label, mode, mp in [("runall, gpu-memory: auto", "auto", 12), ("one at a time", "gpu", 1)]:
+        r = run(auto, mode, mp, "32GiB", work)
+        learned = ", ".join(f"{v / GiB:.2f} GiB" for v in r["learned"].values()) or "-"
+        print(f"| {label} | {r['makespan']:.2f} | {r['peak_running']} | {learned} | {r['failed']} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+package main_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestSignalStopsEveryTask stops a run whose tasks make it hard: one ignores SIGTERM, one
+// has a background child, one has a child in a session of its own, one is a plain sleep.
+// After runall exits, none of their processes may be left.
+func TestSignalStopsEveryTask(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+	}{
+		{syscall.SIGTERM, 143},
+		{syscall.SIGINT, 130},
+	} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			t.Parallel()
+			e := newE2E(t)
+			p := e.start("--log-dir", "logs", "--results", "results.json", "--grace", "2s", testdata("signals.yml"))
+			names := []string{"stubborn", "background", "escaped", "plain"}
+			var pids []int
+			for _, name := range names {
+				file := e.path("pids", name)
+				eventually(t, "task "+name+" to start", func() bool {
+					_, err := os.Stat(file)
+					return err == nil
+				})
+				pids = append(pids, pidsIn(t, file)...)
+			}
+			killOnCleanup(t, pids)
+
+			p.signal(tc.sig)
+			r := p.wait()
+			r.wantCode(t, tc.code)
+			wantGone(t, "a task's process", pids)
+
+			res := e.results()
+			res.task(t, "never").want(t, "skipped", -1, 0)
+			if e.exists("never.done") {
+				t.Error("a task started after the signal")
+			}
+			for _, name := range names {
+				if st := res.task(t, name).Status; st == "ok" {
+					t.Errorf("task %s: status ok after being stopped", name)
+				}
+			}
+		})
+	}
+}
+
+// TestSecondSIGINTKillsAtOnce: the first SIGINT sends SIGTERM, which the task ignores, and
+// the grace period before SIGKILL is far longer than the test may wait; the second SIGINT
+// kills it.
+func TestSecondSIGINTKillsAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	p := e.start("--log-dir", "logs", "--grace", "1h", testdata("second-sigint.yml"))
+	eventually(t, "the task to start", func() bool { return e.exists("pids") })
+	pids := pidsIn(t, e.path("pids"))
+	killOnCleanup(t, pids)
+
+	p.signal(syscall.SIGINT)
+	p.waitOutput("received interrupt") // the first one has been handled
+	p.signal(syscall.SIGINT)
+	r := p.wait()
+	r.wantCode(t, 130)
+	wantGone(t, "the stubborn task", pids)
+}
+
+// TestPlainOutput: stdout is a pipe, so the output is plain: not one escape byte, even when a
+// task prints colours, and every line about a task starts with its name in brackets.
+func TestPlainOutput(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.runFile("plain.yml")
+	r.wantCode(t, 1)
+	if i := strings.IndexByte(r.stdout+r.stderr, 0x1b); i >= 0 {
+		t.Errorf("escape byte at offset %d of the output\n%v", i, r)
+	}
+	wantLines(t, r,
+		"[colored] started",
+		"[colored] red plain",
+		"[colored] progress 1",
+		"[colored] progress 2",
+		"[broken] started",
+		"[broken] to stderr",
+		"[p1] started",
+		"[p1] from p1",
+		"[p2] from p2",
+	)
+	for _, re := range []string{
+		`(?m)^\[colored\] ok in \d+\.\ds$`,
+		`(?m)^\[broken\] failed with exit code 3 in \d+\.\ds$`,
+		`(?m)^\[p1\] ok in \d+\.\ds$`,
+		`(?m)^\[p2\] ok in \d+\.\ds$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("no line matches %s\n%v", re, r)
+		}
+	}
+}
+
+// startInPTY runs runall under a pseudo-terminal made by util-linux script(1), with
+// TERM=xterm, so that it draws its live view. What script copies from the terminal is the
+// proc's stdout; script -e exits with runall's exit code.
+func (e *e2e) startInPTY(args ...string) *proc {
+	e.t.Helper()
+	script, err := exec.LookPath("script")
+	if err != nil {
+		e.t.Skip("needs script(1) from util-linux to run runall under a pseudo-terminal")
+	}
+	quoted := []string{shellQuote(runallBin)}
+	for _, a := range args {
+		quoted = append(quoted, shellQuote(a))
+	}
+	e.env = append(e.env, "TERM=xterm", "SHELL=/bin/sh") // the last TERM wins
+	return e.startCmd(script, args, "-qfec", strings.Join(quoted, " "), "/dev/null")
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+var cursorUp = regexp.MustCompile(`\x1b\[\d+A`)
+
+// wantCursorRestored fails unless the output hid the cursor and showed it again after the
+// last time it hid it.
+func wantCursorRestored(t *testing.T, r result) {
+	t.Helper()
+	hide, show := strings.LastIndex(r.stdout, "\x1b[?25l"), strings.LastIndex(r.stdout, "\x1b[?25h")
+	if hide < 0 {
+		t.Errorf("the live view never hid the cursor: was it drawn?\n%q", r.stdout)
+	}
+	if show < hide {
+		t.Errorf("the cursor is not shown again (\\x1b[?25h) after it was last hidden\n%q", r.stdout)
+	}
+}
+
+func TestLiveViewUnderTerminal(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.startInPTY("--log-dir", "logs", testdata("live.yml")).wait()
+	r.wantCode(t, 0)
+	if !cursorUp.MatchString(r.stdout) {
+		t.Errorf("no cursor movement in the live view\n%q", r.stdout)
+	}
+	wantCursorRestored(t, r)
+	for _, name := range []string{"first", "p1", "p2"} {
+		if !strings.Contains(r.stdout, name) {
+			t.Errorf("the live view does not show %q", name)
+		}
+	}
+}
+
+func TestLiveViewRestoresCursorOnSIGINT(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	p := e.startInPTY("--log-dir", "logs", "--grace", "2s", testdata("live-interrupt.yml"))
+	eventually(t, "the task to start", func() bool { return e.exists("runall.pid") })
+	p.waitOutput("\x1b[?25l") // a frame has been drawn
+	b, err := os.ReadFile(filepath.Join(e.dir, "runall.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := p.wait()
+	r.wantCode(t, 130)
+	wantCursorRestored(t, r)
+}
