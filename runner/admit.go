@@ -38,6 +38,8 @@ type admitter struct {
 	raised   map[int]uint64    // trial ID → need raised after an out-of-memory failure
 	learning map[string]*placement
 
+	torch torchProbe
+
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -387,7 +389,7 @@ func (a *admitter) trialEnv(env []string, t *Task, p *placement) []string {
 		env = setEnv(env, "RUNALL_GPU_MEMORY_FRACTION", frac)
 		if t.GPU.CapToNeed {
 			setDefault("XLA_PYTHON_CLIENT_MEM_FRACTION", frac)
-			if _, ok := lookupTaskEnv(t, "PYTORCH_CUDA_ALLOC_CONF"); !ok {
+			if _, ok := lookupTaskEnv(t, "PYTORCH_CUDA_ALLOC_CONF"); !ok && a.torch.supportsFractionConf(env) {
 				conf := "per_process_memory_fraction:" + frac
 				if old, ok := lookupEnv(env, "PYTORCH_CUDA_ALLOC_CONF"); ok && old != "" {
 					conf = old + "," + conf

@@ -118,7 +118,7 @@ func endText(ev Event) string {
 	head := "failed with " + exitText(ev.ExitCode) + " in " + humanDuration(ev.Duration)
 	switch ev.Status {
 	case StatusOK:
-		return withReason("ok in "+humanDuration(ev.Duration), ev.Reason)
+		return withReason("ok (exit code 0) in "+humanDuration(ev.Duration), ev.Reason)
 	case StatusIgnored:
 		head += " (ignored)"
 	case StatusSkipped:

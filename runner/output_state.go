@@ -2,6 +2,7 @@ package runner
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -210,7 +211,7 @@ func (rs *runState) apply(ev Event, now time.Time) (n *taskNode, changed bool) {
 			n.last = ev.Line
 		}
 	case TaskWaiting:
-		changed = n.status != stWaiting || n.reason != ev.Reason
+		changed = n.status != stWaiting || waitGist(n.reason) != waitGist(ev.Reason)
 		n.status, n.reason = stWaiting, ev.Reason
 	case TaskStarted:
 		n.status, n.reason, n.last = stRunning, "", ""
@@ -295,4 +296,12 @@ func (rs *runState) inState(s taskStatus) []*taskNode {
 	}
 	slices.SortFunc(out, func(a, b *taskNode) int { return a.t.ID - b.t.ID })
 	return out
+}
+
+// waitGist is what a wait is about, without the measurements that follow the first ";"
+// ("needs 7.0 GiB; GPU0 5.2 GiB free, ..."): plain output says so once, not every time the
+// numbers move. The live view and the status line show the numbers.
+func waitGist(reason string) string {
+	gist, _, _ := strings.Cut(reason, ";")
+	return gist
 }

@@ -381,6 +381,10 @@ func (r *run) finish(t *Task, status Status, exitCode int, reason string) {
 // failUnrunnable fails a task that can never run here (it needs more GPU memory than any
 // device has, say).
 func (r *run) failUnrunnable(t *Task, reason string) {
+	if t.IgnoreFailure {
+		r.finish(t, StatusIgnored, -1, reason+" (ignored)")
+		return
+	}
 	r.finish(t, StatusFailed, -1, reason)
 	r.mu.Lock()
 	r.failed = true
@@ -548,12 +552,15 @@ func (r *run) fetchScript(ctx context.Context, t *Task) (string, error) {
 	return path, nil
 }
 
+// scriptClient fetches url: scripts; a stalled server fails the task instead of hanging it.
+var scriptClient = &http.Client{Timeout: 5 * time.Minute}
+
 func downloadFile(ctx context.Context, url, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := scriptClient.Do(req)
 	if err != nil {
 		return err
 	}

@@ -194,6 +194,11 @@ func humanDuration(d time.Duration) string {
 // shortDevice shortens a GPU UUID (GPU-5f0c1a2b-...) to its first eight hex digits; the
 // full UUIDs are in the results file.
 func shortDevice(id string) string {
+	if rest, ok := strings.CutPrefix(id, "GPU-fake-"); ok {
+		// Simulated: GPU-fake-<index>-<state id>; the index is what tells them apart.
+		index, _, _ := strings.Cut(rest, "-")
+		return "GPU-fake-" + index
+	}
 	if strings.HasPrefix(id, "GPU-") && len(id) > 12 {
 		return id[:12]
 	}
