@@ -12,6 +12,8 @@ GLIBC_MAX   := 2.31
 # not pull in k8s.io/api.
 K8S_TEST := examples/k8s/test
 
+DEMO_GPUS ?= 32GiB,32GiB
+
 .DEFAULT_GOAL := build
 
 .PHONY: help build test check release bench demo clean clean-cache
@@ -36,17 +38,17 @@ check: ## gofmt, go vet, and no go.mod/go.sum drift after go mod tidy
 	cd $(K8S_TEST) && $(GO) mod tidy && git diff --exit-code go.mod go.sum
 
 release: ## build dist/runall-linux-amd64 against glibc 2.31 in a cached Debian bullseye chroot (root)
-	scripts/release.sh $(RELEASE_BIN) $(VERSION)
+	GLIBC_MAX=$(GLIBC_MAX) scripts/release.sh $(RELEASE_BIN) $(VERSION)
 	cd dist && sha256sum $(notdir $(RELEASE_BIN)) > $(notdir $(RELEASE_BIN)).sha256
 
 bench: build ## run the bench/*.sh scripts against ./runall
 	@found=; for s in bench/*.sh; do \
 		[ -f "$$s" ] || continue; found=1; \
-		echo "== $$s"; RUNALL=$(CURDIR)/runall sh "$$s" || exit 1; \
+		echo "== $$s"; RUNALL=$(CURDIR)/runall bash "$$s" || exit 1; \
 	done; [ -n "$$found" ] || echo "bench: no bench/*.sh scripts yet"
 
-demo: build ## run examples/demo.yml on simulated GPUs
-	./runall examples/demo.yml
+demo: build ## build, then run examples/demo.yml: a sweep packed onto two simulated 32 GiB GPUs
+	./runall --fake-gpus $(DEMO_GPUS) examples/demo.yml
 
 clean: ## remove ./runall and dist/ (keeps the bullseye sysroot cache)
 	rm -rf runall dist

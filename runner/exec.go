@@ -97,7 +97,14 @@ func (a *attempt) run(ctx context.Context) outcome {
 	c.Stdout, c.Stderr = stdoutW, stderrW
 
 	out.started = time.Now()
+	// Start and register under the table's lock, so that the zombie reaper never takes this
+	// child from exec's Wait, however quickly it exits.
+	a.procs.mu.Lock()
 	err = c.Start()
+	if err == nil {
+		a.procs.addLocked(c.Process.Pid)
+	}
+	a.procs.mu.Unlock()
 	stdoutW.Close()
 	stderrW.Close()
 	if err != nil {
@@ -107,7 +114,6 @@ func (a *attempt) run(ctx context.Context) outcome {
 		return out
 	}
 	pgid := c.Process.Pid
-	a.procs.add(pgid)
 	defer a.procs.remove(pgid)
 
 	var mu sync.Mutex // onLine is serial per attempt: the log file and events keep line order
@@ -273,9 +279,9 @@ type procTable struct {
 
 func newProcTable() *procTable { return &procTable{groups: map[int]bool{}} }
 
-func (p *procTable) add(pgid int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// addLocked registers a task's process group; the caller holds p.mu. A group that starts
+// after the run began stopping is told to stop at once.
+func (p *procTable) addLocked(pgid int) {
 	p.groups[pgid] = true
 	if p.closed {
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)

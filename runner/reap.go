@@ -53,8 +53,29 @@ func reapExited() {
 	}
 }
 
+// reapZombies collects orphans that exited while the run goes on: runall is their parent as
+// the subreaper (or as PID 1 in a container), and nobody else will wait for them. Direct
+// children of tasks are left to exec's Wait: procs holds their process group ids (a task's
+// shell leads its own group), and its lock keeps a starting task from being reaped before
+// it is registered.
+func reapZombies(procs *procTable) {
+	procs.mu.Lock()
+	defer procs.mu.Unlock()
+	for _, pid := range zombieChildren() {
+		if procs.groups[pid] {
+			continue
+		}
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+	}
+}
+
 // children lists the live (not zombie) processes whose parent is runall, from /proc.
-func children() []int {
+func children() []int { return childrenIn(false) }
+
+func zombieChildren() []int { return childrenIn(true) }
+
+func childrenIn(zombies bool) []int {
 	self := os.Getpid()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -77,7 +98,7 @@ func children() []int {
 			continue
 		}
 		f := strings.Fields(s[i+1:])
-		if len(f) < 2 || f[0] == "Z" {
+		if len(f) < 2 || (f[0] == "Z") != zombies {
 			continue
 		}
 		if ppid, _ := strconv.Atoi(f[1]); ppid == self {

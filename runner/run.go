@@ -193,6 +193,20 @@ func (r *run) execute() (*Results, error) {
 	r.start = time.Now()
 	if r.opts.ReapOrphans {
 		becomeSubreaper()
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			t := time.NewTicker(2 * time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					reapZombies(r.procs)
+				}
+			}
+		}()
 	}
 	outOpts := OutputOptions{
 		Plan: r.plan, W: r.opts.Stdout, Color: r.opts.Color, Width: r.opts.Width,

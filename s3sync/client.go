@@ -206,6 +206,7 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 		s.endpoint = *cfg.BaseEndpoint // from a profile's endpoint_url
 	}
 	api := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		o.APIOptions = append(o.APIOptions, addPresetPayloadHash)
 		if s.endpoint != "" {
 			o.BaseEndpoint = aws.String(s.endpoint)
 			// Custom endpoints (MinIO and most S3-compatible servers) do not serve
@@ -244,7 +245,7 @@ func (c *Client) PutObject(ctx context.Context, rawURL string, body []byte) erro
 		return fmt.Errorf("put %s: the URL names a prefix, not an object", rawURL)
 	}
 	_, err = c.store.upload(ctx, transfer{
-		bucket: loc.bucket, key: loc.key, size: int64(len(body)), md5: md5Hex(body),
+		bucket: loc.bucket, key: loc.key, size: int64(len(body)), sha: sha256Hex(body),
 	}, newBytesReader(body))
 	if err != nil {
 		return c.wrap(err, "put %s", rawURL)

@@ -3,6 +3,7 @@ package s3sync
 import (
 	"crypto/md5"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -96,22 +97,63 @@ func walkLocal(root string, ex *matcher, skip string, logf func(string, ...any),
 	})
 }
 
-// hashFile returns the hex MD5 of the first size bytes of the file at p.
-func hashFile(p string, size int64) (string, error) {
+// hashFile returns the hex SHA-256 of the first size bytes of the file at p and, when
+// withMD5, their hex MD5 too (to compare with a single-part object's ETag).
+func hashFile(p string, size int64, withMD5 bool) (sha, md5sum string, err error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer f.Close()
-	return hashReader(io.NewSectionReader(f, 0, size))
+	hs := sha256.New()
+	var w io.Writer = hs
+	hm := md5.New()
+	if withMD5 {
+		w = io.MultiWriter(hs, hm)
+	}
+	n, err := io.Copy(w, io.NewSectionReader(f, 0, size))
+	if err != nil {
+		return "", "", err
+	}
+	if n != size {
+		return "", "", fmt.Errorf("%s shrank while it was read", p)
+	}
+	sha = hex.EncodeToString(hs.Sum(nil))
+	if withMD5 {
+		md5sum = hex.EncodeToString(hm.Sum(nil))
+	}
+	return sha, md5sum, nil
 }
 
-func hashReader(r io.Reader) (string, error) {
-	h := md5.New()
-	if _, err := io.Copy(h, r); err != nil {
-		return "", err
+// partSize is the part size for an upload of size bytes: the wanted one, raised when the
+// file would need more than S3's 10,000 parts.
+func partSizeFor(size, want int64) int64 {
+	if size/want >= 10000 {
+		return size/10000 + 1
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return want
+}
+
+// hashParts reads the first size bytes of f once and returns their SHA-256 and each
+// partSize part's SHA-256, which the request signer needs.
+func hashParts(f io.ReaderAt, size, partSize int64) (string, []string, error) {
+	whole, part := sha256.New(), sha256.New()
+	w := io.MultiWriter(whole, part)
+	var parts []string
+	buf := make([]byte, 1<<20)
+	for off := int64(0); off < size; off += partSize {
+		n := min(partSize, size-off)
+		part.Reset()
+		got, err := io.CopyBuffer(w, io.NewSectionReader(f, off, n), buf)
+		if err != nil {
+			return "", nil, err
+		}
+		if got != n {
+			return "", nil, errors.New("the file shrank while it was read")
+		}
+		parts = append(parts, hex.EncodeToString(part.Sum(nil)))
+	}
+	return hex.EncodeToString(whole.Sum(nil)), parts, nil
 }
 
 // relToKey joins a prefix and a relative slash path into a key.

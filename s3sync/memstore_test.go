@@ -104,7 +104,7 @@ func (s *memStore) head(ctx context.Context, bucket, key string) (object, error)
 	if !ok {
 		return object{}, fmt.Errorf("head %s: %w", key, errNotFound)
 	}
-	return object{key: key, size: int64(len(o.data)), etag: o.etag, md5: md5FromMetadata(o.meta)}, nil
+	return object{key: key, size: int64(len(o.data)), etag: o.etag, sha: shaFromMetadata(o.meta)}, nil
 }
 
 func (s *memStore) upload(ctx context.Context, t transfer, body io.ReadSeeker) (string, error) {
@@ -116,9 +116,19 @@ func (s *memStore) upload(ctx context.Context, t transfer, body io.ReadSeeker) (
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	// Like a server checking signed payload hashes.
+	if t.sha != sha256Hex(data) {
+		return "", fmt.Errorf("upload %s: XAmzContentSHA256Mismatch", t.key)
+	}
+	for i, h := range t.partSHAs {
+		off := int64(i) * t.partSize
+		if h != sha256Hex(data[off:min(off+t.partSize, int64(len(data)))]) {
+			return "", fmt.Errorf("upload %s part %d: XAmzContentSHA256Mismatch", t.key, i+1)
+		}
+	}
 	etag := memETag(data, t.partSize)
 	s.mu.Lock()
-	s.objects[t.bucket+"/"+t.key] = memObject{data: data, etag: etag, meta: map[string]string{metaMD5: t.md5}}
+	s.objects[t.bucket+"/"+t.key] = memObject{data: data, etag: etag, meta: map[string]string{metaSHA256: t.sha}}
 	s.mu.Unlock()
 	if t.progress != nil {
 		t.progress(int64(len(data)))
@@ -147,7 +157,7 @@ func (s *memStore) download(ctx context.Context, t transfer, w io.WriterAt) (obj
 	if _, err := w.WriteAt(o.data[half:], int64(half)); err != nil {
 		return object{}, err
 	}
-	return object{key: t.key, size: int64(len(o.data)), etag: o.etag, md5: md5FromMetadata(o.meta)}, nil
+	return object{key: t.key, size: int64(len(o.data)), etag: o.etag, sha: shaFromMetadata(o.meta)}, nil
 }
 
 func (s *memStore) remove(ctx context.Context, bucket string, keys []string) error {

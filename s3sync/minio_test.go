@@ -156,8 +156,8 @@ func TestMinIOMultipart(t *testing.T) {
 	if etag := aws.ToString(head.ETag); !strings.HasSuffix(strings.Trim(etag, `"`), "-3") {
 		t.Errorf("ETag %s: want a 3-part multipart object", etag)
 	}
-	if got, want := head.Metadata[metaMD5], md5Hex(big); got != want {
-		t.Errorf("metadata MD5 = %q, want %q", got, want)
+	if got, want := head.Metadata[metaSHA256], sha256Hex(big); got != want {
+		t.Errorf("metadata SHA-256 = %q, want %q", got, want)
 	}
 	if got := mustSync(t, c, src, "s3://"+bucket+"/ckpt/", opts); got.Files != 0 {
 		t.Errorf("re-upload: %+v, want skipped", got)

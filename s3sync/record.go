@@ -13,23 +13,25 @@ import (
 )
 
 // The record of the last sync between one local directory and one S3 prefix. Each entry is
-// a fact that stays true: "the local file with this size and mtime had content MD5 h, and
-// the object with ETag e had content MD5 h". A later sync uses a fact only when both its
-// sides still match, so a stale or lost record costs a re-hash, never a wrong skip.
+// a fact that stays true: "the local file with this size and mtime had the same content as
+// the object with this ETag (and that content's SHA-256 was h)". A later sync trusts a fact
+// only as far as both its sides still match, so a stale or lost record costs a re-hash,
+// never a wrong skip.
 type record struct {
-	Version int               `json:"version"`
-	Local   string            `json:"local"`
-	Remote  string            `json:"remote"`
-	Files   map[string]entry  `json:"files"`
-	Archive *archiveEntry     `json:"archive,omitempty"`
+	Version int              `json:"version"`
+	Local   string           `json:"local"`
+	Remote  string           `json:"remote"`
+	Files   map[string]entry `json:"files"`
+	Archive *archiveEntry    `json:"archive,omitempty"`
 }
 
-// entry is the record of one file: its local stamp and its remote ETag, both with content MD5.
+// entry is the record of one file: its local stamp, the object's ETag and, when known, the
+// content's SHA-256.
 type entry struct {
 	Size  int64  `json:"s"`
 	MTime int64  `json:"m"` // nanoseconds since the epoch
-	MD5   string `json:"h"`
 	ETag  string `json:"e"`
+	SHA   string `json:"h,omitempty"`
 	// Racy marks a stamp taken so soon after the file's mtime that a later write within the
 	// file system's timestamp granularity could leave size and mtime unchanged; such a file
 	// is hashed again next time (git's "racily clean" problem).
@@ -56,20 +58,25 @@ const recordVersion = 1
 // a clock tick; FAT: 2 s).
 const racyWindow = 2 * time.Second
 
-// localMD5 returns the content MD5 of a local file with stamp st if the entry vouches for it.
-func (e entry) localMD5(st stamp) string {
-	if e.MD5 == "" || e.Racy || e.Size != st.Size || e.MTime != st.MTime {
-		return ""
-	}
-	return e.MD5
+// vouchesLocal reports whether the local file with stamp st is the one the entry saw.
+func (e entry) vouchesLocal(st stamp) bool {
+	return !e.Racy && e.Size == st.Size && e.MTime == st.MTime
 }
 
-// remoteMD5 returns the content MD5 of an object with this ETag if the entry vouches for it.
-func (e entry) remoteMD5(etag string) string {
-	if e.MD5 == "" || e.ETag == "" || e.ETag != etag {
+// localSHA is the SHA-256 of a local file with stamp st, if the entry knows it.
+func (e entry) localSHA(st stamp) string {
+	if !e.vouchesLocal(st) {
 		return ""
 	}
-	return e.MD5
+	return e.SHA
+}
+
+// remoteSHA is the SHA-256 of an object with this ETag, if the entry knows it.
+func (e entry) remoteSHA(etag string) string {
+	if e.ETag == "" || e.ETag != etag {
+		return ""
+	}
+	return e.SHA
 }
 
 // isRacy reports whether a stamp taken at seen may miss a same-size write in the same

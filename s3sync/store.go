@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
-	"encoding/base64"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,11 +16,13 @@ import (
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	tmtypes "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // store is what the sync engine needs from an object store. s3Store is the real one; the
@@ -30,7 +32,7 @@ type store interface {
 	list(ctx context.Context, bucket, prefix string, fn func(object) error) error
 	// head returns one object with its metadata, or an error wrapping errNotFound.
 	head(ctx context.Context, bucket, key string) (object, error)
-	// upload writes body (t.size bytes) as t.key, recording t.md5 in the object's metadata,
+	// upload writes body (t.size bytes) as t.key, recording t.sha in the object's metadata,
 	// and returns the new ETag. The object appears whole or not at all.
 	upload(ctx context.Context, t transfer, body io.ReadSeeker) (etag string, err error)
 	// download writes the object into w and returns what it read (ETag and metadata of
@@ -45,23 +47,25 @@ type object struct {
 	key  string
 	size int64
 	etag string // without quotes
-	md5  string // hex MD5 of the content when known from metadata (HEAD and GET only)
+	sha  string // hex SHA-256 of the content, from metadata (HEAD and GET only)
 }
 
 // transfer is one object to move.
 type transfer struct {
 	bucket, key string
 	size        int64
-	md5         string          // upload: the content's hex MD5, stored as metadata
-	partSize    int64           // multipart part size and threshold; 0 = default
+	sha         string        // upload: the content's hex SHA-256, stored as metadata
+	partSHAs    []string      // upload, multipart: each part's hex SHA-256, for signing
+	partSize    int64         // multipart part size and threshold; 0 = default
 	progress    func(n int64) // bytes moved since the last call; nil = none
 }
 
 var errNotFound = errors.New("not found")
 
-// metaMD5 is the user-metadata key (x-amz-meta-runall-md5) holding an object's content MD5,
-// which ListObjectsV2 cannot tell for multipart objects (their ETag is not an MD5).
-const metaMD5 = "runall-md5"
+// metaSHA256 is the user-metadata key (x-amz-meta-runall-sha256) holding an object's
+// content SHA-256: a multipart object's ETag is no content hash, and `sha256sum` can check
+// this one.
+const metaSHA256 = "runall-sha256"
 
 // defaultPartSize is the multipart part size, also the size from which uploads go
 // multipart and downloads fetch ranges in parallel.
@@ -124,20 +128,14 @@ func (s *s3Store) head(ctx context.Context, bucket, key string) (object, error) 
 		key:  key,
 		size: aws.ToInt64(out.ContentLength),
 		etag: trimETag(out.ETag),
-		md5:  md5FromMetadata(out.Metadata),
+		sha:  shaFromMetadata(out.Metadata),
 	}, nil
 }
 
-// md5FromMetadata finds a content MD5 in user metadata: runall's own, or rclone's
-// md5chksum (base64), which rclone sets on its multipart uploads.
-func md5FromMetadata(m map[string]string) string {
-	if v := strings.ToLower(m[metaMD5]); isMD5Hex(v) {
+// shaFromMetadata returns the content SHA-256 that runall stored, or "".
+func shaFromMetadata(m map[string]string) string {
+	if v := strings.ToLower(m[metaSHA256]); len(v) == 2*sha256.Size && isHex(v) {
 		return v
-	}
-	if v, ok := m["md5chksum"]; ok {
-		if b, err := base64.StdEncoding.DecodeString(v); err == nil && len(b) == md5.Size {
-			return hex.EncodeToString(b)
-		}
 	}
 	return ""
 }
@@ -183,11 +181,12 @@ func (s *s3Store) upload(ctx context.Context, t transfer, body io.ReadSeeker) (s
 		Key:           aws.String(t.key),
 		Body:          body,
 		ContentLength: aws.Int64(t.size),
-		Metadata:      map[string]string{metaMD5: t.md5},
+		Metadata:      map[string]string{metaSHA256: t.sha},
 	}
 	if ct := mime.TypeByExtension(path.Ext(t.key)); ct != "" {
 		in.ContentType = aws.String(ct)
 	}
+	ctx = context.WithValue(ctx, payloadHashesKey{}, &payloadHashes{whole: t.sha, parts: t.partSHAs})
 	out, err := s.tm.UploadObject(ctx, in, s.tmOptions(t))
 	if err != nil {
 		return "", err
@@ -208,7 +207,7 @@ func (s *s3Store) download(ctx context.Context, t transfer, w io.WriterAt) (obje
 		key:  t.key,
 		size: aws.ToInt64(out.ContentLength),
 		etag: trimETag(out.ETag),
-		md5:  md5FromMetadata(out.Metadata),
+		sha:  shaFromMetadata(out.Metadata),
 	}, nil
 }
 
@@ -271,10 +270,10 @@ func withHint(err error) error {
 	return &hintError{err: err, hint: hint}
 }
 
-func isMD5Hex(s string) bool {
-	if len(s) != 2*md5.Size {
-		return false
-	}
+// isMD5Hex reports whether an ETag looks like a single-part object's: the content MD5.
+func isMD5Hex(s string) bool { return len(s) == 2*md5.Size && isHex(s) }
+
+func isHex(s string) bool {
 	_, err := hex.DecodeString(s)
 	return err == nil
 }
@@ -284,4 +283,48 @@ func md5Hex(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 func newBytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// payloadHashes carries the SHA-256s runall computed before an upload to the request
+// signer. Over http:// the SDK signs each request's payload and would hash every byte a
+// second time; over https:// the payload is otherwise unsigned, and this signs it for free.
+// A file that changes between hashing and sending makes the server refuse the upload
+// instead of storing bytes that do not match the recorded hash.
+type payloadHashes struct {
+	whole string   // PutObject
+	parts []string // UploadPart, by part number
+}
+
+type payloadHashesKey struct{}
+
+// presetPayloadHash hands payloadHashes from the context to the signer.
+type presetPayloadHash struct{}
+
+func (presetPayloadHash) ID() string { return "runall.PresetPayloadHash" }
+
+func (presetPayloadHash) HandleInitialize(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (
+	middleware.InitializeOutput, middleware.Metadata, error,
+) {
+	if ph, ok := ctx.Value(payloadHashesKey{}).(*payloadHashes); ok {
+		switch p := in.Parameters.(type) {
+		case *s3.PutObjectInput:
+			if ph.whole != "" {
+				ctx = v4.SetPayloadHash(ctx, ph.whole)
+			}
+		case *s3.UploadPartInput:
+			if n := int(aws.ToInt32(p.PartNumber)); n >= 1 && n <= len(ph.parts) {
+				ctx = v4.SetPayloadHash(ctx, ph.parts[n-1])
+			}
+		}
+	}
+	return next.HandleInitialize(ctx, in)
+}
+
+func addPresetPayloadHash(stack *middleware.Stack) error {
+	return stack.Initialize.Add(presetPayloadHash{}, middleware.After)
+}

@@ -408,33 +408,34 @@ func (j *job) quick(p *pair) verdict {
 		return differ
 	}
 	e, _ := j.rec.get(p.rel)
-	lm, rm := e.localMD5(*p.local), e.remoteMD5(p.remote.etag)
-	if rm == "" {
-		rm = p.remote.md5
+	if e.vouchesLocal(*p.local) && e.ETag != "" && e.ETag == p.remote.etag {
+		return same // neither side changed since they were last in sync
 	}
-	switch {
-	case lm != "" && rm != "":
-		if lm == rm {
+	lh, rh := e.localSHA(*p.local), e.remoteSHA(p.remote.etag)
+	if rh == "" {
+		rh = p.remote.sha
+	}
+	if lh != "" && rh != "" {
+		if lh == rh {
 			return same
 		}
 		return differ
-	case lm != "" && lm == p.remote.etag:
-		return same // a single-part object's ETag is its MD5
 	}
 	return unknown
 }
 
-// compare settles an unknown verdict by hashing the local file and, for an object whose ETag
-// is not an MD5 (multipart), reading its metadata. It returns the local MD5 when it knows it.
+// compare settles an unknown verdict by hashing the local file and, for an object whose
+// ETag is not an MD5 (multipart), reading its metadata with a HEAD request. It returns the
+// local file's SHA-256 when it computed it.
 func (j *job) compare(ctx context.Context, bucket string, p *pair) (bool, string, error) {
 	e, _ := j.rec.get(p.rel)
 	r := p.remote
-	rm := e.remoteMD5(r.etag)
-	if rm == "" {
-		rm = r.md5
+	rh := e.remoteSHA(r.etag)
+	if rh == "" {
+		rh = r.sha
 	}
 	plain := isMD5Hex(r.etag)
-	if rm == "" && !plain {
+	if rh == "" && !plain {
 		o, err := j.c.store.head(ctx, bucket, p.key)
 		if err != nil {
 			if errors.Is(err, errNotFound) {
@@ -442,27 +443,34 @@ func (j *job) compare(ctx context.Context, bucket string, p *pair) (bool, string
 			}
 			return false, "", j.c.wrap(err, "check %s", location{bucket, p.key})
 		}
-		if o.etag != r.etag || o.md5 == "" {
-			return false, "", nil // changed since listed, or no MD5 to compare with
+		if o.etag != r.etag || o.sha == "" {
+			return false, "", nil // changed since listed, or no hash to compare with
 		}
-		rm = o.md5
+		rh = o.sha
 	}
-	lm := e.localMD5(*p.local)
-	if lm == "" {
-		var err error
-		if lm, err = hashFile(p.path, p.local.Size); err != nil {
-			return false, "", fmt.Errorf("hash %s: %w", p.path, err)
+	lh := e.localSHA(*p.local)
+	if rh != "" {
+		if lh == "" {
+			var err error
+			if lh, _, err = hashFile(p.path, p.local.Size, false); err != nil {
+				return false, "", fmt.Errorf("hash %s: %w", p.path, err)
+			}
 		}
+		return lh == rh, lh, nil
 	}
-	if rm != "" || lm == r.etag {
-		return lm == rm || lm == r.etag, lm, nil
+	// No SHA-256 for the object, but a single-part object's ETag is its MD5.
+	lh, lmd5, err := hashFile(p.path, p.local.Size, true)
+	if err != nil {
+		return false, "", fmt.Errorf("hash %s: %w", p.path, err)
 	}
-	// A 32-hex ETag is not the MD5 under SSE-KMS or SSE-C: the metadata has the last word.
-	o, err := j.c.store.head(ctx, bucket, p.key)
-	if err == nil && o.etag == r.etag && o.md5 != "" {
-		return lm == o.md5, lm, nil
+	if lmd5 == r.etag {
+		return true, lh, nil
 	}
-	return false, lm, nil
+	// Under SSE-KMS or SSE-C a 32-hex ETag is not the MD5: the metadata has the last word.
+	if o, err := j.c.store.head(ctx, bucket, p.key); err == nil && o.etag == r.etag && o.sha != "" {
+		return lh == o.sha, lh, nil
+	}
+	return false, lh, nil
 }
 
 // execute transfers the pairs that differ, then deletes the orphans when asked, and saves
@@ -518,9 +526,8 @@ func (j *job) srcSize(p *pair, up bool) int64 {
 // one brings one pair in line.
 func (j *job) one(ctx context.Context, bucket string, p *pair, up bool) error {
 	size := j.srcSize(p, up)
-	var lm string
 	if p.local != nil && p.remote != nil && p.local.Size == p.remote.size {
-		isSame, md5, err := j.compare(ctx, bucket, p)
+		isSame, sha, err := j.compare(ctx, bucket, p)
 		if err != nil {
 			return err
 		}
@@ -530,12 +537,11 @@ func (j *job) one(ctx context.Context, bucket string, p *pair, up bool) error {
 			j.m.skipped.Add(1)
 			j.m.skippedBytes.Add(size)
 			if !j.opts.DryRun {
-				j.rec.put(p.rel, entry{Size: p.local.Size, MTime: p.local.MTime, MD5: md5,
+				j.rec.put(p.rel, entry{Size: p.local.Size, MTime: p.local.MTime, SHA: sha,
 					ETag: p.remote.etag, Racy: isRacy(p.local.MTime, p.seen)})
 			}
 			return nil
 		}
-		lm = md5
 	}
 	op := OpDownload
 	if up {
@@ -550,7 +556,7 @@ func (j *job) one(ctx context.Context, bucket string, p *pair, up bool) error {
 	}
 	var err error
 	if up {
-		err = j.put(ctx, bucket, p, lm)
+		err = j.put(ctx, bucket, p)
 	} else {
 		err = j.get(ctx, bucket, p)
 	}
@@ -593,8 +599,9 @@ func (j *job) bigTransfer(ctx context.Context, size int64) (release func(), err 
 	}
 }
 
-// put uploads one file. lm is its MD5 if compare already hashed it.
-func (j *job) put(ctx context.Context, bucket string, p *pair, lm string) (err error) {
+// put uploads one file. Small files are read once into memory; larger ones are read once
+// to hash them (whole and by part, see payloadHashes) and again to send them.
+func (j *job) put(ctx context.Context, bucket string, p *pair) error {
 	url := location{bucket, p.key}.String()
 	f, err := os.Open(p.path)
 	if err != nil {
@@ -609,9 +616,7 @@ func (j *job) put(ctx context.Context, bucket string, p *pair, lm string) (err e
 	}
 	seen := time.Now()
 	st := statStamp(fi)
-	if *p.local != st {
-		lm = ""
-	}
+	t := transfer{bucket: bucket, key: p.key, partSize: j.opts.PartSize}
 	var body io.ReadSeeker
 	if st.Size < j.opts.PartSize {
 		buf := make([]byte, st.Size)
@@ -621,35 +626,39 @@ func (j *job) put(ctx context.Context, bucket string, p *pair, lm string) (err e
 		}
 		buf = buf[:n]
 		st.Size = int64(n)
-		lm = md5Hex(buf)
+		t.sha = sha256Hex(buf)
 		body = bytes.NewReader(buf)
 	} else {
-		if lm == "" {
-			if lm, err = hashReader(io.NewSectionReader(f, 0, st.Size)); err != nil {
-				return fmt.Errorf("upload %s: hash: %w", p.path, err)
-			}
+		t.partSize = partSizeFor(st.Size, j.opts.PartSize)
+		if t.sha, t.partSHAs, err = hashParts(f, st.Size, t.partSize); err != nil {
+			return fmt.Errorf("upload %s: hash: %w", p.path, err)
 		}
 		body = io.NewSectionReader(f, 0, st.Size)
 	}
+	t.size = st.Size
 	release, err := j.bigTransfer(ctx, st.Size)
 	if err != nil {
 		return err
 	}
 	defer release()
 	cnt := &counter{m: j.m}
-	etag, err := j.c.store.upload(ctx, transfer{
-		bucket: bucket, key: p.key, size: st.Size, md5: lm, partSize: j.opts.PartSize, progress: cnt.add,
-	}, body)
+	t.progress = cnt.add
+	etag, err := j.c.store.upload(ctx, t, body)
 	cnt.finish(st.Size, err == nil)
+	if fi2, serr := f.Stat(); serr != nil || statStamp(fi2) != statStamp(fi) {
+		// The signed payload hashes make the server refuse bytes that changed after
+		// hashing; either way the next sync looks at the file again.
+		j.rec.drop(p.rel)
+		if err != nil {
+			return fmt.Errorf("upload %s: the file changed while it was uploaded; sync again when it is complete (%w)", p.path, err)
+		}
+		j.c.logf("%s changed while it was uploaded; the next sync uploads it again", p.path)
+		return nil
+	}
 	if err != nil {
 		return j.c.wrap(err, "upload %s to %s", p.path, url)
 	}
-	if fi2, err := f.Stat(); err != nil || statStamp(fi2) != statStamp(fi) {
-		j.c.logf("%s changed while it was uploaded; the next sync uploads it again", p.path)
-		j.rec.drop(p.rel)
-		return nil
-	}
-	j.rec.put(p.rel, entry{Size: st.Size, MTime: st.MTime, MD5: lm, ETag: etag, Racy: isRacy(st.MTime, seen)})
+	j.rec.put(p.rel, entry{Size: st.Size, MTime: st.MTime, SHA: t.sha, ETag: etag, Racy: isRacy(st.MTime, seen)})
 	return nil
 }
 
@@ -661,12 +670,12 @@ func (j *job) get(ctx context.Context, bucket string, p *pair) error {
 	if err != nil {
 		return j.c.wrap(err, "download %s to %s", url, p.path)
 	}
-	j.rec.put(p.rel, entry{Size: st.Size, MTime: st.MTime, MD5: obj.md5, ETag: obj.etag})
+	j.rec.put(p.rel, entry{Size: st.Size, MTime: st.MTime, SHA: obj.sha, ETag: obj.etag})
 	return nil
 }
 
-// emptyMD5 is the MD5 of no bytes.
-const emptyMD5 = "d41d8cd98f00b204e9800998ecf8427e"
+// emptySHA is the SHA-256 of no bytes.
+const emptySHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 // fetch downloads obj into a temp file next to rel (under the root) and renames it to
 // dest; dest "" keeps the temp file and returns its name in obj.key. On any error the temp
@@ -689,7 +698,7 @@ func (j *job) fetch(ctx context.Context, bucket string, obj object, rel, dest st
 			j.root.Remove(tmp)
 		}
 	}()
-	got := object{key: obj.key, etag: obj.etag, md5: emptyMD5}
+	got := object{key: obj.key, etag: obj.etag, sha: emptySHA}
 	if obj.size > 0 {
 		release, err := j.bigTransfer(ctx, obj.size)
 		if err != nil {
@@ -704,9 +713,6 @@ func (j *job) fetch(ctx context.Context, bucket string, obj object, rel, dest st
 		if err != nil {
 			return object{}, stamp{}, err
 		}
-	}
-	if got.md5 == "" && isMD5Hex(got.etag) {
-		got.md5 = got.etag
 	}
 	fi, err := f.Stat()
 	if err != nil {

@@ -104,8 +104,8 @@ func TestMemRoundTrip(t *testing.T) {
 	if objs := memObjects(st, "b"); !reflect.DeepEqual(objs, want) {
 		t.Errorf("objects = %v, want %v", objs, want)
 	}
-	if o, _ := st.get("b", "p/a.txt"); o.meta[metaMD5] != md5Hex([]byte("alpha")) {
-		t.Errorf("metadata = %v, want the content MD5", o.meta)
+	if o, _ := st.get("b", "p/a.txt"); o.meta[metaSHA256] != sha256Hex([]byte("alpha")) {
+		t.Errorf("metadata = %v, want the content SHA-256", o.meta)
 	}
 
 	got = mustSync(t, c, "s3://b/p/", dst, opts)
@@ -218,8 +218,10 @@ func TestMemUnrecordedIdenticalFileIsSkipped(t *testing.T) {
 	writeTree(t, dst, map[string]string{"single.txt": "same", "multi.bin": "0123456789"})
 	st.putRaw("b", "single.txt", []byte("same"), 0)
 	// A multipart object uploaded by runall: its ETag is no MD5, its metadata has one.
-	c.store.upload(context.Background(), transfer{bucket: "b", key: "multi.bin", md5: md5Hex([]byte("0123456789")), partSize: 4},
-		newBytesReader([]byte("0123456789")))
+	if _, err := c.store.upload(context.Background(), transfer{bucket: "b", key: "multi.bin", sha: sha256Hex([]byte("0123456789")), partSize: 4},
+		newBytesReader([]byte("0123456789"))); err != nil {
+		t.Fatal(err)
+	}
 	got := mustSync(t, c, "s3://b/", dst, Options{StateDir: t.TempDir()})
 	if got.Files != 0 || got.SkippedFiles != 2 {
 		t.Errorf("stats = %+v, want both skipped after hashing", got)

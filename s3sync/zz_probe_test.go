@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 )
 
 func TestZZProbe(t *testing.T) {
@@ -23,6 +24,26 @@ func TestZZProbe(t *testing.T) {
 	}
 	api := c.store.(*s3Store).api
 	body := make([]byte, 10000)
+	st := c.store.(*s3Store)
+	for _, mode := range []string{"raw", "tm", "store", "raw"} {
+		start := time.Now()
+		for i := 0; i < 200; i++ {
+			key := fmt.Sprintf("m%s/%d", mode, i)
+			var err error
+			switch mode {
+			case "raw":
+				_, err = api.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String("bench"), Key: aws.String(key), Body: bytes.NewReader(body)})
+			case "tm":
+				_, err = st.tm.UploadObject(context.Background(), &transfermanager.UploadObjectInput{Bucket: aws.String("bench"), Key: aws.String(key), Body: bytes.NewReader(body)})
+			case "store":
+				_, err = st.upload(context.Background(), transfer{bucket: "bench", key: key, size: 10000, sha: sha256Hex(body)}, bytes.NewReader(body))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("%s: %v per PUT", mode, time.Since(start)/200)
+	}
 	for _, conc := range []int{1, 4, 16, 64} {
 		start := time.Now()
 		var wg sync.WaitGroup

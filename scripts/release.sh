@@ -14,7 +14,7 @@ out=${1:?usage: release.sh OUT VERSION}    # relative to the repository root
 case $out in /*) echo "release: OUT must be relative to the repository root" >&2; exit 2 ;; esac
 version=${2:?usage: release.sh OUT VERSION}
 root=$(cd "$(dirname "$0")/.." && pwd)
-sysroot=${SYSROOT:-$root/.cache/bullseye-sysroot}
+sysroot=${RELEASE_SYSROOT:-$root/.cache/bullseye-sysroot}
 gocache=${RELEASE_GOCACHE:-$root/.cache/bullseye-gocache}
 glibc_max=${GLIBC_MAX:-2.31}
 goroot=$(go env GOROOT)
@@ -29,19 +29,21 @@ command -v unshare >/dev/null || die "unshare not found (util-linux)"
 mkdir -p "$gocache" "$root/$(dirname "$out")"
 
 # Inside the chroot: bullseye's gcc, the host's (statically linked) Go toolchain.
+# shellcheck disable=SC2016 # expanded by the shell in the chroot, not here
 build='
 set -eu
 export PATH=/usr/local/go/bin:/usr/bin:/bin HOME=/tmp
 export GOROOT=/usr/local/go GOMODCACHE=/gomodcache GOCACHE=/gocache GOTOOLCHAIN=local
 export GOPROXY=off GOFLAGS=-mod=readonly CGO_ENABLED=1 GOOS=linux GOARCH=amd64
-# go-nvml'"'"'s nvml.h marks dozens of functions deprecated; gcc 10 would warn on each.
+# nvml.h (go-nvml) marks dozens of functions deprecated; gcc 10 would warn on each.
 export CGO_CFLAGS="-O2 -g -Wno-deprecated-declarations"
 cd /src
 go build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=$1" -o "$2" ./cmd/runall
 "./$2" version >/dev/null    # it starts against glibc 2.31
 '
 
-BUILD=$build VERSION=$version OUT=$out unshare --mount --propagation private sh -eu -c '
+# shellcheck disable=SC2016 # the script runs in the new mount namespace
+BUILD=$build VERSION=$version OUT=$out.tmp unshare --mount --propagation private sh -eu -c '
 	sysroot=$1; shift
 	for m in "$@"; do    # SRC=DST[:ro]
 		src=${m%%=*}; dst=${m#*=}; ro=
@@ -55,4 +57,6 @@ BUILD=$build VERSION=$version OUT=$out unshare --mount --propagation private sh 
 ' release "$sysroot" "$goroot=/usr/local/go:ro" "$modcache=/gomodcache:ro" "$gocache=/gocache" "$root=/src" \
 	</dev/null || die "build in the bullseye chroot failed"
 
-"$root/scripts/check-glibc.sh" "$root/$out" "$glibc_max"
+# Only a binary that passes replaces OUT.
+"$root/scripts/check-glibc.sh" "$root/$out.tmp" "$glibc_max" || { rm -f "$root/$out.tmp"; exit 1; }
+mv "$root/$out.tmp" "$root/$out"

@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/internal/miniotest"
 )
 
 var (
@@ -54,7 +56,7 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	return m.Run()
+	return miniotest.Main(m) // m.Run, then stops the MinIO that the S3 tests share
 }
 
 // e2e is one test's scratch working directory, where runall runs.

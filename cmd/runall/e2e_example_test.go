@@ -1,0 +1,183 @@
+package main_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/runall/runall/internal/miniotest"
+)
+
+// TestExampleTrain runs the worked example of docs/kubernetes.md as written: the dataset
+// made by make_dataset.py in MinIO's "datasets" bucket, examples/train/tasks.yml run from
+// its own directory on a simulated 32 GiB GPU, the four PyTorch trials training on the CPU.
+func TestExampleTrain(t *testing.T) {
+	t.Parallel()
+	python := torchPython(t)
+	srv := miniotest.Shared(t)
+	exampleDir, err := filepath.Abs(filepath.Join("..", "..", "examples", "train"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The dataset, as docs/kubernetes.md makes it.
+	tmp := t.TempDir()
+	archive := filepath.Join(tmp, "catsdogs-tiny.tar.gz")
+	if out, err := exec.Command(python, filepath.Join(exampleDir, "make_dataset.py"), "--out", archive).CombinedOutput(); err != nil {
+		t.Fatalf("make_dataset.py: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ensureBucket(t, srv, "datasets") // tasks.yml names it
+	srv.Put(t, "datasets", "catsdogs-tiny.tar.gz", data)
+	bucket := srv.NewBucket(t)
+
+	// `python3` in tasks.yml must be the one with torch.
+	bin := filepath.Join(tmp, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(python, filepath.Join(bin, "python3")); err != nil {
+		t.Fatal(err)
+	}
+
+	e := newE2E(t)
+	e.dir = exampleDir // tasks.yml runs `python3 train.py`: commands run where runall does
+	const runID = "e2e-run"
+	outputDir, dataDir, logDir := filepath.Join(tmp, "outputs"), filepath.Join(tmp, "data"), filepath.Join(tmp, "logs")
+	e.env = append(withoutAWS(e.env), srv.Env()...)
+	e.env = append(e.env,
+		"PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"),
+		"DATA_DIR="+dataDir, "OUTPUT_DIR="+outputDir, "RUN_ID="+runID, "S3_BUCKET="+bucket,
+		"XDG_CACHE_HOME="+filepath.Join(tmp, "cache"),
+		"PYTHONDONTWRITEBYTECODE=1", // no __pycache__ in examples/train
+		"OMP_NUM_THREADS=1",         // four trials on a small machine: no oversubscription
+	)
+	results := filepath.Join(tmp, "results.json")
+	r := e.run("--fake-gpus", "32GiB", "--log-dir", logDir, "--results", results, "tasks.yml")
+	r.wantCode(t, 0)
+
+	res := readResults(t, results)
+	var trials []taskResult
+	for _, tr := range res.Tasks {
+		if tr.Status != "ok" {
+			t.Errorf("%s: %s (%s)", tr.Name, tr.Status, tr.Reason)
+		}
+		if strings.HasPrefix(tr.Name, "train ") {
+			trials = append(trials, tr)
+		}
+	}
+	if len(trials) != 4 {
+		t.Fatalf("%d trials in the results (%q), want 4\n%v", len(trials), res.names(), r)
+	}
+	for _, trial := range []string{"lr0.01-dropout0.1", "lr0.01-dropout0.3", "lr0.05-dropout0.1", "lr0.05-dropout0.3"} {
+		prefix := "catdog/" + runID + "/" + trial + "/"
+		keys := listKeys(t, srv, bucket, prefix)
+		want := []string{prefix + "results.json"}
+		for epoch := range 5 {
+			want = append(want, prefix+"checkpoint-epoch-"+strconv.Itoa(epoch+1)+".pt")
+		}
+		for _, k := range want {
+			if !slices.Contains(keys, k) {
+				t.Errorf("s3://%s/%s is missing; under %s there is %q", bucket, k, prefix, keys)
+			}
+		}
+		for _, k := range keys {
+			if strings.HasSuffix(k, ".tmp") {
+				t.Errorf("s3://%s/%s: a temporary file was uploaded", bucket, k)
+			}
+		}
+	}
+	// 4 x 7 GiB and the margin fit on the one 32 GiB device: the trials run together.
+	if n := peakConcurrency(t, trials); n < 2 {
+		t.Errorf("at most %d trial ran at once on the 32 GiB GPU, want at least 2", n)
+	}
+}
+
+// torchPython finds a Python with PyTorch: $PYTHON, Debian's /usr/bin/python3 (where
+// python3-torch installs), then python3 on PATH (often a pyenv one without torch). Without
+// one the test skips, except in CI.
+func torchPython(t *testing.T) string {
+	t.Helper()
+	var candidates []string
+	if p := os.Getenv("PYTHON"); p != "" {
+		candidates = append(candidates, p)
+	}
+	candidates = append(candidates, "/usr/bin/python3")
+	if p, err := exec.LookPath("python3"); err == nil {
+		candidates = append(candidates, p)
+	}
+	var tried []string
+	for _, p := range candidates {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		err := exec.CommandContext(ctx, p, "-c", "import torch").Run()
+		cancel()
+		if err == nil {
+			if abs, err := filepath.Abs(p); err == nil {
+				return abs
+			}
+			return p
+		}
+		tried = append(tried, p+": "+err.Error())
+	}
+	msg := "no python3 with torch (set PYTHON, or apt-get install python3-torch); tried " + strings.Join(tried, "; ")
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// ensureBucket creates a bucket of a fixed name, which may exist from an earlier test run
+// on the same server (go test -count=2).
+func ensureBucket(t *testing.T, srv *miniotest.Server, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := srv.Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)})
+	var owned *types.BucketAlreadyOwnedByYou
+	if err != nil && !errors.As(err, &owned) {
+		t.Fatalf("make bucket %s: %v", name, err)
+	}
+}
+
+// peakConcurrency is the most trials that ran at once, from their start and end times.
+func peakConcurrency(t *testing.T, trials []taskResult) int {
+	t.Helper()
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, tr := range trials {
+		edges = append(edges,
+			edge{wantTime(t, tr.Name+" started_at", tr.StartedAt), +1},
+			edge{wantTime(t, tr.Name+" finished_at", tr.FinishedAt), -1})
+	}
+	// At the same instant, an end comes before a start: touching is not overlapping.
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return a.delta - b.delta
+	})
+	n, most := 0, 0
+	for _, e := range edges {
+		n += e.delta
+		most = max(most, n)
+	}
+	return most
+}
