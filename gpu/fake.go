@@ -330,6 +330,7 @@ func (p *fakeProbe) Env(indices []int) []string {
 	}
 	return []string{
 		EnvCUDAVisibleDevices + "=" + strings.Join(uuids, ","),
+		EnvCUDADeviceOrder + "=PCI_BUS_ID", // as on real GPUs, so trials see the same either way
 		EnvFakeGPUs + "=" + FormatFakeSpec(p.st.sizes),
 		EnvFakeGPUState + "=" + p.st.dir,
 	}

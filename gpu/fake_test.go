@@ -139,7 +139,8 @@ func TestFakeDevices(t *testing.T) {
 		t.Errorf("two state dirs share UUID %s", other[0].UUID)
 	}
 	env := p.Env([]int{1})
-	want := []string{EnvCUDAVisibleDevices + "=" + devs[1].UUID, EnvFakeGPUs + "=32GiB,16GiB", EnvFakeGPUState + "=" + dir}
+	want := []string{EnvCUDAVisibleDevices + "=" + devs[1].UUID, EnvCUDADeviceOrder + "=PCI_BUS_ID",
+		EnvFakeGPUs + "=32GiB,16GiB", EnvFakeGPUState + "=" + dir}
 	if !slices.Equal(env, want) {
 		t.Errorf("Env = %q, want %q", env, want)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -151,6 +152,12 @@ func (r *run) transfer(ctx context.Context, tr Transfer, env []string, direction
 			return nil // nothing written yet
 		}
 	}
+	exclude := tr.Exclude
+	if direction == "upload" {
+		// Resume markers live under upload destinations. They are runall's, not the
+		// directory's: excluded, an upload with delete: true leaves them alone.
+		exclude = append(slices.Clone(exclude), markerDir)
+	}
 	lock := r.sync.lockFor(dst)
 	lock.Lock()
 	defer lock.Unlock()
@@ -160,7 +167,7 @@ func (r *run) transfer(ctx context.Context, tr Transfer, env []string, direction
 		every = 10 * time.Second
 	}
 	st, err := r.sync.client.Sync(ctx, src, dst, s3sync.Options{
-		Exclude: tr.Exclude, Delete: tr.Delete, Extract: tr.Extract,
+		Exclude: exclude, Delete: tr.Delete, Extract: tr.Extract,
 		Progress: func(p s3sync.Progress) {
 			if time.Since(lastLine) >= every {
 				lastLine = time.Now()
@@ -198,6 +205,9 @@ func (r *run) isTrial(t *Task) bool {
 	return found
 }
 
+// markerDir holds the resume markers under an upload destination.
+const markerDir = ".runall-done"
+
 // markerURL is where a finished trial is recorded: beside its own upload when it has one,
 // else under the task file's first upload destination. "" when there is nowhere to record.
 func (r *run) markerURL(t *Task, env []string) string {
@@ -206,12 +216,12 @@ func (r *run) markerURL(t *Task, env []string) string {
 	key := slug(t.Name) + "-" + hex.EncodeToString(sum[:6]) + ".json"
 	for _, u := range t.Upload {
 		if to := os.Expand(u.To, getenv); strings.HasPrefix(to, "s3://") {
-			return strings.TrimSuffix(to, "/") + "/.runall-done/" + key
+			return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
 		}
 	}
 	if r.sync != nil && len(r.sync.spec.Upload) > 0 {
 		to := os.Expand(r.sync.spec.Upload[0].To, getenv)
-		return strings.TrimSuffix(to, "/") + "/.runall-done/" + key
+		return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
 	}
 	return ""
 }

@@ -58,7 +58,7 @@ func (r *run) haltReason() string {
 func (r *run) waitForGPU(ctx context.Context, t *Task) (*placement, bool) {
 	lastReason := ""
 	for {
-		if r.isHalted() {
+		if r.isHalted() || ctx.Err() != nil {
 			r.skip(t, r.haltReason())
 			return nil, false
 		}
@@ -177,8 +177,6 @@ func (r *run) runBlock(ctx context.Context, b *Task, env []string) {
 				pending = slices.Insert(pending, 0, d.task)
 			}
 		case <-poll:
-		case <-ctx.Done():
-			poll = nil
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -153,6 +154,18 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 		logf("%s", w)
 	}
 
+	var secrets []string
+	for _, v := range []string{s.secretKey, s.sessionToken} {
+		if len(v) >= 4 {
+			secrets = append(secrets, v)
+		}
+	}
+	if u, err := url.Parse(s.endpoint); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok && p != "" {
+			secrets = append(secrets, p)
+		}
+	}
+
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		// Many small objects in parallel: keep a connection per worker instead of the
 		// default handful, or each request pays a new handshake.
@@ -164,7 +177,7 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 		config.WithHTTPClient(httpClient),
 		config.WithDefaultRegion("us-east-1"),
 		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
+			return &noisyRetryer{RetryerV2: retry.NewStandard(func(o *retry.StandardOptions) {
 				o.MaxAttempts = maxAttempts
 				o.MaxBackoff = maxBackoff
 				// The default token bucket gives up after ~100 retries across all
@@ -178,7 +191,7 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 						"XMinioServerNotInitialized": {},
 						"InternalError":              {},
 					}})
-			})
+			}), logf: func(format string, args ...any) { logf("%s", scrub(fmt.Sprintf(format, args...), secrets)) }}
 		}),
 		// S3-compatible servers (older MinIO, Ceph, ...) reject the CRC32 trailers the
 		// SDK sends by default; ask for checksums only where the API requires them.
@@ -215,17 +228,6 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 		}
 	})
 
-	var secrets []string
-	for _, v := range []string{s.secretKey, s.sessionToken} {
-		if len(v) >= 4 {
-			secrets = append(secrets, v)
-		}
-	}
-	if u, err := url.Parse(s.endpoint); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			secrets = append(secrets, p)
-		}
-	}
 	return &Client{
 		store:    newS3Store(api),
 		endpoint: s.endpoint,
@@ -286,12 +288,33 @@ type scrubbedError struct {
 	secrets []string
 }
 
-func (e *scrubbedError) Error() string {
-	msg := e.err.Error()
-	for _, s := range e.secrets {
+func (e *scrubbedError) Error() string { return scrub(e.err.Error(), e.secrets) }
+
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+func scrub(msg string, secrets []string) string {
+	for _, s := range secrets {
 		msg = strings.ReplaceAll(msg, s, "***")
 	}
 	return msg
 }
 
-func (e *scrubbedError) Unwrap() error { return e.err }
+// noisyRetryer says, at most every 10 s, that requests are being retried: a sync that
+// rides out a server restart should not look hung.
+type noisyRetryer struct {
+	aws.RetryerV2
+	logf func(string, ...any)
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (r *noisyRetryer) RetryDelay(attempt int, err error) (time.Duration, error) {
+	d, derr := r.RetryerV2.RetryDelay(attempt, err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if time.Since(r.last) >= 10*time.Second {
+		r.last = time.Now()
+		r.logf("S3 request failed, retrying (attempt %d of %d): %v", attempt, maxAttempts, err)
+	}
+	return d, derr
+}

@@ -23,6 +23,8 @@ type memStore struct {
 
 	// failDownload, when set, is called mid-download and may return an error.
 	failDownload func(key string) error
+	// beforeUpload, when set, is called before an upload reads its body.
+	beforeUpload func(key string)
 }
 
 type memObject struct {
@@ -109,6 +111,9 @@ func (s *memStore) head(ctx context.Context, bucket, key string) (object, error)
 
 func (s *memStore) upload(ctx context.Context, t transfer, body io.ReadSeeker) (string, error) {
 	s.uploads.Add(1)
+	if s.beforeUpload != nil {
+		s.beforeUpload(t.key)
+	}
 	data, err := io.ReadAll(body)
 	if err != nil {
 		return "", err

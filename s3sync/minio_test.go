@@ -316,13 +316,14 @@ func TestMinIORestartMidTransfer(t *testing.T) {
 			if count < n {
 				return
 			}
+			at := count
 			once.Do(func() {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					t0 := time.Now()
 					srv.Stop()
-					t.Logf("stopped the server after %d files (in %v)", count, time.Since(t0))
+					t.Logf("stopped the server after %d files (in %v)", at, time.Since(t0))
 					time.Sleep(2 * time.Second)
 					srv.Restart(t)
 					t.Logf("restarted it, %v after stopping", time.Since(t0))
@@ -361,5 +362,23 @@ func TestMinIORestartMidTransfer(t *testing.T) {
 	// Every object whole, and a re-sync finds nothing to do.
 	if got := mustSync(t, c, src, "s3://"+bucket+"/d/", Options{StateDir: t.TempDir(), PartSize: 5 << 20}); got.Files != 0 {
 		t.Errorf("re-sync with a fresh record transferred %d files: some objects are not whole", got.Files)
+	}
+}
+
+// TestMinIOSignsWithPrecomputedHashes shows that uploads are signed with the hashes runall
+// computed: wrong ones make the server refuse the bytes.
+func TestMinIOSignsWithPrecomputedHashes(t *testing.T) {
+	srv := miniotest.Shared(t)
+	bucket := srv.NewBucket(t)
+	c := minioClient(t, srv)
+	body := []byte("payload")
+	_, err := c.store.upload(context.Background(), transfer{bucket: bucket, key: "k", size: int64(len(body)), sha: sha256Hex([]byte("other"))},
+		bytes.NewReader(body))
+	if err == nil {
+		t.Fatal("upload signed with a wrong payload hash succeeded: the precomputed hash is not used")
+	}
+	if _, err := c.store.upload(context.Background(), transfer{bucket: bucket, key: "k", size: int64(len(body)), sha: sha256Hex(body)},
+		bytes.NewReader(body)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,15 +1,21 @@
 package s3sync
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Progress is a snapshot of a sync in progress. Totals count what needs transferring: they
-// shrink when a file turns out to be in place after hashing.
+// Progress is a snapshot of a sync in progress. While Scanning, the sync is still listing
+// both sides (Scanned counts the files and objects seen); then totals count what needs
+// transferring, and shrink when a file turns out to be in place after hashing.
 type Progress struct {
+	Scanning          bool
+	Scanned           int64
 	Files, FilesTotal int64
 	Bytes, BytesTotal int64
 	Elapsed           time.Duration
@@ -28,7 +34,7 @@ type Stats struct {
 
 // String is the summary line: "synced 1000 files (9.8 MiB), skipped 0 (0 B) in 1.2s".
 func (s Stats) String() string {
-	msg := fmt.Sprintf("synced %d %s (%s), skipped %d (%s)", s.Files, plural(s.Files, "file", "files"),
+	msg := fmt.Sprintf("synced %d %s (%s), skipped %d (%s)", s.Files, Plural(s.Files, "file", "files"),
 		FormatBytes(s.Bytes), s.SkippedFiles, FormatBytes(s.SkippedBytes))
 	if s.Deleted > 0 {
 		msg += fmt.Sprintf(", deleted %d", s.Deleted)
@@ -39,6 +45,9 @@ func (s Stats) String() string {
 // FormatProgress is one line for a status display:
 // "412/1000 files, 4.0/9.8 MiB, 35.2 MiB/s, ETA 2s".
 func FormatProgress(p Progress) string {
+	if p.Scanning {
+		return fmt.Sprintf("comparing: %d files and objects listed", p.Scanned)
+	}
 	line := fmt.Sprintf("%d/%d files, %s/%s", p.Files, p.FilesTotal, FormatBytes(p.Bytes), FormatBytes(p.BytesTotal))
 	if p.Rate > 0 {
 		line += ", " + FormatBytes(int64(p.Rate)) + "/s"
@@ -74,7 +83,8 @@ func formatDuration(d time.Duration) string {
 	}
 }
 
-func plural(n int64, one, many string) string {
+// Plural picks the word for n things.
+func Plural(n int64, one, many string) string {
 	if n == 1 {
 		return one
 	}
@@ -85,6 +95,8 @@ func plural(n int64, one, many string) string {
 // OnAction are never called at the same time.
 type meter struct {
 	start                 time.Time
+	scanning              atomic.Bool
+	scanned               atomic.Int64
 	files, filesTotal     atomic.Int64
 	bytes, bytesTotal     atomic.Int64
 	skipped, skippedBytes atomic.Int64
@@ -93,10 +105,12 @@ type meter struct {
 	mu         sync.Mutex // held while calling the callbacks
 	onProgress func(Progress)
 	onAction   func(Action)
+	held       []Action // non-nil: hold actions for release
 }
 
 func (m *meter) snapshot(done bool) Progress {
 	p := Progress{
+		Scanning: m.scanning.Load() && !done, Scanned: m.scanned.Load(),
 		Files: m.files.Load(), FilesTotal: m.filesTotal.Load(),
 		Bytes: m.bytes.Load(), BytesTotal: m.bytesTotal.Load(),
 		Elapsed: time.Since(m.start), Done: done,
@@ -125,7 +139,24 @@ func (m *meter) action(a Action) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.held != nil {
+		m.held = append(m.held, a)
+		return
+	}
 	m.onAction(a)
+}
+
+// release reports held actions in path order (a dry run's list reads better sorted).
+func (m *meter) release() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	slices.SortFunc(m.held, func(a, b Action) int {
+		return cmp.Or(strings.Compare(string(a.Op), string(b.Op)), strings.Compare(a.Path+a.URL, b.Path+b.URL))
+	})
+	for _, a := range m.held {
+		m.onAction(a)
+	}
+	m.held = nil
 }
 
 // run reports progress every interval until stop is closed, then once more with Done set.

@@ -133,6 +133,10 @@ func (c *Client) Sync(ctx context.Context, src, dst string, opts Options) (Stats
 		j.stateDir = abs
 	}
 
+	if opts.DryRun && opts.OnAction != nil {
+		j.m.held = []Action{}
+	}
+	j.m.scanning.Store(true)
 	stop, done := make(chan struct{}), make(chan struct{})
 	go j.m.run(progressInterval, stop, done)
 	if dstS3 {
@@ -142,6 +146,9 @@ func (c *Client) Sync(ctx context.Context, src, dst string, opts Options) (Stats
 	}
 	close(stop)
 	<-done
+	if j.m.held != nil {
+		j.m.release()
+	}
 	if j.root != nil {
 		j.root.Close()
 	}
@@ -264,6 +271,7 @@ func (j *job) pairTree(ctx context.Context, root, bucket, prefix string, up bool
 			p := get(f.rel)
 			st := f.st
 			p.local, p.seen = &st, seen
+			j.m.scanned.Add(1)
 		})
 		if err != nil {
 			return fmt.Errorf("read %s: %w", root, err)
@@ -288,6 +296,7 @@ func (j *job) pairTree(ctx context.Context, root, bucket, prefix string, up bool
 			defer mu.Unlock()
 			p := get(rel)
 			p.remote = &o
+			j.m.scanned.Add(1)
 			return nil
 		})
 		if err != nil {
@@ -342,10 +351,10 @@ func (j *job) download(ctx context.Context, src, dst string) error {
 	if single != nil && j.opts.Delete {
 		return fmt.Errorf("--delete needs a prefix source; %s is one object", src)
 	}
-	if err := j.openRoot(abs); err != nil {
-		return err
-	}
 	if single != nil {
+		if err := j.openRoot(abs); err != nil {
+			return err
+		}
 		remote := loc.String()
 		j.rec = loadRecord(recordPath(j.stateDir, j.c.endpoint, abs, remote), abs, remote)
 		if j.opts.Extract {
@@ -368,6 +377,9 @@ func (j *job) download(ctx context.Context, src, dst string) error {
 	}
 	if len(pairs) == 0 && !strings.HasSuffix(loc.key, "/") && loc.key != "" {
 		return fmt.Errorf("sync from %s: no such object or prefix (end the URL with / to sync an empty prefix)", src)
+	}
+	if err := j.openRoot(abs); err != nil {
+		return err
 	}
 	j.rec = loadRecord(recordPath(j.stateDir, j.c.endpoint, abs, remote), abs, remote)
 	return j.execute(ctx, pairs, orphans, loc.bucket, false)
@@ -476,6 +488,7 @@ func (j *job) compare(ctx context.Context, bucket string, p *pair) (bool, string
 // execute transfers the pairs that differ, then deletes the orphans when asked, and saves
 // the record.
 func (j *job) execute(ctx context.Context, pairs, orphans []*pair, bucket string, up bool) error {
+	defer j.m.scanning.Store(false)
 	var todo []*pair
 	for _, p := range pairs {
 		switch j.quick(p) {
@@ -488,6 +501,7 @@ func (j *job) execute(ctx context.Context, pairs, orphans []*pair, bucket string
 		j.m.filesTotal.Add(1)
 		j.m.bytesTotal.Add(j.srcSize(p, up))
 	}
+	j.m.scanning.Store(false)
 
 	g := new(errgroup.Group)
 	g.SetLimit(j.opts.Concurrency)
@@ -815,6 +829,7 @@ func (j *job) extractObject(ctx context.Context, bucket string, obj object, dir 
 		return nil
 	}
 	act := Action{Op: OpExtract, Path: dir, URL: url, Size: obj.size}
+	j.m.scanning.Store(false)
 	j.m.filesTotal.Add(1)
 	j.m.bytesTotal.Add(obj.size)
 	if j.opts.DryRun {

@@ -449,3 +449,40 @@ func TestMemProgress(t *testing.T) {
 		t.Errorf("last progress = %+v (of %d calls)", last, calls)
 	}
 }
+
+func TestMemMultipartHashesAndChangeDuringUpload(t *testing.T) {
+	c, st := newMemClient(t)
+	opts := Options{StateDir: t.TempDir(), PartSize: minPartSize}
+	src := t.TempDir()
+	big := strings.Repeat("0123456789abcdef", (minPartSize*2+1000)/16)
+	writeTree(t, src, map[string]string{"big.bin": big})
+	if got := mustSync(t, c, src, "s3://b/", opts); got.Files != 1 {
+		t.Fatalf("stats = %+v", got)
+	}
+	o, _ := st.get("b", "big.bin")
+	if !strings.HasSuffix(o.etag, "-3") || o.meta[metaSHA256] != sha256Hex([]byte(big)) {
+		t.Errorf("etag %s, metadata %v: want 3 parts and the content SHA-256", o.etag, o.meta)
+	}
+
+	// The file is rewritten (same size) between hashing and sending: the signed part
+	// hashes no longer match, the upload is refused, and the next sync tries again.
+	p := filepath.Join(src, "big.bin")
+	changed := strings.ToUpper(big)
+	os.WriteFile(p, []byte(big[:len(big)-1]+"!"), 0o644)
+	st.beforeUpload = func(string) {
+		os.WriteFile(p, []byte(changed), 0o644)
+		later := time.Now().Add(time.Minute)
+		os.Chtimes(p, later, later)
+	}
+	_, err := c.Sync(context.Background(), src, "s3://b/", opts)
+	if err == nil || !strings.Contains(err.Error(), "changed while it was uploaded") {
+		t.Fatalf("err = %v, want a file-changed error", err)
+	}
+	st.beforeUpload = nil
+	if got := mustSync(t, c, src, "s3://b/", opts); got.Files != 1 {
+		t.Errorf("next sync: %+v, want the file uploaded", got)
+	}
+	if o, _ := st.get("b", "big.bin"); string(o.data) != changed {
+		t.Error("object is not the file's final content")
+	}
+}

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -67,7 +69,7 @@ func TestExampleTrain(t *testing.T) {
 		"OMP_NUM_THREADS=1",         // four trials on a small machine: no oversubscription
 	)
 	results := filepath.Join(tmp, "results.json")
-	r := e.run("--fake-gpus", "32GiB", "--log-dir", logDir, "--results", results, "tasks.yml")
+	r := e.runWithin(5*time.Minute, "--fake-gpus", "32GiB", "--log-dir", logDir, "--results", results, "tasks.yml")
 	r.wantCode(t, 0)
 
 	res := readResults(t, results)
@@ -100,11 +102,45 @@ func TestExampleTrain(t *testing.T) {
 				t.Errorf("s3://%s/%s: a temporary file was uploaded", bucket, k)
 			}
 		}
+		if body, ok := getObject(t, srv, bucket, prefix+"results.json"); ok {
+			var out struct {
+				ExperimentID string `json:"experiment_id"`
+				Status       string `json:"status"`
+			}
+			if err := json.Unmarshal([]byte(body), &out); err != nil || out.ExperimentID != trial || out.Status != "completed" {
+				t.Errorf("s3://%s/%sresults.json: experiment %q, status %q (%v); want %q, completed", bucket, prefix, out.ExperimentID, out.Status, err, trial)
+			}
+		}
 	}
 	// 4 x 7 GiB and the margin fit on the one 32 GiB device: the trials run together.
 	if n := peakConcurrency(t, trials); n < 2 {
 		t.Errorf("at most %d trial ran at once on the 32 GiB GPU, want at least 2", n)
 	}
+}
+
+// runWithin runs runall like run, but within limit rather than cmdTimeout: four PyTorch
+// trials on a loaded 2-core machine take a while. At the limit runall gets SIGTERM, so that
+// it stops its trials before the test gives up.
+func (e *e2e) runWithin(limit time.Duration, args ...string) result {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, runallBin, args...)
+	cmd.Dir, cmd.Env = e.dir, e.env
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second // then SIGKILL
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := result{args: args, stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
+	var exitErr *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		e.t.Fatalf("runall did not finish within %v\n%v", limit, r)
+	case err != nil && !errors.As(err, &exitErr):
+		e.t.Fatalf("runall: %v\n%v", err, r)
+	}
+	return r
 }
 
 // torchPython finds a Python with PyTorch: $PYTHON, Debian's /usr/bin/python3 (where

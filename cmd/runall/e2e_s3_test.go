@@ -71,20 +71,25 @@ func (e *e2e) withEnv(kv ...string) *e2e {
 // get reads an object of the test's bucket; ok is false when there is none.
 func (s *s3E2E) get(key string) (body string, ok bool) {
 	s.t.Helper()
+	return getObject(s.t, s.srv, s.bucket, key)
+}
+
+func getObject(t *testing.T, srv *miniotest.Server, bucket, key string) (body string, ok bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := s.srv.Client().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	out, err := srv.Client().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 	var noKey *types.NoSuchKey
 	if errors.As(err, &noKey) {
 		return "", false
 	}
 	if err != nil {
-		s.t.Fatalf("get s3://%s/%s: %v", s.bucket, key, err)
+		t.Fatalf("get s3://%s/%s: %v", bucket, key, err)
 	}
 	defer out.Body.Close()
 	b, err := io.ReadAll(out.Body)
 	if err != nil {
-		s.t.Fatalf("get s3://%s/%s: %v", s.bucket, key, err)
+		t.Fatalf("get s3://%s/%s: %v", bucket, key, err)
 	}
 	return string(b), true
 }
@@ -218,26 +223,28 @@ func TestS3UploadAfterTasks(t *testing.T) {
 	}
 }
 
-// TestS3UploadWhenTrialEnds: a trial's own upload: is in the bucket while its sibling still
-// runs, and the sibling's is not (it uploads when it ends, not before).
-func TestS3UploadWhenTrialEnds(t *testing.T) {
+// TestS3UploadWhenTaskEnds: a task's own upload: runs when it ends. A setup task's and a
+// finished trial's objects are in the bucket while a sibling trial still runs, and the
+// sibling's is not (it uploads when it ends, not before).
+func TestS3UploadWhenTaskEnds(t *testing.T) {
 	t.Parallel()
 	s := newS3E2E(t)
 	p := s.start("--log-dir", "logs", "--results", "results.json", testdata("s3/upload-trial.yml"))
+	t.Cleanup(func() { _ = os.WriteFile(s.path("release"), nil, 0o644) }) // a failed test leaves no task waiting
 	eventually(t, "quick's upload while waits still runs", func() bool {
-		_, ok := s.get("trials/quick/done.txt")
+		_, ok := s.get("tasks/quick/done.txt")
 		return ok
 	})
+	s.wantObject("tasks/setup/done.txt", "setup\n")
 	// waits cannot end before the test creates "release"; so far it may only have started.
 	eventually(t, "waits to start", func() bool { return s.exists("out/waits/done.txt") })
-	if _, ok := s.get("trials/waits/done.txt"); ok {
+	if _, ok := s.get("tasks/waits/done.txt"); ok {
 		t.Error("waits's upload ran before waits ended")
 	}
 	s.createFile("release")
 	r := p.wait()
 	r.wantCode(t, 0)
-	s.wantObject("trials/quick/done.txt", "quick\n")
-	s.wantObject("trials/waits/done.txt", "waits\n")
+	s.wantObject("tasks/waits/done.txt", "waits\n")
 }
 
 // TestS3PeriodicUpload: with every: 1s, a file written early by a long task is in the
@@ -246,6 +253,7 @@ func TestS3PeriodicUpload(t *testing.T) {
 	t.Parallel()
 	s := newS3E2E(t)
 	p := s.start("--log-dir", "logs", testdata("s3/upload-periodic.yml"))
+	t.Cleanup(func() { _ = os.WriteFile(s.path("release"), nil, 0o644) }) // a failed test leaves no task waiting
 	eventually(t, "the periodic upload of out/early.txt", func() bool {
 		_, ok := s.get("periodic/early.txt")
 		return ok
@@ -283,7 +291,7 @@ func TestS3SecretsNeverWritten(t *testing.T) {
 			s := newS3E2E(t)
 			r := s.run("--output", mode, "--log-dir", "logs", "--results", "results.json", testdata("s3/secrets.yml"))
 			r.wantCode(t, 1) // "leaky trial" fails, so that the failure report shows its output
-			secrets := []string{s.srv.SecretKey, s.srv.AccessKey}
+			secrets := []string{s.srv.SecretKey, s.srv.AccessKey, "task-file-secret-value"}
 			outputs := map[string]string{"stdout": r.stdout, "stderr": r.stderr, "results.json": s.read("results.json")}
 			err := filepath.WalkDir(s.path("logs"), func(path string, d fs.DirEntry, err error) error {
 				if err != nil || !d.Type().IsRegular() {
@@ -307,7 +315,7 @@ func TestS3SecretsNeverWritten(t *testing.T) {
 				}
 			}
 			// The task did print them, masked.
-			if !strings.Contains(r.stdout, "secret=****") || !strings.Contains(r.stdout, "in a trial ****") {
+			if !strings.Contains(r.stdout, "secret=****") || !strings.Contains(r.stdout, "own=****") || !strings.Contains(r.stdout, "in a trial ****") {
 				t.Errorf("stdout lacks the masked lines\n%v", r)
 			}
 			s.wantObject("secrets/data.txt", "data\n")
@@ -496,11 +504,45 @@ func TestResume(t *testing.T) {
 	}
 }
 
+// TestResumeMarkersSurviveDelete: an upload with delete: true mirrors a directory onto a
+// prefix that holds resume markers (the trials' own uploads go under it, and so do their
+// markers). The markers are runall's, not the directory's: mirroring must keep them, or a
+// rerun does everything again.
+func TestResumeMarkersSurviveDelete(t *testing.T) {
+	t.Parallel()
+	s := newS3E2E(t)
+	s.runFile("s3/resume-delete.yml").wantCode(t, 0)
+	if got := linesSorted(s.read("ran.txt")); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("first run ran %q, want a, b, c", got)
+	}
+	var markers []string
+	for _, k := range s.keys("mirror/") {
+		if strings.Contains(k, "/.runall-done/") {
+			markers = append(markers, k)
+		}
+	}
+	if len(markers) != 3 {
+		t.Errorf("after the run, the markers under s3://%s/mirror/ are %q, want one per trial (3); the bucket holds %q",
+			s.bucket, markers, s.keys(""))
+	}
+	s.wantObject("mirror/a/result.txt", "a\n")
+
+	if err := os.Remove(s.path("ran.txt")); err != nil {
+		t.Fatal(err)
+	}
+	r := s.runFile("s3/resume-delete.yml")
+	r.wantCode(t, 0)
+	if s.exists("ran.txt") {
+		t.Errorf("the rerun ran %q again; want every trial skipped as done\n%v", lines(s.read("ran.txt")), r)
+	}
+}
+
 // TestMetrics scrapes --metrics-addr while a GPU trial runs, after an upload.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	s := newS3E2E(t)
 	p := s.start("--log-dir", "logs", "--metrics-addr", "127.0.0.1:0", "--fake-gpus", "32GiB", testdata("s3/metrics.yml"))
+	t.Cleanup(func() { _ = os.WriteFile(s.path("release"), nil, 0o644) }) // a failed test leaves no task waiting
 	p.waitOutput("serving metrics on http://")
 	m := regexp.MustCompile(`serving metrics on (http://\S+/metrics)`).FindStringSubmatch(p.stdout.String())
 	if m == nil {

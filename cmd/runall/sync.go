@@ -122,10 +122,14 @@ func runSync(ctx context.Context, a *app, args []string) error {
 	defer signal.Stop(sigc)
 
 	stats, err := client.Sync(ctx, src, dst, opts)
-	if opts.DryRun {
-		out.line(a.stderr, fmt.Sprintf("dry run: would transfer %d files (%s), skip %d (%s), delete %d",
-			stats.Files, s3sync.FormatBytes(stats.Bytes), stats.SkippedFiles, s3sync.FormatBytes(stats.SkippedBytes), stats.Deleted))
-	} else {
+	switch {
+	case err != nil && stats.Files+stats.SkippedFiles+stats.Deleted == 0:
+		// Nothing happened: the error says it all.
+	case opts.DryRun:
+		out.line(a.stderr, fmt.Sprintf("dry run: would transfer %d %s (%s), skip %d (%s), delete %d",
+			stats.Files, s3sync.Plural(stats.Files, "file", "files"), s3sync.FormatBytes(stats.Bytes),
+			stats.SkippedFiles, s3sync.FormatBytes(stats.SkippedBytes), stats.Deleted))
+	default:
 		out.line(a.stderr, stats.String())
 	}
 	if err != nil && ctx.Err() != nil {
