@@ -99,10 +99,10 @@ func TestPlainOutput(t *testing.T) {
 		"[p2] from p2",
 	)
 	for _, re := range []string{
-		`(?m)^\[colored\] ok in \d+\.\ds$`,
+		`(?m)^\[colored\] ok \(exit code 0\) in \d+\.\ds$`,
 		`(?m)^\[broken\] failed with exit code 3 in \d+\.\ds$`,
-		`(?m)^\[p1\] ok in \d+\.\ds$`,
-		`(?m)^\[p2\] ok in \d+\.\ds$`,
+		`(?m)^\[p1\] ok \(exit code 0\) in \d+\.\ds$`,
+		`(?m)^\[p2\] ok \(exit code 0\) in \d+\.\ds$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(r.stdout) {
 			t.Errorf("no line matches %s\n%v", re, r)
