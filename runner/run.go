@@ -95,6 +95,7 @@ type run struct {
 
 	mu          sync.Mutex
 	byID        map[int]*TaskResult // results of command tasks, by Task.ID
+	trials      map[*Task]bool      // the children of parallel blocks
 	halted      bool                // no new task starts
 	failed      bool                // a task failed and its failure was not ignored
 	interrupted syscall.Signal      // 0 unless a signal stopped the run
@@ -136,8 +137,12 @@ func newRun(plan *Plan, opts Options) (*run, error) {
 	}
 	r.mask = secretMasker(opts.Environ, plan)
 
-	if err := r.applyShard(); err != nil {
-		return nil, err
+	r.applyShard()
+	r.trials = map[*Task]bool{}
+	for _, t := range r.plan.Tasks {
+		for _, c := range t.Parallel {
+			r.trials[c] = true
+		}
 	}
 	if plan.NeedsGPU() && !opts.NoGPU {
 		if opts.Probe == nil {

@@ -195,15 +195,7 @@ func (s *syncer) lockFor(dst string) *sync.Mutex {
 }
 
 // isTrial reports whether t is a child of a parallel block.
-func (r *run) isTrial(t *Task) bool {
-	found := false
-	walkAll(r.plan.Tasks, func(b *Task) {
-		for _, c := range b.Parallel {
-			found = found || c == t
-		}
-	})
-	return found
-}
+func (r *run) isTrial(t *Task) bool { return r.trials[t] }
 
 // markerDir holds the resume markers under an upload destination.
 const markerDir = ".runall-done"

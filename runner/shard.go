@@ -20,10 +20,10 @@ func ParseShard(s string) (Shard, error) {
 // applyShard keeps this shard's share of the trials: the k-th trial of the file (counting
 // every parallel block's children in file order) belongs to shard k mod N. Setup tasks run
 // in every shard. A block left with no trial is dropped.
-func (r *run) applyShard() error {
+func (r *run) applyShard() {
 	s := r.opts.Shard
 	if !s.active() {
-		return nil
+		return
 	}
 	k := 0
 	var kept []*Task
@@ -48,7 +48,6 @@ func (r *run) applyShard() error {
 	plan := *r.plan
 	plan.Tasks = kept
 	r.plan = &plan
-	return nil
 }
 
 // NeedsGPU reports whether any task asks for GPU admission.

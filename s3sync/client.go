@@ -177,21 +177,7 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 		config.WithHTTPClient(httpClient),
 		config.WithDefaultRegion("us-east-1"),
 		config.WithRetryer(func() aws.Retryer {
-			return &noisyRetryer{RetryerV2: retry.NewStandard(func(o *retry.StandardOptions) {
-				o.MaxAttempts = maxAttempts
-				o.MaxBackoff = maxBackoff
-				// The default token bucket gives up after ~100 retries across all
-				// requests: a restart during a 16-way transfer would exhaust it.
-				o.RateLimiter = ratelimit.None
-				// What MinIO answers while it shuts down or starts: worth another try.
-				o.Retryables = append(o.Retryables,
-					retry.RetryableHTTPStatusCode{Codes: map[int]struct{}{499: {}}},
-					retry.RetryableErrorCode{Codes: map[string]struct{}{
-						"ClientDisconnected":         {},
-						"XMinioServerNotInitialized": {},
-						"InternalError":              {},
-					}})
-			}), logf: func(format string, args ...any) { logf("%s", scrub(fmt.Sprintf(format, args...), secrets)) }}
+			return newRetryer(func(format string, args ...any) { logf("%s", scrub(fmt.Sprintf(format, args...), secrets)) })
 		}),
 		// S3-compatible servers (older MinIO, Ceph, ...) reject the CRC32 trailers the
 		// SDK sends by default; ask for checksums only where the API requires them.
@@ -297,6 +283,26 @@ func scrub(msg string, secrets []string) string {
 		msg = strings.ReplaceAll(msg, s, "***")
 	}
 	return msg
+}
+
+// newRetryer is the SDK's standard retryer with more patience: see maxAttempts.
+func newRetryer(logf func(string, ...any)) aws.Retryer {
+	std := retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = maxAttempts
+		o.MaxBackoff = maxBackoff
+		// The default token bucket gives up after ~100 retries across all requests: a
+		// restart during a 16-way transfer would exhaust it.
+		o.RateLimiter = ratelimit.None
+		// What MinIO answers while it shuts down or starts: worth another try.
+		o.Retryables = append(o.Retryables,
+			retry.RetryableHTTPStatusCode{Codes: map[int]struct{}{499: {}}},
+			retry.RetryableErrorCode{Codes: map[string]struct{}{
+				"ClientDisconnected":         {},
+				"XMinioServerNotInitialized": {},
+				"InternalError":              {},
+			}})
+	})
+	return &noisyRetryer{RetryerV2: std, logf: logf}
 }
 
 // noisyRetryer says, at most every 10 s, that requests are being retried: a sync that

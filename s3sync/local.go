@@ -156,9 +156,6 @@ func hashParts(f io.ReaderAt, size, partSize int64) (string, []string, error) {
 	return hex.EncodeToString(whole.Sum(nil)), parts, nil
 }
 
-// relToKey joins a prefix and a relative slash path into a key.
-func relToKey(prefix, rel string) string { return prefix + rel }
-
 // checkRel refuses an object key whose path under the destination would not be a plain
 // relative path: "..", absolute, or with empty or "." segments.
 func checkRel(key, rel, root string) error {

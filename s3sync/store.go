@@ -162,53 +162,95 @@ func (l *progressListener) OnObjectBytesTransferred(_ context.Context, ev *trans
 
 func (s *s3Store) tmOptions(t transfer) func(*transfermanager.Options) {
 	return func(o *transfermanager.Options) {
-		if t.partSize > 0 {
-			o.PartSizeBytes = t.partSize
-			o.MultipartUploadThreshold = t.partSize
-		} else {
-			o.PartSizeBytes = defaultPartSize
-			o.MultipartUploadThreshold = defaultPartSize
-		}
+		o.PartSizeBytes = partSizeOf(t)
+		o.MultipartUploadThreshold = partSizeOf(t)
 		if t.progress != nil {
 			o.ObjectProgressListeners.Register(&progressListener{fn: t.progress})
 		}
 	}
 }
 
+// partSizeOf is t's part size, which is also the multipart threshold.
+func partSizeOf(t transfer) int64 {
+	if t.partSize > 0 {
+		return t.partSize
+	}
+	return defaultPartSize
+}
+
 func (s *s3Store) upload(ctx context.Context, t transfer, body io.ReadSeeker) (string, error) {
-	in := &transfermanager.UploadObjectInput{
-		Bucket:        aws.String(t.bucket),
-		Key:           aws.String(t.key),
-		Body:          body,
-		ContentLength: aws.Int64(t.size),
-		Metadata:      map[string]string{metaSHA256: t.sha},
-	}
+	var contentType *string
 	if ct := mime.TypeByExtension(path.Ext(t.key)); ct != "" {
-		in.ContentType = aws.String(ct)
+		contentType = aws.String(ct)
 	}
+	meta := map[string]string{metaSHA256: t.sha}
 	ctx = context.WithValue(ctx, payloadHashesKey{}, &payloadHashes{whole: t.sha, parts: t.partSHAs})
-	out, err := s.tm.UploadObject(ctx, in, s.tmOptions(t))
+	if t.size < partSizeOf(t) {
+		// One PUT: the transfer manager would only copy the body and add goroutines.
+		out, err := s.api.PutObject(ctx, &s3.PutObjectInput{
+			Bucket: aws.String(t.bucket), Key: aws.String(t.key), Body: body,
+			ContentLength: aws.Int64(t.size), Metadata: meta, ContentType: contentType,
+		})
+		if err != nil {
+			return "", err
+		}
+		if t.progress != nil {
+			t.progress(t.size)
+		}
+		return trimETag(out.ETag), nil
+	}
+	out, err := s.tm.UploadObject(ctx, &transfermanager.UploadObjectInput{
+		Bucket: aws.String(t.bucket), Key: aws.String(t.key), Body: body,
+		ContentLength: aws.Int64(t.size), Metadata: meta, ContentType: contentType,
+	}, s.tmOptions(t))
 	if err != nil {
 		return "", err
 	}
 	return trimETag(out.ETag), nil
 }
 
+// smallGetAttempts bounds the retries of a small GET whose body breaks off: the SDK retries
+// failed requests, not bodies that stop half-way.
+const smallGetAttempts = 5
+
 func (s *s3Store) download(ctx context.Context, t transfer, w io.WriterAt) (object, error) {
-	out, err := s.tm.DownloadObject(ctx, &transfermanager.DownloadObjectInput{
-		Bucket:   aws.String(t.bucket),
-		Key:      aws.String(t.key),
-		WriterAt: w,
-	}, s.tmOptions(t))
-	if err != nil {
-		return object{}, err
+	if t.size >= partSizeOf(t) {
+		out, err := s.tm.DownloadObject(ctx, &transfermanager.DownloadObjectInput{
+			Bucket:   aws.String(t.bucket),
+			Key:      aws.String(t.key),
+			WriterAt: w,
+		}, s.tmOptions(t))
+		if err != nil {
+			return object{}, err
+		}
+		return object{
+			key:  t.key,
+			size: aws.ToInt64(out.ContentLength),
+			etag: trimETag(out.ETag),
+			sha:  shaFromMetadata(out.Metadata),
+		}, nil
 	}
-	return object{
-		key:  t.key,
-		size: aws.ToInt64(out.ContentLength),
-		etag: trimETag(out.ETag),
-		sha:  shaFromMetadata(out.Metadata),
-	}, nil
+	// One GET for a small object.
+	var lastErr error
+	for range smallGetAttempts {
+		out, err := s.api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(t.bucket), Key: aws.String(t.key)})
+		if err != nil {
+			return object{}, err
+		}
+		n, err := io.Copy(io.NewOffsetWriter(w, 0), out.Body)
+		out.Body.Close()
+		if err == nil {
+			if t.progress != nil {
+				t.progress(n)
+			}
+			return object{key: t.key, size: n, etag: trimETag(out.ETag), sha: shaFromMetadata(out.Metadata)}, nil
+		}
+		if ctx.Err() != nil {
+			return object{}, ctx.Err()
+		}
+		lastErr = err
+	}
+	return object{}, fmt.Errorf("read s3://%s/%s: %w", t.bucket, t.key, lastErr)
 }
 
 func (s *s3Store) remove(ctx context.Context, bucket string, keys []string) error {

@@ -256,7 +256,7 @@ func (j *job) pairTree(ctx context.Context, root, bucket, prefix string, up bool
 	get := func(rel string) *pair {
 		p := byRel[rel]
 		if p == nil {
-			p = &pair{rel: rel, path: filepath.Join(root, filepath.FromSlash(rel)), key: relToKey(prefix, rel)}
+			p = &pair{rel: rel, path: filepath.Join(root, filepath.FromSlash(rel)), key: prefix + rel}
 			byRel[rel] = p
 		}
 		return p
