@@ -67,9 +67,13 @@ func runRun(_ context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(a.stderr)
 	o.flags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), runUsage)
-		fs.PrintDefaults()
+	// The whole text for -h; after a mistake, the mistake and where to look.
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Run 'runall run --help' for the flags.") }
+	if slices.ContainsFunc(args, func(s string) bool { return s == "-h" || s == "-help" || s == "--help" }) {
+		fs.Usage = func() {
+			fmt.Fprint(fs.Output(), runUsage)
+			fs.PrintDefaults()
+		}
 	}
 	file, taskArgs, err := parseInterleaved(fs, args)
 	if err != nil {
