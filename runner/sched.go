@@ -29,20 +29,33 @@ func (r *run) runTasks(ctx context.Context, tasks []*Task, env []string) []strin
 			r.runBlock(ctx, t, env)
 			continue
 		}
-		var p *placement
-		if t.GPU != nil && r.admit != nil {
-			var ok bool
-			if p, ok = r.waitForGPU(ctx, t); !ok {
-				continue
-			}
+		res, ok := r.runSequential(ctx, t, env)
+		if ok {
+			env = append(env, res.exported...)
 		}
-		res := r.runCommand(ctx, t, env, true, p)
-		if p != nil {
-			r.admit.release(p)
-		}
-		env = append(env, res.exported...)
 	}
 	return env
+}
+
+// runSequential runs one top-level command. A GPU task waits for room first, and one that
+// runs out of GPU memory goes again with a larger need, as a trial would.
+func (r *run) runSequential(ctx context.Context, t *Task, env []string) (commandResult, bool) {
+	if t.GPU == nil || r.admit == nil {
+		return r.runCommand(ctx, t, env, true, nil), true
+	}
+	for {
+		p, ok := r.waitForGPU(ctx, t)
+		if !ok {
+			return commandResult{}, false
+		}
+		res := r.runCommand(ctx, t, env, true, p)
+		r.admit.release(p)
+		if !res.oom {
+			return res, true
+		}
+		need := r.admit.raiseAfterOOM(t, p, res.peak)
+		r.emit(Event{Kind: TaskWaiting, Task: t, Reason: "requeued after running out of GPU memory; now needs " + formatSize(need)})
+	}
 }
 
 func (r *run) haltReason() string {

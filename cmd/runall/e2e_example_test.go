@@ -193,27 +193,9 @@ func ensureBucket(t *testing.T, srv *miniotest.Server, name string) {
 // peakConcurrency is the most trials that ran at once, from their start and end times.
 func peakConcurrency(t *testing.T, trials []taskResult) int {
 	t.Helper()
-	type edge struct {
-		at    time.Time
-		delta int
-	}
-	var edges []edge
+	var runs []interval
 	for _, tr := range trials {
-		edges = append(edges,
-			edge{wantTime(t, tr.Name+" started_at", tr.StartedAt), +1},
-			edge{wantTime(t, tr.Name+" finished_at", tr.FinishedAt), -1})
+		runs = append(runs, interval{wantTime(t, tr.Name+" started_at", tr.StartedAt), wantTime(t, tr.Name+" finished_at", tr.FinishedAt)})
 	}
-	// At the same instant, an end comes before a start: touching is not overlapping.
-	slices.SortFunc(edges, func(a, b edge) int {
-		if c := a.at.Compare(b.at); c != 0 {
-			return c
-		}
-		return a.delta - b.delta
-	})
-	n, most := 0, 0
-	for _, e := range edges {
-		n += e.delta
-		most = max(most, n)
-	}
-	return most
+	return mostAtOnce(runs)
 }

@@ -155,30 +155,11 @@ func gpuOverlap(a, b gpuTaskResult) bool {
 
 // gpuMostAtOnce is the largest number of tasks whose recorded intervals overlap at one instant.
 func gpuMostAtOnce(tasks []gpuTaskResult) int {
-	type edge struct {
-		at    time.Time
-		delta int
-	}
-	var edges []edge
+	var runs []interval
 	for _, tr := range tasks {
-		if tr.StartedAt.IsZero() || tr.FinishedAt.IsZero() {
-			continue
-		}
-		edges = append(edges, edge{tr.StartedAt, +1}, edge{tr.FinishedAt, -1})
+		runs = append(runs, interval{tr.StartedAt, tr.FinishedAt})
 	}
-	// An end and a start at the same instant do not overlap: ends first.
-	slices.SortFunc(edges, func(x, y edge) int {
-		if c := x.at.Compare(y.at); c != 0 {
-			return c
-		}
-		return x.delta - y.delta
-	})
-	n, most := 0, 0
-	for _, ed := range edges {
-		n += ed.delta
-		most = max(most, n)
-	}
-	return most
+	return mostAtOnce(runs)
 }
 
 func gpuIntervals(tasks []gpuTaskResult) string {
@@ -430,6 +411,21 @@ func TestGPUOutOfMemory(t *testing.T) {
 		if liar.Status != "failed" || liar.Attempts != 1 || liar.OOMRequeues != 0 {
 			t.Errorf("liar: status %s, %d attempts, %d out-of-memory requeues; want failed at the first attempt, never requeued",
 				liar.Status, liar.Attempts, liar.OOMRequeues)
+		}
+	})
+	t.Run("a setup step, not a trial", func(t *testing.T) {
+		t.Parallel()
+		e := newGPUE2E(t)
+		r := e.runGPUFile("oom-setup.yml", "8GiB")
+		r.wantCode(t, 0)
+		res := e.gpuResults("results.json")
+		s := res.task(t, "setup on gpu")
+		if s.Status != "ok" || s.OOMRequeues != 1 || s.Attempts != 2 || s.GPUMemory <= 2*gpuGiB {
+			t.Errorf("setup on gpu: status %s, %d attempts, %d requeues, need %d bytes; want ok after one requeue with more than 2 GiB",
+				s.Status, s.Attempts, s.OOMRequeues, s.GPUMemory)
+		}
+		if _, err := os.Stat(e.path("after-ran")); err != nil {
+			t.Errorf("the task after the requeued setup step did not run: %v\n%v", err, r)
 		}
 	})
 	// A trial that runall did not place on a GPU fails like any other when it prints an

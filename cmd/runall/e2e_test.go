@@ -722,3 +722,34 @@ func TestVersionAndHelp(t *testing.T) {
 		})
 	}
 }
+
+// interval is when a task ran.
+type interval struct{ start, end time.Time }
+
+// mostAtOnce is the largest number of intervals that overlap at one instant. An end and a
+// start at the same instant do not overlap: ends count first.
+func mostAtOnce(runs []interval) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, r := range runs {
+		if r.start.IsZero() || r.end.IsZero() {
+			continue
+		}
+		edges = append(edges, edge{r.start, +1}, edge{r.end, -1})
+	}
+	slices.SortFunc(edges, func(x, y edge) int {
+		if c := x.at.Compare(y.at); c != 0 {
+			return c
+		}
+		return x.delta - y.delta
+	})
+	n, most := 0, 0
+	for _, e := range edges {
+		n += e.delta
+		most = max(most, n)
+	}
+	return most
+}
