@@ -30,8 +30,6 @@ const envCaptureSuffix = "\n__runall_rc=$?; env -0 >\"$RUNALL_ENV_OUT\" 2>/dev/n
 
 // attempt is one run of one command.
 type attempt struct {
-	task     *Task
-	number   int
 	cmd      string   // the command line after url/<exec> and sudo handling
 	dir      string   // working directory
 	env      []string // complete environment
@@ -303,12 +301,6 @@ func (p *procTable) signal(sig syscall.Signal, closed bool) {
 	for pgid := range p.groups {
 		_ = syscall.Kill(-pgid, sig)
 	}
-}
-
-func (p *procTable) count() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.groups)
 }
 
 // terminateGroup sends SIGTERM to a process group and SIGKILL after wait if it lives on.

@@ -47,7 +47,7 @@ func (h *history) estimate(t *Task) (time.Duration, bool) {
 }
 
 // save records the durations of tasks that succeeded and what was learned.
-func (h *history) save(plan *Plan, res *Results) error {
+func (h *history) save(res *Results) error {
 	for _, t := range res.Tasks {
 		if t.Status == StatusOK {
 			h.Durations[t.Name] = t.Duration().Seconds()

@@ -103,6 +103,7 @@ type run struct {
 	combined   *lockedFile // config log-path: every task's output
 	extraLogs  map[string]*lockedFile
 	extraLogMu sync.Mutex
+	scriptMu   sync.Mutex // one download per url:, also when parallel children share it
 }
 
 func newRun(plan *Plan, opts Options) (*run, error) {
@@ -268,7 +269,7 @@ func (r *run) execute() (*Results, error) {
 	stopSignals()
 
 	res := r.results()
-	if err := r.hist.save(r.plan, res); err != nil {
+	if err := r.hist.save(res); err != nil {
 		r.emit(Event{Kind: RunStatus, Line: "could not save run history: " + err.Error()})
 	}
 	r.emit(Event{Kind: RunEnded, Status: res.Status})

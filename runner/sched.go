@@ -53,8 +53,7 @@ func (r *run) runSequential(ctx context.Context, t *Task, env []string) (command
 		if !res.oom {
 			return res, true
 		}
-		need := r.admit.raiseAfterOOM(t, p, res.peak)
-		r.emit(Event{Kind: TaskWaiting, Task: t, Reason: "requeued after running out of GPU memory; now needs " + formatSize(need)})
+		r.requeueAfterOOM(t, p, res.peak)
 	}
 }
 
@@ -92,6 +91,13 @@ func (r *run) waitForGPU(ctx context.Context, t *Task) (*placement, bool) {
 		case <-time.After(admitPoll):
 		}
 	}
+}
+
+// requeueAfterOOM raises the need of a task that ran out of GPU memory and says so; the
+// caller runs it again.
+func (r *run) requeueAfterOOM(t *Task, p *placement, peak uint64) {
+	need := r.admit.raiseAfterOOM(t, p, peak)
+	r.emit(Event{Kind: TaskWaiting, Task: t, Reason: "requeued after running out of GPU memory; now needs " + formatSize(need)})
 }
 
 // admitPoll is how often waiting GPU trials look again at the devices.
@@ -185,8 +191,7 @@ func (r *run) runBlock(ctx context.Context, b *Task, env []string) {
 				r.admit.release(d.p)
 			}
 			if d.oom {
-				need := r.admit.raiseAfterOOM(d.task, d.p, d.peak)
-				r.emit(Event{Kind: TaskWaiting, Task: d.task, Reason: "requeued after running out of GPU memory; now needs " + formatSize(need)})
+				r.requeueAfterOOM(d.task, d.p, d.peak)
 				pending = slices.Insert(pending, 0, d.task)
 			}
 		case <-poll:
@@ -281,7 +286,7 @@ func (r *run) runCommand(ctx context.Context, t *Task, env []string, capture boo
 		r.met.taskStarted()
 
 		a := &attempt{
-			task: t, number: attemptNo, cmd: cmdline, dir: dir, env: env, capture: capture,
+			cmd: cmdline, dir: dir, env: env, capture: capture,
 			timeout: t.Timeout, procs: r.procs, killWait: r.opts.Grace,
 			onLine: func(stream, line string) {
 				line = r.mask.Replace(line)
@@ -537,12 +542,10 @@ func (r *run) prepare(ctx context.Context, t *Task) (cmdline, dir string, err er
 	return cmdline, dir, nil
 }
 
-var scriptMu sync.Mutex // one download per url, also when parallel children share it
-
 // fetchScript downloads a url: task's script once per run and checks its md5.
 func (r *run) fetchScript(ctx context.Context, t *Task) (string, error) {
-	scriptMu.Lock()
-	defer scriptMu.Unlock()
+	r.scriptMu.Lock()
+	defer r.scriptMu.Unlock()
 	sum := md5.Sum([]byte(t.URL))
 	path := filepath.Join(r.logDir, "scripts", hex.EncodeToString(sum[:8])+"-"+filepath.Base(t.URL))
 	if _, err := os.Stat(path); err != nil {
