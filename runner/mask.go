@@ -4,12 +4,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/s3sync"
 )
 
 // secretMasker replaces the values of credential variables with "****" in everything runall
 // writes: output lines, logs, results. A task that prints its environment leaks nothing.
-func secretMasker(environ []string, plan *Plan) *strings.Replacer {
+func secretMasker(environ []string, p *plan.Plan) *strings.Replacer {
 	names := s3sync.SecretEnvNames()
 	var values []string
 	add := func(name, value string) {
@@ -21,7 +22,7 @@ func secretMasker(environ []string, plan *Plan) *strings.Replacer {
 		k, v, _ := strings.Cut(kv, "=")
 		add(k, v)
 	}
-	walkAll(plan.Tasks, func(t *Task) {
+	plan.Walk(p.Tasks, func(t *plan.Task) {
 		for _, e := range t.Env {
 			add(e.Name, e.Value)
 		}
@@ -33,13 +34,4 @@ func secretMasker(environ []string, plan *Plan) *strings.Replacer {
 		pairs = append(pairs, v, "****")
 	}
 	return strings.NewReplacer(pairs...)
-}
-
-// walkAll calls fn for every task in the tree: blocks, trials, steps and commands.
-func walkAll(tasks []*Task, fn func(*Task)) {
-	for _, t := range tasks {
-		fn(t)
-		walkAll(t.Parallel, fn)
-		walkAll(t.Steps, fn)
-	}
 }

@@ -12,7 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
 )
 
 // metrics are the Prometheus series runall serves with --metrics-addr. A nil *metrics is
@@ -29,7 +32,7 @@ type metrics struct {
 	s3Files   *prometheus.CounterVec
 }
 
-func newMetrics(plan *Plan) *metrics {
+func newMetrics(p *plan.Plan) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		tasks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -61,9 +64,9 @@ func newMetrics(plan *Plan) *metrics {
 	m.reg.MustRegister(m.tasks, m.gpuFree, m.gpuRes, m.gpuTotal, m.durations, m.ooms, m.s3Bytes, m.s3Files,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	n := 0
-	walkCommands(plan.Tasks, func(*Task) { n++ })
-	m.tasks.WithLabelValues(string(StatusPending)).Set(float64(n))
-	for _, s := range []Status{StatusRunning, StatusOK, StatusFailed, StatusIgnored, StatusSkipped} {
+	plan.WalkCommands(p.Tasks, func(*plan.Task) { n++ })
+	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(n))
+	for _, s := range []results.Status{results.StatusRunning, results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusSkipped} {
 		m.tasks.WithLabelValues(string(s)).Set(0)
 	}
 	return m
@@ -71,23 +74,23 @@ func newMetrics(plan *Plan) *metrics {
 
 func (m *metrics) taskStarted() {
 	if m != nil {
-		m.tasks.WithLabelValues(string(StatusRunning)).Inc()
+		m.tasks.WithLabelValues(string(results.StatusRunning)).Inc()
 	}
 }
 
 func (m *metrics) taskEnded() {
 	if m != nil {
-		m.tasks.WithLabelValues(string(StatusRunning)).Dec()
+		m.tasks.WithLabelValues(string(results.StatusRunning)).Dec()
 	}
 }
 
-func (m *metrics) taskFinished(s Status, d time.Duration, trial bool) {
+func (m *metrics) taskFinished(s results.Status, d time.Duration, trial bool) {
 	if m == nil {
 		return
 	}
-	m.tasks.WithLabelValues(string(StatusPending)).Dec()
+	m.tasks.WithLabelValues(string(results.StatusPending)).Dec()
 	m.tasks.WithLabelValues(string(s)).Inc()
-	if s == StatusSkipped {
+	if s == results.StatusSkipped {
 		return
 	}
 	kind := "task"
@@ -110,11 +113,12 @@ func (m *metrics) transferred(direction string, files, bytes int64) {
 	}
 }
 
-func (m *metrics) gpus(devs []gpu.Device, reserved []uint64) {
+func (m *metrics) gpus(s admit.Sample) {
 	if m == nil {
 		return
 	}
-	for i, d := range devs {
+	reserved := s.Reserved
+	for i, d := range s.Devices {
 		idx := strconv.Itoa(d.Index)
 		m.gpuFree.WithLabelValues(idx, d.UUID).Set(float64(d.Free))
 		m.gpuTotal.WithLabelValues(idx, d.UUID).Set(float64(d.Total))
@@ -123,8 +127,6 @@ func (m *metrics) gpus(devs []gpu.Device, reserved []uint64) {
 		}
 	}
 }
-
-func (r *run) onGPUSample(devs []gpu.Device, reserved []uint64) { r.met.gpus(devs, reserved) }
 
 // serveMetrics serves /metrics on --metrics-addr until the returned stop is called.
 func (r *run) serveMetrics() (stop func(), err error) {
@@ -138,10 +140,10 @@ func (r *run) serveMetrics() (stop func(), err error) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			r.emit(Event{Kind: RunStatus, Line: "metrics server: " + err.Error()})
+			r.emit(event.Event{Kind: event.RunStatus, Line: "metrics server: " + err.Error()})
 		}
 	}()
-	r.emit(Event{Kind: RunStatus, Line: "serving metrics on http://" + ln.Addr().String() + "/metrics"})
+	r.emit(event.Event{Kind: event.RunStatus, Line: "serving metrics on http://" + ln.Addr().String() + "/metrics"})
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

@@ -9,28 +9,24 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/runall/runall/gpu"
-)
-
-// OutputMode picks how a run is shown.
-type OutputMode string
-
-const (
-	OutputLive  OutputMode = "live"  // a terminal: a line per task, redrawn
-	OutputPlain OutputMode = "plain" // containers, CI, pipes: prefixed lines, no escape codes
-	OutputJSON  OutputMode = "json"  // one JSON object per event
+	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/output"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/results"
 )
 
 // Options configures a run. The zero value of each field is a sane default.
 type Options struct {
 	Stdout      io.Writer
-	Mode        OutputMode
+	Mode        output.Mode
 	Color       bool
 	Width       func() int
 	StatusEvery time.Duration // plain output's status line (default 30s)
@@ -59,18 +55,10 @@ type Options struct {
 	ReapOrphans bool
 }
 
-// Shard is this process's share of a sweep spread over several: trial k (in file order,
-// counting every parallel block's children) runs in shard k mod Count.
-type Shard struct{ Index, Count int }
-
-func (s Shard) active() bool { return s.Count > 1 }
-
-func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
-
 // Run runs the plan. It returns ErrTaskFailed when a task failed, an *InterruptedError when
 // a signal stopped it, and other errors when it could not run at all.
-func Run(plan *Plan, opts Options) (*Results, error) {
-	r, err := newRun(plan, opts)
+func Run(p *plan.Plan, opts Options) (*results.Run, error) {
+	r, err := newRun(p, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -79,75 +67,54 @@ func Run(plan *Plan, opts Options) (*Results, error) {
 
 // run is the state of one run.
 type run struct {
-	plan   *Plan
+	plan   *plan.Plan
 	opts   Options
 	id     string
 	logDir string
-	out    Output
-	events chan Event
-	procs  *procTable
-	mask   *strings.Replacer
-	hist   *history
-	admit  *admitter // nil when no task asks for a GPU (or --no-gpu)
-	sync   *syncer   // nil without S3 transfers
-	met    *metrics  // nil without --metrics-addr
 	start  time.Time
+	trials map[*plan.Task]bool // the children of parallel blocks
 
-	mu          sync.Mutex
-	byID        map[int]*TaskResult // results of command tasks, by Task.ID
-	trials      map[*Task]bool      // the children of parallel blocks
-	halted      bool                // no new task starts
-	failed      bool                // a task failed and its failure was not ignored
-	interrupted syscall.Signal      // 0 unless a signal stopped the run
+	mask    *strings.Replacer // credentials out of everything runall writes
+	ledger  *ledger           // every task's result; halted, failed, interrupted
+	ev      *emitter          // events to the output
+	procs   *proc.Table       // running commands' process groups
+	logs    *logs             // task logs, log-path files
+	scripts *scripts          // url: downloads
 
-	combined   *lockedFile // config log-path: every task's output
-	extraLogs  map[string]*lockedFile
-	extraLogMu sync.Mutex
-	scriptMu   sync.Mutex // one download per url:, also when parallel children share it
+	hist  *admit.History
+	admit *admit.Admitter // nil when no task asks for a GPU (or --no-gpu)
+	fw    admit.Framework
+	sync  *syncer  // nil without S3 transfers
+	met   *metrics // nil without --metrics-addr
 }
 
-func newRun(plan *Plan, opts Options) (*run, error) {
-	if opts.Stdout == nil {
-		opts.Stdout = io.Discard
-	}
-	if opts.Mode == "" {
-		opts.Mode = OutputPlain
-	}
-	if opts.StatusEvery <= 0 {
-		opts.StatusEvery = 30 * time.Second
-	}
-	if opts.Grace <= 0 {
-		opts.Grace = 20 * time.Second
-	}
-	if opts.LogDir == "" {
-		opts.LogDir = filepath.Join(".runall", "logs")
-	}
-	if opts.Environ == nil {
-		opts.Environ = os.Environ()
-	}
-	r := &run{
-		plan:      plan,
-		opts:      opts,
-		id:        opts.RunID,
-		procs:     newProcTable(),
-		byID:      map[int]*TaskResult{},
-		extraLogs: map[string]*lockedFile{},
-	}
+func newRun(p *plan.Plan, opts Options) (*run, error) {
+	opts = opts.withDefaults()
+	r := &run{plan: p, opts: opts, id: opts.RunID, procs: proc.NewTable()}
 	if r.id == "" {
 		r.id = newRunID(time.Now())
 	}
-	r.mask = secretMasker(opts.Environ, plan)
-
-	r.applyShard()
-	r.trials = map[*Task]bool{}
+	r.mask = secretMasker(opts.Environ, p)
+	r.ledger = newLedger(r.mask)
+	r.plan = applyShard(p, opts.Shard)
+	r.trials = map[*plan.Task]bool{}
 	for _, t := range r.plan.Tasks {
 		for _, c := range t.Parallel {
 			r.trials[c] = true
 		}
 	}
-	if plan.NeedsGPU() && !opts.NoGPU {
+	r.logDir = filepath.Join(opts.LogDir, r.id)
+	if err := os.MkdirAll(r.logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create log directory: %w (use --log-dir to put logs elsewhere)", err)
+	}
+	latest := filepath.Join(opts.LogDir, "latest")
+	_ = os.Remove(latest)
+	_ = os.Symlink(r.id, latest)
+	r.scripts = &scripts{dir: filepath.Join(r.logDir, "scripts")}
+	r.hist = admit.LoadHistory(opts.LogDir, p)
+	if p.NeedsGPU() && !opts.NoGPU {
 		if opts.Probe == nil {
-			t := firstGPUTask(plan)
+			t := p.FirstGPUTask()
 			cause := opts.ProbeErr
 			if cause == nil {
 				cause = errors.New("no GPU probe")
@@ -156,28 +123,37 @@ func newRun(plan *Plan, opts Options) (*run, error) {
 				"run with --no-gpu to run these tasks with max-parallel-commands as the only limit, "+
 				"or --fake-gpus 32GiB,32GiB to simulate GPUs", t.Pos, t.Name, cause)
 		}
-		r.admit = newAdmitter(opts.Probe, plan.Config)
+		r.admit = admit.New(admit.Options{Probe: opts.Probe, Margin: p.Config.GPUMemoryMargin,
+			OOMRetries: p.Config.OOMRetries, History: r.hist})
 	}
-
-	r.logDir = filepath.Join(opts.LogDir, r.id)
-	if err := os.MkdirAll(r.logDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create log directory: %w (use --log-dir to put logs elsewhere)", err)
+	logs, err := openLogs(r.logDir, p.Config.LogPath, r.taskPath)
+	if err != nil {
+		return nil, err
 	}
-	latest := filepath.Join(opts.LogDir, "latest")
-	_ = os.Remove(latest)
-	_ = os.Symlink(r.id, latest)
-	r.hist = loadHistory(opts.LogDir, plan.File)
-	if r.admit != nil {
-		r.admit.learned = r.hist.Learned
-	}
-	if plan.Config.LogPath != "" {
-		f, err := openAppend(r.taskPath(plan.Config.LogPath))
-		if err != nil {
-			return nil, fmt.Errorf("config log-path: %w", err)
-		}
-		r.combined = f
-	}
+	r.logs = logs
 	return r, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Mode == "" {
+		o.Mode = output.Plain
+	}
+	if o.StatusEvery <= 0 {
+		o.StatusEvery = 30 * time.Second
+	}
+	if o.Grace <= 0 {
+		o.Grace = 20 * time.Second
+	}
+	if o.LogDir == "" {
+		o.LogDir = filepath.Join(".runall", "logs")
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ()
+	}
+	return o
 }
 
 func newRunID(now time.Time) string {
@@ -195,136 +171,154 @@ func (r *run) taskPath(p string) string {
 }
 
 // execute runs everything: downloads, tasks, uploads; then the summary.
-func (r *run) execute() (*Results, error) {
+func (r *run) execute() (*results.Run, error) {
 	r.start = time.Now()
 	if r.opts.ReapOrphans {
-		becomeSubreaper()
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			t := time.NewTicker(2 * time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					reapZombies(r.procs)
-				}
-			}
-		}()
+		defer r.reapWhileRunning()()
 	}
-	outOpts := OutputOptions{
-		Plan: r.plan, W: r.opts.Stdout, Color: r.opts.Color, Width: r.opts.Width,
-		StatusEvery: r.opts.StatusEvery, Estimate: r.hist.estimate, Now: time.Now,
+	r.ev = startEmitter(r.outputOptions(), r.opts.Mode, r.plan.Config.UpdateInterval)
+	for _, note := range r.hist.Notes() {
+		r.emit(event.Event{Kind: event.RunStatus, Line: note})
 	}
-	switch r.opts.Mode {
-	case OutputLive:
-		r.out = NewLiveOutput(outOpts)
-	case OutputJSON:
-		r.out = NewJSONOutput(outOpts)
-	default:
-		r.out = NewPlainOutput(outOpts)
-	}
-	r.events = make(chan Event, 4096)
-	pumpDone := make(chan struct{})
-	go r.pump(pumpDone)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopSignals := r.watchSignals(cancel)
-
-	var runErr error
-	if r.opts.MetricsAddr != "" {
-		stop, err := r.serveMetrics()
-		if err != nil {
-			runErr = err
-		} else {
-			defer stop()
-		}
-	}
-	if runErr == nil {
-		runErr = r.startSync(ctx)
-	}
-	if runErr == nil {
-		if r.admit != nil {
-			r.admit.start(ctx, r.onGPUSample)
-		}
-		r.runTasks(ctx, r.plan.Tasks, r.baseEnv())
-		if r.admit != nil {
-			r.admit.stop()
-		}
-	} else {
-		r.halt()
-		for _, t := range r.plan.Tasks {
-			r.skip(t, "not started: "+firstLine(runErr.Error()))
-		}
-	}
+	runErr := r.runAll(ctx)
 	if r.opts.ReapOrphans {
-		stopOrphans(2 * time.Second)
+		proc.StopOrphans(2 * time.Second)
 	}
 	if err := r.finishSync(); err != nil && runErr == nil {
 		runErr = err
 	}
 	stopSignals()
+	return r.end(runErr)
+}
 
+// runAll starts what the tasks need (metrics, downloads, GPU sampling) and runs them. A
+// failure to start skips every task.
+func (r *run) runAll(ctx context.Context) error {
+	if r.opts.MetricsAddr != "" {
+		stop, err := r.serveMetrics()
+		if err != nil {
+			r.skipAll(err)
+			return err
+		}
+		defer stop()
+	}
+	if err := r.startSync(ctx); err != nil {
+		r.skipAll(err)
+		return err
+	}
+	if r.admit != nil {
+		r.admit.Start(ctx, r.met.gpus)
+		defer r.admit.Stop()
+	}
+	r.runTasks(ctx, r.plan.Tasks, r.baseEnv())
+	return nil
+}
+
+func (r *run) skipAll(cause error) {
+	r.ledger.halt()
+	for _, t := range r.plan.Tasks {
+		r.skip(t, "not started: "+firstLine(cause.Error()))
+	}
+}
+
+// end writes the results, the history and the summary, and says how the run ended.
+func (r *run) end(runErr error) (*results.Run, error) {
 	res := r.results()
-	if err := r.hist.save(res); err != nil {
-		r.emit(Event{Kind: RunStatus, Line: "could not save run history: " + err.Error()})
+	r.hist.Record(res, r.tasksByID())
+	if err := r.hist.Save(); err != nil {
+		r.emit(event.Event{Kind: event.RunStatus, Line: "could not save run history: " + err.Error()})
 	}
-	r.emit(Event{Kind: RunEnded, Status: res.Status})
-	close(r.events)
-	<-pumpDone
-	if r.combined != nil {
-		r.combined.Close()
-	}
-	for _, f := range r.extraLogs {
-		f.Close()
-	}
-	closeErr := r.out.Close(res)
+	r.emit(event.Event{Kind: event.RunEnded, Status: res.Status})
+	closeErr := r.ev.close(res)
+	r.logs.close()
 	if r.opts.ResultsFile != "" {
-		if err := writeResults(r.opts.ResultsFile, res); err != nil && runErr == nil {
+		if err := results.Write(r.opts.ResultsFile, res); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
+	_, failed, interrupted := r.ledger.status()
 	switch {
 	case runErr != nil:
 		return res, runErr
-	case r.interrupted != 0:
-		return res, &InterruptedError{Signal: r.interrupted}
-	case r.failed:
+	case interrupted != 0:
+		return res, &InterruptedError{Signal: interrupted}
+	case failed:
 		return res, ErrTaskFailed
 	}
 	return res, closeErr
 }
 
-// pump is the one goroutine that talks to the Output.
-func (r *run) pump(done chan<- struct{}) {
-	defer close(done)
-	interval := r.plan.Config.UpdateInterval
-	if interval <= 0 || r.opts.Mode != OutputLive {
-		interval = 250 * time.Millisecond
-	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case ev, ok := <-r.events:
-			if !ok {
+// reapWhileRunning makes runall the subreaper of its tasks' orphans and collects those that
+// exit while the run goes on; the returned func stops collecting.
+func (r *run) reapWhileRunning() (stop func()) {
+	proc.BecomeSubreaper()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
 				return
+			case <-t.C:
+				proc.ReapZombies(r.procs)
 			}
-			r.out.Event(ev)
-		case now := <-tick.C:
-			r.out.Tick(now)
 		}
+	}()
+	return func() { close(done) }
+}
+
+func (r *run) outputOptions() output.Options {
+	return output.Options{
+		Plan: r.plan, W: r.opts.Stdout, Color: r.opts.Color, Width: r.opts.Width,
+		StatusEvery: r.opts.StatusEvery, Now: time.Now,
+		Estimate: func(t *plan.Task) (time.Duration, bool) { return r.hist.Duration(t.Key) },
 	}
 }
 
-func (r *run) emit(ev Event) {
-	if ev.Time.IsZero() {
-		ev.Time = time.Now()
+// results gathers every command task's result in plan order.
+func (r *run) results() *results.Run {
+	status, _, _ := r.ledger.status()
+	res := &results.Run{
+		File: r.plan.File, RunID: r.id, StartedAt: r.start, FinishedAt: time.Now(),
+		LogDir: r.logDir, Status: status, Tasks: r.ledger.tasks(r.plan, r.logs.taskLogPath),
 	}
-	r.events <- ev
+	if r.opts.Shard.active() {
+		res.Shard = r.opts.Shard.String()
+	}
+	if r.admit != nil {
+		res.LearnedGPUMemory = r.learnedByName()
+	}
+	return res
+}
+
+// learnedByName reports learned needs by the name of each group's first trial.
+func (r *run) learnedByName() map[string]uint64 {
+	out := map[string]uint64{}
+	seen := map[string]bool{}
+	plan.Walk(r.plan.Tasks, func(t *plan.Task) {
+		if t.GPU == nil || !t.GPU.Auto || seen[t.Group] {
+			return
+		}
+		seen[t.Group] = true
+		if n, ok := r.hist.Learned(t.Group); ok {
+			out[t.Name] = n
+		}
+	})
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func (r *run) tasksByID() map[int]*plan.Task {
+	byID := map[int]*plan.Task{}
+	plan.Walk(r.plan.Tasks, func(t *plan.Task) { byID[t.ID] = t })
+	return byID
 }
 
 // watchSignals turns SIGINT/SIGTERM into a graceful stop: no new task, SIGTERM to every
@@ -348,21 +342,14 @@ func (r *run) watchSignals(cancel context.CancelFunc) (stop func()) {
 				return
 			case s := <-r.opts.Signals:
 				sig, _ := s.(syscall.Signal)
-				r.mu.Lock()
-				first := r.interrupted == 0
-				if first {
-					r.interrupted = sig
-				}
-				r.halted = true
-				r.mu.Unlock()
-				if first {
-					r.emit(Event{Kind: RunStatus, Line: fmt.Sprintf("received %v: stopping tasks (SIGKILL in %v)", sig, r.opts.Grace)})
-					r.procs.signal(syscall.SIGTERM, true)
-					killTimer = time.AfterFunc(r.opts.Grace, func() { r.procs.signal(syscall.SIGKILL, true) })
+				if r.ledger.interrupt(sig) {
+					r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("received %v: stopping tasks (SIGKILL in %v)", sig, r.opts.Grace)})
+					r.procs.Signal(syscall.SIGTERM, true)
+					killTimer = time.AfterFunc(r.opts.Grace, func() { r.procs.Signal(syscall.SIGKILL, true) })
 					continue
 				}
-				r.emit(Event{Kind: RunStatus, Line: fmt.Sprintf("received %v again: killing tasks now", sig)})
-				r.procs.signal(syscall.SIGKILL, true)
+				r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("received %v again: killing tasks now", sig)})
+				r.procs.Signal(syscall.SIGKILL, true)
 				if r.sync != nil && sig == syscall.SIGINT {
 					cancel() // a second Ctrl-C also gives up on uploads
 				}
@@ -372,50 +359,7 @@ func (r *run) watchSignals(cancel context.CancelFunc) (stop func()) {
 	return func() { close(done); wg.Wait() }
 }
 
-func (r *run) halt() {
-	r.mu.Lock()
-	r.halted = true
-	r.mu.Unlock()
-}
-
-func (r *run) isHalted() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.halted
-}
-
-// baseEnv is runall's environment plus what identifies the run to its tasks.
-func (r *run) baseEnv() []string {
-	env := slices.Clone(r.opts.Environ)
-	env = setEnv(env, "RUNALL_RUN_ID", r.id)
-	env = setEnv(env, "RUNALL_LOG_DIR", r.logDir)
-	if r.opts.Shard.active() {
-		env = setEnv(env, "RUNALL_SHARD", r.opts.Shard.String())
-	}
-	return env
-}
-
-// setEnv sets NAME=value in env, replacing an earlier value.
-func setEnv(env []string, name, value string) []string {
-	prefix := name + "="
-	for i, kv := range env {
-		if strings.HasPrefix(kv, prefix) {
-			env[i] = prefix + value
-			return env
-		}
-	}
-	return append(env, prefix+value)
-}
-
-func lookupEnv(env []string, name string) (string, bool) {
-	prefix := name + "="
-	for i := len(env) - 1; i >= 0; i-- {
-		if strings.HasPrefix(env[i], prefix) {
-			return env[i][len(prefix):], true
-		}
-	}
-	return "", false
-}
+func (r *run) isHalted() bool { return r.ledger.isHalted() }
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")

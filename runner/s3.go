@@ -12,6 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/output"
+	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/s3sync"
 )
 
@@ -19,7 +22,7 @@ import (
 // periodically while tasks run, after each task that has its own, and at the end.
 type syncer struct {
 	client *s3sync.Client
-	spec   S3Spec
+	spec   plan.S3Spec
 	// mu serialises transfers to one destination, so that a periodic upload and the final
 	// one never race over the same objects.
 	mu       sync.Mutex
@@ -28,30 +31,20 @@ type syncer struct {
 	periodic sync.WaitGroup
 }
 
-// hasTransfers reports whether the plan moves anything to or from S3.
-func hasTransfers(p *Plan) bool {
-	if p.S3 != nil && (len(p.S3.Download) > 0 || len(p.S3.Upload) > 0) {
-		return true
-	}
-	found := false
-	walkAll(p.Tasks, func(t *Task) { found = found || len(t.Upload) > 0 })
-	return found
-}
-
 // startSync connects to S3, runs the downloads and starts the periodic uploads. A failed
 // download stops the run before any task starts.
 func (r *run) startSync(ctx context.Context) error {
-	if !hasTransfers(r.plan) {
+	if !r.plan.HasTransfers() {
 		return nil
 	}
-	spec := S3Spec{}
+	spec := plan.S3Spec{}
 	if r.plan.S3 != nil {
 		spec = *r.plan.S3
 	}
 	env := r.baseEnv()
-	getenv := func(k string) string { v, _ := lookupEnv(env, k); return v }
+	lookup := getenv(env)
 	client, err := s3sync.NewClient(ctx, s3sync.ClientOptions{
-		Endpoint: os.Expand(spec.Endpoint, getenv), Region: os.Expand(spec.Region, getenv), Getenv: getenv,
+		Endpoint: os.Expand(spec.Endpoint, lookup), Region: os.Expand(spec.Region, lookup), Getenv: lookup,
 	})
 	if err != nil {
 		return fmt.Errorf("s3: %w", err)
@@ -59,7 +52,7 @@ func (r *run) startSync(ctx context.Context) error {
 	r.sync = &syncer{client: client, spec: spec, dest: map[string]*sync.Mutex{}}
 	for _, d := range spec.Download {
 		if err := r.transfer(ctx, d, env, "download"); err != nil {
-			return fmt.Errorf("%s: download %s: %w", d.Pos, os.Expand(d.From, getenv), err)
+			return fmt.Errorf("%s: download %s: %w", d.Pos, os.Expand(d.From, lookup), err)
 		}
 	}
 	pctx, cancel := context.WithCancel(ctx)
@@ -79,7 +72,7 @@ func (r *run) startSync(ctx context.Context) error {
 					return
 				case <-t.C:
 					if err := r.transfer(pctx, u, env, "upload"); err != nil && pctx.Err() == nil {
-						r.emit(Event{Kind: SyncProgress, Line: fmt.Sprintf("periodic upload of %s failed (will retry): %v", u.From, err)})
+						r.emit(event.Event{Kind: event.SyncProgress, Line: fmt.Sprintf("periodic upload of %s failed (will retry): %v", u.From, err)})
 					}
 				}
 			}
@@ -104,7 +97,7 @@ func (r *run) finishSync() error {
 		// A second Ctrl-C while uploading gives up; otherwise uploads finish.
 		if err := r.transfer(context.Background(), u, env, "upload"); err != nil {
 			err = fmt.Errorf("%s: upload %s: %w", u.Pos, u.From, err)
-			r.emit(Event{Kind: SyncProgress, Line: err.Error()})
+			r.emit(event.Event{Kind: event.SyncProgress, Line: err.Error()})
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -115,7 +108,7 @@ func (r *run) finishSync() error {
 
 // uploadAfter runs a task's own uploads when it ends, and records a trial that succeeded and
 // whose outputs landed, so that a rerun skips it.
-func (r *run) uploadAfter(ctx context.Context, t *Task, ok bool) {
+func (r *run) uploadAfter(ctx context.Context, t *plan.Task, ok bool) {
 	if r.sync == nil || len(t.Upload) == 0 && !(ok && r.isTrial(t)) {
 		return
 	}
@@ -124,23 +117,23 @@ func (r *run) uploadAfter(ctx context.Context, t *Task, ok bool) {
 	for _, u := range t.Upload {
 		if err := r.transfer(ctx, u, env, "upload"); err != nil {
 			uploaded = false
-			r.emit(Event{Kind: SyncProgress, Task: t, Line: fmt.Sprintf("upload of %s failed: %v", u.From, err)})
+			r.emit(event.Event{Kind: event.SyncProgress, Task: t, Line: fmt.Sprintf("upload of %s failed: %v", u.From, err)})
 		}
 	}
 	if ok && uploaded && r.isTrial(t) {
 		if url := r.markerURL(t, env); url != "" {
 			body, _ := json.Marshal(map[string]any{"task": t.Name, "cmd": r.mask.Replace(t.Cmd), "run_id": r.id, "finished_at": time.Now()})
 			if err := r.sync.client.PutObject(ctx, url, body); err != nil {
-				r.emit(Event{Kind: SyncProgress, Task: t, Line: "could not record completion: " + err.Error()})
+				r.emit(event.Event{Kind: event.SyncProgress, Task: t, Line: "could not record completion: " + err.Error()})
 			}
 		}
 	}
 }
 
 // transfer runs one download or upload.
-func (r *run) transfer(ctx context.Context, tr Transfer, env []string, direction string) error {
-	getenv := func(k string) string { v, _ := lookupEnv(env, k); return v }
-	src, dst := os.Expand(tr.From, getenv), os.Expand(tr.To, getenv)
+func (r *run) transfer(ctx context.Context, tr plan.Transfer, env []string, direction string) error {
+	lookup := getenv(env)
+	src, dst := os.Expand(tr.From, lookup), os.Expand(tr.To, lookup)
 	if !strings.HasPrefix(src, "s3://") {
 		src = r.taskPath(src)
 	}
@@ -163,7 +156,7 @@ func (r *run) transfer(ctx context.Context, tr Transfer, env []string, direction
 	defer lock.Unlock()
 	var lastLine time.Time
 	every := time.Second / 4
-	if r.opts.Mode != OutputLive {
+	if r.opts.Mode != output.Live {
 		every = 10 * time.Second
 	}
 	st, err := r.sync.client.Sync(ctx, src, dst, s3sync.Options{
@@ -171,7 +164,7 @@ func (r *run) transfer(ctx context.Context, tr Transfer, env []string, direction
 		Progress: func(p s3sync.Progress) {
 			if time.Since(lastLine) >= every {
 				lastLine = time.Now()
-				r.emit(Event{Kind: SyncProgress, Line: direction + " " + src + ": " + s3sync.FormatProgress(p)})
+				r.emit(event.Event{Kind: event.SyncProgress, Line: direction + " " + src + ": " + s3sync.FormatProgress(p)})
 			}
 		},
 	})
@@ -179,7 +172,7 @@ func (r *run) transfer(ctx context.Context, tr Transfer, env []string, direction
 		return err
 	}
 	r.met.transferred(direction, st.Files, st.Bytes)
-	r.emit(Event{Kind: SyncProgress, Line: fmt.Sprintf("%s %s -> %s: %s", direction, src, dst, st.String())})
+	r.emit(event.Event{Kind: event.SyncProgress, Line: fmt.Sprintf("%s %s -> %s: %s", direction, src, dst, st.String())})
 	return nil
 }
 
@@ -195,31 +188,31 @@ func (s *syncer) lockFor(dst string) *sync.Mutex {
 }
 
 // isTrial reports whether t is a child of a parallel block.
-func (r *run) isTrial(t *Task) bool { return r.trials[t] }
+func (r *run) isTrial(t *plan.Task) bool { return r.trials[t] }
 
 // markerDir holds the resume markers under an upload destination.
 const markerDir = ".runall-done"
 
 // markerURL is where a finished trial is recorded: beside its own upload when it has one,
 // else under the task file's first upload destination. "" when there is nowhere to record.
-func (r *run) markerURL(t *Task, env []string) string {
-	getenv := func(k string) string { v, _ := lookupEnv(env, k); return v }
+func (r *run) markerURL(t *plan.Task, env []string) string {
+	lookup := getenv(env)
 	sum := sha256.Sum256([]byte(t.Name + "\x00" + t.Cmd))
-	key := slug(t.Name) + "-" + hex.EncodeToString(sum[:6]) + ".json"
+	key := plan.Slug(t.Name) + "-" + hex.EncodeToString(sum[:6]) + ".json"
 	for _, u := range t.Upload {
-		if to := os.Expand(u.To, getenv); strings.HasPrefix(to, "s3://") {
+		if to := os.Expand(u.To, lookup); strings.HasPrefix(to, "s3://") {
 			return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
 		}
 	}
 	if r.sync != nil && len(r.sync.spec.Upload) > 0 {
-		to := os.Expand(r.sync.spec.Upload[0].To, getenv)
+		to := os.Expand(r.sync.spec.Upload[0].To, lookup)
 		return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
 	}
 	return ""
 }
 
 // resumeSkip reports whether a trial was recorded as done by an earlier run.
-func (r *run) resumeSkip(ctx context.Context, t *Task) (string, bool) {
+func (r *run) resumeSkip(ctx context.Context, t *plan.Task) (string, bool) {
 	if r.opts.Fresh || r.sync == nil {
 		return "", false
 	}

@@ -4,7 +4,17 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/runall/runall/runner/plan"
 )
+
+// Shard is this process's share of a sweep spread over several: trial k (in file order,
+// counting every parallel block's children) runs in shard k mod Count.
+type Shard struct{ Index, Count int }
+
+func (s Shard) active() bool { return s.Count > 1 }
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
 // ParseShard reads "I/N" (0 ≤ I < N).
 func ParseShard(s string) (Shard, error) {
@@ -20,19 +30,18 @@ func ParseShard(s string) (Shard, error) {
 // applyShard keeps this shard's share of the trials: the k-th trial of the file (counting
 // every parallel block's children in file order) belongs to shard k mod N. Setup tasks run
 // in every shard. A block left with no trial is dropped.
-func (r *run) applyShard() {
-	s := r.opts.Shard
+func applyShard(p *plan.Plan, s Shard) *plan.Plan {
 	if !s.active() {
-		return
+		return p
 	}
 	k := 0
-	var kept []*Task
-	for _, t := range r.plan.Tasks {
+	var kept []*plan.Task
+	for _, t := range p.Tasks {
 		if !t.IsBlock() {
 			kept = append(kept, t)
 			continue
 		}
-		var mine []*Task
+		var mine []*plan.Task
 		for _, c := range t.Parallel {
 			if k%s.Count == s.Index {
 				mine = append(mine, c)
@@ -45,20 +54,7 @@ func (r *run) applyShard() {
 			kept = append(kept, &b)
 		}
 	}
-	plan := *r.plan
-	plan.Tasks = kept
-	r.plan = &plan
-}
-
-// NeedsGPU reports whether any task asks for GPU admission.
-func (p *Plan) NeedsGPU() bool { return firstGPUTask(p) != nil }
-
-func firstGPUTask(p *Plan) *Task {
-	var found *Task
-	walkAll(p.Tasks, func(t *Task) {
-		if found == nil && t.GPU != nil {
-			found = t
-		}
-	})
-	return found
+	sharded := *p
+	sharded.Tasks = kept
+	return &sharded
 }

@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/runall/runall/runner"
+	"github.com/runall/runall/runner/plan"
 )
 
 const checkUsage = `Usage: runall check [--tags a,b] FILE [ARGS...]
@@ -37,7 +37,7 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	if fs.NArg() == 0 {
 		return usagef("check: missing the tasks file")
 	}
-	plan, err := runner.Load(fs.Arg(0), runner.LoadOptions{Args: fs.Args()[1:], Tags: splitList(*tags)})
+	plan, err := plan.Load(fs.Arg(0), plan.LoadOptions{Args: fs.Args()[1:], Tags: splitList(*tags)})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/runall/runall/runner"
+	"github.com/runall/runall/runner/plan"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -135,7 +136,7 @@ func exitCode(a *app, err error) int {
 		return 2
 	}
 	fmt.Fprintf(a.stderr, "runall: %v\n", err)
-	var fileErr *runner.FileError
+	var fileErr *plan.FileError
 	if errors.As(err, &fileErr) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return 2 // the task file is wrong or cannot be read
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner"
+	"github.com/runall/runall/runner/output"
+	"github.com/runall/runall/runner/plan"
 )
 
 const runUsage = `Usage: runall [run] [flags] FILE [ARGS...]
@@ -86,7 +88,7 @@ func runRun(_ context.Context, a *app, args []string) error {
 		return usagef("run: no tasks file given")
 	}
 
-	plan, err := runner.Load(file, runner.LoadOptions{Args: taskArgs, Tags: splitList(o.tags)})
+	plan, err := plan.Load(file, plan.LoadOptions{Args: taskArgs, Tags: splitList(o.tags)})
 	if err != nil {
 		return err
 	}
@@ -115,9 +117,9 @@ func runRun(_ context.Context, a *app, args []string) error {
 	if opts.Mode, err = outputMode(o.output, a); err != nil {
 		return err
 	}
-	opts.Color = opts.Mode == runner.OutputLive && !o.noColor && a.getenv("NO_COLOR") == ""
-	if opts.Mode == runner.OutputLive {
-		opts.Width = func() int { w, _ := runner.TerminalSize(os.Stdout); return w }
+	opts.Color = opts.Mode == output.Live && !o.noColor && a.getenv("NO_COLOR") == ""
+	if opts.Mode == output.Live {
+		opts.Width = func() int { w, _ := output.TerminalSize(os.Stdout); return w }
 	}
 	if !o.noGPU && plan.NeedsGPU() {
 		opts.Probe, opts.ProbeErr = openProbe(a, o.fakeGPUs)
@@ -177,15 +179,15 @@ func splitList(s string) []string {
 	return out
 }
 
-func outputMode(flagValue string, a *app) (runner.OutputMode, error) {
+func outputMode(flagValue string, a *app) (output.Mode, error) {
 	switch flagValue {
 	case "auto", "":
-		if runner.IsTerminal(os.Stdout, a.getenv) && a.stdout == os.Stdout {
-			return runner.OutputLive, nil
+		if output.IsTerminal(os.Stdout, a.getenv) && a.stdout == os.Stdout {
+			return output.Live, nil
 		}
-		return runner.OutputPlain, nil
+		return output.Plain, nil
 	case "live", "plain", "json":
-		return runner.OutputMode(flagValue), nil
+		return output.Mode(flagValue), nil
 	}
 	return "", usagef("--output %q: want auto, live, plain or json", flagValue)
 }

@@ -1,0 +1,358 @@
+// Package admit decides which GPU trial may start where, from measured free memory.
+//
+// On each device the admitter keeps the trials placed there and a baseline: the memory in
+// use when none of runall's trials ran on it. Trials that have started but not yet allocated
+// their need hold a reservation:
+//
+//	reserved = max(0, Σ need of runall's trials on the device − (used − baseline))
+//
+// so that trials launched within a second of each other never count the same free memory
+// twice, and a reservation lasts until the device's measured use shows the memory. A trial
+// fits where  free − reserved − margin ≥ need, and goes where it fits best. Memory used by
+// anything else (another container, a notebook) counts, because "free" is measured.
+//
+// The package knows trials only as requests (an id, a group, a need); it knows nothing of
+// the scheduler that asks, or of the processes that run them.
+package admit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner/plan"
+)
+
+// Request is what one trial asks of the GPUs.
+type Request struct {
+	ID      int    // the trial's; a need raised after running out of memory is kept per ID
+	Name    string // for messages
+	Group   string // gpu-memory: auto learns one need per group (plan.Task.Group)
+	Memory  uint64 // bytes per device; 0 with Auto
+	Auto    bool   // learn the need from the group's first trial
+	Devices int    // how many devices (0 means 1)
+}
+
+// RequestFor is the request of a plan task that has GPU needs.
+func RequestFor(t *plan.Task) Request {
+	return Request{ID: t.ID, Name: t.Name, Group: t.Group, Memory: t.GPU.Memory, Auto: t.GPU.Auto, Devices: t.GPU.Devices}
+}
+
+// Placement is a trial's place on one or more devices, from Place to Release.
+type Placement struct {
+	Devices []int    // device indices
+	UUIDs   []string // the same devices, as a trial's CUDA_VISIBLE_DEVICES names them
+	Need    uint64   // bytes per device it was admitted with; 0 when it learns its group's
+	Total   uint64   // the smallest total memory among its devices
+
+	req      Request
+	reserve  uint64 // what its reservation counts: Need, or the learned need once known
+	learning bool   // the first trial of a gpu-memory: auto group: alone on its device
+	peak     uint64 // the most it was seen using on any of its devices (estimate when shared)
+	grewAt   time.Time
+}
+
+// Options configures an Admitter.
+type Options struct {
+	Probe      gpu.Probe
+	Margin     plan.Margin // kept free on every device
+	OOMRetries int         // how often a trial may be requeued after running out of memory
+	History    *History    // learned needs: read, and written when learned; nil keeps none
+}
+
+// Admitter places GPU trials. Its methods are safe for concurrent use.
+type Admitter struct {
+	probe      gpu.Probe
+	margin     plan.Margin
+	oomRetries int
+	hist       *History
+
+	mu       sync.Mutex
+	snap     []gpu.Device // the last measurement
+	snapAt   time.Time
+	snapErr  error
+	devs     []devState
+	raised   map[int]uint64        // trial ID → need raised after running out of memory
+	requeues map[int]int           // trial ID → times requeued after running out of memory
+	learning map[string]*Placement // group → the trial that learns its need
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type devState struct {
+	baseline uint64
+	trials   []*Placement // in launch order
+}
+
+// sampleEvery is how often the devices are measured while GPU trials run.
+const sampleEvery = 250 * time.Millisecond
+
+// New returns an admitter over o.Probe's devices.
+func New(o Options) *Admitter {
+	if o.History == nil {
+		o.History = NewHistory("")
+	}
+	return &Admitter{
+		probe:      o.Probe,
+		margin:     o.Margin,
+		oomRetries: o.OOMRetries,
+		hist:       o.History,
+		raised:     map[int]uint64{},
+		requeues:   map[int]int{},
+		learning:   map[string]*Placement{},
+	}
+}
+
+// Sample is one measurement of the devices, with what the admitter holds reserved on each.
+type Sample struct {
+	Devices  []gpu.Device
+	Reserved []uint64
+}
+
+// Start measures the devices every sampleEvery until Stop, calling onSample after each.
+func (a *Admitter) Start(ctx context.Context, onSample func(Sample)) {
+	ctx, a.cancel = context.WithCancel(ctx)
+	a.done = make(chan struct{})
+	a.mu.Lock()
+	a.sampleLocked()
+	a.mu.Unlock()
+	go func() {
+		defer close(a.done)
+		t := time.NewTicker(sampleEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				a.mu.Lock()
+				a.sampleLocked()
+				s := Sample{Devices: slices.Clone(a.snap), Reserved: a.reservedLocked()}
+				a.mu.Unlock()
+				if onSample != nil && s.Devices != nil {
+					onSample(s)
+				}
+			}
+		}
+	}()
+}
+
+// Stop ends the sampling Start began.
+func (a *Admitter) Stop() {
+	if a.cancel != nil {
+		a.cancel()
+		<-a.done
+	}
+}
+
+// sampleLocked measures the devices and updates baselines, peaks and learning.
+func (a *Admitter) sampleLocked() {
+	devs, err := a.probe.Devices()
+	a.snapErr = err
+	if err != nil {
+		return
+	}
+	a.snap, a.snapAt = devs, time.Now()
+	if len(a.devs) != len(devs) {
+		a.devs = make([]devState, len(devs))
+		for i := range devs {
+			a.devs[i].baseline = devs[i].Used
+		}
+	}
+	for i, d := range devs {
+		st := &a.devs[i]
+		if len(st.trials) == 0 {
+			st.baseline = d.Used
+			continue
+		}
+		for p, share := range a.sharesLocked(i) {
+			if share > p.peak {
+				p.peak, p.grewAt = share, time.Now()
+			}
+		}
+	}
+	a.settleLearningLocked()
+}
+
+// sharesLocked attributes the growth of a device's use since its baseline to the trials on
+// it: in launch order, each up to its reservation; what exceeds the sum is counted against
+// every trial (an upper bound: someone uses more than declared, and it is not known who).
+// A trial alone on its device gets exactly its use.
+func (a *Admitter) sharesLocked(dev int) map[*Placement]uint64 {
+	st := &a.devs[dev]
+	grown := sub(a.snap[dev].Used, st.baseline)
+	over := sub(grown, a.declaredLocked(dev))
+	shares := make(map[*Placement]uint64, len(st.trials))
+	left := grown
+	for _, p := range st.trials {
+		s := min(left, p.reserve)
+		left -= s
+		shares[p] = s + over
+	}
+	return shares
+}
+
+func (a *Admitter) declaredLocked(dev int) uint64 {
+	var sum uint64
+	for _, p := range a.devs[dev].trials {
+		sum += p.reserve
+	}
+	return sum
+}
+
+func (a *Admitter) reservedLocked() []uint64 {
+	out := make([]uint64, len(a.devs))
+	for i := range a.devs {
+		out[i] = a.reservedOnLocked(i)
+	}
+	return out
+}
+
+// reservedOnLocked is the memory runall's trials on dev have yet to allocate.
+func (a *Admitter) reservedOnLocked(dev int) uint64 {
+	return sub(a.declaredLocked(dev), sub(a.snap[dev].Used, a.devs[dev].baseline))
+}
+
+// ErrNeverFits is wrapped by Place's error for a trial no device here can ever hold.
+var ErrNeverFits = errors.New("needs more GPU memory than any device has")
+
+// Place finds devices for req now. It returns a placement; or nil and why the trial waits;
+// or an error when it can never run here.
+func (a *Admitter) Place(req Request) (*Placement, string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if time.Since(a.snapAt) > 100*time.Millisecond {
+		a.sampleLocked()
+	}
+	if a.snap == nil {
+		return nil, "", fmt.Errorf("cannot measure GPU memory: %w", a.snapErr)
+	}
+	want := max(req.Devices, 1)
+	if want > len(a.snap) {
+		return nil, "", fmt.Errorf("asks for %d GPUs, %d are visible", want, len(a.snap))
+	}
+	need, learning, wait := a.needLocked(req)
+	if wait != "" {
+		return nil, wait, nil
+	}
+	if err := a.fitsSomewhereLocked(need); err != nil {
+		return nil, "", err
+	}
+	type cand struct {
+		dev   int
+		avail uint64
+	}
+	var cands []cand
+	var why []string
+	for i, d := range a.snap {
+		reserved := a.reservedOnLocked(i)
+		avail := sub(sub(d.Free, reserved), a.margin.For(d.Total))
+		why = append(why, fmt.Sprintf("GPU%d %s free, %s reserved", i, gpu.FormatSize(d.Free), gpu.FormatSize(reserved)))
+		switch {
+		case a.exclusiveLocked(i):
+			why[len(why)-1] += " (learning a trial's need)"
+		case learning && len(a.devs[i].trials) > 0:
+		case avail >= need:
+			cands = append(cands, cand{i, avail})
+		}
+	}
+	if len(cands) < want {
+		head := "needs " + gpu.FormatSize(need)
+		if want > 1 {
+			head += fmt.Sprintf(" on each of %d GPUs", want)
+		}
+		if learning {
+			head = "learning its GPU memory: needs a GPU with no other trial"
+		}
+		return nil, head + "; " + strings.Join(why, "; "), nil
+	}
+	// Best fit: the devices with the least room that still fits, so that big gaps stay
+	// for big trials.
+	slices.SortStableFunc(cands, func(x, y cand) int { return cmpU(x.avail, y.avail) })
+	p := &Placement{req: req, Need: need, reserve: need, learning: learning}
+	for _, c := range cands[:want] {
+		p.Devices = append(p.Devices, c.dev)
+		p.UUIDs = append(p.UUIDs, a.snap[c.dev].UUID)
+		if total := a.snap[c.dev].Total; p.Total == 0 || total < p.Total {
+			p.Total = total
+		}
+		st := &a.devs[c.dev]
+		if len(st.trials) == 0 {
+			st.baseline = a.snap[c.dev].Used
+		}
+		st.trials = append(st.trials, p)
+	}
+	if learning {
+		a.learning[req.Group] = p
+	}
+	return p, "", nil
+}
+
+// fitsSomewhereLocked fails for a need that no device could hold even empty.
+func (a *Admitter) fitsSomewhereLocked(need uint64) error {
+	if need <= a.largestLocked() {
+		return nil
+	}
+	largest := slices.MaxFunc(a.snap, func(x, y gpu.Device) int { return cmpU(x.Total, y.Total) })
+	m := a.margin.For(largest.Total)
+	return fmt.Errorf("%w: needs %s, the largest GPU has %s (%s after the %s margin)",
+		ErrNeverFits, gpu.FormatSize(need), gpu.FormatSize(largest.Total),
+		gpu.FormatSize(sub(largest.Total, m)), gpu.FormatSize(m))
+}
+
+// largestLocked is the most any one device can give a trial: its total less the margin.
+func (a *Admitter) largestLocked() uint64 {
+	var most uint64
+	for _, d := range a.snap {
+		most = max(most, sub(d.Total, a.margin.For(d.Total)))
+	}
+	return most
+}
+
+func (a *Admitter) exclusiveLocked(dev int) bool {
+	return slices.ContainsFunc(a.devs[dev].trials, func(p *Placement) bool { return p.learning })
+}
+
+// Release frees a placement when its trial ends.
+func (a *Admitter) Release(p *Placement) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if time.Since(a.snapAt) > 50*time.Millisecond {
+		a.sampleLocked() // the trial's last peak
+	}
+	a.endLearningLocked(p)
+	for _, d := range p.Devices {
+		st := &a.devs[d]
+		st.trials = slices.DeleteFunc(st.trials, func(q *Placement) bool { return q == p })
+	}
+}
+
+// Peak is the most memory the placement's trial was seen using on one device.
+func (a *Admitter) Peak(p *Placement) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return p.peak
+}
+
+func sub(a, b uint64) uint64 {
+	if a < b {
+		return 0
+	}
+	return a - b
+}
+
+func cmpU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

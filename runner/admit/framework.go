@@ -1,0 +1,54 @@
+package admit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/runall/runall/runner/proc"
+)
+
+// Framework is what runall tells deep-learning frameworks so that a trial takes the memory
+// it uses rather than the whole card, and, when asked, no more than its need. It is apart
+// from placement: the admitter decides where, this decides what the trial is told.
+type Framework struct {
+	torch torchProbe
+}
+
+// Env adds to env what a trial placed at p needs: its devices (deviceEnv, from the probe),
+// TensorFlow's and JAX's growth settings, its need, and with capToNeed the frameworks' caps.
+// A variable the task's own env: sets (own reports which) is left as the task set it.
+func (f *Framework) Env(env, deviceEnv []string, p *Placement, capToNeed bool, own func(name string) bool) []string {
+	for _, kv := range deviceEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		env = proc.Setenv(env, k, v)
+	}
+	setDefault := func(k, v string) {
+		if !own(k) {
+			env = proc.Setenv(env, k, v)
+		}
+	}
+	setDefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+	setDefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+	env = proc.Setenv(env, "RUNALL_GPU_MEMORY", fmt.Sprint(p.Need))
+	if p.Total == 0 || p.Need == 0 {
+		return env
+	}
+	frac := fmt.Sprintf("%.3f", float64(p.Need)/float64(p.Total))
+	env = proc.Setenv(env, "RUNALL_GPU_MEMORY_FRACTION", frac)
+	if !capToNeed {
+		return env
+	}
+	setDefault("XLA_PYTHON_CLIENT_MEM_FRACTION", frac)
+	if !own("PYTORCH_CUDA_ALLOC_CONF") && f.torch.supportsFractionConf(env) {
+		conf := "per_process_memory_fraction:" + frac
+		if old, ok := proc.Lookup(env, "PYTORCH_CUDA_ALLOC_CONF"); ok && old != "" {
+			conf = old + "," + conf
+		}
+		env = proc.Setenv(env, "PYTORCH_CUDA_ALLOC_CONF", conf)
+	}
+	return env
+}
+
+// DeviceEnv is what the probe says a trial on p's devices needs (CUDA_VISIBLE_DEVICES, and
+// for simulated GPUs where their state is).
+func (a *Admitter) DeviceEnv(p *Placement) []string { return a.probe.Env(p.Devices) }

@@ -1,0 +1,201 @@
+package admit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// History is what earlier runs of a task file measured: how long each task took (for the
+// live view's ETA and the order trials start in) and the GPU memory learned for each
+// gpu-memory: auto group. Tasks are known by plan.Task.Key and groups by plan.Task.Group, so
+// that both survive edits elsewhere in the file. It lives in the log directory:
+// <log dir>/state/<file>-<hash>.json. Its methods are safe for concurrent use.
+type History struct {
+	path  string
+	mu    sync.Mutex
+	state historyFile
+	notes []string
+}
+
+// historyFile is the state file. Version 2 keys entries by task key and group; version 1
+// (no version field) kept durations by task name and learned needs by file:line:col.
+type historyFile struct {
+	Version   int              `json:"version"`
+	Durations map[string]entry `json:"durations"`
+	Learned   map[string]entry `json:"learned"`
+}
+
+// entry is one recorded figure, with the name of the task it belongs to, for messages.
+type entry struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds,omitempty"`
+	Bytes   uint64  `json:"bytes,omitempty"`
+}
+
+type historyV1 struct {
+	Durations map[string]float64 `json:"durations"` // by task name
+	Learned   map[string]uint64  `json:"learned"`   // by file:line:col of the group
+}
+
+const historyVersion = 2
+
+// NewHistory is an empty history that Save writes to path ("" keeps it in memory only).
+func NewHistory(path string) *History {
+	return &History{path: path, state: historyFile{
+		Version: historyVersion, Durations: map[string]entry{}, Learned: map[string]entry{},
+	}}
+}
+
+// HistoryPath is where the history of the task file at file is kept under logDir.
+func HistoryPath(logDir, file string) string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		abs = file
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(logDir, "state", plan.Slug(filepath.Base(file))+"-"+hex.EncodeToString(sum[:6])+".json")
+}
+
+// LoadHistory reads the history of p's file under logDir, keeping what still belongs to one
+// of p's tasks. A learned need that no group of p matches any more (its sweep was renamed or
+// its command changed) is dropped, and Notes says so; a file from an older runall is
+// migrated where its entries still name a task of p. A damaged file only costs the ETA.
+func LoadHistory(logDir string, p *plan.Plan) *History {
+	h := NewHistory(HistoryPath(logDir, p.File))
+	b, err := os.ReadFile(h.path)
+	if err != nil {
+		return h
+	}
+	var probe struct{ Version int }
+	if json.Unmarshal(b, &probe) != nil {
+		h.notes = append(h.notes, fmt.Sprintf("%s is damaged: starting without earlier durations and learned GPU memory", h.path))
+		return h
+	}
+	var st historyFile
+	if probe.Version >= historyVersion {
+		_ = json.Unmarshal(b, &st)
+	} else {
+		var old historyV1
+		_ = json.Unmarshal(b, &old)
+		st = migrate(old, p)
+	}
+	h.keep(st, p)
+	return h
+}
+
+// migrate re-keys a version 1 history: durations by task name, learned needs by the place of
+// the task or block that set gpu-memory: auto, as long as that place still holds it.
+func migrate(old historyV1, p *plan.Plan) historyFile {
+	st := historyFile{Durations: map[string]entry{}, Learned: map[string]entry{}}
+	learned := func(t *plan.Task, places ...plan.Pos) {
+		if _, done := st.Learned[t.Group]; done || t.GPU == nil || !t.GPU.Auto {
+			return
+		}
+		for _, pos := range places {
+			if n, ok := old.Learned[pos.String()]; ok {
+				st.Learned[t.Group] = entry{Name: t.Name, Bytes: n}
+				return
+			}
+		}
+	}
+	for _, b := range p.Tasks {
+		learned(b, b.Pos)
+		for _, t := range b.Parallel {
+			learned(t, t.Pos, b.Pos)
+		}
+	}
+	plan.Walk(p.Tasks, func(t *plan.Task) {
+		if s, ok := old.Durations[t.Name]; ok {
+			st.Durations[t.Key] = entry{Name: t.Name, Seconds: s}
+		}
+	})
+	return st
+}
+
+// keep takes from st what belongs to a task or group of p. With p filtered by tags, what
+// the filter left out is kept as it is.
+func (h *History) keep(st historyFile, p *plan.Plan) {
+	keys, groups := map[string]bool{}, map[string]bool{}
+	plan.Walk(p.Tasks, func(t *plan.Task) {
+		keys[t.Key] = true
+		if t.GPU != nil && t.GPU.Auto {
+			groups[t.Group] = true
+		}
+	})
+	for k, e := range st.Durations {
+		if keys[k] || p.Filtered {
+			h.state.Durations[k] = e
+		}
+	}
+	for g, e := range st.Learned {
+		switch {
+		case groups[g] || p.Filtered:
+			h.state.Learned[g] = e
+		default:
+			h.notes = append(h.notes, fmt.Sprintf("learned GPU memory %s of %q dropped: no task of %s matches it any more "+
+				"(renamed, or its command changed); it will be learned again", gpu.FormatSize(e.Bytes), e.Name, p.File))
+		}
+	}
+}
+
+// Notes says what loading dropped, for the user.
+func (h *History) Notes() []string { return h.notes }
+
+// Learned is the need learned for group.
+func (h *History) Learned(group string) (uint64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.state.Learned[group]
+	return e.Bytes, ok
+}
+
+// SetLearned records the need learned for group; name is the trial it was learned from.
+func (h *History) SetLearned(group, name string, need uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.state.Learned[group] = entry{Name: name, Bytes: need}
+}
+
+// Duration is how long the task with this key took when it last succeeded.
+func (h *History) Duration(key string) (time.Duration, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.state.Durations[key]
+	return time.Duration(e.Seconds * float64(time.Second)), ok
+}
+
+// Record keeps the durations of the tasks of res that succeeded; byID maps a result's task
+// ID to its plan task.
+func (h *History) Record(res *results.Run, byID map[int]*plan.Task) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range res.Tasks {
+		if t, ok := byID[r.ID]; ok && r.Status == results.StatusOK {
+			h.state.Durations[t.Key] = entry{Name: t.Name, Seconds: r.Duration().Seconds()}
+		}
+	}
+}
+
+// Save writes the history, atomically.
+func (h *History) Save() error {
+	if h.path == "" {
+		return nil
+	}
+	h.mu.Lock()
+	b, err := json.MarshalIndent(h.state, "", "  ")
+	h.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(h.path, b)
+}

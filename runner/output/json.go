@@ -1,0 +1,141 @@
+package output
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/results"
+)
+
+// jsonOutput writes one JSON object per line per event, for log shippers. Output lines are
+// cleaned of escape codes like the plain output's; waiting events are written only when a
+// task's reason changes, as the scheduler may repeat them every pass.
+type jsonOutput struct {
+	o       Options
+	rs      *runState
+	enc     *json.Encoder
+	start   time.Time
+	status  results.Status // from RunEnded, for a Close without results
+	closed  bool
+	scratch jsonEvent
+}
+
+// jsonEvent is every event's object; fields that do not apply to a kind are left out.
+type jsonEvent struct {
+	Time     string         `json:"time"`
+	Event    string         `json:"event"`
+	Task     string         `json:"task,omitempty"`
+	TaskID   *int           `json:"task_id,omitempty"`
+	Attempt  int            `json:"attempt,omitempty"`
+	Devices  []string       `json:"devices,omitempty"`
+	Stream   string         `json:"stream,omitempty"`
+	Line     *string        `json:"line,omitempty"`
+	Status   results.Status `json:"status,omitempty"`
+	ExitCode *int           `json:"exit_code,omitempty"`
+	Duration *float64       `json:"duration_seconds,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
+}
+
+// jsonRunEnd is the last object: the run's outcome and every command's result, the same
+// objects the results file holds.
+type jsonRunEnd struct {
+	Time             string                 `json:"time"`
+	Event            string                 `json:"event"`
+	Status           results.Status         `json:"status"`
+	Counts           map[results.Status]int `json:"counts"`
+	Duration         float64                `json:"duration_seconds"`
+	File             string                 `json:"file,omitempty"`
+	RunID            string                 `json:"run_id,omitempty"`
+	Shard            string                 `json:"shard,omitempty"`
+	LogDir           string                 `json:"log_dir,omitempty"`
+	Tasks            []results.Task         `json:"tasks"`
+	LearnedGPUMemory map[string]uint64      `json:"learned_gpu_memory,omitempty"`
+}
+
+// NewJSON returns the output for --output json.
+func NewJSON(o Options) Output {
+	o = withDefaults(o)
+	enc := json.NewEncoder(o.W) // one Write per object
+	enc.SetEscapeHTML(false)
+	return &jsonOutput{o: o, rs: newRunState(o.Plan), enc: enc, start: o.Now()}
+}
+
+func jsonTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func (j *jsonOutput) Event(ev event.Event) {
+	now := eventTime(ev, j.o)
+	e := &j.scratch
+	*e = jsonEvent{Time: jsonTime(now), Event: ev.Kind.String()}
+	switch ev.Kind {
+	case event.SyncProgress, event.RunStatus:
+		line := cleanLine(ev.Line)
+		e.Line = &line
+		if ev.Task != nil {
+			e.Task, e.TaskID = j.rs.label(j.rs.node(ev.Task)), &ev.Task.ID
+		}
+		j.enc.Encode(e)
+		return
+	case event.RunEnded:
+		j.status = ev.Status // Close writes run_end, with the results
+		return
+	}
+	n, changed := j.rs.apply(ev, now)
+	if n == nil {
+		return
+	}
+	e.Task, e.TaskID, e.Attempt = j.rs.label(n), &ev.Task.ID, ev.Attempt
+	switch ev.Kind {
+	case event.TaskOutput:
+		if !ev.Task.ShowOutput {
+			return
+		}
+		line := cleanLine(ev.Line)
+		e.Stream, e.Line = ev.Stream, &line
+	case event.TaskWaiting:
+		if !changed {
+			return
+		}
+		e.Reason = ev.Reason
+	case event.TaskStarted:
+		e.Devices = ev.Devices
+	case event.TaskEnded:
+		code, secs := ev.ExitCode, ev.Duration.Seconds()
+		e.Status, e.ExitCode, e.Duration, e.Reason = ev.Status, &code, &secs, ev.Reason
+	case event.TaskSkipped:
+		e.Reason = ev.Reason
+	}
+	j.enc.Encode(e)
+}
+
+func (j *jsonOutput) Tick(time.Time) {}
+
+func (j *jsonOutput) Close(res *results.Run) error {
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	now := j.o.Now()
+	end := jsonRunEnd{Time: jsonTime(now), Event: "run_end", Status: j.status, Tasks: []results.Task{},
+		Duration: now.Sub(j.start).Seconds(),
+		Counts:   map[results.Status]int{results.StatusOK: 0, results.StatusFailed: 0, results.StatusIgnored: 0, results.StatusSkipped: 0}}
+	if res != nil {
+		end.Status, end.File, end.RunID, end.Shard, end.LogDir = res.Status, res.File, res.RunID, res.Shard, res.LogDir
+		end.LearnedGPUMemory = res.LearnedGPUMemory
+		if res.Tasks != nil {
+			end.Tasks = res.Tasks
+		}
+		if !res.StartedAt.IsZero() && !res.FinishedAt.IsZero() {
+			end.Duration = res.FinishedAt.Sub(res.StartedAt).Seconds()
+		}
+		for _, r := range res.Tasks {
+			end.Counts[r.Status]++
+		}
+	} else {
+		c := j.rs.counts()
+		for s, st := range map[taskStatus]results.Status{stOK: results.StatusOK, stFailed: results.StatusFailed, stIgnored: results.StatusIgnored, stSkipped: results.StatusSkipped} {
+			end.Counts[st] = c[s]
+		}
+	}
+	return j.enc.Encode(end)
+}

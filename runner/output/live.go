@@ -1,0 +1,571 @@
+package output
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// liveOutput redraws a frame of the running tasks on every Tick, in the spirit of bashful:
+// a line per task with its state, name, time and last output line, and a footer with the
+// counts and an ETA. Events only update state, so a flood of output costs no drawing.
+//
+// A top-level task that has finished is printed once above the frame and leaves it, so the
+// frame holds only what runs now and scrollback keeps the rest. The frame never reaches the
+// terminal's last row: moving the cursor up over it only works while none of it scrolled.
+type liveOutput struct {
+	// mu lets Restore be called from another goroutine (a signal or panic path). Everything
+	// else comes from the one goroutine that owns the output, so it is never contended.
+	mu sync.Mutex
+
+	o        Options
+	cfg      plan.Config
+	rs       *runState
+	start    time.Time
+	syncLine string      // the last SyncProgress line, shown above the footer
+	syncAt   time.Time   // when it came; after syncLinger it is printed for good
+	notes    [][2]string // prefix and text of lines to print above the frame for good
+
+	lines     int  // rows of the frame on screen, which the next draw moves up over
+	committed int  // top-level tasks printed above the frame for good
+	hidden    bool // cursor hidden and autowrap off, to be undone by restore
+	stopped   bool // Restore or Close ran: draw nothing more
+	closed    bool
+	spin      int
+	buf       bytes.Buffer
+}
+
+// NewLive returns the output for a stdout that is a terminal (see IsTerminal).
+func NewLive(o Options) Output {
+	o = withDefaults(o)
+	cfg := plan.Config{MaxParallel: 4, ShowTaskTimes: true, ShowFailureReport: true}
+	if o.Plan != nil {
+		cfg = o.Plan.Config
+	}
+	return &liveOutput{o: o, cfg: cfg, rs: newRunState(o.Plan), start: o.Now()}
+}
+
+const (
+	sgrOK      = "32"
+	sgrFailed  = "31"
+	sgrIgnored = "33"
+	sgrRunning = "36"
+	sgrDim     = "90"
+)
+
+// syncLinger is how long an S3 line stays in the frame without a newer one; then it is
+// printed for good, as it is likely a transfer's last word (its totals, or an error).
+const syncLinger = 10 * time.Second
+
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+func (l *liveOutput) Event(ev event.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch ev.Kind {
+	case event.TaskOutput: // the hot path: keep the line, draw nothing
+		if ev.Task != nil && ev.Task.ShowOutput {
+			l.rs.node(ev.Task).last = ev.Line
+		}
+	case event.SyncProgress:
+		if ev.Task != nil { // an upload after a task failed: worth keeping
+			l.notes = append(l.notes, [2]string{"s3: ", l.rs.label(l.rs.node(ev.Task)) + ": " + ev.Line})
+			break
+		}
+		if l.syncLine != "" && eventTime(ev, l.o).Sub(l.syncAt) >= syncLinger {
+			l.notes = append(l.notes, [2]string{"s3: ", l.syncLine})
+		}
+		l.syncLine, l.syncAt = ev.Line, eventTime(ev, l.o)
+	case event.RunStatus:
+		l.notes = append(l.notes, [2]string{"status: ", ev.Line})
+	case event.RunEnded: // the footer says it
+	default:
+		l.rs.apply(ev, eventTime(ev, l.o))
+	}
+}
+
+func (l *liveOutput) Tick(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return
+	}
+	l.spin++
+	l.draw(now, false)
+}
+
+// Close draws the final frame, restores the terminal and prints the summary below. It may
+// be called more than once.
+func (l *liveOutput) Close(res *results.Run) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	if !l.stopped {
+		l.draw(l.o.Now(), true)
+	}
+	l.restore()
+	if res != nil {
+		fmt.Fprintln(l.o.W)
+		WriteSummary(l.o.W, res, summaryOptions(l.o.Plan, l.o.Color))
+	}
+	return nil
+}
+
+// Restore shows the cursor again and turns autowrap back on, leaving the last frame on the
+// screen; nothing is drawn after it. For an interrupt or panic path that cannot wait for
+// Close; safe from any goroutine and more than once.
+func (l *liveOutput) Restore() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.restore()
+}
+
+func (l *liveOutput) restore() {
+	l.stopped = true
+	if l.hidden {
+		l.o.W.Write([]byte("\x1b[?7h\x1b[?25h"))
+		l.hidden = false
+	}
+}
+
+// size is the terminal's, from Options or else from W when it is one; 80x24 when
+// neither says.
+func (l *liveOutput) size() (w, h int) {
+	w, h = 80, 24
+	if f, ok := l.o.W.(*os.File); ok && (l.o.Width == nil || l.o.Height == nil) {
+		if tw, th := TerminalSize(f); tw > 0 && th > 0 {
+			w, h = tw, th
+		}
+	}
+	if l.o.Width != nil {
+		if v := l.o.Width(); v > 0 {
+			w = v
+		}
+	}
+	if l.o.Height != nil {
+		if v := l.o.Height(); v > 0 {
+			h = v
+		}
+	}
+	return w, h
+}
+
+// draw writes committed lines and the new frame over the old one in a single Write.
+func (l *liveOutput) draw(now time.Time, final bool) {
+	commit, frame := l.render(now, final)
+	b := &l.buf
+	b.Reset()
+	if !l.hidden {
+		// Autowrap off: a line whose width was miscounted is clipped instead of taking
+		// two rows, which would leave the next cursor-up short.
+		b.WriteString("\x1b[?25l\x1b[?7l")
+		l.hidden = true
+	}
+	if l.lines > 0 {
+		fmt.Fprintf(b, "\r\x1b[%dA", l.lines)
+	}
+	for _, s := range slices.Concat(commit, frame) {
+		b.WriteString("\x1b[2K")
+		b.WriteString(s)
+		b.WriteByte('\n')
+	}
+	b.WriteString("\x1b[J")
+	l.lines = len(frame)
+	l.o.W.Write(b.Bytes())
+}
+
+// render returns the lines to print for good above the frame (top-level tasks that have
+// finished since the last draw) and the frame. With final, every task is committed.
+func (l *liveOutput) render(now time.Time, final bool) (commit, frame []string) {
+	w, h := l.size()
+	w-- // never the last column, which some terminals wrap on
+	if l.syncLine != "" && (final || now.Sub(l.syncAt) >= syncLinger) {
+		l.notes = append(l.notes, [2]string{"s3: ", l.syncLine})
+		l.syncLine = ""
+	}
+	for _, n := range l.notes {
+		lb := l.lineBuf(w)
+		lb.add(n[0], sgrDim)
+		lb.add(oneLineOutput(n[1]), "")
+		commit = append(commit, lb.String())
+	}
+	l.notes = l.notes[:0]
+	if l.cfg.SingleLine {
+		return commit, []string{l.footer(now, w)}
+	}
+	for l.committed < len(l.rs.top) {
+		n := l.rs.top[l.committed]
+		st := n.state()
+		if !final && !st.final() {
+			break
+		}
+		if st != stPending {
+			commit = append(commit, l.item(n, now, w, -1, h)...)
+		}
+		l.committed++
+	}
+	budget := h - 2 // the last row stays free, one is the footer's
+	if l.syncLine != "" {
+		budget--
+	}
+	var active []*taskNode
+	for _, n := range l.rs.top[l.committed:] {
+		if n.state() != stPending {
+			active = append(active, n)
+		}
+	}
+	for i, n := range active {
+		b := budget - (len(active) - 1 - i) // a row for each later one
+		if b < 1 {
+			break
+		}
+		lines := l.item(n, now, w, b, h)
+		frame = append(frame, lines...)
+		budget -= len(lines)
+	}
+	if l.syncLine != "" {
+		lb := l.lineBuf(w)
+		lb.add("s3: ", sgrDim)
+		lb.add(oneLineOutput(l.syncLine), "")
+		frame = append(frame, lb.String())
+	}
+	return commit, append(frame, l.footer(now, w))
+}
+
+// item is a top-level task's lines within budget rows; budget < 0 commits it (h is the
+// terminal's height then, for deciding whether a block is small enough to list whole).
+func (l *liveOutput) item(n *taskNode, now time.Time, w, budget, h int) []string {
+	if n.isLeaf() || n.seq {
+		return []string{l.row(n, "", 0, now, w)}
+	}
+	lines := []string{l.blockTitle(n, now, w)}
+	kids := n.children
+	limit := budget - 1
+	if budget < 0 {
+		if l.cfg.CollapseOnCompletion {
+			return lines
+		}
+		limit = len(kids)
+		if len(kids) > h-2 { // too many to list: the notable ones and a count
+			limit = len(notable(kids)) + 1
+		}
+	}
+	if limit <= 0 {
+		return lines
+	}
+	show, rest := selectRows(kids, limit)
+	nameW := 0
+	for _, k := range show {
+		nameW = max(nameW, displayWidth(l.rs.label(k)))
+	}
+	nameW = min(nameW, max(w/3, 10))
+	for _, k := range show {
+		lines = append(lines, l.row(k, "  ", nameW, now, w))
+	}
+	if len(rest) > 0 {
+		var c [numStatus]int
+		for _, k := range rest {
+			c[k.state()]++
+		}
+		lb := l.lineBuf(w)
+		lb.add(fmt.Sprintf("  … %d more: %s", len(rest), countsText(c, []taskStatus{stRunning, stWaiting, stPending, stFailed, stOK, stIgnored, stSkipped})), sgrDim)
+		lines = append(lines, lb.String())
+	}
+	return lines
+}
+
+// notable is what a big block always shows: its running and failed children.
+func notable(kids []*taskNode) []*taskNode {
+	var running, failed []*taskNode
+	for _, k := range kids {
+		switch k.state() {
+		case stRunning:
+			running = append(running, k)
+		case stFailed:
+			failed = append(failed, k)
+		}
+	}
+	slices.SortStableFunc(running, func(a, b *taskNode) int { return a.first.Compare(b.first) })
+	slices.SortStableFunc(failed, func(a, b *taskNode) int { return b.ended.Compare(a.ended) })
+	return append(running, failed...)
+}
+
+// selectRows picks at most limit rows of kids: all of them when they fit; otherwise, in
+// limit-1 rows, the latest failures (up to a quarter of the rows while others run) and
+// the longest-running, the last row counting the rest.
+func selectRows(kids []*taskNode, limit int) (show, rest []*taskNode) {
+	if len(kids) <= limit {
+		return kids, nil
+	}
+	k := limit - 1
+	var running, failed []*taskNode
+	for _, n := range notable(kids) {
+		if n.state() == stFailed {
+			failed = append(failed, n)
+		} else {
+			running = append(running, n)
+		}
+	}
+	nf := min(len(failed), max(1, k/4), k)
+	if len(running) < k-nf {
+		nf = min(len(failed), k-len(running))
+	}
+	pick := slices.Concat(failed[:nf], running[:min(len(running), k-nf)])
+	slices.SortFunc(pick, func(a, b *taskNode) int { return a.index - b.index })
+	i := 0
+	for _, n := range kids {
+		if i < len(pick) && pick[i] == n {
+			i++
+			continue
+		}
+		rest = append(rest, n)
+	}
+	return pick, rest
+}
+
+func countsText(c [numStatus]int, order []taskStatus) string {
+	var parts []string
+	for _, s := range order {
+		if c[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (l *liveOutput) glyph(st taskStatus) (string, string) {
+	switch st {
+	case stRunning:
+		return spinner[l.spin%len(spinner)], sgrRunning
+	case stOK:
+		return "✔", sgrOK
+	case stFailed:
+		return "✘", sgrFailed
+	case stIgnored:
+		return "⚠", sgrIgnored
+	case stWaiting:
+		return "·", sgrDim
+	case stSkipped:
+		return "-", sgrDim
+	}
+	return " ", ""
+}
+
+// timeText is a row's elapsed time, and with an estimate the time it has left.
+func (l *liveOutput) timeText(n *taskNode, st taskStatus, now time.Time) string {
+	if !l.cfg.ShowTaskTimes {
+		return ""
+	}
+	start, d := n.span(now)
+	if start.IsZero() {
+		return ""
+	}
+	s := humanDuration(d)
+	if st == stRunning {
+		if left, ok := l.remaining(n, now); ok && left > 0 {
+			s += " eta " + humanDuration(left)
+		}
+	}
+	return s
+}
+
+// row is one task's line: glyph, name, time and what it says now.
+func (l *liveOutput) row(n *taskNode, indent string, nameW int, now time.Time, w int) string {
+	st := n.state()
+	g, sgr := l.glyph(st)
+	lb := l.lineBuf(w)
+	lb.add(indent, "")
+	lb.add(g, sgr)
+	lb.add(" ", "")
+	name := l.rs.label(n)
+	if pad := nameW - displayWidth(name); pad > 0 {
+		name += strings.Repeat(" ", pad)
+	} else if nameW > 0 {
+		name = truncateWidth(name, nameW)
+	}
+	lb.add(name, "")
+	if t := l.timeText(n, st, now); t != "" {
+		lb.add("  "+t, sgrDim)
+	}
+	if d := l.detail(n, st); d != "" {
+		lb.add("  "+d, "")
+	}
+	return lb.String()
+}
+
+// detail is what a row says after the time: the last output line while running, why it
+// waits, fails or was skipped.
+func (l *liveOutput) detail(n *taskNode, st taskStatus) string {
+	cur := n
+	if !n.isLeaf() {
+		cur = n.current()
+	}
+	var s string
+	switch st {
+	case stRunning:
+		s = oneLineOutput(cur.last)
+		if cur != n && cur.t != nil {
+			s = strings.TrimSuffix(cleanName(cur.t.Name)+": "+s, ": ")
+		}
+		return s
+	case stWaiting:
+		return "waiting: " + cleanName(cur.reason)
+	case stSkipped:
+		return cleanName(n.reason)
+	case stFailed, stIgnored:
+		s = exitText(cur.exitCode)
+		if why := extraReason(cur.reason, cur.exitCode); why != "" {
+			s += ": " + cleanName(why)
+		}
+		if cur != n {
+			s = cleanName(cur.t.Name) + ": " + s
+		}
+		return s
+	}
+	return ""
+}
+
+// oneLineOutput is a task's output line made safe for a frame.
+func oneLineOutput(s string) string {
+	s = cleanLine(s)
+	if strings.IndexByte(s, '\t') >= 0 {
+		s = strings.ReplaceAll(s, "\t", " ")
+	}
+	return s
+}
+
+func (l *liveOutput) blockTitle(n *taskNode, now time.Time, w int) string {
+	st := n.state()
+	g, sgr := l.glyph(st)
+	var c [numStatus]int
+	for _, k := range n.children {
+		c[k.state()]++
+	}
+	done := c[stOK] + c[stFailed] + c[stIgnored] + c[stSkipped]
+	lb := l.lineBuf(w)
+	lb.add(g, sgr)
+	lb.add(" "+l.rs.label(n), "")
+	counts := fmt.Sprintf("  %d/%d done", done, len(n.children))
+	if more := countsText(c, []taskStatus{stRunning, stWaiting, stFailed}); more != "" {
+		counts += ", " + more
+	}
+	lb.add(counts, "")
+	if t := l.timeText(n, st, now); t != "" {
+		lb.add("  "+t, sgrDim)
+	}
+	return lb.String()
+}
+
+// footer is the last line: how many commands are done, run, wait and failed, the time
+// since the start and, when every remaining task has an estimate, the ETA.
+func (l *liveOutput) footer(now time.Time, w int) string {
+	c := l.rs.counts()
+	done := c[stOK] + c[stFailed] + c[stIgnored] + c[stSkipped]
+	lb := l.lineBuf(w)
+	lb.add(fmt.Sprintf("%d/%d done", done, len(l.rs.leaves)), "")
+	for _, s := range []taskStatus{stRunning, stWaiting, stFailed} {
+		if c[s] > 0 {
+			sgr := ""
+			if s == stFailed {
+				sgr = sgrFailed
+			}
+			lb.add(", ", "")
+			lb.add(fmt.Sprintf("%d %s", c[s], s), sgr)
+		}
+	}
+	lb.add(" · elapsed "+humanDuration(now.Sub(l.start)), "")
+	var left time.Duration
+	known := true
+	for _, n := range l.rs.top {
+		d, ok := l.remaining(n, now)
+		left, known = left+d, known && ok
+	}
+	if known && left > 0 {
+		lb.add(" · ETA "+humanDuration(left), "")
+	}
+	return lb.String()
+}
+
+// remaining estimates how long n has left from the Estimate of its commands: a sequence
+// adds them up, a block spreads them over max-parallel-commands. ok is false when a
+// command that has not finished has no estimate.
+func (l *liveOutput) remaining(n *taskNode, now time.Time) (time.Duration, bool) {
+	st := n.state()
+	if st.final() {
+		return 0, true
+	}
+	if n.isLeaf() {
+		if !n.estAsked {
+			n.estAsked = true
+			if l.o.Estimate != nil {
+				n.est, n.estOK = l.o.Estimate(n.t)
+			}
+		}
+		if !n.estOK {
+			return 0, false
+		}
+		if st == stRunning {
+			return max(0, n.est-now.Sub(n.started)), true
+		}
+		return n.est, true
+	}
+	var sum, longest time.Duration
+	open := 0
+	for _, k := range n.children {
+		d, ok := l.remaining(k, now)
+		if !ok {
+			return 0, false
+		}
+		sum, longest = sum+d, max(longest, d)
+		if !k.state().final() {
+			open++
+		}
+	}
+	if n.seq || open <= 1 {
+		return sum, true
+	}
+	par := open
+	if l.cfg.MaxParallel > 0 {
+		par = min(par, l.cfg.MaxParallel)
+	}
+	return max(longest, sum/time.Duration(par)), true
+}
+
+// lineBuilder builds one frame line no wider than the terminal, colouring segments only
+// when colour is on, so that truncation counts only visible characters.
+type lineBuilder struct {
+	b     strings.Builder
+	room  int
+	color bool
+}
+
+func (l *liveOutput) lineBuf(w int) *lineBuilder { return &lineBuilder{room: w, color: l.o.Color} }
+
+func (lb *lineBuilder) add(s, sgr string) {
+	if lb.room <= 0 || s == "" {
+		return
+	}
+	if dw := displayWidth(s); dw > lb.room {
+		s, lb.room = truncateWidth(s, lb.room), 0
+	} else {
+		lb.room -= dw
+	}
+	if lb.color && sgr != "" {
+		lb.b.WriteString("\x1b[" + sgr + "m" + s + "\x1b[0m")
+		return
+	}
+	lb.b.WriteString(s)
+}
+
+func (lb *lineBuilder) String() string { return lb.b.String() }

@@ -1,0 +1,311 @@
+package output
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// taskStatus is what an output knows of a task: the Status values plus waiting, which
+// Status has no word for.
+type taskStatus uint8
+
+const (
+	stPending taskStatus = iota
+	stWaiting
+	stRunning
+	stOK
+	stFailed
+	stIgnored
+	stSkipped
+	numStatus
+)
+
+var statusWords = [numStatus]string{"pending", "waiting", "running", "ok", "failed", "ignored", "skipped"}
+
+func (s taskStatus) String() string { return statusWords[s] }
+
+// final reports whether nothing more will happen to a task in this state.
+func (s taskStatus) final() bool { return s >= stOK }
+
+// taskNode is one task of the plan as the outputs track it. Events only change fields of
+// the node they name; blocks and sequences derive their state when drawn.
+type taskNode struct {
+	t        *plan.Task
+	index    int // position among its siblings
+	parent   *taskNode
+	children []*taskNode // Parallel or Steps
+	seq      bool        // children are Steps, run one after another
+
+	status   taskStatus // own state; for a block or sequence only waiting or skipped
+	attempt  int
+	devices  []string
+	started  time.Time // the current or last attempt
+	first    time.Time // the first attempt
+	ended    time.Time
+	duration time.Duration
+	exitCode int
+	reason   string // waiting, skipped or failure reason
+	last     string // last output line, raw (cleaned when drawn)
+
+	label string // cached display name; see runState.label
+
+	est      time.Duration // Estimate, asked once
+	estOK    bool
+	estAsked bool
+}
+
+func (n *taskNode) isLeaf() bool { return len(n.children) == 0 }
+
+// state is the node's status, derived from its children for blocks and sequences.
+func (n *taskNode) state() taskStatus {
+	if n.isLeaf() || n.status == stSkipped {
+		return n.status
+	}
+	var c [numStatus]int
+	for _, k := range n.children {
+		c[k.state()]++
+	}
+	total, done := len(n.children), c[stOK]+c[stFailed]+c[stIgnored]+c[stSkipped]
+	switch {
+	case done == total && c[stFailed] > 0:
+		return stFailed
+	case done == total && c[stIgnored] > 0:
+		return stIgnored
+	case done == total && c[stSkipped] == total:
+		return stSkipped
+	case done == total:
+		return stOK
+	case c[stRunning] > 0 || done > 0:
+		return stRunning
+	case n.status == stWaiting || c[stWaiting] > 0:
+		return stWaiting
+	}
+	return stPending
+}
+
+// span is when a node first started and how long it has run (or ran) by now.
+func (n *taskNode) span(now time.Time) (start time.Time, d time.Duration) {
+	if n.isLeaf() {
+		switch {
+		case n.status == stRunning:
+			return n.started, now.Sub(n.started)
+		case n.status.final() && !n.started.IsZero():
+			return n.started, n.duration
+		}
+		return time.Time{}, 0
+	}
+	var end time.Time
+	running := false
+	for _, k := range n.children {
+		s, d := k.span(now)
+		if s.IsZero() {
+			continue
+		}
+		if start.IsZero() || s.Before(start) {
+			start = s
+		}
+		if e := s.Add(d); e.After(end) {
+			end = e
+		}
+		running = running || k.state() == stRunning
+	}
+	if running {
+		end = now
+	}
+	return start, end.Sub(start)
+}
+
+// current is the step of a sequence that runs now or ran last, for its row's detail.
+func (n *taskNode) current() *taskNode {
+	var last *taskNode
+	for _, k := range n.children {
+		switch k.state() {
+		case stRunning, stWaiting:
+			return k.current()
+		case stFailed:
+			return k.current()
+		case stPending:
+		default:
+			last = k
+		}
+	}
+	if last == nil {
+		return n
+	}
+	return last.current()
+}
+
+// runState is every task's state, built from the plan and kept current from events.
+type runState struct {
+	top    []*taskNode
+	nodes  map[*plan.Task]*taskNode
+	leaves []*taskNode // commands, in plan order
+}
+
+func newRunState(p *plan.Plan) *runState {
+	rs := &runState{nodes: make(map[*plan.Task]*taskNode)}
+	if p != nil {
+		for _, t := range p.Tasks {
+			rs.top = append(rs.top, rs.add(t, nil, len(rs.top)))
+		}
+	}
+	return rs
+}
+
+func (rs *runState) add(t *plan.Task, parent *taskNode, index int) *taskNode {
+	n := &taskNode{t: t, parent: parent, index: index, exitCode: -1}
+	rs.nodes[t] = n
+	kids := t.Parallel
+	if len(kids) == 0 {
+		kids, n.seq = t.Steps, len(t.Steps) > 0
+	}
+	if len(kids) == 0 {
+		rs.leaves = append(rs.leaves, n)
+	}
+	for i, k := range kids {
+		n.children = append(n.children, rs.add(k, n, i))
+	}
+	return n
+}
+
+// node returns t's node; a task the plan does not list (a test's, say) becomes a new
+// top-level command.
+func (rs *runState) node(t *plan.Task) *taskNode {
+	if n, ok := rs.nodes[t]; ok {
+		return n
+	}
+	n := &taskNode{t: t, index: len(rs.top), exitCode: -1}
+	rs.nodes[t] = n
+	rs.top = append(rs.top, n)
+	rs.leaves = append(rs.leaves, n)
+	return n
+}
+
+// label is how outputs name a task on one line: its name, after its sequence's for a step
+// ("trial lr=0.01 / eval") so that grepping a trial's name finds all of its lines.
+func (rs *runState) label(n *taskNode) string {
+	if n.label == "" {
+		n.label = cleanName(n.t.Name)
+		if n.label == "" {
+			n.label = cleanName(n.t.Cmd)
+		}
+		if p := n.parent; p != nil && p.seq {
+			n.label = rs.label(p) + " / " + n.label
+		}
+	}
+	return n.label
+}
+
+// apply records ev. It reports whether a waiting task's reason changed, which is when the
+// plain and JSON outputs print a waiting event. Output lines only replace the last line,
+// so that a flood of them stays cheap.
+func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed bool) {
+	if ev.Task == nil {
+		return nil, false
+	}
+	n = rs.node(ev.Task)
+	switch ev.Kind {
+	case event.TaskOutput:
+		if ev.Task.ShowOutput {
+			n.last = ev.Line
+		}
+	case event.TaskWaiting:
+		changed = n.status != stWaiting || waitGist(n.reason) != waitGist(ev.Reason)
+		n.status, n.reason = stWaiting, ev.Reason
+	case event.TaskStarted:
+		n.status, n.reason, n.last = stRunning, "", ""
+		n.attempt, n.devices, n.started = ev.Attempt, ev.Devices, now
+		if n.first.IsZero() {
+			n.first = now
+		}
+		for p := n.parent; p != nil; p = p.parent {
+			if p.status == stWaiting {
+				p.status = stPending
+			}
+		}
+	case event.TaskEnded:
+		n.ended, n.duration, n.exitCode, n.reason = now, ev.Duration, ev.ExitCode, ev.Reason
+		if n.duration == 0 && !n.started.IsZero() {
+			n.duration = now.Sub(n.started)
+		}
+		switch ev.Status {
+		case results.StatusOK:
+			n.status = stOK
+		case results.StatusFailed:
+			n.status = stFailed
+		case results.StatusIgnored:
+			n.status = stIgnored
+		case results.StatusSkipped:
+			n.status = stSkipped
+		default: // the attempt ended but the task will run again (requeued after OOM)
+			n.status = stWaiting
+		}
+	case event.TaskSkipped:
+		n.reason = ev.Reason
+		skipPending(n)
+	}
+	return n, changed
+}
+
+// skipPending marks n and whatever under it has not run as skipped.
+func skipPending(n *taskNode) {
+	if n.status == stPending || n.status == stWaiting {
+		n.status = stSkipped
+	}
+	for _, k := range n.children {
+		skipPending(k)
+	}
+}
+
+// counts is how many commands are in each state. Waiting counts the tasks that wait, at
+// whatever level the scheduler admits them (a trial's sequence or its command); the
+// commands under a waiting sequence are not also counted as pending.
+func (rs *runState) counts() (c [numStatus]int) {
+	for _, n := range rs.leaves {
+		s := n.status
+		if s == stPending && waitingAncestor(n) {
+			continue
+		}
+		c[s]++
+	}
+	for _, n := range rs.nodes {
+		if !n.isLeaf() && n.status == stWaiting {
+			c[stWaiting]++
+		}
+	}
+	return c
+}
+
+func waitingAncestor(n *taskNode) bool {
+	for p := n.parent; p != nil; p = p.parent {
+		if p.status == stWaiting {
+			return true
+		}
+	}
+	return false
+}
+
+// inState returns the nodes (at any level) in state s, in plan order.
+func (rs *runState) inState(s taskStatus) []*taskNode {
+	var out []*taskNode
+	for _, n := range rs.nodes {
+		if n.status == s && (n.isLeaf() || s == stWaiting) {
+			out = append(out, n)
+		}
+	}
+	slices.SortFunc(out, func(a, b *taskNode) int { return a.t.ID - b.t.ID })
+	return out
+}
+
+// waitGist is what a wait is about, without the measurements that follow the first ";"
+// ("needs 7.0 GiB; GPU0 5.2 GiB free, ..."): plain output says so once, not every time the
+// numbers move. The live view and the status line show the numbers.
+func waitGist(reason string) string {
+	gist, _, _ := strings.Cut(reason, ";")
+	return gist
+}

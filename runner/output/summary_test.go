@@ -1,0 +1,61 @@
+package output
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/runall/runall/runner/results"
+)
+
+func TestSummaryGolden(t *testing.T) {
+	var buf bytes.Buffer
+	WriteSummary(&buf, outResults(), SummaryOptions{FailureReport: true})
+	outNoEscapes(t, "summary without colour", buf.Bytes())
+	outGolden(t, "summary.golden", buf.Bytes())
+	for _, want := range []string{"RuntimeError: boom", "epoch 2/10 loss 2.10", "log: /logs/20260102-030405/3-trial-lr-0.01.log"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("failure report lacks %q", want)
+		}
+	}
+}
+
+func TestSummaryOptions(t *testing.T) {
+	res := outResults()
+	res.Tasks[1].StdoutTail = []string{"1", "2", "3", "4", "5"}
+	var buf bytes.Buffer
+	WriteSummary(&buf, res, SummaryOptions{TailLines: 2, FailureReport: true})
+	if s := buf.String(); !strings.Contains(s, "stdout (last 2 lines):\n    4\n    5\n  stderr") {
+		t.Errorf("TailLines 2:\n%s", s)
+	}
+	buf.Reset()
+	WriteSummary(&buf, res, SummaryOptions{})
+	if strings.Contains(buf.String(), "stderr") {
+		t.Errorf("failure report without FailureReport:\n%s", buf.String())
+	}
+
+	// Colour must not break the table's columns: every status cell gets codes of one length.
+	var plain, color bytes.Buffer
+	WriteSummary(&plain, res, SummaryOptions{})
+	WriteSummary(&color, res, SummaryOptions{Color: true})
+	if !bytes.Contains(color.Bytes(), []byte("\x1b[31m")) {
+		t.Error("no colour with Color")
+	}
+	if got := sgrPattern.ReplaceAllString(color.String(), ""); got != plain.String() {
+		t.Errorf("coloured summary differs from the plain one beyond its codes:\n%s\n---\n%s", got, plain.String())
+	}
+}
+
+var sgrPattern = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func TestSummaryNoGPUColumn(t *testing.T) {
+	var buf bytes.Buffer
+	WriteSummary(&buf, &results.Run{Status: results.StatusOK, Tasks: []results.Task{{ID: 1, Name: "a", Status: results.StatusOK, Attempts: 1}}}, SummaryOptions{})
+	if strings.Contains(buf.String(), "GPU") {
+		t.Errorf("GPU column without GPU tasks:\n%s", buf.String())
+	}
+	if !strings.Contains(buf.String(), "Summary: 1 ok\n") {
+		t.Errorf("summary line:\n%s", buf.String())
+	}
+}

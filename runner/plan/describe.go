@@ -1,0 +1,241 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runall/runall/gpu"
+)
+
+// Describe prints the plan for people: the config, the S3 transfers, then every task in the
+// order it runs, numbered, with what it needs and any setting that differs from the default.
+// `runall check` prints it; it reads nothing but the plan.
+func (p *Plan) Describe(w io.Writer) {
+	var b strings.Builder
+	c := p.Config
+	b.WriteString(p.File + "\n")
+	opts := []string{fmt.Sprintf("at most %d at once", c.MaxParallel)}
+	if c.StopOnFailure {
+		opts = append(opts, "stop on failure")
+	} else {
+		opts = append(opts, "go on after a failure")
+	}
+	if c.IgnoreFailure {
+		opts = append(opts, "ignore failures")
+	}
+	if !c.ShowOutput {
+		opts = append(opts, "output hidden")
+	}
+	opts = append(opts, "gpu margin "+describeMargin(c.GPUMemoryMargin), plural(c.OOMRetries, "oom retry", "oom retries"))
+	fmt.Fprintf(&b, "config: %s\n", strings.Join(opts, ", "))
+	if c.LogPath != "" {
+		fmt.Fprintf(&b, "log: %s\n", c.LogPath)
+	}
+	if s := p.S3; s != nil {
+		var where []string
+		if s.Endpoint != "" {
+			where = append(where, "endpoint "+s.Endpoint)
+		}
+		if s.Region != "" {
+			where = append(where, "region "+s.Region)
+		}
+		b.WriteString("s3:")
+		if len(where) > 0 {
+			b.WriteString(" " + strings.Join(where, ", "))
+		}
+		b.WriteString("\n")
+		for _, t := range s.Download {
+			fmt.Fprintf(&b, "  %s\n", describeTransfer("download", t))
+		}
+		for _, t := range s.Upload {
+			fmt.Fprintf(&b, "  %s\n", describeTransfer("upload", t))
+		}
+	}
+
+	setup, blocks := 0, 0
+	for i, t := range p.Tasks {
+		b.WriteString("\n")
+		p.describeTask(&b, t, nil, strconv.Itoa(i+1)+".", "")
+		if t.IsBlock() {
+			blocks++
+		} else {
+			setup++
+		}
+	}
+	trials := len(p.Trials())
+	fmt.Fprintf(&b, "\n%s: %s, ", plural(setup+trials, "task", "tasks"), plural(setup, "setup step", "setup steps"))
+	if blocks == 0 {
+		b.WriteString("no trials\n")
+	} else {
+		fmt.Fprintf(&b, "%s in %s\n", plural(trials, "trial", "trials"), plural(blocks, "parallel block", "parallel blocks"))
+	}
+	io.WriteString(w, b.String())
+}
+
+// describeTask prints one task as "number name", then its details under the name. Tags and
+// env shown on the parent are not repeated on its children.
+func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent string) {
+	name, _, multiline := strings.Cut(t.Name, "\n")
+	if multiline {
+		name += " ..."
+	}
+	fmt.Fprintf(b, "%s%s %s\n", indent, number, name)
+	in := indent + strings.Repeat(" ", len(number)+1)
+	if t.Cmd != "" && (multiline || strings.TrimRight(t.Cmd, "\n") != t.Name) {
+		for i, line := range strings.Split(strings.TrimRight(t.Cmd, "\n"), "\n") {
+			if i == 0 {
+				fmt.Fprintf(b, "%s$ %s\n", in, line)
+			} else {
+				fmt.Fprintf(b, "%s  %s\n", in, line)
+			}
+		}
+	}
+	if t.URL != "" {
+		line := "script " + t.URL
+		if t.MD5 != "" {
+			line += " (md5 " + t.MD5 + ")"
+		}
+		fmt.Fprintf(b, "%s%s\n", in, line)
+	}
+	if t.IsBlock() {
+		fmt.Fprintf(b, "%sparallel: %s, at most %d at once\n", in, plural(len(t.Parallel), "trial", "trials"), p.Config.MaxParallel)
+	}
+	if attrs := p.taskAttrs(t, parent); len(attrs) > 0 {
+		fmt.Fprintf(b, "%s%s\n", in, strings.Join(attrs, ", "))
+	}
+	for _, u := range t.Upload {
+		fmt.Fprintf(b, "%s%s\n", in, describeTransfer("then upload", u))
+	}
+	prefix := strings.TrimSuffix(number, ".")
+	for i, c := range t.Parallel {
+		p.describeTask(b, c, t, fmt.Sprintf("%s.%d", prefix, i+1), in)
+	}
+	for i, s := range t.Steps {
+		p.describeTask(b, s, t, fmt.Sprintf("%s.%d", prefix, i+1), in)
+	}
+}
+
+// taskAttrs lists what a task needs and the settings where it differs from the config.
+func (p *Plan) taskAttrs(t, parent *Task) []string {
+	c := p.Config
+	var attrs []string
+	if g := t.GPU; g != nil {
+		need := "gpu auto"
+		if !g.Auto {
+			need = "gpu " + gpu.FormatSize(g.Memory)
+		}
+		if !g.Auto || g.Devices > 1 {
+			need += fmt.Sprintf(" x%d", g.Devices)
+		}
+		if g.CapToNeed {
+			need += " capped"
+		}
+		attrs = append(attrs, need)
+	}
+	if t.Timeout > 0 {
+		attrs = append(attrs, "timeout "+compactDuration(t.Timeout))
+	}
+	if t.Retries > 0 {
+		attrs = append(attrs, plural(t.Retries, "retry", "retries"))
+	}
+	if t.IgnoreFailure != c.IgnoreFailure {
+		attrs = append(attrs, map[bool]string{true: "ignore failure", false: "failure counts"}[t.IgnoreFailure])
+	}
+	if t.StopOnFailure != c.StopOnFailure {
+		attrs = append(attrs, map[bool]string{true: "stop on failure", false: "go on after a failure"}[t.StopOnFailure])
+	}
+	if t.ShowOutput != c.ShowOutput {
+		attrs = append(attrs, map[bool]string{true: "output shown", false: "output hidden"}[t.ShowOutput])
+	}
+	if t.Sudo {
+		attrs = append(attrs, "sudo")
+	}
+	if t.Cwd != "" {
+		attrs = append(attrs, "in "+t.Cwd)
+	}
+	var parentTags []string
+	var parentEnv []EnvVar
+	if parent != nil {
+		parentTags, parentEnv = parent.Tags, parent.Env
+	}
+	var tags []string
+	for _, tag := range t.Tags {
+		if !slices.Contains(parentTags, tag) {
+			tags = append(tags, tag)
+		}
+	}
+	if len(tags) > 0 {
+		attrs = append(attrs, "tags "+strings.Join(tags, ","))
+	}
+	var env []string // names only: values may be secrets
+	for _, e := range t.Env {
+		if !slices.Contains(parentEnv, e) {
+			env = append(env, e.Name)
+		}
+	}
+	if len(env) > 0 {
+		attrs = append(attrs, "env "+strings.Join(env, ","))
+	}
+	if t.LogPath != "" {
+		attrs = append(attrs, "log "+t.LogPath)
+	}
+	return attrs
+}
+
+func describeTransfer(verb string, t Transfer) string {
+	s := fmt.Sprintf("%s %s -> %s", verb, t.From, t.To)
+	var opts []string
+	if t.Extract {
+		opts = append(opts, "extract")
+	}
+	if t.Every > 0 {
+		opts = append(opts, "every "+compactDuration(t.Every))
+	}
+	if t.Delete {
+		opts = append(opts, "delete")
+	}
+	if len(t.Exclude) > 0 {
+		opts = append(opts, "exclude "+strings.Join(t.Exclude, " "))
+	}
+	if len(opts) > 0 {
+		s += " (" + strings.Join(opts, ", ") + ")"
+	}
+	return s
+}
+
+func describeMargin(m Margin) string {
+	pct := strconv.FormatFloat(m.Fraction*100, 'f', -1, 64) + "%"
+	switch {
+	case m.Fraction > 0 && m.Bytes > 0:
+		return pct + " (at least " + gpu.FormatSize(m.Bytes) + ")"
+	case m.Fraction > 0:
+		return pct
+	case m.Bytes > 0:
+		return gpu.FormatSize(m.Bytes)
+	}
+	return "none"
+}
+
+// compactDuration prints 2h, 1h30m, 5m, 1m30s, 500ms: time.Duration's form without the
+// trailing zero units.
+func compactDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

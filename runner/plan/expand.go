@@ -1,0 +1,421 @@
+package plan
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// inherited is what a parallel block passes to its children, and a trial to its steps.
+type inherited struct {
+	tags          []string
+	env           []EnvVar
+	stopOnFailure *bool // the parent's explicit stop-on-failure, if any
+	cwd           string
+	// A block's GPU needs, timeout and retries are defaults for each of its trials.
+	gpuMemory *gpuMemory
+	gpus      int
+	gpuCap    *bool
+	timeout   time.Duration
+	retries   *int
+	// gpuGroup is the block's identity when its trials inherit its GPU need: they learn a
+	// gpu-memory: auto need together, as one sweep.
+	gpuGroup string
+	// path and templatePath name the parent: its name path, with placeholders substituted
+	// and as written. They make Task.Key and Task.Group.
+	path, templatePath string
+}
+
+// applyArgs replaces $1..$n and $* in every cmd and name with the command line's extra
+// arguments, as bashful does. $10 is replaced before $1 so that it is not read as $1 then 0.
+func applyArgs(tasks []*rawTask, args []string) {
+	if len(args) == 0 {
+		return
+	}
+	pairs := []string{"$*", strings.Join(args, " ")}
+	for i := len(args); i >= 1; i-- {
+		pairs = append(pairs, "$"+strconv.Itoa(i), args[i-1])
+	}
+	r := strings.NewReplacer(pairs...) // at each position the first matching pair wins
+	var walk func([]*rawTask)
+	walk = func(ts []*rawTask) {
+		for _, t := range ts {
+			t.cmd, t.name = r.Replace(t.cmd), r.Replace(t.name)
+			walk(t.parallel)
+			walk(t.steps)
+		}
+	}
+	walk(tasks)
+}
+
+// expandTasks builds plan tasks from raw ones: one copy per for-each item or matrix
+// combination, each with its parent's inherited settings applied.
+func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
+	var out []*Task
+	for _, rt := range list {
+		for _, c := range l.copies(rt) {
+			out = append(out, l.task(c, in, level))
+		}
+	}
+	return out
+}
+
+// copies expands for-each and matrix. Names are settled here, before substitution, so that
+// an unnamed task is named by its substituted command.
+func (l *loader) copies(t *rawTask) []*rawTask {
+	name := l.defaultName(t)
+	template := name + "\x00" + commandTemplate(t)
+	switch {
+	case len(t.forEach) > 0:
+		var out []*rawTask
+		param := strings.Trim(l.cfg.ReplicaReplacePattern, "<>")
+		for _, item := range t.forEach {
+			c := t.substituted(strings.NewReplacer(l.cfg.ReplicaReplacePattern, item))
+			c.name = strings.ReplaceAll(name, l.cfg.ReplicaReplacePattern, item)
+			c.params = []Param{{param, item}}
+			c.template = template
+			out = append(out, c)
+		}
+		return out
+	case len(t.matrix) > 0:
+		named := false
+		for _, a := range t.matrix {
+			named = named || strings.Contains(name, "<"+a.name+">")
+		}
+		var out []*rawTask
+		for _, combo := range combinations(t.matrix) {
+			var pairs, labels []string
+			var params []Param
+			for i, a := range t.matrix {
+				pairs = append(pairs, "<"+a.name+">", combo[i])
+				labels = append(labels, a.name+"="+combo[i])
+				params = append(params, Param{a.name, combo[i]})
+			}
+			r := strings.NewReplacer(pairs...)
+			c := t.substituted(r)
+			c.name = r.Replace(name)
+			c.params, c.template = params, template
+			if !named {
+				c.name += " [" + strings.Join(labels, " ") + "]"
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	c := *t
+	c.name = name
+	c.template = template
+	return []*rawTask{&c}
+}
+
+// commandTemplate is what a task runs, as written: its cmd (or url), else its steps'.
+func commandTemplate(t *rawTask) string {
+	if t.cmd != "" || t.url != "" {
+		return t.cmd + "\x00" + t.url
+	}
+	parts := make([]string, 0, len(t.steps)+len(t.parallel))
+	for _, s := range slices.Concat(t.steps, t.parallel) {
+		parts = append(parts, s.name+"\x00"+commandTemplate(s))
+	}
+	return strings.Join(parts, "\x00")
+}
+
+// identity is a short stable digest of parts: the key of a task or group in the state that
+// runs of a file keep (durations, learned needs), so that it survives edits elsewhere in the
+// file but not a rename or a changed command.
+func identity(parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// combinations is the cartesian product of the matrix, the first key varying slowest.
+func combinations(axes []matrixAxis) [][]string {
+	combos := [][]string{nil}
+	for _, a := range axes {
+		var next [][]string
+		for _, c := range combos {
+			for _, v := range a.values {
+				next = append(next, append(slices.Clone(c), v))
+			}
+		}
+		combos = next
+	}
+	return combos
+}
+
+// defaultName is name:, else the command, else the script's file name, else the steps'.
+func (l *loader) defaultName(t *rawTask) string {
+	switch {
+	case t.name != "":
+		return t.name
+	case t.cmd != "" && t.url != "":
+		return strings.ReplaceAll(t.cmd, l.execPattern, urlBase(t.url))
+	case t.cmd != "":
+		return strings.TrimRight(t.cmd, "\n")
+	case t.url != "":
+		return urlBase(t.url)
+	case len(t.steps) > 0:
+		var names []string
+		for _, s := range t.steps {
+			names = append(names, l.defaultName(s))
+		}
+		return strings.Join(names, " && ")
+	}
+	return "parallel tasks"
+}
+
+func urlBase(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Path != "" {
+		return path.Base(u.Path)
+	}
+	return path.Base(raw)
+}
+
+// substituted is a deep copy of t, its children and steps, with placeholders replaced in the
+// fields a for-each or matrix value may appear in. for-each and matrix themselves are dropped
+// from the copy (they have been expanded), but kept on the children, which expand later.
+func (t *rawTask) substituted(r *strings.Replacer) *rawTask {
+	c := t.substitutedFields(r)
+	c.forEach, c.matrix = nil, nil
+	return c
+}
+
+func (t *rawTask) substitutedFields(r *strings.Replacer) *rawTask {
+	c := *t
+	c.name, c.cmd, c.cwd, c.url, c.logPath = r.Replace(t.name), r.Replace(t.cmd), r.Replace(t.cwd), r.Replace(t.url), r.Replace(t.logPath)
+	c.tags = nil
+	for _, tag := range t.tags {
+		c.tags = append(c.tags, r.Replace(tag))
+	}
+	c.env = nil
+	for _, e := range t.env {
+		c.env = append(c.env, EnvVar{e.Name, r.Replace(e.Value)})
+	}
+	c.upload = nil
+	for _, u := range t.upload {
+		cu := *u
+		cu.From, cu.To = r.Replace(u.From), r.Replace(u.To)
+		c.upload = append(c.upload, &cu)
+	}
+	c.parallel, c.steps = nil, nil
+	for _, p := range t.parallel {
+		c.parallel = append(c.parallel, p.substitutedFields(r))
+	}
+	for _, s := range t.steps {
+		c.steps = append(c.steps, s.substitutedFields(r))
+	}
+	return &c
+}
+
+// task builds one plan task from an expanded raw task.
+func (l *loader) task(c *rawTask, in inherited, level int) *Task {
+	pos := l.pos(c.node)
+	path := joinPath(in.path, c.name)
+	templatePath := joinPath(in.templatePath, c.template)
+	t := &Task{
+		Name:          c.name,
+		Cmd:           c.cmd,
+		Cwd:           cmp.Or(c.cwd, in.cwd),
+		Tags:          mergeTags(c.tags, in.tags),
+		Env:           mergeEnv(in.env, c.env),
+		Pos:           pos,
+		Key:           identity(path, c.cmd, c.url),
+		Group:         identity(templatePath),
+		Params:        c.params,
+		IgnoreFailure: boolOr(c.ignoreFailure, l.cfg.IgnoreFailure),
+		StopOnFailure: boolOr(c.stopOnFailure, boolOr(in.stopOnFailure, l.cfg.StopOnFailure)),
+		ShowOutput:    boolOr(c.showOutput, l.cfg.ShowOutput),
+		LogPath:       c.logPath,
+		URL:           c.url,
+		MD5:           strings.ToLower(c.md5),
+		Sudo:          c.sudo,
+	}
+	if c.url != "" && l.execPattern != "<exec>" {
+		t.Cmd = strings.ReplaceAll(t.Cmd, l.execPattern, "<exec>")
+	}
+	for _, u := range c.upload {
+		t.Upload = append(t.Upload, l.transfer(&u.rawTransfer))
+	}
+	mem, gpus, gpuCap := c.gpuMemory, cmp.Or(c.gpus, in.gpus), c.gpuCap
+	if mem == nil && c.gpus == 0 && in.gpuGroup != "" {
+		t.Group = in.gpuGroup
+	}
+	if mem == nil {
+		mem = in.gpuMemory
+	}
+	if gpuCap == nil {
+		gpuCap = in.gpuCap
+	}
+	timeout, retries := cmp.Or(c.timeout, in.timeout), c.retries
+	if retries == nil {
+		retries = in.retries
+	}
+	if len(c.parallel) > 0 {
+		t.Parallel = l.expandTasks(c.parallel, inherited{
+			tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd,
+			gpuMemory: mem, gpus: gpus, gpuCap: gpuCap, timeout: timeout, retries: retries,
+			gpuGroup: gpuGroupOf(mem, gpus, t.Group), path: path, templatePath: templatePath,
+		}, levelTrial)
+		return t
+	}
+	t.GPU = l.gpuSpec(c, mem, gpus, gpuCap)
+	t.Timeout = timeout
+	if retries != nil {
+		t.Retries = *retries
+	}
+	if len(c.steps) > 0 {
+		stop := c.stopOnFailure
+		if stop == nil {
+			stop = in.stopOnFailure
+		}
+		t.Steps = l.expandTasks(c.steps, inherited{tags: t.Tags, env: t.Env, stopOnFailure: stop, cwd: t.Cwd,
+			path: path, templatePath: templatePath}, levelStep)
+	}
+	return t
+}
+
+// gpuGroupOf is the learning group a block hands its trials: its own identity when it sets a
+// GPU need for them, "" otherwise.
+func gpuGroupOf(mem *gpuMemory, gpus int, block string) string {
+	if mem == nil && gpus == 0 {
+		return ""
+	}
+	return block
+}
+
+// joinPath is a task's name path: its parents' names and its own, "/"-separated.
+func joinPath(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "/" + name
+}
+
+// gpuSpec is a trial's GPU need: gpu-memory (a size, or auto) on gpus devices. gpus alone
+// means auto.
+func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool) *GPUSpec {
+	capped := gpuCap != nil && *gpuCap
+	if mem == nil && gpus == 0 {
+		if capped {
+			l.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size")
+		}
+		return nil
+	}
+	s := &GPUSpec{Devices: max(gpus, 1), CapToNeed: capped}
+	if mem == nil || mem.auto {
+		s.Auto = true
+		if capped {
+			l.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size, not auto")
+		}
+	} else {
+		s.Memory = mem.bytes
+	}
+	return s
+}
+
+// problemAt records a problem at the task's key, or at the task when the key is inherited.
+func (l *loader) problemAt(t *rawTask, key, msg string) {
+	n := t.node
+	if k, ok := t.keys[key]; ok {
+		n = k
+	}
+	l.problems = append(l.problems, Problem{l.pos(n), msg})
+}
+
+func boolOr(b *bool, fallback bool) bool {
+	if b != nil {
+		return *b
+	}
+	return fallback
+}
+
+// mergeTags is the task's own tags, then its parent's, once each.
+func mergeTags(own, parent []string) []string {
+	var out []string
+	for _, t := range slices.Concat(own, parent) {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// mergeEnv is the parent's variables, then the task's: a task's value replaces its parent's
+// in place, a new name is added at the end.
+func mergeEnv(parent, own []EnvVar) []EnvVar {
+	out := slices.Clone(parent)
+	for _, e := range own {
+		if i := slices.IndexFunc(out, func(p EnvVar) bool { return p.Name == e.Name }); i >= 0 {
+			out[i].Value = e.Value
+		} else {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// filterTags keeps the tasks with one of the wanted tags. A parallel block (or a trial with
+// steps) is kept when one of its children is, with only those children.
+func filterTags(tasks []*Task, want []string) []*Task {
+	var out []*Task
+	for _, t := range tasks {
+		switch {
+		case len(t.Parallel) > 0:
+			if kept := filterTags(t.Parallel, want); len(kept) > 0 {
+				t.Parallel = kept
+				out = append(out, t)
+			}
+		case len(t.Steps) > 0:
+			if kept := filterTags(t.Steps, want); len(kept) > 0 {
+				t.Steps = kept
+				out = append(out, t)
+			}
+		case slices.ContainsFunc(t.Tags, func(tag string) bool { return slices.Contains(want, tag) }):
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// numberTasks gives every task its ID, from 1, in file order: a block, then its children,
+// each trial followed by its steps.
+func numberTasks(tasks []*Task) {
+	id := 0
+	var walk func([]*Task)
+	walk = func(ts []*Task) {
+		for _, t := range ts {
+			id++
+			t.ID = id
+			walk(t.Parallel)
+			walk(t.Steps)
+		}
+	}
+	walk(tasks)
+}
+
+// Trials returns every child of every parallel block, in file order.
+func (p *Plan) Trials() []*Task {
+	var out []*Task
+	for _, t := range p.Tasks {
+		out = append(out, t.Parallel...)
+	}
+	return out
+}
+
+// uniqueKeys tells apart tasks whose name path and command are the same (a setup step run
+// twice, say): the second gets a key of its own, by its place among its namesakes.
+func uniqueKeys(tasks []*Task) {
+	seen := map[string]int{}
+	Walk(tasks, func(t *Task) {
+		seen[t.Key]++
+		if n := seen[t.Key]; n > 1 {
+			t.Key = identity(t.Key, strconv.Itoa(n))
+		}
+	})
+}

@@ -1,0 +1,260 @@
+package plan
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// LoadOptions are the command line's say in how a task file becomes a plan.
+type LoadOptions struct {
+	Args []string // extra arguments: replace $1..$n and $* in cmd and name (only when there are some)
+	Tags []string // keep only tasks whose tags (own or inherited) include one of these; empty: all
+	Dir  string   // working directory: $include paths and Plan.Dir resolve against it; "": os.Getwd
+}
+
+// Load reads, validates and expands a task file. A file with mistakes gives a *FileError
+// listing every problem, sorted by position; an unreadable file gives the os error, wrapped.
+func Load(path string, opts LoadOptions) (*Plan, error) {
+	dir := opts.Dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("load %s: %w", path, err)
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(dir, abs)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read task file: %w", err)
+	}
+
+	l := &loader{path: path, opts: opts, fileOf: map[*yaml.Node]string{}}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &FileError{Problems: []Problem{yamlSyntaxProblem(path, err)}}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, &FileError{Problems: []Problem{{Pos{File: path}, "the file is empty: want a mapping with a tasks: list"}}}
+	}
+	root := doc.Content[0]
+
+	inc := &includer{dir: dir, fileOf: l.fileOf, files: []string{path}, d: &nodeDecoder{}}
+	inc.splice(root, filepath.Clean(abs))
+	l.files = inc.files
+	l.problems = append(l.problems, inc.problems...)
+	l.nodeProblems(inc.d.problems)
+
+	var raw rawFile
+	l.absorb(raw.UnmarshalYAML(root))
+	d := &nodeDecoder{}
+	for _, t := range raw.tasks {
+		checkTask(d, t, levelTop)
+	}
+	l.nodeProblems(d.problems)
+	if err := l.fileError(); err != nil {
+		return nil, err
+	}
+
+	plan := &Plan{File: path, Dir: dir, Config: defaultConfig()}
+	l.execPattern = "<exec>"
+	if raw.config != nil {
+		plan.Config, l.execPattern = raw.config.Config, raw.config.execPattern
+		for _, w := range raw.config.warnings {
+			plan.Warnings = append(plan.Warnings, Problem{l.pos(w.node), w.msg})
+		}
+	}
+	l.cfg = plan.Config
+	if raw.s3 != nil {
+		plan.S3 = l.s3Spec(raw.s3)
+	}
+	applyArgs(raw.tasks, opts.Args)
+	plan.Tasks = l.expandTasks(raw.tasks, inherited{}, levelTop)
+	if err := l.fileError(); err != nil {
+		return nil, err
+	}
+	if len(opts.Tags) > 0 {
+		plan.Tasks, plan.Filtered = filterTags(plan.Tasks, opts.Tags), true
+		if len(plan.Tasks) == 0 {
+			plan.Warnings = append(plan.Warnings, Problem{Pos{File: path}, fmt.Sprintf("no task has any of the tags %s: nothing to run", strings.Join(opts.Tags, ","))})
+		}
+	}
+	numberTasks(plan.Tasks)
+	uniqueKeys(plan.Tasks)
+	return plan, nil
+}
+
+// loader carries what building a plan from one task file needs.
+type loader struct {
+	path        string
+	opts        LoadOptions
+	fileOf      map[*yaml.Node]string // nodes of included files → their file
+	files       []string              // files in the order read, the task file first
+	problems    []Problem
+	cfg         Config
+	execPattern string
+}
+
+// pos is where a node is: its file (the task file unless it was included), line and column.
+func (l *loader) pos(n *yaml.Node) Pos {
+	file, ok := l.fileOf[n]
+	if !ok {
+		file = l.path
+	}
+	return Pos{File: file, Line: n.Line, Column: n.Column}
+}
+
+func (l *loader) nodeProblems(ps nodeProblems) {
+	for _, p := range ps {
+		l.problems = append(l.problems, Problem{l.pos(p.node), p.msg})
+	}
+}
+
+func (l *loader) absorb(err error) {
+	d := &nodeDecoder{}
+	d.absorb(err)
+	l.nodeProblems(d.problems)
+}
+
+// fileError returns every problem so far, sorted by file (in the order read), line and
+// column, once each: a task reached through two aliases is decoded twice.
+func (l *loader) fileError() error {
+	if len(l.problems) == 0 {
+		return nil
+	}
+	rank := func(file string) int {
+		if i := slices.Index(l.files, file); i >= 0 {
+			return i
+		}
+		return len(l.files)
+	}
+	ps := slices.Clone(l.problems)
+	slices.SortFunc(ps, func(a, b Problem) int {
+		return cmp.Or(cmp.Compare(rank(a.Pos.File), rank(b.Pos.File)),
+			cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column), cmp.Compare(a.Msg, b.Msg))
+	})
+	return &FileError{Problems: slices.Compact(ps)}
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlSyntaxProblem places a yaml.v3 parse error, which knows only its line.
+func yamlSyntaxProblem(file string, err error) Problem {
+	msg := err.Error()
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return Problem{Pos{File: file, Line: line}, "yaml syntax error: " + m[2]}
+	}
+	return Problem{Pos{File: file}, "yaml syntax error: " + strings.TrimPrefix(msg, "yaml: ")}
+}
+
+// Where a task stands decides which keys it may have.
+const (
+	levelTop   = iota // an entry of the top-level tasks: list
+	levelTrial        // a child of parallel-tasks:
+	levelStep         // an entry of a trial's own tasks:
+)
+
+var gpuKeys = []string{"gpu-memory", "gpus", "gpu-memory-cap"}
+
+// checkTask reports what a task may not have where it stands, and combinations that make no
+// sense. Types were checked when decoding.
+func checkTask(d *nodeDecoder, t *rawTask, level int) {
+	if t.node == nil || t.keys == nil { // not a mapping: already reported
+		return
+	}
+	label := "this task"
+	if t.name != "" {
+		label = fmt.Sprintf("task %q", t.name)
+	}
+	if t.cmd == "" && t.url == "" && !t.has("parallel-tasks") && !t.has("tasks") && !t.unknownKeys {
+		switch level {
+		case levelTop:
+			d.errorf(t.node, "%s has nothing to run: give it cmd, url or parallel-tasks", label)
+		case levelTrial:
+			d.errorf(t.node, "%s has nothing to run: give it cmd, url, or tasks (a trial's steps)", label)
+		default:
+			d.errorf(t.node, "%s has nothing to run: give it cmd or url", label)
+		}
+	}
+	for _, key := range []string{"cmd", "url"} {
+		switch {
+		case !t.has(key) || (key == "cmd" && t.cmd == "") || (key == "url" && t.url == ""):
+		case t.has("parallel-tasks"):
+			d.errorf(t.keys[key], "%s: a task with parallel-tasks only runs its children; move %s into a task of its own", key, key)
+		case t.has("tasks"):
+			d.errorf(t.keys[key], "%s: a task with tasks (steps) only runs its steps; make %s one of the steps", key, key)
+		}
+	}
+	if t.has("parallel-tasks") {
+		if level != levelTop {
+			d.errorf(t.keys["parallel-tasks"], "parallel-tasks: cannot be nested: a parallel child runs a command, or its own steps with tasks:")
+		}
+		if t.has("tasks") {
+			d.errorf(t.keys["tasks"], "tasks: a task cannot have both parallel-tasks and tasks")
+		}
+	}
+	if t.has("tasks") {
+		switch level {
+		case levelTop:
+			d.errorf(t.keys["tasks"], "tasks: only a child of parallel-tasks can have its own steps; list these at the top level, or wrap the task in parallel-tasks to make it a trial")
+		case levelStep:
+			d.errorf(t.keys["tasks"], "tasks: a step cannot have steps of its own")
+		}
+	}
+	if level == levelStep {
+		for _, k := range gpuKeys {
+			if t.has(k) {
+				d.errorf(t.keys[k], "%s: set GPU needs on the trial that holds the steps, not on a step", k)
+			}
+		}
+	}
+	if t.md5 != "" && t.url == "" {
+		d.errorf(t.keys["md5"], "md5: checks the script downloaded from url, but this task has no url")
+	}
+	if t.gpuCap != nil && *t.gpuCap && t.gpuMemory != nil && t.gpuMemory.auto {
+		d.errorf(t.keys["gpu-memory-cap"], "gpu-memory-cap: needs gpu-memory set to a size, not auto")
+	}
+	if t.has("for-each") && t.has("matrix") {
+		d.errorf(t.keys["matrix"], "matrix: cannot be combined with for-each on one task: make the for-each values one more matrix key")
+	}
+	for _, c := range t.parallel {
+		checkTask(d, c, levelTrial)
+	}
+	for _, s := range t.steps {
+		checkTask(d, s, levelStep)
+	}
+}
+
+func (l *loader) s3Spec(r *rawS3) *S3Spec {
+	s := &S3Spec{Endpoint: r.endpoint, Region: r.region, Pos: l.pos(r.node)}
+	for _, t := range r.download {
+		s.Download = append(s.Download, l.transfer(&t.rawTransfer))
+	}
+	for _, t := range r.upload {
+		s.Upload = append(s.Upload, l.transfer(&t.rawTransfer))
+	}
+	return s
+}
+
+func (l *loader) transfer(r *rawTransfer) Transfer {
+	t := r.Transfer
+	t.Exclude = slices.Clone(t.Exclude)
+	t.Pos = l.pos(r.node)
+	return t
+}

@@ -1,0 +1,343 @@
+package plan
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runall/runall/gpu"
+	"gopkg.in/yaml.v3"
+)
+
+// rawConfig is the config: block: a Config with defaults applied, then the file's values.
+type rawConfig struct {
+	Config
+	node        *yaml.Node
+	execPattern string        // bashful's exec-replace-pattern, for url tasks' <exec>
+	warnings    []nodeProblem // accepted but ignored settings
+}
+
+var configKeys = []string{
+	"max-parallel-commands", "stop-on-failure", "ignore-failure", "show-output", "show-task-output",
+	"log-path", "replica-replace-pattern", "exec-replace-pattern", "show-failure-report",
+	"show-summary-footer", "show-summary-errors", "show-summary-times", "show-summary-steps",
+	"show-task-times", "collapse-on-completion", "single-line", "event-driven", "update-interval",
+	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
+	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries",
+}
+
+// defaultConfig is the config of a file that says nothing.
+func defaultConfig() Config {
+	return Config{
+		MaxParallel:           4,
+		StopOnFailure:         true,
+		ShowOutput:            true,
+		ReplicaReplacePattern: "<replace>",
+		ShowFailureReport:     true,
+		ShowSummaryFooter:     true,
+		ShowTaskTimes:         true,
+		GPUMemoryMargin:       DefaultMargin,
+		OOMRetries:            2,
+	}
+}
+
+// UnmarshalYAML decodes the config: block.
+func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
+	d := &nodeDecoder{}
+	c.Config = defaultConfig()
+	c.execPattern = "<exec>"
+	c.node = resolveAlias(n)
+	ps, ok := d.pairs(n, "config: want a mapping of settings")
+	if !ok {
+		return d.err()
+	}
+	setBool := func(p nodePair, dst *bool) {
+		if b := d.boolean(p); b != nil {
+			*dst = *b
+		}
+	}
+	for _, p := range ps {
+		switch p.name {
+		case "max-parallel-commands":
+			if v, ok := d.integer(p, 1); ok {
+				c.MaxParallel = v
+			}
+		case "stop-on-failure":
+			setBool(p, &c.StopOnFailure)
+		case "ignore-failure":
+			setBool(p, &c.IgnoreFailure)
+		case "show-output", "show-task-output":
+			setBool(p, &c.ShowOutput)
+		case "log-path":
+			c.LogPath = d.str(p)
+		case "replica-replace-pattern":
+			if c.ReplicaReplacePattern = d.str(p); c.ReplicaReplacePattern == "" {
+				d.errorf(p.value, "replica-replace-pattern: want a non-empty string such as <replace>")
+				c.ReplicaReplacePattern = "<replace>"
+			}
+		case "exec-replace-pattern":
+			if c.execPattern = d.str(p); c.execPattern == "" {
+				d.errorf(p.value, "exec-replace-pattern: want a non-empty string such as <exec>")
+				c.execPattern = "<exec>"
+			}
+		case "show-failure-report":
+			setBool(p, &c.ShowFailureReport)
+		case "show-summary-footer":
+			setBool(p, &c.ShowSummaryFooter)
+		case "show-summary-errors":
+			setBool(p, &c.ShowSummaryErrors)
+		case "show-task-times":
+			setBool(p, &c.ShowTaskTimes)
+		case "collapse-on-completion":
+			setBool(p, &c.CollapseOnCompletion)
+		case "single-line":
+			setBool(p, &c.SingleLine)
+		case "show-summary-times", "show-summary-steps", "event-driven":
+			d.boolean(p) // accepted for bashful files; runall's output has no use for them
+		case "update-interval":
+			c.UpdateInterval = decodeUpdateInterval(d, p)
+		case "bullet-char":
+			if !isNull(p.value) {
+				d.str(p)
+			}
+		case "success-status-color", "running-status-color", "pending-status-color", "error-status-color":
+			d.integer(p, 0)
+		case "bundle":
+			if !isNull(p.value) {
+				d.stringOrList(p)
+			}
+			c.warnings = append(c.warnings, nodeProblem{p.key, "bundle: runall does not make bundles; the list is ignored"})
+		case "gpu-memory-margin":
+			if m, ok := decodeMargin(d, p); ok {
+				c.GPUMemoryMargin = m
+			}
+		case "oom-retries":
+			if v, ok := d.integer(p, 0); ok {
+				c.OOMRetries = v
+			}
+		default:
+			d.unknownKey(p, "config:", configKeys)
+		}
+	}
+	return d.err()
+}
+
+// decodeUpdateInterval reads bashful's milliseconds (500) or a duration (500ms). bashful's
+// "unset" is -1, so a negative number means the default.
+func decodeUpdateInterval(d *nodeDecoder, p nodePair) time.Duration {
+	if p.value.Kind == yaml.ScalarNode && !isNull(p.value) {
+		s := strings.TrimSpace(p.value.Value)
+		if ms, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(ms) && !math.IsInf(ms, 0) {
+			return time.Duration(max(ms, 0) * float64(time.Millisecond))
+		}
+		if v, err := time.ParseDuration(s); err == nil && v >= 0 {
+			return v
+		}
+	}
+	d.errorf(p.value, "update-interval: want milliseconds (500) or a duration (500ms), got %s", describeNode(p.value))
+	return 0
+}
+
+// decodeMargin reads gpu-memory-margin: a size (2GiB), a percentage of the device (5%), or
+// both separated by a comma (5%, 256MiB), the larger winning on each device.
+func decodeMargin(d *nodeDecoder, p nodePair) (Margin, bool) {
+	bad := func() (Margin, bool) {
+		d.errorf(p.value, "gpu-memory-margin: want a size (2GiB), a percentage of each GPU (5%%), or both (5%%, 256MiB), got %s", describeNode(p.value))
+		return Margin{}, false
+	}
+	if p.value.Kind != yaml.ScalarNode || isNull(p.value) {
+		return bad()
+	}
+	var m Margin
+	for part := range strings.SplitSeq(p.value.Value, ",") {
+		part = strings.TrimSpace(part)
+		if pct, ok := strings.CutSuffix(part, "%"); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+			if err != nil || !(f >= 0 && f < 100) {
+				return bad()
+			}
+			m.Fraction = f / 100
+			continue
+		}
+		b, err := gpu.ParseSize(part)
+		if err != nil {
+			return bad()
+		}
+		m.Bytes = b
+	}
+	return m, true
+}
+
+// rawS3 is the s3: block.
+type rawS3 struct {
+	node             *yaml.Node
+	endpoint, region string
+	download         []*rawDownload
+	upload           []*rawUpload
+}
+
+var s3Keys = []string{"endpoint", "region", "download", "upload"}
+
+// UnmarshalYAML decodes the s3: block.
+func (s *rawS3) UnmarshalYAML(n *yaml.Node) error {
+	d := &nodeDecoder{}
+	s.node = resolveAlias(n)
+	ps, ok := d.pairs(n, "s3: want a mapping with endpoint, region, download and upload")
+	if !ok {
+		return d.err()
+	}
+	for _, p := range ps {
+		switch p.name {
+		case "endpoint":
+			s.endpoint = d.str(p)
+		case "region":
+			s.region = d.str(p)
+		case "download":
+			s.download = decodeDownloads(d, p)
+		case "upload":
+			s.upload = decodeUploads(d, p)
+		default:
+			d.unknownKey(p, "s3:", s3Keys)
+		}
+	}
+	return d.err()
+}
+
+// rawDownload and rawUpload are entries of download: and upload: lists. Environment variables
+// in from and to stay as written; they are expanded when the transfer runs.
+type (
+	rawDownload struct{ rawTransfer }
+	rawUpload   struct{ rawTransfer }
+	rawTransfer struct {
+		node   *yaml.Node
+		values map[string]*yaml.Node // the value nodes of from and to, for their problems
+		Transfer
+	}
+)
+
+var (
+	downloadKeys = []string{"from", "to", "extract", "exclude"}
+	uploadKeys   = []string{"from", "to", "every", "exclude", "delete"}
+)
+
+func decodeDownloads(d *nodeDecoder, p nodePair) []*rawDownload {
+	var out []*rawDownload
+	for _, item := range transferItems(d, p) {
+		t := &rawDownload{}
+		d.absorb(t.UnmarshalYAML(item))
+		out = append(out, t)
+	}
+	return out
+}
+
+func decodeUploads(d *nodeDecoder, p nodePair) []*rawUpload {
+	var out []*rawUpload
+	for _, item := range transferItems(d, p) {
+		t := &rawUpload{}
+		d.absorb(t.UnmarshalYAML(item))
+		out = append(out, t)
+	}
+	return out
+}
+
+func transferItems(d *nodeDecoder, p nodePair) []*yaml.Node {
+	if isNull(p.value) {
+		return nil
+	}
+	if p.value.Kind != yaml.SequenceNode {
+		d.errorf(p.value, "%s: want a list of {from, to} entries, got %s", p.name, describeNode(p.value))
+		return nil
+	}
+	return p.value.Content
+}
+
+// UnmarshalYAML decodes one download: entry: from an s3:// URL to a local path.
+func (t *rawDownload) UnmarshalYAML(n *yaml.Node) error {
+	d := &nodeDecoder{}
+	ps, ok := t.decodeCommon(d, n, "want a download (a mapping with from: s3://bucket/key and to: path)")
+	for _, p := range ps {
+		switch p.name {
+		case "from", "to", "exclude":
+		case "extract":
+			if b := d.boolean(p); b != nil {
+				t.Extract = *b
+			}
+		default:
+			d.unknownKey(p, "a download", downloadKeys)
+		}
+	}
+	if ok {
+		t.checkS3URL(d, "from", t.From)
+		t.checkPresent(d, "to", t.To)
+	}
+	return d.err()
+}
+
+// UnmarshalYAML decodes one upload: entry: from a local path to an s3:// URL.
+func (t *rawUpload) UnmarshalYAML(n *yaml.Node) error {
+	d := &nodeDecoder{}
+	ps, ok := t.decodeCommon(d, n, "want an upload (a mapping with from: path and to: s3://bucket/prefix)")
+	for _, p := range ps {
+		switch p.name {
+		case "from", "to", "exclude":
+		case "every":
+			t.Every = d.duration(p)
+		case "delete":
+			if b := d.boolean(p); b != nil {
+				t.Delete = *b
+			}
+		default:
+			d.unknownKey(p, "an upload", uploadKeys)
+		}
+	}
+	if ok {
+		t.checkPresent(d, "from", t.From)
+		t.checkS3URL(d, "to", t.To)
+	}
+	return d.err()
+}
+
+// decodeCommon reads from, to and exclude, and returns all the pairs for the caller's own keys.
+func (t *rawTransfer) decodeCommon(d *nodeDecoder, n *yaml.Node, what string) ([]nodePair, bool) {
+	t.node = resolveAlias(n)
+	t.values = map[string]*yaml.Node{}
+	ps, ok := d.pairs(n, what)
+	for _, p := range ps {
+		t.values[p.name] = p.value
+		switch p.name {
+		case "from":
+			t.From = d.str(p)
+		case "to":
+			t.To = d.str(p)
+		case "exclude":
+			t.Exclude = d.globs(p)
+		}
+	}
+	return ps, ok
+}
+
+// at is the node to blame for a problem with key: its value, or the entry when it is missing.
+func (t *rawTransfer) at(key string) *yaml.Node {
+	if n := t.values[key]; n != nil {
+		return n
+	}
+	return t.node
+}
+
+func (t *rawTransfer) checkPresent(d *nodeDecoder, key, v string) {
+	if strings.TrimSpace(v) == "" {
+		d.errorf(t.at(key), "%s: missing: want a local path", key)
+	}
+}
+
+func (t *rawTransfer) checkS3URL(d *nodeDecoder, key, v string) {
+	rest, ok := strings.CutPrefix(v, "s3://")
+	if bucket, _, _ := strings.Cut(rest, "/"); !ok || bucket == "" {
+		if v == "" {
+			d.errorf(t.at(key), "%s: missing: want an s3://bucket/prefix URL", key)
+		} else {
+			d.errorf(t.at(key), "%s: want an s3://bucket/prefix URL, got %q", key, v)
+		}
+	}
+}

@@ -1,0 +1,205 @@
+package plan
+
+import (
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/runall/runall/gpu"
+	"gopkg.in/yaml.v3"
+)
+
+// rawTask is one entry of a tasks:, parallel-tasks: or trial tasks: list, as written. Pointers
+// and zero values mean "not set", so that defaults and inheritance can be applied later.
+type rawTask struct {
+	node *yaml.Node            // the task's mapping: its position is the task's
+	keys map[string]*yaml.Node // the key nodes present, for problems found after decoding
+
+	name, cmd, cwd, url, md5, logPath string
+
+	tags                                     []string
+	ignoreFailure, stopOnFailure, showOutput *bool
+	sudo                                     bool
+	forEach                                  []string
+	matrix                                   []matrixAxis
+	env                                      []EnvVar
+	timeout                                  time.Duration
+	retries                                  *int
+	gpuMemory                                *gpuMemory
+	gpus                                     int // 0: not set
+	gpuCap                                   *bool
+	upload                                   []*rawUpload
+
+	parallel []*rawTask // parallel-tasks:
+	steps    []*rawTask // tasks: (inside a parallel child)
+
+	unknownKeys bool // a typo may hide its cmd: then the typo alone is reported
+
+	// Set on the copies that for-each and matrix make: the values that made this copy, and
+	// what the task was before they were substituted (its name and command templates).
+	params   []Param
+	template string
+}
+
+// matrixAxis is one key of matrix:, with its values in file order.
+type matrixAxis struct {
+	name   string
+	values []string
+}
+
+// gpuMemory is gpu-memory: a size per device, or auto.
+type gpuMemory struct {
+	bytes uint64
+	auto  bool
+}
+
+var taskKeys = []string{
+	"name", "cmd", "cwd", "tags", "ignore-failure", "stop-on-failure", "show-output",
+	"show-task-output", "log-path", "url", "md5", "sudo", "for-each", "parallel-tasks",
+	"collapse-on-completion", "event-driven", "show-task-times",
+	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "upload",
+}
+
+var (
+	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	md5RE     = regexp.MustCompile(`^[0-9a-fA-F]{32}$`)
+)
+
+func (t *rawTask) has(key string) bool { _, ok := t.keys[key]; return ok }
+
+// UnmarshalYAML decodes one task. Whether its keys fit where it stands (a top-level task, a
+// parallel child, a trial's step) is checked by the loader, which knows the place.
+func (t *rawTask) UnmarshalYAML(n *yaml.Node) error {
+	d := &nodeDecoder{}
+	t.node = resolveAlias(n)
+	ps, ok := d.pairs(n, "want a task (a mapping of key: value)")
+	if !ok {
+		return d.err()
+	}
+	t.keys = map[string]*yaml.Node{}
+	for _, p := range ps {
+		t.keys[p.name] = p.key
+		switch p.name {
+		case "name":
+			t.name = d.str(p)
+		case "cmd":
+			t.cmd = d.str(p)
+		case "cwd":
+			t.cwd = d.str(p)
+		case "tags":
+			t.tags = d.stringOrList(p)
+		case "ignore-failure":
+			t.ignoreFailure = d.boolean(p)
+		case "stop-on-failure":
+			t.stopOnFailure = d.boolean(p)
+		case "show-output", "show-task-output":
+			t.showOutput = d.boolean(p)
+		case "log-path":
+			t.logPath = d.str(p)
+		case "url":
+			t.url = d.str(p)
+			if low := strings.ToLower(t.url); t.url != "" && !strings.HasPrefix(low, "http://") && !strings.HasPrefix(low, "https://") {
+				d.errorf(p.value, "url: want an http:// or https:// address, got %q", t.url)
+			}
+		case "md5":
+			t.md5 = d.str(p)
+			if !md5RE.MatchString(t.md5) {
+				d.errorf(p.value, "md5: want 32 hexadecimal digits, got %s", describeNode(p.value))
+			}
+		case "sudo":
+			if b := d.boolean(p); b != nil {
+				t.sudo = *b
+			}
+		case "for-each":
+			t.forEach = d.scalarList(p)
+		case "collapse-on-completion", "event-driven", "show-task-times":
+			d.boolean(p) // bashful's display settings: checked, then left to the output
+		case "parallel-tasks":
+			t.parallel = decodeTaskList(d, p)
+		case "tasks":
+			t.steps = decodeTaskList(d, p)
+		case "env":
+			t.env = decodeEnv(d, p)
+		case "timeout":
+			t.timeout = d.duration(p)
+		case "retries":
+			if v, ok := d.integer(p, 0); ok {
+				t.retries = &v
+			}
+		case "matrix":
+			t.matrix = decodeMatrix(d, p)
+		case "gpu-memory":
+			t.gpuMemory = decodeGPUMemory(d, p)
+		case "gpus":
+			t.gpus, _ = d.integer(p, 1)
+		case "gpu-memory-cap":
+			t.gpuCap = d.boolean(p)
+		case "upload":
+			t.upload = decodeUploads(d, p)
+		default:
+			t.unknownKeys = true
+			d.unknownKey(p, "a task", taskKeys)
+		}
+	}
+	return d.err()
+}
+
+func decodeEnv(d *nodeDecoder, p nodePair) []EnvVar {
+	if isNull(p.value) {
+		return nil
+	}
+	vars, ok := d.pairs(p.value, "env: want a mapping of NAME: value")
+	if !ok {
+		return nil
+	}
+	var env []EnvVar
+	for _, v := range vars {
+		if !envNameRE.MatchString(v.name) {
+			d.errorf(v.key, "env: %q is not a variable name: want letters, digits and _, not starting with a digit", v.name)
+			continue
+		}
+		if v.value.Kind != yaml.ScalarNode {
+			d.errorf(v.value, "env: %s: want a string or number, got %s", v.name, describeNode(v.value))
+			continue
+		}
+		val := v.value.Value
+		if isNull(v.value) {
+			val = ""
+		}
+		env = append(env, EnvVar{Name: v.name, Value: val})
+	}
+	return env
+}
+
+func decodeMatrix(d *nodeDecoder, p nodePair) []matrixAxis {
+	keys, ok := d.pairs(p.value, "matrix: want a mapping of name: [values]")
+	if !ok {
+		return nil
+	}
+	if len(keys) == 0 {
+		d.errorf(p.value, "matrix: want at least one name: [values]")
+	}
+	var axes []matrixAxis
+	for _, k := range keys {
+		if k.name == "" || strings.ContainsAny(k.name, "<> \t") {
+			d.errorf(k.key, "matrix: %q cannot be a placeholder name: want letters, digits, - or _", k.name)
+			continue
+		}
+		axes = append(axes, matrixAxis{name: k.name, values: d.scalarList(nodePair{"matrix: " + k.name, k.key, k.value})})
+	}
+	return axes
+}
+
+func decodeGPUMemory(d *nodeDecoder, p nodePair) *gpuMemory {
+	if p.value.Kind == yaml.ScalarNode && !isNull(p.value) {
+		if strings.EqualFold(strings.TrimSpace(p.value.Value), "auto") {
+			return &gpuMemory{auto: true}
+		}
+		b, err := gpu.ParseSize(p.value.Value)
+		if err == nil && b > 0 {
+			return &gpuMemory{bytes: b}
+		}
+	}
+	d.errorf(p.value, "gpu-memory: want a size per GPU such as 7GiB or 512MiB, or auto, got %s", describeNode(p.value))
+	return nil
+}

@@ -1,0 +1,316 @@
+// Package proc runs task commands: each in its own process group, output streamed line by
+// line, stopped with a grace period, and nothing left behind when runall ends. It knows
+// nothing of task files, GPUs or outputs.
+package proc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Shell is bash where there is one, else sh: bashful's commands are bash.
+func Shell() string {
+	if p, err := exec.LookPath("bash"); err == nil {
+		return p
+	}
+	return "/bin/sh"
+}
+
+// envCaptureSuffix runs after a sequential task's command so that what it exported reaches
+// the tasks after it (bashful does the same). It is on its own line so that a trailing
+// comment in cmd cannot swallow it, and it keeps the command's exit status.
+const envCaptureSuffix = "\n__runall_rc=$?; env -0 >\"$RUNALL_ENV_OUT\" 2>/dev/null; exit $__runall_rc\n"
+
+// Attempt is one run of one command.
+type Attempt struct {
+	Cmd      string   // the command line after url/<exec> and sudo handling
+	Dir      string   // working directory
+	Env      []string // complete environment
+	Capture  bool     // capture exported environment (sequential tasks)
+	Timeout  time.Duration
+	OnLine   func(stream, line string) // called from reader goroutines, serially per Attempt
+	Procs    *Table
+	KillWait time.Duration // between SIGTERM and SIGKILL on timeout
+}
+
+// Outcome is how an Attempt ended.
+type Outcome struct {
+	ExitCode int      // -1 when killed by a signal or never started
+	Err      error    // the process could not be started
+	TimedOut bool     // killed by timeout:
+	Exported []string // NAME=value pairs of the environment at its end (capture only)
+	Started  time.Time
+	Finished time.Time
+}
+
+// OK reports whether the command ran and exited 0 in time.
+func (o Outcome) OK() bool { return o.Err == nil && !o.TimedOut && o.ExitCode == 0 }
+
+// Run starts the process, streams its output and waits for it. ctx cancellation does not
+// kill it: stopping is the Table's job, so that every running task gets the same grace.
+func (a *Attempt) Run(ctx context.Context) Outcome {
+	var out Outcome
+	script := a.Cmd
+	var envFile string
+	if a.Capture {
+		f, err := os.CreateTemp("", "runall-env-*")
+		if err == nil {
+			envFile = f.Name()
+			f.Close()
+			defer os.Remove(envFile)
+			script += envCaptureSuffix
+		}
+	}
+	c := exec.Command(Shell(), "-c", script)
+	c.Dir = a.Dir
+	c.Env = a.Env
+	if envFile != "" {
+		c.Env = append(c.Env[:len(c.Env):len(c.Env)], "RUNALL_ENV_OUT="+envFile)
+	}
+	// Its own process group, so that signals reach everything it starts; and killed with
+	// runall should runall itself be killed outright.
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+
+	// Our own pipes rather than exec's copying goroutines: Wait then returns when the shell
+	// exits even if a background grandchild keeps the pipe open.
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		out.Err, out.ExitCode = err, -1
+		return out
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		stdoutR.Close()
+		stdoutW.Close()
+		out.Err, out.ExitCode = err, -1
+		return out
+	}
+	c.Stdin = nil
+	c.Stdout, c.Stderr = stdoutW, stderrW
+
+	out.Started = time.Now()
+	// Start and register under the table's lock, so that the zombie reaper never takes this
+	// child from exec's Wait, however quickly it exits.
+	a.Procs.mu.Lock()
+	err = c.Start()
+	if err == nil {
+		a.Procs.addLocked(c.Process.Pid)
+	}
+	a.Procs.mu.Unlock()
+	stdoutW.Close()
+	stderrW.Close()
+	if err != nil {
+		stdoutR.Close()
+		stderrR.Close()
+		out.Err, out.ExitCode, out.Finished = fmt.Errorf("start %s: %w", Shell(), err), -1, time.Now()
+		return out
+	}
+	pgid := c.Process.Pid
+	defer a.Procs.remove(pgid)
+
+	var mu sync.Mutex // onLine is serial per Attempt: the log file and events keep line order
+	emit := func(stream, line string) {
+		mu.Lock()
+		a.OnLine(stream, line)
+		mu.Unlock()
+	}
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); readLines(stdoutR, func(l string) { emit("stdout", l) }) }()
+	go func() { defer readers.Done(); readLines(stderrR, func(l string) { emit("stderr", l) }) }()
+
+	var timer *time.Timer
+	timedOut := make(chan struct{})
+	if a.Timeout > 0 {
+		timer = time.AfterFunc(a.Timeout, func() {
+			close(timedOut)
+			terminateGroup(pgid, a.KillWait)
+		})
+	}
+	waitErr := c.Wait()
+	if timer != nil {
+		timer.Stop()
+	}
+	out.Finished = time.Now()
+
+	// The shell is gone; give its pipes a moment to drain, then stop reading whatever
+	// background process still holds them.
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(2 * time.Second):
+		stdoutR.Close()
+		stderrR.Close()
+		<-drained
+	}
+	stdoutR.Close()
+	stderrR.Close()
+
+	select {
+	case <-timedOut:
+		out.TimedOut = true
+	default:
+	}
+	out.ExitCode = exitStatus(waitErr, c.ProcessState)
+	if envFile != "" && out.ExitCode == 0 {
+		out.Exported = readEnvFile(envFile)
+	}
+	return out
+}
+
+func exitStatus(err error, ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -1
+	}
+	if err != nil && !errors.As(err, new(*exec.ExitError)) {
+		return -1
+	}
+	return ps.ExitCode()
+}
+
+// maxLine caps one output line; longer lines are split rather than held in memory.
+const maxLine = 64 << 10
+
+// readLines calls fn for every line of r, without its newline. A carriage return also ends
+// a line, so that progress bars drawn with \r show up as lines in logs.
+func readLines(r io.Reader, fn func(string)) {
+	br := bufio.NewReaderSize(r, maxLine)
+	var partial []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			full := chunk[len(chunk)-1] == '\n'
+			if full {
+				chunk = chunk[:len(chunk)-1]
+			}
+			if len(partial) > 0 || !full {
+				partial = append(partial, chunk...)
+				if full || len(partial) >= maxLine {
+					emitCR(partial, fn)
+					partial = partial[:0]
+				}
+			} else {
+				emitCR(chunk, fn)
+			}
+		}
+		if err != nil {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if len(partial) > 0 {
+				emitCR(partial, fn)
+			}
+			return
+		}
+	}
+}
+
+func emitCR(line []byte, fn func(string)) {
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if bytes.IndexByte(line, '\r') < 0 {
+		fn(string(line))
+		return
+	}
+	for _, part := range bytes.Split(line, []byte{'\r'}) {
+		if len(part) > 0 {
+			fn(string(part))
+		}
+	}
+}
+
+// readEnvFile parses `env -0` output.
+func readEnvFile(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	var vars []string
+	for _, kv := range strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00") {
+		if i := strings.IndexByte(kv, '='); i > 0 {
+			vars = append(vars, kv)
+		}
+	}
+	return vars
+}
+
+// shellVars are set by the shell itself; a task "exporting" them means nothing.
+var shellVars = map[string]bool{
+	"_": true, "SHLVL": true, "PWD": true, "OLDPWD": true, "RUNALL_ENV_OUT": true, "__runall_rc": true,
+}
+
+// ExportedChanges returns the variables in after that are new or changed relative to before.
+func ExportedChanges(before, after []string) []string {
+	old := make(map[string]string, len(before))
+	for _, kv := range before {
+		k, v, _ := strings.Cut(kv, "=")
+		old[k] = v
+	}
+	var changed []string
+	for _, kv := range after {
+		k, v, _ := strings.Cut(kv, "=")
+		if shellVars[k] || strings.HasPrefix(k, "BASH_FUNC_") {
+			continue
+		}
+		if ov, ok := old[k]; !ok || ov != v {
+			changed = append(changed, kv)
+		}
+	}
+	return changed
+}
+
+// Table tracks the process groups of running tasks so that a signal reaches them all.
+type Table struct {
+	mu     sync.Mutex
+	groups map[int]bool
+	closed bool // no new process may start: they are killed on arrival
+}
+
+func NewTable() *Table { return &Table{groups: map[int]bool{}} }
+
+// addLocked registers a task's process group; the caller holds p.mu. A group that starts
+// after the run began stopping is told to stop at once.
+func (p *Table) addLocked(pgid int) {
+	p.groups[pgid] = true
+	if p.closed {
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	}
+}
+
+func (p *Table) remove(pgid int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.groups, pgid)
+}
+
+// Signal sends sig to every running group. With closed set, groups that start later get
+// SIGTERM as they arrive.
+func (p *Table) Signal(sig syscall.Signal, closed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = p.closed || closed
+	for pgid := range p.groups {
+		_ = syscall.Kill(-pgid, sig)
+	}
+}
+
+// terminateGroup sends SIGTERM to a process group and SIGKILL after wait if it lives on.
+func terminateGroup(pgid int, wait time.Duration) {
+	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
+		return
+	}
+	time.AfterFunc(wait, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+}

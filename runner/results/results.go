@@ -1,0 +1,112 @@
+// Package results is the outcome of a run as runall records it: what --results writes, the
+// summary prints, the report draws and the shards of a sweep merge. It knows nothing of the
+// task file or the scheduler, so that readers of a results file need nothing else.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Status is the outcome of a task or run.
+type Status string
+
+const (
+	StatusPending Status = "pending"
+	StatusRunning Status = "running"
+	StatusOK      Status = "ok"
+	StatusFailed  Status = "failed"
+	StatusIgnored Status = "ignored" // failed with ignore-failure: counts as success
+	StatusSkipped Status = "skipped" // never ran: stop-on-failure, tags, shard, resume, interrupt
+)
+
+// Run is the outcome of a run: what --results writes and the summary prints.
+type Run struct {
+	File       string    `json:"file"`
+	RunID      string    `json:"run_id"`
+	Shard      string    `json:"shard,omitempty"` // "I/N" when sharded
+	Status     Status    `json:"status"`          // ok, failed, or interrupted (as "failed")
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	LogDir     string    `json:"log_dir"`
+	Tasks      []Task    `json:"tasks"`
+	// LearnedGPUMemory is the need learned for each gpu-memory: auto group, by group name
+	// (the first trial's name), in bytes.
+	LearnedGPUMemory map[string]uint64 `json:"learned_gpu_memory,omitempty"`
+}
+
+// Task is one command task's outcome. Blocks and sequences are not listed; their
+// commands are.
+type Task struct {
+	ID            int       `json:"id"`
+	Name          string    `json:"name"`
+	Cmd           string    `json:"cmd"`
+	Status        Status    `json:"status"`
+	ExitCode      int       `json:"exit_code"` // -1 when killed by a signal or never started
+	Attempts      int       `json:"attempts"`
+	OOMRequeues   int       `json:"oom_requeues"`
+	StartedAt     time.Time `json:"started_at,omitzero"`
+	FinishedAt    time.Time `json:"finished_at,omitzero"`
+	Reason        string    `json:"reason,omitempty"` // why it failed or was skipped
+	Devices       []string  `json:"devices,omitempty"`
+	GPUMemory     uint64    `json:"gpu_memory,omitempty"`      // the need it was admitted with, bytes
+	PeakGPUMemory uint64    `json:"peak_gpu_memory,omitempty"` // the most it was seen using, bytes
+	LogFile       string    `json:"log_file,omitempty"`
+	StdoutTail    []string  `json:"-"` // last lines, for the failure report
+	StderrTail    []string  `json:"-"`
+}
+
+// Duration is how long the task ran, 0 when it never started.
+func (r Task) Duration() time.Duration {
+	if r.StartedAt.IsZero() || r.FinishedAt.IsZero() {
+		return 0
+	}
+	return r.FinishedAt.Sub(r.StartedAt)
+}
+
+// Write writes a results file atomically: a reader never sees half a file.
+func Write(path string, res *Run) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// Read reads a results file.
+func Read(path string) (*Run, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var res Run
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("%s: not a runall results file: %w", path, err)
+	}
+	return &res, nil
+}
+
+// WriteFileAtomic writes data to path through a temporary file and a rename, so that a
+// reader sees the old file or the new one, never half of one.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

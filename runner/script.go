@@ -1,0 +1,132 @@
+package runner
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
+)
+
+// prepare resolves what a task runs and where: url: downloads (and md5 checks) a script,
+// sudo: wraps the command when runall is not root.
+func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, err error) {
+	cmdline = t.Cmd
+	if t.URL != "" {
+		script, err := r.scripts.fetch(ctx, t.URL, t.MD5)
+		if err != nil {
+			return "", "", err
+		}
+		switch {
+		case cmdline == "":
+			cmdline = shellQuote(script)
+		case strings.Contains(cmdline, "<exec>"):
+			cmdline = strings.ReplaceAll(cmdline, "<exec>", shellQuote(script))
+		default:
+			cmdline = shellQuote(script) + " " + cmdline
+		}
+	}
+	if t.Sudo && os.Geteuid() != 0 {
+		if _, err := exec.LookPath("sudo"); err != nil {
+			return "", "", fmt.Errorf("%s: task %q has sudo: true, but runall is not root and there is no sudo", t.Pos, t.Name)
+		}
+		cmdline = "sudo -n -E " + shellQuote(proc.Shell()) + " -c " + shellQuote(cmdline)
+	}
+	dir = r.plan.Dir
+	if t.Cwd != "" {
+		dir = r.taskPath(t.Cwd)
+	}
+	if dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return "", "", fmt.Errorf("cwd %q: not a directory", dir)
+		}
+	}
+	return cmdline, dir, nil
+}
+
+// scripts are the url: scripts of a run, downloaded once each into dir.
+type scripts struct {
+	dir string
+	mu  sync.Mutex // one download per url:, also when parallel children share it
+}
+
+// fetch downloads a url: task's script once per run and checks its md5 (when given).
+func (s *scripts) fetch(ctx context.Context, url, wantMD5 string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sum := md5.Sum([]byte(url))
+	path := filepath.Join(s.dir, hex.EncodeToString(sum[:8])+"-"+filepath.Base(url))
+	if _, err := os.Stat(path); err != nil {
+		if err := downloadFile(ctx, url, path); err != nil {
+			return "", fmt.Errorf("url %s: %w", url, err)
+		}
+	}
+	if wantMD5 != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", err
+		}
+		got := md5.Sum(b)
+		if !strings.EqualFold(hex.EncodeToString(got[:]), wantMD5) {
+			return "", fmt.Errorf("url %s: md5 is %x, the task file expects %s", url, got, wantMD5)
+		}
+	}
+	return path, nil
+}
+
+// scriptClient fetches url: scripts; a stalled server fails the task instead of hanging it.
+var scriptClient = &http.Client{Timeout: 5 * time.Minute}
+
+func downloadFile(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := scriptClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("download: %s", resp.Status)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".download-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, resp.Body); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o755); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("/._-+=:,@", c))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
