@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/runall/runall/internal/citest"
 )
 
 // bashfulCorpus is bashful's example task files, kept outside the repository
@@ -20,7 +22,7 @@ func bashfulCorpus(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no bashful corpus: %v (set RUNALL_BASHFUL_CORPUS)", err)
+		citest.Unavailable(t, "no bashful corpus: %v (set RUNALL_BASHFUL_CORPUS)", err)
 	}
 	return dir
 }

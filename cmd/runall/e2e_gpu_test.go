@@ -591,3 +591,46 @@ func TestGPUFrameworkEnv(t *testing.T) {
 		"[capped] TF_FORCE_GPU_ALLOW_GROWTH=true XLA_PYTHON_CLIENT_PREALLOCATE=false XLA_PYTHON_CLIENT_MEM_FRACTION=0.250 "+mem,
 	)
 }
+
+// TestGPULearnedNeedSurvivesEdits: a learned need belongs to its sweep, not to a line of the
+// file. Lines inserted above the sweep keep it; renaming the sweep drops it, and says so.
+func TestGPULearnedNeedSurvivesEdits(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	orig, err := os.ReadFile(testdata("gpu/learn.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(content, results string) (result, gpuResults) {
+		t.Helper()
+		if err := os.WriteFile(e.path("tasks.yml"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := e.runGPU("--fake-gpus", "32GiB", "--log-dir", "logs", "--results", results, "tasks.yml")
+		r.wantCode(t, 0)
+		res := e.gpuResults(results)
+		res.allOK(t)
+		return r, res
+	}
+	_, first := run(string(orig), "first.json")
+	learned := first.Learned[first.Tasks[0].Name]
+	if learned == 0 || first.Tasks[0].GPUMemory != 0 {
+		t.Fatalf("first run did not learn: %+v", first)
+	}
+
+	inserted := strings.Replace(string(orig), "tasks:\n", "tasks:\n  - name: setup\n    cmd: 'true'\n\n", 1)
+	_, second := run(inserted, "second.json")
+	if got := second.Tasks[1].GPUMemory; got != learned { // Tasks[0] is the new setup step
+		t.Errorf("after inserting lines above the sweep, %s was admitted needing %d bytes, want the %d learned before",
+			second.Tasks[1].Name, got, learned)
+	}
+
+	renamed := strings.Replace(inserted, "- name: trials\n", "- name: sweep\n", 1)
+	r, third := run(renamed, "third.json")
+	if !strings.Contains(r.stdout, "dropped") || !strings.Contains(r.stdout, first.Tasks[0].Name) {
+		t.Errorf("renaming the sweep did not say that its learned need was dropped\n%v", r)
+	}
+	if got := third.Tasks[1].GPUMemory; got != 0 {
+		t.Errorf("after renaming the sweep, %s was admitted needing %d bytes, want it to learn again (0)", third.Tasks[1].Name, got)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/runall/runall/internal/citest"
 )
 
 // TestSignalStopsEveryTask stops a run whose tasks make it hard: one ignores SIGTERM, one
@@ -117,7 +119,7 @@ func (e *e2e) startInPTY(args ...string) *proc {
 	e.t.Helper()
 	script, err := exec.LookPath("script")
 	if err != nil {
-		e.t.Skip("needs script(1) from util-linux to run runall under a pseudo-terminal")
+		citest.Unavailable(e.t, "needs script(1) from util-linux (apt-get install bsdutils) to run runall under a pseudo-terminal")
 	}
 	quoted := []string{shellQuote(runallBin)}
 	for _, a := range args {

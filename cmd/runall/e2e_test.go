@@ -46,7 +46,11 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	runallBin = filepath.Join(dir, "runall")
-	build := exec.Command("go", "build", "-o", runallBin, ".")
+	args := []string{"build", "-o", runallBin}
+	if raceEnabled {
+		args = append(args, "-race") // make test runs with -race: the binary's races fail its runs
+	}
+	build := exec.Command("go", append(args, ".")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "building runall for the end-to-end tests: %v\n", err)
@@ -198,6 +202,9 @@ func (p *proc) wait() result {
 	err := p.cmd.Wait()
 	defer p.cancel()
 	r := result{args: p.args, stdout: p.stdout.String(), stderr: p.stderr.String()}
+	if strings.Contains(r.stderr, "WARNING: DATA RACE") {
+		p.t.Errorf("the race detector found a data race in runall\n%v", r)
+	}
 	var exitErr *exec.ExitError
 	switch {
 	case p.cmd.ProcessState != nil && p.cmd.ProcessState.ExitCode() >= 0 && (err == nil || errors.As(err, &exitErr)):

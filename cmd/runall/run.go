@@ -17,6 +17,7 @@ import (
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
 )
 
 const runUsage = `Usage: runall [run] [flags] FILE [ARGS...]
@@ -117,7 +118,7 @@ func runRun(_ context.Context, a *app, args []string) error {
 	if opts.Mode, err = outputMode(o.output, a); err != nil {
 		return err
 	}
-	opts.Color = opts.Mode == output.Live && !o.noColor && a.getenv("NO_COLOR") == ""
+	opts.Color = !o.noColor && output.UseColor(opts.Mode, a.getenv)
 	if opts.Mode == output.Live {
 		opts.Width = func() int { w, _ := output.TerminalSize(os.Stdout); return w }
 	}
@@ -169,20 +170,19 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (file string, rest []stri
 	return file, append(rest, args...), nil
 }
 
+// splitList splits a comma-separated flag value, dropping blanks.
 func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
+	fields := strings.Split(s, ",")
+	for i, f := range fields {
+		fields[i] = strings.TrimSpace(f)
 	}
-	return out
+	return slices.DeleteFunc(fields, func(f string) bool { return f == "" })
 }
 
 func outputMode(flagValue string, a *app) (output.Mode, error) {
 	switch flagValue {
 	case "auto", "":
-		if output.IsTerminal(os.Stdout, a.getenv) && a.stdout == os.Stdout {
+		if output.IsTerminal(a.stdout, a.getenv) {
 			return output.Live, nil
 		}
 		return output.Plain, nil
@@ -228,21 +228,12 @@ func openProbe(a *app, fakeSpec string) (gpu.Probe, error) {
 		}
 		return gpu.OpenFake(gpu.FakeOptions{Sizes: sizes, StateDir: dir})
 	}
-	cuda, cudaSet := lookupEnv(a.environ(), "CUDA_VISIBLE_DEVICES")
+	cuda, cudaSet := proc.Lookup(a.environ(), "CUDA_VISIBLE_DEVICES")
 	return gpu.OpenNVML(gpu.NVMLOptions{
 		CUDAVisibleDevices:    cuda,
 		CUDAVisibleDevicesSet: cudaSet,
 		NVIDIAVisibleDevices:  a.getenv("NVIDIA_VISIBLE_DEVICES"),
 	})
-}
-
-func lookupEnv(environ []string, name string) (string, bool) {
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // withSelfOnPath appends runall's own directory to PATH when no runall is on it, so that
@@ -252,7 +243,7 @@ func withSelfOnPath(environ []string) []string {
 	if err != nil {
 		return environ
 	}
-	path, _ := lookupEnv(environ, "PATH")
+	path, _ := proc.Lookup(environ, "PATH")
 	for _, dir := range filepath.SplitList(path) {
 		if fi, err := os.Stat(filepath.Join(dir, "runall")); err == nil && !fi.IsDir() {
 			return environ

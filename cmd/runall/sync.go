@@ -12,9 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mattn/go-isatty"
-
 	"github.com/runall/runall/runner"
+	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/s3sync"
 )
 
@@ -175,9 +174,7 @@ const plainProgressEvery = 10 * time.Second
 
 func newSyncOutput(a *app) *syncOutput {
 	o := &syncOutput{stderr: a.stderr, started: time.Now()}
-	if f, ok := a.stderr.(*os.File); ok {
-		o.live = (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) && a.getenv("TERM") != "dumb"
-	}
+	o.live = output.IsTerminal(a.stderr, a.getenv)
 	return o
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/runall/runall/internal/citest"
 )
 
 // Server is a running MinIO.
@@ -123,10 +124,7 @@ func Shared(t testing.TB) *Server {
 // unavailable skips the test, or fails it under CI, where MinIO must be there.
 func unavailable(t testing.TB, err error) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("MinIO is required in CI: %v", err)
-	}
-	t.Skipf("MinIO unavailable, skipping (set MINIO_BIN, or go install github.com/minio/minio@latest): %v", err)
+	citest.Unavailable(t, "MinIO unavailable (set MINIO_BIN, or go install github.com/minio/minio@latest): %v", err)
 }
 
 // findBinary looks for minio in $MINIO_BIN, PATH and $(go env GOPATH)/bin.

@@ -244,24 +244,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	if err := a.fitsSomewhereLocked(need); err != nil {
 		return nil, "", err
 	}
-	type cand struct {
-		dev   int
-		avail uint64
-	}
-	var cands []cand
-	var why []string
-	for i, d := range a.snap {
-		reserved := a.reservedOnLocked(i)
-		avail := sub(sub(d.Free, reserved), a.margin.For(d.Total))
-		why = append(why, fmt.Sprintf("GPU%d %s free, %s reserved", i, gpu.FormatSize(d.Free), gpu.FormatSize(reserved)))
-		switch {
-		case a.exclusiveLocked(i):
-			why[len(why)-1] += " (learning a trial's need)"
-		case learning && len(a.devs[i].trials) > 0:
-		case avail >= need:
-			cands = append(cands, cand{i, avail})
-		}
-	}
+	cands, why := a.candidatesLocked(need, learning)
 	if len(cands) < want {
 		head := "needs " + gpu.FormatSize(need)
 		if want > 1 {
@@ -270,11 +253,11 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		if learning {
 			head = "learning its GPU memory: needs a GPU with no other trial"
 		}
-		return nil, head + "; " + strings.Join(why, "; "), nil
+		return nil, head + "; " + why, nil
 	}
 	// Best fit: the devices with the least room that still fits, so that big gaps stay
 	// for big trials.
-	slices.SortStableFunc(cands, func(x, y cand) int { return cmpU(x.avail, y.avail) })
+	slices.SortStableFunc(cands, func(x, y candidate) int { return cmpU(x.avail, y.avail) })
 	p := &Placement{req: req, Need: need, reserve: need, learning: learning}
 	for _, c := range cands[:want] {
 		p.Devices = append(p.Devices, c.dev)
@@ -292,6 +275,33 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		a.learning[req.Group] = p
 	}
 	return p, "", nil
+}
+
+// candidate is a device a trial fits on now, and the room it has.
+type candidate struct {
+	dev   int
+	avail uint64
+}
+
+// candidatesLocked lists the devices that have room for need now, and says for every device
+// what it has, for the waiting line.
+func (a *Admitter) candidatesLocked(need uint64, learning bool) ([]candidate, string) {
+	var cands []candidate
+	var why []string
+	for i, d := range a.snap {
+		reserved := a.reservedOnLocked(i)
+		avail := sub(sub(d.Free, reserved), a.margin.For(d.Total))
+		note := fmt.Sprintf("GPU%d %s free, %s reserved", i, gpu.FormatSize(d.Free), gpu.FormatSize(reserved))
+		switch {
+		case a.exclusiveLocked(i):
+			note += " (learning a trial's need)"
+		case learning && len(a.devs[i].trials) > 0:
+		case avail >= need:
+			cands = append(cands, candidate{i, avail})
+		}
+		why = append(why, note)
+	}
+	return cands, strings.Join(why, "; ")
 }
 
 // fitsSomewhereLocked fails for a need that no device could hold even empty.

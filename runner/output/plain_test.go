@@ -295,8 +295,14 @@ func TestIsTerminal(t *testing.T) {
 	if IsTerminal(nil, env(nil)) {
 		t.Error("nil is a terminal")
 	}
-	if UseColor(w, env(map[string]string{"TERM": "xterm"})) {
-		t.Error("colour on a pipe")
+	if UseColor(Plain, env(map[string]string{"TERM": "xterm"})) {
+		t.Error("colour in plain output")
+	}
+	if !UseColor(Live, env(map[string]string{"TERM": "xterm"})) {
+		t.Error("no colour in the live view")
+	}
+	if UseColor(Live, env(map[string]string{"TERM": "xterm", "NO_COLOR": "1"})) {
+		t.Error("colour despite NO_COLOR")
 	}
 	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil { // only where the test has one
 		defer tty.Close()
@@ -305,9 +311,6 @@ func TestIsTerminal(t *testing.T) {
 		}
 		if IsTerminal(tty, env(map[string]string{"TERM": "dumb"})) {
 			t.Error("TERM=dumb is a terminal")
-		}
-		if UseColor(tty, env(map[string]string{"TERM": "xterm", "NO_COLOR": "1"})) {
-			t.Error("colour despite NO_COLOR")
 		}
 	}
 }

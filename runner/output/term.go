@@ -2,6 +2,7 @@ package output
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -11,20 +12,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// IsTerminal reports whether f should get the live view: it is a terminal and TERM is not
-// "dumb". An unset TERM on a real terminal (kubectl exec -it, docker run -t without an
-// environment) still counts: the live view uses only VT100 sequences every emulator knows.
-func IsTerminal(f *os.File, getenv func(string) string) bool {
-	if f == nil || getenv("TERM") == "dumb" {
+// IsTerminal reports whether w should get drawing (the live view, a progress line redrawn
+// in place): it is a terminal and TERM is not "dumb". An unset TERM on a real terminal
+// (kubectl exec -it, docker run -t without an environment) still counts: runall draws with
+// VT100 sequences every emulator knows. This is runall's one test for a terminal.
+func IsTerminal(w io.Writer, getenv func(string) string) bool {
+	f, ok := w.(*os.File)
+	if !ok || f == nil || getenv("TERM") == "dumb" {
 		return false
 	}
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
-// UseColor reports whether output to f may use colour: f is a terminal (see IsTerminal) and
-// NO_COLOR is unset or empty (https://no-color.org).
-func UseColor(f *os.File, getenv func(string) string) bool {
-	return IsTerminal(f, getenv) && getenv("NO_COLOR") == ""
+// UseColor reports whether an output in mode may use colour: only the live view does, and
+// not when NO_COLOR is set to anything (https://no-color.org).
+func UseColor(mode Mode, getenv func(string) string) bool {
+	return mode == Live && getenv("NO_COLOR") == ""
 }
 
 // TerminalSize returns the columns and rows of the terminal f is, or zeros when it is none.

@@ -16,46 +16,9 @@ import (
 // `runall check` prints it; it reads nothing but the plan.
 func (p *Plan) Describe(w io.Writer) {
 	var b strings.Builder
-	c := p.Config
 	b.WriteString(p.File + "\n")
-	opts := []string{fmt.Sprintf("at most %d at once", c.MaxParallel)}
-	if c.StopOnFailure {
-		opts = append(opts, "stop on failure")
-	} else {
-		opts = append(opts, "go on after a failure")
-	}
-	if c.IgnoreFailure {
-		opts = append(opts, "ignore failures")
-	}
-	if !c.ShowOutput {
-		opts = append(opts, "output hidden")
-	}
-	opts = append(opts, "gpu margin "+describeMargin(c.GPUMemoryMargin), plural(c.OOMRetries, "oom retry", "oom retries"))
-	fmt.Fprintf(&b, "config: %s\n", strings.Join(opts, ", "))
-	if c.LogPath != "" {
-		fmt.Fprintf(&b, "log: %s\n", c.LogPath)
-	}
-	if s := p.S3; s != nil {
-		var where []string
-		if s.Endpoint != "" {
-			where = append(where, "endpoint "+s.Endpoint)
-		}
-		if s.Region != "" {
-			where = append(where, "region "+s.Region)
-		}
-		b.WriteString("s3:")
-		if len(where) > 0 {
-			b.WriteString(" " + strings.Join(where, ", "))
-		}
-		b.WriteString("\n")
-		for _, t := range s.Download {
-			fmt.Fprintf(&b, "  %s\n", describeTransfer("download", t))
-		}
-		for _, t := range s.Upload {
-			fmt.Fprintf(&b, "  %s\n", describeTransfer("upload", t))
-		}
-	}
-
+	p.describeConfig(&b)
+	p.describeS3(&b)
 	setup, blocks := 0, 0
 	for i, t := range p.Tasks {
 		b.WriteString("\n")
@@ -74,6 +37,52 @@ func (p *Plan) Describe(w io.Writer) {
 		fmt.Fprintf(&b, "%s in %s\n", plural(trials, "trial", "trials"), plural(blocks, "parallel block", "parallel blocks"))
 	}
 	io.WriteString(w, b.String())
+}
+
+func (p *Plan) describeConfig(b *strings.Builder) {
+	c := p.Config
+	opts := []string{fmt.Sprintf("at most %d at once", c.MaxParallel)}
+	if c.StopOnFailure {
+		opts = append(opts, "stop on failure")
+	} else {
+		opts = append(opts, "go on after a failure")
+	}
+	if c.IgnoreFailure {
+		opts = append(opts, "ignore failures")
+	}
+	if !c.ShowOutput {
+		opts = append(opts, "output hidden")
+	}
+	opts = append(opts, "gpu margin "+describeMargin(c.GPUMemoryMargin), plural(c.OOMRetries, "oom retry", "oom retries"))
+	fmt.Fprintf(b, "config: %s\n", strings.Join(opts, ", "))
+	if c.LogPath != "" {
+		fmt.Fprintf(b, "log: %s\n", c.LogPath)
+	}
+}
+
+func (p *Plan) describeS3(b *strings.Builder) {
+	s := p.S3
+	if s == nil {
+		return
+	}
+	var where []string
+	if s.Endpoint != "" {
+		where = append(where, "endpoint "+s.Endpoint)
+	}
+	if s.Region != "" {
+		where = append(where, "region "+s.Region)
+	}
+	b.WriteString("s3:")
+	if len(where) > 0 {
+		b.WriteString(" " + strings.Join(where, ", "))
+	}
+	b.WriteString("\n")
+	for _, t := range s.Download {
+		fmt.Fprintf(b, "  %s\n", describeTransfer("download", t))
+	}
+	for _, t := range s.Upload {
+		fmt.Fprintf(b, "  %s\n", describeTransfer("upload", t))
+	}
 }
 
 // describeTask prints one task as "number name", then its details under the name. Tags and
@@ -157,12 +166,21 @@ func (p *Plan) taskAttrs(t, parent *Task) []string {
 	if t.Cwd != "" {
 		attrs = append(attrs, "in "+t.Cwd)
 	}
+	attrs = append(attrs, inheritedAttrs(t, parent)...)
+	if t.LogPath != "" {
+		attrs = append(attrs, "log "+t.LogPath)
+	}
+	return attrs
+}
+
+// inheritedAttrs lists the tags and env names a task adds to its parent's.
+func inheritedAttrs(t, parent *Task) []string {
 	var parentTags []string
 	var parentEnv []EnvVar
 	if parent != nil {
 		parentTags, parentEnv = parent.Tags, parent.Env
 	}
-	var tags []string
+	var attrs, tags []string
 	for _, tag := range t.Tags {
 		if !slices.Contains(parentTags, tag) {
 			tags = append(tags, tag)
@@ -179,9 +197,6 @@ func (p *Plan) taskAttrs(t, parent *Task) []string {
 	}
 	if len(env) > 0 {
 		attrs = append(attrs, "env "+strings.Join(env, ","))
-	}
-	if t.LogPath != "" {
-		attrs = append(attrs, "log "+t.LogPath)
 	}
 	return attrs
 }

@@ -2,8 +2,6 @@ package plan
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/url"
 	"path"
 	"slices"
@@ -126,14 +124,6 @@ func commandTemplate(t *rawTask) string {
 	return strings.Join(parts, "\x00")
 }
 
-// identity is a short stable digest of parts: the key of a task or group in the state that
-// runs of a file keep (durations, learned needs), so that it survives edits elsewhere in the
-// file but not a rename or a changed command.
-func identity(parts ...string) string {
-	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
-	return hex.EncodeToString(sum[:8])
-}
-
 // combinations is the cartesian product of the matrix, the first key varying slowest.
 func combinations(axes []matrixAxis) [][]string {
 	combos := [][]string{nil}
@@ -242,32 +232,22 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 	for _, u := range c.upload {
 		t.Upload = append(t.Upload, l.transfer(&u.rawTransfer))
 	}
-	mem, gpus, gpuCap := c.gpuMemory, cmp.Or(c.gpus, in.gpus), c.gpuCap
-	if mem == nil && c.gpus == 0 && in.gpuGroup != "" {
+	own := c.own(in)
+	if c.gpuMemory == nil && c.gpus == 0 && in.gpuGroup != "" {
 		t.Group = in.gpuGroup
-	}
-	if mem == nil {
-		mem = in.gpuMemory
-	}
-	if gpuCap == nil {
-		gpuCap = in.gpuCap
-	}
-	timeout, retries := cmp.Or(c.timeout, in.timeout), c.retries
-	if retries == nil {
-		retries = in.retries
 	}
 	if len(c.parallel) > 0 {
 		t.Parallel = l.expandTasks(c.parallel, inherited{
 			tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd,
-			gpuMemory: mem, gpus: gpus, gpuCap: gpuCap, timeout: timeout, retries: retries,
-			gpuGroup: gpuGroupOf(mem, gpus, t.Group), path: path, templatePath: templatePath,
+			gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, timeout: own.timeout, retries: own.retries,
+			gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, templatePath: templatePath,
 		}, levelTrial)
 		return t
 	}
-	t.GPU = l.gpuSpec(c, mem, gpus, gpuCap)
-	t.Timeout = timeout
-	if retries != nil {
-		t.Retries = *retries
+	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
+	t.Timeout = own.timeout
+	if own.retries != nil {
+		t.Retries = *own.retries
 	}
 	if len(c.steps) > 0 {
 		stop := c.stopOnFailure
@@ -278,6 +258,22 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 			path: path, templatePath: templatePath}, levelStep)
 	}
 	return t
+}
+
+// own is what a task sets for itself or takes from its block: GPU needs, timeout, retries.
+func (c *rawTask) own(in inherited) inherited {
+	o := inherited{gpuMemory: c.gpuMemory, gpus: cmp.Or(c.gpus, in.gpus), gpuCap: c.gpuCap,
+		timeout: cmp.Or(c.timeout, in.timeout), retries: c.retries}
+	if o.gpuMemory == nil {
+		o.gpuMemory = in.gpuMemory
+	}
+	if o.gpuCap == nil {
+		o.gpuCap = in.gpuCap
+	}
+	if o.retries == nil {
+		o.retries = in.retries
+	}
+	return o
 }
 
 // gpuGroupOf is the learning group a block hands its trials: its own identity when it sets a
@@ -358,64 +354,4 @@ func mergeEnv(parent, own []EnvVar) []EnvVar {
 		}
 	}
 	return out
-}
-
-// filterTags keeps the tasks with one of the wanted tags. A parallel block (or a trial with
-// steps) is kept when one of its children is, with only those children.
-func filterTags(tasks []*Task, want []string) []*Task {
-	var out []*Task
-	for _, t := range tasks {
-		switch {
-		case len(t.Parallel) > 0:
-			if kept := filterTags(t.Parallel, want); len(kept) > 0 {
-				t.Parallel = kept
-				out = append(out, t)
-			}
-		case len(t.Steps) > 0:
-			if kept := filterTags(t.Steps, want); len(kept) > 0 {
-				t.Steps = kept
-				out = append(out, t)
-			}
-		case slices.ContainsFunc(t.Tags, func(tag string) bool { return slices.Contains(want, tag) }):
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// numberTasks gives every task its ID, from 1, in file order: a block, then its children,
-// each trial followed by its steps.
-func numberTasks(tasks []*Task) {
-	id := 0
-	var walk func([]*Task)
-	walk = func(ts []*Task) {
-		for _, t := range ts {
-			id++
-			t.ID = id
-			walk(t.Parallel)
-			walk(t.Steps)
-		}
-	}
-	walk(tasks)
-}
-
-// Trials returns every child of every parallel block, in file order.
-func (p *Plan) Trials() []*Task {
-	var out []*Task
-	for _, t := range p.Tasks {
-		out = append(out, t.Parallel...)
-	}
-	return out
-}
-
-// uniqueKeys tells apart tasks whose name path and command are the same (a setup step run
-// twice, say): the second gets a key of its own, by its place among its namesakes.
-func uniqueKeys(tasks []*Task) {
-	seen := map[string]int{}
-	Walk(tasks, func(t *Task) {
-		seen[t.Key]++
-		if n := seen[t.Key]; n > 1 {
-			t.Key = identity(t.Key, strconv.Itoa(n))
-		}
-	})
 }

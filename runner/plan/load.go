@@ -35,7 +35,18 @@ func Load(path string, opts LoadOptions) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	abs := path
+	l := &loader{path: path, opts: opts, fileOf: map[*yaml.Node]string{}}
+	raw, err := l.read(dir)
+	if err != nil {
+		return nil, err
+	}
+	return l.build(raw, dir)
+}
+
+// read parses the task file and what it includes, decodes it and checks each task's keys
+// against where it stands.
+func (l *loader) read(dir string) (*rawFile, error) {
+	abs := l.path
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(dir, abs)
 	}
@@ -43,18 +54,16 @@ func Load(path string, opts LoadOptions) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read task file: %w", err)
 	}
-
-	l := &loader{path: path, opts: opts, fileOf: map[*yaml.Node]string{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &FileError{Problems: []Problem{yamlSyntaxProblem(path, err)}}
+		return nil, &FileError{Problems: []Problem{yamlSyntaxProblem(l.path, err)}}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil, &FileError{Problems: []Problem{{Pos{File: path}, "the file is empty: want a mapping with a tasks: list"}}}
+		return nil, &FileError{Problems: []Problem{{Pos{File: l.path}, "the file is empty: want a mapping with a tasks: list"}}}
 	}
 	root := doc.Content[0]
 
-	inc := &includer{dir: dir, fileOf: l.fileOf, files: []string{path}, d: &nodeDecoder{}}
+	inc := &includer{dir: dir, fileOf: l.fileOf, files: []string{l.path}, d: &nodeDecoder{}}
 	inc.splice(root, filepath.Clean(abs))
 	l.files = inc.files
 	l.problems = append(l.problems, inc.problems...)
@@ -70,8 +79,13 @@ func Load(path string, opts LoadOptions) (*Plan, error) {
 	if err := l.fileError(); err != nil {
 		return nil, err
 	}
+	return &raw, nil
+}
 
-	plan := &Plan{File: path, Dir: dir, Config: defaultConfig()}
+// build makes the plan: the config with its defaults, the s3: block, and the tasks expanded
+// (arguments, for-each, matrix, inheritance), filtered by tags and numbered.
+func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
+	plan := &Plan{File: l.path, Dir: dir, Config: DefaultConfig()}
 	l.execPattern = "<exec>"
 	if raw.config != nil {
 		plan.Config, l.execPattern = raw.config.Config, raw.config.execPattern
@@ -83,15 +97,15 @@ func Load(path string, opts LoadOptions) (*Plan, error) {
 	if raw.s3 != nil {
 		plan.S3 = l.s3Spec(raw.s3)
 	}
-	applyArgs(raw.tasks, opts.Args)
+	applyArgs(raw.tasks, l.opts.Args)
 	plan.Tasks = l.expandTasks(raw.tasks, inherited{}, levelTop)
 	if err := l.fileError(); err != nil {
 		return nil, err
 	}
-	if len(opts.Tags) > 0 {
-		plan.Tasks, plan.Filtered = filterTags(plan.Tasks, opts.Tags), true
+	if tags := l.opts.Tags; len(tags) > 0 {
+		plan.Tasks, plan.Filtered = filterTags(plan.Tasks, tags), true
 		if len(plan.Tasks) == 0 {
-			plan.Warnings = append(plan.Warnings, Problem{Pos{File: path}, fmt.Sprintf("no task has any of the tags %s: nothing to run", strings.Join(opts.Tags, ","))})
+			plan.Warnings = append(plan.Warnings, Problem{Pos{File: l.path}, fmt.Sprintf("no task has any of the tags %s: nothing to run", strings.Join(tags, ","))})
 		}
 	}
 	numberTasks(plan.Tasks)
@@ -192,6 +206,27 @@ func checkTask(d *nodeDecoder, t *rawTask, level int) {
 			d.errorf(t.node, "%s has nothing to run: give it cmd or url", label)
 		}
 	}
+	checkNesting(d, t, level)
+	if t.md5 != "" && t.url == "" {
+		d.errorf(t.keys["md5"], "md5: checks the script downloaded from url, but this task has no url")
+	}
+	if t.gpuCap != nil && *t.gpuCap && t.gpuMemory != nil && t.gpuMemory.auto {
+		d.errorf(t.keys["gpu-memory-cap"], "gpu-memory-cap: needs gpu-memory set to a size, not auto")
+	}
+	if t.has("for-each") && t.has("matrix") {
+		d.errorf(t.keys["matrix"], "matrix: cannot be combined with for-each on one task: make the for-each values one more matrix key")
+	}
+	for _, c := range t.parallel {
+		checkTask(d, c, levelTrial)
+	}
+	for _, s := range t.steps {
+		checkTask(d, s, levelStep)
+	}
+}
+
+// checkNesting reports commands beside children or steps, and lists nested where they may
+// not be.
+func checkNesting(d *nodeDecoder, t *rawTask, level int) {
 	for _, key := range []string{"cmd", "url"} {
 		switch {
 		case !t.has(key) || (key == "cmd" && t.cmd == "") || (key == "url" && t.url == ""):
@@ -223,21 +258,6 @@ func checkTask(d *nodeDecoder, t *rawTask, level int) {
 				d.errorf(t.keys[k], "%s: set GPU needs on the trial that holds the steps, not on a step", k)
 			}
 		}
-	}
-	if t.md5 != "" && t.url == "" {
-		d.errorf(t.keys["md5"], "md5: checks the script downloaded from url, but this task has no url")
-	}
-	if t.gpuCap != nil && *t.gpuCap && t.gpuMemory != nil && t.gpuMemory.auto {
-		d.errorf(t.keys["gpu-memory-cap"], "gpu-memory-cap: needs gpu-memory set to a size, not auto")
-	}
-	if t.has("for-each") && t.has("matrix") {
-		d.errorf(t.keys["matrix"], "matrix: cannot be combined with for-each on one task: make the for-each values one more matrix key")
-	}
-	for _, c := range t.parallel {
-		checkTask(d, c, levelTrial)
-	}
-	for _, s := range t.steps {
-		checkTask(d, s, levelStep)
 	}
 }
 

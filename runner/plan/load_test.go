@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/internal/citest"
 )
 
 // -update rewrites the golden files. Registered only if no other test file of the package has
@@ -111,12 +113,12 @@ func TestLoadUnreadableFile(t *testing.T) {
 // example/common-*.yml files they include. All load except 10-bad-values.yml, whose last task
 // has nothing to run.
 func TestCorpusBashful(t *testing.T) {
-	corpus, err := filepath.Abs("../../shared/bashful-compat")
+	corpus, err := filepath.Abs("../../../shared/bashful-compat")
 	if err == nil {
 		_, err = os.Stat(corpus)
 	}
 	if err != nil {
-		t.Skipf("bashful corpus not found: %v", err)
+		citest.Unavailable(t, "bashful corpus not found: %v (the checkout needs ../shared beside it)", err)
 	}
 	dir := t.TempDir()
 	commons, _ := filepath.Glob(filepath.Join(corpus, "common-*.yml"))
@@ -486,7 +488,7 @@ tasks:
 
 func TestLoadConfig(t *testing.T) {
 	for _, file := range []string{"tasks:\n  - cmd: echo\n", "config:\ns3:\ntasks:\n  - cmd: echo\n"} {
-		if p := mustLoadYAML(t, file, LoadOptions{}); p.Config != defaultConfig() || p.S3 != nil {
+		if p := mustLoadYAML(t, file, LoadOptions{}); p.Config != DefaultConfig() || p.S3 != nil {
 			t.Errorf("defaults: got %+v, s3 %v", p.Config, p.S3)
 		}
 	}

@@ -27,8 +27,8 @@ var configKeys = []string{
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries",
 }
 
-// defaultConfig is the config of a file that says nothing.
-func defaultConfig() Config {
+// DefaultConfig is the config of a file that says nothing.
+func DefaultConfig() Config {
 	return Config{
 		MaxParallel:           4,
 		StopOnFailure:         true,
@@ -42,10 +42,11 @@ func defaultConfig() Config {
 	}
 }
 
-// UnmarshalYAML decodes the config: block.
+// UnmarshalYAML decodes the config: block. It is one case per key, so it is as long as the
+// list of keys.
 func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 	d := &nodeDecoder{}
-	c.Config = defaultConfig()
+	c.Config = DefaultConfig()
 	c.execPattern = "<exec>"
 	c.node = resolveAlias(n)
 	ps, ok := d.pairs(n, "config: want a mapping of settings")
@@ -253,47 +254,43 @@ func transferItems(d *nodeDecoder, p nodePair) []*yaml.Node {
 }
 
 // UnmarshalYAML decodes one download: entry: from an s3:// URL to a local path.
-func (t *rawDownload) UnmarshalYAML(n *yaml.Node) error {
+func (t *rawDownload) UnmarshalYAML(n *yaml.Node) error { return t.decode(n, false) }
+
+// UnmarshalYAML decodes one upload: entry: from a local path to an s3:// URL.
+func (t *rawUpload) UnmarshalYAML(n *yaml.Node) error { return t.decode(n, true) }
+
+// decode reads one entry of a download: list, or with upload of an upload: list: the keys
+// they share, the keys of their own, and checks that one end is S3 and the other local.
+func (t *rawTransfer) decode(n *yaml.Node, upload bool) error {
 	d := &nodeDecoder{}
-	ps, ok := t.decodeCommon(d, n, "want a download (a mapping with from: s3://bucket/key and to: path)")
+	what, where, keys, local, remote := "want a download (a mapping with from: s3://bucket/key and to: path)",
+		"a download", downloadKeys, "to", "from"
+	if upload {
+		what, where, keys, local, remote = "want an upload (a mapping with from: path and to: s3://bucket/prefix)",
+			"an upload", uploadKeys, "from", "to"
+	}
+	ps, ok := t.decodeCommon(d, n, what)
 	for _, p := range ps {
-		switch p.name {
-		case "from", "to", "exclude":
-		case "extract":
+		switch {
+		case p.name == "from" || p.name == "to" || p.name == "exclude":
+		case p.name == "extract" && !upload:
 			if b := d.boolean(p); b != nil {
 				t.Extract = *b
 			}
-		default:
-			d.unknownKey(p, "a download", downloadKeys)
-		}
-	}
-	if ok {
-		t.checkS3URL(d, "from", t.From)
-		t.checkPresent(d, "to", t.To)
-	}
-	return d.err()
-}
-
-// UnmarshalYAML decodes one upload: entry: from a local path to an s3:// URL.
-func (t *rawUpload) UnmarshalYAML(n *yaml.Node) error {
-	d := &nodeDecoder{}
-	ps, ok := t.decodeCommon(d, n, "want an upload (a mapping with from: path and to: s3://bucket/prefix)")
-	for _, p := range ps {
-		switch p.name {
-		case "from", "to", "exclude":
-		case "every":
+		case p.name == "every" && upload:
 			t.Every = d.duration(p)
-		case "delete":
+		case p.name == "delete" && upload:
 			if b := d.boolean(p); b != nil {
 				t.Delete = *b
 			}
 		default:
-			d.unknownKey(p, "an upload", uploadKeys)
+			d.unknownKey(p, where, keys)
 		}
 	}
 	if ok {
-		t.checkPresent(d, "from", t.From)
-		t.checkS3URL(d, "to", t.To)
+		ends := map[string]string{"from": t.From, "to": t.To}
+		t.checkS3URL(d, remote, ends[remote])
+		t.checkPresent(d, local, ends[local])
 	}
 	return d.err()
 }

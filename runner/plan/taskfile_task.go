@@ -67,8 +67,9 @@ var (
 
 func (t *rawTask) has(key string) bool { _, ok := t.keys[key]; return ok }
 
-// UnmarshalYAML decodes one task. Whether its keys fit where it stands (a top-level task, a
-// parallel child, a trial's step) is checked by the loader, which knows the place.
+// UnmarshalYAML decodes one task: one case per key, so it is as long as the list of keys.
+// Whether its keys fit where it stands (a top-level task, a parallel child, a trial's step)
+// is checked by the loader, which knows the place.
 func (t *rawTask) UnmarshalYAML(n *yaml.Node) error {
 	d := &nodeDecoder{}
 	t.node = resolveAlias(n)

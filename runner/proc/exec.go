@@ -40,15 +40,17 @@ type Attempt struct {
 	Timeout  time.Duration
 	OnLine   func(stream, line string) // called from reader goroutines, serially per Attempt
 	Procs    *Table
-	KillWait time.Duration // between SIGTERM and SIGKILL on timeout
+	KillWait time.Duration  // between SIGTERM and SIGKILL on timeout
+	OnStart  func(pgid int) // called once the shell runs, with its process group id; may be nil
 }
 
 // Outcome is how an Attempt ended.
 type Outcome struct {
-	ExitCode int      // -1 when killed by a signal or never started
-	Err      error    // the process could not be started
-	TimedOut bool     // killed by timeout:
-	Exported []string // NAME=value pairs of the environment at its end (capture only)
+	ExitCode int            // -1 when killed by a signal or never started
+	Signal   syscall.Signal // the signal that killed the shell; 0 when it exited
+	Err      error          // the process could not be started
+	TimedOut bool           // killed by timeout:
+	Exported []string       // NAME=value pairs of the environment at its end (capture only)
 	Started  time.Time
 	Finished time.Time
 }
@@ -60,18 +62,53 @@ func (o Outcome) OK() bool { return o.Err == nil && !o.TimedOut && o.ExitCode ==
 // kill it: stopping is the Table's job, so that every running task gets the same grace.
 func (a *Attempt) Run(ctx context.Context) Outcome {
 	var out Outcome
+	c, envFile := a.command()
+	if envFile != "" {
+		defer os.Remove(envFile)
+	}
+	// Our own pipes rather than exec's copying goroutines: Wait then returns when the shell
+	// exits even if a background grandchild keeps the pipe open.
+	p, err := newPipes(c)
+	if err != nil {
+		out.Err, out.ExitCode = err, -1
+		return out
+	}
+	out.Started = time.Now()
+	if err := a.start(c); err != nil {
+		p.closeRead()
+		out.Err, out.ExitCode, out.Finished = fmt.Errorf("start %s: %w", Shell(), err), -1, time.Now()
+		return out
+	}
+	pgid := c.Process.Pid
+	defer a.Procs.remove(pgid)
+	if a.OnStart != nil {
+		a.OnStart(pgid)
+	}
+	readers := p.read(a.OnLine)
+	waitErr, timedOut := a.wait(c, pgid)
+	out.Finished = time.Now()
+	p.drain(readers, 2*time.Second)
+
+	out.TimedOut = timedOut
+	out.ExitCode, out.Signal = exitStatus(waitErr, c.ProcessState)
+	if envFile != "" && out.ExitCode == 0 {
+		out.Exported = readEnvFile(envFile)
+	}
+	return out
+}
+
+// command is the shell running a.Cmd; with Capture, also the file it leaves its
+// environment in ("" when it could not be made: then nothing is captured).
+func (a *Attempt) command() (c *exec.Cmd, envFile string) {
 	script := a.Cmd
-	var envFile string
 	if a.Capture {
-		f, err := os.CreateTemp("", "runall-env-*")
-		if err == nil {
+		if f, err := os.CreateTemp("", "runall-env-*"); err == nil {
 			envFile = f.Name()
 			f.Close()
-			defer os.Remove(envFile)
 			script += envCaptureSuffix
 		}
 	}
-	c := exec.Command(Shell(), "-c", script)
+	c = exec.Command(Shell(), "-c", script)
 	c.Dir = a.Dir
 	c.Env = a.Env
 	if envFile != "" {
@@ -80,106 +117,109 @@ func (a *Attempt) Run(ctx context.Context) Outcome {
 	// Its own process group, so that signals reach everything it starts; and killed with
 	// runall should runall itself be killed outright.
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return c, envFile
+}
 
-	// Our own pipes rather than exec's copying goroutines: Wait then returns when the shell
-	// exits even if a background grandchild keeps the pipe open.
+// start starts c and registers its process group under the table's lock, so that the
+// zombie reaper never takes this child from exec's Wait, however quickly it exits.
+func (a *Attempt) start(c *exec.Cmd) error {
+	a.Procs.mu.Lock()
+	err := c.Start()
+	if err == nil {
+		a.Procs.addLocked(c.Process.Pid)
+	}
+	a.Procs.mu.Unlock()
+	c.Stdout.(*os.File).Close() // the child has its copies
+	c.Stderr.(*os.File).Close()
+	return err
+}
+
+// wait waits for the shell, stopping its group when the timeout passes first.
+func (a *Attempt) wait(c *exec.Cmd, pgid int) (err error, timedOut bool) {
+	if a.Timeout <= 0 {
+		return c.Wait(), false
+	}
+	fired := make(chan struct{})
+	timer := time.AfterFunc(a.Timeout, func() {
+		close(fired)
+		terminateGroup(pgid, a.KillWait)
+	})
+	err = c.Wait()
+	timer.Stop()
+	select {
+	case <-fired:
+		return err, true
+	default:
+		return err, false
+	}
+}
+
+// pipes are a command's stdout and stderr, read line by line.
+type pipes struct{ stdout, stderr *os.File }
+
+func newPipes(c *exec.Cmd) (*pipes, error) {
 	stdoutR, stdoutW, err := os.Pipe()
 	if err != nil {
-		out.Err, out.ExitCode = err, -1
-		return out
+		return nil, err
 	}
 	stderrR, stderrW, err := os.Pipe()
 	if err != nil {
 		stdoutR.Close()
 		stdoutW.Close()
-		out.Err, out.ExitCode = err, -1
-		return out
+		return nil, err
 	}
 	c.Stdin = nil
 	c.Stdout, c.Stderr = stdoutW, stderrW
+	return &pipes{stdout: stdoutR, stderr: stderrR}, nil
+}
 
-	out.Started = time.Now()
-	// Start and register under the table's lock, so that the zombie reaper never takes this
-	// child from exec's Wait, however quickly it exits.
-	a.Procs.mu.Lock()
-	err = c.Start()
-	if err == nil {
-		a.Procs.addLocked(c.Process.Pid)
-	}
-	a.Procs.mu.Unlock()
-	stdoutW.Close()
-	stderrW.Close()
-	if err != nil {
-		stdoutR.Close()
-		stderrR.Close()
-		out.Err, out.ExitCode, out.Finished = fmt.Errorf("start %s: %w", Shell(), err), -1, time.Now()
-		return out
-	}
-	pgid := c.Process.Pid
-	defer a.Procs.remove(pgid)
-
-	var mu sync.Mutex // onLine is serial per Attempt: the log file and events keep line order
+// read calls onLine for every line of either stream, one line at a time, so that the log
+// file and the events keep each stream's order. The group is done when both streams end.
+func (p *pipes) read(onLine func(stream, line string)) *sync.WaitGroup {
+	var mu sync.Mutex
 	emit := func(stream, line string) {
 		mu.Lock()
-		a.OnLine(stream, line)
+		onLine(stream, line)
 		mu.Unlock()
 	}
 	var readers sync.WaitGroup
 	readers.Add(2)
-	go func() { defer readers.Done(); readLines(stdoutR, func(l string) { emit("stdout", l) }) }()
-	go func() { defer readers.Done(); readLines(stderrR, func(l string) { emit("stderr", l) }) }()
+	go func() { defer readers.Done(); readLines(p.stdout, func(l string) { emit("stdout", l) }) }()
+	go func() { defer readers.Done(); readLines(p.stderr, func(l string) { emit("stderr", l) }) }()
+	return &readers
+}
 
-	var timer *time.Timer
-	timedOut := make(chan struct{})
-	if a.Timeout > 0 {
-		timer = time.AfterFunc(a.Timeout, func() {
-			close(timedOut)
-			terminateGroup(pgid, a.KillWait)
-		})
-	}
-	waitErr := c.Wait()
-	if timer != nil {
-		timer.Stop()
-	}
-	out.Finished = time.Now()
-
-	// The shell is gone; give its pipes a moment to drain, then stop reading whatever
-	// background process still holds them.
+// drain gives the pipes a moment to empty once the shell is gone, then stops reading
+// whatever background process still holds them.
+func (p *pipes) drain(readers *sync.WaitGroup, wait time.Duration) {
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
 	select {
 	case <-drained:
-	case <-time.After(2 * time.Second):
-		stdoutR.Close()
-		stderrR.Close()
+	case <-time.After(wait):
+		p.closeRead()
 		<-drained
 	}
-	stdoutR.Close()
-	stderrR.Close()
-
-	select {
-	case <-timedOut:
-		out.TimedOut = true
-	default:
-	}
-	out.ExitCode = exitStatus(waitErr, c.ProcessState)
-	if envFile != "" && out.ExitCode == 0 {
-		out.Exported = readEnvFile(envFile)
-	}
-	return out
+	p.closeRead()
 }
 
-func exitStatus(err error, ps *os.ProcessState) int {
+func (p *pipes) closeRead() {
+	p.stdout.Close()
+	p.stderr.Close()
+}
+
+// exitStatus is the shell's exit code, or -1 and the signal that killed it.
+func exitStatus(err error, ps *os.ProcessState) (int, syscall.Signal) {
 	if ps == nil {
-		return -1
+		return -1, 0
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return -1
+		return -1, ws.Signal()
 	}
 	if err != nil && !errors.As(err, new(*exec.ExitError)) {
-		return -1
+		return -1, 0
 	}
-	return ps.ExitCode()
+	return ps.ExitCode(), 0
 }
 
 // maxLine caps one output line; longer lines are split rather than held in memory.

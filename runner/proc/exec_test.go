@@ -1,0 +1,186 @@
+package proc
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// lines collects what an attempt prints, by stream.
+type lines struct {
+	mu  sync.Mutex
+	got map[string][]string
+}
+
+func (l *lines) add(stream, line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.got == nil {
+		l.got = map[string][]string{}
+	}
+	l.got[stream] = append(l.got[stream], line)
+}
+
+func (l *lines) of(stream string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.got[stream])
+}
+
+func run(t *testing.T, a *Attempt) (Outcome, *lines) {
+	t.Helper()
+	l := &lines{}
+	if a.Procs == nil {
+		a.Procs = NewTable()
+	}
+	a.OnLine = l.add
+	if a.KillWait == 0 {
+		a.KillWait = time.Second
+	}
+	return a.Run(context.Background()), l
+}
+
+func TestAttemptOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		cmd    string
+		code   int
+		signal syscall.Signal
+	}{
+		{"true", 0, 0},
+		{"exit 3", 3, 0},
+		{"kill -KILL $$", -1, syscall.SIGKILL},
+		{"kill -TERM $$", -1, syscall.SIGTERM},
+	} {
+		out, _ := run(t, &Attempt{Cmd: tc.cmd})
+		if out.ExitCode != tc.code || out.Signal != tc.signal || out.OK() != (tc.code == 0) {
+			t.Errorf("%q: exit %d signal %v ok %v; want %d %v", tc.cmd, out.ExitCode, out.Signal, out.OK(), tc.code, tc.signal)
+		}
+		if out.Started.IsZero() || out.Finished.Before(out.Started) {
+			t.Errorf("%q: started %v finished %v", tc.cmd, out.Started, out.Finished)
+		}
+	}
+}
+
+func TestAttemptStartFails(t *testing.T) {
+	out, _ := run(t, &Attempt{Cmd: "true", Dir: "/nonexistent/dir"})
+	if out.Err == nil || out.ExitCode != -1 || out.OK() {
+		t.Errorf("outcome %+v, want a start error", out)
+	}
+}
+
+// Output comes line by line, in order per stream; a carriage return ends a line too, so
+// that progress bars read as lines.
+func TestAttemptLines(t *testing.T) {
+	out, l := run(t, &Attempt{Cmd: `echo one; echo two >&2; printf 'a\rb\rc\n'; printf 'no newline'`})
+	if !out.OK() {
+		t.Fatalf("outcome %+v", out)
+	}
+	if got, want := l.of("stdout"), []string{"one", "a", "b", "c", "no newline"}; !slices.Equal(got, want) {
+		t.Errorf("stdout %q, want %q", got, want)
+	}
+	if got, want := l.of("stderr"), []string{"two"}; !slices.Equal(got, want) {
+		t.Errorf("stderr %q, want %q", got, want)
+	}
+}
+
+func TestAttemptLongLineIsSplit(t *testing.T) {
+	_, l := run(t, &Attempt{Cmd: `head -c 200000 /dev/zero | tr '\0' x; echo`})
+	got := l.of("stdout")
+	if len(got) < 3 || len(strings.Join(got, "")) != 200000 {
+		t.Fatalf("%d lines of %d bytes in all; want the 200000 bytes in lines of at most %d", len(got), len(strings.Join(got, "")), maxLine)
+	}
+	for _, s := range got {
+		if len(s) > maxLine {
+			t.Errorf("a line of %d bytes", len(s))
+		}
+	}
+}
+
+func TestAttemptTimeout(t *testing.T) {
+	out, _ := run(t, &Attempt{Cmd: "sleep 30", Timeout: 100 * time.Millisecond, KillWait: 100 * time.Millisecond})
+	if !out.TimedOut || out.OK() || out.Signal != syscall.SIGTERM {
+		t.Errorf("outcome %+v, want timed out by SIGTERM", out)
+	}
+}
+
+// A command that ignores SIGTERM is killed once KillWait has passed.
+func TestAttemptTimeoutKills(t *testing.T) {
+	out, _ := run(t, &Attempt{Cmd: "trap '' TERM; sleep 30", Timeout: 100 * time.Millisecond, KillWait: 200 * time.Millisecond})
+	if !out.TimedOut || out.Signal != syscall.SIGKILL {
+		t.Errorf("outcome %+v, want timed out, then SIGKILL", out)
+	}
+}
+
+// Capture brings back what the command exported, for the tasks after it.
+func TestAttemptCapture(t *testing.T) {
+	before := []string{"PATH=/usr/bin:/bin", "KEEP=1", "CHANGE=old"}
+	out, _ := run(t, &Attempt{Cmd: "export NEW=x CHANGE=new # a trailing comment", Env: before, Capture: true})
+	got := ExportedChanges(before, out.Exported)
+	slices.Sort(got)
+	if want := []string{"CHANGE=new", "NEW=x"}; !slices.Equal(got, want) {
+		t.Errorf("exported %q, want %q", got, want)
+	}
+}
+
+// A background process that keeps the output pipe open does not hold the attempt: it ends
+// a short while after the shell.
+func TestAttemptBackgroundHoldsPipe(t *testing.T) {
+	done := make(chan Outcome, 1)
+	go func() {
+		out, _ := run(t, &Attempt{Cmd: "sleep 30 & echo started"})
+		done <- out
+	}()
+	select {
+	case out := <-done:
+		if !out.OK() {
+			t.Errorf("outcome %+v", out)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the attempt waited for its background process")
+	}
+}
+
+// Signal reaches every running group; once the table is closed, a group that starts later
+// is stopped on arrival.
+func TestTableSignal(t *testing.T) {
+	procs := NewTable()
+	started := make(chan int, 1)
+	done := make(chan Outcome, 1)
+	go func() {
+		out, _ := run(t, &Attempt{Cmd: "sleep 30", Procs: procs, OnStart: func(pgid int) { started <- pgid }})
+		done <- out
+	}()
+	if pgid := <-started; pgid <= 0 {
+		t.Fatalf("OnStart got %d", pgid)
+	}
+	procs.Signal(syscall.SIGTERM, true)
+	if out := <-done; out.Signal != syscall.SIGTERM {
+		t.Errorf("outcome %+v, want stopped by SIGTERM", out)
+	}
+	out, _ := run(t, &Attempt{Cmd: "sleep 30", Procs: procs})
+	if out.Signal != syscall.SIGTERM {
+		t.Errorf("a command started after the table closed: %+v, want stopped by SIGTERM", out)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	env := []string{"A=1", "B=2", "A=3"}
+	if v, ok := Lookup(env, "A"); !ok || v != "3" {
+		t.Errorf("Lookup A = %q %v, want the last, 3", v, ok)
+	}
+	if _, ok := Lookup(env, "C"); ok {
+		t.Error("Lookup C found something")
+	}
+	env = Setenv(env, "A", "4")
+	if v, _ := Lookup(env, "A"); v != "4" {
+		t.Errorf("after Setenv, A = %q", v)
+	}
+	env = Setenv(env, "C", "5")
+	if v, _ := Lookup(env, "C"); v != "5" || len(env) != 4 {
+		t.Errorf("after Setenv C: %q", env)
+	}
+}

@@ -1,0 +1,240 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// These tests run the scheduler in-process (under -race in make test) on small task files;
+// the end-to-end tests in cmd/runall run the binary.
+
+// runFile loads content as a task file in a scratch directory and runs it.
+func runFile(t *testing.T, content string, opts Options) (*results.Run, string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	opts.Stdout = &out
+	opts.LogDir = filepath.Join(dir, "logs")
+	opts.Environ = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	res, err := Run(p, opts)
+	return res, out.String(), err
+}
+
+func byName(res *results.Run) map[string]results.Task {
+	m := map[string]results.Task{}
+	for _, r := range res.Tasks {
+		m[r.Name] = r
+	}
+	return m
+}
+
+// mostAtOnce is the most tasks whose recorded intervals overlap.
+func mostAtOnce(tasks []results.Task) int {
+	most := 0
+	for _, a := range tasks {
+		n := 0
+		for _, b := range tasks {
+			if !b.StartedAt.After(a.StartedAt) && b.FinishedAt.After(a.StartedAt) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+func TestRunSequenceExportsAndStops(t *testing.T) {
+	res, out, err := runFile(t, `
+tasks:
+  - name: set
+    cmd: export GREETING=hello
+  - name: use
+    cmd: test "$GREETING" = hello
+  - name: fail
+    cmd: exit 3
+  - name: after
+    cmd: 'true'
+`, Options{})
+	if !errors.Is(err, ErrTaskFailed) {
+		t.Fatalf("err = %v, want ErrTaskFailed\n%s", err, out)
+	}
+	got := byName(res)
+	if got["set"].Status != results.StatusOK || got["use"].Status != results.StatusOK {
+		t.Errorf("the exported variable did not reach the next task: %+v", got["use"])
+	}
+	if f := got["fail"]; f.Status != results.StatusFailed || f.ExitCode != 3 {
+		t.Errorf("fail: %+v", f)
+	}
+	if a := got["after"]; a.Status != results.StatusSkipped || !strings.Contains(a.Reason, "stop-on-failure") {
+		t.Errorf("after: %+v, want skipped by stop-on-failure", a)
+	}
+}
+
+func TestRunBlockRespectsMaxParallel(t *testing.T) {
+	res, out, err := runFile(t, `
+config: {max-parallel-commands: 2}
+tasks:
+  - name: block
+    parallel-tasks:
+      - name: t<replace>
+        cmd: sleep 0.2
+        for-each: [1, 2, 3, 4, 5]
+`, Options{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if n := mostAtOnce(res.Tasks); n > 2 || n < 1 {
+		t.Errorf("%d ran at once, want at most 2", n)
+	}
+}
+
+// probe is a GPU probe whose devices stay empty: declared needs alone decide admission.
+type probe struct{ totals []uint64 }
+
+func (p probe) Devices() ([]gpu.Device, error) {
+	var out []gpu.Device
+	for i, t := range p.totals {
+		out = append(out, gpu.Device{Index: i, UUID: fmt.Sprintf("GPU-test-%d", i), Total: t, Free: t})
+	}
+	return out, nil
+}
+func (probe) Processes(int) ([]gpu.Process, error) { return nil, nil }
+func (probe) Env(ix []int) []string                { return []string{fmt.Sprint("CUDA_VISIBLE_DEVICES=", ix)} }
+func (probe) Close() error                         { return nil }
+
+// Trials that never allocate keep their whole need reserved: 10 GiB trials on 32 GiB (1.6
+// of it margin) run three at once at most, however high max-parallel-commands is.
+func TestRunGPUAdmission(t *testing.T) {
+	res, out, err := runFile(t, `
+config: {max-parallel-commands: 8}
+tasks:
+  - name: sweep
+    gpu-memory: 10GiB
+    parallel-tasks:
+      - name: t<replace>
+        cmd: test -n "$CUDA_VISIBLE_DEVICES" && sleep 0.3
+        for-each: [1, 2, 3, 4, 5, 6]
+`, Options{Probe: probe{[]uint64{32 << 30}}})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if n := mostAtOnce(res.Tasks); n != 3 {
+		t.Errorf("%d ran at once, want 3", n)
+	}
+	for _, r := range res.Tasks {
+		if r.GPUMemory != 10<<30 || len(r.Devices) != 1 {
+			t.Errorf("%s: need %d on %v", r.Name, r.GPUMemory, r.Devices)
+		}
+	}
+}
+
+// A trial that prints a GPU out-of-memory error goes back to the queue with a larger need,
+// and succeeds the second time.
+func TestRunOOMRequeue(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran-once")
+	res, out, err := runFile(t, fmt.Sprintf(`
+tasks:
+  - name: sweep
+    gpu-memory: 4GiB
+    parallel-tasks:
+      - name: trial
+        cmd: if [ -e %[1]s ]; then exit 0; fi; touch %[1]s; echo "CUDA out of memory. Tried to allocate 2.00 GiB" >&2; exit 1
+`, marker), Options{Probe: probe{[]uint64{32 << 30}}})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	r := res.Tasks[0]
+	if r.Status != results.StatusOK || r.OOMRequeues != 1 || r.GPUMemory != 5<<30 {
+		t.Errorf("trial %+v; want ok after 1 requeue with its need raised by a quarter to 5 GiB", r)
+	}
+	if !strings.Contains(out, "requeued after running out of GPU memory") {
+		t.Errorf("the output does not say it was requeued\n%s", out)
+	}
+}
+
+// The first signal stops the running tasks (SIGTERM), skips what has not started, and
+// ends the run as interrupted.
+func TestRunSignal(t *testing.T) {
+	sigs := make(chan os.Signal, 1)
+	var once sync.Once
+	dir := t.TempDir()
+	started := filepath.Join(dir, "started")
+	go func() {
+		for range 500 {
+			if _, err := os.Stat(started); err == nil {
+				once.Do(func() { sigs <- syscall.SIGTERM })
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	res, out, err := runFile(t, fmt.Sprintf(`
+tasks:
+  - name: long
+    cmd: touch %s; sleep 30
+  - name: next
+    cmd: 'true'
+`, started), Options{Signals: sigs, Grace: time.Second})
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || ie.Signal != syscall.SIGTERM {
+		t.Fatalf("err = %v, want interrupted by SIGTERM\n%s", err, out)
+	}
+	got := byName(res)
+	if got["long"].Status != results.StatusFailed || got["next"].Status != results.StatusSkipped {
+		t.Errorf("long %+v, next %+v", got["long"], got["next"])
+	}
+	if d := got["long"].Duration(); d > 10*time.Second {
+		t.Errorf("long ran %v after SIGTERM", d)
+	}
+}
+
+// Trials of a block inherit the variables exported by the steps before it, and a trial's
+// own steps run in order with what the earlier ones exported.
+func TestRunTrialSteps(t *testing.T) {
+	res, out, err := runFile(t, `
+tasks:
+  - name: setup
+    cmd: export DATA=/data
+  - name: sweep
+    parallel-tasks:
+      - name: trial
+        tasks:
+          - name: train
+            cmd: test "$DATA" = /data && export MODEL=m1
+          - name: eval
+            cmd: test "$MODEL" = m1
+`, Options{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if names := slices.Collect(func(yield func(string) bool) {
+		for _, r := range res.Tasks {
+			if r.Status != results.StatusOK && !yield(r.Name) {
+				return
+			}
+		}
+	}); len(names) > 0 {
+		t.Errorf("not ok: %v\n%s", names, out)
+	}
+}
