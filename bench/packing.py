@@ -10,10 +10,9 @@ counting out-of-memory failures. Then the auto case: trials of unknown need on o
 Efficiency = lower bound / makespan; lower bound = max(sum(need x duration) / sum(capacity),
 longest duration), with each trial's duration taken as its ramp + hold.
 """
-import heapq, json, os, random, subprocess, sys, tempfile
+import heapq, os, random, sys, tempfile
 
-RUNALL = os.environ.get("RUNALL", os.path.abspath("runall"))
-GiB = 1 << 30
+from benchlib import GiB, run_file
 
 
 def workload(seed=7, n=24):
@@ -38,37 +37,8 @@ def task_file(trials, mode, max_parallel):
 
 
 def run(trials, mode, max_parallel, gpus, work):
-    d = tempfile.mkdtemp(dir=work)
-    path = os.path.join(d, "tasks.yml")
-    with open(path, "w") as f:
-        f.write(task_file(trials, mode, max_parallel))
-    env = dict(os.environ, RUNALL_FAKE_GPUS=gpus, RUNALL_FAKE_GPU_STATE=os.path.join(d, "gpus"),
-               PATH=os.path.dirname(RUNALL) + os.pathsep + os.environ["PATH"])
-    args = [RUNALL, "--output", "plain", "--log-dir", os.path.join(d, "logs"),
-            "--results", os.path.join(d, "results.json"), "--fake-gpus", gpus]
-    if mode == "none":
-        args.append("--no-gpu")
-    subprocess.run(args + [path], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=d)
-    with open(os.path.join(d, "results.json")) as f:
-        res = json.load(f)
-    tasks = res["tasks"]
-    from datetime import datetime
-    ts = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
-    start = min(ts(t["started_at"]) for t in tasks)
-    end = max(ts(t["finished_at"]) for t in tasks)
-    # The most trials running at one moment.
-    edges = sorted([(ts(t["started_at"]), 1) for t in tasks] + [(ts(t["finished_at"]), -1) for t in tasks])
-    cur = peak = 0
-    for _, e in edges:
-        cur += e
-        peak = max(peak, cur)
-    return {
-        "makespan": end - start,
-        "failed": sum(t["status"] == "failed" for t in tasks),
-        "requeues": sum(t.get("oom_requeues", 0) for t in tasks),
-        "peak_running": peak,
-        "learned": res.get("learned_gpu_memory") or {},
-    }
+    args = ["--no-gpu"] if mode == "none" else []
+    return run_file(task_file(trials, mode, max_parallel), gpus, work, args=args)
 
 
 def ideal_greedy(trials, gpus=2, usable=32 * 0.95):

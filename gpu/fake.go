@@ -31,6 +31,36 @@ import (
 type FakeOptions struct {
 	Sizes    []uint64 // total memory of each device, in bytes (see ParseFakeSpec)
 	StateDir string   // shared by every process that claims or measures them
+	PIDs     FakePIDs // how they report the processes on them
+}
+
+// FakePIDs is how simulated GPUs report the processes that claim their memory: as NVML does
+// where it shares runall's pid namespace (recent drivers, VMs, bare metal, hostPID Pods), or
+// as an older driver inside a container does.
+type FakePIDs int
+
+const (
+	FakePIDsLocal FakePIDs = iota // each claimant's own PID
+	FakePIDsHost                  // numbers that name no process here, as the host's PIDs seen from a container
+	FakePIDsNone                  // no processes at all: memory figures only
+)
+
+// hostPIDOffset turns a PID into one no pid namespace here can have: PID_MAX_LIMIT on
+// 64-bit Linux. The same claimant always gets the same number, as a host PID would be.
+const hostPIDOffset = 1 << 22
+
+// ParseFakePIDs reads RUNALL_FAKE_HOST_PIDS: empty or "0" for local PIDs, "1" for host PIDs,
+// "none" for no processes.
+func ParseFakePIDs(s string) (FakePIDs, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "0", "false":
+		return FakePIDsLocal, nil
+	case "1", "true":
+		return FakePIDsHost, nil
+	case "none":
+		return FakePIDsNone, nil
+	}
+	return 0, fmt.Errorf("%s=%q: want 1 (report host PIDs, as a container on an older driver sees them), none (report no processes) or 0", EnvFakeHostPIDs, s)
 }
 
 // ErrOutOfMemory is wrapped by FakeAlloc's error when a claim does not fit on its device.
@@ -248,7 +278,9 @@ func (s *fakeState) used(i int, skip string) (uint64, error) {
 
 // fakeProbe is a Probe over simulated GPUs; every measurement reads the shared state.
 type fakeProbe struct {
-	st *fakeState
+	st   *fakeState
+	pids FakePIDs
+	proc string // procfs root, to tell a claimant of this pid namespace
 
 	mu     sync.Mutex
 	closed bool
@@ -261,7 +293,7 @@ func OpenFake(opts FakeOptions) (Probe, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fakeProbe{st: st}, nil
+	return &fakeProbe{st: st, pids: opts.PIDs, proc: "/proc"}, nil
 }
 
 func (p *fakeProbe) isClosed() bool {
@@ -312,9 +344,18 @@ func (p *fakeProbe) Processes(index int) ([]Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulated GPUs: %w", err)
 	}
-	out := make([]Process, len(cs))
-	for i, c := range cs {
-		out[i] = Process{PID: c.pid, Name: fakeProcName, UsedMemory: c.size}
+	out := make([]Process, 0, len(cs))
+	for _, c := range cs {
+		switch p.pids {
+		case FakePIDsNone:
+			continue
+		case FakePIDsHost:
+			out = append(out, Process{PID: c.pid + hostPIDOffset, UsedMemory: c.size})
+		default:
+			// A claimant holds its claim file open, as a CUDA process holds /dev/nvidia*.
+			local := holdsOpen(p.proc, c.pid, filepath.Join(p.st.dir, p.st.uuid(index)))
+			out = append(out, Process{PID: c.pid, Name: fakeProcName, UsedMemory: c.size, Local: local})
+		}
 	}
 	slices.SortFunc(out, func(a, b Process) int { return cmp.Compare(a.PID, b.PID) })
 	return out, nil

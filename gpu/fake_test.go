@@ -177,7 +177,7 @@ func TestFakeAllocRamp(t *testing.T) {
 	if !slices.Equal(seen, want) {
 		t.Errorf("claim seen growing as %v, want %v", seen, want)
 	}
-	if len(procs) != 1 || procs[0] != (Process{PID: uint32(os.Getpid()), Name: "fake-alloc", UsedMemory: size}) {
+	if len(procs) != 1 || procs[0] != (Process{PID: uint32(os.Getpid()), Name: "fake-alloc", UsedMemory: size, Local: true}) {
 		t.Errorf("processes while holding = %+v", procs)
 	}
 	if d := devicesT(t, p)[0]; d.Used != 0 {
@@ -466,5 +466,59 @@ func TestFakeAllocProcesses(t *testing.T) {
 	}
 	if d := devicesT(t, p)[0]; d.Used != 0 {
 		t.Errorf("after all: used %s", FormatSize(d.Used))
+	}
+}
+
+// TestFakePIDs: simulated GPUs report their claimants as NVML does in runall's pid
+// namespace, as an older driver does inside a container (numbers that name no process
+// here, the same for a claimant every time), or not at all.
+func TestFakePIDs(t *testing.T) {
+	dir := t.TempDir()
+	sizes := []uint64{16 * gi}
+	claim := func() func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		held := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			done <- FakeAlloc(ctx, FakeAllocOptions{Size: gi, Hold: time.Minute, Devices: "0", Sizes: sizes, StateDir: dir,
+				Sleep: func(ctx context.Context, d time.Duration) error {
+					close(held)
+					<-ctx.Done()
+					return ctx.Err()
+				}})
+		}()
+		<-held
+		return func() { cancel(); <-done }
+	}
+	release := claim()
+	defer release()
+	for _, tc := range []struct {
+		spec string
+		want []Process
+	}{
+		{"", []Process{{PID: uint32(os.Getpid()), Name: "fake-alloc", UsedMemory: gi, Local: true}}},
+		{"1", []Process{{PID: uint32(os.Getpid()) + hostPIDOffset, UsedMemory: gi}}},
+		{"none", []Process{}},
+	} {
+		mode, err := ParseFakePIDs(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := OpenFake(FakeOptions{Sizes: sizes, StateDir: dir, PIDs: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the same numbers every time
+			procs, err := p.Processes(0)
+			if err != nil || !slices.Equal(procs, tc.want) {
+				t.Errorf("%s=%q: processes %+v (%v), want %+v", EnvFakeHostPIDs, tc.spec, procs, err, tc.want)
+			}
+		}
+		if d := devicesT(t, p)[0]; d.Used != gi {
+			t.Errorf("%q: used %d, want the claim whatever the processes say", tc.spec, d.Used)
+		}
+	}
+	if _, err := ParseFakePIDs("yes please"); err == nil {
+		t.Error("ParseFakePIDs accepted nonsense")
 	}
 }

@@ -13,12 +13,15 @@ type Device struct {
 	Free  uint64 // bytes
 }
 
-// Process is a compute process NVML reports on a device. Inside a container its PID is
-// usually the host's, so runall never matches it against its own children.
+// Process is a process the driver reports on a device, with the memory it holds there.
 type Process struct {
 	PID        uint32
 	Name       string // best effort; empty when unknown
 	UsedMemory uint64 // bytes
+	// Local is set when PID names a process of this pid namespace that has the device open:
+	// runall can then tell its trials' processes by their PIDs. Inside a container, older
+	// drivers report the host's PIDs, which name no process here, or another one.
+	Local bool
 }
 
 // Probe measures devices. Implementations are safe for concurrent use.

@@ -5,9 +5,7 @@ package gpu
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 
@@ -31,6 +29,7 @@ type nvmlDevice interface {
 	GetMemoryInfo() (nvml.Memory, nvml.Return)
 	GetMemoryInfo_v2() (nvml.Memory_v2, nvml.Return)
 	GetComputeRunningProcesses() ([]nvml.ProcessInfo, nvml.Return)
+	GetGraphicsRunningProcesses() ([]nvml.ProcessInfo, nvml.Return)
 }
 
 type nvmlGPU struct {
@@ -173,7 +172,9 @@ func (p *nvmlProbe) memory(d nvmlDevice) (total, used, free uint64, err error) {
 	return m.Total, m.Used, m.Free, nil
 }
 
-// Processes implements Probe. PIDs are as NVML reports them: the host's, inside a container.
+// Processes implements Probe: the compute and graphics processes on the device, once each.
+// PIDs are as NVML reports them: recent drivers translate them into runall's pid namespace,
+// older ones inside a container report the host's (see Process.Local).
 func (p *nvmlProbe) Processes(index int) ([]Process, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -184,45 +185,33 @@ func (p *nvmlProbe) Processes(index int) ([]Process, error) {
 		return nil, fmt.Errorf("nvml: no gpu %d (%d visible)", index, len(p.gpus))
 	}
 	g := p.gpus[index]
-	infos, ret := g.dev.GetComputeRunningProcesses()
+	compute, ret := g.dev.GetComputeRunningProcesses()
 	if ret != nvml.SUCCESS {
 		return nil, fmt.Errorf("nvml: gpu %d (%s): processes: %w", index, g.uuid, ret)
 	}
-	out := make([]Process, 0, len(infos))
-	for _, in := range infos {
+	graphics, ret := g.dev.GetGraphicsRunningProcesses()
+	if ret != nvml.SUCCESS && ret != nvml.ERROR_NOT_SUPPORTED { // compute-only GPUs have none
+		return nil, fmt.Errorf("nvml: gpu %d (%s): graphics processes: %w", index, g.uuid, ret)
+	}
+	var out []Process
+	for _, in := range slices.Concat(compute, graphics) {
 		mem := in.UsedGpuMemory
 		if mem == math.MaxUint64 { // NVML_VALUE_NOT_AVAILABLE as an unsigned long long
 			mem = 0 // NVML cannot say (no permission); 0 rather than 16 EiB
 		}
-		out = append(out, Process{PID: in.Pid, Name: p.procName(in.Pid), UsedMemory: mem})
+		// A process with a context of both kinds is listed twice, with the same memory.
+		if i := slices.IndexFunc(out, func(q Process) bool { return q.PID == in.Pid }); i >= 0 {
+			out[i].UsedMemory = max(out[i].UsedMemory, mem)
+			continue
+		}
+		local := holdsOpen(p.proc, in.Pid, "/dev/nvidia")
+		name := ""
+		if local {
+			name = procComm(p.proc, in.Pid)
+		}
+		out = append(out, Process{PID: in.Pid, Name: name, UsedMemory: mem, Local: local})
 	}
 	return out, nil
-}
-
-// procName reads a process's name from procfs, but only when that process has an NVIDIA
-// device open: in a container with its own PID namespace, NVML's host PID may name an
-// unrelated process here, and no name beats a wrong one.
-func (p *nvmlProbe) procName(pid uint32) string {
-	dir := filepath.Join(p.proc, strconv.FormatUint(uint64(pid), 10))
-	fds, err := os.ReadDir(filepath.Join(dir, "fd"))
-	if err != nil {
-		return ""
-	}
-	usesGPU := false
-	for _, fd := range fds {
-		if target, err := os.Readlink(filepath.Join(dir, "fd", fd.Name())); err == nil && strings.HasPrefix(target, "/dev/nvidia") {
-			usesGPU = true
-			break
-		}
-	}
-	if !usesGPU {
-		return ""
-	}
-	comm, err := os.ReadFile(filepath.Join(dir, "comm"))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(comm))
 }
 
 // Env implements Probe: UUIDs, which survive any renumbering, and PCI bus order so that

@@ -5,6 +5,8 @@ package gpu
 import (
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -34,6 +36,13 @@ func newServer(t *testing.T) *dgxa100.Server {
 				{Pid: 4242, UsedGpuMemory: gi},
 				{Pid: 4343, UsedGpuMemory: math.MaxUint64},
 			}, nvml.SUCCESS
+		}
+		dev.GetGraphicsRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+			if i != 1 {
+				return nil, nvml.ERROR_NOT_SUPPORTED // as on compute-only GPUs
+			}
+			// 4242 has a graphics context too: listed in both, counted once.
+			return []nvml.ProcessInfo{{Pid: 4242, UsedGpuMemory: gi}, {Pid: 4444, UsedGpuMemory: gi / 4}}, nvml.SUCCESS
 		}
 	}
 	return s
@@ -79,7 +88,7 @@ func TestNVMLDevices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Process{{PID: 4242, UsedMemory: gi}, {PID: 4343, UsedMemory: 0}}
+	want := []Process{{PID: 4242, UsedMemory: gi}, {PID: 4343, UsedMemory: 0}, {PID: 4444, UsedMemory: gi / 4}}
 	if !slices.Equal(procs, want) {
 		t.Errorf("processes = %+v, want %+v", procs, want)
 	}
@@ -354,5 +363,37 @@ func TestOpenNVMLReal(t *testing.T) {
 		if _, err := p.Processes(d.Index); err != nil {
 			t.Errorf("processes: %v", err)
 		}
+	}
+}
+
+// TestNVMLProcessesLocal: a PID whose process here has an NVIDIA device open is one of this
+// pid namespace's (named from procfs); one that names no such process is not.
+func TestNVMLProcessesLocal(t *testing.T) {
+	p, err := openNVML(newServer(t), NVMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	root := t.TempDir()
+	for pid, target := range map[string]string{"4242": "/dev/nvidia1", "4343": "/tmp/unrelated"} {
+		fd := filepath.Join(root, pid, "fd")
+		if err := os.MkdirAll(fd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(fd, "3")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "comm"), []byte("python3\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.(*nvmlProbe).proc = root
+	procs, err := p.Processes(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Process{{PID: 4242, Name: "python3", UsedMemory: gi, Local: true}, {PID: 4343}, {PID: 4444, UsedMemory: gi / 4}}
+	if !slices.Equal(procs, want) {
+		t.Errorf("processes = %+v, want %+v", procs, want)
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -40,6 +41,9 @@ func (r *run) runCommand(ctx context.Context, t *plan.Task, env []string, captur
 	env = r.taskEnv(t, env, p)
 	a := &proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: r.procs, KillWait: r.opts.Grace}
+	if p != nil {
+		a.OnStart = func(pgid int) { r.admit.Started(p, pgid) }
+	}
 	out, requeued := c.attempts(ctx, a)
 	if requeued.oom {
 		return requeued
@@ -47,7 +51,8 @@ func (r *run) runCommand(ctx context.Context, t *plan.Task, env []string, captur
 	r.ledger.update(t, func(res *results.Task) {
 		res.StdoutTail, res.StderrTail = c.tails.lines("stdout"), c.tails.lines("stderr")
 		if p != nil {
-			res.PeakGPUMemory = max(res.PeakGPUMemory, r.admit.Peak(p))
+			peak, source := r.admit.Peak(p)
+			res.PeakGPUMemory, res.PeakGPUMemorySource = max(res.PeakGPUMemory, peak), string(source)
 		}
 	})
 	cr := c.conclude(out, env)
@@ -63,7 +68,9 @@ type command struct {
 	p     *admit.Placement
 	log   *taskLog
 	tails tailBuffer
-	oom   bool // the current attempt printed a GPU out-of-memory error
+	oom   bool      // the current attempt printed a GPU out-of-memory error
+	said  admit.OOM // what its error messages said
+	fatal error     // why it cannot run here at all, found when it ran out of memory
 }
 
 // attempts runs a until it succeeds, its retries are spent or the run halts. An attempt
@@ -78,7 +85,7 @@ func (c *command) attempts(ctx context.Context, a *proc.Attempt) (proc.Outcome, 
 			break
 		}
 		attempt := c.begin(a.Cmd)
-		c.oom = false
+		c.oom, c.said = false, admit.OOM{}
 		a.OnLine = func(stream, line string) { c.onLine(attempt, stream, line) }
 		out = a.Run(ctx)
 		r.met.taskEnded()
@@ -88,9 +95,14 @@ func (c *command) attempts(ctx context.Context, a *proc.Attempt) (proc.Outcome, 
 		reason := failureReason(t, out)
 		c.log.mark("attempt %d: %s", attempt, reason)
 		if c.oom && c.p != nil && !r.isHalted() {
-			if need, requeues, ok := r.admit.Requeue(c.p); ok {
+			need, requeues, err := r.admit.Requeue(c.p, c.said)
+			if err == nil {
 				c.requeued(attempt, out, requeues)
 				return out, commandResult{oom: true, need: need}
+			}
+			if errors.Is(err, admit.ErrNeverFits) {
+				c.fatal = err // no retry can help
+				break
 			}
 		}
 		if n < attempts && !r.isHalted() {
@@ -130,8 +142,9 @@ func (c *command) begin(cmdline string) int {
 func (c *command) onLine(attempt int, stream, line string) {
 	line = c.r.mask.Replace(line)
 	c.tails.add(stream, line)
-	if c.p != nil && !c.oom && admit.IsOOM(line) {
-		c.oom = true
+	if c.p != nil {
+		c.oom = c.oom || admit.IsOOM(line)
+		c.said = c.said.Add(admit.ParseOOM(line))
 	}
 	c.log.line(line)
 	c.r.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: attempt, Stream: stream, Line: line})
@@ -159,7 +172,11 @@ func (c *command) conclude(out proc.Outcome, env []string) commandResult {
 		c.r.finish(t, results.StatusIgnored, out.ExitCode, failureReason(t, out)+" (ignored)")
 		return commandResult{ok: true}
 	}
-	c.r.finish(t, results.StatusFailed, out.ExitCode, failureReason(t, out))
+	reason := failureReason(t, out)
+	if c.fatal != nil {
+		reason += ": " + c.fatal.Error()
+	}
+	c.r.finish(t, results.StatusFailed, out.ExitCode, reason)
 	c.r.ledger.fail(t.StopOnFailure)
 	return commandResult{}
 }

@@ -211,7 +211,7 @@ func (r *run) runAll(ctx context.Context) error {
 		return err
 	}
 	if r.admit != nil {
-		r.admit.Start(ctx, r.met.gpus)
+		r.admit.Start(ctx, newMemoryWatch(r).sample)
 		defer r.admit.Stop()
 	}
 	r.runTasks(ctx, r.plan.Tasks, r.baseEnv())
@@ -292,6 +292,7 @@ func (r *run) results() *results.Run {
 	}
 	if r.admit != nil {
 		res.LearnedGPUMemory = r.learnedByName()
+		res.GPUProcessIDs = r.admit.PIDs().String()
 	}
 	return res
 }

@@ -35,7 +35,11 @@ func runFile(t *testing.T, content string, opts Options) (*results.Run, string, 
 	var out bytes.Buffer
 	opts.Stdout = &out
 	opts.LogDir = filepath.Join(dir, "logs")
-	opts.Environ = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Environ = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "RUNALL_TEST_BIN=" + self}
 	res, err := Run(p, opts)
 	return res, out.String(), err
 }
@@ -108,22 +112,24 @@ tasks:
 	}
 }
 
-// probe is a GPU probe whose devices stay empty: declared needs alone decide admission.
-type probe struct{ totals []uint64 }
-
-func (p probe) Devices() ([]gpu.Device, error) {
-	var out []gpu.Device
-	for i, t := range p.totals {
-		out = append(out, gpu.Device{Index: i, UUID: fmt.Sprintf("GPU-test-%d", i), Total: t, Free: t})
+// fakeGPUs opens simulated GPUs of their own for a test: trials claim their memory by
+// running the test binary as fake-alloc (see TestMain).
+func fakeGPUs(t *testing.T, sizes ...uint64) gpu.Probe {
+	t.Helper()
+	p, err := gpu.OpenFake(gpu.FakeOptions{Sizes: sizes, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out, nil
+	return p
 }
-func (probe) Processes(int) ([]gpu.Process, error) { return nil, nil }
-func (probe) Env(ix []int) []string                { return []string{fmt.Sprint("CUDA_VISIBLE_DEVICES=", ix)} }
-func (probe) Close() error                         { return nil }
 
-// Trials that never allocate keep their whole need reserved: 10 GiB trials on 32 GiB (1.6
-// of it margin) run three at once at most, however high max-parallel-commands is.
+// fakeAlloc is a trial's command that holds size on its simulated GPU for hold.
+func fakeAlloc(size, hold string) string {
+	return fmt.Sprintf(`RUNALL_TEST_FAKE_ALLOC=1 "$RUNALL_TEST_BIN" -size %s -hold %s`, size, hold)
+}
+
+// 10 GiB trials on 32 GiB (1.6 of it margin) run three at once at most, however high
+// max-parallel-commands is.
 func TestRunGPUAdmission(t *testing.T) {
 	res, out, err := runFile(t, `
 config: {max-parallel-commands: 8}
@@ -132,9 +138,9 @@ tasks:
     gpu-memory: 10GiB
     parallel-tasks:
       - name: t<replace>
-        cmd: test -n "$CUDA_VISIBLE_DEVICES" && sleep 0.3
+        cmd: `+fakeAlloc("10GiB", "500ms")+`
         for-each: [1, 2, 3, 4, 5, 6]
-`, Options{Probe: probe{[]uint64{32 << 30}}})
+`, Options{Probe: fakeGPUs(t, 32<<30)})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -142,14 +148,17 @@ tasks:
 		t.Errorf("%d ran at once, want 3", n)
 	}
 	for _, r := range res.Tasks {
-		if r.GPUMemory != 10<<30 || len(r.Devices) != 1 {
-			t.Errorf("%s: need %d on %v", r.Name, r.GPUMemory, r.Devices)
+		if r.GPUMemory != 10<<30 || len(r.Devices) != 1 || r.PeakGPUMemory != 10<<30 || r.PeakGPUMemorySource != "process" {
+			t.Errorf("%s: need %d on %v, peak %d from %q; want 10 GiB, its own processes' peak", r.Name, r.GPUMemory, r.Devices, r.PeakGPUMemory, r.PeakGPUMemorySource)
 		}
+	}
+	if res.GPUProcessIDs != "here" {
+		t.Errorf("gpu_process_ids %q, want here", res.GPUProcessIDs)
 	}
 }
 
-// A trial that prints a GPU out-of-memory error goes back to the queue with a larger need,
-// and succeeds the second time.
+// A trial that prints a GPU out-of-memory error saying it needed more than its need goes
+// back to the queue with twice that, and succeeds the second time.
 func TestRunOOMRequeue(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran-once")
@@ -159,14 +168,14 @@ tasks:
     gpu-memory: 4GiB
     parallel-tasks:
       - name: trial
-        cmd: if [ -e %[1]s ]; then exit 0; fi; touch %[1]s; echo "CUDA out of memory. Tried to allocate 2.00 GiB" >&2; exit 1
-`, marker), Options{Probe: probe{[]uint64{32 << 30}}})
+        cmd: if [ -e %[1]s ]; then exit 0; fi; touch %[1]s; echo "CUDA out of memory. Tried to allocate 2.00 GiB. Including non-PyTorch memory, this process has 8.00 GiB memory in use." >&2; exit 1
+`, marker), Options{Probe: fakeGPUs(t, 64<<30)})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	r := res.Tasks[0]
-	if r.Status != results.StatusOK || r.OOMRequeues != 1 || r.GPUMemory != 5<<30 {
-		t.Errorf("trial %+v; want ok after 1 requeue with its need raised by a quarter to 5 GiB", r)
+	if r.Status != results.StatusOK || r.OOMRequeues != 1 || r.GPUMemory != 20<<30 {
+		t.Errorf("trial %+v; want ok after 1 requeue with its need raised to twice the 10 GiB it said it needed", r)
 	}
 	if !strings.Contains(out, "requeued after running out of GPU memory") {
 		t.Errorf("the output does not say it was requeued\n%s", out)

@@ -371,7 +371,7 @@ func TestGPUWaitingIsShown(t *testing.T) {
 	e := newGPUE2E(t)
 	r := e.runGPUFile("pack12.yml", "32GiB")
 	r.wantCode(t, 0)
-	if !regexp.MustCompile(`(?m)^\[trial \d\] waiting: needs 12\.0 GiB; GPU0 \S+ GiB free, \S+ GiB reserved$`).MatchString(r.stdout) {
+	if !regexp.MustCompile(`(?m)^\[trial \d\] waiting: needs 12\.0 GiB; GPU0 \S+ GiB free, \S+ GiB reserved( \(.*\))?$`).MatchString(r.stdout) {
 		t.Errorf("no line says why a trial waits\n%v", r)
 	}
 }
@@ -458,14 +458,26 @@ func TestGPUOutOfMemory(t *testing.T) {
 
 func TestGPULearnedMemory(t *testing.T) {
 	t.Parallel()
+	for _, pids := range gpuPIDModes {
+		t.Run(pids.name, func(t *testing.T) {
+			t.Parallel()
+			testGPULearnedMemory(t, pids)
+		})
+	}
+}
+
+// testGPULearnedMemory: the group's siblings wait for the learner whatever the driver
+// reports; tasks of other groups may run beside it only where its own processes are measured.
+func testGPULearnedMemory(t *testing.T, pids gpuPIDMode) {
 	e := newGPUE2E(t)
+	e.setPIDMode(pids)
 	r := e.runGPUFile("learn.yml", "32GiB")
 	r.wantCode(t, 0)
 	res := e.gpuResults("results.json")
 	res.allOK(t)
 	first, group := res.Tasks[0], res.Tasks[:6] // trial 1..6; then "other"
 	for _, tr := range res.Tasks[1:] {
-		if gpuOverlap(first, tr) {
+		if gpuOverlap(first, tr) && (tr.Name != "other" || pids.env == "none") {
 			t.Errorf("%s ran while %s, the trial that learns the group's need, ran\n%s", tr.Name, first.Name, gpuIntervals(res.Tasks))
 		}
 	}
@@ -573,9 +585,21 @@ func TestGPUList(t *testing.T) {
 	outside := e.claimOutside(spec, 1, "5GiB")
 	r = e.runGPU("gpus", "--fake-gpus", spec)
 	r.wantCode(t, 0)
-	proc := fmt.Sprintf(`%s\n +pid %d +fake-alloc +5\.0 GiB`, row(1, "16.0 GiB", "5.0 GiB", "11.0 GiB"), outside.Process.Pid)
+	proc := fmt.Sprintf(`%s\n +pid %d +fake-alloc \(here\) +5\.0 GiB`, row(1, "16.0 GiB", "5.0 GiB", "11.0 GiB"), outside.Process.Pid)
 	if !has(r.stdout, row(0, "32.0 GiB", "0 B", "32.0 GiB")) || !has(r.stdout, proc) {
 		t.Errorf("want GPU 1 with 5 GiB used by the fake-alloc process %d under it, GPU 0 untouched\n%v", outside.Process.Pid, r)
+	}
+	if !strings.Contains(r.stdout, "Process IDs are this pid namespace's") {
+		t.Errorf("no word on whose process IDs these are\n%v", r)
+	}
+
+	// As a container on an older driver sees it: the host's PIDs, which name nothing here.
+	e.env = append(e.env, "RUNALL_FAKE_HOST_PIDS=1")
+	r = e.runGPU("gpus", "--fake-gpus", spec)
+	r.wantCode(t, 0)
+	hostPID := regexp.MustCompile(`(?m)^ +pid (\d+) +\? +5\.0 GiB$`).FindStringSubmatch(r.stdout)
+	if hostPID == nil || hostPID[1] == strconv.Itoa(outside.Process.Pid) || !strings.Contains(r.stdout, "by the order they appear") {
+		t.Errorf("with RUNALL_FAKE_HOST_PIDS=1, want a process that is not here and a note on tying by order\n%v", r)
 	}
 }
 

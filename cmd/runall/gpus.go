@@ -18,13 +18,20 @@ import (
 const gpusUsage = `Usage: runall gpus [--fake-gpus SIZES] [--json]
 
 Lists the GPUs runall would place trials on, as it measures them: index, UUID, name, total,
-used and free memory, and under each GPU its compute processes (PID, name, memory).
+used and free memory, and under each GPU its processes (PID, name, memory), each marked
+"here" when its PID names a process of this pid namespace that uses the GPU. A last line
+says how runall can tell its trials' memory apart on a shared GPU: by their processes' PIDs
+(NVML's PIDs are this namespace's: recent drivers, VMs, bare metal, hostPID Pods), by the
+order processes appear (a container on an older driver, which reports the host's PIDs), or
+only from each GPU's growth (no processes reported).
 
 By default runall asks NVML, the NVIDIA driver's library (libnvidia-ml.so.1), and shows only
 the GPUs that CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES leave, numbered from 0 in that
-order. Inside a container, process IDs are the host's. With --fake-gpus (or RUNALL_FAKE_GPUS)
+order. With --fake-gpus (or RUNALL_FAKE_GPUS)
 it lists simulated GPUs instead, whose memory 'runall fake-alloc' claims; their state lives in
-RUNALL_FAKE_GPU_STATE (default: $TMPDIR/runall-fake-gpus-<uid>). See docs/gpu.md.
+RUNALL_FAKE_GPU_STATE (default: $TMPDIR/runall-fake-gpus-<uid>); RUNALL_FAKE_HOST_PIDS=1
+makes them report PIDs as a container on an older driver sees them, =none no processes.
+See docs/gpu.md.
 
 Exits 1 when there is no usable GPU, saying why.
 
@@ -70,17 +77,49 @@ func runGPUs(_ context.Context, a *app, args []string) error {
 			continue
 		}
 		for _, p := range procs {
-			list[i].Processes = append(list[i].Processes, processJSON{PID: p.PID, Name: p.Name, Used: p.UsedMemory})
+			list[i].Processes = append(list[i].Processes, processJSON{PID: p.PID, Name: p.Name, Used: p.UsedMemory, Here: p.Local})
 		}
 	}
+	pids, note := pidNamespace(list)
 	if *asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			GPUs []gpuJSON `json:"gpus"`
-		}{list})
+			PIDs string    `json:"process_ids"`
+		}{list, pids})
 	}
-	return printGPUs(a.stdout, list)
+	if err := printGPUs(a.stdout, list); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(a.stdout, note)
+	return err
+}
+
+// pidNamespace says whose PIDs the driver reports, from what it reports now: "here" (this pid
+// namespace's), "elsewhere" (processes, none of them here: the host's), "none" (memory in
+// use, no process), or "unknown" (nothing runs). The note says what it means for a run.
+func pidNamespace(list []gpuJSON) (pids, note string) {
+	procs, here, used := 0, 0, false
+	for _, g := range list {
+		used = used || g.Used > 0
+		for _, p := range g.Processes {
+			procs++
+			if p.Here {
+				here++
+			}
+		}
+	}
+	switch {
+	case here > 0:
+		return "here", "Process IDs are this pid namespace's: runall ties each trial's GPU memory to its own processes."
+	case procs > 0:
+		return "elsewhere", "No process ID names a process here that uses a GPU (a container on an older driver sees the host's):\n" +
+			"runall ties processes to trials by the order they appear on a GPU, launching one trial at a time per GPU."
+	case used:
+		return "none", "The driver reports no processes: runall estimates each trial's GPU memory from its GPU's growth."
+	}
+	return "unknown", "No process uses a GPU now: how the driver reports processes shows once one does (runall checks as it runs)."
 }
 
 type gpuJSON struct {
@@ -98,6 +137,7 @@ type processJSON struct {
 	PID  uint32 `json:"pid"`
 	Name string `json:"name"`
 	Used uint64 `json:"used_bytes"`
+	Here bool   `json:"here"` // the PID names a process of this pid namespace that uses the GPU
 }
 
 // printGPUs writes one row per GPU and, indented beneath it, one per process, with the
@@ -119,6 +159,9 @@ func printGPUs(w io.Writer, list []gpuJSON) error {
 			name := p.Name
 			if name == "" {
 				name = "?"
+			}
+			if p.Here {
+				name += " (here)"
 			}
 			fmt.Fprintf(tw, "\t  pid %s\t%s\t\t%s\t\n", strconv.FormatUint(uint64(p.PID), 10), name, gpu.FormatSize(p.Used))
 		}

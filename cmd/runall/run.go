@@ -226,7 +226,11 @@ func openProbe(a *app, fakeSpec string) (gpu.Probe, error) {
 		if dir == "" {
 			dir = gpu.DefaultFakeStateDir(os.TempDir())
 		}
-		return gpu.OpenFake(gpu.FakeOptions{Sizes: sizes, StateDir: dir})
+		pids, err := gpu.ParseFakePIDs(a.getenv(gpu.EnvFakeHostPIDs))
+		if err != nil {
+			return nil, usageError{err.Error()}
+		}
+		return gpu.OpenFake(gpu.FakeOptions{Sizes: sizes, StateDir: dir, PIDs: pids})
 	}
 	cuda, cudaSet := proc.Lookup(a.environ(), "CUDA_VISIBLE_DEVICES")
 	return gpu.OpenNVML(gpu.NVMLOptions{

@@ -14,10 +14,13 @@ onto GPUs by free memory. A trial that does not fit fails with PyTorch's usual
 """
 
 import argparse
+import atexit
 import csv
 import json
 import os
+import shutil
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -110,6 +113,13 @@ def hold_gpu_memory(gb, device):
     if gb <= 0:
         return None
     if device.type != "cuda":
+        if os.environ.get("RUNALL_FAKE_GPUS") and shutil.which("runall"):
+            # On runall's simulated GPUs (--fake-gpus), claim it there as CUDA would, so that
+            # runall sees this trial's memory; the claim ends with this process.
+            claim = subprocess.Popen(["runall", "fake-alloc", "--size", f"{gb:g}GiB", "--ramp", "1s", "--hold", "24h"])
+            atexit.register(claim.terminate)
+            log(f"gpu memory: holding {gb:g} GiB on a simulated GPU")
+            return claim
         log(f"gpu memory: --gpu-memory-gb {gb:g} ignored on {device.type}")
         return None
     block = torch.empty(int(gb * (1 << 30)), dtype=torch.uint8, device=device)

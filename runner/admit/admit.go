@@ -26,6 +26,7 @@ import (
 
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
 )
 
 // Request is what one trial asks of the GPUs.
@@ -50,11 +51,18 @@ type Placement struct {
 	Need    uint64   // bytes per device it was admitted with; 0 when it learns its group's
 	Total   uint64   // the smallest total memory among its devices
 
-	req      Request
-	reserve  uint64 // what its reservation counts: Need, or the learned need once known
-	learning bool   // the first trial of a gpu-memory: auto group: alone on its device
-	peak     uint64 // the most it was seen using on any of its devices (estimate when shared)
-	grewAt   time.Time
+	req       Request
+	reserve   uint64         // what its reservation counts: Need, the learned need once known, or a learner's provisional one
+	learning  bool           // the first trial of a gpu-memory: auto group
+	exclusive bool           // alone on its devices: learning where per-trial figures are not to be had
+	usage     map[int]uint64 // device → what it holds there now
+	peak      uint64         // the most it held on one device
+	grewAt    time.Time      // when peak last grew
+
+	roots      []int     // the process groups of its attempts' shells
+	launchedAt time.Time // its latest launch (placement, then each attempt)
+	lastTie    time.Time // when a process was last tied to it
+	ambiguous  bool      // a process on its device could not be told from another trial's
 }
 
 // Options configures an Admitter.
@@ -63,6 +71,9 @@ type Options struct {
 	Margin     plan.Margin // kept free on every device
 	OOMRetries int         // how often a trial may be requeued after running out of memory
 	History    *History    // learned needs: read, and written when learned; nil keeps none
+	// Lineage finds a process's group and ancestors (nil: proc.LineageOf, from /proc).
+	Lineage func(pid int) (proc.Lineage, bool)
+	Now     func() time.Time // nil: time.Now
 }
 
 // Admitter places GPU trials. Its methods are safe for concurrent use.
@@ -71,23 +82,31 @@ type Admitter struct {
 	margin     plan.Margin
 	oomRetries int
 	hist       *History
+	lineage    func(pid int) (proc.Lineage, bool)
+	now        func() time.Time
 
-	mu       sync.Mutex
-	snap     []gpu.Device // the last measurement
-	snapAt   time.Time
-	snapErr  error
-	devs     []devState
-	raised   map[int]uint64        // trial ID → need raised after running out of memory
-	requeues map[int]int           // trial ID → times requeued after running out of memory
-	learning map[string]*Placement // group → the trial that learns its need
+	mu          sync.Mutex
+	snap        []gpu.Device // the last measurement
+	snapAt      time.Time
+	snapErr     error
+	devs        []devState
+	pids        PIDs                  // whose PIDs the driver reports
+	raised      map[int]uint64        // trial ID → need raised after running out of memory
+	groupRaised map[string]uint64     // group → need a sibling's out-of-memory showed
+	requeues    map[int]int           // trial ID → times requeued after running out of memory
+	victims     map[int]int           // trial ID → of those, times it had stayed within its need
+	learning    map[string]*Placement // group → the trial that learns its need
 
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 type devState struct {
-	baseline uint64
-	trials   []*Placement // in launch order
+	baseline   uint64                // use by others: what it was when none of runall's trials ran here
+	trials     []*Placement          // in launch order
+	procs      map[uint32]*Placement // processes seen here, and the trial each is (nil: none of runall's)
+	releasedAt time.Time             // when the last trial here ended
+	bareSince  time.Time             // since when it has grown under trials and shown no process
 }
 
 // sampleEvery is how often the devices are measured while GPU trials run.
@@ -98,21 +117,39 @@ func New(o Options) *Admitter {
 	if o.History == nil {
 		o.History = NewHistory("")
 	}
+	if o.Lineage == nil {
+		o.Lineage = proc.LineageOf
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return &Admitter{
-		probe:      o.Probe,
-		margin:     o.Margin,
-		oomRetries: o.OOMRetries,
-		hist:       o.History,
-		raised:     map[int]uint64{},
-		requeues:   map[int]int{},
-		learning:   map[string]*Placement{},
+		probe:       o.Probe,
+		margin:      o.Margin,
+		oomRetries:  o.OOMRetries,
+		hist:        o.History,
+		lineage:     o.Lineage,
+		now:         o.Now,
+		raised:      map[int]uint64{},
+		groupRaised: map[string]uint64{},
+		requeues:    map[int]int{},
+		victims:     map[int]int{},
+		learning:    map[string]*Placement{},
 	}
 }
 
-// Sample is one measurement of the devices, with what the admitter holds reserved on each.
+// Sample is one measurement of the devices, with what the admitter holds reserved on each
+// and what each trial on them holds.
 type Sample struct {
 	Devices  []gpu.Device
 	Reserved []uint64
+	Trials   []TrialMemory
+}
+
+// TrialMemory is what one trial holds now (on its fullest device) and its peak.
+type TrialMemory struct {
+	ID           int // the Request's
+	Memory, Peak uint64
 }
 
 // Start measures the devices every sampleEvery until Stop, calling onSample after each.
@@ -133,7 +170,7 @@ func (a *Admitter) Start(ctx context.Context, onSample func(Sample)) {
 			case <-t.C:
 				a.mu.Lock()
 				a.sampleLocked()
-				s := Sample{Devices: slices.Clone(a.snap), Reserved: a.reservedLocked()}
+				s := Sample{Devices: slices.Clone(a.snap), Reserved: a.reservedLocked(), Trials: a.trialMemoryLocked()}
 				a.mu.Unlock()
 				if onSample != nil && s.Devices != nil {
 					onSample(s)
@@ -151,59 +188,50 @@ func (a *Admitter) Stop() {
 	}
 }
 
-// sampleLocked measures the devices and updates baselines, peaks and learning.
+// sampleLocked measures the devices, and on those where trials run their processes; it
+// updates baselines, each trial's usage and peak, and learning.
 func (a *Admitter) sampleLocked() {
 	devs, err := a.probe.Devices()
 	a.snapErr = err
 	if err != nil {
 		return
 	}
-	a.snap, a.snapAt = devs, time.Now()
+	now := a.now()
+	a.snap, a.snapAt = devs, now
 	if len(a.devs) != len(devs) {
 		a.devs = make([]devState, len(devs))
 		for i := range devs {
-			a.devs[i].baseline = devs[i].Used
+			a.devs[i] = devState{baseline: devs[i].Used, procs: map[uint32]*Placement{}}
 		}
 	}
-	for i, d := range devs {
-		st := &a.devs[i]
-		if len(st.trials) == 0 {
-			st.baseline = d.Used
+	for i := range devs {
+		if len(a.devs[i].trials) == 0 {
+			a.baselineLocked(i, now)
 			continue
 		}
-		for p, share := range a.sharesLocked(i) {
-			if share > p.peak {
-				p.peak, p.grewAt = share, time.Now()
-			}
-		}
+		a.attributeLocked(i, now)
+		a.usageLocked(i)
 	}
 	a.settleLearningLocked()
 }
 
-// sharesLocked attributes the growth of a device's use since its baseline to the trials on
-// it: in launch order, each up to its reservation; what exceeds the sum is counted against
-// every trial (an upper bound: someone uses more than declared, and it is not known who).
-// A trial alone on its device gets exactly its use.
-func (a *Admitter) sharesLocked(dev int) map[*Placement]uint64 {
-	st := &a.devs[dev]
-	grown := sub(a.snap[dev].Used, st.baseline)
-	over := sub(grown, a.declaredLocked(dev))
-	shares := make(map[*Placement]uint64, len(st.trials))
-	left := grown
-	for _, p := range st.trials {
-		s := min(left, p.reserve)
-		left -= s
-		shares[p] = s + over
+func (a *Admitter) trialMemoryLocked() []TrialMemory {
+	var out []TrialMemory
+	seen := map[*Placement]bool{}
+	for _, st := range a.devs {
+		for _, p := range st.trials {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			var now uint64
+			for _, u := range p.usage {
+				now = max(now, u)
+			}
+			out = append(out, TrialMemory{ID: p.req.ID, Memory: now, Peak: p.peak})
+		}
 	}
-	return shares
-}
-
-func (a *Admitter) declaredLocked(dev int) uint64 {
-	var sum uint64
-	for _, p := range a.devs[dev].trials {
-		sum += p.reserve
-	}
-	return sum
+	return out
 }
 
 func (a *Admitter) reservedLocked() []uint64 {
@@ -214,11 +242,6 @@ func (a *Admitter) reservedLocked() []uint64 {
 	return out
 }
 
-// reservedOnLocked is the memory runall's trials on dev have yet to allocate.
-func (a *Admitter) reservedOnLocked(dev int) uint64 {
-	return sub(a.declaredLocked(dev), sub(a.snap[dev].Used, a.devs[dev].baseline))
-}
-
 // ErrNeverFits is wrapped by Place's error for a trial no device here can ever hold.
 var ErrNeverFits = errors.New("needs more GPU memory than any device has")
 
@@ -227,7 +250,7 @@ var ErrNeverFits = errors.New("needs more GPU memory than any device has")
 func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if time.Since(a.snapAt) > 100*time.Millisecond {
+	if a.now().Sub(a.snapAt) > 100*time.Millisecond {
 		a.sampleLocked()
 	}
 	if a.snap == nil {
@@ -258,21 +281,18 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	// Best fit: the devices with the least room that still fits, so that big gaps stay
 	// for big trials.
 	slices.SortStableFunc(cands, func(x, y candidate) int { return cmpU(x.avail, y.avail) })
-	p := &Placement{req: req, Need: need, reserve: need, learning: learning}
+	p := &Placement{req: req, Need: need, reserve: need, learning: learning, usage: map[int]uint64{}, launchedAt: a.now()}
 	for _, c := range cands[:want] {
 		p.Devices = append(p.Devices, c.dev)
 		p.UUIDs = append(p.UUIDs, a.snap[c.dev].UUID)
 		if total := a.snap[c.dev].Total; p.Total == 0 || total < p.Total {
 			p.Total = total
 		}
-		st := &a.devs[c.dev]
-		if len(st.trials) == 0 {
-			st.baseline = a.snap[c.dev].Used
-		}
-		st.trials = append(st.trials, p)
+		a.devs[c.dev].trials = append(a.devs[c.dev].trials, p)
 	}
 	if learning {
 		a.learning[req.Group] = p
+		a.provisionLocked(p)
 	}
 	return p, "", nil
 }
@@ -288,14 +308,24 @@ type candidate struct {
 func (a *Admitter) candidatesLocked(need uint64, learning bool) ([]candidate, string) {
 	var cands []candidate
 	var why []string
+	now := a.now()
+	alone := learning && !a.perTrialLocked()
+	if learning && !alone {
+		need = a.provisional(0) // a learner shares a device on a provisional reservation
+	}
 	for i, d := range a.snap {
 		reserved := a.reservedOnLocked(i)
 		avail := sub(sub(d.Free, reserved), a.margin.For(d.Total))
+		if learning && !alone {
+			need = a.provisional(i)
+		}
 		note := fmt.Sprintf("GPU%d %s free, %s reserved", i, gpu.FormatSize(d.Free), gpu.FormatSize(reserved))
 		switch {
 		case a.exclusiveLocked(i):
 			note += " (learning a trial's need)"
-		case learning && len(a.devs[i].trials) > 0:
+		case a.tyingLocked(i, now):
+			note += " (tying a just-started trial to its processes)"
+		case alone && len(a.devs[i].trials) > 0:
 		case avail >= need:
 			cands = append(cands, candidate{i, avail})
 		}
@@ -326,28 +356,74 @@ func (a *Admitter) largestLocked() uint64 {
 }
 
 func (a *Admitter) exclusiveLocked(dev int) bool {
-	return slices.ContainsFunc(a.devs[dev].trials, func(p *Placement) bool { return p.learning })
+	return slices.ContainsFunc(a.devs[dev].trials, func(p *Placement) bool { return p.exclusive })
 }
+
+// perTrialLocked reports whether trials' memory is known from their own processes.
+func (a *Admitter) perTrialLocked() bool { return a.pids == PIDsHere || a.pids == PIDsElsewhere }
 
 // Release frees a placement when its trial ends.
 func (a *Admitter) Release(p *Placement) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if time.Since(a.snapAt) > 50*time.Millisecond {
+	if a.now().Sub(a.snapAt) > 50*time.Millisecond {
 		a.sampleLocked() // the trial's last peak
 	}
 	a.endLearningLocked(p)
+	now := a.now()
 	for _, d := range p.Devices {
 		st := &a.devs[d]
 		st.trials = slices.DeleteFunc(st.trials, func(q *Placement) bool { return q == p })
+		for pid, owner := range st.procs {
+			if owner == p {
+				st.procs[pid] = nil // what it leaves behind is no longer a trial's
+			}
+		}
+		if len(st.trials) == 0 {
+			st.releasedAt = now
+		}
 	}
 }
 
-// Peak is the most memory the placement's trial was seen using on one device.
-func (a *Admitter) Peak(p *Placement) uint64 {
+// Started tells the admitter that one of p's attempts started, its shell leading process
+// group pgid: the processes it starts are p's.
+func (a *Admitter) Started(p *Placement, pgid int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return p.peak
+	p.roots = append(p.roots, pgid)
+	p.launchedAt = a.now()
+}
+
+// Peak is the most memory the placement's trial was seen using on one device, and how that
+// was measured.
+func (a *Admitter) Peak(p *Placement) (uint64, Source) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case !a.exactLocked(p):
+		return p.peak, SourceDevice
+	case a.pids == PIDsHere:
+		return p.peak, SourceProcess
+	}
+	return p.peak, SourceOrder
+}
+
+// Usage is what the placement's trial holds now, on the device where it holds most.
+func (a *Admitter) Usage(p *Placement) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var most uint64
+	for _, u := range p.usage {
+		most = max(most, u)
+	}
+	return most
+}
+
+// PIDs says whose process IDs the driver reports, as found so far.
+func (a *Admitter) PIDs() PIDs {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pids
 }
 
 func sub(a, b uint64) uint64 {

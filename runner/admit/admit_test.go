@@ -4,50 +4,142 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
 )
 
 const gi = 1 << 30
 
-// fakeProbe is a set of devices whose use a test sets by hand.
+// fakeProbe is a set of devices whose use a test sets by hand: memory held by no listed
+// process (others), and processes.
 type fakeProbe struct {
-	mu   sync.Mutex
-	devs []gpu.Device
+	mu     sync.Mutex
+	devs   []gpu.Device
+	others []uint64
+	procs  []gpu.Process
+	procOn []int // the device of each process
 }
 
 func newFakeProbe(totals ...uint64) *fakeProbe {
-	p := &fakeProbe{}
+	p := &fakeProbe{others: make([]uint64, len(totals))}
 	for i, t := range totals {
 		p.devs = append(p.devs, gpu.Device{Index: i, UUID: fmt.Sprintf("GPU-%d", i), Total: t, Free: t})
 	}
 	return p
 }
 
-// use sets what is in use on device i.
+// use sets what is in use on device i by no process the probe lists.
 func (p *fakeProbe) use(i int, used uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.devs[i].Used, p.devs[i].Free = used, p.devs[i].Total-used
+	p.others[i] = used
+}
+
+// run starts or resizes process pid on device dev; local says whether its PID is one of
+// this pid namespace's.
+func (p *fakeProbe) run(pid uint32, dev int, mem uint64, local bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, q := range p.procs {
+		if q.PID == pid && p.procOn[k] == dev {
+			p.procs[k].UsedMemory = mem
+			return
+		}
+	}
+	p.procs = append(p.procs, gpu.Process{PID: pid, UsedMemory: mem, Local: local})
+	p.procOn = append(p.procOn, dev)
+}
+
+// exit ends process pid on every device.
+func (p *fakeProbe) exit(pid uint32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := len(p.procs) - 1; k >= 0; k-- {
+		if p.procs[k].PID == pid {
+			p.procs = slices.Delete(p.procs, k, k+1)
+			p.procOn = slices.Delete(p.procOn, k, k+1)
+		}
+	}
 }
 
 func (p *fakeProbe) Devices() ([]gpu.Device, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]gpu.Device(nil), p.devs...), nil
+	out := slices.Clone(p.devs)
+	for i := range out {
+		used := p.others[i]
+		for k, q := range p.procs {
+			if p.procOn[k] == i {
+				used += q.UsedMemory
+			}
+		}
+		out[i].Used, out[i].Free = used, sub(out[i].Total, used)
+	}
+	return out, nil
 }
 
-func (p *fakeProbe) Processes(int) ([]gpu.Process, error) { return nil, nil }
-func (p *fakeProbe) Env(ix []int) []string                { return []string{fmt.Sprint("CUDA_VISIBLE_DEVICES=", ix)} }
-func (p *fakeProbe) Close() error                         { return nil }
+func (p *fakeProbe) Processes(i int) ([]gpu.Process, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []gpu.Process
+	for k, q := range p.procs {
+		if p.procOn[k] == i {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
 
-// newTestAdmitter is an admitter over probe with the default margin (5%, at least 256 MiB).
+func (p *fakeProbe) Env(ix []int) []string { return []string{fmt.Sprint("CUDA_VISIBLE_DEVICES=", ix)} }
+func (p *fakeProbe) Close() error          { return nil }
+
+// world is a fake probe, the process tree its processes stand in, and a clock.
+type world struct {
+	*fakeProbe
+	a     *Admitter
+	clock time.Time
+	tree  map[int]proc.Lineage
+}
+
+func newWorld(totals ...uint64) *world {
+	w := &world{fakeProbe: newFakeProbe(totals...), clock: time.Unix(1000, 0), tree: map[int]proc.Lineage{}}
+	w.a = New(Options{Probe: w.fakeProbe, Margin: plan.DefaultMargin, OOMRetries: 2,
+		Now:     func() time.Time { return w.clock },
+		Lineage: func(pid int) (proc.Lineage, bool) { l, ok := w.tree[pid]; return l, ok },
+	})
+	return w
+}
+
+// tick moves the clock and takes a sample, as the admitter's sampler would.
+func (w *world) tick(d time.Duration) {
+	w.clock = w.clock.Add(d)
+	measure(w.a)
+}
+
+// start launches a placement's attempt as process group pgid, and a GPU process pid of it
+// on each of its devices holding mem; local: the driver reports PIDs of this namespace.
+func (w *world) start(p *Placement, pgid int, pid uint32, mem uint64, local bool) {
+	w.a.Started(p, pgid)
+	w.tree[int(pid)] = proc.Lineage{PGID: pgid}
+	for _, d := range p.Devices {
+		w.run(pid, d, mem, local)
+	}
+}
+
+// newTestAdmitter is an admitter over probe with the default margin (5%, at least 256 MiB)
+// that already knows the driver reports no processes: trials' memory is estimated from the
+// devices' growth, as before per-process figures.
 func newTestAdmitter(probe gpu.Probe) *Admitter {
-	return New(Options{Probe: probe, Margin: plan.DefaultMargin, OOMRetries: 2})
+	a := New(Options{Probe: probe, Margin: plan.DefaultMargin, OOMRetries: 2})
+	a.pids = PIDsNone
+	return a
 }
 
 // place asks for a fresh measurement first: the tests change use between calls faster than
@@ -64,11 +156,14 @@ func measure(a *Admitter) {
 	a.mu.Unlock()
 }
 
-func mem(id int, need uint64) Request { return Request{ID: id, Name: fmt.Sprint("t", id), Memory: need} }
+func mem(id int, need uint64) Request {
+	return Request{ID: id, Name: fmt.Sprint("t", id), Memory: need}
+}
 
-// TestReservations walks one 32 GiB device through placements and measured use. The margin
-// there is 1.6 GiB. A trial placed but not yet allocated reserves its whole need; as the
-// device's use grows the reservation shrinks by as much, so nothing is counted twice.
+// TestReservations walks one 32 GiB device through placements and measured use, with no
+// per-process figures (the device's growth is all there is). The margin there is 1.6 GiB.
+// A trial placed but not yet allocated reserves its whole need; as the device's use grows
+// the reservation shrinks by as much, so nothing is counted twice.
 func TestReservations(t *testing.T) {
 	type step struct {
 		used    uint64 // device use measured before the step
@@ -97,8 +192,8 @@ func TestReservations(t *testing.T) {
 		}},
 		{"the margin is kept free", []step{
 			{0, mem(1, 30*gi), 0},
-			{30 * gi, mem(2, 512 << 20), -1}, // 2 GiB free, 1.6 GiB of it margin
-			{30 * gi, mem(3, 256 << 20), 0},
+			{30 * gi, mem(2, 512<<20), -1}, // 2 GiB free, 1.6 GiB of it margin
+			{30 * gi, mem(3, 256<<20), 0},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,12 +268,14 @@ func TestNeverFits(t *testing.T) {
 	}
 }
 
-// TestLearning: the first trial of a gpu-memory: auto group runs alone on a device, its
-// siblings wait for it, and its peak (padded) becomes the group's need, kept in the history.
-func TestLearning(t *testing.T) {
+// TestLearningAlone: without per-process figures, the first trial of a gpu-memory: auto
+// group runs alone on a device, its siblings wait for it, and its peak (padded) becomes the
+// group's need, kept in the history.
+func TestLearningAlone(t *testing.T) {
 	probe := newFakeProbe(32*gi, 32*gi)
 	hist := NewHistory("")
 	a := New(Options{Probe: probe, Margin: plan.DefaultMargin, History: hist})
+	a.pids = PIDsNone
 	auto := func(id int) Request { return Request{ID: id, Name: fmt.Sprint("t", id), Group: "g", Auto: true} }
 
 	other, _, _ := place(a, mem(9, 4*gi)) // another trial on GPU0 (best fit takes the first)
@@ -215,7 +312,8 @@ func TestLearning(t *testing.T) {
 	}
 }
 
-// TestLearningNeedsAnEmptyDevice: with a trial on every device, the learner waits.
+// TestLearningNeedsAnEmptyDevice: without per-process figures and a trial on every device,
+// the learner waits.
 func TestLearningNeedsAnEmptyDevice(t *testing.T) {
 	a := newTestAdmitter(newFakeProbe(32*gi, 32*gi))
 	for id := range 2 {
@@ -229,33 +327,79 @@ func TestLearningNeedsAnEmptyDevice(t *testing.T) {
 	}
 }
 
-// TestRequeue raises an out-of-memory trial's need to its peak, at least by a quarter,
-// never beyond the largest device, at most OOMRetries times.
+// TestLearningBesideOthers: where each trial's memory is its processes', learners of
+// several groups run at once beside other trials, each on a provisional reservation (a
+// quarter of the device), and each learns its own need, not the device's.
+func TestLearningBesideOthers(t *testing.T) {
+	w := newWorld(32 * gi)
+	hist := w.a.hist
+	other, _, _ := place(w.a, mem(9, 4*gi))
+	w.start(other, 900, 901, 4*gi, true)
+	w.tick(100 * time.Millisecond)
+	if got := w.a.PIDs(); got != PIDsHere {
+		t.Fatalf("PIDs %v after a trial's own process showed", got)
+	}
+	var learners []*Placement
+	for g := range 3 {
+		p, why, _ := place(w.a, Request{ID: g + 1, Name: fmt.Sprint("g", g), Group: fmt.Sprint("g", g), Auto: true})
+		if p == nil {
+			t.Fatalf("learner of group %d waits: %s", g, why)
+		}
+		learners = append(learners, p)
+		w.start(p, 100*(g+1), uint32(100*(g+1)+1), 0, true)
+	}
+	if p, why, _ := place(w.a, Request{ID: 9, Name: "g3", Group: "g3", Auto: true}); p != nil {
+		t.Errorf("a fourth learner fits beside 4 GiB and three provisional 8 GiB: %s", why)
+	}
+	for g := range learners { // 5, 6, 7 GiB
+		w.run(uint32(100*(g+1)+1), 0, uint64(5+g)*gi, true)
+	}
+	w.tick(100 * time.Millisecond)
+	for g, p := range learners {
+		w.a.Release(p)
+		got, _ := hist.Learned(fmt.Sprint("g", g))
+		if want := learnedNeed(uint64(5+g) * gi); got != want {
+			t.Errorf("group %d learned %d, want %d: its own processes' peak, padded", g, got, want)
+		}
+	}
+}
+
+// TestRequeue: a trial that went beyond its need gets twice what it was measured needing;
+// one that stayed within it goes again with the same need; a need no device holds fails.
 func TestRequeue(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		need     uint64
-		peak     uint64
+		peak     uint64 // its own processes' peak
+		said     OOM    // what its error message said
 		wantNeed uint64
+		wantErr  bool
 	}{
-		{"to the peak", 4 * gi, 10 * gi, 10 * gi},
-		{"at least a quarter more", 8 * gi, 8 * gi, 10 * gi},
-		{"rounded up to 256 MiB", 4 * gi, 5*gi + 1, 5*gi + 256<<20},
-		{"capped at the largest device less its margin", 20 * gi, 40 * gi, 32*gi - 32*gi/20},
+		{"beyond its need: twice the peak", 4 * gi, 10 * gi, OOM{}, 20 * gi, false},
+		{"the message says it held more than the peak", 2 * gi, 3 * gi, OOM{Held: 4 * gi, Tried: gi}, 10 * gi, false},
+		{"within its need: the same need", 8 * gi, 6 * gi, OOM{Tried: gi}, 8 * gi, false},
+		{"rounded up to 256 MiB", 2 * gi, 3*gi + 1, OOM{}, 6*gi + 256<<20, false},
+		{"capped at the largest device less its margin", 8 * gi, 20 * gi, OOM{}, 32*gi - 32*gi/20, false},
+		{"a measured need no device holds fails", 8 * gi, 10 * gi, OOM{Held: 30 * gi, Tried: 10 * gi}, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			probe := newFakeProbe(32 * gi)
-			a := newTestAdmitter(probe)
-			p, _, _ := place(a, mem(1, tc.need))
-			probe.use(0, tc.peak)
-			measure(a)
-			a.Release(p)
-			need, n, ok := a.Requeue(p)
-			if !ok || n != 1 || need != tc.wantNeed {
-				t.Fatalf("Requeue = %d, %d, %v; want %d, 1, true", need, n, ok, tc.wantNeed)
+			w := newWorld(32 * gi)
+			p, _, _ := place(w.a, mem(1, tc.need))
+			w.start(p, 10, 11, tc.peak, true)
+			w.tick(100 * time.Millisecond)
+			w.a.Release(p)
+			need, n, err := w.a.Requeue(p, tc.said)
+			if tc.wantErr {
+				if !errors.Is(err, ErrNeverFits) {
+					t.Fatalf("Requeue = %d, %v; want ErrNeverFits", need, err)
+				}
+				return
 			}
-			probe.use(0, 0)
-			if q, _, _ := place(a, mem(1, tc.need)); q == nil || q.Need != tc.wantNeed {
+			if err != nil || n != 1 || need != tc.wantNeed {
+				t.Fatalf("Requeue = %d GiB, %d, %v; want %d GiB, 1", need>>30, n, err, tc.wantNeed>>30)
+			}
+			w.exit(11)
+			if q, _, _ := place(w.a, mem(1, tc.need)); q == nil || q.Need != tc.wantNeed {
 				t.Errorf("placed again with %+v, want need %d", q, tc.wantNeed)
 			}
 		})
@@ -265,12 +409,223 @@ func TestRequeue(t *testing.T) {
 		for i := 1; i <= 3; i++ {
 			p, _, _ := place(a, mem(1, gi))
 			a.Release(p)
-			_, n, ok := a.Requeue(p)
-			if want := i <= 2; ok != want || (ok && n != i) {
-				t.Fatalf("requeue %d: ok %v n %d", i, ok, n)
+			_, n, err := a.Requeue(p, OOM{})
+			if want := i <= 2; (err == nil) != want || (err == nil && n != i) {
+				t.Fatalf("requeue %d: err %v n %d", i, err, n)
 			}
 		}
 	})
+	t.Run("within its need: not counted against OOMRetries", func(t *testing.T) {
+		w := newWorld(32 * gi)
+		for i := 1; i <= victimRetries+1; i++ {
+			p, _, _ := place(w.a, mem(1, 8*gi))
+			w.start(p, 10*i, uint32(10*i+1), 6*gi, true)
+			w.tick(100 * time.Millisecond)
+			w.a.Release(p)
+			w.exit(uint32(10*i + 1))
+			need, n, err := w.a.Requeue(p, OOM{Tried: gi})
+			if want := i <= victimRetries; (err == nil) != want || (err == nil && (n != i || need != 8*gi)) {
+				t.Fatalf("requeue %d of a trial within its need: %d GiB, %d, %v", i, need>>30, n, err)
+			}
+		}
+	})
+	t.Run("nothing measured: twice the need", func(t *testing.T) {
+		a := newTestAdmitter(newFakeProbe(32 * gi))
+		p, _, _ := place(a, mem(1, 3*gi))
+		a.Release(p)
+		if need, _, err := a.Requeue(p, OOM{Tried: gi}); err != nil || need != 6*gi {
+			t.Errorf("Requeue = %d GiB, %v; want 6 GiB", need>>30, err)
+		}
+	})
+	t.Run("siblings wait for what one of them showed", func(t *testing.T) {
+		w := newWorld(32 * gi)
+		req := func(id int) Request {
+			return Request{ID: id, Name: fmt.Sprint("t", id), Group: "sweep", Memory: 2 * gi}
+		}
+		p, _, _ := place(w.a, req(1))
+		w.start(p, 10, 11, 6*gi, true)
+		w.tick(100 * time.Millisecond)
+		w.a.Release(p)
+		w.exit(11)
+		if _, _, err := w.a.Requeue(p, OOM{}); err != nil {
+			t.Fatal(err)
+		}
+		if q, _, _ := place(w.a, req(2)); q == nil || q.Need != learnedNeed(6*gi) {
+			t.Errorf("sibling placed with %+v, want the 6 GiB its sibling showed, padded", q)
+		}
+	})
+}
+
+// An under-declaring trial converges within the default oom-retries (2): 5x under.
+func TestRequeueConvergesOn5xUnderDeclared(t *testing.T) {
+	w := newWorld(80 * gi)
+	const declared, real = 4 * gi, 20 * gi
+	need := uint64(declared)
+	for attempt := 1; ; attempt++ {
+		p, why, _ := place(w.a, mem(1, need))
+		if p == nil {
+			t.Fatalf("attempt %d waits: %s", attempt, why)
+		}
+		// It grows until it fails: here at just past its reservation (the worst case: the
+		// rest of the device was taken), or it reaches what it really needs.
+		reached := min(real, need+gi)
+		w.start(p, 10*attempt, uint32(10*attempt+1), reached, true)
+		w.tick(100 * time.Millisecond)
+		w.a.Release(p)
+		w.exit(uint32(10*attempt + 1))
+		if reached == real {
+			if attempt > 3 {
+				t.Errorf("converged on attempt %d, want within 2 requeues", attempt)
+			}
+			return
+		}
+		var err error
+		if need, _, err = w.a.Requeue(p, OOM{}); err != nil {
+			t.Fatalf("attempt %d: %v", attempt, err)
+		}
+	}
+}
+
+// TestAttributionHere: with PIDs of runall's namespace, each trial's memory is its own
+// processes' (several of them, too), whatever else runs on the device.
+func TestAttributionHere(t *testing.T) {
+	w := newWorld(32 * gi)
+	w.run(5, 0, 3*gi, true) // someone else's, here before
+	w.tick(0)
+	a, _, _ := place(w.a, mem(1, 8*gi))
+	b, _, _ := place(w.a, mem(2, 8*gi))
+	if b != nil {
+		t.Fatal("a second launch on the device before the first showed a process: want it held back while PIDs are unknown")
+	}
+	w.start(a, 10, 11, 5*gi, true)
+	w.tree[12] = proc.Lineage{PGID: 999, Ancestors: []int{10}} // DDP worker: left the group, still under the shell
+	w.run(12, 0, 2*gi, true)
+	w.tick(100 * time.Millisecond)
+	b, why, _ := place(w.a, mem(2, 8*gi))
+	if b == nil {
+		t.Fatalf("second trial waits once PIDs are known to be here: %s", why)
+	}
+	w.start(b, 20, 21, 9*gi, true)
+	w.run(6, 0, gi, true) // someone else's, new
+	w.tick(100 * time.Millisecond)
+	if peak, src := w.a.Peak(a); peak != 7*gi || src != SourceProcess {
+		t.Errorf("trial a: peak %d from %s, want 7 GiB from its processes", peak, src)
+	}
+	if peak, src := w.a.Peak(b); peak != 9*gi || src != SourceProcess {
+		t.Errorf("trial b: peak %d from %s, want 9 GiB from its process", peak, src)
+	}
+	// a holds 7 of 8 reserved, b is beyond its 8: 1 GiB reserved in all.
+	if r := w.a.reservedLocked()[0]; r != gi {
+		t.Errorf("reserved %d, want 1 GiB", r)
+	}
+}
+
+// TestAttributionElsewhere: with the host's PIDs, a process is tied to the trial launched
+// on its device just before it appeared, and a second launch waits for that tie.
+func TestAttributionElsewhere(t *testing.T) {
+	w := newWorld(32 * gi)
+	a, _, _ := place(w.a, mem(1, 6*gi))
+	w.a.Started(a, 10)
+	if p, why, _ := place(w.a, mem(2, 6*gi)); p != nil || !strings.Contains(why, "tying") {
+		t.Fatalf("second launch: %v %q; want it held while the first is tied", p, why)
+	}
+	w.run(4_000_011, 0, 4*gi, false)
+	w.run(4_000_012, 0, gi, false) // its second process, at once
+	w.tick(100 * time.Millisecond)
+	if got := w.a.PIDs(); got != PIDsElsewhere {
+		t.Fatalf("PIDs %v, want elsewhere", got)
+	}
+	if p, _, _ := place(w.a, mem(2, 6*gi)); p != nil {
+		t.Error("second launch within the quiet second after the tie")
+	}
+	w.tick(1100 * time.Millisecond)
+	b, why, _ := place(w.a, mem(2, 6*gi))
+	if b == nil {
+		t.Fatalf("second launch after the tie: %s", why)
+	}
+	w.a.Started(b, 20)
+	w.exit(4_000_012) // a's second process ends as b's starts
+	w.run(4_000_021, 0, 3*gi, false)
+	w.tick(100 * time.Millisecond)
+	w.run(4_000_011, 0, 5*gi, false)
+	w.tick(100 * time.Millisecond)
+	if peak, src := w.a.Peak(a); peak != 5*gi || src != SourceOrder {
+		t.Errorf("trial a: peak %d GiB from %s, want 5 GiB by order", peak>>30, src)
+	}
+	if peak, src := w.a.Peak(b); peak != 3*gi || src != SourceOrder {
+		t.Errorf("trial b: peak %d GiB from %s, want 3 GiB by order", peak>>30, src)
+	}
+}
+
+// Two trials whose processes could not be told apart fall back to the device estimate,
+// and say so.
+func TestAttributionAmbiguous(t *testing.T) {
+	w := newWorld(32 * gi)
+	w.a.pids = PIDsElsewhere
+	a, _, _ := place(w.a, mem(1, 4*gi))
+	w.a.Started(a, 10)
+	w.tick(tieWindow) // a showed nothing in time: the device is free for another launch
+	b, why, _ := place(w.a, mem(2, 4*gi))
+	if b == nil {
+		t.Fatalf("b: %s", why)
+	}
+	w.a.Started(b, 20)
+	w.tick(tieWindow)
+	w.run(4_000_100, 0, 6*gi, false) // whose? neither launch is open, both unseen
+	w.tick(100 * time.Millisecond)
+	for _, p := range []*Placement{a, b} {
+		if _, src := w.a.Peak(p); src != SourceDevice {
+			t.Errorf("trial %s: source %s, want the device estimate", p.req.Name, src)
+		}
+	}
+}
+
+// TestAttributionNone: a device that grows under a trial while its driver reports no
+// processes makes the admitter estimate from growth, and stop holding launches back.
+func TestAttributionNone(t *testing.T) {
+	w := newWorld(32 * gi)
+	a, _, _ := place(w.a, mem(1, 4*gi))
+	w.a.Started(a, 10)
+	w.use(0, 3*gi)
+	w.tick(100 * time.Millisecond)
+	if got := w.a.PIDs(); got != PIDsUnknown {
+		t.Fatalf("after one sample PIDs %v, want unknown: a process may be read a moment after its memory", got)
+	}
+	w.tick(tieQuiet)
+	if got := w.a.PIDs(); got != PIDsNone {
+		t.Fatalf("PIDs %v, want none", got)
+	}
+	if peak, src := w.a.Peak(a); peak != 3*gi || src != SourceDevice {
+		t.Errorf("peak %d from %s, want 3 GiB estimated from the device", peak, src)
+	}
+	if p, why, _ := place(w.a, mem(2, 4*gi)); p == nil {
+		t.Errorf("second launch still held: %s", why)
+	}
+}
+
+// TestBaselineWhileReleasing: memory still being freed after a trial ended does not become
+// the baseline of the next trial, which would hide its growth (a 13.7 GiB trial once
+// learned 64 MiB so).
+func TestBaselineWhileReleasing(t *testing.T) {
+	w := newWorld(32 * gi)
+	w.a.pids = PIDsNone
+	p, _, _ := place(w.a, mem(1, 14*gi))
+	w.use(0, 14*gi)
+	w.tick(100 * time.Millisecond)
+	w.a.Release(p)
+	w.tick(100 * time.Millisecond) // its memory is still there
+	learner, why, _ := place(w.a, Request{ID: 2, Name: "l", Group: "g", Auto: true})
+	if learner == nil {
+		t.Fatalf("learner: %s", why)
+	}
+	w.use(0, 6*gi) // the old trial's memory goes as the learner's comes: 0 + 6
+	w.tick(100 * time.Millisecond)
+	w.use(0, 6*gi)
+	w.tick(100 * time.Millisecond)
+	w.a.Release(learner)
+	if got, _ := w.a.hist.Learned("g"); got != learnedNeed(6*gi) {
+		t.Errorf("learned %d MiB, want %d MiB: the 6 GiB the learner used", got>>20, learnedNeed(6*gi)>>20)
+	}
 }
 
 // TestConcurrentPlaceRelease places and releases from many goroutines at once (run it with

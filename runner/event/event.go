@@ -22,10 +22,11 @@ const (
 	SyncProgress             // an S3 transfer made progress; Line is a human summary
 	RunStatus                // periodic: what runs and what waits (Line is a summary)
 	RunEnded                 // the run is over; Status is the overall status
+	TaskMemory               // a GPU trial's memory changed; Memory and Peak set
 )
 
 func (k Kind) String() string {
-	return [...]string{"waiting", "start", "output", "end", "skipped", "sync", "status", "run-end"}[k]
+	return [...]string{"waiting", "start", "output", "end", "skipped", "sync", "status", "run-end", "memory"}[k]
 }
 
 // Event is one thing that happened during a run. Events flow from the scheduler to the one
@@ -42,4 +43,6 @@ type Event struct {
 	ExitCode int            // TaskEnded; -1 when killed by a signal
 	Duration time.Duration
 	Devices  []string // TaskStarted: the GPU UUIDs the trial was placed on
+	Memory   uint64   // TaskMemory: what the trial holds now, bytes (on its fullest device)
+	Peak     uint64   // TaskMemory: the most it has held
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/runall/runall/gpu"
 )
 
 func (l *liveOutput) glyph(st taskStatus) (string, string) {
@@ -59,6 +61,9 @@ func (l *liveOutput) row(n *taskNode, indent string, nameW int, now time.Time, w
 	lb.add(name, "")
 	if t := l.timeText(n, st, now); t != "" {
 		lb.add("  "+t, sgrDim)
+	}
+	if st == stRunning && n.memory > 0 {
+		lb.add("  "+gpu.FormatSize(n.memory), sgrDim)
 	}
 	if d := l.detail(n, st); d != "" {
 		lb.add("  "+d, "")

@@ -44,6 +44,8 @@ type taskNode struct {
 	status   taskStatus // own state; for a block or sequence only waiting or skipped
 	attempt  int
 	devices  []string
+	memory   uint64 // a GPU trial's memory now, and its peak
+	peak     uint64
 	started  time.Time // the current or last attempt
 	first    time.Time // the first attempt
 	ended    time.Time
@@ -245,6 +247,8 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 		default: // the attempt ended but the task will run again (requeued after OOM)
 			n.status = stWaiting
 		}
+	case event.TaskMemory:
+		n.memory, n.peak = ev.Memory, ev.Peak
 	case event.TaskSkipped:
 		n.reason = ev.Reason
 		skipPending(n)

@@ -130,7 +130,8 @@ func writeTaskTable(b *bytes.Buffer, tasks []results.Task, paint func(s, sgr str
 	tw.Flush()
 }
 
-// gpuText is where a task ran and what it used: "GPU-5f0c1a2b need 7.0 GiB peak 5.1 GiB".
+// gpuText is where a task ran and what it used: "GPU-5f0c1a2b need 7.0 GiB peak 5.1 GiB";
+// "peak ~5.1 GiB" where the peak is an estimate, its share of its device's growth.
 func gpuText(r results.Task) string {
 	var parts []string
 	if len(r.Devices) > 0 {
@@ -144,7 +145,11 @@ func gpuText(r results.Task) string {
 		parts = append(parts, "need "+gpu.FormatSize(r.GPUMemory))
 	}
 	if r.PeakGPUMemory > 0 {
-		parts = append(parts, "peak "+gpu.FormatSize(r.PeakGPUMemory))
+		approx := ""
+		if r.PeakEstimated() {
+			approx = "~"
+		}
+		parts = append(parts, "peak "+approx+gpu.FormatSize(r.PeakGPUMemory))
 	}
 	return strings.Join(parts, " ")
 }

@@ -2,7 +2,9 @@ package proc
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -183,4 +185,61 @@ func TestEnv(t *testing.T) {
 	if v, _ := Lookup(env, "C"); v != "5" || len(env) != 4 {
 		t.Errorf("after Setenv C: %q", env)
 	}
+}
+
+// A process started by a task is found by its group, and by its ancestry once it left the
+// group; a process of another tree is not.
+func TestLineage(t *testing.T) {
+	done := make(chan Outcome, 1)
+	started := make(chan int, 1)
+	go func() {
+		out, _ := run(t, &Attempt{
+			Cmd:     `sleep 30 & echo $!; setsid sleep 30 & echo $!; wait`,
+			OnStart: func(pgid int) { started <- pgid },
+		})
+		done <- out
+	}()
+	shell := <-started
+	var kids []int
+	deadline := time.Now().Add(10 * time.Second)
+	for len(kids) < 2 && time.Now().Before(deadline) {
+		kids = childrenOf(shell)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(kids) < 2 {
+		t.Fatalf("the shell's children: %v", kids)
+	}
+	for _, k := range kids {
+		l, ok := LineageOf(k)
+		if !ok || !l.Has(shell) {
+			t.Errorf("child %d: lineage %+v, want it under the shell %d", k, l, shell)
+		}
+	}
+	if l, ok := LineageOf(1); !ok || l.Has(shell) {
+		t.Errorf("process 1: %+v %v", l, ok)
+	}
+	if _, ok := LineageOf(1 << 22); ok {
+		t.Error("a PID beyond PID_MAX_LIMIT has a lineage")
+	}
+	_ = syscall.Kill(-shell, syscall.SIGKILL)
+	for _, k := range kids {
+		_ = syscall.Kill(k, syscall.SIGKILL)
+	}
+	<-done
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, _, ok := readStat("/proc", n); ok && ppid == pid {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -36,6 +36,11 @@ type Run struct {
 	// LearnedGPUMemory is the need learned for each gpu-memory: auto group, by group name
 	// (the first trial's name), in bytes.
 	LearnedGPUMemory map[string]uint64 `json:"learned_gpu_memory,omitempty"`
+	// GPUProcessIDs says whose process IDs the GPU driver reported: "here" (runall's pid
+	// namespace: trials' memory from their own processes), "elsewhere" (the host's: processes
+	// tied to trials by the order they appeared), "none" (no processes: memory estimated from
+	// each device's growth) or "unknown" (no trial's process was seen).
+	GPUProcessIDs string `json:"gpu_process_ids,omitempty"`
 }
 
 // Task is one command task's outcome. Blocks and sequences are not listed; their
@@ -54,10 +59,18 @@ type Task struct {
 	Devices       []string  `json:"devices,omitempty"`
 	GPUMemory     uint64    `json:"gpu_memory,omitempty"`      // the need it was admitted with, bytes
 	PeakGPUMemory uint64    `json:"peak_gpu_memory,omitempty"` // the most it was seen using, bytes
-	LogFile       string    `json:"log_file,omitempty"`
-	StdoutTail    []string  `json:"-"` // last lines, for the failure report
-	StderrTail    []string  `json:"-"`
+	// PeakGPUMemorySource says how PeakGPUMemory was measured: "process" (its own
+	// processes, found by their PIDs), "order" (its own processes, tied to it by the order
+	// they appeared: the driver reports the host's PIDs) or "device" (an estimate: its share
+	// of its device's growth, where its processes could not be told apart).
+	PeakGPUMemorySource string   `json:"peak_gpu_memory_source,omitempty"`
+	LogFile             string   `json:"log_file,omitempty"`
+	StdoutTail          []string `json:"-"` // last lines, for the failure report
+	StderrTail          []string `json:"-"`
 }
+
+// PeakEstimated reports whether PeakGPUMemory is an estimate rather than its own processes'.
+func (t Task) PeakEstimated() bool { return t.PeakGPUMemorySource == "device" }
 
 // Duration is how long the task ran, 0 when it never started.
 func (r Task) Duration() time.Duration {

@@ -1,0 +1,41 @@
+"""What the GPU benchmarks share: run a tasks file on simulated GPUs, read its results."""
+import json, os, subprocess, tempfile
+from datetime import datetime
+
+RUNALL = os.environ.get("RUNALL", os.path.abspath("runall"))
+GiB = 1 << 30
+
+
+def _ts(s):
+    return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+
+
+def run_file(text, gpus, work, env=None, args=()):
+    """Runs the tasks file text with runall on simulated GPUs of spec gpus, in a fresh
+    directory under work, and returns the figures of its --results file."""
+    d = tempfile.mkdtemp(dir=work)
+    path = os.path.join(d, "tasks.yml")
+    with open(path, "w") as f:
+        f.write(text)
+    full_env = dict(os.environ, RUNALL_FAKE_GPUS=gpus, RUNALL_FAKE_GPU_STATE=os.path.join(d, "gpus"),
+                    PATH=os.path.dirname(RUNALL) + os.pathsep + os.environ["PATH"], **(env or {}))
+    cmd = [RUNALL, "--output", "plain", "--log-dir", os.path.join(d, "logs"),
+           "--results", os.path.join(d, "results.json"), "--fake-gpus", gpus, *args, path]
+    subprocess.run(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=d)
+    with open(os.path.join(d, "results.json")) as f:
+        res = json.load(f)
+    tasks = [t for t in res["tasks"] if t.get("started_at")]
+    edges = sorted([(_ts(t["started_at"]), 1) for t in tasks] + [(_ts(t["finished_at"]), -1) for t in tasks])
+    cur = most = 0
+    for _, e in edges:
+        cur += e
+        most = max(most, cur)
+    return {
+        "makespan": max(_ts(t["finished_at"]) for t in tasks) - min(_ts(t["started_at"]) for t in tasks),
+        "failed": sum(t["status"] == "failed" for t in res["tasks"]),
+        "requeues": sum(t.get("oom_requeues", 0) for t in res["tasks"]),
+        "peak_running": most,
+        "learned": res.get("learned_gpu_memory") or {},
+        "pids": res.get("gpu_process_ids", ""),
+        "tasks": res["tasks"],
+    }

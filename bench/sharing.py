@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Per-trial GPU memory while trials share a device (docs/benchmarks.md), on simulated GPUs,
+in each of the driver's pid modes (RUNALL_FAKE_HOST_PIDS: runall's pids, the host's, none):
+
+  1. an under-declared sweep against the same sweep declared right, and one at a time;
+  2. eight trials, each a gpu-memory: auto group of its own, against one at a time;
+  3. each trial's peak_gpu_memory against what it really claimed, while sharing.
+
+    RUNALL=./runall python3 bench/sharing.py
+"""
+import os, sys, tempfile
+
+from benchlib import GiB, run_file
+
+MODES = [("pids are runall's", ""), ("pids are the host's", "1"), ("no pids", "none")]
+SIZES = [3, 6, 9] * 4  # GiB: the H100 sweep's 7, 14 and 22 GiB scaled to a 32 GiB device
+RAMP, HOLD = 1, 4
+
+
+def sweep(declare):
+    """Twelve trials of SIZES; declare(size) is what each declares."""
+    lines = ["config:", "  max-parallel-commands: 12", "  stop-on-failure: false", "tasks:",
+             "  - name: sweep", "    parallel-tasks:"]
+    for i, gib in enumerate(SIZES):
+        lines += [f"      - name: trial{i:02d}-{gib}g", f"        gpu-memory: {declare(gib)}",
+                  f"        cmd: runall fake-alloc --size {gib}GiB --ramp {RAMP}s --hold {HOLD}s"]
+    return "\n".join(lines) + "\n"
+
+
+def autos(n, max_parallel):
+    lines = ["config:", f"  max-parallel-commands: {max_parallel}", "tasks:", "  - name: sweep",
+             "    parallel-tasks:"]
+    for i in range(n):
+        lines += [f"      - name: auto{i}", "        gpu-memory: auto",
+                  f"        cmd: runall fake-alloc --size 6GiB --ramp {RAMP}s --hold {HOLD}s"]
+    return "\n".join(lines) + "\n"
+
+
+def peak_error(tasks):
+    errs = []
+    for t in tasks:
+        gib = int(t["name"].split("-")[1].rstrip("g"))
+        errs.append(abs(t.get("peak_gpu_memory", 0) - gib * GiB) / (gib * GiB))
+    return max(errs), sum(errs) / len(errs), {t.get("peak_gpu_memory_source", "") for t in tasks}
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="runall-bench-")
+    print(f"1. Twelve trials of 3, 6 and 9 GiB (ramp {RAMP} s, hold {HOLD} s) on one simulated 32 GiB GPU\n")
+    print("| driver's pids | run | makespan (s) | vs declared | most at once | failed | OOM requeues |")
+    print("|---|---|---|---|---|---|---|")
+    declared_runs = {}
+    for label, pids in MODES:
+        env = {"RUNALL_FAKE_HOST_PIDS": pids}
+        decl = run_file(sweep(lambda g: f"{g}GiB"), "32GiB", work, env)
+        declared_runs[label] = decl
+        under = run_file(sweep(lambda g: "1.5GiB"), "32GiB", work, env)
+        for name, r in [("declared right", decl), ("all declare 1.5 GiB (2-6x under)", under)]:
+            print(f"| {label} ({r['pids']}) | {name} | {r['makespan']:.2f} | {r['makespan'] / decl['makespan']:.2f}x | "
+                  f"{r['peak_running']} | {r['failed']} | {r['requeues']} |")
+    one = run_file(sweep(lambda g: f"{g}GiB").replace("max-parallel-commands: 12", "max-parallel-commands: 1"), "32GiB", work)
+    print(f"| - | one at a time | {one['makespan']:.2f} | | 1 | {one['failed']} | 0 |")
+
+    print(f"\n2. Eight trials, each its own `gpu-memory: auto` group (6 GiB, ramp {RAMP} s, hold {HOLD} s), one 32 GiB GPU\n")
+    print("| driver's pids | run | makespan (s) | vs one at a time | most at once | learned | failed |")
+    print("|---|---|---|---|---|---|---|")
+    alone = run_file(autos(8, 1), "32GiB", work)
+    for label, pids in MODES:
+        r = run_file(autos(8, 8), "32GiB", work, {"RUNALL_FAKE_HOST_PIDS": pids})
+        learned = sorted(v / GiB for v in r["learned"].values())
+        span = f"{learned[0]:.2f}-{learned[-1]:.2f} GiB" if learned else "-"
+        print(f"| {label} ({r['pids']}) | 8 auto groups | {r['makespan']:.2f} | {r['makespan'] / alone['makespan']:.2f}x | "
+              f"{r['peak_running']} | {span} | {r['failed']} |")
+    print(f"| - | one at a time | {alone['makespan']:.2f} | 1.00x | 1 | | {alone['failed']} |")
+
+    print("\n3. Each trial's peak_gpu_memory against its claim, in the declared runs of 1\n")
+    print("| driver's pids | most trials sharing | largest error | mean error | source |")
+    print("|---|---|---|---|---|")
+    for label, r in declared_runs.items():
+        worst, mean, src = peak_error(r["tasks"])
+        print(f"| {label} | {r['peak_running']} | {100 * worst:.1f}% | {100 * mean:.1f}% | {', '.join(sorted(src))} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+package gpu
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// holdsOpen reports whether process pid, as procfs at root shows it, has a file open whose
+// path starts with prefix: /dev/nvidia for a real GPU, a claim file for a simulated one.
+// In another pid namespace's numbering the PID names no process here, or an unrelated one
+// that holds nothing of the kind: then runall does not take it for one of its own.
+func holdsOpen(root string, pid uint32, prefix string) bool {
+	dir := filepath.Join(root, strconv.FormatUint(uint64(pid), 10), "fd")
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && strings.HasPrefix(target, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// procComm is a process's name from procfs; "" when it cannot be read.
+func procComm(root string, pid uint32) string {
+	b, err := os.ReadFile(filepath.Join(root, strconv.FormatUint(uint64(pid), 10), "comm"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
