@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -213,5 +214,33 @@ func TestGPUProcessExitsAsAnotherStarts(t *testing.T) {
 			want[fmt.Sprintf("step %d", n)] = n * gpuGiB
 		}
 		e.wantPeaks(m, "results.json", want)
+	})
+}
+
+// A sweep whose every trial under-declares its need finishes all the same: each is requeued
+// with its own measured need (at most twice its use), never the device's growth.
+func TestGPUUnderDeclaredSweep(t *testing.T) {
+	forPIDModes(t, false, func(t *testing.T, e *e2e, m gpuPIDMode) {
+		r := e.runGPUFile("share-sweep.yml", "32GiB")
+		r.wantCode(t, 0)
+		res := e.gpuResults("results.json")
+		requeues := 0
+		for _, tr := range res.Tasks {
+			requeues += tr.OOMRequeues
+			use, err := strconv.Atoi(strings.TrimPrefix(strings.Split(tr.Name, "-")[0], "trial "))
+			if err != nil {
+				t.Fatalf("task %q: %v", tr.Name, err)
+			}
+			if tr.Status != "ok" {
+				t.Errorf("%s: %s after %d attempts (%s), want ok", tr.Name, tr.Status, tr.Attempts, tr.Reason)
+			}
+			if limit := 2*uint64(use)*gpuGiB + gpuGiB/4; tr.GPUMemory > limit {
+				t.Errorf("%s, using %d GiB, was last admitted needing %.2f GiB: more than twice its use",
+					tr.Name, use, float64(tr.GPUMemory)/float64(gpuGiB))
+			}
+		}
+		if requeues == 0 {
+			t.Errorf("no trial ran out of memory: the test proves nothing\n%s", gpuIntervals(res.Tasks))
+		}
 	})
 }

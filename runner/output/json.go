@@ -35,6 +35,8 @@ type jsonEvent struct {
 	ExitCode *int           `json:"exit_code,omitempty"`
 	Duration *float64       `json:"duration_seconds,omitempty"`
 	Reason   string         `json:"reason,omitempty"`
+	Memory   *uint64        `json:"gpu_memory_bytes,omitempty"`      // memory: what it holds now
+	Peak     *uint64        `json:"peak_gpu_memory_bytes,omitempty"` // memory: the most it has held
 }
 
 // jsonRunEnd is the last object: the run's outcome and every command's result, the same
@@ -51,6 +53,7 @@ type jsonRunEnd struct {
 	LogDir           string                 `json:"log_dir,omitempty"`
 	Tasks            []results.Task         `json:"tasks"`
 	LearnedGPUMemory map[string]uint64      `json:"learned_gpu_memory,omitempty"`
+	GPUProcessIDs    string                 `json:"gpu_process_ids,omitempty"`
 }
 
 // NewJSON returns the output for --output json.
@@ -104,6 +107,8 @@ func (j *jsonOutput) Event(ev event.Event) {
 		e.Status, e.ExitCode, e.Duration, e.Reason = ev.Status, &code, &secs, ev.Reason
 	case event.TaskSkipped:
 		e.Reason = ev.Reason
+	case event.TaskMemory:
+		e.Memory, e.Peak = &ev.Memory, &ev.Peak
 	}
 	j.enc.Encode(e)
 }
@@ -121,7 +126,7 @@ func (j *jsonOutput) Close(res *results.Run) error {
 		Counts:   map[results.Status]int{results.StatusOK: 0, results.StatusFailed: 0, results.StatusIgnored: 0, results.StatusSkipped: 0}}
 	if res != nil {
 		end.Status, end.File, end.RunID, end.Shard, end.LogDir = res.Status, res.File, res.RunID, res.Shard, res.LogDir
-		end.LearnedGPUMemory = res.LearnedGPUMemory
+		end.LearnedGPUMemory, end.GPUProcessIDs = res.LearnedGPUMemory, res.GPUProcessIDs
 		if res.Tasks != nil {
 			end.Tasks = res.Tasks
 		}

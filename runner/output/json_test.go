@@ -37,7 +37,7 @@ func TestJSONOutput(t *testing.T) {
 		count[m["event"].(string)]++
 	}
 	// 6 visible output lines (the report's is hidden), one waiting line per reason.
-	want := map[string]int{"sync": 3, "start": 6, "output": 6, "end": 6, "waiting": 2, "skipped": 1, "status": 1, "run_end": 1}
+	want := map[string]int{"sync": 3, "start": 6, "output": 6, "end": 6, "waiting": 2, "skipped": 1, "status": 1, "run_end": 1, "memory": 1}
 	for k, v := range want {
 		if count[k] != v {
 			t.Errorf("%d %q events, want %d", count[k], k, v)

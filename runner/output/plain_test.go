@@ -114,6 +114,7 @@ func outScript(p *plan.Plan) []outStep {
 		e(3*time.Second, event.Event{Kind: event.TaskStarted, Task: c, Attempt: 1, Devices: []string{gpu1}}),
 		e(4*time.Second, event.Event{Kind: event.TaskWaiting, Task: seq, Reason: needs}), // same reason: no line
 		e(5*time.Second, event.Event{Kind: event.TaskOutput, Task: a, Stream: "stdout", Line: "epoch 1/10 loss 2.31"}),
+		e(5*time.Second, event.Event{Kind: event.TaskMemory, Task: a, Memory: 5 << 30, Peak: 6 << 30}), // plain: no line
 		e(9*time.Second, event.Event{Kind: event.TaskEnded, Task: c, Attempt: 1, Status: results.StatusFailed, ExitCode: 1, Duration: 6 * time.Second, Reason: "out of GPU memory; requeued"}),
 		e(9*time.Second, event.Event{Kind: event.TaskWaiting, Task: c, Reason: "requeued after running out of GPU memory; now needs 9.0 GiB"}),
 		tick(20 * time.Second), // no status line yet
