@@ -1,0 +1,147 @@
+// Measuring: the sampling loop, and what it tells of each trial.
+
+package admit
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/runall/runall/gpu"
+)
+
+// Sample is one measurement of the devices, with what the admitter holds reserved on each
+// and what each trial on them holds.
+type Sample struct {
+	Devices  []gpu.Device
+	Reserved []uint64
+	Trials   []TrialMemory
+}
+
+// TrialMemory is what one trial holds now (on its fullest device) and its peak.
+type TrialMemory struct {
+	ID           int // the Request's
+	Memory, Peak uint64
+}
+
+// Start measures the devices every sampleEvery until Stop, calling onSample after each.
+func (a *Admitter) Start(ctx context.Context, onSample func(Sample)) {
+	ctx, a.cancel = context.WithCancel(ctx)
+	a.done = make(chan struct{})
+	a.mu.Lock()
+	a.sampleLocked()
+	a.mu.Unlock()
+	go func() {
+		defer close(a.done)
+		t := time.NewTicker(sampleEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				a.mu.Lock()
+				a.sampleLocked()
+				s := Sample{Devices: slices.Clone(a.snap), Reserved: a.reservedLocked(), Trials: a.trialMemoryLocked()}
+				a.mu.Unlock()
+				if onSample != nil && s.Devices != nil {
+					onSample(s)
+				}
+			}
+		}
+	}()
+}
+
+// Stop ends the sampling Start began.
+func (a *Admitter) Stop() {
+	if a.cancel != nil {
+		a.cancel()
+		<-a.done
+	}
+}
+
+// sampleLocked measures the devices, and on those where trials run their processes; it
+// updates baselines, each trial's usage and peak, and learning.
+func (a *Admitter) sampleLocked() {
+	devs, err := a.probe.Devices()
+	a.snapErr = err
+	if err != nil {
+		return
+	}
+	now := a.now()
+	a.snap, a.snapAt = devs, now
+	if len(a.devs) != len(devs) {
+		a.devs = make([]devState, len(devs))
+		for i := range devs {
+			a.devs[i] = devState{baseline: devs[i].Used, procs: map[uint32]*Placement{}}
+		}
+	}
+	for i := range devs {
+		if len(a.devs[i].trials) == 0 {
+			a.baselineLocked(i, now)
+			continue
+		}
+		a.attributeLocked(i, now)
+		a.usageLocked(i)
+	}
+	a.settleLearningLocked()
+}
+
+func (a *Admitter) trialMemoryLocked() []TrialMemory {
+	var out []TrialMemory
+	seen := map[*Placement]bool{}
+	for _, st := range a.devs {
+		for _, p := range st.trials {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			var now uint64
+			for _, u := range p.usage {
+				now = max(now, u)
+			}
+			out = append(out, TrialMemory{ID: p.req.ID, Memory: now, Peak: p.peak})
+		}
+	}
+	return out
+}
+
+func (a *Admitter) reservedLocked() []uint64 {
+	out := make([]uint64, len(a.devs))
+	for i := range a.devs {
+		out[i] = a.reservedOnLocked(i)
+	}
+	return out
+}
+
+// Peak is the most memory the placement's trial was seen using on one device, and how that
+// was measured.
+func (a *Admitter) Peak(p *Placement) (uint64, Source) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case !a.exactLocked(p):
+		return p.peak, SourceDevice
+	case a.pids == PIDsHere:
+		return p.peak, SourceProcess
+	}
+	return p.peak, SourceOrder
+}
+
+// Usage is what the placement's trial holds now, on the device where it holds most.
+func (a *Admitter) Usage(p *Placement) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var most uint64
+	for _, u := range p.usage {
+		most = max(most, u)
+	}
+	return most
+}
+
+// PIDs says whose process IDs the driver reports, as found so far.
+func (a *Admitter) PIDs() PIDs {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pids
+}
