@@ -195,9 +195,9 @@ func (s *rawS3) UnmarshalYAML(n *yaml.Node) error {
 		case "region":
 			s.region = d.str(p)
 		case "download":
-			s.download = decodeDownloads(d, p)
+			s.download = decodeTransfers[rawDownload](d, p)
 		case "upload":
-			s.upload = decodeUploads(d, p)
+			s.upload = decodeTransfers[rawUpload](d, p)
 		default:
 			d.unknownKey(p, "s3:", s3Keys)
 		}
@@ -222,20 +222,14 @@ var (
 	uploadKeys   = []string{"from", "to", "every", "exclude", "delete"}
 )
 
-func decodeDownloads(d *nodeDecoder, p nodePair) []*rawDownload {
-	var out []*rawDownload
+// decodeTransfers decodes each item of a downloads: or uploads: list into a new T.
+func decodeTransfers[T any, PT interface {
+	*T
+	UnmarshalYAML(*yaml.Node) error
+}](d *nodeDecoder, p nodePair) []PT {
+	var out []PT
 	for _, item := range transferItems(d, p) {
-		t := &rawDownload{}
-		d.absorb(t.UnmarshalYAML(item))
-		out = append(out, t)
-	}
-	return out
-}
-
-func decodeUploads(d *nodeDecoder, p nodePair) []*rawUpload {
-	var out []*rawUpload
-	for _, item := range transferItems(d, p) {
-		t := &rawUpload{}
+		t := PT(new(T))
 		d.absorb(t.UnmarshalYAML(item))
 		out = append(out, t)
 	}

@@ -136,7 +136,7 @@ func (t *rawTask) UnmarshalYAML(n *yaml.Node) error {
 		case "gpu-memory-cap":
 			t.gpuCap = d.boolean(p)
 		case "upload":
-			t.upload = decodeUploads(d, p)
+			t.upload = decodeTransfers[rawUpload](d, p)
 		default:
 			t.unknownKeys = true
 			d.unknownKey(p, "a task", taskKeys)
