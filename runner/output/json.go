@@ -51,6 +51,10 @@ type jsonRunEnd struct {
 	LogDir           string                 `json:"log_dir,omitempty"`
 	Tasks            []results.Task         `json:"tasks"`
 	LearnedGPUMemory map[string]uint64      `json:"learned_gpu_memory,omitempty"`
+	Objective        *results.Objective     `json:"objective,omitempty"`
+	Best             string                 `json:"best,omitempty"`
+	Stopped          string                 `json:"stopped,omitempty"`
+	Report           string                 `json:"report,omitempty"`
 }
 
 // NewJSON returns the output for --output json.
@@ -122,6 +126,7 @@ func (j *jsonOutput) Close(res *results.Run) error {
 	if res != nil {
 		end.Status, end.File, end.RunID, end.Shard, end.LogDir = res.Status, res.File, res.RunID, res.Shard, res.LogDir
 		end.LearnedGPUMemory = res.LearnedGPUMemory
+		end.Objective, end.Best, end.Stopped, end.Report = res.Objective, res.Best, res.Stopped, res.Report
 		if res.Tasks != nil {
 			end.Tasks = res.Tasks
 		}
