@@ -171,14 +171,47 @@ func (p *page) scatter() {
 	p.printf("</div>\n</section>\n")
 }
 
+// scatterPoint is one trial on a scatter plot.
+type scatterPoint struct {
+	t    results.Task
+	x, y float64
+}
+
+// scatterOne draws m against one hyperparameter.
 func (p *page) scatterOne(param, m string) {
-	type point struct {
-		t    results.Task
-		x, y float64
+	pts, cats, numeric, positive := p.scatterPoints(param, m)
+	if len(pts) == 0 {
+		return
 	}
-	var pts []point
-	var cats []string
-	numeric, positive := true, true
+	const w, h = 360.0, 240.0
+	xs, ticks, text := scatterXScale(param, pts, cats, numeric, positive, w)
+	lo, hi := pts[0].y, pts[0].y
+	for _, q := range pts {
+		lo, hi = math.Min(lo, q.y), math.Max(hi, q.y)
+	}
+	lo, hi = padded(lo, hi)
+	ys := scale{lo: lo, hi: hi, p0: h - chartPadB, p1: chartPadT}
+	p.printf("<svg class=\"scatter\" data-param=\"%s\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", esc(param), w, h, w, h)
+	p.frame(w, h, xs, ys, param, m, ticks, text)
+	slices.Reverse(pts) // the best last, drawn over the others
+	for _, q := range pts {
+		class := "pt"
+		switch {
+		case q.t.Name == p.run.Best:
+			class += " best"
+		case q.t.Status != results.StatusOK:
+			class += " failed"
+		}
+		p.printf("<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>%s: %s=%s, %s=%s</title></circle>\n",
+			class, xs.at(q.x), ys.at(q.y), esc(q.t.Name), esc(param), esc(q.t.Params[param]), esc(m), formatNum(q.y))
+	}
+	p.printf("</svg>\n")
+}
+
+// scatterPoints are the trials that have both the hyperparameter and the metric, ranked;
+// cats the hyperparameter's values; numeric and positive say whether they all are.
+func (p *page) scatterPoints(param, m string) (pts []scatterPoint, cats []string, numeric, positive bool) {
+	numeric, positive = true, true
 	for _, i := range p.order {
 		t := p.run.Tasks[i]
 		v, ok := t.Metrics[m]
@@ -192,52 +225,31 @@ func (p *page) scatterOne(param, m string) {
 		if !slices.Contains(cats, pv) {
 			cats = append(cats, pv)
 		}
-		pts = append(pts, point{t: t, x: f, y: v})
+		pts = append(pts, scatterPoint{t: t, x: f, y: v})
 	}
-	const w, h = 360.0, 240.0
-	if len(pts) == 0 {
-		return
-	}
-	var xs scale
-	var ticks []float64
-	text := formatNum
+	return pts, cats, numeric, positive
+}
+
+// scatterXScale is the x axis: a number line (logarithmic when the values are positive and
+// span two orders of magnitude) or, for other values, one place per value, sorted. It
+// sets the points' x for categories.
+func scatterXScale(param string, pts []scatterPoint, cats []string, numeric, positive bool, w float64) (scale, []float64, func(float64) string) {
 	if numeric {
 		lo, hi := pts[0].x, pts[0].x
 		for _, q := range pts {
 			lo, hi = math.Min(lo, q.x), math.Max(hi, q.x)
 		}
-		xs = scale{lo: lo, hi: hi, p0: chartPadL + 14, p1: w - chartPadR - 14, log: positive && hi/lo >= 100}
-		ticks = xs.ticks(4)
-	} else {
-		slices.Sort(cats)
-		for i := range pts {
-			pts[i].x = float64(slices.Index(cats, pts[i].t.Params[param]))
-		}
-		xs = scale{lo: 0, hi: float64(len(cats) - 1), p0: chartPadL + 20, p1: w - chartPadR - 20}
-		for i := range cats {
-			ticks = append(ticks, float64(i))
-		}
-		text = func(v float64) string { return truncate(cats[int(v)], 14) }
+		xs := scale{lo: lo, hi: hi, p0: chartPadL + 14, p1: w - chartPadR - 14, log: positive && hi/lo >= 100}
+		return xs, xs.ticks(4), formatNum
 	}
-	lo, hi := pts[0].y, pts[0].y
-	for _, q := range pts {
-		lo, hi = math.Min(lo, q.y), math.Max(hi, q.y)
+	slices.Sort(cats)
+	for i := range pts {
+		pts[i].x = float64(slices.Index(cats, pts[i].t.Params[param]))
 	}
-	lo, hi = padded(lo, hi)
-	ys := scale{lo: lo, hi: hi, p0: h - chartPadB, p1: chartPadT}
-	p.printf("<svg class=\"scatter\" data-param=\"%s\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", esc(param), w, h, w, h)
-	p.frame(w, h, xs, ys, param, m, ticks, text)
-	slices.Reverse(pts)
-	for _, q := range pts {
-		class := "pt"
-		switch {
-		case q.t.Name == p.run.Best:
-			class += " best"
-		case q.t.Status != results.StatusOK:
-			class += " failed"
-		}
-		p.printf("<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>%s: %s=%s, %s=%s</title></circle>\n",
-			class, xs.at(q.x), ys.at(q.y), esc(q.t.Name), esc(param), esc(q.t.Params[param]), esc(m), formatNum(q.y))
+	ticks := make([]float64, len(cats))
+	for i := range cats {
+		ticks[i] = float64(i)
 	}
-	p.printf("</svg>\n")
+	xs := scale{lo: 0, hi: float64(len(cats) - 1), p0: chartPadL + 20, p1: w - chartPadR - 20}
+	return xs, ticks, func(v float64) string { return truncate(cats[int(v)], 14) }
 }

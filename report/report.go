@@ -221,7 +221,7 @@ th[aria-sort=ascending]::after{content:" \25B2"}th[aria-sort=descending]::after{
 td.num{text-align:right}tr.best td{background:#fff8c5}.star{color:#9a6700}
 .wrap{max-height:640px;overflow:auto;border:1px solid #d0d7de;display:inline-block;max-width:100%}
 .st{font-weight:600}.st.ok{color:#1a7f37}.st.failed{color:#cf222e}.st.ignored{color:#9a6700}.st.skipped,.st.other{color:#57606a}
-svg{display:block;margin:4px 0;font-size:11px;font-family:inherit}
+svg{display:block;margin:4px 0;font-size:11px;font-family:inherit;max-width:100%;height:auto}
 svg text{fill:#57606a}.axis{stroke:#8c959f;stroke-width:1}.grid{stroke:#eaeef2;stroke-width:1}
 .bar{stroke:#fff;stroke-width:1}svg text.barname{fill:#fff;font-size:10px;pointer-events:none}
 .bar.ok{fill:#2da44e}.bar.failed{fill:#cf222e}.bar.ignored{fill:#d4a72c}.bar.other{fill:#54aeff}
