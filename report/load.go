@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -94,9 +95,16 @@ func loadS3(ctx context.Context, src string, o LoadOptions) (Input, error) {
 		return Input{}, fmt.Errorf("s3: %w", err)
 	}
 	var found []string
+	hasSamples := map[string]bool{} // by run directory
 	err = client.List(ctx, src, func(url string, _ int64) error {
-		if path.Base(url) == resultsName && path.Base(path.Dir(path.Dir(url))) == runsDir {
+		if path.Base(path.Dir(path.Dir(url))) != runsDir {
+			return nil
+		}
+		switch path.Base(url) {
+		case resultsName:
 			found = append(found, url)
+		case results.SamplesFile:
+			hasSamples[path.Dir(url)] = true
 		}
 		return nil
 	})
@@ -109,7 +117,7 @@ func loadS3(ctx context.Context, src string, o LoadOptions) (Input, error) {
 	var runs []*results.Run
 	var in Input
 	for _, url := range found {
-		res, s, err := readS3Run(ctx, client, url)
+		res, s, err := readS3Run(ctx, client, url, hasSamples[path.Dir(url)])
 		if err != nil {
 			return Input{}, err
 		}
@@ -122,7 +130,9 @@ func loadS3(ctx context.Context, src string, o LoadOptions) (Input, error) {
 	return in, nil
 }
 
-func readS3Run(ctx context.Context, client *s3sync.Client, url string) (*results.Run, *results.GPUSamples, error) {
+// readS3Run reads one run's results, and its samples when it kept some (a run without
+// GPUs keeps none).
+func readS3Run(ctx context.Context, client *s3sync.Client, url string, withSamples bool) (*results.Run, *results.GPUSamples, error) {
 	b, err := client.GetObject(ctx, url, maxObject)
 	if err != nil {
 		return nil, nil, err
@@ -131,12 +141,15 @@ func readS3Run(ctx context.Context, client *s3sync.Client, url string) (*results
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", url, err)
 	}
+	if !withSamples {
+		return res, nil, nil
+	}
 	samplesURL := strings.TrimSuffix(url, resultsName) + results.SamplesFile
 	sb, err := client.GetObject(ctx, samplesURL, maxObject)
 	if err != nil {
-		return res, nil, nil // a run without GPUs keeps no samples
+		return nil, nil, err
 	}
-	s, err := results.ReadSamples(strings.NewReader(string(sb)))
+	s, err := results.ReadSamples(bytes.NewReader(sb))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", samplesURL, err)
 	}

@@ -288,19 +288,21 @@ func TestNotifyAfterSIGTERM(t *testing.T) {
 	}
 }
 
-// TestReportMergesShards: two shards of a sweep each put their results under the bucket;
-// `runall report s3://` merges them into one report naming every trial, with the best of
-// all shards.
+// TestReportMergesShards: two shards of a sweep each put their results and GPU samples
+// under the bucket; `runall report s3://` merges them into one report naming every trial,
+// with the best of all shards and the device's memory.
 func TestReportMergesShards(t *testing.T) {
 	t.Parallel()
 	s := newS3E2E(t)
 	for i, shard := range []string{"0/2", "1/2"} {
 		n := strconv.Itoa(i)
-		s.run("--shard", shard, "--log-dir", "logs"+n, "--results", "results"+n+".json", testdata("outcome/shards.yml")).wantCode(t, 0)
+		s.run("--shard", shard, "--fake-gpus", "8GiB", "--log-dir", "logs"+n, "--results", "results"+n+".json", testdata("outcome/shards.yml")).wantCode(t, 0)
 	}
-	runs := slices.DeleteFunc(s.keys("sweep/.runall-runs/"), func(k string) bool { return !strings.HasSuffix(k, "/results.json") })
-	if len(runs) != 2 {
-		t.Fatalf("results in the bucket: %q, want one per shard", runs)
+	for _, name := range []string{"results.json", "gpu-samples.jsonl", "report.html"} {
+		runs := slices.DeleteFunc(s.keys("sweep/.runall-runs/"), func(k string) bool { return !strings.HasSuffix(k, "/"+name) })
+		if len(runs) != 2 {
+			t.Fatalf("%s in the bucket: %q, want one per shard", name, runs)
+		}
 	}
 	r := s.run("report", "s3://"+s.bucket+"/sweep/", "-o", "merged.html")
 	r.wantCode(t, 0)
@@ -315,7 +317,10 @@ func TestReportMergesShards(t *testing.T) {
 		}
 	}
 	rep := readReport(t, s.path("merged.html"))
-	wantReport(t, rep, nil, merged)
+	wantReport(t, rep, []string{"GPU-fake-0"}, merged) // the shards' samples of the one device
+	if !strings.Contains(rep.html, "class=\"mem\"") {
+		t.Errorf("the merged report draws no GPU memory")
+	}
 	if !strings.Contains(rep.html, "shards 0/2,1/2") {
 		t.Errorf("the report does not say it merged shards 0/2 and 1/2")
 	}
