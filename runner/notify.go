@@ -67,10 +67,17 @@ func (r *run) notify(body []byte, interrupted bool) {
 	}
 }
 
-// permanentError is an answer that asking again will not change (a 4xx other than 408, 429).
-type permanentError struct{ status int }
+// permanentError is an answer that asking again will not change (a 4xx other than 408,
+// 429), or a request that cannot be made.
+type permanentError struct {
+	status int
+	why    string // when there is no status
+}
 
 func (e *permanentError) Error() string {
+	if e.status == 0 {
+		return e.why + ": not retried"
+	}
 	return fmt.Sprintf("HTTP %d %s: not retried", e.status, http.StatusText(e.status))
 }
 
@@ -79,13 +86,19 @@ func postOnce(ctx context.Context, client *http.Client, target string, headers [
 	rctx, cancel := context.WithTimeout(ctx, notifyRequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		return 0, &permanentError{}
+	if err != nil { // its text would repeat the URL
+		return 0, &permanentError{why: "cannot make the request"}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "runall")
 	for _, h := range headers {
-		req.Header.Set(h.Name, os.Expand(h.Value, lookup))
+		// Space around a value is not part of it (RFC 9110, 5.5): a token from a Secret
+		// file often ends in a newline.
+		v := strings.TrimSpace(os.Expand(h.Value, lookup))
+		if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			return 0, &permanentError{why: "header " + h.Name + ": its value holds a control character (a newline inside a variable?)"}
+		}
+		req.Header.Set(h.Name, v)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -123,11 +136,11 @@ func notifySecrets(environ []string, p *plan.Plan) []string {
 	var named []string
 	lookup := func(name string) string {
 		v, _ := proc.Lookup(environ, name)
-		named = append(named, v)
+		named = append(named, strings.TrimSpace(v)) // a Secret file's newline is not the secret
 		return v
 	}
 	for _, h := range n.Headers {
-		v := os.Expand(h.Value, lookup)
+		v := strings.TrimSpace(os.Expand(h.Value, lookup))
 		add(v, 4)
 		for _, w := range strings.Fields(v) {
 			add(w, 8)

@@ -260,3 +260,30 @@ func TestNotifyFailureKeepsExitCode(t *testing.T) {
 		t.Errorf("report: %v\n%s", err, out)
 	}
 }
+
+// TestNotifyHeaderFromSecretFile: a token read from a file ends in a newline, which is no
+// part of the header; a value with a newline inside cannot be sent and is not retried.
+func TestNotifyHeaderFromSecretFile(t *testing.T) {
+	h := &hook{}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	file := "config: {notify: {url: " + srv.URL + ", headers: {Authorization: \"Bearer ${TOKEN}\"}}}\ntasks: [{cmd: 'true'}]\n"
+	res, out, err := runFile(t, file, Options{Environ: []string{"TOKEN=tok-from-file\n"}})
+	if err != nil || res.Status != results.StatusOK {
+		t.Fatalf("got %v\n%s", err, out)
+	}
+	h.mu.Lock()
+	if len(h.auth) != 1 || h.auth[0] != "Bearer tok-from-file" {
+		t.Errorf("Authorization %q, want one POST with \"Bearer tok-from-file\"", h.auth)
+	}
+	h.mu.Unlock()
+
+	res, out, err = runFile(t, file, Options{Environ: []string{"TOKEN=two\nlines"}})
+	if err != nil || res.Status != results.StatusOK {
+		t.Fatalf("got %v, want success\n%s", err, out)
+	}
+	want := "notify: could not send the results to " + srv.URL + " after 1 attempt(s): header Authorization: its value holds a control character"
+	if !strings.Contains(out, want) || strings.Contains(out, "two\nlines") {
+		t.Errorf("output:\n%s", out)
+	}
+}
