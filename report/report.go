@@ -37,6 +37,7 @@ type page struct {
 	focus   string   // the metric the charts draw: the objective's, else the first reported
 	params  []string // hyperparameter names, in the order first seen
 	metrics []string // metric names: the focus first, then sorted
+	gpus    bool     // some task ran on a GPU: the table has GPU columns
 }
 
 // maxMetricColumns bounds the table's width when a task reports hundreds of metrics.
@@ -62,11 +63,13 @@ func Write(w io.Writer, in Input) error {
 
 func (p *page) printf(format string, args ...any) { fmt.Fprintf(p.w, format, args...) }
 
-// collectNames finds the hyperparameters and metrics the tasks have, and the focus metric.
+// collectNames finds the hyperparameters and metrics the tasks have, the focus metric, and
+// whether any task ran on a GPU.
 func (p *page) collectNames() {
 	seenParam, metrics := map[string]bool{}, map[string]bool{}
 	for _, i := range p.order {
 		t := p.run.Tasks[i]
+		p.gpus = p.gpus || len(t.Devices) > 0 || t.PeakGPUMemory > 0
 		for _, k := range slices.Sorted(maps.Keys(t.Params)) {
 			if !seenParam[k] {
 				seenParam[k] = true

@@ -132,6 +132,9 @@ func TestReport(t *testing.T) {
 			bars[strings.SplitN(e.text, "\n", 2)[0]] = true
 		}
 	}
+	if head := tableRows[0].text; !strings.Contains(head, "GPU") || !strings.Contains(head, "Peak memory") {
+		t.Errorf("the table has no GPU columns: %q", head)
+	}
 	tableRows = tableRows[1:] // the header
 	if want := []string{"GPU-0", "GPU-1", "GPU-2", "(none)"}; !slices.Equal(rows, want) {
 		t.Errorf("timeline rows %q, want %q", rows, want)
@@ -173,7 +176,8 @@ func TestReportSelfContained(t *testing.T) {
 }
 
 // TestReportCharts: a curve per trial that reported a series of the objective, and a
-// scatter per hyperparameter; a run with none says so instead of drawing empty charts.
+// scatter per hyperparameter; a run with none says so instead of drawing empty charts, and
+// one without GPUs has no GPU columns.
 func TestReportCharts(t *testing.T) {
 	in := sweep(6, 2, 4)
 	var curves, scatters int
@@ -192,7 +196,7 @@ func TestReportCharts(t *testing.T) {
 	bare := &results.Run{Status: results.StatusOK, Tasks: []results.Task{{ID: 1, Name: "only", Status: results.StatusOK}}}
 	page := string(write(t, Input{Run: bare}))
 	parse(t, []byte(page))
-	if !strings.Contains(page, "No task ran long enough to draw.") || strings.Contains(page, "class=\"curve") {
+	if !strings.Contains(page, "No task ran long enough to draw.") || strings.Contains(page, "class=\"curve") || strings.Contains(page, "<th>GPU</th>") {
 		t.Errorf("a run without times or metrics:\n%s", page)
 	}
 }

@@ -27,7 +27,11 @@ func (p *page) table() {
 	for _, m := range p.metrics {
 		p.printf("<th>%s</th>", esc(m))
 	}
-	p.printf("<th>Time</th><th>GPU</th><th>Peak memory</th></tr></thead>\n<tbody>\n")
+	p.printf("<th>Time</th>")
+	if p.gpus {
+		p.printf("<th>GPU</th><th>Peak memory</th>")
+	}
+	p.printf("</tr></thead>\n<tbody>\n")
 	for rank, i := range p.order {
 		p.row(rank+1, p.run.Tasks[i])
 	}
@@ -69,6 +73,14 @@ func (p *page) row(rank int, t results.Task) {
 	} else {
 		p.cell("", "", true)
 	}
+	if p.gpus {
+		p.gpuCells(t)
+	}
+	p.printf("</tr>\n")
+}
+
+// gpuCells are a task's devices and the most memory it was seen using.
+func (p *page) gpuCells(t results.Task) {
 	devices := make([]string, len(t.Devices))
 	for i, d := range t.Devices {
 		devices[i] = shortDevice(d)
@@ -83,7 +95,6 @@ func (p *page) row(rank int, t results.Task) {
 	} else {
 		p.cell("", "", true)
 	}
-	p.printf("</tr>\n")
 }
 
 // cell writes one cell: v is what it sorts by, shown what it shows (escaped already).
