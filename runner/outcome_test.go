@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -285,5 +286,24 @@ func TestNotifyHeaderFromSecretFile(t *testing.T) {
 	want := "notify: could not send the results to " + srv.URL + " after 1 attempt(s): header Authorization: its value holds a control character"
 	if !strings.Contains(out, want) || strings.Contains(out, "two\nlines") {
 		t.Errorf("output:\n%s", out)
+	}
+}
+
+// TestNotifyRetriesEnd: a webhook that always answers 500 is asked again, with backoff,
+// until notify's timeout, then the failure is reported and the run's success stands.
+func TestNotifyRetriesEnd(t *testing.T) {
+	h := &hook{failures: 1 << 30}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	res, out, err := runFile(t, "config: {notify: {url: "+srv.URL+", timeout: 1s}}\ntasks: [{cmd: 'true'}]\n", Options{})
+	if err != nil || res.Status != results.StatusOK {
+		t.Fatalf("got %v, want success\n%s", err, out)
+	}
+	h.mu.Lock()
+	n := len(h.bodies)
+	h.mu.Unlock()
+	want := fmt.Sprintf("notify: could not send the results to %s after %d attempt(s): HTTP 500 Internal Server Error", srv.URL, n)
+	if n < 2 || !strings.Contains(out, want) {
+		t.Errorf("%d POSTs, want 2 or more and the failure reported as %q:\n%s", n, want, out)
 	}
 }
