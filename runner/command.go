@@ -10,6 +10,7 @@ import (
 
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
@@ -55,7 +56,9 @@ func (r *run) runCommand(ctx context.Context, t *plan.Task, env []string, captur
 			res.PeakGPUMemory, res.PeakGPUMemorySource = max(res.PeakGPUMemory, peak), string(source)
 		}
 	})
+	r.recordMetrics(c, dir, env, out.OK())
 	cr := c.conclude(out, env)
+	r.checkStopWhen(t, out.OK())
 	r.uploadAfter(ctx, t, out.OK())
 	return cr
 }
@@ -63,14 +66,15 @@ func (r *run) runCommand(ctx context.Context, t *plan.Task, env []string, captur
 // command is one command task while it runs: its logs, the tails of its output for the
 // failure report, and whether it ran out of GPU memory.
 type command struct {
-	r     *run
-	t     *plan.Task
-	p     *admit.Placement
-	log   *taskLog
-	tails tailBuffer
-	oom   bool      // the current attempt printed a GPU out-of-memory error
-	said  admit.OOM // what its error messages said
-	fatal error     // why it cannot run here at all, found when it ran out of memory
+	r       *run
+	t       *plan.Task
+	p       *admit.Placement
+	log     *taskLog
+	tails   tailBuffer
+	oom     bool       // the current attempt printed a GPU out-of-memory error
+	said    admit.OOM  // what its error messages said
+	fatal   error      // why it cannot run here at all, found when it ran out of memory
+	metrics metric.Set // what it reported with runall-metric lines, then its metrics file
 }
 
 // attempts runs a until it succeeds, its retries are spent or the run halts. An attempt
@@ -142,6 +146,9 @@ func (c *command) begin(cmdline string) int {
 func (c *command) onLine(attempt int, stream, line string) {
 	line = c.r.mask.Replace(line)
 	c.tails.add(stream, line)
+	if stream == "stdout" {
+		c.metrics.Line(line)
+	}
 	if c.p != nil {
 		c.oom = c.oom || admit.IsOOM(line)
 		c.said = c.said.Add(admit.ParseOOM(line))

@@ -37,7 +37,7 @@ func (l *ledger) update(t *plan.Task, fn func(res *results.Task)) {
 func (l *ledger) resultLocked(t *plan.Task) *results.Task {
 	res, ok := l.byID[t.ID]
 	if !ok {
-		res = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: results.StatusPending, ExitCode: -1}
+		res = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: results.StatusPending, ExitCode: -1, Params: paramsOf(t)}
 		l.byID[t.ID] = res
 	}
 	return res
@@ -121,7 +121,7 @@ func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string) []results.
 	plan.WalkCommands(p.Tasks, func(t *plan.Task) {
 		tr, ok := l.byID[t.ID]
 		if !ok {
-			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: results.StatusSkipped, ExitCode: -1}
+			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: results.StatusSkipped, ExitCode: -1, Params: paramsOf(t)}
 		}
 		tr.LogFile = logFile(t)
 		if tr.Status == results.StatusSkipped || tr.Status == results.StatusPending {

@@ -27,6 +27,7 @@ func secretMasker(environ []string, p *plan.Plan) *strings.Replacer {
 			add(e.Name, e.Value)
 		}
 	})
+	values = append(values, notifySecrets(environ, p)...)
 	// Longest first, so that a secret containing another is masked whole.
 	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
 	var pairs []string

@@ -1,22 +1,51 @@
 package runner
 
 import (
+	"os"
+	"path/filepath"
+	"time"
+
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
 )
 
 // memoryWatch turns the admitter's samples into what the outputs and metrics show: each
-// running trial's memory, told when it moved enough to matter on a screen. Only the
-// admitter's sampler calls it.
+// running trial's memory, told when it moved enough to matter on a screen; and the devices'
+// memory over time, kept in the log directory for the report. Only the admitter's sampler
+// calls it.
 type memoryWatch struct {
-	r    *run
-	byID map[int]*plan.Task
-	told map[int]uint64 // trial ID → the memory last told
+	r       *run
+	byID    map[int]*plan.Task
+	told    map[int]uint64 // trial ID → the memory last told
+	file    *os.File       // the log directory's gpu-samples.jsonl; nil when it cannot be written
+	samples *results.SampleWriter
 }
 
 func newMemoryWatch(r *run) *memoryWatch {
-	return &memoryWatch{r: r, byID: r.tasksByID(), told: map[int]uint64{}}
+	w := &memoryWatch{r: r, byID: r.tasksByID(), told: map[int]uint64{}}
+	f, err := os.Create(filepath.Join(r.logDir, results.SamplesFile))
+	if err != nil {
+		r.emit(event.Event{Kind: event.RunStatus, Line: "cannot keep GPU memory samples for the report: " + err.Error()})
+		return w
+	}
+	w.file, w.samples = f, results.NewSampleWriter(f)
+	return w
+}
+
+// close ends the samples file; the sampler must have stopped.
+func (w *memoryWatch) close() {
+	if w.file == nil {
+		return
+	}
+	err := w.samples.Err()
+	if cerr := w.file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		w.r.emit(event.Event{Kind: event.RunStatus, Line: "GPU memory samples are incomplete: " + err.Error()})
+	}
 }
 
 // memoryStep is the least change worth an event: 64 MiB, or 1% of what the trial holds.
@@ -24,6 +53,14 @@ const memoryStep = 64 << 20
 
 func (w *memoryWatch) sample(s admit.Sample) {
 	w.r.met.gpus(s)
+	if w.samples != nil {
+		devs := make([]results.SampleDevice, len(s.Devices))
+		used := make([]uint64, len(s.Devices))
+		for i, d := range s.Devices {
+			devs[i], used[i] = results.SampleDevice{UUID: d.UUID, Name: d.Name, Total: d.Total}, d.Used
+		}
+		w.samples.Add(time.Now(), devs, used)
+	}
 	for _, tm := range s.Trials {
 		last, told := w.told[tm.ID]
 		if told && diff(tm.Memory, last) < max(memoryStep, last/100) {

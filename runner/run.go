@@ -86,6 +86,7 @@ type run struct {
 	fw    admit.Framework
 	sync  *syncer  // nil without S3 transfers
 	met   *metrics // nil without --metrics-addr
+	stop  *stopWhen
 }
 
 func newRun(p *plan.Plan, opts Options) (*run, error) {
@@ -97,6 +98,7 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 	r.mask = secretMasker(opts.Environ, p)
 	r.ledger = newLedger(r.mask)
 	r.plan = applyShard(p, opts.Shard)
+	r.stop = newStopWhen(r.plan)
 	r.trials = map[*plan.Task]bool{}
 	for _, t := range r.plan.Tasks {
 		for _, c := range t.Parallel {
@@ -211,7 +213,9 @@ func (r *run) runAll(ctx context.Context) error {
 		return err
 	}
 	if r.admit != nil {
-		r.admit.Start(ctx, newMemoryWatch(r).sample)
+		w := newMemoryWatch(r)
+		defer w.close() // after the sampler has stopped
+		r.admit.Start(ctx, w.sample)
 		defer r.admit.Stop()
 	}
 	r.runTasks(ctx, r.plan.Tasks, r.baseEnv())
@@ -232,14 +236,12 @@ func (r *run) end(runErr error) (*results.Run, error) {
 	if err := r.hist.Save(); err != nil {
 		r.emit(event.Event{Kind: event.RunStatus, Line: "could not save run history: " + err.Error()})
 	}
+	if err := r.record(res); err != nil && runErr == nil {
+		runErr = err
+	}
 	r.emit(event.Event{Kind: event.RunEnded, Status: res.Status})
 	closeErr := r.ev.close(res)
 	r.logs.close()
-	if r.opts.ResultsFile != "" {
-		if err := results.Write(r.opts.ResultsFile, res); err != nil && runErr == nil {
-			runErr = err
-		}
-	}
 	_, failed, interrupted := r.ledger.status()
 	switch {
 	case runErr != nil:
@@ -294,6 +296,9 @@ func (r *run) results() *results.Run {
 		res.LearnedGPUMemory = r.learnedByName()
 		res.GPUProcessIDs = r.admit.PIDs().String()
 	}
+	res.Objective = objectiveOf(r.plan)
+	res.Best = res.Objective.BestTask(res.Tasks)
+	res.Stopped = r.stop.stoppedReason()
 	return res
 }
 

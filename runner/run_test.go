@@ -39,7 +39,7 @@ func runFile(t *testing.T, content string, opts Options) (*results.Run, string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Environ = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "RUNALL_TEST_BIN=" + self}
+	opts.Environ = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "RUNALL_TEST_BIN=" + self}, opts.Environ...)
 	res, err := Run(p, opts)
 	return res, out.String(), err
 }

@@ -190,6 +190,10 @@ func (r *run) admitFrom(q *trialQueue, start func(*plan.Task, *admit.Placement))
 
 // runTrial runs a parallel child: a command, or its own sequence of steps, on its placement.
 func (r *run) runTrial(ctx context.Context, t *plan.Task, env []string, p *admit.Placement) trialDone {
+	if reason, skip := r.trialGate(); skip { // stop-when met: no new trial starts
+		r.skip(t, reason)
+		return trialDone{task: t, p: p}
+	}
 	if len(t.Steps) == 0 {
 		res := r.runCommand(ctx, t, env, false, p)
 		return trialDone{task: t, p: p, oom: res.oom, need: res.need}

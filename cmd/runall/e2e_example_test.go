@@ -117,6 +117,54 @@ func TestExampleTrain(t *testing.T) {
 	if n := peakConcurrency(t, trials); n < 2 {
 		t.Errorf("at most %d trial ran at once on the 32 GiB GPU, want at least 2", n)
 	}
+	exampleOutcome(t, results)
+}
+
+// exampleOutcome checks what the example's metrics: and objective give: each trial's
+// val_accuracy and loss per epoch, the best trial named, the report drawn. With
+// $RUNALL_EXAMPLE_LOGS set, the run's results, samples and report are copied into that
+// directory (scripts/report-png.sh makes the README's picture of them).
+func exampleOutcome(t *testing.T, resultsPath string) {
+	t.Helper()
+	b, err := os.ReadFile(resultsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := readOutcome(t, b)
+	best, bestsAcc := -1.0, -2.0
+	for _, tr := range res.Tasks {
+		if !strings.HasPrefix(tr.Name, "train ") {
+			continue
+		}
+		acc, ok := tr.Metrics["val_accuracy"]
+		if _, hasLoss := tr.Metrics["loss"]; !ok || !hasLoss || len(tr.MetricSeries["val_accuracy"]) != 5 || len(tr.MetricSeries["loss"]) != 5 {
+			t.Errorf("%s: metrics %v, series %v: want val_accuracy and loss for 5 epochs", tr.Name, tr.Metrics, tr.MetricSeries)
+		}
+		if ok && acc > best {
+			best = acc
+		}
+		if tr.Name == res.Best {
+			bestsAcc = acc
+		}
+	}
+	if bestsAcc != best {
+		t.Errorf("best %q has val_accuracy %v, want the trial with %v", res.Best, bestsAcc, best)
+	}
+	page := readReport(t, res.Report)
+	if len(page.gpuRows) != 1 || len(page.rows) != len(res.Tasks)+1 {
+		t.Errorf("report: timeline rows %q, %d table rows for %d tasks", page.gpuRows, len(page.rows), len(res.Tasks))
+	}
+	if dst := os.Getenv("RUNALL_EXAMPLE_LOGS"); dst != "" {
+		for _, name := range []string{"results.json", "gpu-samples.jsonl", "report.html"} {
+			b, err := os.ReadFile(filepath.Join(filepath.Dir(res.Report), name))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dst, name), b, 0o644)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	}
 }
 
 // runWithin runs runall like run, but within limit rather than cmdTimeout: four PyTorch

@@ -47,6 +47,7 @@ var commands = []command{
 	{"check", "validate a tasks file and print its plan", runCheck},
 	{"gpus", "list the GPUs runall sees, their memory and processes", runGPUs},
 	{"sync", "sync a local directory and an s3:// prefix, either way", runSync},
+	{"report", "write an HTML report of a run: trials, GPU timeline, metrics", runReport},
 	{"fake-alloc", "claim simulated GPU memory (for trials on --fake-gpus)", runFakeAlloc},
 	{"version", "print runall's version", runVersion},
 }

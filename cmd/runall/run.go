@@ -26,6 +26,12 @@ Runs the tasks file FILE: setup tasks in order, parallel trials admitted by free
 memory, S3 downloads before and uploads during and after. ARGS replace $1..$n and $* in
 commands. Flags may come before or after FILE; put -- before ARGS that look like flags.
 
+At the end it writes the results (each task's outcome, params and metrics) as results.json
+and an HTML report as report.html into the run's log directory, prints the report's path,
+and POSTs the results to config notify's url when the file has one. Trials report metrics
+in their metrics: file or with "runall-metric NAME=VALUE" lines on stdout; config
+objective ranks them, config stop-when ends the sweep early (docs/taskfile.md).
+
 Exit codes: 0 every task succeeded (or its failure was ignored), 1 a task failed,
 2 usage or task-file error, 130 stopped by SIGINT, 143 stopped by SIGTERM.
 
@@ -52,8 +58,8 @@ type runOptions struct {
 func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.tags, "tags", "", "run only tasks with one of these `tags` (comma-separated)")
 	fs.StringVar(&o.output, "output", "auto", "output `mode`: auto (live on a terminal, else plain), live, plain or json")
-	fs.StringVar(&o.logDir, "log-dir", ".runall/logs", "write each run's task logs under `DIR`/<run-id>/")
-	fs.StringVar(&o.results, "results", "", "write a JSON summary of the run to `FILE`")
+	fs.StringVar(&o.logDir, "log-dir", ".runall/logs", "write each run's task logs, results.json, report.html and GPU memory samples under `DIR`/<run-id>/")
+	fs.StringVar(&o.results, "results", "", "also write the results JSON (the log directory's results.json) to `FILE`")
 	fs.DurationVar(&o.grace, "grace", 20*time.Second, "on SIGINT/SIGTERM, wait this long after SIGTERM before SIGKILL")
 	fs.DurationVar(&o.statusEvery, "status-every", 30*time.Second, "plain output: print what runs and waits this often")
 	fs.StringVar(&o.fakeGPUs, "fake-gpus", "", "simulate GPUs of these `sizes` (e.g. 32GiB,32GiB) instead of NVML (env RUNALL_FAKE_GPUS)")

@@ -3,8 +3,10 @@
 
 Reads train.csv/val.csv from --data-dir (the archive make_dataset.py writes); without them it
 makes the same synthetic data in memory, so the script runs anywhere. Prints one plain line
-per epoch (runall prefixes them with the trial's name), writes checkpoint-epoch-N.pt after
-every epoch and results.json at the end to --output-dir.
+per epoch (runall prefixes them with the trial's name), writes checkpoint-epoch-N.pt and
+metrics.json (loss, accuracy, val_loss and val_accuracy per epoch, as Keras' history; runall
+reads it through the task's metrics: key) after every epoch, and results.json at the end, to
+--output-dir.
 
 --gpu-memory-gb holds that much GPU memory for the whole run, to show runall packing trials
 onto GPUs by free memory. A trial that does not fit fails with PyTorch's usual
@@ -205,6 +207,9 @@ def main(argv=None):
             history.append(row)
             log(f"epoch {epoch}/{args.epochs} loss={row['loss']:.4f} acc={row['accuracy']:.3f} "
                 f"val_loss={val_loss:.4f} val_acc={val_acc:.3f} ({row['seconds']:.2f}s)")
+            # After every epoch, so that a trial stopped half-way still reports its epochs.
+            save_atomic({k: [h[k] for h in history] for k in ("loss", "accuracy", "val_loss", "val_accuracy")},
+                        out_dir / "metrics.json", write_json)
             save_atomic({"epoch": epoch, "model": model.state_dict(),
                          "optimizer": opt.state_dict(), "args": vars(args)},
                         out_dir / f"checkpoint-epoch-{epoch}.pt", torch.save)

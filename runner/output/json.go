@@ -54,6 +54,10 @@ type jsonRunEnd struct {
 	Tasks            []results.Task         `json:"tasks"`
 	LearnedGPUMemory map[string]uint64      `json:"learned_gpu_memory,omitempty"`
 	GPUProcessIDs    string                 `json:"gpu_process_ids,omitempty"`
+	Objective        *results.Objective     `json:"objective,omitempty"`
+	Best             string                 `json:"best,omitempty"`
+	Stopped          string                 `json:"stopped,omitempty"`
+	Report           string                 `json:"report,omitempty"`
 }
 
 // NewJSON returns the output for --output json.
@@ -127,6 +131,7 @@ func (j *jsonOutput) Close(res *results.Run) error {
 	if res != nil {
 		end.Status, end.File, end.RunID, end.Shard, end.LogDir = res.Status, res.File, res.RunID, res.Shard, res.LogDir
 		end.LearnedGPUMemory, end.GPUProcessIDs = res.LearnedGPUMemory, res.GPUProcessIDs
+		end.Objective, end.Best, end.Stopped, end.Report = res.Objective, res.Best, res.Stopped, res.Report
 		if res.Tasks != nil {
 			end.Tasks = res.Tasks
 		}

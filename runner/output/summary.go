@@ -39,8 +39,9 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 	}
 	var b bytes.Buffer // one Write at the end
 	if len(res.Tasks) > 0 {
-		writeTaskTable(&b, res.Tasks, paint)
+		writeTaskTable(&b, res, paint)
 	}
+	writeMetricWarnings(&b, res.Tasks)
 	if o.FailureReport {
 		for _, r := range res.Tasks {
 			if r.Status == results.StatusFailed {
@@ -81,6 +82,9 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 	if res.LogDir != "" {
 		b.WriteString("Logs: " + res.LogDir + "\n")
 	}
+	if res.Report != "" {
+		b.WriteString("Report: " + res.Report + "\n")
+	}
 	w.Write(b.Bytes())
 }
 
@@ -90,7 +94,10 @@ var statusColor = map[results.Status]string{
 	results.StatusOK: "32", results.StatusFailed: "31", results.StatusIgnored: "33", results.StatusSkipped: "90", results.StatusRunning: "36",
 }
 
-func writeTaskTable(b *bytes.Buffer, tasks []results.Task, paint func(s, sgr string) string) {
+// writeTaskTable writes a line per command: ranked best first when the run has an
+// objective, with the objective's column and the best one marked; in plan order otherwise.
+func writeTaskTable(b *bytes.Buffer, res *results.Run, paint func(s, sgr string) string) {
+	tasks, obj := res.Tasks, res.Objective
 	gpus := slices.ContainsFunc(tasks, func(r results.Task) bool {
 		return len(r.Devices) > 0 || r.PeakGPUMemory > 0 || r.GPUMemory > 0
 	})
@@ -101,8 +108,12 @@ func writeTaskTable(b *bytes.Buffer, tasks []results.Task, paint func(s, sgr str
 	if gpus {
 		cells = append(cells, "GPU")
 	}
+	if obj != nil {
+		cells = append(cells, strings.ToUpper(obj.Metric))
+	}
 	fmt.Fprintln(tw, strings.Join(append(cells, "TASK"), "\t"))
-	for _, r := range tasks {
+	for _, i := range obj.Rank(tasks) {
+		r := tasks[i]
 		exit, took, attempts := "-", "-", "-"
 		if r.Attempts > 0 || !r.StartedAt.IsZero() {
 			exit, attempts = strconv.Itoa(r.ExitCode), strconv.Itoa(r.Attempts)
@@ -120,6 +131,9 @@ func writeTaskTable(b *bytes.Buffer, tasks []results.Task, paint func(s, sgr str
 		cells = append(cells[:0], paint(string(r.Status), sgr), exit, took, attempts)
 		if gpus {
 			cells = append(cells, gpuText(r))
+		}
+		if obj != nil {
+			cells = append(cells, objectiveText(obj, r, res.Best))
 		}
 		name := cleanName(r.Name)
 		if why := extraReason(r.Reason, r.ExitCode); why != "" && r.Status != results.StatusOK {
@@ -181,6 +195,32 @@ func writeFailure(b *bytes.Buffer, r results.Task, n int, paint func(s, sgr stri
 		fmt.Fprintf(b, "  %s (last %d line%s):\n", s.name, len(lines), plural)
 		for _, l := range lines {
 			b.WriteString("    " + cleanLine(l) + "\n")
+		}
+	}
+}
+
+// objectiveText is a task's value of the objective, "-" when it reported none; the best
+// task's is marked.
+func objectiveText(o *results.Objective, r results.Task, best string) string {
+	v, ok := o.Value(r)
+	if !ok {
+		return "-"
+	}
+	s := strconv.FormatFloat(v, 'g', 4, 64)
+	if best != "" && r.Name == best {
+		s += " (best)"
+	}
+	return s
+}
+
+// writeMetricWarnings lists what could not be read of tasks' metrics.
+func writeMetricWarnings(b *bytes.Buffer, tasks []results.Task) {
+	for _, r := range tasks {
+		for i, w := range r.MetricWarnings {
+			if i == 0 {
+				fmt.Fprintf(b, "\n%s: metric warnings:\n", cleanName(r.Name))
+			}
+			b.WriteString("  " + cleanLine(w) + "\n")
 		}
 	}
 }

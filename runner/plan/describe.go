@@ -58,6 +58,15 @@ func (p *Plan) describeConfig(b *strings.Builder) {
 	if c.LogPath != "" {
 		fmt.Fprintf(b, "log: %s\n", c.LogPath)
 	}
+	if o := c.Objective; o != nil {
+		fmt.Fprintf(b, "objective: %s %s\n", o.Mode, o.Metric)
+	}
+	if s := c.StopWhen; s != nil {
+		fmt.Fprintf(b, "stop when: %s (trials not started yet are skipped)\n", s.Text)
+	}
+	if n := c.Notify; n != nil {
+		fmt.Fprintf(b, "notify: POST the results to %s\n", RedactURL(n.URL))
+	}
 }
 
 func (p *Plan) describeS3(b *strings.Builder) {
@@ -169,6 +178,9 @@ func (p *Plan) taskAttrs(t, parent *Task) []string {
 	attrs = append(attrs, inheritedAttrs(t, parent)...)
 	if t.LogPath != "" {
 		attrs = append(attrs, "log "+t.LogPath)
+	}
+	if t.Metrics != "" && (parent == nil || parent.Metrics != t.Metrics) {
+		attrs = append(attrs, "metrics "+t.Metrics)
 	}
 	return attrs
 }

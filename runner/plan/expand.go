@@ -16,6 +16,8 @@ type inherited struct {
 	env           []EnvVar
 	stopOnFailure *bool // the parent's explicit stop-on-failure, if any
 	cwd           string
+	metrics       string  // metrics: the parent's file, for children and steps that set none
+	params        []Param // the parent's for-each or matrix values
 	// A block's GPU needs, timeout and retries are defaults for each of its trials.
 	gpuMemory *gpuMemory
 	gpus      int
@@ -179,6 +181,7 @@ func (t *rawTask) substituted(r *strings.Replacer) *rawTask {
 func (t *rawTask) substitutedFields(r *strings.Replacer) *rawTask {
 	c := *t
 	c.name, c.cmd, c.cwd, c.url, c.logPath = r.Replace(t.name), r.Replace(t.cmd), r.Replace(t.cwd), r.Replace(t.url), r.Replace(t.logPath)
+	c.metrics = r.Replace(t.metrics)
 	c.tags = nil
 	for _, tag := range t.tags {
 		c.tags = append(c.tags, r.Replace(tag))
@@ -217,7 +220,8 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		Pos:           pos,
 		Key:           identity(path, c.cmd, c.url),
 		Group:         identity(templatePath),
-		Params:        c.params,
+		Params:        slices.Concat(in.params, c.params),
+		Metrics:       cmp.Or(c.metrics, l.withParams(in.metrics, c.params)),
 		IgnoreFailure: boolOr(c.ignoreFailure, l.cfg.IgnoreFailure),
 		StopOnFailure: boolOr(c.stopOnFailure, boolOr(in.stopOnFailure, l.cfg.StopOnFailure)),
 		ShowOutput:    boolOr(c.showOutput, l.cfg.ShowOutput),
@@ -238,7 +242,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 	}
 	if len(c.parallel) > 0 {
 		t.Parallel = l.expandTasks(c.parallel, inherited{
-			tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd,
+			tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params,
 			gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, timeout: own.timeout, retries: own.retries,
 			gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, templatePath: templatePath,
 		}, levelTrial)
@@ -255,9 +259,25 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 			stop = in.stopOnFailure
 		}
 		t.Steps = l.expandTasks(c.steps, inherited{tags: t.Tags, env: t.Env, stopOnFailure: stop, cwd: t.Cwd,
-			path: path, templatePath: templatePath}, levelStep)
+			metrics: t.Metrics, params: t.Params, path: path, templatePath: templatePath}, levelStep)
 	}
 	return t
+}
+
+// withParams replaces a copy's placeholders in what it inherits (a block's metrics: naming
+// its trials' <lr>).
+func (l *loader) withParams(s string, params []Param) string {
+	if s == "" || len(params) == 0 {
+		return s
+	}
+	var pairs []string
+	for _, p := range params {
+		pairs = append(pairs, "<"+p.Name+">", p.Value)
+		if p.Name == strings.Trim(l.cfg.ReplicaReplacePattern, "<>") {
+			pairs = append(pairs, l.cfg.ReplicaReplacePattern, p.Value)
+		}
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
 }
 
 // own is what a task sets for itself or takes from its block: GPU needs, timeout, retries.

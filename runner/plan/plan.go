@@ -39,6 +39,9 @@ type Config struct {
 	UpdateInterval        time.Duration // update-interval (bashful: milliseconds); live view refresh
 	GPUMemoryMargin       Margin        // gpu-memory-margin (default 5% of the device, at least 256 MiB)
 	OOMRetries            int           // oom-retries (default 2)
+	Objective             *Objective    // objective: the metric trials are ranked by; nil: none
+	StopWhen              *Condition    // stop-when: skip the trials not yet started once one meets it
+	Notify                *Notify       // notify: POST the results here when the run ends
 }
 
 // Margin is memory kept free on every device: a fixed size, a fraction of the device, or both
@@ -84,6 +87,7 @@ type Task struct {
 	Timeout       time.Duration // 0: none
 	Retries       int           // extra attempts after a failure
 	LogPath       string        // log-path: this task's output also goes here
+	Metrics       string        // metrics: a JSON file of metrics the command writes (${VAR}s unexpanded)
 	URL           string        // url: download this script and run it (or substitute <exec> in Cmd)
 	MD5           string        // md5: the script's expected checksum, hex
 	Sudo          bool          // sudo: run the command through sudo -n when runall is not root

@@ -24,7 +24,8 @@ var configKeys = []string{
 	"show-summary-footer", "show-summary-errors", "show-summary-times", "show-summary-steps",
 	"show-task-times", "collapse-on-completion", "single-line", "event-driven", "update-interval",
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
-	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries",
+	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "objective", "stop-when",
+	"notify",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -117,6 +118,12 @@ func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 			if v, ok := d.integer(p, 0); ok {
 				c.OOMRetries = v
 			}
+		case "objective":
+			c.Objective = decodeObjective(d, p)
+		case "stop-when":
+			c.StopWhen = decodeCondition(d, p)
+		case "notify":
+			c.Notify = decodeNotify(d, p)
 		default:
 			d.unknownKey(p, "config:", configKeys)
 		}

@@ -15,7 +15,7 @@ type rawTask struct {
 	node *yaml.Node            // the task's mapping: its position is the task's
 	keys map[string]*yaml.Node // the key nodes present, for problems found after decoding
 
-	name, cmd, cwd, url, md5, logPath string
+	name, cmd, cwd, url, md5, logPath, metrics string
 
 	tags                                     []string
 	ignoreFailure, stopOnFailure, showOutput *bool
@@ -58,6 +58,7 @@ var taskKeys = []string{
 	"show-task-output", "log-path", "url", "md5", "sudo", "for-each", "parallel-tasks",
 	"collapse-on-completion", "event-driven", "show-task-times",
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "upload",
+	"metrics",
 }
 
 var (
@@ -137,6 +138,10 @@ func (t *rawTask) UnmarshalYAML(n *yaml.Node) error {
 			t.gpuCap = d.boolean(p)
 		case "upload":
 			t.upload = decodeTransfers[rawUpload](d, p)
+		case "metrics":
+			if t.metrics = d.str(p); t.metrics == "" && !isNull(p.value) {
+				d.errorf(p.value, "metrics: want the path of the JSON file the command writes its metrics to")
+			}
 		default:
 			t.unknownKeys = true
 			d.unknownKey(p, "a task", taskKeys)

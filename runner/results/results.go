@@ -41,6 +41,16 @@ type Run struct {
 	// tied to trials by the order they appeared), "none" (no processes: memory estimated from
 	// each device's growth) or "unknown" (no trial's process was seen).
 	GPUProcessIDs string `json:"gpu_process_ids,omitempty"`
+
+	// Objective is config objective: the metric trials are ranked by; Best names the best
+	// trial by it (see Rank).
+	Objective *Objective `json:"objective,omitempty"`
+	Best      string     `json:"best,omitempty"`
+	// Stopped says why trials were skipped by config stop-when, when they were.
+	Stopped string `json:"stopped,omitempty"`
+	// Report and GPUSamples are the HTML report and the GPU memory samples in LogDir.
+	Report     string `json:"report,omitempty"`
+	GPUSamples string `json:"gpu_samples,omitempty"`
 }
 
 // Task is one command task's outcome. Blocks and sequences are not listed; their
@@ -63,10 +73,18 @@ type Task struct {
 	// processes, found by their PIDs), "order" (its own processes, tied to it by the order
 	// they appeared: the driver reports the host's PIDs) or "device" (an estimate: its share
 	// of its device's growth, where its processes could not be told apart).
-	PeakGPUMemorySource string   `json:"peak_gpu_memory_source,omitempty"`
-	LogFile             string   `json:"log_file,omitempty"`
-	StdoutTail          []string `json:"-"` // last lines, for the failure report
-	StderrTail          []string `json:"-"`
+	PeakGPUMemorySource string `json:"peak_gpu_memory_source,omitempty"`
+	LogFile             string `json:"log_file,omitempty"`
+	// Params are the for-each or matrix values that made this trial (its hyperparameters).
+	Params map[string]string `json:"params,omitempty"`
+	// Metrics are what the task reported (its metrics: file, runall-metric lines): each
+	// metric's latest value. MetricSeries keeps the metrics reported more than once, in
+	// order (per epoch), for plots. MetricWarnings say what could not be read.
+	Metrics        map[string]float64   `json:"metrics,omitempty"`
+	MetricSeries   map[string][]float64 `json:"metric_series,omitempty"`
+	MetricWarnings []string             `json:"metric_warnings,omitempty"`
+	StdoutTail     []string             `json:"-"` // last lines, for the failure report
+	StderrTail     []string             `json:"-"`
 }
 
 // PeakEstimated reports whether PeakGPUMemory is an estimate rather than its own processes'.
@@ -95,9 +113,18 @@ func Read(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	res, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return res, nil
+}
+
+// Parse reads the content of a results file.
+func Parse(b []byte) (*Run, error) {
 	var res Run
 	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("%s: not a runall results file: %w", path, err)
+		return nil, fmt.Errorf("not a runall results file: %w", err)
 	}
 	return &res, nil
 }
@@ -114,6 +141,10 @@ func WriteFileAtomic(path string, data []byte) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil { // CreateTemp's 0600 is for secrets; these are outputs
+		tmp.Close()
+		return err
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/runall/runall/report"
+	"github.com/runall/runall/runner/results"
+)
+
+const reportUsage = `Usage: runall report [flags] [RESULTS.json | LOG_DIR | s3://bucket/prefix/]
+
+Write one self-contained HTML page about a run: the trials table (hyperparameters,
+metrics, status, time, GPU, peak memory; click a column to sort), a timeline per GPU with
+its memory over time, the objective's curves per epoch and the objective against each
+hyperparameter. The page fetches nothing and opens offline.
+
+The source is a results file (--results, or results.json in a log directory), a run's log
+directory, --log-dir's directory (its latest run; the default, .runall/logs), or an s3://
+prefix: the results of every run under it are merged (the shards of an Indexed Job put
+theirs under <first s3.upload destination>/.runall-runs/<run-id>/). runall run writes
+this report into each run's log directory by itself; this command makes it again, or
+merges shards.
+
+Flags:
+`
+
+func runReport(ctx context.Context, a *app, args []string) error {
+	fs := flag.NewFlagSet("runall report", flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	var out string
+	opts := report.LoadOptions{Getenv: a.getenv}
+	fs.StringVar(&out, "o", "report.html", "write the report to `FILE`")
+	fs.StringVar(&opts.Endpoint, "endpoint", "", "S3 endpoint `URL` for an s3:// source (default: $AWS_ENDPOINT_URL_S3 and the like, as runall sync)")
+	fs.StringVar(&opts.Region, "region", "", "AWS `REGION` for an s3:// source")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), reportUsage)
+		fs.PrintDefaults()
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return nil
+			}
+			return errSilentUsage
+		}
+		if args = fs.Args(); len(args) == 0 {
+			break
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	src := ".runall/logs"
+	switch len(pos) {
+	case 0:
+	case 1:
+		src = pos[0]
+	default:
+		return usagef("report: one source, got %d: %v", len(pos), pos)
+	}
+	in, err := report.Load(ctx, src, opts)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := report.Write(&b, in); err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(out, b.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "Report: %s (%d tasks)\n", out, len(in.Run.Tasks))
+	return nil
+}

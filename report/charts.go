@@ -1,0 +1,255 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/runall/runall/runner/results"
+)
+
+// The charts of the focus metric (the objective's, else the first reported): its curve per
+// epoch for every trial that reported it more than once, and its final value against each
+// hyperparameter.
+
+const (
+	chartPadL, chartPadR, chartPadT, chartPadB = 56, 12, 12, 34
+)
+
+// scale maps values in [lo, hi] onto pixels [p0, p1]; log scales take logarithms first.
+type scale struct {
+	lo, hi, p0, p1 float64
+	log            bool
+}
+
+func (s scale) at(v float64) float64 {
+	lo, hi := s.lo, s.hi
+	if s.log {
+		v, lo, hi = math.Log10(v), math.Log10(lo), math.Log10(hi)
+	}
+	if hi == lo {
+		return (s.p0 + s.p1) / 2
+	}
+	return s.p0 + (v-lo)/(hi-lo)*(s.p1-s.p0)
+}
+
+// ticks are about n round values within the scale.
+func (s scale) ticks(n int) []float64 {
+	if s.log {
+		var out []float64
+		for e := math.Floor(math.Log10(s.lo)); e <= math.Ceil(math.Log10(s.hi)); e++ {
+			if v := math.Pow(10, e); v >= s.lo*0.999 && v <= s.hi*1.001 {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	if s.hi == s.lo {
+		return []float64{s.lo}
+	}
+	raw := (s.hi - s.lo) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if step = m * mag; step >= raw {
+			break
+		}
+	}
+	var out []float64
+	for v := math.Ceil(s.lo/step) * step; v <= s.hi+step*1e-9; v += step {
+		out = append(out, math.Round(v/step)*step)
+	}
+	return out
+}
+
+// padded is [lo, hi] widened by 5% each way, so that points do not sit on the frame.
+func padded(lo, hi float64) (float64, float64) {
+	if lo == hi {
+		d := math.Max(math.Abs(lo)*0.05, 1e-9)
+		return lo - d, hi + d
+	}
+	d := (hi - lo) * 0.05
+	return lo - d, hi + d
+}
+
+// frame draws a chart's axes, ticks and labels.
+func (p *page) frame(w, h float64, xs, ys scale, xLabel, yLabel string, xTicks []float64, xText func(float64) string) {
+	p.printf("<line class=\"axis\" x1=\"%d\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\"/>", chartPadL, w-chartPadR, h-chartPadB, h-chartPadB)
+	p.printf("<line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%.0f\"/>\n", chartPadL, chartPadL, chartPadT, h-chartPadB)
+	for _, v := range ys.ticks(5) {
+		y := ys.at(v)
+		p.printf("<line class=\"grid\" x1=\"%d\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+			chartPadL, w-chartPadR, y, y, chartPadL-4, y+4, formatNum(v))
+	}
+	for _, v := range xTicks {
+		x := xs.at(v)
+		p.printf("<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\"/><text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n",
+			x, x, h-chartPadB, h-chartPadB+4, x, h-chartPadB+16, esc(xText(v)))
+	}
+	p.printf("<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n", (chartPadL+w-chartPadR)/2, h-4, esc(xLabel))
+	p.printf("<text x=\"12\" y=\"%.0f\" text-anchor=\"middle\" transform=\"rotate(-90 12 %.0f)\">%s</text>\n", (h-chartPadB)/2, (h-chartPadB)/2, esc(yLabel))
+}
+
+// curves draws the focus metric per epoch: one line per trial, the best one on top.
+func (p *page) curves() {
+	m := p.focus
+	p.printf("<section id=\"curves\">\n<h2>%s per epoch</h2>\n", esc(cmpOr(m, "Metrics")))
+	var series []int
+	lo, hi, longest := math.Inf(1), math.Inf(-1), 0
+	for _, i := range p.order {
+		s := p.run.Tasks[i].MetricSeries[m]
+		if len(s) < 2 {
+			continue
+		}
+		series = append(series, i)
+		lo, hi, longest = math.Min(lo, slices.Min(s)), math.Max(hi, slices.Max(s)), max(longest, len(s))
+	}
+	if len(series) == 0 {
+		p.printf("<p class=\"note\">%s</p>\n</section>\n", esc(noSeries(m)))
+		return
+	}
+	const w, h = 760.0, 320.0
+	xs := scale{lo: 1, hi: float64(longest), p0: chartPadL + 6, p1: w - chartPadR - 6}
+	lo, hi = padded(lo, hi)
+	ys := scale{lo: lo, hi: hi, p0: h - chartPadB, p1: chartPadT}
+	p.printf("<p class=\"note\">One line per trial (%d); the best trial's is drawn thick. Hover a line for its trial.</p>\n", len(series))
+	p.printf("<svg class=\"curves\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", w, h, w, h)
+	p.frame(w, h, xs, ys, "epoch", m, epochTicks(longest), func(v float64) string { return strconv.Itoa(int(v)) })
+	slices.Reverse(series) // the best last, drawn over the others
+	for _, i := range series {
+		t := p.run.Tasks[i]
+		class := "curve"
+		if t.Name == p.run.Best {
+			class += " best"
+		}
+		var pts strings.Builder
+		for e, v := range t.MetricSeries[m] {
+			fmt.Fprintf(&pts, "%.1f,%.1f ", xs.at(float64(e+1)), ys.at(v))
+		}
+		p.printf("<polyline class=\"%s\" points=\"%s\"><title>%s: %s</title></polyline>\n",
+			class, strings.TrimSpace(pts.String()), esc(t.Name), formatNum(t.MetricSeries[m][len(t.MetricSeries[m])-1]))
+	}
+	p.printf("</svg>\n</section>\n")
+}
+
+func noSeries(m string) string {
+	if m == "" {
+		return "No task reported metrics: give trials a metrics: file, or have them print runall-metric NAME=VALUE lines (docs/taskfile.md)."
+	}
+	return "No trial reported " + m + " per epoch: write it as a list in the metrics file, or print a runall-metric line after every epoch."
+}
+
+// epochTicks are at most about ten whole epochs.
+func epochTicks(n int) []float64 {
+	step := max(1, int(math.Ceil(float64(n)/10)))
+	var out []float64
+	for e := 1; e <= n; e += step {
+		out = append(out, float64(e))
+	}
+	return out
+}
+
+// scatter draws the focus metric against each hyperparameter: numbers on a number line
+// (logarithmic when they span two orders of magnitude or more), other values as categories.
+func (p *page) scatter() {
+	m := p.focus
+	p.printf("<section id=\"params\">\n<h2>%s against each hyperparameter</h2>\n", esc(cmpOr(m, "Metrics")))
+	if m == "" || len(p.params) == 0 {
+		note := "No task has hyperparameters: trials get them from matrix: or for-each."
+		if m == "" {
+			note = noSeries(m)
+		}
+		p.printf("<p class=\"note\">%s</p>\n</section>\n", esc(note))
+		return
+	}
+	p.printf("<div class=\"charts\">\n")
+	for _, k := range p.params {
+		p.scatterOne(k, m)
+	}
+	p.printf("</div>\n</section>\n")
+}
+
+// scatterPoint is one trial on a scatter plot.
+type scatterPoint struct {
+	t    results.Task
+	x, y float64
+}
+
+// scatterOne draws m against one hyperparameter.
+func (p *page) scatterOne(param, m string) {
+	pts, cats, numeric, positive := p.scatterPoints(param, m)
+	if len(pts) == 0 {
+		return
+	}
+	const w, h = 360.0, 240.0
+	xs, ticks, text := scatterXScale(param, pts, cats, numeric, positive, w)
+	lo, hi := pts[0].y, pts[0].y
+	for _, q := range pts {
+		lo, hi = math.Min(lo, q.y), math.Max(hi, q.y)
+	}
+	lo, hi = padded(lo, hi)
+	ys := scale{lo: lo, hi: hi, p0: h - chartPadB, p1: chartPadT}
+	p.printf("<svg class=\"scatter\" data-param=\"%s\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", esc(param), w, h, w, h)
+	p.frame(w, h, xs, ys, param, m, ticks, text)
+	slices.Reverse(pts) // the best last, drawn over the others
+	for _, q := range pts {
+		class := "pt"
+		switch {
+		case q.t.Name == p.run.Best:
+			class += " best"
+		case q.t.Status != results.StatusOK:
+			class += " failed"
+		}
+		p.printf("<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>%s: %s=%s, %s=%s</title></circle>\n",
+			class, xs.at(q.x), ys.at(q.y), esc(q.t.Name), esc(param), esc(q.t.Params[param]), esc(m), formatNum(q.y))
+	}
+	p.printf("</svg>\n")
+}
+
+// scatterPoints are the trials that have both the hyperparameter and the metric, ranked;
+// cats the hyperparameter's values; numeric and positive say whether they all are.
+func (p *page) scatterPoints(param, m string) (pts []scatterPoint, cats []string, numeric, positive bool) {
+	numeric, positive = true, true
+	for _, i := range p.order {
+		t := p.run.Tasks[i]
+		v, ok := t.Metrics[m]
+		pv, has := t.Params[param]
+		if !ok || !has {
+			continue
+		}
+		f, err := strconv.ParseFloat(pv, 64)
+		numeric = numeric && err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+		positive = positive && f > 0
+		if !slices.Contains(cats, pv) {
+			cats = append(cats, pv)
+		}
+		pts = append(pts, scatterPoint{t: t, x: f, y: v})
+	}
+	return pts, cats, numeric, positive
+}
+
+// scatterXScale is the x axis: a number line (logarithmic when the values are positive and
+// span two orders of magnitude) or, for other values, one place per value, sorted. It
+// sets the points' x for categories.
+func scatterXScale(param string, pts []scatterPoint, cats []string, numeric, positive bool, w float64) (scale, []float64, func(float64) string) {
+	if numeric {
+		lo, hi := pts[0].x, pts[0].x
+		for _, q := range pts {
+			lo, hi = math.Min(lo, q.x), math.Max(hi, q.x)
+		}
+		xs := scale{lo: lo, hi: hi, p0: chartPadL + 14, p1: w - chartPadR - 14, log: positive && hi/lo >= 100}
+		return xs, xs.ticks(4), formatNum
+	}
+	slices.Sort(cats)
+	for i := range pts {
+		pts[i].x = float64(slices.Index(cats, pts[i].t.Params[param]))
+	}
+	ticks := make([]float64, len(cats))
+	for i := range cats {
+		ticks[i] = float64(i)
+	}
+	xs := scale{lo: 0, hi: float64(len(cats) - 1), p0: chartPadL + 20, p1: w - chartPadR - 20}
+	return xs, ticks, func(v float64) string { return truncate(cats[int(v)], 14) }
+}

@@ -1,0 +1,257 @@
+// Package report draws a run's results as one self-contained HTML page: the trials table
+// (sortable), a timeline per GPU with its memory over time, the objective's curves per
+// epoch and the objective against each hyperparameter. Everything is inline (CSS, SVG and
+// a small sorting script); the page fetches nothing and opens offline. It reads results
+// (runner/results), never the scheduler.
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"html"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/runall/runall/runner/results"
+)
+
+// Input is what a report draws: a run's results (one shard's, or several merged) and the
+// GPU memory samples their runs kept.
+type Input struct {
+	Run     *results.Run
+	Samples []*results.GPUSamples
+}
+
+// page is the report being written, with what its sections share.
+type page struct {
+	w       *bufio.Writer
+	run     *results.Run
+	samples []*results.GPUSamples
+	order   []int    // tasks in ranked order
+	focus   string   // the metric the charts draw: the objective's, else the first reported
+	params  []string // hyperparameter names, in the order first seen
+	metrics []string // metric names: the focus first, then sorted
+	gpus    bool     // some task ran on a GPU: the table has GPU columns
+}
+
+// maxMetricColumns bounds the table's width when a task reports hundreds of metrics.
+const maxMetricColumns = 16
+
+// Write writes the report of in to w.
+func Write(w io.Writer, in Input) error {
+	if in.Run == nil {
+		return fmt.Errorf("report: no results")
+	}
+	p := &page{w: bufio.NewWriterSize(w, 64<<10), run: in.Run, samples: in.Samples}
+	p.order = in.Run.Objective.Rank(in.Run.Tasks)
+	p.collectNames()
+	p.head()
+	p.summary()
+	p.table()
+	p.timeline()
+	p.curves()
+	p.scatter()
+	p.printf("<script>%s</script>\n</body>\n</html>\n", sortScript)
+	return p.w.Flush()
+}
+
+func (p *page) printf(format string, args ...any) { fmt.Fprintf(p.w, format, args...) }
+
+// collectNames finds the hyperparameters and metrics the tasks have, the focus metric, and
+// whether any task ran on a GPU.
+func (p *page) collectNames() {
+	seenParam, metrics := map[string]bool{}, map[string]bool{}
+	for _, i := range p.order {
+		t := p.run.Tasks[i]
+		p.gpus = p.gpus || len(t.Devices) > 0 || t.PeakGPUMemory > 0
+		for _, k := range slices.Sorted(maps.Keys(t.Params)) {
+			if !seenParam[k] {
+				seenParam[k] = true
+				p.params = append(p.params, k)
+			}
+		}
+		for k := range t.Metrics {
+			metrics[k] = true
+		}
+	}
+	names := slices.Sorted(maps.Keys(metrics))
+	if o := p.run.Objective; o != nil {
+		p.focus = o.Metric
+	} else if len(names) > 0 {
+		p.focus = names[0]
+	}
+	if p.focus != "" {
+		p.metrics = append(p.metrics, p.focus)
+	}
+	for _, n := range names {
+		if n != p.focus && len(p.metrics) < maxMetricColumns {
+			p.metrics = append(p.metrics, n)
+		}
+	}
+}
+
+func (p *page) head() {
+	title := "runall report"
+	if p.run.File != "" {
+		title += ": " + p.run.File
+	}
+	p.printf("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"+
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"+
+		"<title>%s</title>\n<style>%s</style>\n</head>\n<body>\n", esc(title), css)
+}
+
+// summary is the page's heading: the file, the run, its outcome, the best trial.
+func (p *page) summary() {
+	r := p.run
+	p.printf("<header>\n<h1>%s</h1>\n<p class=\"meta\">", esc(cmpOr(r.File, "runall run")))
+	var facts []string
+	if r.RunID != "" {
+		facts = append(facts, "run "+esc(r.RunID))
+	}
+	if r.Shard != "" {
+		facts = append(facts, "shards "+esc(r.Shard))
+	}
+	facts = append(facts, fmt.Sprintf("<span class=\"st %s\">%s</span>", statusClass(r.Status), esc(string(r.Status))))
+	if !r.StartedAt.IsZero() {
+		facts = append(facts, "started "+esc(r.StartedAt.Format("2006-01-02 15:04:05 MST")))
+	}
+	if d := r.FinishedAt.Sub(r.StartedAt); !r.StartedAt.IsZero() && d > 0 {
+		facts = append(facts, "took "+humanDuration(d))
+	}
+	facts = append(facts, esc(countLine(r.Tasks)))
+	p.printf("%s</p>\n", strings.Join(facts, " · "))
+	if o := r.Objective; o != nil {
+		best := "no trial that succeeded reported it"
+		if r.Best != "" {
+			best = "best: <strong>" + esc(r.Best) + "</strong>"
+			for _, t := range r.Tasks {
+				if v, ok := o.Value(t); ok && t.Name == r.Best {
+					best += " (" + esc(o.Metric) + " " + formatNum(v) + ")"
+					break
+				}
+			}
+		}
+		p.printf("<p class=\"meta\">objective: %s %s · %s</p>\n", esc(o.Mode), esc(o.Metric), best)
+	}
+	if r.Stopped != "" {
+		p.printf("<p class=\"meta\">%s: the trials not started then were skipped</p>\n", esc(r.Stopped))
+	}
+	p.printf("</header>\n")
+}
+
+func countLine(tasks []results.Task) string {
+	count := map[results.Status]int{}
+	for _, t := range tasks {
+		count[t.Status]++
+	}
+	var parts []string
+	for _, s := range []results.Status{results.StatusOK, results.StatusFailed, results.StatusIgnored,
+		results.StatusSkipped, results.StatusRunning, results.StatusPending} {
+		if count[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", count[s], s))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// esc makes text safe in HTML text and attributes, and in XML: control characters and
+// invalid UTF-8 (a task name may hold anything) become U+FFFD.
+func esc(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || (unicode.IsControl(r) && r != '\t' && r != '\n') {
+			clean = false
+			break
+		}
+	}
+	if !clean {
+		s = strings.Map(func(r rune) rune {
+			if r == utf8.RuneError || (unicode.IsControl(r) && r != '\t' && r != '\n') {
+				return '\uFFFD'
+			}
+			return r
+		}, strings.ToValidUTF8(s, "\uFFFD"))
+	}
+	return html.EscapeString(s)
+}
+
+func formatNum(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+func fullNum(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func statusClass(s results.Status) string {
+	switch s {
+	case results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusSkipped:
+		return string(s)
+	}
+	return "other"
+}
+
+func humanDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		d = d.Round(time.Second)
+		return fmt.Sprintf("%dm%02ds", d/time.Minute, d%time.Minute/time.Second)
+	}
+	d = d.Round(time.Minute)
+	return fmt.Sprintf("%dh%02dm", d/time.Hour, d%time.Hour/time.Minute)
+}
+
+// css is the page's style. It holds no "<" or "&", so that the page is well-formed XML too.
+const css = `
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#1f2328;background:#fff}
+h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px}
+.meta{margin:2px 0;color:#57606a}.note{color:#57606a;font-size:13px}
+table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}
+th,td{padding:3px 8px;border-bottom:1px solid #d0d7de;text-align:left;white-space:nowrap}
+th{cursor:pointer;background:#f6f8fa;position:sticky;top:0;user-select:none}
+th[aria-sort=ascending]::after{content:" \25B2"}th[aria-sort=descending]::after{content:" \25BC"}
+td.num{text-align:right}tr.best td{background:#fff8c5}.star{color:#9a6700}
+.wrap{max-height:640px;overflow:auto;border:1px solid #d0d7de;display:inline-block;max-width:100%}
+.st{font-weight:600}.st.ok{color:#1a7f37}.st.failed{color:#cf222e}.st.ignored{color:#9a6700}.st.skipped,.st.other{color:#57606a}
+svg{display:block;margin:4px 0;font-size:11px;font-family:inherit;max-width:100%;height:auto}
+svg text{fill:#57606a}.axis{stroke:#8c959f;stroke-width:1}.grid{stroke:#eaeef2;stroke-width:1}
+.bar{stroke:#fff;stroke-width:1}svg text.barname{fill:#fff;font-size:10px;pointer-events:none}
+.bar.ok{fill:#2da44e}.bar.failed{fill:#cf222e}.bar.ignored{fill:#d4a72c}.bar.other{fill:#54aeff}
+.mem{fill:#ddf4ff;stroke:#54aeff;stroke-width:1}
+.curve{fill:none;stroke:#8c959f;stroke-opacity:.55;stroke-width:1.2}.curve.best{stroke:#bf3989;stroke-opacity:1;stroke-width:2.5}
+.pt{fill:#0969da;fill-opacity:.6}.pt.best{fill:#bf3989;fill-opacity:1}.pt.failed{fill:#cf222e}
+.charts{display:flex;flex-wrap:wrap;gap:12px}
+`
+
+// sortScript sorts a table by the clicked column: numbers as numbers, empty cells last. It
+// holds no "<" or "&", so that the page is well-formed XML too.
+const sortScript = `
+document.querySelectorAll("table.sortable th").forEach(function (th, col) {
+  th.addEventListener("click", function () {
+    var table = th.closest("table"), body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    var dir = th.getAttribute("aria-sort") === "ascending" ? -1 : 1;
+    table.querySelectorAll("th").forEach(function (h) { h.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", dir === 1 ? "ascending" : "descending");
+    rows.sort(function (a, b) {
+      var x = a.cells[col].getAttribute("data-v"), y = b.cells[col].getAttribute("data-v");
+      if ((x === "") !== (y === "")) { return x === "" ? 1 : -1; }
+      var nx = Number(x), ny = Number(y);
+      var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
+      return c * dir;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  });
+});
+`

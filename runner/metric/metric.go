@@ -1,0 +1,223 @@
+// Package metric reads what a trial reports about itself: a JSON file of metrics (numbers,
+// or lists of numbers per epoch) and "runall-metric NAME=VALUE" lines on its stdout. It
+// reads strictly: what it cannot read becomes a warning that says why, never a guess.
+package metric
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// LinePrefix starts a metric line on a task's stdout: "runall-metric loss=0.31 acc=0.9".
+const LinePrefix = "runall-metric"
+
+var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:/-]*$`)
+
+// ValidName reports whether s may name a metric: letters, digits, _ . : / -, starting with
+// a letter or _.
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
+// Set is one task's metrics as they arrive. Safe for concurrent use.
+type Set struct {
+	mu       sync.Mutex
+	last     map[string]float64
+	series   map[string][]float64
+	warnings []string
+}
+
+// maxWarnings bounds what a task that prints a thousand bad lines gets recorded.
+const maxWarnings = 20
+
+func (s *Set) warn(format string, args ...any) {
+	if len(s.warnings) < maxWarnings {
+		s.warnings = append(s.warnings, fmt.Sprintf(format, args...))
+	} else if len(s.warnings) == maxWarnings {
+		s.warnings = append(s.warnings, "more metric warnings left out")
+	}
+}
+
+func (s *Set) add(name string, v float64) {
+	if s.last == nil {
+		s.last, s.series = map[string]float64{}, map[string][]float64{}
+	}
+	s.last[name] = v
+	s.series[name] = append(s.series[name], v)
+}
+
+// IsLine reports whether a line of output is a metric line.
+func IsLine(line string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t"), LinePrefix)
+	return ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t')
+}
+
+// Line takes one line of the task's stdout; a metric line's values are added, each to the
+// series of its name. It reports whether the line was a metric line.
+func (s *Set) Line(line string) bool {
+	if !IsLine(line) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fields := strings.Fields(strings.TrimLeft(line, " \t")[len(LinePrefix):])
+	if len(fields) == 0 {
+		s.warn("metric line %q has no NAME=VALUE", line)
+	}
+	for _, f := range fields {
+		name, val, ok := strings.Cut(f, "=")
+		v, err := parseNumber(val)
+		switch {
+		case !ok || !ValidName(name):
+			s.warn("metric line: %q: want NAME=VALUE, NAME of letters, digits, _ . : / -", f)
+		case err != nil:
+			s.warn("metric line: %s: %v", name, err)
+		default:
+			s.add(name, v)
+		}
+	}
+	return true
+}
+
+func parseNumber(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a finite number", s)
+	}
+	return v, nil
+}
+
+// File takes the content of a metrics file: a JSON object whose values are numbers or
+// lists of numbers (per epoch: the last is the value). A list replaces the series of its
+// name; a number is the latest value. A null value (or NaN) is warned about and left out.
+// name is the file's path, for warnings.
+func (s *Set) File(name string, data []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(nonFinite(data), &obj); err != nil {
+		s.warn("metrics file %s: not a JSON object of metrics: %v", name, err)
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if !ValidName(k) {
+			s.warn("metrics file %s: %q is not a metric name: left out", name, k)
+			continue
+		}
+		s.fileValue(name, k, obj[k])
+	}
+}
+
+func (s *Set) fileValue(file, k string, raw json.RawMessage) {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		s.warn("metrics file %s: %s: null, NaN or Infinity is not a number: left out", file, k)
+		return
+	}
+	var num float64
+	if json.Unmarshal(raw, &num) == nil {
+		if s.last == nil {
+			s.last, s.series = map[string]float64{}, map[string][]float64{}
+		}
+		s.last[k] = num // the latest value; a series from metric lines stays for plots
+		return
+	}
+	var list []*float64
+	if err := json.Unmarshal(raw, &list); err != nil {
+		s.warn("metrics file %s: %s: want a number or a list of numbers, got %s", file, k, abbreviate(raw))
+		return
+	}
+	var vals []float64
+	for _, v := range list {
+		if v != nil {
+			vals = append(vals, *v)
+		}
+	}
+	if len(vals) < len(list) {
+		s.warn("metrics file %s: %s: %d of %d values are null, NaN or Infinity: left out", file, k, len(list)-len(vals), len(list))
+	}
+	if len(vals) == 0 {
+		s.warn("metrics file %s: %s: no number in the list", file, k)
+		return
+	}
+	s.add(k, vals[len(vals)-1])
+	s.series[k] = vals
+}
+
+func abbreviate(raw json.RawMessage) string {
+	s := string(bytes.TrimSpace(raw))
+	if len(s) > 40 {
+		s = s[:37] + "..."
+	}
+	return s
+}
+
+// nonFinite turns Python's NaN, Infinity and -Infinity (json.dump writes them, JSON has no
+// such numbers) into null outside strings, so that the rest of the file can be read.
+func nonFinite(data []byte) []byte {
+	if !bytes.Contains(data, []byte("NaN")) && !bytes.Contains(data, []byte("Infinity")) {
+		return data
+	}
+	out := make([]byte, 0, len(data))
+	inString := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inString && c == '\\' && i+1 < len(data):
+			out = append(out, c, data[i+1])
+			i++
+			continue
+		case c == '"':
+			inString = !inString
+		case !inString:
+			if n := nonFiniteWord(data[i:]); n > 0 {
+				out = append(out, "null"...)
+				i += n - 1
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// nonFiniteWord is the length of the NaN or Infinity that b starts with, 0 when none.
+func nonFiniteWord(b []byte) int {
+	for _, w := range []string{"-Infinity", "Infinity", "NaN"} {
+		if bytes.HasPrefix(b, []byte(w)) {
+			return len(w)
+		}
+	}
+	return 0
+}
+
+// Result is what a Set holds: each metric's latest value, the series of those reported
+// more than once, and the warnings. It resets nothing.
+func (s *Set) Result() (last map[string]float64, series map[string][]float64, warnings []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.last) > 0 {
+		last = maps.Clone(s.last)
+	}
+	for k, v := range s.series {
+		if len(v) > 1 {
+			if series == nil {
+				series = map[string][]float64{}
+			}
+			series[k] = slices.Clone(v)
+		}
+	}
+	return last, series, slices.Clone(s.warnings)
+}
+
+// Warn records a warning about the task's metrics found elsewhere (its file missing, say).
+func (s *Set) Warn(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.warn(format, args...)
+}

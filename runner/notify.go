@@ -1,0 +1,176 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
+)
+
+// config notify: the results JSON is POSTed when the run ends, whatever its status, retried
+// with backoff for a bounded time. A notification that fails is reported and changes
+// nothing else: the exit code is the tasks'.
+
+// notifyRequestTimeout bounds one attempt; notify.timeout bounds them all.
+const notifyRequestTimeout = 10 * time.Second
+
+// notify POSTs body to config notify's URL. After a signal it keeps within the grace
+// period, which is what the container's stop leaves runall.
+func (r *run) notify(body []byte, interrupted bool) {
+	n := r.plan.Config.Notify
+	if n == nil {
+		return
+	}
+	lookup := getenv(r.baseEnv())
+	target := os.Expand(n.URL, lookup)
+	shown := plan.RedactURL(target)
+	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("notify: url %s is not an http(s) address after expanding ${VARS}: not sent", r.mask.Replace(shown))})
+		return
+	}
+	budget := n.Timeout
+	if interrupted {
+		budget = min(budget, r.opts.Grace)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	client := &http.Client{}
+	wait := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		status, err := postOnce(ctx, client, target, n.Headers, lookup, body)
+		if err == nil {
+			r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("notify: sent the results to %s (HTTP %d)", shown, status)})
+			return
+		}
+		var permanent *permanentError
+		retry := !errors.As(err, &permanent)
+		deadline, _ := ctx.Deadline()
+		if !retry || time.Until(deadline) < wait {
+			r.emit(event.Event{Kind: event.RunStatus, Line: r.mask.Replace(fmt.Sprintf(
+				"notify: could not send the results to %s after %d attempt(s): %v", shown, attempt, err))})
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// permanentError is an answer that asking again will not change (a 4xx other than 408,
+// 429), or a request that cannot be made.
+type permanentError struct {
+	status int
+	why    string // when there is no status
+}
+
+func (e *permanentError) Error() string {
+	if e.status == 0 {
+		return e.why + ": not retried"
+	}
+	return fmt.Sprintf("HTTP %d %s: not retried", e.status, http.StatusText(e.status))
+}
+
+// postOnce makes one attempt. Its errors never hold the URL, which may carry a token.
+func postOnce(ctx context.Context, client *http.Client, target string, headers []plan.EnvVar, lookup func(string) string, body []byte) (int, error) {
+	rctx, cancel := context.WithTimeout(ctx, notifyRequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil { // its text would repeat the URL
+		return 0, &permanentError{why: "cannot make the request"}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "runall")
+	for _, h := range headers {
+		// Space around a value is not part of it (RFC 9110, 5.5): a token from a Secret
+		// file often ends in a newline.
+		v := strings.TrimSpace(os.Expand(h.Value, lookup))
+		if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			return 0, &permanentError{why: "header " + h.Name + ": its value holds a control character (a newline inside a variable?)"}
+		}
+		req.Header.Set(h.Name, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err // its text repeats the URL
+		}
+		return 0, err
+	}
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return resp.StatusCode, nil
+	case resp.StatusCode >= 500, resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusRequestTimeout:
+		return 0, fmt.Errorf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	}
+	return 0, &permanentError{status: resp.StatusCode}
+}
+
+// notifySecrets are the values config notify must not show: header values (whole, and
+// each word of them, for "Bearer TOKEN") and the variables they name; the URL's password,
+// query values, and the variables it names outside its host (a token in its path); and
+// the whole URL when it holds any of those.
+func notifySecrets(environ []string, p *plan.Plan) []string {
+	n := p.Config.Notify
+	if n == nil {
+		return nil
+	}
+	var out []string
+	add := func(v string, least int) {
+		if len(v) >= least {
+			out = append(out, v)
+		}
+	}
+	var named []string
+	lookup := func(name string) string {
+		v, _ := proc.Lookup(environ, name)
+		named = append(named, strings.TrimSpace(v)) // a Secret file's newline is not the secret
+		return v
+	}
+	for _, h := range n.Headers {
+		v := strings.TrimSpace(os.Expand(h.Value, lookup))
+		add(v, 4)
+		for _, w := range strings.Fields(v) {
+			add(w, 8)
+		}
+	}
+	for _, v := range named {
+		add(v, 4)
+	}
+	named = nil
+	target := os.Expand(n.URL, lookup)
+	u, err := url.Parse(target)
+	if err != nil {
+		return append(out, target)
+	}
+	if u.User != nil {
+		pw, _ := u.User.Password()
+		add(pw, 4)
+	}
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			add(v, 4)
+		}
+	}
+	for _, v := range named {
+		if !strings.Contains(u.Host, v) {
+			add(v, 8) // short values (a port) are no secret, and would mask too much
+		}
+	}
+	if u.User != nil || u.RawQuery != "" || len(named) > 0 {
+		add(target, 4)
+	}
+	return out
+}

@@ -1,0 +1,193 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runall/runall/runner/metric"
+	"gopkg.in/yaml.v3"
+)
+
+// What a sweep is for and who hears of its end: config's objective, stop-when and notify.
+
+// Objective is the metric a sweep optimises: the summary and the report rank trials by it.
+type Objective struct {
+	Metric string
+	Mode   string // "max" or "min"
+}
+
+// Condition is config stop-when: one metric compared with a number ("val_accuracy >= 0.9").
+type Condition struct {
+	Metric string
+	Op     string // >=, >, <=, <, ==
+	Value  float64
+	Text   string // as written, for messages
+}
+
+// Met reports whether a metric's value satisfies the condition.
+func (c Condition) Met(v float64) bool {
+	switch c.Op {
+	case ">=":
+		return v >= c.Value
+	case ">":
+		return v > c.Value
+	case "<=":
+		return v <= c.Value
+	case "<":
+		return v < c.Value
+	case "==":
+		return v == c.Value
+	}
+	return false
+}
+
+// Notify is config notify: where the results JSON is POSTed when the run ends. ${VAR} in
+// URL and header values is expanded when the run ends, against runall's environment.
+type Notify struct {
+	URL     string
+	Headers []EnvVar      // name: value, in file order
+	Timeout time.Duration // how long to keep retrying (default 30s)
+}
+
+// DefaultNotifyTimeout bounds the retries of the end-of-run notification.
+const DefaultNotifyTimeout = 30 * time.Second
+
+var (
+	objectiveKeys = []string{"metric", "mode"}
+	notifyKeys    = []string{"url", "headers", "timeout"}
+	conditionRE   = regexp.MustCompile(`^\s*([^\s<>=!]+)\s*(>=|<=|==|>|<)\s*([^\s<>=!]+)\s*$`)
+	headerNameRE  = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
+
+func decodeObjective(d *nodeDecoder, p nodePair) *Objective {
+	ps, ok := d.pairs(p.value, "objective: want a mapping such as {metric: val_accuracy, mode: max}")
+	if !ok {
+		return nil
+	}
+	o := &Objective{}
+	for _, q := range ps {
+		switch q.name {
+		case "metric":
+			o.Metric = d.str(q)
+			if o.Metric != "" && !metric.ValidName(o.Metric) {
+				d.errorf(q.value, "objective: metric: %q is not a metric name: want letters, digits, _ . : / -, starting with a letter or _", o.Metric)
+			}
+		case "mode":
+			o.Mode = d.str(q)
+			if o.Mode != "max" && o.Mode != "min" {
+				d.errorf(q.value, "objective: mode: want max or min, got %s", describeNode(q.value))
+			}
+		default:
+			d.unknownKey(q, "objective:", objectiveKeys)
+		}
+	}
+	if o.Metric == "" {
+		d.errorf(p.value, "objective: metric: missing: name the metric to rank trials by, such as val_accuracy")
+	}
+	if o.Mode == "" {
+		d.errorf(p.value, "objective: mode: missing: max (higher is better) or min (lower is better)")
+	}
+	return o
+}
+
+func decodeCondition(d *nodeDecoder, p nodePair) *Condition {
+	s := d.str(p)
+	m := conditionRE.FindStringSubmatch(s)
+	bad := func(why string) *Condition {
+		d.errorf(p.value, "stop-when: %s: want one metric, one of >= > <= < ==, and a number, such as \"val_accuracy >= 0.9\"", why)
+		return nil
+	}
+	if m == nil {
+		return bad(fmt.Sprintf("cannot read %q", s))
+	}
+	if !metric.ValidName(m[1]) {
+		return bad(fmt.Sprintf("%q is not a metric name", m[1]))
+	}
+	v, err := strconv.ParseFloat(m[3], 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return bad(fmt.Sprintf("%q is not a number", m[3]))
+	}
+	return &Condition{Metric: m[1], Op: m[2], Value: v, Text: strings.TrimSpace(s)}
+}
+
+func decodeNotify(d *nodeDecoder, p nodePair) *Notify {
+	ps, ok := d.pairs(p.value, "notify: want a mapping with url: and optionally headers: and timeout:")
+	if !ok {
+		return nil
+	}
+	n := &Notify{Timeout: DefaultNotifyTimeout}
+	for _, q := range ps {
+		switch q.name {
+		case "url":
+			n.URL = d.str(q)
+			checkNotifyURL(d, q.value, n.URL)
+		case "headers":
+			n.Headers = decodeHeaders(d, q)
+		case "timeout":
+			n.Timeout = d.duration(q)
+		default:
+			d.unknownKey(q, "notify:", notifyKeys)
+		}
+	}
+	if n.URL == "" {
+		d.errorf(p.value, "notify: url: missing: want the http(s) address to POST the results to")
+	}
+	return n
+}
+
+// checkNotifyURL checks what can be checked before ${VAR}s are expanded: a URL written out
+// must be http(s); one that starts with a variable is checked when the run ends.
+func checkNotifyURL(d *nodeDecoder, n *yaml.Node, s string) {
+	if s == "" || strings.HasPrefix(s, "$") {
+		return
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		d.errorf(n, "notify: url: want an http:// or https:// address, got %q", s)
+	}
+}
+
+func decodeHeaders(d *nodeDecoder, p nodePair) []EnvVar {
+	if isNull(p.value) {
+		return nil
+	}
+	ps, ok := d.pairs(p.value, "notify: headers: want a mapping of Name: value")
+	if !ok {
+		return nil
+	}
+	var out []EnvVar
+	for _, h := range ps {
+		if !headerNameRE.MatchString(h.name) {
+			d.errorf(h.key, "notify: headers: %q is not an HTTP header name", h.name)
+			continue
+		}
+		if h.value.Kind != yaml.ScalarNode || isNull(h.value) {
+			d.errorf(h.value, "notify: headers: %s: want a string, got %s", h.name, describeNode(h.value))
+			continue
+		}
+		out = append(out, EnvVar{Name: h.name, Value: h.value.Value})
+	}
+	return out
+}
+
+// RedactURL is a URL fit to print: its scheme and host, with "/…" standing for a path or
+// query (webhook URLs carry their token there). One that cannot be parsed is "(a URL)".
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		if strings.HasPrefix(s, "$") && !strings.ContainsAny(s, "/?@") {
+			return s // only a variable's name, as written
+		}
+		return "(a URL)"
+	}
+	out := u.Scheme + "://" + u.Host
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		out += "/…"
+	}
+	return out
+}

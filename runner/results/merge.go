@@ -1,0 +1,70 @@
+package results
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Merge makes one run of the results of several: the shards of an Indexed Job, each of
+// which ran its share of the trials (and every setup step). A task recorded by more than
+// one (a setup step, or a shard that ran twice) is taken from the one that ran it, the
+// latest. Tasks are in plan order.
+func Merge(runs []*Run) *Run {
+	if len(runs) == 0 {
+		return &Run{Status: StatusOK}
+	}
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	out := &Run{File: runs[0].File, Status: StatusOK, LearnedGPUMemory: map[string]uint64{}}
+	var ids, shards []string
+	byName := map[string]Task{}
+	for _, r := range runs {
+		ids = append(ids, r.RunID)
+		if r.Shard != "" {
+			shards = append(shards, r.Shard)
+		}
+		if r.Status != StatusOK {
+			out.Status = r.Status
+		}
+		if out.StartedAt.IsZero() || r.StartedAt.Before(out.StartedAt) {
+			out.StartedAt = r.StartedAt
+		}
+		if r.FinishedAt.After(out.FinishedAt) {
+			out.FinishedAt = r.FinishedAt
+		}
+		out.Objective = cmp.Or(out.Objective, r.Objective)
+		out.Stopped = cmp.Or(out.Stopped, r.Stopped)
+		out.GPUProcessIDs = cmp.Or(out.GPUProcessIDs, r.GPUProcessIDs)
+		maps.Copy(out.LearnedGPUMemory, r.LearnedGPUMemory)
+		for _, t := range r.Tasks {
+			if old, ok := byName[t.Name]; !ok || preferred(t, old) {
+				byName[t.Name] = t
+			}
+		}
+	}
+	slices.Sort(ids)
+	slices.Sort(shards)
+	out.RunID = strings.Join(slices.Compact(ids), ",")
+	out.Shard = strings.Join(slices.Compact(shards), ",")
+	if len(out.LearnedGPUMemory) == 0 {
+		out.LearnedGPUMemory = nil
+	}
+	out.Tasks = slices.SortedFunc(maps.Values(byName), func(a, b Task) int {
+		return cmp.Or(cmp.Compare(a.ID, b.ID), strings.Compare(a.Name, b.Name))
+	})
+	out.Best = out.Objective.BestTask(out.Tasks)
+	return out
+}
+
+// preferred reports whether a is a better record of a task than b: one that ran over one
+// that did not, then the later.
+func preferred(a, b Task) bool {
+	ranA, ranB := a.Status != StatusSkipped && a.Status != StatusPending, b.Status != StatusSkipped && b.Status != StatusPending
+	if ranA != ranB {
+		return ranA
+	}
+	return a.FinishedAt.After(b.FinishedAt)
+}
