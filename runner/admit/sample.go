@@ -28,9 +28,16 @@ type TrialMemory struct {
 func (a *Admitter) Start(ctx context.Context, onSample func(Sample)) {
 	ctx, a.cancel = context.WithCancel(ctx)
 	a.done = make(chan struct{})
-	a.mu.Lock()
-	a.sampleLocked()
-	a.mu.Unlock()
+	sample := func() {
+		a.mu.Lock()
+		a.sampleLocked()
+		s := Sample{Devices: slices.Clone(a.snap), Reserved: a.reservedLocked(), Trials: a.trialMemoryLocked()}
+		a.mu.Unlock()
+		if onSample != nil && s.Devices != nil {
+			onSample(s)
+		}
+	}
+	sample() // the first, so that a run shorter than sampleEvery has one too
 	go func() {
 		defer close(a.done)
 		t := time.NewTicker(sampleEvery)
@@ -40,13 +47,7 @@ func (a *Admitter) Start(ctx context.Context, onSample func(Sample)) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				a.mu.Lock()
-				a.sampleLocked()
-				s := Sample{Devices: slices.Clone(a.snap), Reserved: a.reservedLocked(), Trials: a.trialMemoryLocked()}
-				a.mu.Unlock()
-				if onSample != nil && s.Devices != nil {
-					onSample(s)
-				}
+				sample()
 			}
 		}
 	}()
