@@ -448,7 +448,7 @@ func TestResume(t *testing.T) {
 		t.Helper()
 		return s.keys("resume/" + trial + "/.runall-done/")
 	}
-	marker := regexp.MustCompile(`^resume/([abc])/\.runall-done/trial-([abc])-[0-9a-f]{12}\.json$`)
+	marker := regexp.MustCompile(`^resume/([abc])/\.runall-done/trial-([abc])-[0-9a-f]{16}\.json$`)
 
 	// First run: b fails.
 	s.createFile("fail-b")

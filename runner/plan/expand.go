@@ -57,7 +57,10 @@ func applyArgs(tasks []*rawTask, args []string) {
 func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
 	var out []*Task
 	for _, rt := range list {
-		for _, c := range l.copies(rt) {
+		copies := l.copies(rt)
+		l.checkIdentical(rt, copies)
+		for _, c := range copies {
+			l.checkName(c)
 			out = append(out, l.task(c, in, level))
 		}
 	}

@@ -39,6 +39,8 @@ type Config struct {
 	UpdateInterval        time.Duration // update-interval (bashful: milliseconds); live view refresh
 	GPUMemoryMargin       Margin        // gpu-memory-margin (default 5% of the device, at least 256 MiB)
 	OOMRetries            int           // oom-retries (default 2)
+	MaxTasks              int           // max-tasks: the most tasks the file may expand to (default 100,000)
+	Mask                  []string      // mask: more variable names (or NAME_* patterns) whose values are secrets
 }
 
 // Margin is memory kept free on every device: a fixed size, a fraction of the device, or both

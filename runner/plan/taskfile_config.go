@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,7 @@ var configKeys = []string{
 	"show-task-times", "collapse-on-completion", "single-line", "event-driven", "update-interval",
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries",
+	"max-tasks", "mask",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -39,6 +41,7 @@ func DefaultConfig() Config {
 		ShowTaskTimes:         true,
 		GPUMemoryMargin:       DefaultMargin,
 		OOMRetries:            2,
+		MaxTasks:              DefaultMaxTasks,
 	}
 }
 
@@ -117,6 +120,12 @@ func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 			if v, ok := d.integer(p, 0); ok {
 				c.OOMRetries = v
 			}
+		case "max-tasks":
+			if v, ok := d.integer(p, 1); ok {
+				c.MaxTasks = v
+			}
+		case "mask":
+			c.Mask = decodeMask(d, p)
 		default:
 			d.unknownKey(p, "config:", configKeys)
 		}
@@ -338,3 +347,17 @@ func (t *rawTransfer) checkS3URL(d *nodeDecoder, key, v string) {
 		}
 	}
 }
+
+// decodeMask reads mask: names of variables whose values are secrets, or patterns of them
+// with * (MY_*_CREDENTIAL).
+func decodeMask(d *nodeDecoder, p nodePair) []string {
+	names := d.stringOrList(p)
+	for _, n := range names {
+		if !maskNameRE.MatchString(n) {
+			d.errorf(p.value, "mask: %q is not a variable name or pattern: want letters, digits, _ and *", n)
+		}
+	}
+	return names
+}
+
+var maskNameRE = regexp.MustCompile(`^[A-Za-z_*][A-Za-z0-9_*]*$`)
