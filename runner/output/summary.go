@@ -65,6 +65,9 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 	if count[results.StatusFailed] > 0 {
 		parts = append(parts, paint(fmt.Sprintf("%d failed", count[results.StatusFailed]), "31"))
 	}
+	if count[results.StatusStopped] > 0 {
+		parts = append(parts, paint(fmt.Sprintf("%d stopped", count[results.StatusStopped]), "33"))
+	}
 	for _, s := range []results.Status{results.StatusIgnored, results.StatusSkipped, results.StatusPending, results.StatusRunning} {
 		if count[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", count[s], s))
@@ -74,8 +77,11 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 	if !res.StartedAt.IsZero() && !res.FinishedAt.IsZero() {
 		line += " in " + humanDuration(res.FinishedAt.Sub(res.StartedAt))
 	}
-	if res.Status == results.StatusFailed && count[results.StatusFailed] == 0 {
+	switch {
+	case res.Status == results.StatusFailed && count[results.StatusFailed] == 0:
 		line += " (run failed)"
+	case res.Status == results.StatusStopped:
+		line += " (runall was stopped)"
 	}
 	b.WriteString("\n" + line + "\n")
 	if res.LogDir != "" {
@@ -88,6 +94,7 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 // status column grows by the same number of bytes and tabwriter still aligns it.
 var statusColor = map[results.Status]string{
 	results.StatusOK: "32", results.StatusFailed: "31", results.StatusIgnored: "33", results.StatusSkipped: "90", results.StatusRunning: "36",
+	results.StatusStopped: "33",
 }
 
 func writeTaskTable(b *bytes.Buffer, tasks []results.Task, paint func(s, sgr string) string) {
