@@ -46,6 +46,7 @@ type runOptions struct {
 	fresh       bool
 	metricsAddr string
 	maxParallel int
+	maxTasks    int
 	noColor     bool
 }
 
@@ -62,6 +63,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (e.g. :9100)")
 	fs.IntVar(&o.maxParallel, "max-parallel", 0, "override the file's max-parallel-commands (`N` at once)")
+	fs.IntVar(&o.maxTasks, "max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")
 	fs.BoolVar(&o.noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
 }
 
@@ -89,7 +91,7 @@ func runRun(_ context.Context, a *app, args []string) error {
 		return usagef("run: no tasks file given")
 	}
 
-	plan, err := plan.Load(file, plan.LoadOptions{Args: taskArgs, Tags: splitList(o.tags)})
+	plan, err := plan.Load(file, plan.LoadOptions{Args: taskArgs, Tags: splitList(o.tags), MaxTasks: o.maxTasks})
 	if err != nil {
 		return err
 	}

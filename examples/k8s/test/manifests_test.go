@@ -195,7 +195,7 @@ func TestSecretTemplate(t *testing.T) {
 }
 
 func TestEnvListMatchesTasksFile(t *testing.T) {
-	f, err := os.Open(filepath.Join(trainDir, "env.list"))
+	f, err := os.Open(filepath.Join(trainDir, "env.list.example"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,12 +212,12 @@ func TestEnvListMatchesTasksFile(t *testing.T) {
 	}
 	for _, v := range tasksFileVars(t) {
 		if _, ok := set[v]; !ok {
-			t.Errorf("env.list: tasks.yml uses ${%s}, which env.list does not set", v)
+			t.Errorf("env.list.example: tasks.yml uses ${%s}, which env.list.example does not set", v)
 		}
 	}
 	for k, v := range set {
 		if secretish.MatchString(k) && v != "change-me" {
-			t.Errorf("env.list: %s should be the placeholder change-me, not a value", k)
+			t.Errorf("env.list.example: %s should be the placeholder change-me, not a value", k)
 		}
 	}
 }
