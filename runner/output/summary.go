@@ -19,6 +19,7 @@ type SummaryOptions struct {
 	Color         bool // escape codes for colour allowed
 	FailureReport bool // config show-failure-report: the last lines of each failed task
 	TailLines     int  // lines of stdout and of stderr per failed task (default 10)
+	Width         int  // columns the task table keeps within (default 80)
 }
 
 // WriteSummary prints the end-of-run summary: a table of the commands, the failure report,
@@ -39,7 +40,11 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 	}
 	var b bytes.Buffer // one Write at the end
 	if len(res.Tasks) > 0 {
-		writeTaskTable(&b, res.Tasks, paint)
+		width := o.Width
+		if width <= 0 {
+			width = tableWidth
+		}
+		writeTaskTable(&b, res.Tasks, width, paint)
 	}
 	if o.FailureReport {
 		for _, r := range res.Tasks {
@@ -97,68 +102,124 @@ var statusColor = map[results.Status]string{
 	results.StatusStopped: "33",
 }
 
-func writeTaskTable(b *bytes.Buffer, tasks []results.Task, paint func(s, sgr string) string) {
+// tableWidth is the width the summary table keeps within when the terminal's is unknown: a
+// long task name is cut short rather than wrap every row.
+const tableWidth = 80
+
+// writeTaskTable prints one row per command. The name comes last and is cut to fit the
+// width, so that no row wraps; the full names and reasons are in the results and logs.
+func writeTaskTable(b *bytes.Buffer, tasks []results.Task, width int, paint func(s, sgr string) string) {
 	gpus := slices.ContainsFunc(tasks, func(r results.Task) bool {
 		return len(r.Devices) > 0 || r.PeakGPUMemory > 0 || r.GPUMemory > 0
 	})
-	// The task's name comes last: a long one (an unnamed task is named by its command)
-	// then widens nothing.
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	cells := []string{paint("STATUS", "01"), "EXIT", "TIME", "ATTEMPTS"}
+	head := []string{"STATUS", "EXIT", "TIME", "TRIES"}
 	if gpus {
-		cells = append(cells, "GPU")
+		head = append(head, "GPU", "NEED/PEAK")
 	}
-	fmt.Fprintln(tw, strings.Join(append(cells, "TASK"), "\t"))
+	rows := [][]string{append(head, "TASK")}
 	for _, r := range tasks {
-		exit, took, attempts := "-", "-", "-"
-		if r.Attempts > 0 || !r.StartedAt.IsZero() {
-			exit, attempts = strconv.Itoa(r.ExitCode), strconv.Itoa(r.Attempts)
-		}
-		if d := r.Duration(); d > 0 {
-			took = humanDuration(d)
-		}
-		if r.OOMRequeues > 0 {
-			attempts += fmt.Sprintf(" (%d OOM)", r.OOMRequeues)
-		}
-		sgr, ok := statusColor[r.Status]
-		if !ok {
-			sgr = "39"
-		}
-		cells = append(cells[:0], paint(string(r.Status), sgr), exit, took, attempts)
-		if gpus {
-			cells = append(cells, gpuText(r))
-		}
-		name := cleanName(r.Name)
-		if why := extraReason(r.Reason, r.ExitCode); why != "" && r.Status != results.StatusOK {
-			name += " (" + cleanName(why) + ")"
-		}
-		fmt.Fprintln(tw, strings.Join(append(cells, name), "\t"))
+		rows = append(rows, taskRow(r, gpus))
 	}
-	tw.Flush()
+	cols := len(head)
+	widths := make([]int, cols)
+	for _, row := range rows {
+		for i := range cols {
+			widths[i] = max(widths[i], displayWidth(row[i]))
+		}
+	}
+	used := 0
+	for _, w := range widths {
+		used += w + 2
+	}
+	nameWidth := max(width-used, 12) // past this, a row wraps rather than lose its name
+	for i, row := range rows {
+		var line strings.Builder
+		for c := range cols {
+			cell := row[c] + strings.Repeat(" ", widths[c]-displayWidth(row[c])+2)
+			if c == 0 { // paint after padding: escape codes take no columns
+				sgr := "01"
+				if i > 0 {
+					sgr = statusSGR(results.Status(row[0]))
+				}
+				cell = paint(row[0], sgr) + strings.Repeat(" ", widths[c]-displayWidth(row[c])+2)
+			}
+			line.WriteString(cell)
+		}
+		line.WriteString(truncateWidth(row[cols], nameWidth))
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
 }
 
-// gpuText is where a task ran and what it used: "GPU-5f0c1a2b need 7.0 GiB peak 5.1 GiB";
-// "peak ~5.1 GiB" where the peak is an estimate, its share of its device's growth.
-func gpuText(r results.Task) string {
-	var parts []string
+func statusSGR(s results.Status) string {
+	if sgr, ok := statusColor[s]; ok {
+		return sgr
+	}
+	return "39"
+}
+
+// taskRow is a task's cells: status, exit code, time, attempts, [device, need/peak,] name.
+func taskRow(r results.Task, gpus bool) []string {
+	exit, took, attempts := "-", "-", "-"
+	if r.Attempts > 0 || !r.StartedAt.IsZero() {
+		exit, attempts = strconv.Itoa(r.ExitCode), strconv.Itoa(r.Attempts)
+	}
+	if d := r.Duration(); d > 0 {
+		took = humanDuration(d)
+	}
+	if r.OOMRequeues > 0 {
+		attempts += fmt.Sprintf(" (%d OOM)", r.OOMRequeues)
+	}
+	cells := []string{string(r.Status), exit, took, attempts}
+	if gpus {
+		cells = append(cells, gpuCells(r)...)
+	}
+	name := cleanName(r.Name)
+	if why := extraReason(r.Reason, r.ExitCode); why != "" && r.Status != results.StatusOK {
+		name += " (" + cleanName(why) + ")"
+	}
+	return append(cells, name)
+}
+
+// gpuCells is where a task ran and what it used: "fake-0" or "5f0c1a2b" (the UUID's start
+// without its GPU- prefix; "5f0c1a2b+1" for two devices), then its need and peak, the peak
+// "~5.1 GiB" where it is an estimate, its share of its device's growth.
+func gpuCells(r results.Task) []string {
+	dev, need, peak := "", "", ""
 	if len(r.Devices) > 0 {
-		short := make([]string, len(r.Devices))
-		for i, d := range r.Devices {
-			short[i] = shortDevice(d)
-		}
-		parts = append(parts, strings.Join(short, ","))
+		dev = strings.TrimPrefix(shortDevice(r.Devices[0]), "GPU-")
+	}
+	if len(r.Devices) > 1 { // the results list them all
+		dev += fmt.Sprintf("+%d", len(r.Devices)-1)
 	}
 	if r.GPUMemory > 0 {
-		parts = append(parts, "need "+gpu.FormatSize(r.GPUMemory))
+		need = gpu.FormatSize(r.GPUMemory)
 	}
 	if r.PeakGPUMemory > 0 {
-		approx := ""
 		if r.PeakEstimated() {
-			approx = "~"
+			peak = "~"
 		}
-		parts = append(parts, "peak "+approx+gpu.FormatSize(r.PeakGPUMemory))
+		peak += gpu.FormatSize(r.PeakGPUMemory)
 	}
-	return strings.Join(parts, " ")
+	return []string{dev, needPeak(need, peak)}
+}
+
+// needPeak puts a need and a peak in one cell, the unit once where they share it:
+// "7.0/5.0 GiB", "7.0 GiB/-".
+func needPeak(need, peak string) string {
+	switch {
+	case need == "" && peak == "":
+		return ""
+	case need == "":
+		need = "-"
+	case peak == "":
+		peak = "-"
+	}
+	nv, nu, _ := strings.Cut(need, " ")
+	_, pu, _ := strings.Cut(peak, " ")
+	if nu != "" && nu == pu {
+		need = nv
+	}
+	return need + "/" + peak
 }
 
 // writeFailure is one failed task's report: both streams' last lines (bashful shows only

@@ -248,7 +248,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		return t
 	}
 	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
-	t.Timeout = own.timeout
+	t.Timeout = max(own.timeout, 0) // noTimeout is none
 	if own.retries != nil {
 		t.Retries = *own.retries
 	}
@@ -262,6 +262,10 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 	}
 	return t
 }
+
+// noTimeout is timeout: 0, which overrides a block's timeout with none: the zero value
+// means "not set" and inherits.
+const noTimeout time.Duration = -1
 
 // own is what a task sets for itself or takes from its block: GPU needs, timeout, retries.
 func (c *rawTask) own(in inherited) inherited {

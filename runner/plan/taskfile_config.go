@@ -287,7 +287,7 @@ func (t *rawTransfer) decode(n *yaml.Node, upload bool) error {
 				t.Extract = *b
 			}
 		case p.name == "every" && upload:
-			t.Every = d.duration(p)
+			t.Every = d.duration(p, "")
 		case p.name == "delete" && upload:
 			if b := d.boolean(p); b != nil {
 				t.Delete = *b
