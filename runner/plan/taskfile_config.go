@@ -138,7 +138,8 @@ func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 func decodeUpdateInterval(d *nodeDecoder, p nodePair) time.Duration {
 	if p.value.Kind == yaml.ScalarNode && !isNull(p.value) {
 		s := strings.TrimSpace(p.value.Value)
-		if ms, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(ms) && !math.IsInf(ms, 0) {
+		// Bounded: a float too large for a Duration converts to a negative one.
+		if ms, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(ms) && ms*float64(time.Millisecond) < math.MaxInt64/2 {
 			return time.Duration(max(ms, 0) * float64(time.Millisecond))
 		}
 		if v, err := time.ParseDuration(s); err == nil && v >= 0 {
