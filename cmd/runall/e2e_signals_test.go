@@ -222,26 +222,29 @@ func TestLiveViewRestoresCursorOnSIGINT(t *testing.T) {
 	wantCursorRestored(t, r)
 }
 
-// TestCheckStopsOnSignal: check, whatever it is doing (here: waiting to read its file from a
-// FIFO that nobody writes, as it would wait on a slow disk or a huge expansion), ends on
-// SIGTERM with 143 and on SIGINT with 130.
-func TestCheckStopsOnSignal(t *testing.T) {
+// TestLoadStopsOnSignal: check and run, whatever they are doing while they load the file
+// (here: waiting to read it from a FIFO that nobody writes, as they would wait on a slow
+// disk or a long expansion), end on SIGTERM with 143 and on SIGINT with 130.
+func TestLoadStopsOnSignal(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
+		cmd  string
 		sig  syscall.Signal
 		code int
 	}{
-		{syscall.SIGTERM, 143},
-		{syscall.SIGINT, 130},
+		{"check", syscall.SIGTERM, 143},
+		{"check", syscall.SIGINT, 130},
+		{"run", syscall.SIGTERM, 143},
+		{"run", syscall.SIGINT, 130},
 	} {
-		t.Run(rproc.SignalName(tc.sig), func(t *testing.T) {
+		t.Run(tc.cmd+"/"+rproc.SignalName(tc.sig), func(t *testing.T) {
 			t.Parallel()
 			e := newE2E(t)
 			fifo := e.path("tasks.yml")
 			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			p := e.start("check", fifo)
+			p := e.start(tc.cmd, fifo)
 			eventually(t, "check to open its file", func() bool { return blockedOnFIFO(p.cmd.Process.Pid) })
 			p.signal(tc.sig)
 			r := p.wait()

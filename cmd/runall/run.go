@@ -91,7 +91,12 @@ func runRun(_ context.Context, a *app, args []string) error {
 		return usagef("run: no tasks file given")
 	}
 
-	plan, err := plan.Load(file, plan.LoadOptions{Args: taskArgs, Tags: splitList(o.tags), MaxTasks: o.maxTasks})
+	// From here on a signal is the run's: while the file loads it ends runall at once, later
+	// the scheduler stops the tasks and uploads their outputs.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	plan, err := loadOrStop(file, plan.LoadOptions{Args: taskArgs, Tags: splitList(o.tags), MaxTasks: o.maxTasks}, sigs)
 	if err != nil {
 		return err
 	}
@@ -131,9 +136,6 @@ func runRun(_ context.Context, a *app, args []string) error {
 		}
 	}
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	opts.Signals = sigs
 
 	_, err = runner.Run(plan, opts)
@@ -173,6 +175,27 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (file string, rest []stri
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.
+// loadOrStop loads the task file unless a signal comes first: a file that is slow to read
+// (a FIFO, a slow disk) or to expand must not make runall deaf to SIGTERM.
+func loadOrStop(file string, opts plan.LoadOptions, sigs <-chan os.Signal) (*plan.Plan, error) {
+	type loaded struct {
+		p   *plan.Plan
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		p, err := plan.Load(file, opts)
+		done <- loaded{p, err}
+	}()
+	select {
+	case l := <-done:
+		return l.p, l.err
+	case s := <-sigs:
+		sig, _ := s.(syscall.Signal)
+		return nil, &runner.InterruptedError{Signal: sig}
+	}
+}
+
 func splitList(s string) []string {
 	fields := strings.Split(s, ",")
 	for i, f := range fields {
