@@ -68,27 +68,9 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 }
 
 func runRun(_ context.Context, a *app, args []string) error {
-	var o runOptions
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
-	o.flags(fs)
-	// The whole text for -h; after a mistake, the mistake and where to look.
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Run 'runall run --help' for the flags.") }
-	if slices.ContainsFunc(args, func(s string) bool { return s == "-h" || s == "-help" || s == "--help" }) {
-		fs.Usage = func() {
-			fmt.Fprint(fs.Output(), runUsage)
-			fs.PrintDefaults()
-		}
-	}
-	file, taskArgs, err := parseInterleaved(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errSilentUsage
-	}
-	if file == "" {
-		return usagef("run: no tasks file given")
+	o, file, taskArgs, err := parseRunArgs(a, args)
+	if err != nil || file == "" {
+		return err // file "" with no error: --help was asked for and printed
 	}
 
 	// From here on a signal is the run's: while the file loads it ends runall at once, later
@@ -175,6 +157,31 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (file string, rest []stri
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.
+// parseRunArgs reads run's flags, which may come before or after the file.
+func parseRunArgs(a *app, args []string) (o runOptions, file string, taskArgs []string, err error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	o.flags(fs)
+	// The whole text for -h; after a mistake, the mistake and where to look.
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Run 'runall run --help' for the flags.") }
+	if slices.ContainsFunc(args, func(s string) bool { return s == "-h" || s == "-help" || s == "--help" }) {
+		fs.Usage = func() {
+			fmt.Fprint(fs.Output(), runUsage)
+			fs.PrintDefaults()
+		}
+	}
+	file, taskArgs, err = parseInterleaved(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return o, "", nil, nil
+	case err != nil:
+		return o, "", nil, errSilentUsage
+	case file == "":
+		return o, "", nil, usagef("run: no tasks file given")
+	}
+	return o, file, taskArgs, nil
+}
+
 // loadOrStop loads the task file unless a signal comes first: a file that is slow to read
 // (a FIFO, a slow disk) or to expand must not make runall deaf to SIGTERM.
 func loadOrStop(file string, opts plan.LoadOptions, sigs <-chan os.Signal) (*plan.Plan, error) {

@@ -62,7 +62,16 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 		tw.Flush()
 	}
 
-	var count = map[results.Status]int{}
+	b.WriteString("\n" + summaryLine(res, paint) + "\n")
+	if res.LogDir != "" {
+		b.WriteString("Logs: " + res.LogDir + "\n")
+	}
+	w.Write(b.Bytes())
+}
+
+// summaryLine is the closing line: the count of each status and the run's duration.
+func summaryLine(res *results.Run, paint func(s, sgr string) string) string {
+	count := map[results.Status]int{}
 	for _, r := range res.Tasks {
 		count[r.Status]++
 	}
@@ -88,11 +97,7 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 	case res.Status == results.StatusStopped:
 		line += " (runall was stopped)"
 	}
-	b.WriteString("\n" + line + "\n")
-	if res.LogDir != "" {
-		b.WriteString("Logs: " + res.LogDir + "\n")
-	}
-	w.Write(b.Bytes())
+	return line
 }
 
 // statusColor is each status's SGR code. All are two characters so that every cell of the
