@@ -110,7 +110,7 @@ func TestSecondSIGINTKillsAtOnce(t *testing.T) {
 	killOnCleanup(t, pids)
 
 	p.signal(syscall.SIGINT)
-	p.waitOutput("received interrupt") // the first one has been handled
+	p.waitOutput("received SIGINT") // the first one has been handled
 	p.signal(syscall.SIGINT)
 	r := p.wait()
 	r.wantCode(t, 130)
