@@ -17,9 +17,13 @@ K8S_TEST := examples/k8s/test
 
 DEMO_GPUS ?= 32GiB,32GiB
 
+# The fuzz targets (package:target) and how long `make fuzz` runs each.
+FUZZ_TARGETS := ./runner/plan:FuzzLoad ./runner/plan:FuzzDuration ./gpu:FuzzParseSize
+FUZZTIME ?= 20s
+
 .DEFAULT_GOAL := build
 
-.PHONY: help build test check release bench demo clean clean-cache
+.PHONY: help build test check fuzz release bench demo clean clean-cache
 
 help: ## list the targets
 	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -39,6 +43,12 @@ check: ## gofmt, go vet, and no go.mod/go.sum drift after go mod tidy
 	$(GO) mod tidy
 	git diff --exit-code go.mod go.sum
 	cd $(K8S_TEST) && $(GO) mod tidy && git diff --exit-code go.mod go.sum
+
+fuzz: ## run each fuzz target for FUZZTIME (20s); a failing input lands in testdata/fuzz/
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; echo "== $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
+	done
 
 release: ## build dist/runall-linux-amd64 against glibc 2.31 in a cached Debian bullseye chroot (root)
 	GLIBC_MAX=$(GLIBC_MAX) scripts/release.sh $(RELEASE_BIN) $(VERSION)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/runall/runall/runner/admit"
@@ -96,7 +97,7 @@ func (c *command) attempts(ctx context.Context, a *proc.Attempt) (proc.Outcome, 
 		if out.OK() {
 			break
 		}
-		reason := failureReason(t, out)
+		reason := c.failureReason(out)
 		c.log.mark("attempt %d: %s", attempt, reason)
 		if c.oom && c.p != nil && !r.isHalted() {
 			need, requeues, err := r.admit.Requeue(c.p, c.said)
@@ -168,18 +169,26 @@ func (c *command) requeued(attempt int, out proc.Outcome, requeues int) {
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: "out of GPU memory; requeued"})
 }
 
-// conclude finishes the task by how its last attempt ended.
+// conclude finishes the task by how its last attempt ended. One that ended, however, after
+// runall was told to stop is stopped, not failed: the stop ended it.
 func (c *command) conclude(out proc.Outcome, env []string) commandResult {
 	t := c.t
-	switch {
+	if out.Signal != 0 {
+		c.r.ledger.update(t, func(res *results.Task) { res.Signal = proc.SignalName(out.Signal) })
+	}
+	switch stop := c.r.ledger.stoppedBy(); {
 	case out.OK():
 		c.r.finish(t, results.StatusOK, 0, "")
 		return commandResult{ok: true, exported: proc.ExportedChanges(env, out.Exported)}
+	case stop != 0:
+		c.r.finish(t, results.StatusStopped, out.ExitCode,
+			fmt.Sprintf("%s: runall was stopped by %s", c.failureReason(out), proc.SignalName(stop)))
+		return commandResult{}
 	case t.IgnoreFailure:
-		c.r.finish(t, results.StatusIgnored, out.ExitCode, failureReason(t, out)+" (ignored)")
+		c.r.finish(t, results.StatusIgnored, out.ExitCode, c.failureReason(out)+" (ignored)")
 		return commandResult{ok: true}
 	}
-	reason := failureReason(t, out)
+	reason := c.failureReason(out)
 	if c.fatal != nil {
 		reason += ": " + c.fatal.Error()
 	}
@@ -188,12 +197,19 @@ func (c *command) conclude(out proc.Outcome, env []string) commandResult {
 	return commandResult{}
 }
 
-func failureReason(t *plan.Task, out proc.Outcome) string {
+// failureReason says how an attempt failed. A SIGKILL that runall did not send (no
+// timeout, no stop) came from outside, most often from the kernel's OOM killer.
+func (c *command) failureReason(out proc.Outcome) string {
 	switch {
 	case out.Err != nil:
 		return out.Err.Error()
 	case out.TimedOut:
-		return fmt.Sprintf("timeout after %v", t.Timeout)
+		return fmt.Sprintf("timeout after %v", c.t.Timeout)
+	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && c.r.ledger.stoppedBy() == 0:
+		return "killed by SIGKILL, which runall did not send: the kernel's OOM killer may have " +
+			"(out of host memory: see dmesg, or the Pod's OOMKilled status)"
+	case out.ExitCode < 0 && out.Signal != 0:
+		return "killed by " + proc.SignalName(out.Signal)
 	case out.ExitCode < 0:
 		return "killed by a signal"
 	}

@@ -2,8 +2,9 @@ package runner
 
 import (
 	"errors"
-	"fmt"
 	"syscall"
+
+	"github.com/runall/runall/runner/proc"
 )
 
 // ErrTaskFailed is returned by Run when a task failed (and its failure was not ignored).
@@ -13,5 +14,5 @@ var ErrTaskFailed = errors.New("a task failed")
 type InterruptedError struct{ Signal syscall.Signal }
 
 func (e *InterruptedError) Error() string {
-	return fmt.Sprintf("interrupted by %v", e.Signal)
+	return "interrupted by " + proc.SignalName(e.Signal)
 }

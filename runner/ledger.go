@@ -1,13 +1,13 @@
 package runner
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
 )
 
@@ -68,6 +68,13 @@ func (l *ledger) interrupt(sig syscall.Signal) (first bool) {
 	return first
 }
 
+// stoppedBy is the signal that stopped the run, 0 while it runs on.
+func (l *ledger) stoppedBy() syscall.Signal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.interrupted
+}
+
 // fail records a failure that was not ignored; stop-on-failure halts the run.
 func (l *ledger) fail(stopOnFailure bool) {
 	l.mu.Lock()
@@ -83,7 +90,7 @@ func (l *ledger) haltReason() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.interrupted != 0 {
-		return fmt.Sprintf("not started: runall was stopped by %v", l.interrupted)
+		return "not started: runall was stopped by " + proc.SignalName(l.interrupted)
 	}
 	return "not started: an earlier task failed (stop-on-failure)"
 }
@@ -137,8 +144,11 @@ func (l *ledger) status() (status results.Status, failed bool, interrupted sysca
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	status = results.StatusOK
-	if l.failed || l.interrupted != 0 {
+	switch {
+	case l.failed:
 		status = results.StatusFailed
+	case l.interrupted != 0:
+		status = results.StatusStopped
 	}
 	return status, l.failed, l.interrupted
 }

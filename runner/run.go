@@ -349,12 +349,12 @@ func (r *run) watchSignals(cancel context.CancelFunc) (stop func()) {
 			case s := <-r.opts.Signals:
 				sig, _ := s.(syscall.Signal)
 				if r.ledger.interrupt(sig) {
-					r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("received %v: stopping tasks (SIGKILL in %v)", sig, r.opts.Grace)})
+					r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("received %s: stopping tasks (SIGKILL in %v)", proc.SignalName(sig), r.opts.Grace)})
 					r.procs.Signal(syscall.SIGTERM, true)
 					killTimer = time.AfterFunc(r.opts.Grace, func() { r.procs.Signal(syscall.SIGKILL, true) })
 					continue
 				}
-				r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("received %v again: killing tasks now", sig)})
+				r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("received %s again: killing tasks now", proc.SignalName(sig))})
 				r.procs.Signal(syscall.SIGKILL, true)
 				if r.sync != nil && sig == syscall.SIGINT {
 					cancel() // a second Ctrl-C also gives up on uploads

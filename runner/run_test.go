@@ -210,8 +210,14 @@ tasks:
 		t.Fatalf("err = %v, want interrupted by SIGTERM\n%s", err, out)
 	}
 	got := byName(res)
-	if got["long"].Status != results.StatusFailed || got["next"].Status != results.StatusSkipped {
+	if got["long"].Status != results.StatusStopped || got["next"].Status != results.StatusSkipped {
 		t.Errorf("long %+v, next %+v", got["long"], got["next"])
+	}
+	if long := got["long"]; long.Signal != "SIGTERM" || long.Reason != "killed by SIGTERM: runall was stopped by SIGTERM" {
+		t.Errorf("long: signal %q, reason %q; want SIGTERM, killed by SIGTERM: runall was stopped by SIGTERM", long.Signal, long.Reason)
+	}
+	if res.Status != results.StatusStopped {
+		t.Errorf("run status %q, want stopped", res.Status)
 	}
 	if d := got["long"].Duration(); d > 10*time.Second {
 		t.Errorf("long ran %v after SIGTERM", d)

@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -195,10 +193,11 @@ const markerDir = ".runall-done"
 
 // markerURL is where a finished trial is recorded: beside its own upload when it has one,
 // else under the task file's first upload destination. "" when there is nowhere to record.
+// It is named by the trial's Key, which is unique in the plan: two trials with the same
+// name and command in different places have markers of their own.
 func (r *run) markerURL(t *plan.Task, env []string) string {
 	lookup := getenv(env)
-	sum := sha256.Sum256([]byte(t.Name + "\x00" + t.Cmd))
-	key := plan.Slug(t.Name) + "-" + hex.EncodeToString(sum[:6]) + ".json"
+	key := plan.Slug(t.Name) + "-" + t.Key + ".json"
 	for _, u := range t.Upload {
 		if to := os.Expand(u.To, lookup); strings.HasPrefix(to, "s3://") {
 			return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key

@@ -292,6 +292,11 @@ func withHint(err error) error {
 	var apiErr smithy.APIError
 	var respErr interface{ HTTPStatusCode() int }
 	switch {
+	case noCredentials(err):
+		// Before the status checks: the SDK's last try, the EC2 metadata service, may
+		// answer 403, which is no statement about the bucket.
+		hint = "no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, " +
+			"or run where a role provides them; for a public bucket, signature_version=unsigned"
 	case errors.As(err, &apiErr):
 		switch apiErr.ErrorCode() {
 		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "InvalidClientTokenId":
@@ -310,6 +315,14 @@ func withHint(err error) error {
 		return err
 	}
 	return &hintError{err: err, hint: hint}
+}
+
+// noCredentials reports whether err says that the SDK found no credentials anywhere: not in
+// the environment, the shared files, a web identity or the instance's metadata.
+func noCredentials(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "get credentials:") || strings.Contains(s, "failed to refresh cached credentials") ||
+		strings.Contains(s, "failed to retrieve credentials")
 }
 
 // isMD5Hex reports whether an ETag looks like a single-part object's: the content MD5.

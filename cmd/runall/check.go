@@ -9,7 +9,7 @@ import (
 	"github.com/runall/runall/runner/plan"
 )
 
-const checkUsage = `Usage: runall check [--tags a,b] FILE [ARGS...]
+const checkUsage = `Usage: runall check [--tags a,b] [--max-tasks N] FILE [ARGS...]
 
 Check validates a tasks file and prints its plan: the setup steps in order, each parallel
 block's trials with their GPU needs, and the S3 transfers. ARGS replace $1..$n and $* in
@@ -24,6 +24,7 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(a.stderr)
 	tags := fs.String("tags", "", "keep only tasks with one of these comma-separated `tags` (own or inherited)")
+	maxTasks := fs.Int("max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), checkUsage)
 		fs.PrintDefaults()
@@ -37,7 +38,7 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	if fs.NArg() == 0 {
 		return usagef("check: missing the tasks file")
 	}
-	plan, err := plan.Load(fs.Arg(0), plan.LoadOptions{Args: fs.Args()[1:], Tags: splitList(*tags)})
+	plan, err := plan.Load(fs.Arg(0), plan.LoadOptions{Args: fs.Args()[1:], Tags: splitList(*tags), MaxTasks: *maxTasks})
 	if err != nil {
 		return err
 	}

@@ -1,31 +1,66 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/runall/runall/runner/results"
 )
 
 //go:embed demo.yml
 var demoFile []byte
 
+const demoUsage = `Usage: runall demo [flags]
+
+Demo runs the built-in demo: a setup step, then a sweep of 12 trials needing 3-12 GiB each,
+packed onto two simulated 32 GiB GPUs by measured free memory (--fake-gpus 32GiB,32GiB
+unless you give --fake-gpus or RUNALL_FAKE_GPUS). Each trial claims its memory with runall
+fake-alloc. It needs no GPU. Its file is written to %s in the current
+directory, the same path each time, so that a second run shows how long each trial has
+left from the first one's times.
+
+It takes the flags of runall run:
+`
+
+// demoPath is where the demo's file goes: a fixed path under the default log directory's
+// parent, so that the history (the ETA) of one run serves the next and runs leave no file
+// each.
+const demoPath = ".runall/demo/demo.yml"
+
 // runDemo runs the embedded demo on two simulated 32 GiB GPUs, unless told otherwise: the
 // quickest way to see what runall is for, on a laptop.
 func runDemo(ctx context.Context, a *app, args []string) error {
-	dir, err := os.MkdirTemp("", "runall-demo-")
-	if err != nil {
-		return err
+	if slices.ContainsFunc(args, func(s string) bool { return s == "-h" || s == "-help" || s == "--help" }) {
+		fmt.Fprintf(a.stderr, demoUsage, demoPath)
+		fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+		fs.SetOutput(a.stderr)
+		new(runOptions).flags(fs)
+		fs.PrintDefaults()
+		return nil
 	}
-	defer os.RemoveAll(dir)
-	file := filepath.Join(dir, "demo.yml")
-	if err := os.WriteFile(file, demoFile, 0o644); err != nil {
-		return err
+	if err := writeDemo(demoPath); err != nil {
+		return fmt.Errorf("demo: cannot write its tasks file: %w (run it from a directory you can write to)", err)
 	}
 	if !slices.ContainsFunc(args, func(s string) bool { return s == "--fake-gpus" || s == "-fake-gpus" }) &&
 		a.getenv("RUNALL_FAKE_GPUS") == "" {
 		args = append([]string{"--fake-gpus", "32GiB,32GiB"}, args...)
 	}
-	return runRun(ctx, a, append(args, file))
+	return runRun(ctx, a, append(args, demoPath))
+}
+
+// writeDemo writes the demo's file at path unless it is there already as it should be.
+func writeDemo(path string) error {
+	if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, demoFile) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(path, demoFile)
 }

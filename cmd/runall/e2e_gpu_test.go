@@ -413,6 +413,17 @@ func TestGPUOutOfMemory(t *testing.T) {
 				liar.Status, liar.Attempts, liar.OOMRequeues)
 		}
 	})
+	t.Run("asking for more than any device has", func(t *testing.T) {
+		t.Parallel()
+		e := newGPUE2E(t)
+		r := e.runGPUFile("oom-huge.yml", "32GiB")
+		r.wantCode(t, 1)
+		huge := e.gpuResults("results.json").task(t, "huge")
+		if huge.Status != "failed" || huge.Attempts != 1 || huge.OOMRequeues != 0 || !strings.Contains(huge.Reason, "the largest GPU gives 30.4 GiB") {
+			t.Errorf("huge: status %s, %d attempts, %d requeues, reason %q; want failed at once, naming the largest device",
+				huge.Status, huge.Attempts, huge.OOMRequeues, huge.Reason)
+		}
+	})
 	t.Run("a setup step, not a trial", func(t *testing.T) {
 		t.Parallel()
 		e := newGPUE2E(t)

@@ -168,3 +168,25 @@ func wantAllLines(t *testing.T, name, text string, want []string) {
 		t.Errorf("%s lacks %d of %d lines, first %q\n%s", name, len(missing), len(want), missing[0], text)
 	}
 }
+
+// TestDemo: demo --help describes demo, not run; the demo's file lands at one path, so that
+// a second run finds the first one's history (its ETA) and adds no state file of its own.
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	h := e.run("demo", "--help")
+	h.wantCode(t, 0)
+	if !strings.Contains(h.stderr, "Usage: runall demo") || strings.Contains(h.stderr, "Usage: runall [run]") {
+		t.Errorf("demo --help does not print demo's usage\n%v", h)
+	}
+	for range 2 {
+		e.run("demo", "--output", "plain").wantCode(t, 0)
+	}
+	if !e.exists(".runall/demo/demo.yml") {
+		t.Error("no .runall/demo/demo.yml")
+	}
+	state, err := filepath.Glob(e.path(".runall", "logs", "state", "*"))
+	if err != nil || len(state) != 1 {
+		t.Errorf("state files after two demo runs: %q, want one", state)
+	}
+}

@@ -448,7 +448,7 @@ func TestResume(t *testing.T) {
 		t.Helper()
 		return s.keys("resume/" + trial + "/.runall-done/")
 	}
-	marker := regexp.MustCompile(`^resume/([abc])/\.runall-done/trial-([abc])-[0-9a-f]{12}\.json$`)
+	marker := regexp.MustCompile(`^resume/([abc])/\.runall-done/trial-([abc])-[0-9a-f]{16}\.json$`)
 
 	// First run: b fails.
 	s.createFile("fail-b")
@@ -615,4 +615,29 @@ func metricSum(body, series string) (sum float64, found bool) {
 		}
 	}
 	return sum, found
+}
+
+// TestSyncStopsOnSignal: a sync in the middle of many uploads ends on SIGINT with 130,
+// without waiting for the rest.
+func TestSyncStopsOnSignal(t *testing.T) {
+	t.Parallel()
+	s := newS3E2E(t)
+	const files = 5000
+	dir := s.path("many")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range files {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d", i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := s.start("sync", dir, "s3://"+s.bucket+"/many")
+	eventually(t, "the first uploads", func() bool { return len(listKeys(t, s.srv, s.bucket, "many/")) > 0 })
+	p.signal(syscall.SIGINT)
+	r := p.wait()
+	r.wantCode(t, 130)
+	if n := len(listKeys(t, s.srv, s.bucket, "many/")); n >= files {
+		t.Errorf("all %d files were uploaded: the signal did not stop the sync", n)
+	}
 }

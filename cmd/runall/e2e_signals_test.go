@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/runall/runall/internal/citest"
+	rproc "github.com/runall/runall/runner/proc"
 )
 
 // TestSignalStopsEveryTask stops a run whose tasks make it hard: one ignores SIGTERM, one
@@ -51,12 +52,49 @@ func TestSignalStopsEveryTask(t *testing.T) {
 			if e.exists("never.done") {
 				t.Error("a task started after the signal")
 			}
+			if res.Status != "stopped" {
+				t.Errorf("run status %q, want stopped", res.Status)
+			}
+			// stubborn ignores SIGTERM: the grace period ends with SIGKILL, which runall sent.
+			wantSignal := map[string]string{"stubborn": "SIGKILL", "background": "SIGTERM", "escaped": "SIGTERM", "plain": "SIGTERM"}
 			for _, name := range names {
-				if st := res.task(t, name).Status; st == "ok" {
-					t.Errorf("task %s: status ok after being stopped", name)
+				tr := res.task(t, name)
+				want := "killed by " + wantSignal[name] + ": runall was stopped by " + rproc.SignalName(tc.sig)
+				if tr.Status != "stopped" || tr.Signal != wantSignal[name] || tr.Reason != want {
+					t.Errorf("task %s: status %q, signal %q, reason %q; want stopped, %s, %q",
+						name, tr.Status, tr.Signal, tr.Reason, wantSignal[name], want)
 				}
 			}
+			if !strings.Contains(r.stdout, "4 stopped") {
+				t.Errorf("the summary does not count 4 stopped trials\n%v", r)
+			}
 		})
+	}
+}
+
+// TestOutsideSIGKILLIsNamed: a trial killed by a SIGKILL that runall did not send (the
+// kernel's OOM killer sends those) fails, and its reason names the signal and the suspect.
+func TestOutsideSIGKILLIsNamed(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	p := e.start("--log-dir", "logs", "--results", "results.json", testdata("outside-kill.yml"))
+	eventually(t, "the task to start", func() bool { return e.exists("pid") })
+	pids := pidsIn(t, e.path("pid"))
+	killOnCleanup(t, pids)
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := p.wait()
+	r.wantCode(t, 1)
+	res := e.results()
+	tr := res.task(t, "victim")
+	if tr.Status != "failed" || tr.Signal != "SIGKILL" || !strings.Contains(tr.Reason, "killed by SIGKILL") ||
+		!strings.Contains(tr.Reason, "OOM killer") {
+		t.Errorf("victim: status %q, signal %q, reason %q; want failed, SIGKILL, a reason naming SIGKILL and the OOM killer",
+			tr.Status, tr.Signal, tr.Reason)
+	}
+	if res.Status != "failed" {
+		t.Errorf("run status %q, want failed", res.Status)
 	}
 }
 
@@ -72,7 +110,7 @@ func TestSecondSIGINTKillsAtOnce(t *testing.T) {
 	killOnCleanup(t, pids)
 
 	p.signal(syscall.SIGINT)
-	p.waitOutput("received interrupt") // the first one has been handled
+	p.waitOutput("received SIGINT") // the first one has been handled
 	p.signal(syscall.SIGINT)
 	r := p.wait()
 	r.wantCode(t, 130)
@@ -182,4 +220,50 @@ func TestLiveViewRestoresCursorOnSIGINT(t *testing.T) {
 	r := p.wait()
 	r.wantCode(t, 130)
 	wantCursorRestored(t, r)
+}
+
+// TestLoadStopsOnSignal: check and run, whatever they are doing while they load the file
+// (here: waiting to read it from a FIFO that nobody writes, as they would wait on a slow
+// disk or a long expansion), end on SIGTERM with 143 and on SIGINT with 130.
+func TestLoadStopsOnSignal(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cmd  string
+		sig  syscall.Signal
+		code int
+	}{
+		{"check", syscall.SIGTERM, 143},
+		{"check", syscall.SIGINT, 130},
+		{"run", syscall.SIGTERM, 143},
+		{"run", syscall.SIGINT, 130},
+	} {
+		t.Run(tc.cmd+"/"+rproc.SignalName(tc.sig), func(t *testing.T) {
+			t.Parallel()
+			e := newE2E(t)
+			fifo := e.path("tasks.yml")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p := e.start(tc.cmd, fifo)
+			eventually(t, "check to open its file", func() bool { return blockedOnFIFO(p.cmd.Process.Pid) })
+			p.signal(tc.sig)
+			r := p.wait()
+			r.wantCode(t, tc.code)
+			if !strings.Contains(r.stderr, "interrupted by "+rproc.SignalName(tc.sig)) {
+				t.Errorf("stderr does not say what stopped it\n%v", r)
+			}
+		})
+	}
+}
+
+// blockedOnFIFO reports whether a thread of process pid waits in open(2) for a FIFO's writer
+// (the kernel's wait_for_partner), which runall reaches only after its signal handling is set.
+func blockedOnFIFO(pid int) bool {
+	files, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "wchan"))
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "partner") {
+			return true
+		}
+	}
+	return false
 }

@@ -265,6 +265,7 @@ type taskResult struct {
 	Cmd        string `json:"cmd"`
 	Status     string `json:"status"`
 	ExitCode   int    `json:"exit_code"`
+	Signal     string `json:"signal"`
 	Attempts   int    `json:"attempts"`
 	StartedAt  string `json:"started_at"`
 	FinishedAt string `json:"finished_at"`

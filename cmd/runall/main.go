@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
@@ -39,17 +40,21 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 type command struct {
 	name, summary string
 	run           func(ctx context.Context, a *app, args []string) error
+	// tidy is how long the command gets, once a signal has cancelled its context, to tidy
+	// up (sync's partial files, fake-alloc's claim) before runall exits anyway; 0 for a
+	// command with nothing to tidy, which ends at once.
+	tidy time.Duration
 }
 
 var commands = []command{
-	{"run", "run a tasks file (the default: `runall tasks.yml` is `runall run tasks.yml`)", runRun},
-	{"demo", "run the built-in demo: a sweep packed onto two simulated 32 GiB GPUs", runDemo},
-	{"check", "validate a tasks file and print its plan", runCheck},
-	{"gpus", "list the GPUs runall sees, their memory and processes", runGPUs},
-	{"sync", "sync a local directory and an s3:// prefix, either way", runSync},
-	{"report", "write an HTML report of a run: trials, GPU timeline, metrics", runReport},
-	{"fake-alloc", "claim simulated GPU memory (for trials on --fake-gpus)", runFakeAlloc},
-	{"version", "print runall's version", runVersion},
+	{"run", "run a tasks file (the default: `runall tasks.yml` is `runall run tasks.yml`)", runRun, 0},
+	{"demo", "run the built-in demo: a sweep packed onto two simulated 32 GiB GPUs", runDemo, 0},
+	{"check", "validate a tasks file and print its plan", runCheck, 0},
+	{"gpus", "list the GPUs runall sees, their memory and processes", runGPUs, 0},
+	{"sync", "sync a local directory and an s3:// prefix, either way", runSync, tidyWait},
+	{"report", "write an HTML report of a run: trials, GPU timeline, metrics", runReport, 0},
+	{"fake-alloc", "claim simulated GPU memory (for trials on --fake-gpus)", runFakeAlloc, tidyWait},
+	{"version", "print runall's version", runVersion, 0},
 }
 
 const mainUsage = `runall runs a tasks file: setup steps in order, then parallel trials packed onto
@@ -70,11 +75,6 @@ func main() {
 }
 
 func realMain(a *app, args []string) int {
-	// Signals are the run command's business (it forwards them to tasks and uploads
-	// outputs); for the others, the context is cancelled on the first one.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
 	cmd, rest := pickCommand(args)
 	if cmd == nil {
 		if len(rest) == 0 || rest[0] == "-h" || rest[0] == "--help" || rest[0] == "help" {
@@ -85,15 +85,47 @@ func realMain(a *app, args []string) int {
 			return 0
 		}
 		if rest[0] == "--version" || rest[0] == "-version" {
-			return exitCode(a, runVersion(ctx, a, nil))
+			return exitCode(a, runVersion(context.Background(), a, nil))
 		}
 		cmd, rest = &commands[0], args
 	}
-	if cmd.name == "run" {
-		stop() // run installs its own signal handling
-		ctx = context.Background()
+	if cmd.name == "run" || cmd.name == "demo" {
+		// run installs its own signal handling: it forwards signals to tasks and uploads
+		// outputs before it ends.
+		return exitCode(a, cmd.run(context.Background(), a, rest))
 	}
-	return exitCode(a, cmd.run(ctx, a, rest))
+	return exitCode(a, runStoppable(a, cmd, rest))
+}
+
+// tidyWait is the most a command that tidies up after a signal gets to do it.
+const tidyWait = 3 * time.Second
+
+// runStoppable runs a command that does not handle signals itself, so that SIGINT or SIGTERM
+// stops it promptly whatever it is doing (a long check included): its context is cancelled,
+// and it ends with 130 or 143 once it has returned or at the latest cmd.tidy later.
+func runStoppable(a *app, cmd *command, args []string) error {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmd.run(ctx, a, args) }()
+	select {
+	case err := <-done:
+		return err
+	case s := <-sigs:
+		cancel()
+		if cmd.tidy > 0 {
+			select {
+			case <-done:
+			case <-sigs: // a second signal: no more waiting
+			case <-time.After(cmd.tidy):
+			}
+		}
+		sig, _ := s.(syscall.Signal)
+		return &runner.InterruptedError{Signal: sig}
+	}
 }
 
 func pickCommand(args []string) (*command, []string) {

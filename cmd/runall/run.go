@@ -52,6 +52,7 @@ type runOptions struct {
 	fresh       bool
 	metricsAddr string
 	maxParallel int
+	maxTasks    int
 	noColor     bool
 }
 
@@ -68,34 +69,22 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (e.g. :9100)")
 	fs.IntVar(&o.maxParallel, "max-parallel", 0, "override the file's max-parallel-commands (`N` at once)")
+	fs.IntVar(&o.maxTasks, "max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")
 	fs.BoolVar(&o.noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
 }
 
 func runRun(_ context.Context, a *app, args []string) error {
-	var o runOptions
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
-	o.flags(fs)
-	// The whole text for -h; after a mistake, the mistake and where to look.
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Run 'runall run --help' for the flags.") }
-	if slices.ContainsFunc(args, func(s string) bool { return s == "-h" || s == "-help" || s == "--help" }) {
-		fs.Usage = func() {
-			fmt.Fprint(fs.Output(), runUsage)
-			fs.PrintDefaults()
-		}
-	}
-	file, taskArgs, err := parseInterleaved(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errSilentUsage
-	}
-	if file == "" {
-		return usagef("run: no tasks file given")
+	o, file, taskArgs, err := parseRunArgs(a, args)
+	if err != nil || file == "" {
+		return err // file "" with no error: --help was asked for and printed
 	}
 
-	plan, err := plan.Load(file, plan.LoadOptions{Args: taskArgs, Tags: splitList(o.tags)})
+	// From here on a signal is the run's: while the file loads it ends runall at once, later
+	// the scheduler stops the tasks and uploads their outputs.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	plan, err := loadOrStop(file, plan.LoadOptions{Args: taskArgs, Tags: splitList(o.tags), MaxTasks: o.maxTasks}, sigs)
 	if err != nil {
 		return err
 	}
@@ -135,9 +124,6 @@ func runRun(_ context.Context, a *app, args []string) error {
 		}
 	}
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	opts.Signals = sigs
 
 	_, err = runner.Run(plan, opts)
@@ -177,6 +163,52 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (file string, rest []stri
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.
+// parseRunArgs reads run's flags, which may come before or after the file.
+func parseRunArgs(a *app, args []string) (o runOptions, file string, taskArgs []string, err error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	o.flags(fs)
+	// The whole text for -h; after a mistake, the mistake and where to look.
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Run 'runall run --help' for the flags.") }
+	if slices.ContainsFunc(args, func(s string) bool { return s == "-h" || s == "-help" || s == "--help" }) {
+		fs.Usage = func() {
+			fmt.Fprint(fs.Output(), runUsage)
+			fs.PrintDefaults()
+		}
+	}
+	file, taskArgs, err = parseInterleaved(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return o, "", nil, nil
+	case err != nil:
+		return o, "", nil, errSilentUsage
+	case file == "":
+		return o, "", nil, usagef("run: no tasks file given")
+	}
+	return o, file, taskArgs, nil
+}
+
+// loadOrStop loads the task file unless a signal comes first: a file that is slow to read
+// (a FIFO, a slow disk) or to expand must not make runall deaf to SIGTERM.
+func loadOrStop(file string, opts plan.LoadOptions, sigs <-chan os.Signal) (*plan.Plan, error) {
+	type loaded struct {
+		p   *plan.Plan
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		p, err := plan.Load(file, opts)
+		done <- loaded{p, err}
+	}()
+	select {
+	case l := <-done:
+		return l.p, l.err
+	case s := <-sigs:
+		sig, _ := s.(syscall.Signal)
+		return nil, &runner.InterruptedError{Signal: sig}
+	}
+}
+
 func splitList(s string) []string {
 	fields := strings.Split(s, ",")
 	for i, f := range fields {

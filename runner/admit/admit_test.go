@@ -381,6 +381,8 @@ func TestRequeue(t *testing.T) {
 		{"rounded up to 256 MiB", 2 * gi, 3*gi + 1, OOM{}, 6*gi + 256<<20, false},
 		{"capped at the largest device less its margin", 8 * gi, 20 * gi, OOM{}, 32*gi - 32*gi/20, false},
 		{"a measured need no device holds fails", 8 * gi, 10 * gi, OOM{Held: 30 * gi, Tried: 10 * gi}, 0, true},
+		// Seen on an H100: a 90 GiB allocation was requeued at 2, 2.5 and 3.2 GiB.
+		{"asking for more than any device has fails at once", 2 * gi, gi, OOM{Tried: 90 * gi}, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(32 * gi)
@@ -404,6 +406,14 @@ func TestRequeue(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a single allocation beyond every device, its processes unknown", func(t *testing.T) {
+		a := newTestAdmitter(newFakeProbe(32 * gi))
+		p, _, _ := place(a, mem(1, 2*gi))
+		a.Release(p)
+		if need, _, err := a.Requeue(p, OOM{Tried: 90 * gi}); !errors.Is(err, ErrNeverFits) {
+			t.Fatalf("Requeue = %d, %v; want ErrNeverFits", need, err)
+		}
+	})
 	t.Run("at most OOMRetries times", func(t *testing.T) {
 		a := newTestAdmitter(newFakeProbe(32 * gi))
 		for i := 1; i <= 3; i++ {

@@ -126,9 +126,11 @@ func (a *Admitter) Requeue(p *Placement, oom OOM) (need uint64, requeues int, er
 	case oom.Held > 0: // a device estimate is no trial's own figure; its message is
 		measured = oom.Held + oom.Tried
 	}
-	if most := a.largestLocked(); measured > most {
+	// One allocation it tried is a need too, whatever is known of what it held: a trial
+	// that asked for 90 GiB at once fails here even where its processes are not told apart.
+	if most := a.largestLocked(); max(measured, oom.Tried) > most {
 		return 0, a.requeues[id], fmt.Errorf("%w: it ran out of memory needing at least %s; the largest GPU gives %s after the margin",
-			ErrNeverFits, gpu.FormatSize(measured), gpu.FormatSize(most))
+			ErrNeverFits, gpu.FormatSize(max(measured, oom.Tried)), gpu.FormatSize(most))
 	}
 	cur := max(p.reserve, p.Need)
 	victim := measured > 0 && measured <= cur+cur/20 && a.oomRetries > 0

@@ -22,6 +22,8 @@ func (l *liveOutput) glyph(st taskStatus) (string, string) {
 		return "·", sgrDim
 	case stSkipped:
 		return "-", sgrDim
+	case stStopped:
+		return "■", sgrIgnored
 	}
 	return " ", ""
 }
@@ -90,7 +92,7 @@ func (l *liveOutput) detail(n *taskNode, st taskStatus) string {
 		return "waiting: " + cleanName(cur.reason)
 	case stSkipped:
 		return cleanName(n.reason)
-	case stFailed, stIgnored:
+	case stFailed, stIgnored, stStopped:
 		s = exitText(cur.exitCode)
 		if why := extraReason(cur.reason, cur.exitCode); why != "" {
 			s += ": " + cleanName(why)
@@ -119,7 +121,7 @@ func (l *liveOutput) blockTitle(n *taskNode, now time.Time, w int) string {
 	for _, k := range n.children {
 		c[k.state()]++
 	}
-	done := c[stOK] + c[stFailed] + c[stIgnored] + c[stSkipped]
+	done := finished(c)
 	lb := l.lineBuf(w)
 	lb.add(g, sgr)
 	lb.add(" "+l.rs.label(n), "")
@@ -138,7 +140,7 @@ func (l *liveOutput) blockTitle(n *taskNode, now time.Time, w int) string {
 // since the start and, when every remaining task has an estimate, the ETA.
 func (l *liveOutput) footer(now time.Time, w int) string {
 	c := l.rs.counts()
-	done := c[stOK] + c[stFailed] + c[stIgnored] + c[stSkipped]
+	done := finished(c)
 	lb := l.lineBuf(w)
 	lb.add(fmt.Sprintf("%d/%d done", done, len(l.rs.leaves)), "")
 	for _, s := range []taskStatus{stRunning, stWaiting, stFailed} {

@@ -127,6 +127,8 @@ func endText(ev event.Event) string {
 		head += " (ignored)"
 	case results.StatusSkipped:
 		return withReason("skipped", ev.Reason)
+	case results.StatusStopped:
+		head = "stopped with " + exitText(ev.ExitCode) + " in " + humanDuration(ev.Duration)
 	case results.StatusFailed:
 	default:
 		head = fmt.Sprintf("attempt %d ended with %s in %s", ev.Attempt, exitText(ev.ExitCode), humanDuration(ev.Duration))
@@ -188,9 +190,9 @@ func (p *plainOutput) statusText(now time.Time) string {
 		}
 		parts = append(parts, fmt.Sprintf("%d waiting (%s)", len(waiting), s))
 	}
-	done := c[stOK] + c[stFailed] + c[stIgnored] + c[stSkipped]
+	done := finished(c)
 	parts = append(parts, fmt.Sprintf("%d/%d done", done, len(p.rs.leaves)))
-	for _, s := range []taskStatus{stFailed, stIgnored, stSkipped} {
+	for _, s := range []taskStatus{stFailed, stStopped, stIgnored, stSkipped} {
 		if c[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))
 		}

@@ -22,10 +22,20 @@ const (
 	stFailed
 	stIgnored
 	stSkipped
+	stStopped // ended because runall was stopped
 	numStatus
 )
 
-var statusWords = [numStatus]string{"pending", "waiting", "running", "ok", "failed", "ignored", "skipped"}
+var statusWords = [numStatus]string{"pending", "waiting", "running", "ok", "failed", "ignored", "skipped", "stopped"}
+
+// finished is how many of the counts are of tasks that will not change any more.
+func finished(c [numStatus]int) int {
+	n := 0
+	for s := stOK; s < numStatus; s++ {
+		n += c[s]
+	}
+	return n
+}
 
 func (s taskStatus) String() string { return statusWords[s] }
 
@@ -72,10 +82,12 @@ func (n *taskNode) state() taskStatus {
 	for _, k := range n.children {
 		c[k.state()]++
 	}
-	total, done := len(n.children), c[stOK]+c[stFailed]+c[stIgnored]+c[stSkipped]
+	total, done := len(n.children), finished(c)
 	switch {
 	case done == total && c[stFailed] > 0:
 		return stFailed
+	case done == total && c[stStopped] > 0:
+		return stStopped
 	case done == total && c[stIgnored] > 0:
 		return stIgnored
 	case done == total && c[stSkipped] == total:
@@ -244,6 +256,8 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 			n.status = stIgnored
 		case results.StatusSkipped:
 			n.status = stSkipped
+		case results.StatusStopped:
+			n.status = stStopped
 		default: // the attempt ended but the task will run again (requeued after OOM)
 			n.status = stWaiting
 		}

@@ -19,6 +19,7 @@ type SummaryOptions struct {
 	Color         bool // escape codes for colour allowed
 	FailureReport bool // config show-failure-report: the last lines of each failed task
 	TailLines     int  // lines of stdout and of stderr per failed task (default 10)
+	Width         int  // columns the task table keeps within (default 80)
 }
 
 // WriteSummary prints the end-of-run summary: a table of the commands, the failure report,
@@ -39,7 +40,11 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 	}
 	var b bytes.Buffer // one Write at the end
 	if len(res.Tasks) > 0 {
-		writeTaskTable(&b, res, paint)
+		width := o.Width
+		if width <= 0 {
+			width = tableWidth
+		}
+		writeTaskTable(&b, res, width, paint)
 	}
 	writeMetricWarnings(&b, res.Tasks)
 	if o.FailureReport {
@@ -58,13 +63,28 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 		tw.Flush()
 	}
 
-	var count = map[results.Status]int{}
+	b.WriteString("\n" + summaryLine(res, paint) + "\n")
+	if res.LogDir != "" {
+		b.WriteString("Logs: " + res.LogDir + "\n")
+	}
+	if res.Report != "" {
+		b.WriteString("Report: " + res.Report + "\n")
+	}
+	w.Write(b.Bytes())
+}
+
+// summaryLine is the closing line: the count of each status and the run's duration.
+func summaryLine(res *results.Run, paint func(s, sgr string) string) string {
+	count := map[results.Status]int{}
 	for _, r := range res.Tasks {
 		count[r.Status]++
 	}
 	parts := []string{fmt.Sprintf("%d ok", count[results.StatusOK])}
 	if count[results.StatusFailed] > 0 {
 		parts = append(parts, paint(fmt.Sprintf("%d failed", count[results.StatusFailed]), "31"))
+	}
+	if count[results.StatusStopped] > 0 {
+		parts = append(parts, paint(fmt.Sprintf("%d stopped", count[results.StatusStopped]), "33"))
 	}
 	for _, s := range []results.Status{results.StatusIgnored, results.StatusSkipped, results.StatusPending, results.StatusRunning} {
 		if count[s] > 0 {
@@ -75,97 +95,150 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 	if !res.StartedAt.IsZero() && !res.FinishedAt.IsZero() {
 		line += " in " + humanDuration(res.FinishedAt.Sub(res.StartedAt))
 	}
-	if res.Status == results.StatusFailed && count[results.StatusFailed] == 0 {
+	switch {
+	case res.Status == results.StatusFailed && count[results.StatusFailed] == 0:
 		line += " (run failed)"
+	case res.Status == results.StatusStopped:
+		line += " (runall was stopped)"
 	}
-	b.WriteString("\n" + line + "\n")
-	if res.LogDir != "" {
-		b.WriteString("Logs: " + res.LogDir + "\n")
-	}
-	if res.Report != "" {
-		b.WriteString("Report: " + res.Report + "\n")
-	}
-	w.Write(b.Bytes())
+	return line
 }
 
 // statusColor is each status's SGR code. All are two characters so that every cell of the
 // status column grows by the same number of bytes and tabwriter still aligns it.
 var statusColor = map[results.Status]string{
 	results.StatusOK: "32", results.StatusFailed: "31", results.StatusIgnored: "33", results.StatusSkipped: "90", results.StatusRunning: "36",
+	results.StatusStopped: "33",
 }
 
-// writeTaskTable writes a line per command: ranked best first when the run has an
+// tableWidth is the width the summary table keeps within when the terminal's is unknown: a
+// long task name is cut short rather than wrap every row.
+const tableWidth = 80
+
+// writeTaskTable prints one row per command: ranked best first when the run has an
 // objective, with the objective's column and the best one marked; in plan order otherwise.
-func writeTaskTable(b *bytes.Buffer, res *results.Run, paint func(s, sgr string) string) {
+// The name comes last and is cut to fit the width, so that no row wraps; the full names and
+// reasons are in the results and logs.
+func writeTaskTable(b *bytes.Buffer, res *results.Run, width int, paint func(s, sgr string) string) {
 	tasks, obj := res.Tasks, res.Objective
 	gpus := slices.ContainsFunc(tasks, func(r results.Task) bool {
 		return len(r.Devices) > 0 || r.PeakGPUMemory > 0 || r.GPUMemory > 0
 	})
-	// The task's name comes last: a long one (an unnamed task is named by its command)
-	// then widens nothing.
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	cells := []string{paint("STATUS", "01"), "EXIT", "TIME", "ATTEMPTS"}
+	head := []string{"STATUS", "EXIT", "TIME", "TRIES"}
 	if gpus {
-		cells = append(cells, "GPU")
+		head = append(head, "GPU", "NEED/PEAK")
 	}
 	if obj != nil {
-		cells = append(cells, strings.ToUpper(obj.Metric))
+		head = append(head, strings.ToUpper(obj.Metric))
 	}
-	fmt.Fprintln(tw, strings.Join(append(cells, "TASK"), "\t"))
+	rows := [][]string{append(head, "TASK")}
 	for _, i := range obj.Rank(tasks) {
-		r := tasks[i]
-		exit, took, attempts := "-", "-", "-"
-		if r.Attempts > 0 || !r.StartedAt.IsZero() {
-			exit, attempts = strconv.Itoa(r.ExitCode), strconv.Itoa(r.Attempts)
+		row := taskRow(tasks[i], gpus)
+		if obj != nil { // before the name, which stays last
+			row = slices.Insert(row, len(row)-1, objectiveText(obj, tasks[i], res.Best))
 		}
-		if d := r.Duration(); d > 0 {
-			took = humanDuration(d)
-		}
-		if r.OOMRequeues > 0 {
-			attempts += fmt.Sprintf(" (%d OOM)", r.OOMRequeues)
-		}
-		sgr, ok := statusColor[r.Status]
-		if !ok {
-			sgr = "39"
-		}
-		cells = append(cells[:0], paint(string(r.Status), sgr), exit, took, attempts)
-		if gpus {
-			cells = append(cells, gpuText(r))
-		}
-		if obj != nil {
-			cells = append(cells, objectiveText(obj, r, res.Best))
-		}
-		name := cleanName(r.Name)
-		if why := extraReason(r.Reason, r.ExitCode); why != "" && r.Status != results.StatusOK {
-			name += " (" + cleanName(why) + ")"
-		}
-		fmt.Fprintln(tw, strings.Join(append(cells, name), "\t"))
+		rows = append(rows, row)
 	}
-	tw.Flush()
+	cols := len(head)
+	widths := make([]int, cols)
+	for _, row := range rows {
+		for i := range cols {
+			widths[i] = max(widths[i], displayWidth(row[i]))
+		}
+	}
+	used := 0
+	for _, w := range widths {
+		used += w + 2
+	}
+	nameWidth := max(width-used, 12) // past this, a row wraps rather than lose its name
+	for i, row := range rows {
+		var line strings.Builder
+		for c := range cols {
+			cell := row[c] + strings.Repeat(" ", widths[c]-displayWidth(row[c])+2)
+			if c == 0 { // paint after padding: escape codes take no columns
+				sgr := "01"
+				if i > 0 {
+					sgr = statusSGR(results.Status(row[0]))
+				}
+				cell = paint(row[0], sgr) + strings.Repeat(" ", widths[c]-displayWidth(row[c])+2)
+			}
+			line.WriteString(cell)
+		}
+		line.WriteString(truncateWidth(row[cols], nameWidth))
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
 }
 
-// gpuText is where a task ran and what it used: "GPU-5f0c1a2b need 7.0 GiB peak 5.1 GiB";
-// "peak ~5.1 GiB" where the peak is an estimate, its share of its device's growth.
-func gpuText(r results.Task) string {
-	var parts []string
+func statusSGR(s results.Status) string {
+	if sgr, ok := statusColor[s]; ok {
+		return sgr
+	}
+	return "39"
+}
+
+// taskRow is a task's cells: status, exit code, time, attempts, [device, need/peak,] name.
+func taskRow(r results.Task, gpus bool) []string {
+	exit, took, attempts := "-", "-", "-"
+	if r.Attempts > 0 || !r.StartedAt.IsZero() {
+		exit, attempts = strconv.Itoa(r.ExitCode), strconv.Itoa(r.Attempts)
+	}
+	if d := r.Duration(); d > 0 {
+		took = humanDuration(d)
+	}
+	if r.OOMRequeues > 0 {
+		attempts += fmt.Sprintf(" (%d OOM)", r.OOMRequeues)
+	}
+	cells := []string{string(r.Status), exit, took, attempts}
+	if gpus {
+		cells = append(cells, gpuCells(r)...)
+	}
+	name := cleanName(r.Name)
+	if why := extraReason(r.Reason, r.ExitCode); why != "" && r.Status != results.StatusOK {
+		name += " (" + cleanName(why) + ")"
+	}
+	return append(cells, name)
+}
+
+// gpuCells is where a task ran and what it used: "fake-0" or "5f0c1a2b" (the UUID's start
+// without its GPU- prefix; "5f0c1a2b+1" for two devices), then its need and peak, the peak
+// "~5.1 GiB" where it is an estimate, its share of its device's growth.
+func gpuCells(r results.Task) []string {
+	dev, need, peak := "", "", ""
 	if len(r.Devices) > 0 {
-		short := make([]string, len(r.Devices))
-		for i, d := range r.Devices {
-			short[i] = shortDevice(d)
-		}
-		parts = append(parts, strings.Join(short, ","))
+		dev = strings.TrimPrefix(shortDevice(r.Devices[0]), "GPU-")
+	}
+	if len(r.Devices) > 1 { // the results list them all
+		dev += fmt.Sprintf("+%d", len(r.Devices)-1)
 	}
 	if r.GPUMemory > 0 {
-		parts = append(parts, "need "+gpu.FormatSize(r.GPUMemory))
+		need = gpu.FormatSize(r.GPUMemory)
 	}
 	if r.PeakGPUMemory > 0 {
-		approx := ""
 		if r.PeakEstimated() {
-			approx = "~"
+			peak = "~"
 		}
-		parts = append(parts, "peak "+approx+gpu.FormatSize(r.PeakGPUMemory))
+		peak += gpu.FormatSize(r.PeakGPUMemory)
 	}
-	return strings.Join(parts, " ")
+	return []string{dev, needPeak(need, peak)}
+}
+
+// needPeak puts a need and a peak in one cell, the unit once where they share it:
+// "7.0/5.0 GiB", "7.0 GiB/-".
+func needPeak(need, peak string) string {
+	switch {
+	case need == "" && peak == "":
+		return ""
+	case need == "":
+		need = "-"
+	case peak == "":
+		peak = "-"
+	}
+	nv, nu, _ := strings.Cut(need, " ")
+	_, pu, _ := strings.Cut(peak, " ")
+	if nu != "" && nu == pu {
+		need = nv
+	}
+	return need + "/" + peak
 }
 
 // writeFailure is one failed task's report: both streams' last lines (bashful shows only

@@ -59,3 +59,21 @@ func TestSummaryNoGPUColumn(t *testing.T) {
 		t.Errorf("summary line:\n%s", buf.String())
 	}
 }
+
+// No row of the table is wider than 80 columns, however long the names and reasons.
+func TestSummaryFitsWidth(t *testing.T) {
+	res := outResults()
+	res.Tasks = append(res.Tasks, results.Task{ID: 99, Name: strings.Repeat("a very long trial name ", 8),
+		Status: results.StatusStopped, ExitCode: -1, Attempts: 1, Reason: "killed by SIGTERM: runall was stopped by SIGTERM"})
+	var buf bytes.Buffer
+	WriteSummary(&buf, res, SummaryOptions{})
+	table, _, _ := strings.Cut(buf.String(), "\n\n")
+	for _, line := range strings.Split(table, "\n") {
+		if w := displayWidth(line); w > 80 {
+			t.Errorf("%d columns: %q", w, line)
+		}
+	}
+	if !strings.Contains(table, "stopped") || !strings.Contains(buf.String(), "1 stopped") {
+		t.Errorf("the stopped trial is not shown or counted:\n%s", buf.String())
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/runall/runall/gpu"
 )
@@ -36,8 +37,28 @@ func (p *Plan) Describe(w io.Writer) {
 	} else {
 		fmt.Fprintf(&b, "%s in %s\n", plural(trials, "trial", "trials"), plural(blocks, "parallel block", "parallel blocks"))
 	}
-	io.WriteString(w, b.String())
+	io.WriteString(w, escapeControls(b.String()))
 }
+
+// escapeControls shows control characters other than newline and tab as Go escapes
+// (\x1b, \r): a command may hold them, and check prints to a terminal.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, isEscaped) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isEscaped(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isEscaped(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }
 
 func (p *Plan) describeConfig(b *strings.Builder) {
 	c := p.Config

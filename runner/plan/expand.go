@@ -59,7 +59,10 @@ func applyArgs(tasks []*rawTask, args []string) {
 func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
 	var out []*Task
 	for _, rt := range list {
-		for _, c := range l.copies(rt) {
+		copies := l.copies(rt)
+		l.checkIdentical(rt, copies)
+		for _, c := range copies {
+			l.checkName(c)
 			out = append(out, l.task(c, in, level))
 		}
 	}
@@ -249,7 +252,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		return t
 	}
 	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
-	t.Timeout = own.timeout
+	t.Timeout = max(own.timeout, 0) // noTimeout is none
 	if own.retries != nil {
 		t.Retries = *own.retries
 	}
@@ -279,6 +282,10 @@ func (l *loader) withParams(s string, params []Param) string {
 	}
 	return strings.NewReplacer(pairs...).Replace(s)
 }
+
+// noTimeout is timeout: 0, which overrides a block's timeout with none: the zero value
+// means "not set" and inherits.
+const noTimeout time.Duration = -1
 
 // own is what a task sets for itself or takes from its block: GPU needs, timeout, retries.
 func (c *rawTask) own(in inherited) inherited {

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -18,6 +16,9 @@ type LoadOptions struct {
 	Args []string // extra arguments: replace $1..$n and $* in cmd and name (only when there are some)
 	Tags []string // keep only tasks whose tags (own or inherited) include one of these; empty: all
 	Dir  string   // working directory: $include paths and Plan.Dir resolve against it; "": os.Getwd
+	// MaxTasks overrides config: max-tasks, the most tasks the file may expand to; 0: the
+	// file's setting, else DefaultMaxTasks.
+	MaxTasks int
 }
 
 // Load reads, validates and expands a task file. A file with mistakes gives a *FileError
@@ -56,7 +57,7 @@ func (l *loader) read(dir string) (*rawFile, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &FileError{Problems: []Problem{yamlSyntaxProblem(l.path, err)}}
+		return nil, &FileError{Problems: []Problem{yamlSyntaxProblem(l.path, data, err)}}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, &FileError{Problems: []Problem{{Pos{File: l.path}, "the file is empty: want a mapping with a tasks: list"}}}
@@ -68,7 +69,14 @@ func (l *loader) read(dir string) (*rawFile, error) {
 	l.files = inc.files
 	l.problems = append(l.problems, inc.problems...)
 	l.nodeProblems(inc.d.problems)
+	if err := l.checkSize(root); err != nil {
+		return nil, err
+	}
 
+	d0 := &nodeDecoder{}
+	checkNUL(d0, root)
+	l.nodeProblems(d0.problems)
+	l.checkArgs()
 	var raw rawFile
 	l.absorb(raw.UnmarshalYAML(root))
 	d := &nodeDecoder{}
@@ -97,6 +105,12 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 	if raw.s3 != nil {
 		plan.S3 = l.s3Spec(raw.s3)
 	}
+	if l.opts.MaxTasks > 0 {
+		plan.Config.MaxTasks = l.opts.MaxTasks
+	}
+	if !l.checkExpansion(raw.tasks, plan.Config.MaxTasks) {
+		return nil, l.fileError()
+	}
 	applyArgs(raw.tasks, l.opts.Args)
 	plan.Tasks = l.expandTasks(raw.tasks, inherited{}, levelTop)
 	if err := l.fileError(); err != nil {
@@ -110,7 +124,23 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 	}
 	numberTasks(plan.Tasks)
 	uniqueKeys(plan.Tasks)
+	plan.Warnings = append(plan.Warnings, duplicateNames(plan.Tasks)...)
 	return plan, nil
+}
+
+// checkSize refuses a tree that aliases make too large to decode, before decoding it.
+func (l *loader) checkSize(root *yaml.Node) error {
+	maxTasks := l.opts.MaxTasks
+	if maxTasks <= 0 {
+		maxTasks = peekMaxTasks(root)
+	}
+	budget := nodeBudget(maxTasks)
+	if expandedSize(root, budget) <= budget {
+		return nil
+	}
+	return &FileError{Problems: []Problem{{Pos{File: l.path}, fmt.Sprintf(
+		"aliases (*name) expand this file to more than %d YAML nodes, the most max-tasks %d allows: repeat less through aliases, or raise max-tasks in config: (or --max-tasks)",
+		budget, maxTasks)}}}
 }
 
 // loader carries what building a plan from one task file needs.
@@ -163,18 +193,6 @@ func (l *loader) fileError() error {
 			cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column), cmp.Compare(a.Msg, b.Msg))
 	})
 	return &FileError{Problems: slices.Compact(ps)}
-}
-
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlSyntaxProblem places a yaml.v3 parse error, which knows only its line.
-func yamlSyntaxProblem(file string, err error) Problem {
-	msg := err.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return Problem{Pos{File: file, Line: line}, "yaml syntax error: " + m[2]}
-	}
-	return Problem{Pos{File: file}, "yaml syntax error: " + strings.TrimPrefix(msg, "yaml: ")}
 }
 
 // Where a task stands decides which keys it may have.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -488,7 +489,7 @@ tasks:
 
 func TestLoadConfig(t *testing.T) {
 	for _, file := range []string{"tasks:\n  - cmd: echo\n", "config:\ns3:\ntasks:\n  - cmd: echo\n"} {
-		if p := mustLoadYAML(t, file, LoadOptions{}); p.Config != DefaultConfig() || p.S3 != nil {
+		if p := mustLoadYAML(t, file, LoadOptions{}); !reflect.DeepEqual(p.Config, DefaultConfig()) || p.S3 != nil {
 			t.Errorf("defaults: got %+v, s3 %v", p.Config, p.S3)
 		}
 	}

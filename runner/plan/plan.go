@@ -42,6 +42,8 @@ type Config struct {
 	Objective             *Objective    // objective: the metric trials are ranked by; nil: none
 	StopWhen              *Condition    // stop-when: skip the trials not yet started once one meets it
 	Notify                *Notify       // notify: POST the results here when the run ends
+	MaxTasks              int           // max-tasks: the most tasks the file may expand to (default 100,000)
+	Mask                  []string      // mask: more variable names (or NAME_* patterns) whose values are secrets
 }
 
 // Margin is memory kept free on every device: a fixed size, a fraction of the device, or both

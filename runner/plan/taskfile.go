@@ -188,10 +188,19 @@ func (d *nodeDecoder) integer(p nodePair, lowest int) (int, bool) {
 	return 0, false
 }
 
-// duration reads a Go duration greater than zero ("90s", "30m", "2h").
-func (d *nodeDecoder) duration(p nodePair) time.Duration {
+// duration reads a Go duration greater than zero ("90s", "30m", "2h"). zero is what 0 (with
+// or without a unit) means for this key, "" where it means nothing and is refused.
+func (d *nodeDecoder) duration(p nodePair, zero string) time.Duration {
 	if p.value.Kind == yaml.ScalarNode && !isNull(p.value) {
-		v, err := time.ParseDuration(strings.TrimSpace(p.value.Value))
+		s := strings.TrimSpace(p.value.Value)
+		v, err := time.ParseDuration(s)
+		if s == "0" || (err == nil && v == 0) {
+			if zero != "" {
+				return 0
+			}
+			d.errorf(p.value, "%s: want a duration greater than zero, such as 90s, 30m or 2h, got %s", p.name, describeNode(p.value))
+			return 0
+		}
 		if err == nil && v > 0 {
 			return v
 		}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ var configKeys = []string{
 	"show-task-times", "collapse-on-completion", "single-line", "event-driven", "update-interval",
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "objective", "stop-when",
-	"notify",
+	"notify", "max-tasks", "mask",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -40,6 +41,7 @@ func DefaultConfig() Config {
 		ShowTaskTimes:         true,
 		GPUMemoryMargin:       DefaultMargin,
 		OOMRetries:            2,
+		MaxTasks:              DefaultMaxTasks,
 	}
 }
 
@@ -124,6 +126,12 @@ func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 			c.StopWhen = decodeCondition(d, p)
 		case "notify":
 			c.Notify = decodeNotify(d, p)
+		case "max-tasks":
+			if v, ok := d.integer(p, 1); ok {
+				c.MaxTasks = v
+			}
+		case "mask":
+			c.Mask = decodeMask(d, p)
 		default:
 			d.unknownKey(p, "config:", configKeys)
 		}
@@ -136,7 +144,8 @@ func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 func decodeUpdateInterval(d *nodeDecoder, p nodePair) time.Duration {
 	if p.value.Kind == yaml.ScalarNode && !isNull(p.value) {
 		s := strings.TrimSpace(p.value.Value)
-		if ms, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(ms) && !math.IsInf(ms, 0) {
+		// Bounded: a float too large for a Duration converts to a negative one.
+		if ms, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(ms) && ms*float64(time.Millisecond) < math.MaxInt64/2 {
 			return time.Duration(max(ms, 0) * float64(time.Millisecond))
 		}
 		if v, err := time.ParseDuration(s); err == nil && v >= 0 {
@@ -279,7 +288,7 @@ func (t *rawTransfer) decode(n *yaml.Node, upload bool) error {
 				t.Extract = *b
 			}
 		case p.name == "every" && upload:
-			t.Every = d.duration(p)
+			t.Every = d.duration(p, "")
 		case p.name == "delete" && upload:
 			if b := d.boolean(p); b != nil {
 				t.Delete = *b
@@ -339,3 +348,17 @@ func (t *rawTransfer) checkS3URL(d *nodeDecoder, key, v string) {
 		}
 	}
 }
+
+// decodeMask reads mask: names of variables whose values are secrets, or patterns of them
+// with * (MY_*_CREDENTIAL).
+func decodeMask(d *nodeDecoder, p nodePair) []string {
+	names := d.stringOrList(p)
+	for _, n := range names {
+		if !maskNameRE.MatchString(n) {
+			d.errorf(p.value, "mask: %q is not a variable name or pattern: want letters, digits, _ and *", n)
+		}
+	}
+	return names
+}
+
+var maskNameRE = regexp.MustCompile(`^[A-Za-z_*][A-Za-z0-9_*]*$`)

@@ -25,6 +25,7 @@ type includer struct {
 	stack    []string              // absolute paths of the files being spliced, to find cycles
 	d        *nodeDecoder          // problems at nodes
 	problems []Problem             // problems with no node: syntax errors in included files
+	loads    int                   // files read so far, bounded by maxIncludeLoads
 }
 
 // splice expands every $include under n, which was read from the file at abs.
@@ -175,6 +176,12 @@ func (in *includer) load(at *yaml.Node, target string) *yaml.Node {
 			return nil
 		}
 	}
+	if in.loads++; in.loads > maxIncludeLoads {
+		if in.loads == maxIncludeLoads+1 {
+			in.d.errorf(at, "$include %s: more than %d includes in all: files that include each other several times multiply; include each file once", target, maxIncludeLoads)
+		}
+		return nil
+	}
 	data, err := os.ReadFile(abs)
 	if err != nil {
 		var pe *fs.PathError
@@ -187,7 +194,7 @@ func (in *includer) load(at *yaml.Node, target string) *yaml.Node {
 	in.files = append(in.files, target)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		in.problems = append(in.problems, yamlSyntaxProblem(target, err))
+		in.problems = append(in.problems, yamlSyntaxProblem(target, data, err))
 		return nil
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {

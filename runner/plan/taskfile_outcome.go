@@ -129,7 +129,7 @@ func decodeNotify(d *nodeDecoder, p nodePair) *Notify {
 		case "headers":
 			n.Headers = decodeHeaders(d, q)
 		case "timeout":
-			n.Timeout = d.duration(q)
+			n.Timeout = d.duration(q, "")
 		default:
 			d.unknownKey(q, "notify:", notifyKeys)
 		}

@@ -123,7 +123,10 @@ func (t *rawTask) UnmarshalYAML(n *yaml.Node) error {
 		case "env":
 			t.env = decodeEnv(d, p)
 		case "timeout":
-			t.timeout = d.duration(p)
+			// 0 is no timeout, also where the block sets one.
+			if t.timeout = d.duration(p, "no timeout"); t.timeout == 0 {
+				t.timeout = noTimeout
+			}
 		case "retries":
 			if v, ok := d.integer(p, 0); ok {
 				t.retries = &v

@@ -21,6 +21,7 @@ const (
 	StatusFailed  Status = "failed"
 	StatusIgnored Status = "ignored" // failed with ignore-failure: counts as success
 	StatusSkipped Status = "skipped" // never ran: stop-on-failure, tags, shard, resume, interrupt
+	StatusStopped Status = "stopped" // ended because runall itself was stopped (SIGINT/SIGTERM)
 )
 
 // Run is the outcome of a run: what --results writes and the summary prints.
@@ -28,7 +29,7 @@ type Run struct {
 	File       string    `json:"file"`
 	RunID      string    `json:"run_id"`
 	Shard      string    `json:"shard,omitempty"` // "I/N" when sharded
-	Status     Status    `json:"status"`          // ok, failed, or interrupted (as "failed")
+	Status     Status    `json:"status"`          // ok, failed, or stopped (SIGINT/SIGTERM)
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
 	LogDir     string    `json:"log_dir"`
@@ -60,7 +61,8 @@ type Task struct {
 	Name          string    `json:"name"`
 	Cmd           string    `json:"cmd"`
 	Status        Status    `json:"status"`
-	ExitCode      int       `json:"exit_code"` // -1 when killed by a signal or never started
+	ExitCode      int       `json:"exit_code"`        // -1 when killed by a signal or never started
+	Signal        string    `json:"signal,omitempty"` // the signal that killed its last attempt ("SIGKILL")
 	Attempts      int       `json:"attempts"`
 	OOMRequeues   int       `json:"oom_requeues"`
 	StartedAt     time.Time `json:"started_at,omitzero"`

@@ -1,0 +1,148 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Names and commands are checked when the file is loaded, the same for `runall check` and
+// `runall run`: a name is printed to terminals, logs and results, and a NUL cannot reach a
+// process at all, so a file that holds either would pass check and fail (or draw on the
+// terminal) at run.
+
+// checkNUL reports every scalar under n that holds a NUL: no command, name, path or
+// variable can carry one to a process.
+func checkNUL(d *nodeDecoder, n *yaml.Node) {
+	seen := map[*yaml.Node]bool{}
+	var walk func(*yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		if n.Kind == yaml.ScalarNode && strings.ContainsRune(n.Value, 0) {
+			d.errorf(n, "%s holds a NUL character, which no command, name, path or variable can carry: remove it", quoteShort(n.Value))
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+}
+
+// checkArgs refuses command-line arguments that cannot be substituted into a command.
+func (l *loader) checkArgs() {
+	for i, a := range l.opts.Args {
+		if strings.ContainsRune(a, 0) {
+			l.problems = append(l.problems, Problem{Pos{File: l.path}, fmt.Sprintf("argument $%d holds a NUL character: remove it", i+1)})
+		}
+	}
+}
+
+// checkName refuses a name: that holds a control character (an escape sequence would clear
+// or recolour the terminal that check, the live view or the summary prints it on). c is an
+// expanded copy: its name has the for-each or matrix values and the arguments in it.
+func (l *loader) checkName(c *rawTask) {
+	at, explicit := c.keys["name"]
+	if !explicit {
+		return // named by its command, which output shows with control characters removed
+	}
+	for _, r := range c.name {
+		if unicode.IsControl(r) {
+			l.problems = append(l.problems, Problem{l.pos(at), fmt.Sprintf(
+				"name: %s holds the control character %U, which would act on the terminal it is printed to: remove it (from the name, or the value or argument put into it)",
+				quoteShort(c.name), r)})
+			return
+		}
+	}
+}
+
+// quoteShort quotes s with its control characters escaped, shortened to 60 characters.
+func quoteShort(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:57]) + "..."
+	}
+	return fmt.Sprintf("%+q", s)
+}
+
+// checkIdentical refuses for-each and matrix copies that would be the same task: same name,
+// same command. They would run the same thing twice and be told apart nowhere.
+func (l *loader) checkIdentical(t *rawTask, copies []*rawTask) {
+	if len(copies) < 2 {
+		return
+	}
+	key, placeholder := "for-each", l.cfg.ReplicaReplacePattern
+	if len(t.matrix) > 0 {
+		key, placeholder = "matrix", "<"+t.matrix[0].name+">"
+	}
+	first := map[string]int{}
+	dupA, dupB := -1, -1
+	for i, c := range copies {
+		id := c.name + "\x00" + commandTemplate(c)
+		if j, dup := first[id]; !dup {
+			first[id] = i
+		} else if dupA < 0 {
+			dupA, dupB = j, i
+		}
+	}
+	if dupA < 0 {
+		return
+	}
+	a, b := paramText(copies[dupA].params), paramText(copies[dupB].params)
+	what := fmt.Sprintf("the copies for %s and %s", a, b)
+	switch {
+	case a == b:
+		what = fmt.Sprintf("%s is listed twice, so its copies", a)
+	case len(first) == 1:
+		what = "every copy"
+	}
+	l.problemAt(t, key, fmt.Sprintf(
+		"%s: %s would be the same task (name %s, same command): put %s in name: or cmd: so that each copy differs, or list each value once",
+		key, what, quoteShort(copies[dupB].name), placeholder))
+}
+
+func paramText(ps []Param) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.Name + "=" + p.Value
+	}
+	return strings.Join(parts, " ")
+}
+
+// maxNameWarnings bounds the duplicate-name warnings: a file may have thousands.
+const maxNameWarnings = 10
+
+// duplicateNames warns of tasks that share a name path: results, logs and the summary show
+// them by name, so one could not be told from the other.
+func duplicateNames(tasks []*Task) []Problem {
+	first := map[string]Pos{}
+	warned := map[Pos]bool{}
+	var out []Problem
+	more := 0
+	var walk func(ts []*Task, parent string)
+	walk = func(ts []*Task, parent string) {
+		for _, t := range ts {
+			path := joinPath(parent, t.Name)
+			if at, dup := first[path]; !dup {
+				first[path] = t.Pos
+			} else if len(out) >= maxNameWarnings {
+				more++
+			} else if at == t.Pos && !warned[at] {
+				warned[at] = true
+				out = append(out, Problem{t.Pos, fmt.Sprintf("the copies of this task share the name %s: put the for-each or matrix placeholder in name: to tell them apart", quoteShort(t.Name))})
+			} else if at != t.Pos {
+				out = append(out, Problem{t.Pos, fmt.Sprintf("the name %s is also used at %s: results, logs and the summary will not tell the two apart; rename one", quoteShort(t.Name), at)})
+			}
+			walk(t.Parallel, path)
+			walk(t.Steps, path)
+		}
+	}
+	walk(tasks, "")
+	if more > 0 {
+		out = append(out, Problem{out[len(out)-1].Pos, fmt.Sprintf("and %d more tasks whose names are used twice", more)})
+	}
+	return out
+}
