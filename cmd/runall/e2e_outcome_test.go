@@ -266,7 +266,7 @@ func TestNotifyAfterSIGTERM(t *testing.T) {
 		t.Errorf("POST %s with Authorization %q", h.paths[1], h.auth[1])
 	}
 	sent := readOutcome(t, h.bodies[1])
-	if sent.Status != "failed" || len(sent.Tasks) != 1 || sent.Tasks[0].Name != "waits" {
+	if sent.Status != "stopped" || len(sent.Tasks) != 1 || sent.Tasks[0].Name != "waits" {
 		t.Errorf("the body is not the run's results: %s", h.bodies[1])
 	}
 	onDisk := e.read(filepath.Join(sent.LogDir, "results.json"))
