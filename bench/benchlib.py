@@ -10,10 +10,24 @@ def _ts(s):
     return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
 
 
-def run_file(text, gpus, work, env=None, args=()):
+def start_gap(tasks):
+    """Median time from a trial's end to the next start, over the starts that came after some
+    trial had ended (those that waited for room): how long admission takes to react."""
+    ends = sorted(_ts(t["finished_at"]) for t in tasks)
+    gaps = []
+    for s in sorted(_ts(t["started_at"]) for t in tasks):
+        before = [e for e in ends if e <= s]
+        if before:
+            gaps.append(s - before[-1])
+    gaps.sort()
+    return gaps[len(gaps) // 2] if gaps else None
+
+
+def run_file(text, gpus, work, env=None, args=(), d=None):
     """Runs the tasks file text with runall on simulated GPUs of spec gpus, in a fresh
-    directory under work, and returns the figures of its --results file."""
-    d = tempfile.mkdtemp(dir=work)
+    directory under work (or in d, whose log directory holds what earlier runs recorded),
+    and returns the figures of its --results file."""
+    d = d or tempfile.mkdtemp(dir=work)
     path = os.path.join(d, "tasks.yml")
     with open(path, "w") as f:
         f.write(text)
@@ -35,6 +49,7 @@ def run_file(text, gpus, work, env=None, args=()):
         "failed": sum(t["status"] == "failed" for t in res["tasks"]),
         "requeues": sum(t.get("oom_requeues", 0) for t in res["tasks"]),
         "peak_running": most,
+        "gap": start_gap(tasks),
         "learned": res.get("learned_gpu_memory") or {},
         "pids": res.get("gpu_process_ids", ""),
         "tasks": res["tasks"],

@@ -10,9 +10,9 @@ counting out-of-memory failures. Then the auto case: trials of unknown need on o
 Efficiency = lower bound / makespan; lower bound = max(sum(need x duration) / sum(capacity),
 longest duration), with each trial's duration taken as its ramp + hold.
 """
-import heapq, os, random, sys, tempfile
+import heapq, os, random, subprocess, sys, tempfile
 
-from benchlib import GiB, run_file
+from benchlib import GiB, RUNALL, run_file
 
 
 def workload(seed=7, n=24):
@@ -20,9 +20,11 @@ def workload(seed=7, n=24):
     return [(rnd.randint(3, 12), 1, rnd.randint(1, 4)) for _ in range(n)]  # (GiB, ramp, hold)
 
 
-def task_file(trials, mode, max_parallel):
+def task_file(trials, mode, max_parallel, order=None):
     lines = ["config:", f"  max-parallel-commands: {max_parallel}", "  stop-on-failure: false",
              "tasks:", "  - name: sweep"]
+    if order:
+        lines.append(f"    order: {order}")
     if mode == "auto":
         lines.append("    gpu-memory: auto  # the block's trials learn their need together")
     lines.append("    parallel-tasks:")
@@ -34,6 +36,15 @@ def task_file(trials, mode, max_parallel):
         dev = f"${{CUDA_VISIBLE_DEVICES:-{i % 2}}}"
         lines.append(f"        cmd: CUDA_VISIBLE_DEVICES={dev} runall fake-alloc --size {gib}GiB --ramp {ramp}s --hold {hold}s")
     return "\n".join(lines) + "\n"
+
+
+def predict(d):
+    """The makespan runall check --simulate predicts for the task file in d from its history."""
+    out = subprocess.run([RUNALL, "check", "--simulate", "--fake-gpus", "32GiB,32GiB", "--log-dir",
+                          os.path.join(d, "logs"), os.path.join(d, "tasks.yml")],
+                         capture_output=True, text=True, check=True).stdout
+    line = next(l for l in out.splitlines() if l.startswith("Predicted makespan:"))
+    return float(line.split(":")[1].strip().rstrip("s"))
 
 
 def run(trials, mode, max_parallel, gpus, work):
@@ -97,6 +108,41 @@ def main():
         r = run(tr, "gpu", 24, "32GiB,32GiB", work)
         print(f"| {seed} | {lbs:.2f} | {r['makespan']:.2f} | {lbs / r['makespan']:.2f} | "
               f"{lbs / ideal_greedy(tr):.2f} | {r['failed']} |")
+
+    seeds = [int(x) for x in os.environ.get("ORDER_SEEDS", "1 2 3 4 5").split()]
+    print(f"\nOrder: file order against longest-first, each run twice on the same log directory "
+          f"(the first run has no history; the second has the durations the first recorded)\n")
+    print("| seed | lower bound (s) | file order: 1st run | file order: 2nd run | longest-first: 1st run | "
+          "longest-first: 2nd run | failed | OOM requeues | end-to-next-start gap, median (ms) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    means, predicted = {}, []
+    for seed in seeds:
+        tr = workload(seed)
+        lbs = lower_bound(tr, 64)
+        cells, failed, requeues, gaps = [], 0, 0, []
+        for order in ("file", "longest-first"):
+            d = tempfile.mkdtemp(dir=work)
+            for nth in (1, 2):
+                r = run_file(task_file(tr, "gpu", 24, order), "32GiB,32GiB", work, d=d)
+                eff = lbs / r["makespan"]
+                means.setdefault((order, nth), []).append(eff)
+                cells.append(f"{r['makespan']:.2f} s, **{eff:.2f}**")
+                failed, requeues = failed + r["failed"], requeues + r["requeues"]
+                if r["gap"] is not None:
+                    gaps.append(r["gap"])
+            predicted.append((predict(d), r["makespan"]))
+        gaps.sort()
+        print(f"| {seed} | {lbs:.2f} | " + " | ".join(cells) +
+              f" | {failed} | {requeues} | {1000 * gaps[len(gaps) // 2]:.0f} |")
+    mean = lambda k: sum(means[k]) / len(means[k])
+    print(f"| mean | | {mean(('file', 1)):.3f} | {mean(('file', 2)):.3f} | "
+          f"{mean(('longest-first', 1)):.3f} | {mean(('longest-first', 2)):.3f} | | | |")
+
+    print("\n`runall check --simulate` after each second run, against that run's measured makespan:\n")
+    print("| seed | order | predicted (s) | measured (s) | error |")
+    print("|---|---|---|---|---|")
+    for i, (pred, real) in enumerate(predicted):
+        print(f"| {seeds[i // 2]} | {('file', 'longest-first')[i % 2]} | {pred:.2f} | {real:.2f} | {100 * (pred - real) / real:+.0f}% |")
 
     auto = [(6, 1, 8)] * 12
     lb1 = lower_bound(auto, 32)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
@@ -60,6 +59,7 @@ func (r *run) waitForGPU(ctx context.Context, t *plan.Task) (*admit.Placement, b
 			r.skip(t, r.ledger.haltReason())
 			return nil, false
 		}
+		changed := r.admit.Changed() // before trying, so that no change is missed
 		p, reason, err := r.admit.Place(admit.RequestFor(t))
 		if err != nil {
 			r.failUnrunnable(t, err.Error())
@@ -74,13 +74,10 @@ func (r *run) waitForGPU(ctx context.Context, t *plan.Task) (*admit.Placement, b
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(admitPoll):
+		case <-changed:
 		}
 	}
 }
-
-// admitPoll is how often waiting GPU trials look again at the devices.
-const admitPoll = 200 * time.Millisecond
 
 // trialDone is a parallel child's end, sent to its block's loop.
 type trialDone struct {
@@ -91,11 +88,12 @@ type trialDone struct {
 }
 
 // runBlock runs a parallel block: its children concurrently, at most max-parallel-commands
-// at once and, for GPU trials, as the admitter allows. Children start in file order, but a
-// smaller trial that fits may overtake a larger one that waits, a bounded number of times.
+// at once and, for GPU trials, as the admitter allows. Children are offered in the block's
+// order (orderTrials); a trial that fits may overtake one that waits, a bounded number of
+// times.
 func (r *run) runBlock(ctx context.Context, b *plan.Task, env []string) {
 	q := &trialQueue{limit: max(r.plan.Config.MaxParallel, 1), overtaken: map[*plan.Task]int{}, lastReason: map[*plan.Task]string{}}
-	for _, t := range b.Parallel {
+	for _, t := range r.orderTrials(b, b.Parallel) {
 		if reason, skip := r.resumeSkip(ctx, t); skip {
 			r.skip(t, reason)
 			continue
@@ -119,13 +117,16 @@ func (r *run) runBlock(ctx context.Context, b *plan.Task, env []string) {
 			}
 			q.pending = nil
 		}
+		var poll <-chan struct{} // nil: only a trial's end can start another
+		if r.admit != nil {
+			poll = r.admit.Changed() // before trying, so that no change is missed
+		}
 		r.admitFrom(q, start)
 		if q.running == 0 && len(q.pending) == 0 {
 			break
 		}
-		var poll <-chan time.Time
-		if len(q.pending) > 0 && q.running < q.limit {
-			poll = time.After(admitPoll)
+		if len(q.pending) == 0 || q.running >= q.limit {
+			poll = nil
 		}
 		select {
 		case d := <-done:

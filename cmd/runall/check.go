@@ -10,11 +10,19 @@ import (
 )
 
 const checkUsage = `Usage: runall check [--tags a,b] [--max-tasks N] FILE [ARGS...]
+       runall check --simulate [--fake-gpus SIZES] [--duration D] [--log-dir DIR] FILE [ARGS...]
 
 Check validates a tasks file and prints its plan: the setup steps in order, each parallel
 block's trials with their GPU needs, and the S3 transfers. ARGS replace $1..$n and $* in
 commands, as for runall run. It exits 0 when the file is valid, 2 with every problem listed
 when it is not. Flags go before FILE.
+
+With --simulate it also predicts what a run would do on the GPUs --fake-gpus describes (or
+those NVML sees): which trial runs on which GPU and when, each GPU's peak memory and the
+makespan, printed as a timeline per GPU. Needs are the declared ones, or those earlier runs
+learned for gpu-memory: auto; durations are those earlier runs recorded under --log-dir, or
+the --duration guess. It models runall's admission order and placement, not the memory a
+trial reaches over time or out-of-memory requeues.
 
 Flags:
 `
@@ -24,6 +32,11 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(a.stderr)
 	tags := fs.String("tags", "", "keep only tasks with one of these comma-separated `tags` (own or inherited)")
+	var sim simulateFlags
+	fs.BoolVar(&sim.on, "simulate", false, "predict the run on GPUs: a timeline per GPU, peak memory and makespan")
+	fs.StringVar(&sim.fakeGPUs, "fake-gpus", "", "with --simulate: plan for GPUs of these `SIZES` (e.g. 2x32GiB) instead of NVML's (env RUNALL_FAKE_GPUS)")
+	fs.DurationVar(&sim.guess, "duration", 0, "with --simulate: the duration `D` of tasks no earlier run recorded (default: such tasks are an error)")
+	fs.StringVar(&sim.logDir, "log-dir", ".runall/logs", "with --simulate: the log directory `DIR` whose state holds earlier runs' durations and learned needs")
 	maxTasks := fs.Int("max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), checkUsage)
@@ -44,6 +57,9 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(a.stderr, "%s: warning: %s\n", w.Pos, w.Msg)
+	}
+	if sim.on {
+		return runSimulate(a, plan, sim)
 	}
 	plan.Describe(a.stdout)
 	return nil

@@ -99,6 +99,8 @@ type Admitter struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	changed chan struct{} // closed at the next sample or release: see Changed
 }
 
 type devState struct {
@@ -278,6 +280,26 @@ func (a *Admitter) Release(p *Placement) {
 		if len(st.trials) == 0 {
 			st.releasedAt = now
 		}
+	}
+	a.changedLocked()
+}
+
+// Changed returns a channel closed when what Place sees may have changed: after the next
+// measurement of the devices, or a release. A waiting trial tries again then, rather than
+// on a timer of its own.
+func (a *Admitter) Changed() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.changed == nil {
+		a.changed = make(chan struct{})
+	}
+	return a.changed
+}
+
+func (a *Admitter) changedLocked() {
+	if a.changed != nil {
+		close(a.changed)
+		a.changed = nil
 	}
 }
 

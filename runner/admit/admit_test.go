@@ -692,3 +692,33 @@ func TestConcurrentPlaceRelease(t *testing.T) {
 		}
 	}
 }
+
+// Changed wakes a waiting trial after a release and after a measurement, and not before.
+func TestChanged(t *testing.T) {
+	a := newTestAdmitter(newFakeProbe(32 << 30))
+	p, _, err := place(a, mem(1, 8<<30))
+	if err != nil || p == nil {
+		t.Fatalf("place: %v, %v", p, err)
+	}
+	isClosed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	ch := a.Changed()
+	if isClosed(ch) {
+		t.Fatal("Changed is closed before anything changed")
+	}
+	a.Release(p)
+	if !isClosed(ch) {
+		t.Error("a release did not close Changed")
+	}
+	ch = a.Changed()
+	measure(a)
+	if !isClosed(ch) {
+		t.Error("a measurement did not close Changed")
+	}
+}

@@ -86,6 +86,7 @@ func (a *Admitter) sampleLocked() {
 		a.usageLocked(i)
 	}
 	a.settleLearningLocked()
+	a.changedLocked()
 }
 
 func (a *Admitter) trialMemoryLocked() []TrialMemory {

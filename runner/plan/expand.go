@@ -244,6 +244,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Group = in.gpuGroup
 	}
 	if len(c.parallel) > 0 {
+		t.Order = cmp.Or(c.order, l.cfg.Order)
 		t.Parallel = l.expandTasks(c.parallel, inherited{
 			tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params,
 			gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, timeout: own.timeout, retries: own.retries,

@@ -254,6 +254,9 @@ func checkNesting(d *nodeDecoder, t *rawTask, level int) {
 			d.errorf(t.keys[key], "%s: a task with tasks (steps) only runs its steps; make %s one of the steps", key, key)
 		}
 	}
+	if t.has("order") && !t.has("parallel-tasks") {
+		d.errorf(t.keys["order"], "order: orders the trials of a block; set it on the task with parallel-tasks, or in config:")
+	}
 	if t.has("parallel-tasks") {
 		if level != levelTop {
 			d.errorf(t.keys["parallel-tasks"], "parallel-tasks: cannot be nested: a parallel child runs a command, or its own steps with tasks:")

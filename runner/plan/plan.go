@@ -44,7 +44,20 @@ type Config struct {
 	Notify                *Notify       // notify: POST the results here when the run ends
 	MaxTasks              int           // max-tasks: the most tasks the file may expand to (default 100,000)
 	Mask                  []string      // mask: more variable names (or NAME_* patterns) whose values are secrets
+	Order                 Order         // order: how a block's trials are ordered (default OrderLongestFirst)
 }
+
+// Order is the order in which a parallel block's trials are offered to admission.
+type Order string
+
+const (
+	// OrderLongestFirst starts the trials that earlier runs of the file recorded as longest
+	// first (ties: the larger GPU need first); trials with no recorded duration come first,
+	// in file order. Without any recorded duration it is file order.
+	OrderLongestFirst Order = "longest-first"
+	// OrderFile starts trials in file order.
+	OrderFile Order = "file"
+)
 
 // Margin is memory kept free on every device: a fixed size, a fraction of the device, or both
 // (the larger wins).
@@ -98,6 +111,7 @@ type Task struct {
 	Upload []Transfer // upload: run when this task ends
 
 	Parallel []*Task // parallel-tasks: children run concurrently, at most Config.MaxParallel at once
+	Order    Order   // a block's order: (its own, else the config's)
 	Steps    []*Task // tasks: a parallel child's own sequential tasks
 }
 

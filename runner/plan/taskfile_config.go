@@ -26,7 +26,7 @@ var configKeys = []string{
 	"show-task-times", "collapse-on-completion", "single-line", "event-driven", "update-interval",
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "objective", "stop-when",
-	"notify", "max-tasks", "mask",
+	"notify", "max-tasks", "mask", "order",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -42,6 +42,7 @@ func DefaultConfig() Config {
 		GPUMemoryMargin:       DefaultMargin,
 		OOMRetries:            2,
 		MaxTasks:              DefaultMaxTasks,
+		Order:                 OrderLongestFirst,
 	}
 }
 
@@ -132,6 +133,10 @@ func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 			}
 		case "mask":
 			c.Mask = decodeMask(d, p)
+		case "order":
+			if o := decodeOrder(d, p); o != "" {
+				c.Order = o
+			}
 		default:
 			d.unknownKey(p, "config:", configKeys)
 		}
@@ -362,3 +367,13 @@ func decodeMask(d *nodeDecoder, p nodePair) []string {
 }
 
 var maskNameRE = regexp.MustCompile(`^[A-Za-z_*][A-Za-z0-9_*]*$`)
+
+// decodeOrder reads order: file or longest-first.
+func decodeOrder(d *nodeDecoder, p nodePair) Order {
+	switch o := Order(d.str(p)); o {
+	case OrderFile, OrderLongestFirst:
+		return o
+	}
+	d.errorf(p.value, "order: want file (start trials in file order) or longest-first (the default: longest recorded duration first), got %s", describeNode(p.value))
+	return ""
+}

@@ -16,6 +16,7 @@ type rawTask struct {
 	keys map[string]*yaml.Node // the key nodes present, for problems found after decoding
 
 	name, cmd, cwd, url, md5, logPath, metrics string
+	order                                      Order
 
 	tags                                     []string
 	ignoreFailure, stopOnFailure, showOutput *bool
@@ -58,7 +59,7 @@ var taskKeys = []string{
 	"show-task-output", "log-path", "url", "md5", "sudo", "for-each", "parallel-tasks",
 	"collapse-on-completion", "event-driven", "show-task-times",
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "upload",
-	"metrics",
+	"metrics", "order",
 }
 
 var (
@@ -141,6 +142,8 @@ func (t *rawTask) UnmarshalYAML(n *yaml.Node) error {
 			t.gpuCap = d.boolean(p)
 		case "upload":
 			t.upload = decodeTransfers[rawUpload](d, p)
+		case "order":
+			t.order = decodeOrder(d, p)
 		case "metrics":
 			if t.metrics = d.str(p); t.metrics == "" && !isNull(p.value) {
 				d.errorf(p.value, "metrics: want the path of the JSON file the command writes its metrics to")

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner"
+	"github.com/runall/runall/runner/plan"
+)
+
+// simulateFlags are check's flags for --simulate.
+type simulateFlags struct {
+	on       bool
+	fakeGPUs string
+	guess    time.Duration
+	logDir   string
+}
+
+// runSimulate prints what a run of p would do on the GPUs --fake-gpus describes (or NVML's).
+func runSimulate(a *app, p *plan.Plan, f simulateFlags) error {
+	probe, err := openProbe(a, f.fakeGPUs)
+	if err != nil {
+		return fmt.Errorf("check --simulate needs the GPUs to plan for: %w (pass --fake-gpus, e.g. 2x32GiB)", err)
+	}
+	devs, err := probe.Devices()
+	probe.Close()
+	if err != nil {
+		return fmt.Errorf("check --simulate: %w", err)
+	}
+	pred, err := runner.Simulate(p, runner.SimulateOptions{Devices: devs, LogDir: f.logDir, Guess: f.guess})
+	if err != nil {
+		return err
+	}
+	writePrediction(a.stdout, pred)
+	return nil
+}
+
+// timelineWidth is the width of the bars that draw each task's time.
+const timelineWidth = 40
+
+// writePrediction prints the prediction as a timeline per GPU, then the makespan.
+func writePrediction(w io.Writer, pred *runner.Prediction) {
+	fmt.Fprintf(w, "Predicted run: runall's admission alone (no overhead, no out-of-memory requeues)\n")
+	byDev := make([][]runner.Slot, len(pred.Devices)+1) // the last: tasks on no GPU
+	for _, s := range pred.Slots {
+		if len(s.Devices) == 0 {
+			byDev[len(pred.Devices)] = append(byDev[len(pred.Devices)], s)
+		}
+		for _, d := range s.Devices {
+			byDev[d] = append(byDev[d], s)
+		}
+	}
+	for d, slots := range byDev {
+		if len(slots) == 0 {
+			continue
+		}
+		if d < len(pred.Devices) {
+			dev := pred.Devices[d]
+			fmt.Fprintf(w, "\nGPU %d %s (%s): peak %s, %d tasks\n", d, dev.Name, gpu.FormatSize(dev.Total), gpu.FormatSize(pred.Peak[d]), len(slots))
+		} else {
+			fmt.Fprintf(w, "\nNo GPU: %d tasks\n", len(slots))
+		}
+		for _, s := range slots {
+			need := ""
+			if s.Need > 0 {
+				need = gpu.FormatSize(s.Need)
+			}
+			guess := " "
+			if s.Guessed {
+				guess = "*"
+			}
+			fmt.Fprintf(w, "  %s %7s-%-7s%s %9s  %s\n", bar(s, pred.Makespan), seconds(s.Start), seconds(s.End), guess, need, s.Task.Name)
+		}
+	}
+	fmt.Fprintf(w, "\nPredicted makespan: %s\n", seconds(pred.Makespan))
+	for _, n := range pred.Notes {
+		fmt.Fprintf(w, "Note: %s\n", n)
+	}
+}
+
+// bar draws [start, end) of the makespan in timelineWidth columns.
+func bar(s runner.Slot, total time.Duration) string {
+	if total <= 0 {
+		return "|" + strings.Repeat(" ", timelineWidth) + "|"
+	}
+	from := int(float64(s.Start) / float64(total) * timelineWidth)
+	to := max(int(float64(s.End)/float64(total)*timelineWidth+0.5), from+1)
+	to = min(to, timelineWidth)
+	return "|" + strings.Repeat(" ", from) + strings.Repeat("#", to-from) + strings.Repeat(" ", timelineWidth-to) + "|"
+}
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }

@@ -1,0 +1,76 @@
+package runner
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/plan"
+)
+
+// orderTrials is the order a block's trials are offered to admission in. With order:
+// longest-first (the default) the trials earlier runs of the file recorded as longest come
+// first, ties to the larger GPU need: longest-processing-time first, which docs/gpu.md
+// compares with other orders. Trials with no recorded duration go first, in file order,
+// since any of them may be the longest; without history this is file order.
+func (r *run) orderTrials(b *plan.Task, trials []*plan.Task) []*plan.Task {
+	return orderTrials(b, trials, r.hist)
+}
+
+func orderTrials(b *plan.Task, trials []*plan.Task, hist *admit.History) []*plan.Task {
+	if b.Order == plan.OrderFile || hist == nil {
+		return trials
+	}
+	type keyed struct {
+		t     *plan.Task
+		d     time.Duration
+		known bool
+	}
+	ks := make([]keyed, len(trials))
+	for i, t := range trials {
+		d, ok := recordedDuration(hist, t)
+		ks[i] = keyed{t, d, ok}
+	}
+	slices.SortStableFunc(ks, func(x, y keyed) int {
+		switch {
+		case x.known != y.known:
+			if !x.known {
+				return -1
+			}
+			return 1
+		case !x.known:
+			return 0
+		}
+		return cmp.Or(cmp.Compare(y.d, x.d), cmp.Compare(gpuNeed(y.t), gpuNeed(x.t)))
+	})
+	out := make([]*plan.Task, len(ks))
+	for i, k := range ks {
+		out[i] = k.t
+	}
+	return out
+}
+
+// recordedDuration is how long t took when it last succeeded: its command's time, or the
+// sum of its steps' times.
+func recordedDuration(hist *admit.History, t *plan.Task) (time.Duration, bool) {
+	if len(t.Steps) == 0 {
+		return hist.Duration(t.Key)
+	}
+	var sum time.Duration
+	for _, s := range t.Steps {
+		d, ok := hist.Duration(s.Key)
+		if !ok {
+			return 0, false
+		}
+		sum += d
+	}
+	return sum, true
+}
+
+func gpuNeed(t *plan.Task) uint64 {
+	if t.GPU == nil {
+		return 0
+	}
+	return t.GPU.Memory
+}

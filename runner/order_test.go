@@ -1,0 +1,124 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// orderPlan loads a block of five trials a..e with the given block order ("" for the
+// default) and a history in which a took 1 s, b and c 3 s (c needs more), d 2 s, e never ran.
+func orderPlan(t *testing.T, order string) (*run, *plan.Task) {
+	t.Helper()
+	dir := t.TempDir()
+	file := "tasks:\n  - name: sweep\n" + order + "    parallel-tasks:\n" +
+		"      - {name: a, cmd: 'true', gpu-memory: 4GiB}\n" +
+		"      - {name: b, cmd: 'true', gpu-memory: 4GiB}\n" +
+		"      - {name: c, cmd: 'true', gpu-memory: 8GiB}\n" +
+		"      - {name: d, cmd: 'true', gpu-memory: 4GiB}\n" +
+		"      - {name: e, cmd: 'true', gpu-memory: 4GiB}\n"
+	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := p.Tasks[0]
+	took := map[string]time.Duration{"a": time.Second, "b": 3 * time.Second, "c": 3 * time.Second, "d": 2 * time.Second}
+	h := admit.NewHistory("")
+	res := &results.Run{}
+	byID := map[int]*plan.Task{}
+	t0 := time.Now()
+	for _, tr := range block.Parallel {
+		if d, ok := took[tr.Name]; ok {
+			res.Tasks = append(res.Tasks, results.Task{ID: tr.ID, Name: tr.Name, Status: results.StatusOK, StartedAt: t0, FinishedAt: t0.Add(d)})
+			byID[tr.ID] = tr
+		}
+	}
+	h.Record(res, byID)
+	return &run{plan: p, hist: h}, block
+}
+
+func names(ts []*plan.Task) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestOrderLongestFirst(t *testing.T) {
+	r, block := orderPlan(t, "")
+	got := names(r.orderTrials(block, block.Parallel))
+	// e has no recorded duration and may be the longest; then by duration, c before b for
+	// its larger need.
+	if want := []string{"e", "c", "b", "d", "a"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}
+
+func TestOrderFileKeepsFileOrder(t *testing.T) {
+	for _, how := range []string{"    order: file\n"} {
+		r, block := orderPlan(t, how)
+		if got, want := names(r.orderTrials(block, block.Parallel)), []string{"a", "b", "c", "d", "e"}; !slices.Equal(got, want) {
+			t.Errorf("%q: order %v, want file order %v", how, got, want)
+		}
+	}
+}
+
+func TestOrderConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	file := "config: {order: file}\ntasks:\n  - name: sweep\n    parallel-tasks:\n      - {name: a, cmd: 'true'}\n      - {name: b, cmd: 'true'}\n"
+	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Tasks[0].Order; got != plan.OrderFile {
+		t.Errorf("block order %q, want the config's file", got)
+	}
+}
+
+// A large trial first in line is overtaken by smaller ones that fit, but at most
+// max-parallel-commands times; then it holds the line until it fits.
+func TestRunBoundedWaiting(t *testing.T) {
+	const limit = 3
+	res, out, err := runFile(t, `
+config: {max-parallel-commands: 3, order: file}
+tasks:
+  - name: sweep
+    parallel-tasks:
+      - name: first
+        gpu-memory: 3GiB
+        cmd: `+fakeAlloc("3GiB", "1s")+`
+      - name: big
+        gpu-memory: 8GiB
+        cmd: `+fakeAlloc("8GiB", "100ms")+`
+      - name: small<replace>
+        gpu-memory: 3GiB
+        cmd: `+fakeAlloc("3GiB", "300ms")+`
+        for-each: [1, 2, 3, 4, 5, 6, 7, 8]
+`, Options{Probe: fakeGPUs(t, 10<<30)})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	big := byName(res)["big"]
+	overtook := 0
+	for _, r := range res.Tasks {
+		if r.Name != "first" && r.Name != "big" && r.StartedAt.Before(big.StartedAt) {
+			overtook++
+		}
+	}
+	if overtook == 0 || overtook > limit {
+		t.Errorf("big was overtaken %d times, want 1 to %d (a bounded number)\n%s", overtook, limit, out)
+	}
+}

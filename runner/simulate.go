@@ -1,0 +1,229 @@
+package runner
+
+import (
+	"container/heap"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/plan"
+)
+
+// SimulateOptions configures Simulate.
+type SimulateOptions struct {
+	Devices []gpu.Device  // the GPUs to plan for: their total memory counts, not their use
+	LogDir  string        // where earlier runs recorded durations and learned needs
+	Guess   time.Duration // the duration of a task no earlier run recorded; 0: such a task is an error
+}
+
+// Prediction is what a run of a plan would do on the given devices, by Simulate.
+type Prediction struct {
+	Devices  []gpu.Device
+	Slots    []Slot        // every task, in start order
+	Makespan time.Duration // from the first start to the last end
+	Peak     []uint64      // the most memory needed at once on each device
+	Notes    []string      // what the prediction assumed
+}
+
+// Slot is one task in a Prediction.
+type Slot struct {
+	Task       *plan.Task
+	Devices    []int // the devices it holds; none for a task without GPU needs
+	Need       uint64
+	Start, End time.Duration
+	Guessed    bool // no earlier run recorded its duration: Guess stands in
+}
+
+// Simulate predicts a run of p: setup steps one after another, each parallel block's trials
+// offered in the block's order and started as runall's admission would, from their declared
+// (or learned) needs and the durations earlier runs recorded. It is the admission policy
+// alone, with no overhead and exact durations; the memory a trial reaches over time, others'
+// use of the devices and out-of-memory requeues are not modelled.
+func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
+	hist := admit.LoadHistory(o.LogDir, p)
+	s := &simulation{plan: p, opts: o, hist: hist, pred: &Prediction{Devices: o.Devices, Peak: make([]uint64, len(o.Devices))}}
+	for _, d := range o.Devices {
+		s.usable = append(s.usable, d.Total-min(d.Total, p.Config.GPUMemoryMargin.For(d.Total)))
+	}
+	for _, t := range p.Tasks {
+		if err := s.task(t); err != nil {
+			return nil, err
+		}
+	}
+	s.pred.Makespan = s.now
+	return s.pred, nil
+}
+
+type simulation struct {
+	plan   *plan.Plan
+	opts   SimulateOptions
+	hist   *admit.History
+	pred   *Prediction
+	usable []uint64
+	now    time.Duration
+	noted  map[string]bool
+}
+
+func (s *simulation) note(msg string) {
+	if s.noted == nil {
+		s.noted = map[string]bool{}
+	}
+	if !s.noted[msg] {
+		s.noted[msg] = true
+		s.pred.Notes = append(s.pred.Notes, msg)
+	}
+}
+
+// task simulates a top-level task: a command that runs alone, or a block.
+func (s *simulation) task(t *plan.Task) error {
+	if t.IsBlock() {
+		return s.block(t)
+	}
+	slot, err := s.slot(t)
+	if err != nil {
+		return err
+	}
+	if slot.Need > 0 {
+		slot.Devices = []int{0}
+		s.pred.Peak[0] = max(s.pred.Peak[0], slot.Need)
+	}
+	slot.Start, slot.End = s.now, s.now+slot.End
+	s.now = slot.End
+	s.pred.Slots = append(s.pred.Slots, slot)
+	return nil
+}
+
+// slot is a task's need and duration (in End), before it is placed.
+func (s *simulation) slot(t *plan.Task) (Slot, error) {
+	slot := Slot{Task: t}
+	d, ok := recordedDuration(s.hist, t)
+	if !ok {
+		if s.opts.Guess <= 0 {
+			return slot, fmt.Errorf("%s: no earlier run of this file recorded how long %q takes: pass --duration (a guess for such tasks), or simulate after a run", t.Pos, t.Name)
+		}
+		d, slot.Guessed = s.opts.Guess, true
+		s.note(fmt.Sprintf("* no earlier run recorded this task's duration: guessed at %s (--duration)", s.opts.Guess))
+	}
+	slot.End = d
+	if t.GPU == nil {
+		return slot, nil
+	}
+	slot.Need = t.GPU.Memory
+	if t.GPU.Auto {
+		need, learned := s.hist.Learned(t.Group)
+		if !learned {
+			need = slices.Max(s.usable)
+			s.note("gpu-memory: auto groups that never ran are taken to fill a device (their first trial learns the need)")
+		}
+		slot.Need = need
+	}
+	if slot.Need > slices.Max(s.usable) {
+		return slot, fmt.Errorf("%s: %q needs %s, more than any device has after the margin", t.Pos, t.Name, gpu.FormatSize(slot.Need))
+	}
+	return slot, nil
+}
+
+// ending is a running trial in the block simulation, by its end.
+type ending struct {
+	at   time.Duration
+	slot int // index in pred.Slots
+}
+
+type endings []ending
+
+func (e endings) Len() int           { return len(e) }
+func (e endings) Less(i, j int) bool { return e[i].at < e[j].at }
+func (e endings) Swap(i, j int)      { e[i], e[j] = e[j], e[i] }
+func (e *endings) Push(x any)        { *e = append(*e, x.(ending)) }
+func (e *endings) Pop() any {
+	old := *e
+	x := old[len(old)-1]
+	*e = old[:len(old)-1]
+	return x
+}
+
+// block simulates a parallel block as runBlock and admitFrom run it: trials offered in the
+// block's order, best fit, the first in line overtaken at most max-parallel-commands times.
+func (s *simulation) block(b *plan.Task) error {
+	var pending []Slot
+	for _, t := range orderTrials(b, b.Parallel, s.hist) {
+		slot, err := s.slot(t)
+		if err != nil {
+			return err
+		}
+		pending = append(pending, slot)
+	}
+	limit := max(s.plan.Config.MaxParallel, 1)
+	free := slices.Clone(s.usable)
+	used := make([]uint64, len(free))
+	overtaken := map[*plan.Task]int{}
+	var running endings
+	for len(pending) > 0 || len(running) > 0 {
+		for i := 0; i < len(pending) && len(running) < limit; {
+			devs := s.fit(pending[i], free)
+			if devs == nil {
+				if i == 0 && overtaken[pending[i].Task] >= limit {
+					break
+				}
+				i++
+				continue
+			}
+			for _, w := range pending[:i] {
+				overtaken[w.Task]++
+			}
+			slot := pending[i]
+			pending = slices.Delete(pending, i, i+1)
+			slot.Devices, slot.Start, slot.End = devs, s.now, s.now+slot.End
+			for _, d := range devs {
+				free[d] -= slot.Need
+				used[d] += slot.Need
+				s.pred.Peak[d] = max(s.pred.Peak[d], used[d])
+			}
+			s.pred.Slots = append(s.pred.Slots, slot)
+			heap.Push(&running, ending{slot.End, len(s.pred.Slots) - 1})
+		}
+		if len(running) == 0 {
+			return fmt.Errorf("%s: %q never fits beside the rest of its block", pending[0].Task.Pos, pending[0].Task.Name)
+		}
+		e := heap.Pop(&running).(ending)
+		s.now = e.at
+		done := s.pred.Slots[e.slot]
+		for _, d := range done.Devices {
+			free[d] += done.Need
+			used[d] -= done.Need
+		}
+	}
+	return nil
+}
+
+// fit is the devices slot would start on now, best fit (the least room that still fits),
+// or nil when it does not fit. A trial without GPU needs fits anywhere.
+func (s *simulation) fit(slot Slot, free []uint64) []int {
+	if slot.Task.GPU == nil {
+		return []int{}
+	}
+	var fits []int
+	for d, f := range free {
+		if f >= slot.Need {
+			fits = append(fits, d)
+		}
+	}
+	want := max(slot.Task.GPU.Devices, 1)
+	if len(fits) < want {
+		return nil
+	}
+	slices.SortStableFunc(fits, func(x, y int) int { return compareU(free[x], free[y]) })
+	return fits[:want]
+}
+
+func compareU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
