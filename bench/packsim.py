@@ -73,6 +73,19 @@ def searched(trials, seen, err, limit, rnd, iters=150, samples=6):
     return best
 
 
+def runall_order(trials, seen, same=0.10):
+    """runner/order.go: longest first; a run of durations within 10% of its longest is a tie,
+    broken by the larger need (recorded durations vary from run to run)."""
+    idx, out, i = sorted(range(len(trials)), key=lambda k: -seen[k]), [], 0
+    while i < len(idx):
+        j = i + 1
+        while j < len(idx) and seen[idx[j]] >= seen[idx[i]] * (1 - same):
+            j += 1
+        out += sorted(idx[i:j], key=lambda k: -trials[k][0])
+        i = j
+    return out
+
+
 def orders(trials, seen, err, limit, rnd):
     """The policies: each an order of trial indices. seen is the recorded durations."""
     idx = list(range(len(trials)))
@@ -82,6 +95,7 @@ def orders(trials, seen, err, limit, rnd):
         "largest need first": sorted(idx, key=lambda k: -need(k)),
         "need x duration first": sorted(idx, key=lambda k: -need(k) * seen[k]),
         "longest first (LPT), ties to larger need": sorted(idx, key=lambda k: (-seen[k], -need(k))),
+        "runall: LPT, durations within 10% as ties, larger need first": runall_order(trials, seen),
         "LPT, ties to smaller need": sorted(idx, key=lambda k: (-seen[k], need(k))),
         "LPT within need halves (large first)": sorted(idx, key=lambda k: (need(k) <= 7, -seen[k])),
         "shortest first": sorted(idx, key=lambda k: (seen[k], -need(k))),
@@ -91,8 +105,8 @@ def orders(trials, seen, err, limit, rnd):
 
 def main():
     n = int(os.environ.get("N", "200"))
-    limits = [int(x) for x in os.environ.get("LIMITS", "4 24").split()]
-    errors = [float(x) for x in os.environ.get("ERRORS", "0 0.25").split()]
+    limits = [int(x) for x in os.environ.get("LIMITS", "4").split()]
+    errors = [float(x) for x in os.environ.get("ERRORS", "0 0.03 0.25").split()]
     cols = [(e, l) for e in errors for l in limits]
     table = {}
     for seed in range(1, n + 1):

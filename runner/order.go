@@ -12,8 +12,9 @@ import (
 // orderTrials is the order a block's trials are offered to admission in. With order:
 // longest-first (the default) the trials earlier runs of the file recorded as longest come
 // first, ties to the larger GPU need: longest-processing-time first, which docs/gpu.md
-// compares with other orders. Trials with no recorded duration go first, in file order,
-// since any of them may be the longest; without history this is file order.
+// compares with other orders. Durations within sameLength of each other count as a tie, as
+// recorded durations vary from run to run. Trials with no recorded duration go first, in
+// file order, since any of them may be the longest; without history this is file order.
 func (r *run) orderTrials(b *plan.Task, trials []*plan.Task) []*plan.Task {
 	return orderTrials(b, trials, r.hist)
 }
@@ -42,8 +43,16 @@ func orderTrials(b *plan.Task, trials []*plan.Task, hist *admit.History) []*plan
 		case !x.known:
 			return 0
 		}
-		return cmp.Or(cmp.Compare(y.d, x.d), cmp.Compare(gpuNeed(y.t), gpuNeed(x.t)))
+		return cmp.Compare(y.d, x.d)
 	})
+	for i := 0; i < len(ks); { // a run of near-equal durations: the larger need first
+		j := i + 1
+		for ks[i].known && j < len(ks) && ks[j].known && float64(ks[j].d) >= float64(ks[i].d)*(1-sameLength) {
+			j++
+		}
+		slices.SortStableFunc(ks[i:j], func(x, y keyed) int { return cmp.Compare(gpuNeed(y.t), gpuNeed(x.t)) })
+		i = j
+	}
 	out := make([]*plan.Task, len(ks))
 	for i, k := range ks {
 		out[i] = k.t
@@ -67,6 +76,9 @@ func recordedDuration(hist *admit.History, t *plan.Task) (time.Duration, bool) {
 	}
 	return sum, true
 }
+
+// sameLength: recorded durations this close to the longest of a run of them are ties.
+const sameLength = 0.10
 
 func gpuNeed(t *plan.Task) uint64 {
 	if t.GPU == nil {

@@ -13,7 +13,8 @@ import (
 )
 
 // orderPlan loads a block of five trials a..e with the given block order ("" for the
-// default) and a history in which a took 1 s, b and c 3 s (c needs more), d 2 s, e never ran.
+// default) and a history in which a took 1 s, b 3 s, c 2.8 s (within 10%: a tie, and c needs
+// more), d 2 s, e never ran.
 func orderPlan(t *testing.T, order string) (*run, *plan.Task) {
 	t.Helper()
 	dir := t.TempDir()
@@ -31,7 +32,7 @@ func orderPlan(t *testing.T, order string) (*run, *plan.Task) {
 		t.Fatal(err)
 	}
 	block := p.Tasks[0]
-	took := map[string]time.Duration{"a": time.Second, "b": 3 * time.Second, "c": 3 * time.Second, "d": 2 * time.Second}
+	took := map[string]time.Duration{"a": time.Second, "b": 3 * time.Second, "c": 2800 * time.Millisecond, "d": 2 * time.Second}
 	h := admit.NewHistory("")
 	res := &results.Run{}
 	byID := map[int]*plan.Task{}

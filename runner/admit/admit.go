@@ -114,6 +114,10 @@ type devState struct {
 // sampleEvery is how often the devices are measured while GPU trials run.
 const sampleEvery = 250 * time.Millisecond
 
+// tieSampleEvery is how often they are measured while a launch waits to be tied to its
+// processes and holds its device back (attrib.go).
+const tieSampleEvery = 50 * time.Millisecond
+
 // New returns an admitter over o.Probe's devices.
 func New(o Options) *Admitter {
 	if o.History == nil {
@@ -264,9 +268,9 @@ func (a *Admitter) perTrialLocked() bool { return a.pids == PIDsHere || a.pids =
 func (a *Admitter) Release(p *Placement) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.now().Sub(a.snapAt) > 50*time.Millisecond {
-		a.sampleLocked() // the trial's last peak
-	}
+	// Measure now: the trial's last peak, and the memory its end gave back, which the
+	// trials waiting for room are told of (Changed) at once.
+	a.sampleLocked()
 	a.endLearningLocked(p)
 	now := a.now()
 	for _, d := range p.Devices {

@@ -28,29 +28,46 @@ type TrialMemory struct {
 func (a *Admitter) Start(ctx context.Context, onSample func(Sample)) {
 	ctx, a.cancel = context.WithCancel(ctx)
 	a.done = make(chan struct{})
-	sample := func() {
+	sample := func() time.Duration {
 		a.mu.Lock()
 		a.sampleLocked()
 		s := Sample{Devices: slices.Clone(a.snap), Reserved: a.reservedLocked(), Trials: a.trialMemoryLocked()}
+		next := sampleEvery
+		if a.tyingAnyLocked(a.now()) {
+			next = tieSampleEvery
+		}
 		a.mu.Unlock()
 		if onSample != nil && s.Devices != nil {
 			onSample(s)
 		}
+		return next
 	}
-	sample() // the first, so that a run shorter than sampleEvery has one too
+	next := sample() // the first, so that a run shorter than sampleEvery has one too
 	go func() {
 		defer close(a.done)
-		t := time.NewTicker(sampleEvery)
+		t := time.NewTimer(next)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				sample()
+				t.Reset(sample())
 			}
 		}
 	}()
+}
+
+// tyingAnyLocked reports whether a device holds launches back until a launch there is tied
+// to its processes: then the devices are measured every tieSampleEvery, so that the tie,
+// and the launches waiting for it, come sooner.
+func (a *Admitter) tyingAnyLocked(now time.Time) bool {
+	for i := range a.devs {
+		if a.tyingLocked(i, now) {
+			return true
+		}
+	}
+	return false
 }
 
 // Stop ends the sampling Start began.
