@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/runall/runall/claims"
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
 )
@@ -137,7 +138,8 @@ func exitCode(a *app, err error) int {
 	}
 	fmt.Fprintf(a.stderr, "runall: %v\n", err)
 	var fileErr *plan.FileError
-	if errors.As(err, &fileErr) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+	if errors.As(err, &fileErr) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
+		errors.Is(err, claims.ErrOtherSweep) {
 		return 2 // the task file is wrong or cannot be read
 	}
 	return 1

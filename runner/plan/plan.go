@@ -39,6 +39,7 @@ type Config struct {
 	UpdateInterval        time.Duration // update-interval (bashful: milliseconds); live view refresh
 	GPUMemoryMargin       Margin        // gpu-memory-margin (default 5% of the device, at least 256 MiB)
 	OOMRetries            int           // oom-retries (default 2)
+	Claims                string        // claims: the s3:// prefix of a sweep's shared queue of trials
 }
 
 // Margin is memory kept free on every device: a fixed size, a fraction of the device, or both

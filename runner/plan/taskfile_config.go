@@ -24,7 +24,7 @@ var configKeys = []string{
 	"show-summary-footer", "show-summary-errors", "show-summary-times", "show-summary-steps",
 	"show-task-times", "collapse-on-completion", "single-line", "event-driven", "update-interval",
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
-	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries",
+	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "claims",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -116,6 +116,10 @@ func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 		case "oom-retries":
 			if v, ok := d.integer(p, 0); ok {
 				c.OOMRetries = v
+			}
+		case "claims":
+			if c.Claims = d.str(p); c.Claims != "" && !strings.HasPrefix(c.Claims, "s3://") {
+				d.errorf(p.value, "claims: want an s3://BUCKET/PREFIX/ URL, got %q", c.Claims)
 			}
 		default:
 			d.unknownKey(p, "config:", configKeys)
