@@ -284,3 +284,39 @@ func TestRace(t *testing.T) {
 		}
 	})
 }
+
+// flakyDone fails the first write of each done record, as a store that restarts between the
+// last renewal and the record would.
+type flakyDone struct {
+	Store
+	mu     sync.Mutex
+	failed map[string]bool
+}
+
+func (f *flakyDone) Put(ctx context.Context, key string, body []byte, cond Cond) (string, error) {
+	f.mu.Lock()
+	first := strings.HasPrefix(key, doneDir) && !f.failed[key]
+	f.failed[key] = f.failed[key] || first
+	f.mu.Unlock()
+	if first {
+		return "", errors.New("connection refused")
+	}
+	return f.Store.Put(ctx, key, body, cond)
+}
+
+// TestFinishRetriesRecord: a trial that ran is recorded once the store answers again,
+// rather than left for another runall to run a second time.
+func TestFinishRetriesRecord(t *testing.T) {
+	st := &flakyDone{Store: NewMem(), failed: map[string]bool{}}
+	a := open(t, st, 1, 3*time.Second)
+	l, err := a.Claim(ctx, "t0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Finish(ctx, Record{}); err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	if _, _, err := st.Get(ctx, doneDir+"t0.json"); err != nil {
+		t.Fatalf("no done record: %v", err)
+	}
+}

@@ -123,25 +123,13 @@ func (l *Lease) stop() {
 	<-l.ended
 }
 
-// Finish records the trial as done: a last renewal proves the claim still held, then the
-// record is created. It returns ErrLost when the claim was lost (nothing is recorded), and
-// ErrDone when another runall recorded the trial first.
+// Finish records the trial as done: a renewal proves the claim still held, then the
+// record is created. A store that fails is tried again, renewal first, until ctx ends or
+// the claim is lost: a trial that ran must not be left unrecorded for another to run again.
+// It returns ErrLost when the claim was lost (nothing is recorded), and ErrDone when another
+// runall recorded the trial first.
 func (l *Lease) Finish(ctx context.Context, rec Record) error {
 	l.stop()
-	for {
-		err := l.renew(ctx, false)
-		if err == nil {
-			break
-		}
-		if errors.Is(err, ErrLost) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(l.every / 4):
-		}
-	}
 	rec.Key, rec.Owner, rec.Token = l.key, l.s.opts.Owner, l.s.token()
 	if rec.FinishedAt.IsZero() {
 		rec.FinishedAt = l.s.opts.Now().UTC()
@@ -150,18 +138,29 @@ func (l *Lease) Finish(ctx context.Context, rec Record) error {
 	if err != nil {
 		return err
 	}
-	_, err = l.s.put(ctx, doneDir+l.key+".json", body, Cond{IfAbsent: true}, rec.Token)
-	if errors.Is(err, ErrConflict) {
-		l.s.markDone(l.key)
-		return fmt.Errorf("%w by another runall", ErrDone)
+	for {
+		err := l.renew(ctx, false)
+		if err == nil {
+			_, err = l.s.put(ctx, doneDir+l.key+".json", body, Cond{IfAbsent: true}, rec.Token)
+		}
+		switch {
+		case err == nil:
+			l.s.mu.Lock()
+			l.s.done[l.key], l.s.records[l.key] = true, &rec
+			l.s.mu.Unlock()
+			return nil
+		case errors.Is(err, ErrLost):
+			return err
+		case errors.Is(err, ErrConflict):
+			l.s.markDone(l.key)
+			return fmt.Errorf("%w by another runall", ErrDone)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %w)", ctx.Err(), err)
+		case <-time.After(l.every / 4):
+		}
 	}
-	if err != nil {
-		return err
-	}
-	l.s.mu.Lock()
-	l.s.done[l.key], l.s.records[l.key] = true, &rec
-	l.s.mu.Unlock()
-	return nil
 }
 
 // Release gives the claim up without recording the trial, so that another runall may take

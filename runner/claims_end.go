@@ -22,12 +22,22 @@ func (c *claimer) finish(ctx context.Context, r *run, t *plan.Task, tl *trialLea
 		return
 	}
 	var ts []results.Task
-	failed := false
+	failed, allOK := false, true
 	for _, cmd := range trialCommands(t) {
 		r.ledger.update(cmd, func(res *results.Task) {
 			ts = append(ts, *res)
 			failed = failed || res.Status == results.StatusFailed
+			allOK = allOK && (res.Status == results.StatusOK || res.Status == results.StatusIgnored)
 		})
+	}
+	if _, _, sig := r.ledger.status(); sig != 0 && !allOK {
+		// Stopped by SIGTERM/SIGINT (preemption, eviction, kubectl delete): the trial did not
+		// fail for good. Give it back so another runall runs it at once.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		tl.lease.Release(ctx)
+		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: stopped by %v; its claim is given back for another runall", t.Name, sig)})
+		return
 	}
 	body, err := json.Marshal(ts)
 	if err == nil {

@@ -1,12 +1,16 @@
 package runner
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,5 +161,36 @@ func TestClaimsStoreGoneStopsTrial(t *testing.T) {
 	}
 	if res.Tasks[0].Status != results.StatusFailed || !strings.Contains(res.Tasks[0].Reason, "lost the claim") {
 		t.Errorf("trial %s (%s), want failed: lost the claim\n%s", res.Tasks[0].Status, res.Tasks[0].Reason, output)
+	}
+}
+
+// TestClaimsInterruptedTrialGivenBack stops a run with SIGTERM mid-trial, as an evicted Pod
+// is: the trial did not fail for good, so it is not recorded as done, and its claim is given
+// back for another runall to take at once rather than after the lease.
+func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
+	store := claims.NewMem()
+	out := filepath.Join(t.TempDir(), "ran")
+	sigs := make(chan os.Signal, 1)
+	go func() {
+		for claimKeyOf(store) == "" {
+			time.Sleep(10 * time.Millisecond)
+		}
+		sigs <- syscall.SIGTERM
+	}()
+	_, output, err := runFile(t, sweepFile(out, 1, "30", 1), Options{ClaimStore: store, Lease: time.Hour, Grace: time.Second, Signals: sigs})
+	var ie *InterruptedError
+	if !errors.As(err, &ie) {
+		t.Fatalf("run: %v, want interrupted\n%s", err, output)
+	}
+	if slices.ContainsFunc(store.Keys(), func(k string) bool { return strings.HasPrefix(k, "done/") }) {
+		t.Fatalf("the interrupted trial was recorded as done: %q", store.Keys())
+	}
+	body, _, err := store.Get(context.Background(), claimKeyOf(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct{ Released bool }
+	if err := json.Unmarshal(body, &c); err != nil || !c.Released {
+		t.Errorf("claim %s, want it released (%v)", body, err)
 	}
 }

@@ -6,6 +6,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/runall/runall/internal/miniotest"
 )
 
 // claimsE2E is a working directory whose runalls share the claims prefix $CLAIMS.
@@ -204,5 +207,79 @@ func TestClaimsLostLeaseStopsTrial(t *testing.T) {
 	}
 	if done := c.done(); len(done) != 0 {
 		t.Errorf("done records %v, want none", done)
+	}
+}
+
+// TestClaimsRace has twenty runalls race for two hundred tiny trials: none runs twice.
+func TestClaimsRace(t *testing.T) {
+	t.Parallel()
+	const procs, trials = 20, 200
+	c := newClaimsE2E(t)
+	var b strings.Builder
+	b.WriteString("config:\n  max-parallel-commands: 4\ntasks:\n  - name: sweep\n    parallel-tasks:\n")
+	b.WriteString("      - name: trial <n>\n        cmd: echo \"trial <n> $PPID\" >> \"$SHARED/trials.txt\"\n        matrix:\n          n: [")
+	for n := range trials {
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(n))
+	}
+	b.WriteString("]\n")
+	file := c.path("race.yml")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ps []*proc
+	for n := range procs {
+		ns := strconv.Itoa(n)
+		ps = append(ps, c.e2e.start("--log-dir", "logs"+ns, "--output", "plain", file))
+	}
+	for _, p := range ps {
+		p.wait().wantCode(t, 0)
+	}
+	runs := c.trialsRun()
+	for n := range trials {
+		if name := "trial " + strconv.Itoa(n); runs[name] != 1 {
+			t.Errorf("%s ran %d times, want once", name, runs[name])
+		}
+	}
+	if got := len(c.done()); got != trials {
+		t.Errorf("%d done records, want %d", got, trials)
+	}
+}
+
+// TestClaimsStoreRestart stops MinIO in the middle of a sweep and starts it again, inside
+// the lease: nothing is lost, nothing runs twice.
+func TestClaimsStoreRestart(t *testing.T) {
+	t.Parallel()
+	srv := miniotest.Start(t)
+	e := newE2E(t)
+	bucket := srv.NewBucket(t)
+	e.env = append(withoutAWS(e.env), srv.Env()...)
+	e.env = append(e.env, "SHARED="+e.dir, "XDG_CACHE_HOME="+t.TempDir(), "RUNALL_CLAIMS=s3://"+bucket+"/sweep/")
+	c := &claimsE2E{s3E2E: &s3E2E{e2e: e, srv: srv, bucket: bucket}, prefix: "sweep/"}
+	var ps []*proc
+	for n := range 2 {
+		ps = append(ps, c.start(n, "claims/sweep.yml", "--lease", "20s"))
+	}
+	eventually(t, "a first trial to finish", func() bool { return c.exists("trials.txt") })
+	srv.Stop()
+	if n := len(c.lines("trials.txt")); n >= 12 {
+		t.Fatalf("the sweep was over (%d trials run) before the store went away: nothing tested", n)
+	}
+	// Trials end while the store is away: their records must wait for it, not be lost.
+	time.Sleep(3 * time.Second)
+	srv.Restart(t)
+	for _, p := range ps {
+		p.wait().wantCode(t, 0)
+	}
+	runs := c.trialsRun()
+	for n := range 12 {
+		if name := "trial " + strconv.Itoa(n); runs[name] != 1 {
+			t.Errorf("%s ran %d times, want once", name, runs[name])
+		}
+	}
+	if got := len(c.done()); got != 12 {
+		t.Errorf("%d done records, want 12", got)
 	}
 }
