@@ -26,6 +26,7 @@ func (c *claimer) finish(ctx context.Context, r *run, t *plan.Task, tl *trialLea
 	for _, cmd := range trialCommands(t) {
 		r.ledger.update(cmd, func(res *results.Task) {
 			ts = append(ts, *res)
+			ts[len(ts)-1].LogFile = r.logs.taskLogPath(cmd) // as results() names it
 			failed = failed || res.Status == results.StatusFailed
 			allOK = allOK && (res.Status == results.StatusOK || res.Status == results.StatusIgnored)
 		})
@@ -171,8 +172,17 @@ func (r *run) skipComplete(ctx context.Context) {
 	for _, t := range r.plan.Tasks {
 		r.skip(t, "not started: every trial of the sweep under "+r.claims.where+" is done")
 	}
-	if _, err := r.concludeSweep(ctx); err != nil {
+	// A rerun exits with the sweep's status: 0 when every trial passed. A failed sweep stays
+	// failed, so that a Job's retries do not turn it into a Job that completed.
+	failed, err := r.concludeSweep(ctx)
+	if err != nil {
 		r.emit(event.Event{Kind: event.RunStatus, Line: "claims: could not write the merged results: " + err.Error()})
+	}
+	if failed {
+		r.claims.mu.Lock()
+		r.claims.failed = true
+		r.claims.mu.Unlock()
+		r.emit(event.Event{Kind: event.RunStatus, Line: "claims: a trial of the sweep failed (see " + r.claims.where + claims.ResultsKey + ")"})
 	}
 	r.emit(event.Event{Kind: event.RunStatus, Line: "claims: every trial of the sweep under " + r.claims.where + " is done; nothing to do"})
 }

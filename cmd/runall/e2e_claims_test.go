@@ -63,69 +63,166 @@ func (c *claimsE2E) done() map[string]int {
 	c.t.Helper()
 	out := map[string]int{}
 	for _, k := range c.keys(c.prefix + "done/") {
-		body, _ := c.get(k)
-		var rec struct {
-			Owner struct{ PID int } `json:"owner"`
-		}
-		if err := json.Unmarshal([]byte(body), &rec); err != nil {
-			c.t.Fatalf("%s: %v", k, err)
-		}
-		out[strings.TrimPrefix(k, c.prefix+"done/")] = rec.Owner.PID
+		out[strings.TrimPrefix(k, c.prefix+"done/")] = c.record(k).Owner.PID
 	}
 	return out
 }
 
-// TestClaimsEachTrialOnce runs three runalls on one sweep: every trial runs exactly once,
-// the setup task in each, and the merged results land under the prefix. A fourth, started
-// after the sweep is done, does nothing and exits 0.
+// records maps each trial recorded as done, by name, to the pid of the runall that
+// recorded it.
+func (c *claimsE2E) records() map[string]int {
+	c.t.Helper()
+	out := map[string]int{}
+	for _, k := range c.keys(c.prefix + "done/") {
+		rec := c.record(k)
+		if len(rec.Result) != 1 {
+			c.t.Fatalf("%s: %d commands in its result, want 1", k, len(rec.Result))
+		}
+		out[rec.Result[0].Name] = rec.Owner.PID
+	}
+	return out
+}
+
+// doneRecord is the part of a done record the tests read.
+type doneRecord struct {
+	Owner  struct{ PID int } `json:"owner"`
+	Result []taskResult      `json:"result"`
+}
+
+func (c *claimsE2E) record(key string) doneRecord {
+	c.t.Helper()
+	body, _ := c.get(key)
+	var rec doneRecord
+	if err := json.Unmarshal([]byte(body), &rec); err != nil {
+		c.t.Fatalf("%s: %v", key, err)
+	}
+	return rec
+}
+
+// merged reads the merged results under the prefix.
+func (c *claimsE2E) merged() resultsFile {
+	c.t.Helper()
+	body, ok := c.get(c.prefix + "results.json")
+	if !ok {
+		c.t.Fatalf("no merged results under the prefix; it holds %q", c.keys(c.prefix))
+	}
+	var merged resultsFile
+	if err := json.Unmarshal([]byte(body), &merged); err != nil {
+		c.t.Fatal(err)
+	}
+	return merged
+}
+
+// startOnGPU starts runall number n on file on a simulated 32 GiB GPU of its own, as a Pod
+// with one GPU would be.
+func (c *claimsE2E) startOnGPU(n int, file string, args ...string) *proc {
+	ns := strconv.Itoa(n)
+	e := c.withEnv("RUNALL_FAKE_GPU_STATE=" + c.path("gpu"+ns))
+	return e.start(append([]string{"--fake-gpus", "32GiB", "--log-dir", "logs" + ns, "--results", "results" + ns + ".json"},
+		append(args, testdata(file))...)...)
+}
+
+// TestClaimsEachTrialOnce has three runalls, each on a simulated GPU of its own, share
+// thirty trials of 0.5-3 s: every trial runs exactly once, by one of them, and is recorded
+// by the runall that ran it; the setup task runs in each; the merged results land under the
+// prefix.
 func TestClaimsEachTrialOnce(t *testing.T) {
 	t.Parallel()
+	const trials = 30
 	c := newClaimsE2E(t)
 	var procs []*proc
 	for n := range 3 {
-		procs = append(procs, c.start(n, "claims/sweep.yml"))
+		procs = append(procs, c.startOnGPU(n, "claims/gpu.yml"))
 	}
 	pids := map[string]bool{}
 	for _, p := range procs {
 		p.wait().wantCode(t, 0)
 		pids[strconv.Itoa(p.cmd.Process.Pid)] = true
 	}
-	runs := c.trialsRun()
-	for n := range 12 {
-		if name := "trial " + strconv.Itoa(n); runs[name] != 1 {
-			t.Errorf("%s ran %d times, want once; trials.txt:\n%s", name, runs[name], c.read("trials.txt"))
+	runs, ranBy := c.trialsRun(), map[string]string{}
+	for _, l := range c.lines("trials.txt") {
+		f := strings.Fields(l)
+		name, pid := strings.Join(f[:len(f)-1], " "), f[len(f)-1]
+		ranBy[name] = pid
+		if !pids[pid] {
+			t.Errorf("%q: not run by one of the three runalls (pids %v)", l, pids)
 		}
 	}
-	for _, l := range c.lines("trials.txt") {
-		if f := strings.Fields(l); !pids[f[len(f)-1]] {
-			t.Errorf("%q: not run by one of the three runalls (pids %v)", l, pids)
+	for n := range trials {
+		if name := "trial " + strconv.Itoa(n); runs[name] != 1 {
+			t.Errorf("%s ran %d times, want once; trials.txt:\n%s", name, runs[name], c.read("trials.txt"))
 		}
 	}
 	if got := len(c.lines("setup.txt")); got != 3 {
 		t.Errorf("the setup task ran %d times, want once per runall", got)
 	}
-	if got := len(c.done()); got != 12 {
-		t.Errorf("%d done records, want 12: %v", got, c.done())
+	recs := c.records()
+	if len(recs) != trials {
+		t.Errorf("%d done records, want %d", len(recs), trials)
 	}
-	body, ok := c.get(c.prefix + "results.json")
-	if !ok {
-		t.Fatalf("no merged results under the prefix; it holds %q", c.keys(c.prefix))
+	for name, pid := range recs {
+		if ranBy[name] != strconv.Itoa(pid) {
+			t.Errorf("%s: recorded by pid %d, but run by pid %s", name, pid, ranBy[name])
+		}
 	}
-	var merged resultsFile
-	if err := json.Unmarshal([]byte(body), &merged); err != nil {
-		t.Fatal(err)
+	merged := c.merged()
+	if merged.Status != "ok" || len(merged.Tasks) != trials {
+		t.Errorf("merged results: status %q, %d tasks, want ok and %d", merged.Status, len(merged.Tasks), trials)
 	}
-	if merged.Status != "ok" || len(merged.Tasks) != 12 {
-		t.Errorf("merged results: status %q, %d tasks, want ok and 12:\n%s", merged.Status, len(merged.Tasks), body)
+	for _, tr := range merged.Tasks {
+		if tr.Status != "ok" || !strings.Contains(tr.LogFile, ":") {
+			t.Errorf("merged results: %s: status %q, log %q, want ok and a log file named by its host", tr.Name, tr.Status, tr.LogFile)
+		}
 	}
+}
 
-	again := c.start(3, "claims/sweep.yml").wait()
+// TestClaimsRerunFinished starts the Job again once its sweep is done: the rerun does
+// nothing, not even the setup task, leaves the merged results as they were, and exits 0.
+func TestClaimsRerunFinished(t *testing.T) {
+	t.Parallel()
+	c := newClaimsE2E(t)
+	for _, p := range []*proc{c.start(0, "claims/sweep.yml"), c.start(1, "claims/sweep.yml")} {
+		p.wait().wantCode(t, 0)
+	}
+	before, _ := c.get(c.prefix + "results.json")
+	again := c.start(2, "claims/sweep.yml").wait()
 	again.wantCode(t, 0)
 	if !strings.Contains(again.stdout, "nothing to do") {
 		t.Errorf("a rerun of a finished sweep does not say it has nothing to do:\n%v", again)
 	}
-	if got := len(c.lines("setup.txt")); got != 3 {
+	if got := len(c.lines("setup.txt")); got != 2 {
 		t.Errorf("the rerun of a finished sweep ran its setup task")
+	}
+	if got := len(c.lines("trials.txt")); got != 12 {
+		t.Errorf("%d trial runs after the rerun, want the first two runalls' 12", got)
+	}
+	if after, _ := c.get(c.prefix + "results.json"); after != before || before == "" {
+		t.Errorf("the rerun changed the merged results (or there were none):\n%s\n---\n%s", before, after)
+	}
+}
+
+// TestClaimsFailedSweep: a trial that fails is recorded once, as failed for good. The
+// runall that ran it stops (stop-on-failure); another finishes the sweep, whose merged
+// results say it failed; each exits 1, and so does a rerun, which runs nothing.
+func TestClaimsFailedSweep(t *testing.T) {
+	t.Parallel()
+	c := newClaimsE2E(t)
+	c.env = append(c.env, "FAIL=trial 3")
+	c.start(0, "claims/sweep.yml").wait().wantCode(t, 1)
+	c.start(1, "claims/sweep.yml").wait().wantCode(t, 1)
+	runs := c.trialsRun()
+	for n := range 12 {
+		if name := "trial " + strconv.Itoa(n); runs[name] != 1 {
+			t.Errorf("%s ran %d times, want once", name, runs[name])
+		}
+	}
+	if merged := c.merged(); merged.Status != "failed" || len(merged.Tasks) != 12 {
+		t.Errorf("merged results: status %q, %d tasks, want failed and 12", merged.Status, len(merged.Tasks))
+	}
+	again := c.start(2, "claims/sweep.yml").wait()
+	again.wantCode(t, 1)
+	if !strings.Contains(again.stdout, "nothing to do") || len(c.lines("trials.txt")) != 12 {
+		t.Errorf("the rerun of a failed, finished sweep ran something:\n%v", again)
 	}
 }
 
@@ -144,33 +241,60 @@ func TestClaimsOtherFileRefused(t *testing.T) {
 	}
 }
 
-// TestClaimsKilledTakenOver SIGKILLs the runall running "slow": once its lease runs out,
-// another runall runs the trial, and records it as its own.
+// TestClaimsKilledTakenOver starts three runalls and SIGKILLs the one that runs trial
+// "slow", with the trial's processes, as a Pod's death would: once its lease runs out,
+// another runall runs the trial and records it, and both others exit 0.
 func TestClaimsKilledTakenOver(t *testing.T) {
 	t.Parallel()
 	c := newClaimsE2E(t)
-	c.env = append(c.env, "SLOW=2")
-	a := c.start(0, "claims/slow.yml", "--lease", "2s")
-	eventually(t, "the first runall to start trial slow", func() bool {
-		return c.exists("trials.txt") && strings.Contains(c.read("trials.txt"), "start slow")
-	})
-	a.signal(syscall.SIGKILL)
-	_ = a.cmd.Wait() // killed: no exit code to check
-	b := c.start(1, "claims/slow.yml", "--lease", "2s")
-	b.wait().wantCode(t, 0)
-
-	bpid := strconv.Itoa(b.cmd.Process.Pid)
-	if !slices.Contains(c.lines("trials.txt"), "end slow "+bpid) {
-		t.Errorf("trial slow was not run to its end by the second runall (pid %s):\n%s", bpid, c.read("trials.txt"))
+	c.env = append(c.env, "SLOW=3")
+	var ps []*proc
+	for n := range 3 {
+		ps = append(ps, c.start(n, "claims/slow.yml", "--lease", "2s"))
 	}
-	done := c.done()
-	if len(done) != 4 {
-		t.Errorf("done records %v, want 4", done)
-	}
-	for k, pid := range done {
-		if strconv.Itoa(pid) != bpid {
-			t.Errorf("%s recorded by pid %d, want the second runall's %s", k, pid, bpid)
+	var first []string
+	eventually(t, "a runall to start trial slow", func() bool {
+		i := slices.IndexFunc(c.lines("trials.txt"), func(l string) bool { return strings.HasPrefix(l, "start slow ") })
+		if i >= 0 {
+			first = strings.Fields(c.lines("trials.txt")[i]) // start slow RUNALL_PID TRIAL_PGID
 		}
+		return i >= 0
+	})
+	victim := slices.IndexFunc(ps, func(p *proc) bool { return strconv.Itoa(p.cmd.Process.Pid) == first[2] })
+	if victim < 0 {
+		t.Fatalf("trial slow started by pid %s, none of the runalls", first[2])
+	}
+	pgid, _ := strconv.Atoi(first[3])
+	killed := time.Now()
+	ps[victim].signal(syscall.SIGKILL)
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = ps[victim].cmd.Wait() // killed: no exit code to check
+
+	eventually(t, "another runall to take trial slow over", func() bool {
+		return slices.ContainsFunc(c.lines("trials.txt"), func(l string) bool {
+			return strings.HasPrefix(l, "start slow ") && !strings.HasPrefix(l, "start slow "+first[2]+" ")
+		})
+	})
+	t.Logf("trial slow taken over %v after its runall was killed (lease 2s)", time.Since(killed).Round(10*time.Millisecond))
+	pids := map[int]bool{}
+	for i, p := range ps {
+		if i != victim {
+			p.wait().wantCode(t, 0)
+			pids[p.cmd.Process.Pid] = true
+		}
+	}
+	if n := slices.IndexFunc(c.lines("trials.txt"), func(l string) bool { return strings.HasPrefix(l, "end slow ") }); n < 0 {
+		t.Errorf("trial slow was not run to its end:\n%s", c.read("trials.txt"))
+	}
+	recs := c.records()
+	if len(recs) != 4 {
+		t.Errorf("done records %v, want 4", recs)
+	}
+	if !pids[recs["slow"]] {
+		t.Errorf("slow recorded by pid %d, want one of the survivors %v", recs["slow"], pids)
+	}
+	if c.merged().Status != "ok" {
+		t.Errorf("merged results not ok")
 	}
 }
 
