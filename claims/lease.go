@@ -52,23 +52,30 @@ func (l *Lease) Err() error {
 
 // safeFor is how long after its last successful write a claim is surely still this
 // runall's: others wait a whole lease, as they see it, after they first see that write.
-// The margin leaves time to stop the trial before anyone may take it over.
+// The sixth of the lease left is the time to stop the trial (SIGTERM, then SIGKILL after at
+// most a twelfth of the lease) before anyone may take it over.
 func (l *Lease) safeFor() time.Duration { return l.s.opts.Lease * 5 / 6 }
 
 func (l *Lease) run() {
 	defer close(l.ended)
 	wait := l.every
 	for {
+		// Wake up no later than the end of the safe time, so that a claim that could not be
+		// renewed is given up then, not a retry interval later.
 		select {
 		case <-l.quit:
 			return
-		case <-time.After(wait):
+		case <-time.After(max(min(wait, l.safeLeft()), 0)):
+		}
+		left := l.safeLeft()
+		if left <= 0 {
+			l.mu.Lock()
+			l.loseLocked(fmt.Errorf("%w: not renewed for %v", ErrLost, l.s.opts.Now().Sub(l.sentOK).Round(time.Millisecond)))
+			l.mu.Unlock()
+			return
 		}
 		// Bounded so that a store that does not answer loses the claim in time.
-		l.mu.Lock()
-		left := l.safeFor() - l.s.opts.Now().Sub(l.sentOK)
-		l.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), max(min(l.every, left), time.Millisecond))
+		ctx, cancel := context.WithTimeout(context.Background(), min(l.every, left))
 		err := l.renew(ctx, false)
 		cancel()
 		switch {
@@ -80,6 +87,13 @@ func (l *Lease) run() {
 			wait = l.every
 		}
 	}
+}
+
+// safeLeft is how long the claim is surely still this runall's.
+func (l *Lease) safeLeft() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.safeFor() - l.s.opts.Now().Sub(l.sentOK)
 }
 
 // renew rewrites the claim, conditional on its last ETag. A failure other than a lost

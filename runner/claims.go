@@ -133,7 +133,9 @@ func (r *run) runParallel(ctx context.Context, b *plan.Task, env []string) {
 func (r *run) runClaimedBlock(ctx context.Context, b *plan.Task, env []string) {
 	c := r.claims
 	defer c.releaseAll()
-	poll := min(max(c.sweep.Lease()/4, 100*time.Millisecond), 5*time.Second)
+	// How soon a runall that waits on others sees the sweep end, or a claim expire: a second
+	// at most, two LIST requests each time.
+	poll := min(max(c.sweep.Lease()/10, 100*time.Millisecond), time.Second)
 	said := ""
 	for !r.isHalted() && ctx.Err() == nil {
 		view, err := c.sweep.Refresh(ctx)
@@ -291,6 +293,12 @@ func (tl *trialLease) started(pgid int, procs *proc.Table, grace time.Duration) 
 	}
 }
 
+// killWait is how long a trial whose claim was lost has between SIGTERM and SIGKILL: --grace,
+// but no more than the twelfth of the lease left before another runall may take it over.
+func (tl *trialLease) killWait(r *run) time.Duration {
+	return min(r.opts.Grace, r.claims.sweep.Lease()/12)
+}
+
 // stopWhenLost stops the trial's commands if the claim is lost while it runs.
 func (tl *trialLease) stopWhenLost(r *run, t *plan.Task) (stop func()) {
 	done := make(chan struct{})
@@ -305,7 +313,7 @@ func (tl *trialLease) stopWhenLost(r *run, t *plan.Task) (stop func()) {
 			tl.mu.Lock()
 			tl.lost = true
 			for pgid := range tl.pgids {
-				r.procs.Terminate(pgid, r.opts.Grace)
+				r.procs.Terminate(pgid, tl.killWait(r))
 			}
 			tl.mu.Unlock()
 		}
@@ -325,7 +333,7 @@ func (r *run) onStart(ctx context.Context, p *admit.Placement) func(pgid int) {
 			r.admit.Started(p, pgid)
 		}
 		if tl != nil {
-			tl.started(pgid, r.procs, r.opts.Grace)
+			tl.started(pgid, r.procs, tl.killWait(r))
 		}
 	}
 }
