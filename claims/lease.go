@@ -137,11 +137,11 @@ func (l *Lease) stop() {
 	<-l.ended
 }
 
-// Finish records the trial as done: a renewal proves the claim still held, then the
-// record is created. A store that fails is tried again, renewal first, until ctx ends or
-// the claim is lost: a trial that ran must not be left unrecorded for another to run again.
-// It returns ErrLost when the claim was lost (nothing is recorded), and ErrDone when another
-// runall recorded the trial first.
+// Finish records the trial as done once the claim is known to be held: within the safe
+// time of the last renewal, or by a new one. A store that fails is tried again until ctx
+// ends or the claim is lost: a trial that ran must not be left unrecorded for another to
+// run again. It returns ErrLost when the claim was lost (nothing is recorded), and ErrDone
+// when another runall recorded the trial first.
 func (l *Lease) Finish(ctx context.Context, rec Record) error {
 	l.stop()
 	rec.Key, rec.Owner, rec.Token = l.key, l.s.opts.Owner, l.s.token()
@@ -153,7 +153,12 @@ func (l *Lease) Finish(ctx context.Context, rec Record) error {
 		return err
 	}
 	for {
-		err := l.renew(ctx, false)
+		// Within the safe time the claim is surely still ours (others wait a whole lease from
+		// the last renewal they saw); after it, a renewal must prove it.
+		err := l.Err()
+		if err == nil && l.safeLeft() <= 0 {
+			err = l.renew(ctx, false)
+		}
 		if err == nil {
 			_, err = l.s.put(ctx, doneDir+l.key+".json", body, Cond{IfAbsent: true}, rec.Token)
 		}

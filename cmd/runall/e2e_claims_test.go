@@ -407,3 +407,38 @@ func TestClaimsStoreRestart(t *testing.T) {
 		t.Errorf("%d done records, want 12", got)
 	}
 }
+
+// TestClaimsUsageErrors: a claims setting that cannot work is refused before anything
+// runs, with exit 2 and a message that says what to do.
+func TestClaimsUsageErrors(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	e.env = append(e.env, "SHARED="+e.dir)
+	bad := e.path("bad.yml")
+	if err := os.WriteFile(bad, []byte("config:\n  claims: http://host/prefix/\ntasks:\n  - name: a\n    cmd: 'true'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"not s3", []string{"--claims", "/tmp/queue", testdata("claims/sweep.yml")}, "want an s3://BUCKET/PREFIX/ URL"},
+		{"no bucket", []string{"--claims", "s3://", testdata("claims/sweep.yml")}, "want an s3://BUCKET/PREFIX/ URL"},
+		{"with shards", []string{"--claims", "s3://b/p/", "--shard", "0/2", testdata("claims/sweep.yml")}, "alternatives"},
+		{"short lease", []string{"--claims", "s3://b/p/", "--lease", "100ms", testdata("claims/sweep.yml")}, "at least 1s"},
+		{"config", []string{bad}, "bad.yml:2:11: claims: want an s3://BUCKET/PREFIX/ URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.run(tt.args...)
+			r.wantCode(t, 2)
+			if !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("stderr does not say %q:\n%v", tt.want, r)
+			}
+			if e.exists("setup.txt") {
+				t.Errorf("the setup task ran")
+			}
+		})
+	}
+}
