@@ -175,7 +175,7 @@ func TestLostLeaseNoticed(t *testing.T) {
 		}
 		// Someone overwrites the claim (a takeover the holder has not seen yet).
 		_, etag := readClaim(t, st(), "t0")
-		if _, err := st().Put(ctx, claimDir+"t0.json", b.claimBody("x", false), Cond{IfETag: etag}); err != nil {
+		if _, err := st().Put(ctx, claimDir+"t0.json", b.claimBody("x"), Cond{IfETag: etag}); err != nil {
 			t.Fatal(err)
 		}
 		select {

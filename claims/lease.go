@@ -76,7 +76,7 @@ func (l *Lease) run() {
 		}
 		// Bounded so that a store that does not answer loses the claim in time.
 		ctx, cancel := context.WithTimeout(context.Background(), min(l.every, left))
-		err := l.renew(ctx, false)
+		err := l.renew(ctx)
 		cancel()
 		switch {
 		case errors.Is(err, ErrLost):
@@ -98,7 +98,7 @@ func (l *Lease) safeLeft() time.Duration {
 
 // renew rewrites the claim, conditional on its last ETag. A failure other than a lost
 // condition loses the claim only once the lease is no longer surely held.
-func (l *Lease) renew(ctx context.Context, released bool) error {
+func (l *Lease) renew(ctx context.Context) error {
 	if err := l.Err(); err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (l *Lease) renew(ctx context.Context, released bool) error {
 	l.mu.Lock()
 	etag := l.etag
 	l.mu.Unlock()
-	next, err := l.s.put(ctx, claimDir+l.key+".json", l.s.claimBody(token, released), Cond{IfETag: etag}, token)
+	next, err := l.s.put(ctx, claimDir+l.key+".json", l.s.claimBody(token), Cond{IfETag: etag}, token)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -157,7 +157,7 @@ func (l *Lease) Finish(ctx context.Context, rec Record) error {
 		// the last renewal they saw); after it, a renewal must prove it.
 		err := l.Err()
 		if err == nil && l.safeLeft() <= 0 {
-			err = l.renew(ctx, false)
+			err = l.renew(ctx)
 		}
 		if err == nil {
 			_, err = l.s.put(ctx, doneDir+l.key+".json", body, Cond{IfAbsent: true}, rec.Token)
@@ -183,8 +183,11 @@ func (l *Lease) Finish(ctx context.Context, rec Record) error {
 }
 
 // Release gives the claim up without recording the trial, so that another runall may take
-// it at once (runall was stopped). Failing that, it expires after the lease.
+// it at once (this one was stopped): it deletes the claim, which is safe while the claim is
+// surely still held. Failing that, the claim expires after the lease.
 func (l *Lease) Release(ctx context.Context) {
 	l.stop()
-	_ = l.renew(ctx, true)
+	if l.Err() == nil && l.safeLeft() > 0 {
+		_ = l.s.store.Delete(ctx, claimDir+l.key+".json")
+	}
 }

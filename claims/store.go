@@ -40,6 +40,8 @@ type Store interface {
 	Put(ctx context.Context, key string, body []byte, cond Cond) (etag string, err error)
 	// List returns the ETag of every object under dir ("done/"), by key relative to dir.
 	List(ctx context.Context, dir string) (map[string]string, error)
+	// Delete removes an object; one that is not there is no error.
+	Delete(ctx context.Context, key string) error
 }
 
 // S3 is a Store over an S3 prefix (s3://bucket/prefix/).
@@ -77,6 +79,8 @@ func (s *S3) Put(ctx context.Context, key string, body []byte, cond Cond) (strin
 	}
 	return etag, err
 }
+
+func (s *S3) Delete(ctx context.Context, key string) error { return s.c.Delete(ctx, s.URL(key)) }
 
 func (s *S3) List(ctx context.Context, dir string) (map[string]string, error) {
 	out := map[string]string{}
@@ -153,6 +157,16 @@ func (m *Mem) List(_ context.Context, dir string) (map[string]string, error) {
 	return out, nil
 }
 
+func (m *Mem) Delete(_ context.Context, key string) error {
+	if m.down.Load() {
+		return errDown
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.objs, key)
+	return nil
+}
+
 // Keys lists every key in the store, for tests.
 func (m *Mem) Keys() []string {
 	m.mu.Lock()
@@ -161,15 +175,15 @@ func (m *Mem) Keys() []string {
 }
 
 // Counts is how many requests a Sweep made, by kind: the cost of claiming.
-type Counts struct{ Get, Put, List int64 }
+type Counts struct{ Get, Put, List, Delete int64 }
 
 // Total is every request.
-func (c Counts) Total() int64 { return c.Get + c.Put + c.List }
+func (c Counts) Total() int64 { return c.Get + c.Put + c.List + c.Delete }
 
 // counted counts a Store's requests.
 type counted struct {
 	Store
-	get, put, list atomic.Int64
+	get, put, list, del atomic.Int64
 }
 
 func (c *counted) Get(ctx context.Context, key string) ([]byte, string, error) {
@@ -187,6 +201,11 @@ func (c *counted) List(ctx context.Context, dir string) (map[string]string, erro
 	return c.Store.List(ctx, dir)
 }
 
+func (c *counted) Delete(ctx context.Context, key string) error {
+	c.del.Add(1)
+	return c.Store.Delete(ctx, key)
+}
+
 func (c *counted) counts() Counts {
-	return Counts{Get: c.get.Load(), Put: c.put.Load(), List: c.list.Load()}
+	return Counts{Get: c.get.Load(), Put: c.put.Load(), List: c.list.Load(), Delete: c.del.Load()}
 }

@@ -73,7 +73,6 @@ type watch struct {
 type claimBody struct {
 	Owner     Owner     `json:"owner"`
 	Token     string    `json:"token"` // unique per write
-	Released  bool      `json:"released,omitempty"`
 	LeaseMS   int64     `json:"lease_ms"`
 	RenewedAt time.Time `json:"renewed_at"` // for people; expiry does not read it
 }
@@ -149,8 +148,8 @@ func (s *Sweep) token() string {
 	return fmt.Sprintf("%s-%d", s.nonce, s.seq)
 }
 
-func (s *Sweep) claimBody(token string, released bool) []byte {
-	b, _ := json.Marshal(claimBody{Owner: s.opts.Owner, Token: token, Released: released,
+func (s *Sweep) claimBody(token string) []byte {
+	b, _ := json.Marshal(claimBody{Owner: s.opts.Owner, Token: token,
 		LeaseMS: s.opts.Lease.Milliseconds(), RenewedAt: s.opts.Now().UTC()})
 	return b
 }
@@ -158,7 +157,7 @@ func (s *Sweep) claimBody(token string, released bool) []byte {
 // View is the state of the queue as of the last Refresh.
 type View struct {
 	Done    map[string]bool // recorded as done
-	Claimed map[string]bool // a claim exists (held, released or expired)
+	Claimed map[string]bool // a claim exists (held or expired)
 }
 
 // Refresh lists the done records and the claims, and notes when each claim last changed.
@@ -200,9 +199,6 @@ func (s *Sweep) Stale(key string) bool {
 
 // expired reports whether the claim body, with this ETag, may be taken over.
 func (s *Sweep) expired(key, etag string, c claimBody) bool {
-	if c.Released {
-		return true
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Now()
@@ -215,8 +211,8 @@ func (s *Sweep) expired(key, etag string, c claimBody) bool {
 	return now.Sub(w.since) > lease
 }
 
-// Claim takes trial key: by creating its claim, or by taking over one that expired or was
-// released. It returns ErrTaken when another runall holds it, ErrDone when it is recorded
+// Claim takes trial key: by creating its claim (also after its holder gave it back by
+// deleting it), or by taking over one that expired. It returns ErrTaken when another runall holds it, ErrDone when it is recorded
 // as done, and other errors when the store could not be reached (try again later).
 func (s *Sweep) Claim(ctx context.Context, key string) (*Lease, error) {
 	s.mu.Lock()
@@ -227,16 +223,17 @@ func (s *Sweep) Claim(ctx context.Context, key string) (*Lease, error) {
 	}
 	token := s.token()
 	ck := claimDir + key + ".json"
-	etag, err := s.put(ctx, ck, s.claimBody(token, false), Cond{IfAbsent: true}, token)
+	etag, body, cur, err := s.putOrRead(ctx, ck, s.claimBody(token), Cond{IfAbsent: true}, token)
 	if err == nil {
 		return s.newLease(key, etag), nil
 	}
 	if !errors.Is(err, ErrConflict) {
 		return nil, err
 	}
-	body, cur, err := s.store.Get(ctx, ck)
-	if err != nil {
-		return nil, err
+	if body == nil { // the object changed again, or went, since the write lost
+		if body, cur, err = s.store.Get(ctx, ck); err != nil {
+			return nil, err
+		}
 	}
 	var c claimBody
 	if err := json.Unmarshal(body, &c); err != nil {
@@ -245,7 +242,7 @@ func (s *Sweep) Claim(ctx context.Context, key string) (*Lease, error) {
 	if !s.expired(key, cur, c) {
 		return nil, fmt.Errorf("%w: %s", ErrTaken, c.Owner)
 	}
-	etag, err = s.put(ctx, ck, s.claimBody(token, false), Cond{IfETag: cur}, token)
+	etag, err = s.put(ctx, ck, s.claimBody(token), Cond{IfETag: cur}, token)
 	if errors.Is(err, ErrConflict) {
 		return nil, fmt.Errorf("%w: taken over by another runall first", ErrTaken)
 	}
@@ -268,18 +265,26 @@ func (s *Sweep) Claim(ctx context.Context, key string) (*Lease, error) {
 // put writes under cond; a write that lost its condition because an earlier try of the same
 // write (retried by the SDK after a lost response) won is a success.
 func (s *Sweep) put(ctx context.Context, key string, body []byte, cond Cond, token string) (string, error) {
-	etag, err := s.store.Put(ctx, key, body, cond)
+	etag, _, _, err := s.putOrRead(ctx, key, body, cond, token)
+	return etag, err
+}
+
+// putOrRead is put that, when the write lost to another's, also returns the object it read
+// to tell (nil when it could not be read), which saves a claimant a second request.
+func (s *Sweep) putOrRead(ctx context.Context, key string, body []byte, cond Cond, token string) (etag string, cur []byte, curETag string, err error) {
+	etag, err = s.store.Put(ctx, key, body, cond)
 	if !errors.Is(err, ErrConflict) {
-		return etag, err
+		return etag, nil, "", err
 	}
-	got, cur, gerr := s.store.Get(ctx, key)
-	if gerr == nil {
-		var t struct{ Token string }
-		if json.Unmarshal(got, &t) == nil && t.Token == token {
-			return cur, nil
-		}
+	got, gotETag, gerr := s.store.Get(ctx, key)
+	if gerr != nil {
+		return "", nil, "", err
 	}
-	return "", err
+	var t struct{ Token string }
+	if json.Unmarshal(got, &t) == nil && t.Token == token {
+		return gotETag, nil, "", nil
+	}
+	return "", got, gotETag, err
 }
 
 func (s *Sweep) markDone(key string) {

@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -169,7 +167,11 @@ func TestClaimsStoreGoneStopsTrial(t *testing.T) {
 // back for another runall to take at once rather than after the lease.
 func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
 	store := claims.NewMem()
-	out := filepath.Join(t.TempDir(), "ran")
+	dir := t.TempDir()
+	out, quick := filepath.Join(dir, "ran"), filepath.Join(dir, "quick")
+	// Long in the first runall, quick in the next: the same trial, so the same sweep.
+	file := fmt.Sprintf("tasks:\n  - name: sweep\n    parallel-tasks:\n      - name: t00\n"+
+		"        cmd: if [ -e %q ]; then echo t00 >> %q; else sleep 30; fi\n", quick, out)
 	sigs := make(chan os.Signal, 1)
 	go func() {
 		for claimKeyOf(store) == "" {
@@ -177,7 +179,7 @@ func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
 		}
 		sigs <- syscall.SIGTERM
 	}()
-	_, output, err := runFile(t, sweepFile(out, 1, "30", 1), Options{ClaimStore: store, Lease: time.Hour, Grace: time.Second, Signals: sigs})
+	_, output, err := runFile(t, file, Options{ClaimStore: store, Lease: time.Hour, Grace: time.Second, Signals: sigs})
 	var ie *InterruptedError
 	if !errors.As(err, &ie) {
 		t.Fatalf("run: %v, want interrupted\n%s", err, output)
@@ -185,12 +187,18 @@ func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
 	if slices.ContainsFunc(store.Keys(), func(k string) bool { return strings.HasPrefix(k, "done/") }) {
 		t.Fatalf("the interrupted trial was recorded as done: %q", store.Keys())
 	}
-	body, _, err := store.Get(context.Background(), claimKeyOf(store))
-	if err != nil {
+	if k := claimKeyOf(store); k != "" {
+		t.Errorf("claim %s still there, want it given back", k)
+	}
+	// Another runall takes it at once, well before the hour-long lease would let it.
+	stop := make(chan os.Signal, 1)
+	timer := time.AfterFunc(30*time.Second, func() { stop <- syscall.SIGTERM })
+	defer timer.Stop()
+	if err := os.WriteFile(quick, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var c struct{ Released bool }
-	if err := json.Unmarshal(body, &c); err != nil || !c.Released {
-		t.Errorf("claim %s, want it released (%v)", body, err)
+	res, output, err := runFile(t, file, Options{ClaimStore: store, Lease: time.Hour, Signals: stop})
+	if err != nil || res.Tasks[0].Status != results.StatusOK || !slices.Equal(ranLines(t, out), []string{"t00"}) {
+		t.Fatalf("the next runall did not run the given-back trial: %v\n%s", err, output)
 	}
 }

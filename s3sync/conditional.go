@@ -116,6 +116,22 @@ func (c *Client) Get(ctx context.Context, rawURL string) ([]byte, string, error)
 	return body, trimETag(out.ETag), nil
 }
 
+// Delete removes an object; one that is not there is no error.
+func (c *Client) Delete(ctx context.Context, rawURL string) error {
+	loc, err := parseS3URL(rawURL)
+	if err != nil {
+		return err
+	}
+	api, err := c.api()
+	if err != nil {
+		return err
+	}
+	if _, err := api.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(loc.bucket), Key: aws.String(loc.key)}); err != nil {
+		return c.wrap(err, "delete %s", rawURL)
+	}
+	return nil
+}
+
 // List calls fn with the key (relative to the prefix) and ETag of every object under
 // rawURL, a prefix ending in "/".
 func (c *Client) List(ctx context.Context, rawURL string, fn func(rel, etag string) error) error {
