@@ -35,6 +35,8 @@ type claimer struct {
 	order []string              // the keys in plan order
 
 	mu      sync.Mutex
+	view    claims.View                // the queue as last listed
+	viewAt  time.Time                  // when
 	held    map[*plan.Task]*trialLease // claims this runall holds
 	claimed map[*plan.Task]bool        // trials this runall claimed at some point
 	failed  bool                       // a trial of the sweep failed, here or elsewhere
@@ -138,7 +140,7 @@ func (r *run) runClaimedBlock(ctx context.Context, b *plan.Task, env []string) {
 	poll := min(max(c.sweep.Lease()/10, 100*time.Millisecond), time.Second)
 	said := ""
 	for !r.isHalted() && ctx.Err() == nil {
-		view, err := c.sweep.Refresh(ctx)
+		view, err := c.refresh(ctx)
 		if err != nil {
 			if msg := "claims: " + err.Error() + " (trying again)"; msg != said {
 				r.emit(event.Event{Kind: event.RunStatus, Line: msg})
@@ -190,9 +192,14 @@ func (r *run) startTrial(ctx context.Context, t *plan.Task, env []string, p *adm
 	if r.claims == nil {
 		return r.runTrial(ctx, t, env, p)
 	}
+	if r.claims.takenElsewhere(t) {
+		return trialDone{task: t, p: p} // no request for what the last listing says is taken
+	}
 	tl, err := r.claims.hold(ctx, t)
 	if err != nil {
-		if !errors.Is(err, claims.ErrTaken) && !errors.Is(err, claims.ErrDone) {
+		if errors.Is(err, claims.ErrTaken) {
+			r.claims.refreshStale(ctx) // the block's list is behind: skip what others took since
+		} else if !errors.Is(err, claims.ErrDone) {
 			r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("claims: %s: %v (trying again)", t.Name, err)})
 		}
 		return trialDone{task: t, p: p}
@@ -205,6 +212,40 @@ func (r *run) startTrial(ctx context.Context, t *plan.Task, env []string, p *adm
 	}
 	r.claims.finish(ctx, r, t, tl)
 	return d
+}
+
+// refresh lists the queue, and keeps the listing for takenElsewhere.
+func (c *claimer) refresh(ctx context.Context) (claims.View, error) {
+	v, err := c.sweep.Refresh(ctx)
+	if err == nil {
+		c.mu.Lock()
+		c.view, c.viewAt = v, time.Now()
+		c.mu.Unlock()
+	}
+	return v, err
+}
+
+// refreshStale lists the queue again unless it was listed a moment ago: one listing serves
+// the trials tried at about the same time.
+func (c *claimer) refreshStale(ctx context.Context) {
+	c.mu.Lock()
+	recent := time.Since(c.viewAt) < 250*time.Millisecond
+	c.mu.Unlock()
+	if !recent {
+		_, _ = c.refresh(ctx) // a failure only leaves the older listing
+	}
+}
+
+// takenElsewhere reports whether the last listing shows t done, or claimed by another
+// runall and not stale.
+func (c *claimer) takenElsewhere(t *plan.Task) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := c.keys[t]
+	if c.held[t] != nil {
+		return false
+	}
+	return c.view.Done[key] || c.view.Claimed[key] && !c.sweep.Stale(key)
 }
 
 // holds reports whether this runall holds t's claim (a trial requeued after running out
