@@ -96,7 +96,8 @@ func loadS3(ctx context.Context, src string, o LoadOptions) (Input, error) {
 	}
 	var found []string
 	hasSamples := map[string]bool{} // by run directory
-	err = client.List(ctx, src, func(url string, _ int64) error {
+	err = client.List(ctx, src, func(o s3sync.Listed) error {
+		url := o.URL
 		if path.Base(path.Dir(path.Dir(url))) != runsDir {
 			return nil
 		}
@@ -133,7 +134,7 @@ func loadS3(ctx context.Context, src string, o LoadOptions) (Input, error) {
 // readS3Run reads one run's results, and its samples when it kept some (a run without
 // GPUs keeps none).
 func readS3Run(ctx context.Context, client *s3sync.Client, url string, withSamples bool) (*results.Run, *results.GPUSamples, error) {
-	b, err := client.GetObject(ctx, url, maxObject)
+	b, _, err := client.Get(ctx, url, maxObject)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,7 +146,7 @@ func readS3Run(ctx context.Context, client *s3sync.Client, url string, withSampl
 		return res, nil, nil
 	}
 	samplesURL := strings.TrimSuffix(url, resultsName) + results.SamplesFile
-	sb, err := client.GetObject(ctx, samplesURL, maxObject)
+	sb, _, err := client.Get(ctx, samplesURL, maxObject)
 	if err != nil {
 		return nil, nil, err
 	}

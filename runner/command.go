@@ -43,9 +43,7 @@ func (r *run) runCommand(ctx context.Context, t *plan.Task, env []string, captur
 	env = r.taskEnv(t, env, p)
 	a := &proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: r.procs, KillWait: r.opts.Grace}
-	if p != nil {
-		a.OnStart = func(pgid int) { r.admit.Started(p, pgid) }
-	}
+	a.OnStart = r.onStart(ctx, p)
 	out, requeued := c.attempts(ctx, a)
 	if requeued.oom {
 		return requeued

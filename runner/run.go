@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runall/runall/claims"
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
@@ -48,6 +49,12 @@ type Options struct {
 	Shard Shard // run only this shard's share of the trials
 	Fresh bool  // ignore resume markers from earlier runs
 
+	// Claims is an s3:// prefix through which runalls with the same task file share one
+	// queue of its trials (see claims.go); "" = every trial runs here.
+	Claims     string
+	Lease      time.Duration // how long a claim holds without renewal (default DefaultLease)
+	ClaimStore claims.Store  // the queue's store instead of Claims' S3 prefix (tests)
+
 	MetricsAddr string // serve Prometheus metrics here while running ("" = off)
 
 	// ReapOrphans makes runall adopt the processes tasks leave behind and stop them at the
@@ -81,12 +88,13 @@ type run struct {
 	logs    *logs             // task logs, log-path files
 	scripts *scripts          // url: downloads
 
-	hist  *admit.History
-	admit *admit.Admitter // nil when no task asks for a GPU (or --no-gpu)
-	fw    admit.Framework
-	sync  *syncer  // nil without S3 transfers
-	met   *metrics // nil without --metrics-addr
-	stop  *stopWhen
+	hist   *admit.History
+	admit  *admit.Admitter // nil when no task asks for a GPU (or --no-gpu)
+	fw     admit.Framework
+	sync   *syncer  // nil without S3 transfers
+	met    *metrics // nil without --metrics-addr
+	claims *claimer // nil unless trials are claimed (Options.Claims)
+	stop   *stopWhen
 }
 
 func newRun(p *plan.Plan, opts Options) (*run, error) {
@@ -208,6 +216,15 @@ func (r *run) runAll(ctx context.Context) error {
 		}
 		defer stop()
 	}
+	complete, err := r.openClaims(ctx)
+	if err != nil {
+		r.skipAll(err)
+		return err
+	}
+	if complete {
+		r.skipComplete(ctx)
+		return nil
+	}
 	if err := r.startSync(ctx); err != nil {
 		r.skipAll(err)
 		return err
@@ -219,6 +236,7 @@ func (r *run) runAll(ctx context.Context) error {
 		defer r.admit.Stop()
 	}
 	r.runTasks(ctx, r.plan.Tasks, r.baseEnv())
+	r.endClaims(ctx)
 	return nil
 }
 
@@ -243,6 +261,7 @@ func (r *run) end(runErr error) (*results.Run, error) {
 	closeErr := r.ev.close(res)
 	r.logs.close()
 	_, failed, interrupted := r.ledger.status()
+	failed = failed || r.claims != nil && r.claims.sweepFailed()
 	switch {
 	case runErr != nil:
 		return res, runErr

@@ -212,8 +212,8 @@ func (r *run) markerURL(t *plan.Task, env []string) string {
 
 // resumeSkip reports whether a trial was recorded as done by an earlier run.
 func (r *run) resumeSkip(ctx context.Context, t *plan.Task) (string, bool) {
-	if r.opts.Fresh || r.sync == nil {
-		return "", false
+	if r.opts.Fresh || r.sync == nil || r.claims != nil {
+		return "", false // with claims, the sweep's done records say what is left
 	}
 	url := r.markerURL(t, r.taskEnv(t, r.baseEnv(), nil))
 	if url == "" {

@@ -20,7 +20,7 @@ func (r *run) runTasks(ctx context.Context, tasks []*plan.Task, env []string) []
 			continue
 		}
 		if t.IsBlock() {
-			r.runBlock(ctx, t, env)
+			r.runParallel(ctx, t, env)
 			continue
 		}
 		res, ok := r.runSequential(ctx, t, env)
@@ -107,7 +107,7 @@ func (r *run) runBlock(ctx context.Context, b *plan.Task, env []string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			done <- r.runTrial(ctx, t, env, p)
+			done <- r.startTrial(ctx, t, env, p)
 		}()
 	}
 	for len(q.pending) > 0 || q.running > 0 {

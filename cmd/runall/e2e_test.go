@@ -82,7 +82,7 @@ func hermeticEnv(gpuState string) []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch strings.ToUpper(k) {
-		case "RUNALL_SHARD", "RUNALL_SHARDS", "JOB_COMPLETION_INDEX", "RUNALL_FAKE_GPUS",
+		case "RUNALL_SHARD", "RUNALL_SHARDS", "RUNALL_CLAIMS", "JOB_COMPLETION_INDEX", "RUNALL_FAKE_GPUS",
 			"RUNALL_FAKE_GPU_STATE", "NO_COLOR", "TERM", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
 			"ALL_PROXY", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES":
 			continue

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runall/runall/claims"
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
 )
@@ -170,7 +171,8 @@ func exitCode(a *app, err error) int {
 	}
 	fmt.Fprintf(a.stderr, "runall: %v\n", err)
 	var fileErr *plan.FileError
-	if errors.As(err, &fileErr) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+	if errors.As(err, &fileErr) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
+		errors.Is(err, claims.ErrOtherSweep) {
 		return 2 // the task file is wrong or cannot be read
 	}
 	return 1

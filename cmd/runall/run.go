@@ -49,6 +49,8 @@ type runOptions struct {
 	fakeGPUs    string
 	noGPU       bool
 	shard       string
+	claims      string
+	lease       time.Duration
 	fresh       bool
 	metricsAddr string
 	maxParallel int
@@ -66,6 +68,10 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.fakeGPUs, "fake-gpus", "", "simulate GPUs of these `sizes` (e.g. 32GiB,32GiB) instead of NVML (env RUNALL_FAKE_GPUS)")
 	fs.BoolVar(&o.noGPU, "no-gpu", false, "run GPU tasks without GPU admission: max-parallel-commands is the only limit")
 	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of the trials (env RUNALL_SHARD, or JOB_COMPLETION_INDEX with RUNALL_SHARDS)")
+	fs.StringVar(&o.claims, "claims", "", "share the trials with every runall started with this file and this `s3://BUCKET/PREFIX/`:\n"+
+		"each claims the next trial it has room for (env RUNALL_CLAIMS, config claims:; see docs/kubernetes.md)")
+	fs.DurationVar(&o.lease, "lease", runner.DefaultLease, "with --claims: a claim not renewed for this long may be taken over by another runall\n"+
+		"(renewed every third of it; at least 1s)")
 	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (e.g. :9100)")
 	fs.IntVar(&o.maxParallel, "max-parallel", 0, "override the file's max-parallel-commands (`N` at once)")
@@ -109,6 +115,9 @@ func runRun(_ context.Context, a *app, args []string) error {
 	}
 	if opts.Shard, err = shardFrom(o.shard, a.getenv); err != nil {
 		return usageError{err.Error()}
+	}
+	if opts.Claims, opts.Lease, err = claimsFrom(o, plan.Config.Claims, opts.Shard, a.getenv); err != nil {
+		return err
 	}
 	if opts.Mode, err = outputMode(o.output, a); err != nil {
 		return err
@@ -299,4 +308,29 @@ func withSelfOnPath(environ []string) []string {
 		}
 	}
 	return append(env, "PATH="+filepath.Dir(exe))
+}
+
+// claimsFrom picks the claims prefix: --claims, else RUNALL_CLAIMS, else the file's claims:.
+func claimsFrom(o runOptions, fromFile string, shard runner.Shard, getenv func(string) string) (string, time.Duration, error) {
+	url := o.claims
+	if url == "" {
+		url = getenv("RUNALL_CLAIMS")
+	}
+	if url == "" {
+		url = os.Expand(fromFile, getenv)
+	}
+	switch {
+	case url == "":
+		return "", 0, nil
+	case !strings.HasPrefix(url, "s3://") || strings.TrimPrefix(url, "s3://") == "":
+		return "", 0, usagef("--claims %q: want an s3://BUCKET/PREFIX/ URL", url)
+	case shard.Count > 1:
+		return "", 0, usagef("--claims and --shard (or RUNALL_SHARD, RUNALL_SHARDS) are alternatives: claims balance the trials by themselves")
+	case o.lease < runner.MinLease:
+		return "", 0, usagef("--lease %v: at least %v", o.lease, runner.MinLease)
+	}
+	if !strings.HasSuffix(url, "/") {
+		url += "/"
+	}
+	return url, o.lease, nil
 }

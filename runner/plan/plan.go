@@ -45,6 +45,7 @@ type Config struct {
 	MaxTasks              int           // max-tasks: the most tasks the file may expand to (default 100,000)
 	Mask                  []string      // mask: more variable names (or NAME_* patterns) whose values are secrets
 	Order                 Order         // order: how a block's trials are ordered (default OrderLongestFirst)
+	Claims                string        // claims: the s3:// prefix of a sweep's shared queue of trials
 }
 
 // Order is the order in which a parallel block's trials are offered to admission.

@@ -26,7 +26,7 @@ var configKeys = []string{
 	"show-task-times", "collapse-on-completion", "single-line", "event-driven", "update-interval",
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "objective", "stop-when",
-	"notify", "max-tasks", "mask", "order",
+	"notify", "max-tasks", "mask", "order", "claims",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -136,6 +136,10 @@ func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 		case "order":
 			if o := decodeOrder(d, p); o != "" {
 				c.Order = o
+			}
+		case "claims":
+			if c.Claims = d.str(p); c.Claims != "" && !strings.HasPrefix(c.Claims, "s3://") {
+				d.errorf(p.value, "claims: want an s3://BUCKET/PREFIX/ URL, got %q", c.Claims)
 			}
 		default:
 			d.unknownKey(p, "config:", configKeys)

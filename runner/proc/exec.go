@@ -347,6 +347,20 @@ func (p *Table) Signal(sig syscall.Signal, closed bool) {
 	}
 }
 
+// Terminate stops one running group: SIGTERM, then SIGKILL after wait if it is still
+// running. A group that already ended is left alone (its id may have been reused).
+func (p *Table) Terminate(pgid int, wait time.Duration) {
+	signal := func(sig syscall.Signal) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.groups[pgid] {
+			_ = syscall.Kill(-pgid, sig)
+		}
+	}
+	signal(syscall.SIGTERM)
+	time.AfterFunc(wait, func() { signal(syscall.SIGKILL) })
+}
+
 // terminateGroup sends SIGTERM to a process group and SIGKILL after wait if it lives on.
 func terminateGroup(pgid int, wait time.Duration) {
 	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {

@@ -1,0 +1,341 @@
+package claims
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The objects under a sweep's prefix.
+const (
+	sweepKey   = "sweep.json"   // the task file's identity, written by the first runall
+	claimDir   = "claims/"      // claims/<trial>.json: who holds a trial, renewed while it runs
+	doneDir    = "done/"        // done/<trial>.json: how a trial ended, written once
+	ResultsKey = "results.json" // the merged results, written when every trial is done
+)
+
+// Owner says which runall holds a claim or wrote a record.
+type Owner struct {
+	Host  string `json:"host"`
+	PID   int    `json:"pid"`
+	RunID string `json:"run_id"`
+}
+
+func (o Owner) String() string { return fmt.Sprintf("%s pid %d (run %s)", o.Host, o.PID, o.RunID) }
+
+// Identity is what decides a sweep's trials: a file with other trials is another sweep.
+type Identity struct {
+	Hash   string `json:"hash"`
+	File   string `json:"file"`
+	Trials int    `json:"trials"`
+}
+
+// Options configures a Sweep.
+type Options struct {
+	Identity Identity
+	Owner    Owner
+	// Lease is how long a claim holds without renewal; it is renewed every third of it.
+	Lease time.Duration
+	// Now is the clock (time.Now when nil); tests move it.
+	Now func() time.Time
+}
+
+// Sweep is one runall's view of a shared queue of trials.
+type Sweep struct {
+	store *counted
+	opts  Options
+	nonce string // tells this process's writes from others', through retries
+
+	mu      sync.Mutex
+	seq     int
+	done    map[string]bool    // trials recorded as done
+	watched map[string]watch   // others' claims: the ETag seen and since when
+	records map[string]*Record // records read or written, by trial
+}
+
+// watch is another runall's claim as seen: unchanged for a lease, it has expired. Expiry is
+// judged by this process's clock alone, never by comparing two machines' clocks.
+type watch struct {
+	etag  string
+	since time.Time
+}
+
+// claimBody is a claim object.
+type claimBody struct {
+	Owner     Owner     `json:"owner"`
+	Token     string    `json:"token"` // unique per write
+	LeaseMS   int64     `json:"lease_ms"`
+	RenewedAt time.Time `json:"renewed_at"` // for people; expiry does not read it
+}
+
+// Record is how a trial ended, written once under done/.
+type Record struct {
+	Key        string          `json:"key"`
+	Failed     bool            `json:"failed"` // failed for good (not ignored)
+	Owner      Owner           `json:"owner"`
+	Token      string          `json:"token"`
+	FinishedAt time.Time       `json:"finished_at"`
+	Result     json.RawMessage `json:"result,omitempty"` // the runner's own record of the trial
+}
+
+// ErrTaken is a trial that another runall holds under a live claim.
+var ErrTaken = errors.New("claimed by another runall")
+
+// ErrDone is a trial already recorded as done.
+var ErrDone = errors.New("already done")
+
+// ErrOtherSweep is a prefix that holds the claims of another task file.
+var ErrOtherSweep = errors.New("the prefix holds another sweep")
+
+// Open joins the sweep under store: it records the identity there when it is the first, and
+// refuses a prefix that holds another file's sweep.
+func Open(ctx context.Context, store Store, opts Options) (*Sweep, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Lease <= 0 {
+		return nil, errors.New("claims: the lease must be positive")
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	s := &Sweep{store: &counted{Store: store}, opts: opts, nonce: hex.EncodeToString(b),
+		done: map[string]bool{}, watched: map[string]watch{}, records: map[string]*Record{}}
+	type sweepBody struct {
+		Identity
+		CreatedBy Owner     `json:"created_by"`
+		CreatedAt time.Time `json:"created_at"`
+	}
+	body, _ := json.Marshal(sweepBody{Identity: opts.Identity, CreatedBy: opts.Owner, CreatedAt: opts.Now().UTC()})
+	_, err := s.store.Put(ctx, sweepKey, body, Cond{IfAbsent: true})
+	if err == nil || !errors.Is(err, ErrConflict) {
+		return s, err
+	}
+	got, _, err := s.store.Get(ctx, sweepKey)
+	if err != nil {
+		return nil, err
+	}
+	var theirs sweepBody
+	if err := json.Unmarshal(got, &theirs); err != nil {
+		return nil, fmt.Errorf("%s is not runall's: %w", sweepKey, err)
+	}
+	if theirs.Hash != opts.Identity.Hash {
+		return nil, fmt.Errorf("%w: %s (%d trials) started it on %s at %s, and this file's trials differ; "+
+			"give this file a prefix of its own, or delete the prefix's objects to start over", ErrOtherSweep,
+			theirs.File, theirs.Trials, theirs.CreatedBy.Host, theirs.CreatedAt.Format(time.RFC3339))
+	}
+	return s, nil
+}
+
+// Requests is how many requests this Sweep made so far.
+func (s *Sweep) Requests() Counts { return s.store.counts() }
+
+// Lease is the lease this runall takes its claims with.
+func (s *Sweep) Lease() time.Duration { return s.opts.Lease }
+
+func (s *Sweep) token() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	return fmt.Sprintf("%s-%d", s.nonce, s.seq)
+}
+
+func (s *Sweep) claimBody(token string) []byte {
+	b, _ := json.Marshal(claimBody{Owner: s.opts.Owner, Token: token,
+		LeaseMS: s.opts.Lease.Milliseconds(), RenewedAt: s.opts.Now().UTC()})
+	return b
+}
+
+// View is the state of the queue as of the last Refresh.
+type View struct {
+	Done    map[string]bool // recorded as done
+	Claimed map[string]bool // a claim exists (held or expired)
+}
+
+// Refresh lists the done records and the claims, and notes when each claim last changed.
+func (s *Sweep) Refresh(ctx context.Context) (View, error) {
+	done, err := s.store.List(ctx, doneDir)
+	if err != nil {
+		return View{}, err
+	}
+	claimed, err := s.store.List(ctx, claimDir)
+	if err != nil {
+		return View{}, err
+	}
+	v := View{Done: map[string]bool{}, Claimed: map[string]bool{}}
+	now := s.opts.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range done {
+		k = strings.TrimSuffix(k, ".json")
+		v.Done[k], s.done[k] = true, true
+	}
+	for k, etag := range claimed {
+		k = strings.TrimSuffix(k, ".json")
+		v.Claimed[k] = true
+		if w, ok := s.watched[k]; !ok || w.etag != etag {
+			s.watched[k] = watch{etag: etag, since: now}
+		}
+	}
+	return v, nil
+}
+
+// Stale reports whether another runall's claim on key has gone a whole lease (this
+// runall's) without a renewal as far as this process has seen: worth a closer look.
+func (s *Sweep) Stale(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.watched[key]
+	return ok && s.opts.Now().Sub(w.since) > s.opts.Lease
+}
+
+// expired reports whether the claim body, with this ETag, may be taken over.
+func (s *Sweep) expired(key, etag string, c claimBody) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Now()
+	w, ok := s.watched[key]
+	if !ok || w.etag != etag {
+		s.watched[key] = watch{etag: etag, since: now}
+		return false
+	}
+	lease := max(time.Duration(c.LeaseMS)*time.Millisecond, time.Millisecond)
+	return now.Sub(w.since) > lease
+}
+
+// Claim takes trial key: by creating its claim (also after its holder gave it back by
+// deleting it), or by taking over one that expired. It returns ErrTaken when another runall holds it, ErrDone when it is recorded
+// as done, and other errors when the store could not be reached (try again later).
+func (s *Sweep) Claim(ctx context.Context, key string) (*Lease, error) {
+	s.mu.Lock()
+	done := s.done[key]
+	s.mu.Unlock()
+	if done {
+		return nil, ErrDone
+	}
+	token := s.token()
+	ck := claimDir + key + ".json"
+	etag, body, cur, err := s.putOrRead(ctx, ck, s.claimBody(token), Cond{IfAbsent: true}, token)
+	if err == nil {
+		return s.newLease(key, etag), nil
+	}
+	if !errors.Is(err, ErrConflict) {
+		return nil, err
+	}
+	if body == nil { // the object changed again, or went, since the write lost
+		if body, cur, err = s.store.Get(ctx, ck); err != nil {
+			return nil, err
+		}
+	}
+	var c claimBody
+	if err := json.Unmarshal(body, &c); err != nil {
+		return nil, fmt.Errorf("%s is not a runall claim: %w", ck, err)
+	}
+	if !s.expired(key, cur, c) {
+		return nil, fmt.Errorf("%w: %s", ErrTaken, c.Owner)
+	}
+	etag, err = s.put(ctx, ck, s.claimBody(token), Cond{IfETag: cur}, token)
+	if errors.Is(err, ErrConflict) {
+		return nil, fmt.Errorf("%w: taken over by another runall first", ErrTaken)
+	}
+	if err != nil {
+		return nil, err
+	}
+	l := s.newLease(key, etag)
+	// Its holder may have recorded it just before its claim expired.
+	if _, _, err := s.store.Get(ctx, doneDir+key+".json"); err == nil || !errors.Is(err, ErrNotFound) {
+		l.stop()
+		if err == nil {
+			s.markDone(key)
+			return nil, ErrDone
+		}
+		return nil, err
+	}
+	return l, nil
+}
+
+// put writes under cond; a write that lost its condition because an earlier try of the same
+// write (retried by the SDK after a lost response) won is a success.
+func (s *Sweep) put(ctx context.Context, key string, body []byte, cond Cond, token string) (string, error) {
+	etag, _, _, err := s.putOrRead(ctx, key, body, cond, token)
+	return etag, err
+}
+
+// putOrRead is put that, when the write lost to another's, also returns the object it read
+// to tell (nil when it could not be read), which saves a claimant a second request.
+func (s *Sweep) putOrRead(ctx context.Context, key string, body []byte, cond Cond, token string) (etag string, cur []byte, curETag string, err error) {
+	etag, err = s.store.Put(ctx, key, body, cond)
+	if !errors.Is(err, ErrConflict) {
+		return etag, nil, "", err
+	}
+	got, gotETag, gerr := s.store.Get(ctx, key)
+	if gerr != nil {
+		return "", nil, "", err
+	}
+	var t struct{ Token string }
+	if json.Unmarshal(got, &t) == nil && t.Token == token {
+		return gotETag, nil, "", nil
+	}
+	return "", got, gotETag, err
+}
+
+func (s *Sweep) markDone(key string) {
+	s.mu.Lock()
+	s.done[key] = true
+	s.mu.Unlock()
+}
+
+// Records reads the done record of every trial in keys that has one, in the order of keys.
+func (s *Sweep) Records(ctx context.Context, keys []string) ([]Record, error) {
+	var out []Record
+	for _, k := range keys {
+		s.mu.Lock()
+		rec, known, done := s.records[k], s.records[k] != nil, s.done[k]
+		s.mu.Unlock()
+		if !known && done {
+			b, _, err := s.store.Get(ctx, doneDir+k+".json")
+			if err != nil {
+				return nil, err
+			}
+			rec = &Record{}
+			if err := json.Unmarshal(b, rec); err != nil {
+				return nil, fmt.Errorf("%s%s.json is not a runall record: %w", doneDir, k, err)
+			}
+			s.mu.Lock()
+			s.records[k] = rec
+			s.mu.Unlock()
+		}
+		if rec != nil {
+			out = append(out, *rec)
+		}
+	}
+	return out, nil
+}
+
+// Results returns the merged results under the prefix, or ErrNotFound.
+func (s *Sweep) Results(ctx context.Context) ([]byte, error) {
+	b, _, err := s.store.Get(ctx, ResultsKey)
+	return b, err
+}
+
+// WriteResults writes the merged results under the prefix, unless a runall that saw the
+// same complete sweep wrote them first.
+func (s *Sweep) WriteResults(ctx context.Context, body []byte) error {
+	_, err := s.store.Put(ctx, ResultsKey, body, Cond{IfAbsent: true})
+	if errors.Is(err, ErrConflict) {
+		return nil
+	}
+	return err
+}
+
+func sortedKeys(seq iter.Seq[string]) []string {
+	return slices.SortedFunc(seq, cmp.Compare)
+}

@@ -1,0 +1,188 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/runall/runall/claims"
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// finish records a claimed trial's end for the whole sweep, unless its claim was lost: then
+// another runall runs it, and this one's outcome is not the sweep's.
+func (c *claimer) finish(ctx context.Context, r *run, t *plan.Task, tl *trialLease) {
+	defer c.drop(t)
+	if err := tl.lease.Err(); err != nil {
+		r.ledger.update(t, func(res *results.Task) { res.Reason += "; stopped: " + err.Error() })
+		return
+	}
+	var ts []results.Task
+	failed, allOK := false, true
+	for _, cmd := range trialCommands(t) {
+		r.ledger.update(cmd, func(res *results.Task) {
+			ts = append(ts, *res)
+			ts[len(ts)-1].LogFile = r.logs.taskLogPath(cmd) // as results() names it
+			failed = failed || res.Status == results.StatusFailed
+			allOK = allOK && (res.Status == results.StatusOK || res.Status == results.StatusIgnored)
+		})
+	}
+	if _, _, sig := r.ledger.status(); sig != 0 && !allOK {
+		// Stopped by SIGTERM/SIGINT (preemption, eviction, kubectl delete): the trial did not
+		// fail for good. Give it back so another runall runs it at once.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		tl.lease.Release(ctx)
+		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: stopped by %v; its claim is given back for another runall", t.Name, sig)})
+		return
+	}
+	body, err := json.Marshal(ts)
+	if err == nil {
+		err = tl.lease.Finish(ctx, claims.Record{Failed: failed, Result: body})
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, claims.ErrDone):
+		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: %v; this run's outcome is not recorded", t.Name, err)})
+	default:
+		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: could not record its end: %v", t.Name, err)})
+	}
+	if failed {
+		c.mu.Lock()
+		c.failed = true
+		c.mu.Unlock()
+	}
+}
+
+// trialCommands is a trial's commands: itself, or its steps.
+func trialCommands(t *plan.Task) []*plan.Task {
+	if len(t.Steps) > 0 {
+		return t.Steps
+	}
+	return []*plan.Task{t}
+}
+
+// sweepFailed reports whether a trial of the sweep failed, as far as this runall knows.
+func (c *claimer) sweepFailed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failed
+}
+
+// concludeSweep, once every trial is done, reads the sweep's merged results, writing them
+// under the prefix when no runall did yet; it reports whether a trial failed.
+func (r *run) concludeSweep(ctx context.Context) (failed bool, err error) {
+	c := r.claims
+	view, err := c.sweep.Refresh(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, k := range c.order {
+		if !view.Done[k] {
+			return false, nil // stopped early: the runalls still at work finish it
+		}
+	}
+	if b, err := c.sweep.Results(ctx); err == nil {
+		var res results.Run
+		if err := json.Unmarshal(b, &res); err == nil && len(res.Tasks) > 0 {
+			return res.Status == results.StatusFailed, nil
+		}
+	}
+	recs, err := c.sweep.Records(ctx, c.order)
+	if err != nil {
+		return false, err
+	}
+	res := mergeRecords(r.plan.File, recs)
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return false, err
+	}
+	if err := c.sweep.WriteResults(ctx, append(b, '\n')); err != nil {
+		return false, err
+	}
+	r.emit(event.Event{Kind: event.RunStatus, Line: "claims: every trial is done; merged results in " + c.where + claims.ResultsKey})
+	return res.Status == results.StatusFailed, nil
+}
+
+// mergeRecords makes one results file of the trials' records: each command as the runall
+// that ran it recorded it, its log file prefixed with that runall's host.
+func mergeRecords(file string, recs []claims.Record) *results.Run {
+	res := &results.Run{File: file, RunID: "claims", Status: results.StatusOK}
+	for _, rec := range recs {
+		var ts []results.Task
+		if err := json.Unmarshal(rec.Result, &ts); err != nil {
+			continue
+		}
+		for _, t := range ts {
+			if t.LogFile != "" {
+				t.LogFile = rec.Owner.Host + ":" + t.LogFile
+			}
+			res.Tasks = append(res.Tasks, t)
+			res.StartedAt = earliest(res.StartedAt, t.StartedAt)
+			res.FinishedAt = latest(res.FinishedAt, t.FinishedAt)
+		}
+		if rec.Failed {
+			res.Status = results.StatusFailed
+		}
+	}
+	return res
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// endClaims concludes the sweep after the run's tasks, and says what claiming cost.
+func (r *run) endClaims(ctx context.Context) {
+	if r.claims == nil || r.isHalted() {
+		return
+	}
+	failed, err := r.concludeSweep(ctx)
+	if err != nil {
+		r.emit(event.Event{Kind: event.RunStatus, Line: "claims: could not conclude the sweep: " + err.Error()})
+	}
+	if failed {
+		r.claims.mu.Lock()
+		r.claims.failed = true
+		r.claims.mu.Unlock()
+	}
+	n := r.claims.sweep.Requests()
+	r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("claims: %d requests (%d GET, %d PUT, %d LIST)",
+		n.Total(), n.Get, n.Put, n.List)})
+}
+
+// skipComplete skips everything when the sweep was already complete: a rerun of a finished
+// Job does nothing.
+func (r *run) skipComplete(ctx context.Context) {
+	r.ledger.halt()
+	for _, t := range r.plan.Tasks {
+		r.skip(t, "not started: every trial of the sweep under "+r.claims.where+" is done")
+	}
+	// A rerun exits with the sweep's status: 0 when every trial passed. A failed sweep stays
+	// failed, so that a Job's retries do not turn it into a Job that completed.
+	failed, err := r.concludeSweep(ctx)
+	if err != nil {
+		r.emit(event.Event{Kind: event.RunStatus, Line: "claims: could not write the merged results: " + err.Error()})
+	}
+	if failed {
+		r.claims.mu.Lock()
+		r.claims.failed = true
+		r.claims.mu.Unlock()
+		r.emit(event.Event{Kind: event.RunStatus, Line: "claims: a trial of the sweep failed (see " + r.claims.where + claims.ResultsKey + ")"})
+	}
+	r.emit(event.Event{Kind: event.RunStatus, Line: "claims: every trial of the sweep under " + r.claims.where + " is done; nothing to do"})
+}

@@ -1,0 +1,204 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runall/runall/claims"
+	"github.com/runall/runall/runner/results"
+)
+
+// sweepFile is a task file of n trials that each append their name to out, after sleeping.
+func sweepFile(out string, n int, sleep string, maxParallel int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "config:\n  max-parallel-commands: %d\ntasks:\n  - name: sweep\n    parallel-tasks:\n", maxParallel)
+	for i := range n {
+		fmt.Fprintf(&b, "      - name: t%02d\n        cmd: sleep %s; echo t%02d >> %q\n", i, sleep, i, out)
+	}
+	return b.String()
+}
+
+func ranLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(string(b))
+	slices.Sort(lines)
+	return lines
+}
+
+// TestClaimsShareTrials runs two runs of one file on one in-memory queue: each trial runs
+// in exactly one of them, and the other lists it as done elsewhere.
+func TestClaimsShareTrials(t *testing.T) {
+	store := claims.NewMem()
+	out := filepath.Join(t.TempDir(), "ran")
+	file := sweepFile(out, 8, "0.05", 2)
+	var wg sync.WaitGroup
+	res := make([]*results.Run, 2)
+	for i := range res {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, _, err := runFile(t, file, Options{ClaimStore: store, Lease: 2 * time.Second})
+			if err != nil {
+				t.Errorf("run %d: %v", i, err)
+			}
+			res[i] = r
+		}()
+	}
+	wg.Wait()
+	var want []string
+	for i := range 8 {
+		want = append(want, fmt.Sprintf("t%02d", i))
+	}
+	if got := ranLines(t, out); !slices.Equal(got, want) {
+		t.Fatalf("trials run %q, want each once: %q", got, want)
+	}
+	for _, name := range want {
+		a, b := byName(res[0])[name], byName(res[1])[name]
+		if (a.Status == results.StatusOK) == (b.Status == results.StatusOK) {
+			t.Errorf("%s: %s in one run and %s in the other, want ok in exactly one", name, a.Status, b.Status)
+		}
+	}
+	if !slices.Contains(store.Keys(), claims.ResultsKey) {
+		t.Errorf("no merged results in the store: %q", store.Keys())
+	}
+}
+
+// TestClaimsOnlyWhatStarts checks that a run holds no more claims than it runs trials:
+// admission decides when it claims the next.
+func TestClaimsOnlyWhatStarts(t *testing.T) {
+	store := claims.NewMem()
+	out := filepath.Join(t.TempDir(), "ran")
+	done := make(chan struct{})
+	most := 0
+	go func() {
+		defer close(done)
+		_, _, err := runFile(t, sweepFile(out, 4, "0.3", 1), Options{ClaimStore: store, Lease: 2 * time.Second})
+		if err != nil {
+			t.Error(err)
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			if most != 1 {
+				t.Errorf("at most %d trials claimed and not done at once, want 1 (max-parallel-commands: 1)", most)
+			}
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+		held := 0
+		for _, k := range store.Keys() {
+			if strings.HasPrefix(k, "claims/") && !slices.Contains(store.Keys(), "done/"+strings.TrimPrefix(k, "claims/")) {
+				held++
+			}
+		}
+		most = max(most, held)
+	}
+}
+
+// TestClaimsStoreOutage takes the store away for a moment, well inside the lease: the trial
+// goes on, and is recorded once the store is back.
+func TestClaimsStoreOutage(t *testing.T) {
+	store := claims.NewMem()
+	out := filepath.Join(t.TempDir(), "ran")
+	go func() {
+		for !slices.ContainsFunc(store.Keys(), func(k string) bool { return strings.HasPrefix(k, "claims/") }) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		store.Fail(true)
+		time.Sleep(500 * time.Millisecond)
+		store.Fail(false)
+	}()
+	res, _, err := runFile(t, sweepFile(out, 1, "1.5", 1), Options{ClaimStore: store, Lease: 6 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ranLines(t, out); !slices.Equal(got, []string{"t00"}) || res.Tasks[0].Status != results.StatusOK {
+		t.Fatalf("ran %q with status %s, want t00 once, ok", got, res.Tasks[0].Status)
+	}
+	if !slices.Contains(store.Keys(), "done/"+strings.TrimPrefix(claimKeyOf(store), "claims/")) {
+		t.Errorf("no done record: %q", store.Keys())
+	}
+}
+
+func claimKeyOf(m *claims.Mem) string {
+	for _, k := range m.Keys() {
+		if strings.HasPrefix(k, "claims/") {
+			return k
+		}
+	}
+	return ""
+}
+
+// TestClaimsStoreGoneStopsTrial takes the store away for good: the lease cannot be renewed,
+// so the trial is stopped rather than risk running twice.
+func TestClaimsStoreGoneStopsTrial(t *testing.T) {
+	store := claims.NewMem()
+	out := filepath.Join(t.TempDir(), "ran")
+	go func() {
+		for claimKeyOf(store) == "" {
+			time.Sleep(10 * time.Millisecond)
+		}
+		store.Fail(true)
+	}()
+	res, output, err := runFile(t, sweepFile(out, 1, "30", 1), Options{ClaimStore: store, Lease: time.Second, Grace: time.Second})
+	if err == nil {
+		t.Fatalf("the run succeeded; want the trial stopped\n%s", output)
+	}
+	if res.Tasks[0].Status != results.StatusFailed || !strings.Contains(res.Tasks[0].Reason, "lost the claim") {
+		t.Errorf("trial %s (%s), want failed: lost the claim\n%s", res.Tasks[0].Status, res.Tasks[0].Reason, output)
+	}
+}
+
+// TestClaimsInterruptedTrialGivenBack stops a run with SIGTERM mid-trial, as an evicted Pod
+// is: the trial did not fail for good, so it is not recorded as done, and its claim is given
+// back for another runall to take at once rather than after the lease.
+func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
+	store := claims.NewMem()
+	dir := t.TempDir()
+	out, quick := filepath.Join(dir, "ran"), filepath.Join(dir, "quick")
+	// Long in the first runall, quick in the next: the same trial, so the same sweep.
+	file := fmt.Sprintf("tasks:\n  - name: sweep\n    parallel-tasks:\n      - name: t00\n"+
+		"        cmd: if [ -e %q ]; then echo t00 >> %q; else sleep 30; fi\n", quick, out)
+	sigs := make(chan os.Signal, 1)
+	go func() {
+		for claimKeyOf(store) == "" {
+			time.Sleep(10 * time.Millisecond)
+		}
+		sigs <- syscall.SIGTERM
+	}()
+	_, output, err := runFile(t, file, Options{ClaimStore: store, Lease: time.Hour, Grace: time.Second, Signals: sigs})
+	var ie *InterruptedError
+	if !errors.As(err, &ie) {
+		t.Fatalf("run: %v, want interrupted\n%s", err, output)
+	}
+	if slices.ContainsFunc(store.Keys(), func(k string) bool { return strings.HasPrefix(k, "done/") }) {
+		t.Fatalf("the interrupted trial was recorded as done: %q", store.Keys())
+	}
+	if k := claimKeyOf(store); k != "" {
+		t.Errorf("claim %s still there, want it given back", k)
+	}
+	// Another runall takes it at once, well before the hour-long lease would let it.
+	stop := make(chan os.Signal, 1)
+	timer := time.AfterFunc(30*time.Second, func() { stop <- syscall.SIGTERM })
+	defer timer.Stop()
+	if err := os.WriteFile(quick, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, output, err := runFile(t, file, Options{ClaimStore: store, Lease: time.Hour, Signals: stop})
+	if err != nil || res.Tasks[0].Status != results.StatusOK || !slices.Equal(ranLines(t, out), []string{"t00"}) {
+		t.Fatalf("the next runall did not run the given-back trial: %v\n%s", err, output)
+	}
+}

@@ -1,0 +1,182 @@
+package s3sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Pairing the two sides of a sync by relative path, and comparing them, in either direction.
+
+// pair is one file on either side. rel is the record's key.
+type pair struct {
+	rel    string
+	path   string // local path
+	key    string
+	local  *stamp  // nil: no local file
+	remote *object // nil: no object
+	seen   time.Time
+}
+
+// pairTree lists the local tree and the objects under prefix and pairs them by relative
+// path. It returns the pairs whose source side exists, and the destination-only orphans.
+func (j *job) pairTree(ctx context.Context, root, bucket, prefix string, up bool) (pairs, orphans []*pair, err error) {
+	byRel := map[string]*pair{}
+	var mu sync.Mutex
+	get := func(rel string) *pair {
+		p := byRel[rel]
+		if p == nil {
+			p = &pair{rel: rel, path: filepath.Join(root, filepath.FromSlash(rel)), key: prefix + rel}
+			byRel[rel] = p
+		}
+		return p
+	}
+	seen := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		skip := j.stateDir
+		err := walkLocal(root, j.ex, skip, j.c.logf, func(f localFile) {
+			mu.Lock()
+			defer mu.Unlock()
+			p := get(f.rel)
+			st := f.st
+			p.local, p.seen = &st, seen
+			j.m.scanned.Add(1)
+		})
+		if err != nil {
+			return fmt.Errorf("read %s: %w", root, err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		err := j.c.store.list(gctx, bucket, prefix, func(o object) error {
+			rel := strings.TrimPrefix(o.key, prefix)
+			if rel == "" || strings.HasSuffix(rel, "/") {
+				return nil // the prefix itself, or a "directory" marker
+			}
+			if j.ex.excluded(rel) {
+				return nil
+			}
+			if !up {
+				if err := checkRel(o.key, rel, root); err != nil {
+					return err
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			p := get(rel)
+			p.remote = &o
+			j.m.scanned.Add(1)
+			return nil
+		})
+		if err != nil {
+			return j.c.wrap(err, "list %s", location{bucket, prefix})
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	for _, p := range byRel {
+		src := p.local != nil
+		if !up {
+			src = p.remote != nil
+		}
+		if src {
+			pairs = append(pairs, p)
+		} else {
+			orphans = append(orphans, p)
+		}
+	}
+	byRelOrder := func(a, b *pair) int { return strings.Compare(a.rel, b.rel) }
+	slices.SortFunc(pairs, byRelOrder)
+	slices.SortFunc(orphans, byRelOrder)
+	return pairs, orphans, nil
+}
+
+// verdict is what comparing two sides tells.
+type verdict int
+
+const (
+	differ  verdict = iota
+	same            // in place: skip
+	unknown         // needs a hash or a HEAD
+)
+
+// quick compares p's sides from the listing, stat and the record alone.
+func (j *job) quick(p *pair) verdict {
+	if p.local == nil || p.remote == nil || p.local.Size != p.remote.size {
+		return differ
+	}
+	e, _ := j.rec.get(p.rel)
+	if e.vouchesLocal(*p.local) && e.ETag != "" && e.ETag == p.remote.etag {
+		return same // neither side changed since they were last in sync
+	}
+	lh, rh := e.localSHA(*p.local), e.remoteSHA(p.remote.etag)
+	if rh == "" {
+		rh = p.remote.sha
+	}
+	if lh != "" && rh != "" {
+		if lh == rh {
+			return same
+		}
+		return differ
+	}
+	return unknown
+}
+
+// compare settles an unknown verdict by hashing the local file and, for an object whose
+// ETag is not an MD5 (multipart), reading its metadata with a HEAD request. It returns the
+// local file's SHA-256 when it computed it.
+func (j *job) compare(ctx context.Context, bucket string, p *pair) (bool, string, error) {
+	e, _ := j.rec.get(p.rel)
+	r := p.remote
+	rh := e.remoteSHA(r.etag)
+	if rh == "" {
+		rh = r.sha
+	}
+	plain := isMD5Hex(r.etag)
+	if rh == "" && !plain {
+		o, err := j.c.store.head(ctx, bucket, p.key)
+		if err != nil {
+			if errors.Is(err, errNotFound) {
+				return false, "", nil
+			}
+			return false, "", j.c.wrap(err, "check %s", location{bucket, p.key})
+		}
+		if o.etag != r.etag || o.sha == "" {
+			return false, "", nil // changed since listed, or no hash to compare with
+		}
+		rh = o.sha
+	}
+	lh := e.localSHA(*p.local)
+	if rh != "" {
+		if lh == "" {
+			var err error
+			if lh, _, err = hashFile(p.path, p.local.Size, false); err != nil {
+				return false, "", fmt.Errorf("hash %s: %w", p.path, err)
+			}
+		}
+		return lh == rh, lh, nil
+	}
+	// No SHA-256 for the object, but a single-part object's ETag is its MD5.
+	lh, lmd5, err := hashFile(p.path, p.local.Size, true)
+	if err != nil {
+		return false, "", fmt.Errorf("hash %s: %w", p.path, err)
+	}
+	if lmd5 == r.etag {
+		return true, lh, nil
+	}
+	// Under SSE-KMS or SSE-C a 32-hex ETag is not the MD5: the metadata has the last word.
+	if o, err := j.c.store.head(ctx, bucket, p.key); err == nil && o.etag == r.etag && o.sha != "" {
+		return lh == o.sha, lh, nil
+	}
+	return false, lh, nil
+}
