@@ -28,31 +28,35 @@ type TrialMemory struct {
 func (a *Admitter) Start(ctx context.Context, onSample func(Sample)) {
 	ctx, a.cancel = context.WithCancel(ctx)
 	a.done = make(chan struct{})
-	sample := func() time.Duration {
+	// sample measures when due: every sampleEvery, or every tieSampleEvery while a launch
+	// holds its device back until it is tied to its processes.
+	var last time.Time // of the last sample taken here (Place and Release take their own)
+	sample := func(force bool) {
 		a.mu.Lock()
+		now := a.now()
+		if !force && now.Sub(last) < sampleEvery && !a.tyingAnyLocked(now) {
+			a.mu.Unlock()
+			return
+		}
+		last = now
 		a.sampleLocked()
 		s := Sample{Devices: slices.Clone(a.snap), Reserved: a.reservedLocked(), Trials: a.trialMemoryLocked()}
-		next := sampleEvery
-		if a.tyingAnyLocked(a.now()) {
-			next = tieSampleEvery
-		}
 		a.mu.Unlock()
 		if onSample != nil && s.Devices != nil {
 			onSample(s)
 		}
-		return next
 	}
-	next := sample() // the first, so that a run shorter than sampleEvery has one too
+	sample(true) // the first, so that a run shorter than sampleEvery has one too
 	go func() {
 		defer close(a.done)
-		t := time.NewTimer(next)
+		t := time.NewTicker(tieSampleEvery)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				t.Reset(sample())
+				sample(false)
 			}
 		}
 	}()
