@@ -510,11 +510,17 @@ func testGPULearnedMemory(t *testing.T, pids gpuPIDMode) {
 	r.wantCode(t, 0)
 	res2 := e.gpuResults("results2.json")
 	res2.allOK(t)
-	if !gpuOverlap(res2.Tasks[0], res2.Tasks[1]) {
-		t.Errorf("second run: the first two trials did not run at once: the learned need was not reused\n%s", gpuIntervals(res2.Tasks))
+	// No trial learns again: all of the group may run at once (in whichever order the
+	// durations recorded by the first run put them), each with the need learned before.
+	group2 := res2.Tasks[:6]
+	firstOf := slices.MinFunc(group2, func(a, b gpuTaskResult) int { return a.StartedAt.Compare(b.StartedAt) })
+	if !slices.ContainsFunc(group2, func(tr gpuTaskResult) bool { return tr.Name != firstOf.Name && gpuOverlap(firstOf, tr) }) {
+		t.Errorf("second run: %s, the group's first trial, ran without its siblings: it learned again\n%s", firstOf.Name, gpuIntervals(res2.Tasks))
 	}
-	if got := res2.Tasks[0].GPUMemory; got != learned {
-		t.Errorf("second run: %s was admitted needing %d bytes, want the %d learned before", res2.Tasks[0].Name, got, learned)
+	for _, tr := range res2.Tasks[:6] {
+		if tr.GPUMemory != learned {
+			t.Errorf("second run: %s was admitted needing %d bytes, want the %d learned before", tr.Name, tr.GPUMemory, learned)
+		}
 	}
 }
 
