@@ -50,7 +50,21 @@ def run_file(text, gpus, work, env=None, args=(), d=None):
         "requeues": sum(t.get("oom_requeues", 0) for t in res["tasks"]),
         "peak_running": most,
         "gap": start_gap(tasks),
+        "passed_over": max((t.get("passed_over", 0) for t in tasks), default=0),
         "learned": res.get("learned_gpu_memory") or {},
         "pids": res.get("gpu_process_ids", ""),
         "tasks": res["tasks"],
     }
+
+
+def run_events(text, gpus, work, runall=RUNALL):
+    """Runs the tasks file text like run_file, with --output json, and returns its events."""
+    d = tempfile.mkdtemp(dir=work)
+    path = os.path.join(d, "tasks.yml")
+    with open(path, "w") as f:
+        f.write(text)
+    env = dict(os.environ, RUNALL_FAKE_GPUS=gpus, RUNALL_FAKE_GPU_STATE=os.path.join(d, "gpus"),
+               PATH=os.path.dirname(runall) + os.pathsep + os.environ["PATH"])
+    out = subprocess.run([runall, "--output", "json", "--log-dir", os.path.join(d, "logs"), "--fake-gpus", gpus, path],
+                         env=env, capture_output=True, text=True, cwd=d).stdout
+    return [json.loads(l) for l in out.splitlines() if l.startswith("{")]

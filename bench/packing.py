@@ -7,12 +7,13 @@ alone without admission (trials spread round-robin over the GPUs, as a user woul
 counting out-of-memory failures. Then the auto case: trials of unknown need on one device.
 
     RUNALL=./runall python3 bench/packing.py
+    RUNALL_BEFORE=/path/to/older/runall   # also time that build's trials, seed by seed
 Efficiency = lower bound / makespan; lower bound = max(sum(need x duration) / sum(capacity),
 longest duration), with each trial's duration taken as its ramp + hold.
 """
 import heapq, os, random, subprocess, sys, tempfile
 
-from benchlib import GiB, RUNALL, run_file
+from benchlib import GiB, RUNALL, _ts, run_events, run_file
 
 
 def workload(seed=7, n=24):
@@ -45,6 +46,29 @@ def predict(d):
                          capture_output=True, text=True, check=True).stdout
     line = next(l for l in out.splitlines() if l.startswith("Predicted makespan:"))
     return float(line.split(":")[1].strip().rstrip("s"))
+
+
+def overhead(seed, work, runall=RUNALL, label=""):
+    """One run of the workload of seed with marked commands; a table row of where time goes."""
+    tr = workload(seed)
+    text = task_file(tr, "gpu", 24).replace("cmd: CUDA", "cmd: echo go; CUDA")
+    text = "\n".join(l + ("; echo done" if "fake-alloc" in l else "") for l in text.splitlines()) + "\n"
+    at = {}
+    for e in run_events(text, "32GiB,32GiB", work, runall):
+        if "task" not in e:
+            continue
+        mark = {"start": "start", "end": "end"}.get(e["event"]) or {"go": "go", "done": "done"}.get(e.get("line"))
+        if mark:
+            at.setdefault(e["task"], {})[mark] = _ts(e["time"])
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    ms = lambda xs: f"{1000 * med(xs):.0f} / {1000 * max(xs):.0f}"
+    pre = [v["go"] - v["start"] for v in at.values()]
+    body = [v["done"] - v["go"] - sum(tr[int(k[5:])][1:]) for k, v in at.items()]
+    post = [v["end"] - v["done"] for v in at.values()]
+    ends = sorted(v["end"] for v in at.values())
+    gaps = [s - max(e for e in ends if e <= s) for s in (v["start"] for v in at.values()) if ends[0] <= s]
+    return (f"| {seed}{label} | {ms(pre)} | {1000 * med(body):.0f} | {1000 * med(post):.0f} | {ms(gaps)} | "
+            f"{sum(g > 0.05 for g in gaps)} of {len(gaps)} |")
 
 
 def run(trials, mode, max_parallel, gpus, work):
@@ -113,13 +137,13 @@ def main():
     print(f"\nOrder: file order against longest-first, each run twice on the same log directory "
           f"(the first run has no history; the second has the durations the first recorded)\n")
     print("| seed | lower bound (s) | file order: 1st run | file order: 2nd run | longest-first: 1st run | "
-          "longest-first: 2nd run | failed | OOM requeues | end-to-next-start gap, median (ms) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "longest-first: 2nd run | failed | OOM requeues | most overtaken (bound 24) | end-to-next-start gap, median (ms) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     means, predicted = {}, []
     for seed in seeds:
         tr = workload(seed)
         lbs = lower_bound(tr, 64)
-        cells, failed, requeues, gaps = [], 0, 0, []
+        cells, failed, requeues, gaps, passed = [], 0, 0, [], 0
         for order in ("file", "longest-first"):
             d = tempfile.mkdtemp(dir=work)
             for nth in (1, 2):
@@ -128,21 +152,35 @@ def main():
                 means.setdefault((order, nth), []).append(eff)
                 cells.append(f"{r['makespan']:.2f} s, **{eff:.2f}**")
                 failed, requeues = failed + r["failed"], requeues + r["requeues"]
+                passed = max(passed, r["passed_over"])
                 if r["gap"] is not None:
                     gaps.append(r["gap"])
             predicted.append((predict(d), r["makespan"]))
         gaps.sort()
         print(f"| {seed} | {lbs:.2f} | " + " | ".join(cells) +
-              f" | {failed} | {requeues} | {1000 * gaps[len(gaps) // 2]:.0f} |")
+              f" | {failed} | {requeues} | {passed} | {1000 * gaps[len(gaps) // 2]:.0f} |")
     mean = lambda k: sum(means[k]) / len(means[k])
     print(f"| mean | | {mean(('file', 1)):.3f} | {mean(('file', 2)):.3f} | "
-          f"{mean(('longest-first', 1)):.3f} | {mean(('longest-first', 2)):.3f} | | | |")
+          f"{mean(('longest-first', 1)):.3f} | {mean(('longest-first', 2)):.3f} | | | | |")
 
     print("\n`runall check --simulate` after each second run, against that run's measured makespan:\n")
     print("| seed | order | predicted (s) | measured (s) | error |")
     print("|---|---|---|---|---|")
     for i, (pred, real) in enumerate(predicted):
         print(f"| {seeds[i // 2]} | {('file', 'longest-first')[i % 2]} | {pred:.2f} | {real:.2f} | {100 * (pred - real) / real:+.0f}% |")
+
+    print("\nWhere a trial's time goes (each seed's workload once, longest-first, first run): each command "
+          "echoes a line before and after `runall fake-alloc` (shell builtins, no process), and the "
+          "JSON events' times split a trial's run: runall's start to the shell's first line, "
+          "fake-alloc's run beyond its ramp + hold, its last line to runall's end.\n")
+    print("| seed | start to shell (ms, median / max) | fake-alloc beyond ramp + hold (ms) | shell's end to runall's end (ms) "
+          "| end-to-next-start gap (ms, median / max) | gaps over 50 ms |")
+    print("|---|---|---|---|---|---|")
+    before = os.environ.get("RUNALL_BEFORE")  # another build, run beside this one, seed by seed
+    for seed in seeds:
+        print(overhead(seed, work))
+        if before:
+            print(overhead(seed, work, os.path.abspath(before), " (RUNALL_BEFORE)"))
 
     auto = [(6, 1, 8)] * 12
     lb1 = lower_bound(auto, 32)

@@ -50,10 +50,6 @@ func FakeAlloc(ctx context.Context, opts FakeAllocOptions) (err error) {
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	sleep := opts.Sleep
-	if sleep == nil {
-		sleep = sleepCtx
-	}
 	st, err := openFakeState(opts.StateDir, opts.Sizes)
 	if err != nil {
 		return fmt.Errorf("fake-alloc: %w", err)
@@ -73,6 +69,16 @@ func FakeAlloc(ctx context.Context, opts FakeAllocOptions) (err error) {
 		return fmt.Errorf("fake-alloc: %w", err)
 	}
 
+	// Each step and the end of the hold fall due at a time fixed from the start, so that the
+	// time the steps themselves take (a lock and a look at the other claims, longer on a busy
+	// machine) does not add up: the claim lasts ramp + hold, as the benchmarks count it.
+	begin := time.Now()
+	until := func(at, d time.Duration) error {
+		if opts.Sleep != nil {
+			return opts.Sleep(ctx, d)
+		}
+		return sleepCtx(ctx, time.Until(begin.Add(at)))
+	}
 	steps, step := uint64(1), time.Duration(0)
 	if opts.Ramp > 0 {
 		step = opts.Step
@@ -83,7 +89,7 @@ func FakeAlloc(ctx context.Context, opts FakeAllocOptions) (err error) {
 	}
 	for k := uint64(1); k <= steps; k++ {
 		if step > 0 {
-			if err := sleep(ctx, step); err != nil {
+			if err := until(time.Duration(k)*step, step); err != nil {
 				return err
 			}
 		}
@@ -92,7 +98,7 @@ func FakeAlloc(ctx context.Context, opts FakeAllocOptions) (err error) {
 		}
 	}
 	if opts.Hold > 0 {
-		if err := sleep(ctx, opts.Hold); err != nil {
+		if err := until(time.Duration(steps)*step+opts.Hold, opts.Hold); err != nil {
 			return err
 		}
 	}

@@ -122,4 +122,7 @@ tasks:
 	if overtook == 0 || overtook > limit {
 		t.Errorf("big was overtaken %d times, want 1 to %d (a bounded number)\n%s", overtook, limit, out)
 	}
+	if big.PassedOver != overtook {
+		t.Errorf("big's result says it was passed over %d times; %d trials behind it started first", big.PassedOver, overtook)
+	}
 }

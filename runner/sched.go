@@ -92,14 +92,15 @@ type trialDone struct {
 // order (orderTrials); a trial that fits may overtake one that waits, a bounded number of
 // times.
 func (r *run) runBlock(ctx context.Context, b *plan.Task, env []string) {
-	q := &trialQueue{limit: max(r.plan.Config.MaxParallel, 1), overtaken: map[*plan.Task]int{}, lastReason: map[*plan.Task]string{}}
+	var pending []*plan.Task
 	for _, t := range r.orderTrials(b, b.Parallel) {
 		if reason, skip := r.resumeSkip(ctx, t); skip {
 			r.skip(t, reason)
 			continue
 		}
-		q.pending = append(q.pending, t)
+		pending = append(pending, t)
 	}
+	q := r.newTrialQueue(pending)
 	done := make(chan trialDone)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -110,22 +111,21 @@ func (r *run) runBlock(ctx context.Context, b *plan.Task, env []string) {
 			done <- r.startTrial(ctx, t, env, p)
 		}()
 	}
-	for len(q.pending) > 0 || q.running > 0 {
+	for q.line.Len() > 0 || q.running > 0 {
 		if r.isHalted() {
-			for _, t := range q.pending {
+			for _, t := range q.line.Drain() {
 				r.skip(t, r.ledger.haltReason())
 			}
-			q.pending = nil
 		}
 		var poll <-chan struct{} // nil: only a trial's end can start another
 		if r.admit != nil {
 			poll = r.admit.Changed() // before trying, so that no change is missed
 		}
 		r.admitFrom(q, start)
-		if q.running == 0 && len(q.pending) == 0 {
+		if q.running == 0 && q.line.Len() == 0 {
 			break
 		}
-		if len(q.pending) == 0 || q.running >= q.limit {
+		if q.line.Len() == 0 || q.running >= q.limit {
 			poll = nil
 		}
 		select {
@@ -136,56 +136,10 @@ func (r *run) runBlock(ctx context.Context, b *plan.Task, env []string) {
 			}
 			if d.oom {
 				r.emit(event.Event{Kind: event.TaskWaiting, Task: d.task, Reason: admit.RequeueReason(d.need)})
-				q.pending = slices.Insert(q.pending, 0, d.task)
+				q.line.Front(d.task)
 			}
 		case <-poll:
 		}
-	}
-}
-
-// trialQueue is a block's trials that wait to start, and how many run.
-type trialQueue struct {
-	pending    []*plan.Task
-	running    int
-	limit      int                // max-parallel-commands
-	overtaken  map[*plan.Task]int // how often a waiting trial was overtaken
-	lastReason map[*plan.Task]string
-}
-
-// admitFrom starts what fits, in order. The head of the line may be overtaken only so
-// often; then it holds the line until it fits, so that large trials are not starved.
-func (r *run) admitFrom(q *trialQueue, start func(*plan.Task, *admit.Placement)) {
-	for i := 0; i < len(q.pending) && q.running < q.limit; {
-		t := q.pending[i]
-		var p *admit.Placement
-		if t.GPU != nil && r.admit != nil {
-			var reason string
-			var err error
-			p, reason, err = r.admit.Place(admit.RequestFor(t))
-			if err != nil {
-				r.failUnrunnable(t, err.Error())
-				q.pending = slices.Delete(q.pending, i, i+1)
-				continue
-			}
-			if p == nil {
-				if reason != q.lastReason[t] {
-					r.emit(event.Event{Kind: event.TaskWaiting, Task: t, Reason: reason})
-					q.lastReason[t] = reason
-				}
-				if i == 0 && q.overtaken[t] >= q.limit {
-					break
-				}
-				i++
-				continue
-			}
-		}
-		for _, w := range q.pending[:i] {
-			q.overtaken[w]++
-		}
-		q.pending = slices.Delete(q.pending, i, i+1)
-		delete(q.lastReason, t)
-		q.running++
-		start(t, p)
 	}
 }
 

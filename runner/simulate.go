@@ -9,6 +9,7 @@ import (
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/queue"
 )
 
 // SimulateOptions configures Simulate.
@@ -145,36 +146,32 @@ func (e *endings) Pop() any {
 }
 
 // block simulates a parallel block as runBlock and admitFrom run it: trials offered in the
-// block's order, best fit, the first in line overtaken at most max-parallel-commands times.
+// block's order through the same waiting line (each overtaken at most max-parallel-commands
+// times), best fit.
 func (s *simulation) block(b *plan.Task) error {
-	var pending []Slot
+	var slots []Slot
 	for _, t := range orderTrials(b, b.Parallel, s.hist) {
 		slot, err := s.slot(t)
 		if err != nil {
 			return err
 		}
-		pending = append(pending, slot)
+		slots = append(slots, slot)
 	}
 	limit := max(s.plan.Config.MaxParallel, 1)
+	line := queue.New(seq(len(slots)), limit)
 	free := slices.Clone(s.usable)
 	used := make([]uint64, len(free))
-	overtaken := map[*plan.Task]int{}
 	var running endings
-	for len(pending) > 0 || len(running) > 0 {
-		for i := 0; i < len(pending) && len(running) < limit; {
-			devs := s.fit(pending[i], free)
+	for line.Len() > 0 || len(running) > 0 {
+		line.Admit(func(i int) queue.Outcome {
+			if len(running) >= limit {
+				return queue.Full
+			}
+			devs := s.fit(slots[i], free)
 			if devs == nil {
-				if i == 0 && overtaken[pending[i].Task] >= limit {
-					break
-				}
-				i++
-				continue
+				return queue.Waits
 			}
-			for _, w := range pending[:i] {
-				overtaken[w.Task]++
-			}
-			slot := pending[i]
-			pending = slices.Delete(pending, i, i+1)
+			slot := slots[i]
 			slot.Devices, slot.Start, slot.End = devs, s.now, s.now+slot.End
 			for _, d := range devs {
 				free[d] -= slot.Need
@@ -183,9 +180,14 @@ func (s *simulation) block(b *plan.Task) error {
 			}
 			s.pred.Slots = append(s.pred.Slots, slot)
 			heap.Push(&running, ending{slot.End, len(s.pred.Slots) - 1})
+			return queue.Started
+		})
+		if len(running) == 0 && line.Len() == 0 {
+			break
 		}
 		if len(running) == 0 {
-			return fmt.Errorf("%s: %q never fits beside the rest of its block", pending[0].Task.Pos, pending[0].Task.Name)
+			first := slots[line.Drain()[0]].Task
+			return fmt.Errorf("%s: %q never fits beside the rest of its block", first.Pos, first.Name)
 		}
 		e := heap.Pop(&running).(ending)
 		s.now = e.at
@@ -196,6 +198,15 @@ func (s *simulation) block(b *plan.Task) error {
 		}
 	}
 	return nil
+}
+
+// seq is 0, 1, ..., n-1.
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // fit is the devices slot would start on now, best fit (the least room that still fits),

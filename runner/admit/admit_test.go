@@ -722,3 +722,27 @@ func TestChanged(t *testing.T) {
 		t.Error("a measurement did not close Changed")
 	}
 }
+
+// TestPlaceAfterReleaseSeesFreedMemory: a trial that fits only in the memory a trial just
+// freed is placed at once after the release, however recent the last measurement was; it
+// used to wait for the next sample (up to 250 ms) when the last one was under 50 ms old.
+func TestPlaceAfterReleaseSeesFreedMemory(t *testing.T) {
+	w := newWorld(32 * gi)
+	w.a.pids = PIDsHere
+	w.tick(0)
+	a, _, _ := place(w.a, mem(1, 20*gi))
+	if a == nil {
+		t.Fatal("first trial not placed")
+	}
+	w.start(a, 10, 11, 20*gi, true)
+	w.tick(time.Second)
+	if b, _, _ := w.a.Place(mem(2, 20*gi)); b != nil {
+		t.Fatal("second 20 GiB trial placed beside the first on 32 GiB")
+	}
+	w.exit(11)                              // the first trial's process ends ...
+	w.clock = w.clock.Add(time.Millisecond) // ... 1 ms after the last measurement
+	w.a.Release(a)
+	if b, why, _ := w.a.Place(mem(2, 20*gi)); b == nil {
+		t.Fatalf("the trial that fits in the freed memory waits after the release: %s", why)
+	}
+}

@@ -57,14 +57,17 @@ type Run struct {
 // Task is one command task's outcome. Blocks and sequences are not listed; their
 // commands are.
 type Task struct {
-	ID            int       `json:"id"`
-	Name          string    `json:"name"`
-	Cmd           string    `json:"cmd"`
-	Status        Status    `json:"status"`
-	ExitCode      int       `json:"exit_code"`        // -1 when killed by a signal or never started
-	Signal        string    `json:"signal,omitempty"` // the signal that killed its last attempt ("SIGKILL")
-	Attempts      int       `json:"attempts"`
-	OOMRequeues   int       `json:"oom_requeues"`
+	ID          int    `json:"id"`
+	Name        string `json:"name"`
+	Cmd         string `json:"cmd"`
+	Status      Status `json:"status"`
+	ExitCode    int    `json:"exit_code"`        // -1 when killed by a signal or never started
+	Signal      string `json:"signal,omitempty"` // the signal that killed its last attempt ("SIGKILL")
+	Attempts    int    `json:"attempts"`
+	OOMRequeues int    `json:"oom_requeues"`
+	// PassedOver is how often trials behind this one in its block's line started while it
+	// waited: at most max-parallel-commands (docs/gpu.md). A trial's steps: on its first.
+	PassedOver    int       `json:"passed_over,omitempty"`
 	StartedAt     time.Time `json:"started_at,omitzero"`
 	FinishedAt    time.Time `json:"finished_at,omitzero"`
 	Reason        string    `json:"reason,omitempty"` // why it failed or was skipped
