@@ -32,9 +32,10 @@ var (
 	testdataDir string // absolute path of testdata/
 )
 
-// cmdTimeout bounds every runall command. Nothing here should take more than a few seconds;
-// the margin is for a loaded 2-core machine. Tests never assert durations.
-const cmdTimeout = 60 * time.Second
+// cmdTimeout bounds every runall command, so that a hang fails its test. Most take a few
+// seconds; the margin is for a loaded 2-core machine, where twenty -race runalls sharing one
+// sweep (TestClaimsRace) took over a minute. Tests never assert durations.
+const cmdTimeout = 3 * time.Minute
 
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
