@@ -1,11 +1,11 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,11 +73,7 @@ func (r *run) writeReport(res *results.Run) error {
 	} else if err != nil {
 		r.emit(event.Event{Kind: event.RunStatus, Line: "the report leaves out GPU memory: " + err.Error()})
 	}
-	var b bytes.Buffer
-	if err := report.Write(&b, in); err != nil {
-		return err
-	}
-	return results.WriteFileAtomic(res.Report, b.Bytes())
+	return results.WriteAtomic(res.Report, func(w io.Writer) error { return report.Write(w, in) })
 }
 
 // uploadResults puts the results, the samples and the report under the first upload

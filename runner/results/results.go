@@ -4,8 +4,10 @@
 package results
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -137,6 +139,16 @@ func Parse(b []byte) (*Run, error) {
 // WriteFileAtomic writes data to path through a temporary file and a rename, so that a
 // reader sees the old file or the new one, never half of one.
 func WriteFileAtomic(path string, data []byte) error {
+	return WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomic writes the file at path with what write writes, buffered, through a temporary
+// file renamed into place: readers see the old file or the whole new one, and a large one
+// is never held in memory whole.
+func WriteAtomic(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -150,7 +162,12 @@ func WriteFileAtomic(path string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
+	bw := bufio.NewWriter(tmp)
+	if err := write(bw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
 		tmp.Close()
 		return err
 	}
