@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
 	"slices"
@@ -225,16 +226,6 @@ func (s *simulation) fit(slot Slot, free []uint64) []int {
 	if len(fits) < want {
 		return nil
 	}
-	slices.SortStableFunc(fits, func(x, y int) int { return compareU(free[x], free[y]) })
+	slices.SortStableFunc(fits, func(x, y int) int { return cmp.Compare(free[x], free[y]) })
 	return fits[:want]
-}
-
-func compareU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -16,6 +16,7 @@
 package admit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -182,7 +183,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	}
 	// Best fit: the devices with the least room that still fits, so that big gaps stay
 	// for big trials.
-	slices.SortStableFunc(cands, func(x, y candidate) int { return cmpU(x.avail, y.avail) })
+	slices.SortStableFunc(cands, func(x, y candidate) int { return cmp.Compare(x.avail, y.avail) })
 	p := &Placement{req: req, Need: need, reserve: need, learning: learning, usage: map[int]uint64{}, launchedAt: a.now()}
 	for _, c := range cands[:want] {
 		p.Devices = append(p.Devices, c.dev)
@@ -241,7 +242,7 @@ func (a *Admitter) fitsSomewhereLocked(need uint64) error {
 	if need <= a.largestLocked() {
 		return nil
 	}
-	largest := slices.MaxFunc(a.snap, func(x, y gpu.Device) int { return cmpU(x.Total, y.Total) })
+	largest := slices.MaxFunc(a.snap, func(x, y gpu.Device) int { return cmp.Compare(x.Total, y.Total) })
 	m := a.margin.For(largest.Total)
 	return fmt.Errorf("%w: needs %s, the largest GPU has %s (%s after the %s margin)",
 		ErrNeverFits, gpu.FormatSize(need), gpu.FormatSize(largest.Total),
@@ -321,14 +322,4 @@ func sub(a, b uint64) uint64 {
 		return 0
 	}
 	return a - b
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
