@@ -64,12 +64,27 @@ func (s *Set) Line(line string) bool {
 	if !IsLine(line) {
 		return false
 	}
+	rs := s.lineValues(line)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, x := range rs {
+		if !x.missing {
+			s.add(x.name, x.value)
+		}
+	}
+	return true
+}
+
+// lineValues reads a metric line's values without recording them; what it cannot read is
+// warned about. A nan or inf is a missing value.
+func (s *Set) lineValues(line string) []reading {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fields := strings.Fields(strings.TrimLeft(line, " \t")[len(LinePrefix):])
 	if len(fields) == 0 {
 		s.warn("metric line %q has no NAME=VALUE", line)
 	}
+	var out []reading
 	for _, f := range fields {
 		name, val, ok := strings.Cut(f, "=")
 		v, err := parseNumber(val)
@@ -78,11 +93,14 @@ func (s *Set) Line(line string) bool {
 			s.warn("metric line: %q: want NAME=VALUE, NAME of letters, digits, _ . : / -", f)
 		case err != nil:
 			s.warn("metric line: %s: %v", name, err)
+			if isNonFinite(val) {
+				out = append(out, reading{name: name, missing: true})
+			}
 		default:
-			s.add(name, v)
+			out = append(out, reading{name: name, value: v})
 		}
 	}
-	return true
+	return out
 }
 
 func parseNumber(s string) (float64, error) {
