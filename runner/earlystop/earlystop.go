@@ -1,0 +1,286 @@
+// Package earlystop decides when a trial of a sweep stops early, from the values of one
+// metric that every trial reports step by step (one value per epoch). It holds the rules and
+// nothing else: it runs no process and knows no task file; whoever watches the trials feeds
+// it their values and stops the trials it names.
+//
+// Two rules, as Ray Tune and Optuna have them:
+//
+//   - asha: asynchronous successive halving. Rungs stand at grace·reduction^k steps (below
+//     max, when set). A trial that reaches a rung continues only if its value there is in the
+//     top 1/reduction of the values recorded at that rung before it (the first trials at a
+//     rung always continue: there is nothing to compare them with yet).
+//   - median: from step grace on, a trial whose best value so far is worse than the median of
+//     the other trials' running averages at the same step stops, once at least min-trials
+//     others have reached that step.
+package earlystop
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// Methods.
+const (
+	ASHA   = "asha"
+	Median = "median"
+)
+
+// Config is early-stop: in a task file.
+type Config struct {
+	Method    string // asha or median
+	Metric    string // the metric compared ("" until the objective's is filled in)
+	Mode      string // max or min
+	Grace     int    // steps before the first decision (default 1)
+	Reduction int    // asha: the rungs' factor, and the 1/reduction that continue (default 3)
+	Max       int    // asha: no rung at or above this many steps; 0: none
+	MinTrials int    // median: the others needed at a step before it compares (default 3)
+}
+
+// Defaults.
+const (
+	DefaultGrace     = 1
+	DefaultReduction = 3
+	DefaultMinTrials = 3
+)
+
+// maxRungs bounds the rungs of an asha without max: reduction^maxRungs steps is past any
+// training run.
+const maxRungs = 40
+
+// Rungs are the steps at which asha decides, in order.
+func (c Config) Rungs() []int {
+	var out []int
+	r := max(c.Reduction, 2)
+	for step := max(c.Grace, 1); len(out) < maxRungs && (c.Max == 0 || step < c.Max); step *= r {
+		out = append(out, step)
+		if step > math.MaxInt32/r {
+			break
+		}
+	}
+	return out
+}
+
+// RungBudget is how many trials reach one rung when n start, at most.
+type RungBudget struct {
+	Step   int
+	Trials int
+}
+
+// Budget is what asha lets n trials reach, rung by rung: all of them the first rung, then
+// 1/reduction of those at each next. steps is the trials' full length (0: unknown), which
+// caps the rungs listed.
+func (c Config) Budget(n, steps int) []RungBudget {
+	var out []RungBudget
+	left := n
+	for _, step := range c.Rungs() {
+		if steps > 0 && step >= steps {
+			break
+		}
+		out = append(out, RungBudget{step, left})
+		left = max(1, (left+max(c.Reduction, 2)-1)/max(c.Reduction, 2))
+	}
+	return out
+}
+
+// Store holds asha's rung values. Each runall of a sweep that shares its claims keeps them
+// where all of them see every trial's; a single runall keeps them in memory.
+type Store interface {
+	// Rung returns the values recorded at a rung's step, by trial.
+	Rung(step int) (map[string]float64, error)
+	// Put records a trial's value at a rung's step.
+	Put(step int, trial string, v float64) error
+}
+
+// MemoryStore is a Store in memory, safe for concurrent use.
+type MemoryStore struct {
+	mu    sync.Mutex
+	rungs map[int]map[string]float64
+}
+
+// Rung implements Store.
+func (m *MemoryStore) Rung(step int) (map[string]float64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]float64{}
+	for k, v := range m.rungs[step] {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// Put implements Store.
+func (m *MemoryStore) Put(step int, trial string, v float64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rungs == nil {
+		m.rungs = map[int]map[string]float64{}
+	}
+	if m.rungs[step] == nil {
+		m.rungs[step] = map[string]float64{}
+	}
+	m.rungs[step][trial] = v
+	return nil
+}
+
+// Decision is what a rule says of a trial after one of its values.
+type Decision struct {
+	Stop   bool
+	Reason string // why it stops, for the summary and the report
+}
+
+// Rule decides, value by value, which trials stop. Safe for concurrent use.
+type Rule interface {
+	// Observe takes a trial's value of the metric at a step (1 for its first).
+	Observe(trial string, step int, value float64) (Decision, error)
+}
+
+// New makes the rule c names; asha keeps its rung values in st (a MemoryStore when nil).
+func New(c Config, st Store) (Rule, error) {
+	if c.Mode != "max" && c.Mode != "min" {
+		return nil, fmt.Errorf("early-stop: mode %q: want max or min", c.Mode)
+	}
+	c.Grace = max(c.Grace, 1)
+	switch c.Method {
+	case ASHA:
+		if st == nil {
+			st = &MemoryStore{}
+		}
+		c.Reduction = max(c.Reduction, 2)
+		return &asha{c: c, rungs: c.Rungs(), st: st, recorded: map[string]map[int]bool{}}, nil
+	case Median:
+		return &median{c: c, curves: map[string][]point{}}, nil
+	}
+	return nil, fmt.Errorf("early-stop: method %q: want asha or median", c.Method)
+}
+
+// better reports whether a is better than b in mode.
+func better(mode string, a, b float64) bool {
+	if mode == "min" {
+		return a < b
+	}
+	return a > b
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+type asha struct {
+	c     Config
+	rungs []int
+	st    Store
+
+	mu       sync.Mutex
+	recorded map[string]map[int]bool // the rungs each trial has passed, here
+}
+
+func (a *asha) Observe(trial string, step int, v float64) (Decision, error) {
+	if !slices.Contains(a.rungs, step) {
+		return Decision{}, nil
+	}
+	a.mu.Lock()
+	if a.recorded[trial][step] {
+		a.mu.Unlock()
+		return Decision{}, nil // the same step drawn again
+	}
+	if a.recorded[trial] == nil {
+		a.recorded[trial] = map[int]bool{}
+	}
+	a.recorded[trial][step] = true
+	a.mu.Unlock()
+
+	before, err := a.st.Rung(step)
+	if err != nil {
+		return Decision{}, fmt.Errorf("early-stop: read rung %d: %w", step, err)
+	}
+	delete(before, trial) // a value of its own from an earlier attempt is no rival
+	if err := a.st.Put(step, trial, v); err != nil {
+		return Decision{}, fmt.Errorf("early-stop: record rung %d: %w", step, err)
+	}
+	if len(before) == 0 {
+		return Decision{}, nil
+	}
+	vals := make([]float64, 0, len(before))
+	for _, x := range before {
+		vals = append(vals, x)
+	}
+	// The cutoff is the value that 1/reduction of the rung's values are better than.
+	q := 1 - 1/float64(a.c.Reduction)
+	if a.c.Mode == "min" {
+		q = 1 / float64(a.c.Reduction)
+	}
+	cut := percentile(vals, q)
+	if better(a.c.Mode, cut, v) {
+		return Decision{Stop: true, Reason: fmt.Sprintf("asha: %s %s at step %d is not in the top 1/%d of the %d values recorded at that rung (cutoff %s)",
+			a.c.Metric, num(v), step, a.c.Reduction, len(vals)+1, num(cut))}, nil
+	}
+	return Decision{}, nil
+}
+
+// percentile is the q-quantile of vals (0 ≤ q ≤ 1), interpolated linearly between the two
+// nearest ranks (numpy's default, as Ray's asha uses).
+func percentile(vals []float64, q float64) float64 {
+	s := slices.Clone(vals)
+	slices.Sort(s)
+	pos := q * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(s)-1)
+	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
+}
+
+type point struct {
+	step  int
+	value float64
+}
+
+type median struct {
+	c Config
+
+	mu     sync.Mutex
+	curves map[string][]point // each trial's values, by step
+}
+
+func (m *median) Observe(trial string, step int, v float64) (Decision, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	curve := m.curves[trial]
+	if n := len(curve); n > 0 && curve[n-1].step == step {
+		curve[n-1].value = v // the same step drawn again
+	} else if n == 0 || curve[n-1].step < step {
+		curve = append(curve, point{step, v})
+	}
+	m.curves[trial] = curve
+	if step < m.c.Grace {
+		return Decision{}, nil
+	}
+	best := curve[0].value
+	for _, p := range curve {
+		if better(m.c.Mode, p.value, best) {
+			best = p.value
+		}
+	}
+	var avgs []float64
+	for other, c := range m.curves {
+		if other == trial || len(c) == 0 || c[len(c)-1].step < step {
+			continue
+		}
+		sum, n := 0.0, 0
+		for _, p := range c {
+			if p.step <= step {
+				sum += p.value
+				n++
+			}
+		}
+		avgs = append(avgs, sum/float64(n))
+	}
+	if len(avgs) < max(m.c.MinTrials, 1) {
+		return Decision{}, nil
+	}
+	med := percentile(avgs, 0.5)
+	if better(m.c.Mode, med, best) {
+		return Decision{Stop: true, Reason: fmt.Sprintf("median: best %s %s by step %d is worse than the median %s of %d other trials' running averages there",
+			m.c.Metric, num(best), step, num(med), len(avgs))}, nil
+	}
+	return Decision{}, nil
+}

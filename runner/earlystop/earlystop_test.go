@@ -1,0 +1,142 @@
+package earlystop
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestRungs(t *testing.T) {
+	tests := []struct {
+		c    Config
+		want []int
+	}{
+		{Config{Grace: 1, Reduction: 3, Max: 27}, []int{1, 3, 9}},
+		{Config{Grace: 2, Reduction: 2, Max: 17}, []int{2, 4, 8, 16}},
+		{Config{Grace: 1, Reduction: 3, Max: 28}, []int{1, 3, 9, 27}},
+		{Config{Grace: 5, Reduction: 4, Max: 5}, nil},
+	}
+	for _, tc := range tests {
+		if got := tc.c.Rungs(); !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: rungs %v, want %v", tc.c, got, tc.want)
+		}
+	}
+	if n := len((Config{Grace: 1, Reduction: 2}).Rungs()); n < 20 || n > maxRungs {
+		t.Errorf("no max: %d rungs", n)
+	}
+}
+
+func TestBudget(t *testing.T) {
+	got := Config{Grace: 1, Reduction: 3}.Budget(27, 20)
+	want := []RungBudget{{1, 27}, {3, 9}, {9, 3}}
+	if !slices.Equal(got, want) {
+		t.Errorf("budget %v, want %v", got, want)
+	}
+}
+
+// obs is one value fed to a rule, and whether it must stop the trial.
+type obs struct {
+	trial string
+	step  int
+	value float64
+	stop  bool
+}
+
+func TestRules(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Config
+		obs  []obs
+		why  string // a stop's reason says this
+	}{
+		{name: "asha max: first at a rung continues, worse than the top third stops",
+			c: Config{Method: ASHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 3},
+			obs: []obs{{"a", 1, 0.5, false}, {"b", 1, 0.9, false}, {"c", 1, 0.4, true}, {"d", 1, 0.95, false},
+				{"a", 2, 0.1, false}, // no rung at 2
+				{"a", 3, 0.6, false}, {"d", 3, 0.5, true}},
+			why: "not in the top 1/3"},
+		{name: "asha min",
+			c:   Config{Method: ASHA, Metric: "loss", Mode: "min", Grace: 2, Reduction: 2},
+			obs: []obs{{"a", 1, 9, false}, {"a", 2, 1.0, false}, {"b", 2, 2.0, true}, {"c", 2, 0.5, false}, {"d", 2, 0.9, false}},
+		},
+		{name: "asha: the same step drawn again is not a second decision",
+			c:   Config{Method: ASHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 2},
+			obs: []obs{{"a", 1, 0.9, false}, {"b", 1, 0.1, true}, {"b", 1, 0.1, false}},
+		},
+		{name: "asha: max bounds the rungs",
+			c:   Config{Method: ASHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 2, Max: 2},
+			obs: []obs{{"a", 2, 0.9, false}, {"b", 2, 0.1, false}},
+		},
+		{name: "median: waits for min-trials, then compares best with the others' running averages",
+			c: Config{Method: Median, Metric: "acc", Mode: "max", Grace: 2, MinTrials: 2},
+			obs: []obs{{"a", 1, 0.5, false}, {"a", 2, 0.7, false}, {"b", 1, 0.1, false}, {"b", 2, 0.2, false},
+				{"c", 1, 0.9, false}, {"c", 2, 0.95, false}, // a's average 0.6, b's 0.15: median 0.375, c best 0.95
+				{"d", 1, 0.3, false}, {"d", 2, 0.35, true}}, // a 0.6, b 0.15, c 0.925: median 0.6 > 0.35
+			why: "worse than the median 0.6 of 3 other trials' running averages"},
+		{name: "median min, grace",
+			c:   Config{Method: Median, Metric: "loss", Mode: "min", Grace: 3, MinTrials: 1},
+			obs: []obs{{"a", 1, 1, false}, {"a", 2, 1, false}, {"a", 3, 1, false}, {"b", 1, 5, false}, {"b", 2, 5, false}, {"b", 3, 5, true}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := New(tc.c, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, o := range tc.obs {
+				d, err := r.Observe(o.trial, o.step, o.value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.Stop != o.stop {
+					t.Errorf("#%d %s@%d=%g: stop %v (%s), want %v", i, o.trial, o.step, o.value, d.Stop, d.Reason, o.stop)
+				}
+				if d.Stop && !strings.Contains(d.Reason, tc.why) {
+					t.Errorf("#%d: reason %q, want %q", i, d.Reason, tc.why)
+				}
+			}
+		})
+	}
+}
+
+// TestASHAShared: two rules over one store (two runalls of one sweep) decide by each other's
+// values.
+func TestASHAShared(t *testing.T) {
+	st := &MemoryStore{}
+	c := Config{Method: ASHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 3}
+	one, _ := New(c, st)
+	two, _ := New(c, st)
+	for i, v := range []float64{0.7, 0.8, 0.9} {
+		if d, _ := one.Observe(fmt.Sprint("one-", i), 1, v); d.Stop {
+			t.Fatalf("one-%d stopped: %s", i, d.Reason)
+		}
+	}
+	if d, _ := two.Observe("two-0", 1, 0.5); !d.Stop {
+		t.Error("two-0 continued below the three values another runall recorded")
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	if _, err := New(Config{Method: "hyperband", Mode: "max"}, nil); err == nil || !strings.Contains(err.Error(), "want asha or median") {
+		t.Errorf("method: %v", err)
+	}
+	if _, err := New(Config{Method: ASHA}, nil); err == nil || !strings.Contains(err.Error(), "want max or min") {
+		t.Errorf("mode: %v", err)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	for _, tc := range []struct {
+		vals []float64
+		q    float64
+		want float64
+	}{
+		{[]float64{1}, 0.5, 1}, {[]float64{3, 1, 2}, 0.5, 2}, {[]float64{1, 2, 3, 4}, 0.5, 2.5}, {[]float64{0, 10}, 0.25, 2.5},
+	} {
+		if got := percentile(tc.vals, tc.q); got != tc.want {
+			t.Errorf("percentile(%v, %g) = %g, want %g", tc.vals, tc.q, got, tc.want)
+		}
+	}
+}
