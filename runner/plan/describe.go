@@ -88,6 +88,9 @@ func (p *Plan) describeConfig(b *strings.Builder) {
 	if n := c.Notify; n != nil {
 		fmt.Fprintf(b, "notify: POST the results to %s\n", RedactURL(n.URL))
 	}
+	for _, f := range describeFormats(c.MetricFormats) {
+		fmt.Fprintf(b, "%s\n", f)
+	}
 }
 
 func (p *Plan) describeS3(b *strings.Builder) {
@@ -141,7 +144,13 @@ func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent 
 		fmt.Fprintf(b, "%s%s\n", in, line)
 	}
 	if t.IsBlock() {
-		fmt.Fprintf(b, "%sparallel: %s, at most %d at once\n", in, plural(len(t.Parallel), "trial", "trials"), p.Config.MaxParallel)
+		fmt.Fprintf(b, "%sparallel: %s, at most %d at once\n", in, plural(blockTrials(t), "trial", "trials"), p.Config.MaxParallel)
+		if t.EarlyStop != nil {
+			fmt.Fprintf(b, "%s%s\n", in, DescribeEarlyStop(t.EarlyStop, blockTrials(t)))
+		}
+	}
+	if t.Search != nil {
+		fmt.Fprintf(b, "%s%s\n", in, describeSearch(t.Search))
 	}
 	if attrs := p.taskAttrs(t, parent); len(attrs) > 0 {
 		fmt.Fprintf(b, "%s%s\n", in, strings.Join(attrs, ", "))
@@ -202,6 +211,9 @@ func (p *Plan) taskAttrs(t, parent *Task) []string {
 	}
 	if t.Metrics != "" && (parent == nil || parent.Metrics != t.Metrics) {
 		attrs = append(attrs, "metrics "+t.Metrics)
+	}
+	if parent != nil && !sameFormats(t.MetricFormats, parent.MetricFormats) || parent == nil && !sameFormats(t.MetricFormats, c.MetricFormats) {
+		attrs = append(attrs, describeFormats(t.MetricFormats)...)
 	}
 	return attrs
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/runall/runall/runner/metric"
 )
 
 // inherited is what a parallel block passes to its children, and a trial to its steps.
@@ -16,8 +18,9 @@ type inherited struct {
 	env           []EnvVar
 	stopOnFailure *bool // the parent's explicit stop-on-failure, if any
 	cwd           string
-	metrics       string  // metrics: the parent's file, for children and steps that set none
-	params        []Param // the parent's for-each or matrix values
+	metrics       string         // metrics: the parent's file, for children and steps that set none
+	params        []Param        // the parent's for-each or matrix values
+	formats       metric.Formats // recognize-metrics and metric-pattern: the parent's
 	// A block's GPU needs, timeout and retries are defaults for each of its trials.
 	gpuMemory *gpuMemory
 	gpus      int
@@ -58,10 +61,18 @@ func applyArgs(tasks []*rawTask, args []string) {
 // combination, each with its parent's inherited settings applied.
 func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
 	var out []*Task
+	var named map[*rawTask]flagTrial
+	if level == levelTrial {
+		named = flagNames(list)
+	}
 	for _, rt := range list {
 		copies := l.copies(rt)
 		l.checkIdentical(rt, copies)
 		for _, c := range copies {
+			if ft, ok := named[rt]; ok {
+				c.params = ft.params
+				c.name = cmp.Or(ft.name, c.name)
+			}
 			l.checkName(c)
 			out = append(out, l.task(c, in, level))
 		}
@@ -86,19 +97,26 @@ func (l *loader) copies(t *rawTask) []*rawTask {
 			out = append(out, c)
 		}
 		return out
-	case len(t.matrix) > 0:
-		named := false
+	case len(t.matrix) > 0 || len(t.sample) > 0:
+		names := make([]string, 0, len(t.matrix)+len(t.sample))
 		for _, a := range t.matrix {
-			named = named || strings.Contains(name, "<"+a.name+">")
+			names = append(names, a.name)
+		}
+		for _, a := range t.sample {
+			names = append(names, a.name)
+		}
+		named := false
+		for _, n := range names {
+			named = named || strings.Contains(name, "<"+n+">")
 		}
 		var out []*rawTask
-		for _, combo := range combinations(t.matrix) {
+		for _, combo := range paramRows(t) {
 			var pairs, labels []string
 			var params []Param
-			for i, a := range t.matrix {
-				pairs = append(pairs, "<"+a.name+">", combo[i])
-				labels = append(labels, a.name+"="+combo[i])
-				params = append(params, Param{a.name, combo[i]})
+			for i, n := range names {
+				pairs = append(pairs, "<"+n+">", combo[i])
+				labels = append(labels, n+"="+combo[i])
+				params = append(params, Param{n, combo[i]})
 			}
 			r := strings.NewReplacer(pairs...)
 			c := t.substituted(r)
@@ -127,6 +145,23 @@ func commandTemplate(t *rawTask) string {
 		parts = append(parts, s.name+"\x00"+commandTemplate(s))
 	}
 	return strings.Join(parts, "\x00")
+}
+
+// paramRows are the values of a task's copies: each matrix combination with each sampled
+// point, matrix keys first.
+func paramRows(t *rawTask) [][]string {
+	combos := combinations(t.matrix)
+	if len(t.sample) == 0 {
+		return combos
+	}
+	var out [][]string
+	points := samplePoints(t.sample, t.trials, t.seed)
+	for _, c := range combos {
+		for _, p := range points {
+			out = append(out, slices.Concat(c, p))
+		}
+	}
+	return out
 }
 
 // combinations is the cartesian product of the matrix, the first key varying slowest.
@@ -177,7 +212,7 @@ func urlBase(raw string) string {
 // from the copy (they have been expanded), but kept on the children, which expand later.
 func (t *rawTask) substituted(r *strings.Replacer) *rawTask {
 	c := t.substitutedFields(r)
-	c.forEach, c.matrix = nil, nil
+	c.forEach, c.matrix, c.sample = nil, nil, nil
 	return c
 }
 
@@ -239,14 +274,29 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 	for _, u := range c.upload {
 		t.Upload = append(t.Upload, l.transfer(&u.rawTransfer))
 	}
+	t.MetricFormats = in.formats
+	if c.recognizeMetrics != nil {
+		t.MetricFormats.NoBuiltin = !*c.recognizeMetrics
+	}
+	if c.has("metric-pattern") {
+		t.MetricFormats.Patterns = c.metricPatterns
+	}
+	if c.search != nil {
+		t.Search = &Search{Ask: c.search.Ask, Tell: c.search.Tell, Trials: c.trials}
+	}
 	own := c.own(in)
 	if c.gpuMemory == nil && c.gpus == 0 && in.gpuGroup != "" {
 		t.Group = in.gpuGroup
 	}
 	if len(c.parallel) > 0 {
 		t.Order = cmp.Or(c.order, l.cfg.Order)
+		if c.earlyStop != nil {
+			t.EarlyStop = l.fillEarlyStop(c.earlyStop, c.keys["early-stop"])
+		} else {
+			t.EarlyStop = l.cfgEarlyStop
+		}
 		t.Parallel = l.expandTasks(c.parallel, inherited{
-			tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params,
+			tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats,
 			gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, timeout: own.timeout, retries: own.retries,
 			gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, templatePath: templatePath,
 		}, levelTrial)
@@ -263,7 +313,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 			stop = in.stopOnFailure
 		}
 		t.Steps = l.expandTasks(c.steps, inherited{tags: t.Tags, env: t.Env, stopOnFailure: stop, cwd: t.Cwd,
-			metrics: t.Metrics, params: t.Params, path: path, templatePath: templatePath}, levelStep)
+			metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, path: path, templatePath: templatePath}, levelStep)
 	}
 	return t
 }

@@ -59,8 +59,11 @@ func (l *loader) checkExpansion(tasks []*rawTask, limit int) bool {
 	at, what := Pos{File: l.path}, "the file"
 	if worst.task != nil {
 		key := "for-each"
-		if len(worst.task.matrix) > 0 {
+		switch {
+		case len(worst.task.matrix) > 0:
 			key = "matrix"
+		case worst.task.has("trials"):
+			key = "trials"
 		}
 		at = l.pos(worst.task.keys[key])
 		what = fmt.Sprintf("%s: %s make %s tasks, and the file", key, describeCopies(worst.task), countText(worst.count))
@@ -93,12 +96,17 @@ func copyCount(t *rawTask) int64 {
 	switch {
 	case len(t.forEach) > 0:
 		return int64(len(t.forEach))
-	case len(t.matrix) > 0:
+	case len(t.matrix) > 0 || len(t.sample) > 0:
 		n := int64(1)
 		for _, a := range t.matrix {
 			n = satMul(n, int64(len(a.values)))
 		}
+		if len(t.sample) > 0 {
+			n = satMul(n, int64(t.trials))
+		}
 		return n
+	case t.search != nil:
+		return int64(max(t.trials, 1))
 	}
 	return 1
 }
@@ -108,11 +116,18 @@ func describeCopies(t *rawTask) string {
 	if len(t.forEach) > 0 {
 		return strconv.Itoa(len(t.forEach)) + " values"
 	}
+	if len(t.matrix) == 0 {
+		return strconv.Itoa(t.trials) + " trials"
+	}
 	sizes := make([]string, len(t.matrix))
 	for i, a := range t.matrix {
 		sizes[i] = strconv.Itoa(len(a.values))
 	}
-	return fmt.Sprintf("%d keys of %s values", len(t.matrix), strings.Join(sizes, " × "))
+	s := fmt.Sprintf("%d keys of %s values", len(t.matrix), strings.Join(sizes, " × "))
+	if len(t.sample) > 0 {
+		s += fmt.Sprintf(", each with %d sampled trials,", t.trials)
+	}
+	return s
 }
 
 func countText(n int64) string {

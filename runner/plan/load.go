@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runall/runall/runner/earlystop"
 	"gopkg.in/yaml.v3"
 )
 
@@ -112,7 +113,11 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 		return nil, l.fileError()
 	}
 	applyArgs(raw.tasks, l.opts.Args)
-	plan.Tasks = l.expandTasks(raw.tasks, inherited{}, levelTop)
+	if raw.config != nil && plan.Config.EarlyStop != nil {
+		plan.Config.EarlyStop = l.fillEarlyStop(plan.Config.EarlyStop, raw.config.earlyStopAt)
+		l.cfgEarlyStop = plan.Config.EarlyStop
+	}
+	plan.Tasks = l.expandTasks(raw.tasks, inherited{formats: plan.Config.MetricFormats}, levelTop)
 	if err := l.fileError(); err != nil {
 		return nil, err
 	}
@@ -145,13 +150,14 @@ func (l *loader) checkSize(root *yaml.Node) error {
 
 // loader carries what building a plan from one task file needs.
 type loader struct {
-	path        string
-	opts        LoadOptions
-	fileOf      map[*yaml.Node]string // nodes of included files → their file
-	files       []string              // files in the order read, the task file first
-	problems    []Problem
-	cfg         Config
-	execPattern string
+	path         string
+	opts         LoadOptions
+	fileOf       map[*yaml.Node]string // nodes of included files → their file
+	files        []string              // files in the order read, the task file first
+	problems     []Problem
+	cfg          Config
+	execPattern  string
+	cfgEarlyStop *earlystop.Config // config early-stop, metric and mode filled in
 }
 
 // pos is where a node is: its file (the task file unless it was included), line and column.
@@ -231,6 +237,7 @@ func checkTask(d *nodeDecoder, t *rawTask, level int) {
 	if t.gpuCap != nil && *t.gpuCap && t.gpuMemory != nil && t.gpuMemory.auto {
 		d.errorf(t.keys["gpu-memory-cap"], "gpu-memory-cap: needs gpu-memory set to a size, not auto")
 	}
+	checkAdaptKeys(d, t, level)
 	if t.has("for-each") && t.has("matrix") {
 		d.errorf(t.keys["matrix"], "matrix: cannot be combined with for-each on one task: make the for-each values one more matrix key")
 	}

@@ -75,8 +75,11 @@ func (l *loader) checkIdentical(t *rawTask, copies []*rawTask) {
 		return
 	}
 	key, placeholder := "for-each", l.cfg.ReplicaReplacePattern
-	if len(t.matrix) > 0 {
+	switch {
+	case len(t.matrix) > 0:
 		key, placeholder = "matrix", "<"+t.matrix[0].name+">"
+	case len(t.sample) > 0:
+		key, placeholder = "sample", "<"+t.sample[0].name+">"
 	}
 	first := map[string]int{}
 	dupA, dupB := -1, -1

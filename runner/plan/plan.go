@@ -3,6 +3,9 @@ package plan
 import (
 	"fmt"
 	"time"
+
+	"github.com/runall/runall/runner/earlystop"
+	"github.com/runall/runall/runner/metric"
 )
 
 // Plan is a task file after parsing, validation and expansion: what runs, in what order.
@@ -46,6 +49,12 @@ type Config struct {
 	Mask                  []string      // mask: more variable names (or NAME_* patterns) whose values are secrets
 	Order                 Order         // order: how a block's trials are ordered (default OrderLongestFirst)
 	Claims                string        // claims: the s3:// prefix of a sweep's shared queue of trials
+	// MetricFormats are recognize-metrics and metric-pattern: what is read from the output
+	// of tasks that set neither.
+	MetricFormats metric.Formats
+	// EarlyStop is early-stop: the rule that stops the losing trials of every block that
+	// sets none of its own; metric and mode default to the objective's. nil: none.
+	EarlyStop *earlystop.Config
 }
 
 // Order is the order in which a parallel block's trials are offered to admission.
@@ -104,9 +113,12 @@ type Task struct {
 	Retries       int           // extra attempts after a failure
 	LogPath       string        // log-path: this task's output also goes here
 	Metrics       string        // metrics: a JSON file of metrics the command writes (${VAR}s unexpanded)
-	URL           string        // url: download this script and run it (or substitute <exec> in Cmd)
-	MD5           string        // md5: the script's expected checksum, hex
-	Sudo          bool          // sudo: run the command through sudo -n when runall is not root
+	// MetricFormats say what is recognised in the output: recognize-metrics and
+	// metric-pattern, the task's own, else its block's, else config's.
+	MetricFormats metric.Formats
+	URL           string // url: download this script and run it (or substitute <exec> in Cmd)
+	MD5           string // md5: the script's expected checksum, hex
+	Sudo          bool   // sudo: run the command through sudo -n when runall is not root
 
 	GPU    *GPUSpec   // nil: no GPU admission
 	Upload []Transfer // upload: run when this task ends
@@ -114,6 +126,13 @@ type Task struct {
 	Parallel []*Task // parallel-tasks: children run concurrently, at most Config.MaxParallel at once
 	Order    Order   // a block's order: (its own, else the config's)
 	Steps    []*Task // tasks: a parallel child's own sequential tasks
+
+	// EarlyStop is a block's early-stop (its own, else config's), metric and mode filled
+	// in: the rule its trials are stopped by. nil: they run to their end.
+	EarlyStop *earlystop.Config
+	// Search is a parallel child's search: its copies come from the sampler, one per trial
+	// as room frees; the child itself is their template, its placeholders unreplaced.
+	Search *Search
 }
 
 // IsBlock reports whether the task is a parallel block rather than a command or sequence.

@@ -17,6 +17,7 @@ type rawConfig struct {
 	node        *yaml.Node
 	execPattern string        // bashful's exec-replace-pattern, for url tasks' <exec>
 	warnings    []nodeProblem // accepted but ignored settings
+	earlyStopAt *yaml.Node    // early-stop:, for problems found once the objective is known
 }
 
 var configKeys = []string{
@@ -26,7 +27,7 @@ var configKeys = []string{
 	"show-task-times", "collapse-on-completion", "single-line", "event-driven", "update-interval",
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "objective", "stop-when",
-	"notify", "max-tasks", "mask", "order", "claims",
+	"notify", "max-tasks", "mask", "order", "claims", "recognize-metrics", "metric-pattern", "early-stop",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -141,6 +142,15 @@ func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 			if c.Claims = d.str(p); c.Claims != "" && !strings.HasPrefix(c.Claims, "s3://") {
 				d.errorf(p.value, "claims: want an s3://BUCKET/PREFIX/ URL, got %q", c.Claims)
 			}
+		case "recognize-metrics":
+			if b := d.boolean(p); b != nil {
+				c.MetricFormats.NoBuiltin = !*b
+			}
+		case "metric-pattern":
+			c.MetricFormats.Patterns = decodePatterns(d, p)
+		case "early-stop":
+			c.EarlyStop = decodeEarlyStop(d, p)
+			c.earlyStopAt = p.key
 		default:
 			d.unknownKey(p, "config:", configKeys)
 		}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner/earlystop"
+	"github.com/runall/runall/runner/metric"
 	"gopkg.in/yaml.v3"
 )
 
@@ -30,6 +32,13 @@ type rawTask struct {
 	gpus                                     int // 0: not set
 	gpuCap                                   *bool
 	upload                                   []*rawUpload
+	recognizeMetrics                         *bool
+	metricPatterns                           []*metric.Pattern
+	sample                                   []sampleAxis
+	trials                                   int
+	seed                                     uint64
+	earlyStop                                *earlystop.Config
+	search                                   *Search
 
 	parallel []*rawTask // parallel-tasks:
 	steps    []*rawTask // tasks: (inside a parallel child)
@@ -59,7 +68,7 @@ var taskKeys = []string{
 	"show-task-output", "log-path", "url", "md5", "sudo", "for-each", "parallel-tasks",
 	"collapse-on-completion", "event-driven", "show-task-times",
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "upload",
-	"metrics", "order",
+	"metrics", "order", "recognize-metrics", "metric-pattern", "sample", "trials", "seed", "early-stop", "search",
 }
 
 var (
@@ -148,6 +157,22 @@ func (t *rawTask) UnmarshalYAML(n *yaml.Node) error {
 			if t.metrics = d.str(p); t.metrics == "" && !isNull(p.value) {
 				d.errorf(p.value, "metrics: want the path of the JSON file the command writes its metrics to")
 			}
+		case "recognize-metrics":
+			t.recognizeMetrics = d.boolean(p)
+		case "metric-pattern":
+			t.metricPatterns = decodePatterns(d, p)
+		case "sample":
+			t.sample = decodeSample(d, p)
+		case "trials":
+			t.trials, _ = d.integer(p, 1)
+		case "seed":
+			if v, ok := d.integer(p, 0); ok {
+				t.seed = uint64(v)
+			}
+		case "early-stop":
+			t.earlyStop = decodeEarlyStop(d, p)
+		case "search":
+			t.search = decodeSearch(d, p)
 		default:
 			t.unknownKeys = true
 			d.unknownKey(p, "a task", taskKeys)

@@ -1,0 +1,139 @@
+package plan
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+func TestFlagNames(t *testing.T) {
+	tests := []struct {
+		name  string
+		cmds  []string
+		names []string // "" where the trial keeps its command as its name
+	}{
+		{"the tutorial's two lines", []string{
+			"python train.py --expid 1 --batch_size 128 --dropout 0.50 --learning_rate 0.01",
+			"python train.py --expid 2 --batch_size 128 --dropout 0.25 --learning_rate 0.01"},
+			[]string{"expid=1 dropout=0.50", "expid=2 dropout=0.25"}},
+		{"= and switches", []string{"train --lr=0.1 --fast", "train --lr=0.2", "train --lr 0.3 --fast"},
+			[]string{"lr=0.1 fast=true", "lr=0.2", "lr=0.3 fast=true"}},
+		{"quotes and operators", []string{`train --tag "a b" --lr 1 > out.log`, `train --tag 'c d' --lr 1 > out.log`},
+			[]string{"tag=a b", "tag=c d"}},
+		{"a flag given twice: the first names it", []string{"t --a 1 --a 9", "t --a 2 --a 9"}, []string{"a=1", "a=2"}},
+		{"no flag differs", []string{"train.sh 1", "train.sh 2"}, []string{"", ""}},
+		{"not told apart by flags: names left as they are", []string{"a --x 1", "b --x 1", "c --x 2"}, []string{"x=1", "", "x=2"}},
+		{"one trial", []string{"train --lr 1"}, []string{""}},
+		{"negative numbers are values", []string{"t --shift -1", "t --shift -2"}, []string{"shift=-1", "shift=-2"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var list []*rawTask
+			for _, c := range tc.cmds {
+				list = append(list, &rawTask{cmd: c})
+			}
+			got := flagNames(list)
+			for i, rt := range list {
+				if got[rt].name != tc.names[i] {
+					t.Errorf("trial %d: name %q, want %q", i+1, got[rt].name, tc.names[i])
+				}
+			}
+		})
+	}
+	named := []*rawTask{{cmd: "t --a 1", name: "one"}, {cmd: "t --a 2", matrix: []matrixAxis{{"x", []string{"1"}}}}, {cmd: "t --a 3"}}
+	if got := flagNames(named); len(got) != 0 {
+		t.Errorf("named and matrix trials were renamed: %v", got)
+	}
+}
+
+func TestShellWords(t *testing.T) {
+	got := shellWords(`a "b c" 'd "e"' f\ g "h\"i" ''`)
+	want := []string{"a", "b c", `d "e"`, "f g", `h"i`, ""}
+	if !slices.Equal(got, want) {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// TestSampleSpread: n = base^k points put exactly one point in each of n equal bins of each
+// key: what a low-discrepancy sequence does and independent draws almost never do.
+func TestSampleSpread(t *testing.T) {
+	axes := []sampleAxis{{"a", Distribution{Kind: "uniform", Low: 0, High: 1}}, {"b", Distribution{Kind: "uniform", Low: 0, High: 9}}}
+	for _, seed := range []uint64{0, 1, 42} {
+		pts := samplePoints(axes, 9, seed)
+		binsB := map[int]int{}
+		for _, p := range pts {
+			v, _ := strconv.ParseFloat(p[1], 64)
+			binsB[int(v)]++
+		}
+		if len(binsB) != 9 {
+			t.Errorf("seed %d: b (base 3) fills %d of 9 bins: %v", seed, len(binsB), pts)
+		}
+		pts = samplePoints(axes[:1], 8, seed)
+		binsA := map[int]int{}
+		for _, p := range pts {
+			v, _ := strconv.ParseFloat(p[0], 64)
+			binsA[int(v*8)]++
+		}
+		if len(binsA) != 8 {
+			t.Errorf("seed %d: a (base 2) fills %d of 8 bins: %v", seed, len(binsA), pts)
+		}
+	}
+}
+
+func TestDistributionAt(t *testing.T) {
+	tests := []struct {
+		d    Distribution
+		u    float64
+		want string
+	}{
+		{Distribution{Kind: "uniform", Low: -1, High: 1}, 0.25, "-0.5"},
+		{Distribution{Kind: "loguniform", Low: 1e-4, High: 1e-2}, 0.5, "0.001"},
+		{Distribution{Kind: "int", Low: 2, High: 4}, 0, "2"},
+		{Distribution{Kind: "int", Low: 2, High: 4}, 0.999999, "4"},
+		{Distribution{Kind: "int", Low: 2, High: 4}, 0.5, "3"},
+		{Distribution{Kind: "choice", Choices: []string{"relu", "tanh"}}, 0.7, "tanh"},
+		{Distribution{Kind: "choice", Choices: []string{"relu", "tanh"}}, 1, "tanh"},
+	}
+	for _, tc := range tests {
+		if got := tc.d.At(tc.u); got != tc.want {
+			t.Errorf("%+v at %g: %s, want %s", tc.d, tc.u, got, tc.want)
+		}
+	}
+}
+
+// TestSampleDeterministic: the same file and seed give the same trials; another seed others.
+func TestSampleDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, seed string) {
+		data := "tasks:\n  - parallel-tasks:\n      - cmd: train --lr <lr> --act <act>\n        sample: {lr: 'loguniform(1e-4, 1)', act: [a, b, c]}\n        trials: 5\n        seed: " + seed + "\n"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.yml", "3")
+	write("b.yml", "4")
+	load := func(name string) []string {
+		p, err := Load(name, LoadOptions{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tr := range p.Trials() {
+			out = append(out, tr.Cmd)
+			if len(tr.Params) != 2 || tr.Params[0].Name != "lr" {
+				t.Errorf("params %v", tr.Params)
+			}
+		}
+		return out
+	}
+	one, two, other := load("a.yml"), load("a.yml"), load("b.yml")
+	if !reflect.DeepEqual(one, two) || len(one) != 5 {
+		t.Errorf("same file, other trials:\n%q\n%q", one, two)
+	}
+	if reflect.DeepEqual(one, other) {
+		t.Errorf("another seed, the same trials: %q", one)
+	}
+}

@@ -1,0 +1,97 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/runall/runall/runner/earlystop"
+	"github.com/runall/runall/runner/metric"
+)
+
+// What check prints of the keys of sweeps that adapt.
+
+// describeFormats says what is read from the output where it differs from the default.
+func describeFormats(f metric.Formats) []string {
+	var out []string
+	if f.NoBuiltin {
+		out = append(out, "no Keras or Hugging Face metric lines (recognize-metrics: false)")
+	}
+	for _, p := range f.Patterns {
+		out = append(out, "metric-pattern "+strconv.Quote(p.String()))
+	}
+	return out
+}
+
+// DescribeEarlyStop is one line for an early-stop rule; with asha and trials > 0, the most
+// trials each rung lets through.
+func DescribeEarlyStop(c *earlystop.Config, trials int) string {
+	mode := "higher"
+	if c.Mode == "min" {
+		mode = "lower"
+	}
+	switch c.Method {
+	case earlystop.ASHA:
+		s := fmt.Sprintf("early stop: asha on %s (%s is better), grace %d, reduction %d", c.Metric, mode, c.Grace, c.Reduction)
+		if c.Max > 0 {
+			s += fmt.Sprintf(", max %d", c.Max)
+		}
+		var rungs []string
+		for _, r := range c.Budget(max(trials, 1), c.Max) {
+			if trials > 0 {
+				rungs = append(rungs, fmt.Sprintf("step %d: at most %d", r.Step, r.Trials))
+			} else {
+				rungs = append(rungs, "step "+strconv.Itoa(r.Step))
+			}
+			if len(rungs) == 6 {
+				rungs = append(rungs, "...")
+				break
+			}
+		}
+		if len(rungs) > 0 {
+			s += "; rungs " + strings.Join(rungs, ", ")
+		}
+		return s
+	case earlystop.Median:
+		return fmt.Sprintf("early stop: median on %s (%s is better), from step %d, once %d other trials are there", c.Metric, mode, c.Grace, c.MinTrials)
+	}
+	return "early stop: " + c.Method
+}
+
+// describeSearch says where a search template's trials come from.
+func describeSearch(s *Search) string {
+	return fmt.Sprintf("search: %s asked of: %s; told with: %s", plural(s.Trials, "trial", "trials"), firstLine(s.Ask), firstLine(s.Tell))
+}
+
+func firstLine(s string) string {
+	if l, _, more := strings.Cut(s, "\n"); more {
+		return l + " ..."
+	}
+	return s
+}
+
+func sameFormats(a, b metric.Formats) bool {
+	if a.NoBuiltin != b.NoBuiltin || len(a.Patterns) != len(b.Patterns) {
+		return false
+	}
+	for i := range a.Patterns {
+		if a.Patterns[i] != b.Patterns[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// blockTrials is how many trials a block runs: its children, a search template counting
+// the trials it asks for.
+func blockTrials(t *Task) int {
+	n := 0
+	for _, c := range t.Parallel {
+		if c.Search != nil {
+			n += c.Search.Trials
+		} else {
+			n++
+		}
+	}
+	return n
+}
