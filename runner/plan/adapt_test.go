@@ -137,3 +137,28 @@ func TestSampleDeterministic(t *testing.T) {
 		t.Errorf("another seed, the same trials: %q", one)
 	}
 }
+
+func TestInstantiate(t *testing.T) {
+	tmpl := &Task{Name: "train <lr>", Cmd: "train --lr <lr> --act <act>", Metrics: "out/<lr>.json", Key: "k",
+		Env: []EnvVar{{"LR", "<lr>"}}, Params: []Param{{"block", "1"}}, Search: &Search{Trials: 3},
+		Steps: []*Task{{Name: "eval", Cmd: "eval <lr>", Key: "s"}}}
+	got := tmpl.Instantiate(4, []Param{{"lr", "0.01"}, {"act", "relu"}})
+	if got.Name != "train 0.01" || got.Cmd != "train --lr 0.01 --act relu" || got.Metrics != "out/0.01.json" ||
+		got.Env[0].Value != "0.01" || got.Search != nil || got.Steps[0].Cmd != "eval 0.01" || got.Key == tmpl.Key {
+		t.Errorf("%+v", got)
+	}
+	if !reflect.DeepEqual(got.Params, []Param{{"block", "1"}, {"lr", "0.01"}, {"act", "relu"}}) {
+		t.Errorf("params %v", got.Params)
+	}
+	if tmpl.Cmd != "train --lr <lr> --act <act>" || tmpl.Steps[0].Cmd != "eval <lr>" {
+		t.Error("the template changed")
+	}
+	other := tmpl.Instantiate(5, []Param{{"lr", "0.01"}, {"act", "relu"}})
+	if other.Key == got.Key {
+		t.Error("two trials share a key")
+	}
+	unnamed := (&Task{Name: "python t.py", Cmd: "python t.py --lr <lr>"}).Instantiate(0, []Param{{"lr", "1"}})
+	if unnamed.Name != "python t.py [trial=0 lr=1]" {
+		t.Errorf("name %q", unnamed.Name)
+	}
+}

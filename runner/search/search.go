@@ -1,0 +1,192 @@
+// Package search talks to a sampler the user runs: search: {ask, tell} in a task file. ask
+// prints a trial as JSON, in Optuna's shape ({"number": 3, "params": {"lr": 0.01}}); tell is
+// run after the trial with its number, objective value and state in its environment. So
+// Optuna's own CLI (TPE, CMA-ES, ...) chooses the params while runall packs and runs the
+// trials.
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
+)
+
+// States a trial is told with, in Optuna's words.
+const (
+	StateComplete = "complete"
+	StatePruned   = "pruned"
+	StateFail     = "fail"
+)
+
+// Trial is one trial a sampler handed out.
+type Trial struct {
+	Number int
+	Params []plan.Param // in the order the sampler printed them
+}
+
+// Sampler runs a search block's ask and tell commands.
+type Sampler struct {
+	Spec *plan.Search
+	Dir  string   // where the commands run: the task file's directory
+	Env  []string // runall's environment; the commands' variables are added to it
+}
+
+// maxOutput bounds what is kept of a command's output.
+const maxOutput = 1 << 20
+
+// Ask runs ask and reads the trial it prints: the last line of its stdout that is a JSON
+// object. An ask that fails or prints no trial is an error that names the command and says
+// what it printed.
+func (s Sampler) Ask(ctx context.Context) (Trial, error) {
+	stdout, stderr, err := s.run(ctx, s.Spec.Ask, nil)
+	if err != nil {
+		return Trial{}, fmt.Errorf("search: ask %q: %w%s", s.Spec.Ask, err, said(stderr))
+	}
+	t, err := ParseTrial(stdout)
+	if err != nil {
+		return Trial{}, fmt.Errorf("search: ask %q: %w", s.Spec.Ask, err)
+	}
+	return t, nil
+}
+
+// Tell runs tell with RUNALL_TRIAL_NUMBER, RUNALL_OBJECTIVE_VALUE ("" where there is none)
+// and RUNALL_TRIAL_STATE set.
+func (s Sampler) Tell(ctx context.Context, number int, value, state string) error {
+	vars := []string{"RUNALL_TRIAL_NUMBER=" + strconv.Itoa(number), "RUNALL_OBJECTIVE_VALUE=" + value, "RUNALL_TRIAL_STATE=" + state}
+	if _, stderr, err := s.run(ctx, s.Spec.Tell, vars); err != nil {
+		return fmt.Errorf("search: tell %q (trial %d, %s): %w%s", s.Spec.Tell, number, state, err, said(stderr))
+	}
+	return nil
+}
+
+func (s Sampler) run(ctx context.Context, cmd string, vars []string) (stdout, stderr []byte, err error) {
+	c := exec.CommandContext(ctx, proc.Shell(), "-c", cmd)
+	c.Dir = s.Dir
+	c.Env = append(append([]string(nil), s.Env...), vars...)
+	var out, errb bytes.Buffer
+	c.Stdout = &limited{w: &out, n: maxOutput}
+	c.Stderr = &limited{w: &errb, n: maxOutput}
+	err = c.Run()
+	return out.Bytes(), errb.Bytes(), err
+}
+
+// said is the end of what a failed command printed on stderr, for its error.
+func said(stderr []byte) string {
+	s := strings.TrimSpace(string(stderr))
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return ": it said:\n  " + strings.Join(lines, "\n  ")
+}
+
+// ParseTrial reads a trial from ask's output: its last line that is a JSON object, with a
+// whole number "number" and an object "params" of numbers, strings and booleans. Numbers keep
+// the text the sampler printed.
+func ParseTrial(out []byte) (Trial, error) {
+	var line string
+	for l := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "{") {
+			line = l
+		}
+	}
+	bad := func(why string) (Trial, error) {
+		shown := strings.TrimSpace(string(out))
+		if len(shown) > 300 {
+			shown = "..." + shown[len(shown)-297:]
+		}
+		if shown == "" {
+			shown = "nothing"
+		}
+		return Trial{}, fmt.Errorf(`%s: want a line {"number": N, "params": {"name": value, ...}} on stdout, got: %s`, why, shown)
+	}
+	if line == "" {
+		return bad("no JSON object")
+	}
+	var raw struct {
+		Number *json.Number     `json:"number"`
+		Params *json.RawMessage `json:"params"`
+	}
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return bad("not JSON (" + err.Error() + ")")
+	}
+	if raw.Number == nil {
+		return bad(`no "number"`)
+	}
+	n, err := strconv.Atoi(raw.Number.String())
+	if err != nil || n < 0 {
+		return bad(fmt.Sprintf("number %s is not a trial number", raw.Number))
+	}
+	if raw.Params == nil {
+		return bad(`no "params"`)
+	}
+	params, err := orderedParams(*raw.Params)
+	if err != nil {
+		return bad(err.Error())
+	}
+	return Trial{Number: n, Params: params}, nil
+}
+
+// orderedParams reads a JSON object of scalars, keeping its order.
+func orderedParams(raw json.RawMessage) ([]plan.Param, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New(`"params" is not an object`)
+	}
+	var out []plan.Param
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name := k.(string) // an object's keys are strings
+		v, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var text string
+		switch v := v.(type) {
+		case json.Number:
+			text = v.String()
+		case string:
+			text = v
+		case bool:
+			text = strconv.FormatBool(v)
+		default:
+			return nil, fmt.Errorf("param %q: want a number, string or boolean", name)
+		}
+		out = append(out, plan.Param{Name: name, Value: text})
+	}
+	return out, nil
+}
+
+// limited writes at most n bytes to w and drops the rest, so that a chatty sampler cannot
+// fill memory.
+type limited struct {
+	w io.Writer
+	n int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.w.Write(p[:k])
+		l.n -= k
+	}
+	return len(p), nil
+}
