@@ -35,6 +35,7 @@ func runSimulate(a *app, p *plan.Plan, f simulateFlags) error {
 		return err
 	}
 	writePrediction(a.stdout, pred)
+	writeAdaptive(a.stdout, p)
 	return nil
 }
 
