@@ -15,11 +15,16 @@ import (
 
 // finish records a claimed trial's end for the whole sweep, unless its claim was lost: then
 // another runall runs it, and this one's outcome is not the sweep's.
-func (c *claimer) finish(ctx context.Context, r *run, t *plan.Task, tl *trialLease) {
-	defer c.drop(t)
-	if err := tl.lease.Err(); err != nil {
-		r.ledger.update(t, func(res *results.Task) { res.Reason += "; stopped: " + err.Error() })
+func (c *claimer) finish(ctx context.Context, r *run, t *plan.Task) {
+	c.mu.Lock()
+	tl := c.held[t]
+	c.mu.Unlock()
+	if tl == nil {
 		return
+	}
+	defer c.drop(t)
+	if tl.lease.Err() != nil {
+		return // its commands were stopped, saying why
 	}
 	var ts []results.Task
 	failed, allOK := false, true
