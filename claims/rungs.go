@@ -94,3 +94,7 @@ func (r *Rungs) Put(step int, trial string, v float64) error {
 	r.mu.Unlock()
 	return nil
 }
+
+// Store is the store the sweep's queue lives in, for what else its runalls share (rung
+// values).
+func (s *Sweep) Store() Store { return s.store.Store }

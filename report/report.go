@@ -151,7 +151,7 @@ func countLine(tasks []results.Task) string {
 		count[t.Status]++
 	}
 	var parts []string
-	for _, s := range []results.Status{results.StatusOK, results.StatusFailed, results.StatusIgnored,
+	for _, s := range []results.Status{results.StatusOK, results.StatusFailed, results.StatusPruned, results.StatusIgnored,
 		results.StatusSkipped, results.StatusRunning, results.StatusPending} {
 		if count[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", count[s], s))
@@ -194,7 +194,7 @@ func cmpOr(a, b string) string {
 
 func statusClass(s results.Status) string {
 	switch s {
-	case results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusSkipped:
+	case results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusSkipped, results.StatusPruned:
 		return string(s)
 	}
 	return "other"
@@ -223,11 +223,11 @@ th{cursor:pointer;background:#f6f8fa;position:sticky;top:0;user-select:none}
 th[aria-sort=ascending]::after{content:" \25B2"}th[aria-sort=descending]::after{content:" \25BC"}
 td.num{text-align:right}tr.best td{background:#fff8c5}.star{color:#9a6700}
 .wrap{max-height:640px;overflow:auto;border:1px solid #d0d7de;display:inline-block;max-width:100%}
-.st{font-weight:600}.st.ok{color:#1a7f37}.st.failed{color:#cf222e}.st.ignored{color:#9a6700}.st.skipped,.st.other{color:#57606a}
+.st{font-weight:600}.st.ok{color:#1a7f37}.st.failed{color:#cf222e}.st.ignored{color:#9a6700}.st.skipped,.st.pruned,.st.other{color:#57606a}
 svg{display:block;margin:4px 0;font-size:11px;font-family:inherit;max-width:100%;height:auto}
 svg text{fill:#57606a}.axis{stroke:#8c959f;stroke-width:1}.grid{stroke:#eaeef2;stroke-width:1}
 .bar{stroke:#fff;stroke-width:1}svg text.barname{fill:#fff;font-size:10px;pointer-events:none}
-.bar.ok{fill:#2da44e}.bar.failed{fill:#cf222e}.bar.ignored{fill:#d4a72c}.bar.other{fill:#54aeff}
+.bar.ok{fill:#2da44e}.bar.failed{fill:#cf222e}.bar.ignored{fill:#d4a72c}.bar.other{fill:#54aeff}.bar.pruned{fill:#8c959f}
 .mem{fill:#ddf4ff;stroke:#54aeff;stroke-width:1}
 .curve{fill:none;stroke:#8c959f;stroke-opacity:.55;stroke-width:1.2}.curve.best{stroke:#bf3989;stroke-opacity:1;stroke-width:2.5}
 .pt{fill:#0969da;fill-opacity:.6}.pt.best{fill:#bf3989;fill-opacity:1}.pt.failed{fill:#cf222e}

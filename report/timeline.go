@@ -191,7 +191,7 @@ func (p *page) drawRow(b *strings.Builder, r *tlRow, y float64, x func(time.Time
 
 func barClass(s results.Status) string {
 	switch s {
-	case results.StatusOK, results.StatusFailed, results.StatusIgnored:
+	case results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusPruned:
 		return string(s)
 	}
 	return "other"

@@ -33,7 +33,7 @@ func (c *claimer) finish(ctx context.Context, r *run, t *plan.Task) {
 			ts = append(ts, *res)
 			ts[len(ts)-1].LogFile = r.logs.taskLogPath(cmd) // as results() names it
 			failed = failed || res.Status == results.StatusFailed
-			allOK = allOK && (res.Status == results.StatusOK || res.Status == results.StatusIgnored)
+			allOK = allOK && (res.Status == results.StatusOK || res.Status == results.StatusIgnored || res.Status == results.StatusPruned)
 		})
 	}
 	if _, _, sig := r.ledger.status(); sig != 0 && !allOK {

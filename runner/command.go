@@ -55,6 +55,7 @@ func (r *run) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env
 		c.passedOver = tr.PassedOver
 	}
 	c.metrics.Observe(c.metric)
+	c.reader = metric.NewReader(&c.metrics, t.MetricFormats)
 	env = r.taskEnv(t, env, c.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: r.procs, KillWait: r.opts.Grace}
@@ -97,7 +98,8 @@ type command struct {
 	said    admit.OOM      // what its error messages said
 	fatal   error          // why it cannot run here at all, found when it ran out of memory
 	requeue *commandResult // set when an attempt sent the trial back to the line
-	metrics metric.Set     // what it reported with runall-metric lines, then its metrics file
+	metrics metric.Set     // what it reported in its output, then its metrics file
+	reader  *metric.Reader // reads metrics from its stdout into metrics, in the task's formats
 }
 
 func (c *command) hooks() executor.Hooks {
@@ -121,7 +123,7 @@ func (c *command) onLine(n int, stream, line string) {
 	line = c.r.mask.Replace(line)
 	c.tails.add(stream, line)
 	if stream == "stdout" {
-		c.metrics.Line(line)
+		c.reader.Line(line)
 	}
 	if c.p != nil {
 		c.oom = c.oom || admit.IsOOM(line)

@@ -69,7 +69,7 @@ func newMetrics(p *plan.Plan) *metrics {
 	n := 0
 	plan.WalkCommands(p.Tasks, func(*plan.Task) { n++ })
 	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(n))
-	for _, s := range []results.Status{results.StatusRunning, results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusSkipped, results.StatusStopped} {
+	for _, s := range []results.Status{results.StatusRunning, results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusSkipped, results.StatusStopped, results.StatusPruned} {
 		m.tasks.WithLabelValues(string(s)).Set(0)
 	}
 	return m

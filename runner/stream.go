@@ -20,6 +20,9 @@ func (r *run) openStream() {
 		r.stream.Add(r.met)
 	}
 	r.stream.Add(r.stop)
+	if p := r.newPruner(); p != nil {
+		r.stream.Add(p)
+	}
 	for _, c := range r.opts.Consumers {
 		if s, ok := c.(StopperUser); ok {
 			s.UseStopper(r.running)

@@ -54,14 +54,20 @@ func (s *Set) warn(format string, args ...any) {
 }
 
 func (s *Set) add(name string, v float64) {
+	s.record(name, v)
+	if s.observe != nil {
+		s.observe(name, v, len(s.series[name]))
+	}
+}
+
+// record adds a value without telling the observer: a Reader tells it with steps of its
+// own (a missing value takes one), a metrics file's values are not steps.
+func (s *Set) record(name string, v float64) {
 	if s.last == nil {
 		s.last, s.series = map[string]float64{}, map[string][]float64{}
 	}
 	s.last[name] = v
 	s.series[name] = append(s.series[name], v)
-	if s.observe != nil {
-		s.observe(name, v, len(s.series[name]))
-	}
 }
 
 // IsLine reports whether a line of output is a metric line.
@@ -175,7 +181,7 @@ func (s *Set) fileValue(file, k string, raw json.RawMessage) {
 		s.warn("metrics file %s: %s: no number in the list", file, k)
 		return
 	}
-	s.add(k, vals[len(vals)-1])
+	s.record(k, vals[len(vals)-1])
 	s.series[k] = vals
 }
 

@@ -191,9 +191,13 @@ func (r *Reader) record(rs []reading, replace bool) []Value {
 			s[len(s)-1] = x.value
 			r.set.last[x.name] = x.value
 		} else {
-			r.set.add(x.name, x.value)
+			r.set.record(x.name, x.value)
 		}
-		out = append(out, Value{Name: x.name, Step: r.steps[x.name], Value: x.value})
+		v := Value{Name: x.name, Step: r.steps[x.name], Value: x.value}
+		if r.set.observe != nil {
+			r.set.observe(v.Name, v.Value, v.Step)
+		}
+		out = append(out, v)
 	}
 	return out
 }

@@ -127,7 +127,7 @@ func (j *jsonOutput) Close(res *results.Run) error {
 	now := j.o.Now()
 	end := jsonRunEnd{Time: jsonTime(now), Event: "run_end", Status: j.status, Tasks: []results.Task{},
 		Duration: now.Sub(j.start).Seconds(),
-		Counts:   map[results.Status]int{results.StatusOK: 0, results.StatusFailed: 0, results.StatusIgnored: 0, results.StatusSkipped: 0, results.StatusStopped: 0}}
+		Counts:   map[results.Status]int{results.StatusOK: 0, results.StatusFailed: 0, results.StatusIgnored: 0, results.StatusSkipped: 0, results.StatusStopped: 0, results.StatusPruned: 0}}
 	if res != nil {
 		end.Status, end.File, end.RunID, end.Shard, end.LogDir = res.Status, res.File, res.RunID, res.Shard, res.LogDir
 		end.LearnedGPUMemory, end.GPUProcessIDs = res.LearnedGPUMemory, res.GPUProcessIDs
@@ -143,7 +143,7 @@ func (j *jsonOutput) Close(res *results.Run) error {
 		}
 	} else {
 		c := j.rs.counts()
-		for s, st := range map[taskStatus]results.Status{stOK: results.StatusOK, stFailed: results.StatusFailed, stIgnored: results.StatusIgnored, stSkipped: results.StatusSkipped, stStopped: results.StatusStopped} {
+		for s, st := range map[taskStatus]results.Status{stOK: results.StatusOK, stFailed: results.StatusFailed, stIgnored: results.StatusIgnored, stSkipped: results.StatusSkipped, stStopped: results.StatusStopped, stPruned: results.StatusPruned} {
 			end.Counts[st] = c[s]
 		}
 	}

@@ -24,6 +24,8 @@ func (l *liveOutput) glyph(st taskStatus) (string, string) {
 		return "-", sgrDim
 	case stStopped:
 		return "■", sgrIgnored
+	case stPruned:
+		return "✂", sgrDim
 	}
 	return " ", ""
 }
@@ -92,7 +94,7 @@ func (l *liveOutput) detail(n *taskNode, st taskStatus) string {
 		return "waiting: " + cleanName(cur.reason)
 	case stSkipped:
 		return cleanName(n.reason)
-	case stFailed, stIgnored, stStopped:
+	case stFailed, stIgnored, stStopped, stPruned:
 		s = exitText(cur.exitCode)
 		if why := extraReason(cur.reason, cur.exitCode); why != "" {
 			s += ": " + cleanName(why)

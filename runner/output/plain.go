@@ -129,6 +129,8 @@ func endText(ev event.Event) string {
 		return withReason("skipped", ev.Reason)
 	case results.StatusStopped:
 		head = "stopped with " + exitText(ev.ExitCode) + " in " + humanDuration(ev.Duration)
+	case results.StatusPruned:
+		head = "pruned (" + exitText(ev.ExitCode) + ") in " + humanDuration(ev.Duration)
 	case results.StatusFailed:
 	default:
 		head = fmt.Sprintf("attempt %d ended with %s in %s", ev.Attempt, exitText(ev.ExitCode), humanDuration(ev.Duration))
@@ -192,7 +194,7 @@ func (p *plainOutput) statusText(now time.Time) string {
 	}
 	done := finished(c)
 	parts = append(parts, fmt.Sprintf("%d/%d done", done, len(p.rs.leaves)))
-	for _, s := range []taskStatus{stFailed, stStopped, stIgnored, stSkipped} {
+	for _, s := range []taskStatus{stFailed, stStopped, stPruned, stIgnored, stSkipped} {
 		if c[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))
 		}

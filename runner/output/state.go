@@ -23,10 +23,11 @@ const (
 	stIgnored
 	stSkipped
 	stStopped // ended because runall was stopped
+	stPruned  // stopped early by early-stop: losing, not failed
 	numStatus
 )
 
-var statusWords = [numStatus]string{"pending", "waiting", "running", "ok", "failed", "ignored", "skipped", "stopped"}
+var statusWords = [numStatus]string{"pending", "waiting", "running", "ok", "failed", "ignored", "skipped", "stopped", "pruned"}
 
 // finished is how many of the counts are of tasks that will not change any more.
 func finished(c [numStatus]int) int {
@@ -258,6 +259,8 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 			n.status = stSkipped
 		case results.StatusStopped:
 			n.status = stStopped
+		case results.StatusPruned:
+			n.status = stPruned
 		default: // the attempt ended but the task will run again (requeued after OOM)
 			n.status = stWaiting
 		}

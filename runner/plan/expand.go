@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/metric"
 )
 
@@ -18,9 +19,10 @@ type inherited struct {
 	env           []EnvVar
 	stopOnFailure *bool // the parent's explicit stop-on-failure, if any
 	cwd           string
-	metrics       string         // metrics: the parent's file, for children and steps that set none
-	params        []Param        // the parent's for-each or matrix values
-	formats       metric.Formats // recognize-metrics and metric-pattern: the parent's
+	metrics       string            // metrics: the parent's file, for children and steps that set none
+	params        []Param           // the parent's for-each or matrix values
+	formats       metric.Formats    // recognize-metrics and metric-pattern: the parent's
+	earlyStop     *earlystop.Config // the block's early-stop, for its trials and their steps
 	// A block's GPU needs, timeout and retries are defaults for each of its trials.
 	gpuMemory *gpuMemory
 	gpus      int
@@ -275,6 +277,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Upload = append(t.Upload, l.transfer(&u.rawTransfer))
 	}
 	t.MetricFormats = in.formats
+	t.EarlyStop = in.earlyStop
 	if c.recognizeMetrics != nil {
 		t.MetricFormats.NoBuiltin = !*c.recognizeMetrics
 	}
@@ -292,11 +295,12 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Order = cmp.Or(c.order, l.cfg.Order)
 		if c.earlyStop != nil {
 			t.EarlyStop = l.fillEarlyStop(c.earlyStop, c.keys["early-stop"])
-		} else {
-			t.EarlyStop = l.cfgEarlyStop
+		} else if l.cfgEarlyStop != nil {
+			own := *l.cfgEarlyStop // a rule of its own: blocks' trials are not compared
+			t.EarlyStop = &own
 		}
 		t.Parallel = l.expandTasks(c.parallel, inherited{
-			tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats,
+			tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
 			gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, timeout: own.timeout, retries: own.retries,
 			gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, templatePath: templatePath,
 		}, levelTrial)
@@ -313,7 +317,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 			stop = in.stopOnFailure
 		}
 		t.Steps = l.expandTasks(c.steps, inherited{tags: t.Tags, env: t.Env, stopOnFailure: stop, cwd: t.Cwd,
-			metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, path: path, templatePath: templatePath}, levelStep)
+			metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop, path: path, templatePath: templatePath}, levelStep)
 	}
 	return t
 }

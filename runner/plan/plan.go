@@ -127,8 +127,9 @@ type Task struct {
 	Order    Order   // a block's order: (its own, else the config's)
 	Steps    []*Task // tasks: a parallel child's own sequential tasks
 
-	// EarlyStop is a block's early-stop (its own, else config's), metric and mode filled
-	// in: the rule its trials are stopped by. nil: they run to their end.
+	// EarlyStop is a block's early-stop (its own, else a copy of config's), metric and
+	// mode filled in: the rule its trials are stopped by. Its trials and their steps point
+	// to the same one. nil: they run to their end.
 	EarlyStop *earlystop.Config
 	// Search is a parallel child's search: its copies come from the sampler, one per trial
 	// as room frees; the child itself is their template, its placeholders unreplaced.

@@ -24,6 +24,7 @@ const (
 	StatusIgnored Status = "ignored" // failed with ignore-failure: counts as success
 	StatusSkipped Status = "skipped" // never ran: stop-on-failure, tags, shard, resume, interrupt
 	StatusStopped Status = "stopped" // ended because runall itself was stopped (SIGINT/SIGTERM)
+	StatusPruned  Status = "pruned"  // stopped early by early-stop: losing; not a failure
 )
 
 // Run is the outcome of a run: what --results writes and the summary prints.

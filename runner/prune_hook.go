@@ -1,0 +1,31 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/runall/runall/claims"
+	"github.com/runall/runall/runner/earlystop"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/prune"
+)
+
+// newPruner is the run's early stopping (early-stop:), a consumer of its events that stops
+// losing trials through the run's Stopper; nil when no block sets it. With claims, each
+// block's rung values live under the sweep's prefix, so that every runall's decisions use
+// every runall's trials.
+func (r *run) newPruner() *prune.Pruner {
+	p := prune.New(r.plan, prune.Options{Store: r.rungStore})
+	if p != nil {
+		p.UseStopper(r.running)
+	}
+	return p
+}
+
+// rungStore is where a block's asha keeps its rung values: in memory, or under the claims
+// prefix when the run shares its trials.
+func (r *run) rungStore(block *plan.Task) (earlystop.Store, error) {
+	if r.claims == nil {
+		return nil, nil
+	}
+	return claims.NewRungs(context.Background(), r.claims.sweep.Store(), block.Key)
+}
