@@ -155,7 +155,12 @@ func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string) []results.
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []results.Task
+	inPlan := map[int]bool{}
 	plan.WalkCommands(p.Tasks, func(t *plan.Task) {
+		inPlan[t.ID] = true
+		if t.Search != nil {
+			return // a sampler's template: its trials are listed, not it
+		}
 		tr, ok := l.byID[t.ID]
 		if !ok {
 			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: results.StatusSkipped, ExitCode: -1, Params: paramsOf(t)}
@@ -166,7 +171,7 @@ func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string) []results.
 		}
 		out = append(out, *tr)
 	})
-	return out
+	return append(out, l.madeWhileRunning(inPlan)...)
 }
 
 // status is the run's outcome so far.

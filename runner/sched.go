@@ -43,8 +43,12 @@ func (r *run) runBlock(ctx context.Context, b *plan.Task, env []string) {
 	if r.claims != nil {
 		defer r.claims.releaseAll()
 	}
-	r.schedule(ctx, r.source(ctx, b), max(r.plan.Config.MaxParallel, 1),
+	src := r.source(ctx, b)
+	r.schedule(ctx, src, max(r.plan.Config.MaxParallel, 1),
 		func(ctx context.Context, tr *sched.Trial) sched.Outcome { return r.runTrial(ctx, tr, env) })
+	if s, ok := src.(*searchSource); ok {
+		s.wait()
+	}
 }
 
 // schedule runs a source's trials through the scheduler, run running each admitted one.
@@ -72,6 +76,9 @@ func (r *run) schedule(ctx context.Context, src sched.Source, limit int, run fun
 func (r *run) source(ctx context.Context, b *plan.Task) sched.Source {
 	if r.claims != nil {
 		return r.claims.source(r, b)
+	}
+	if t := searchChild(b); t != nil {
+		return r.newSearchSource(t)
 	}
 	var pending []*plan.Task
 	for _, t := range r.orderTrials(b, b.Parallel) {

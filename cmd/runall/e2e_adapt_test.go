@@ -1,12 +1,17 @@
 package main_test
 
 import (
+	"encoding/json"
 	"maps"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/runall/runall/internal/citest"
 )
 
 // Sweeps that adapt, as a user sees them: metrics read from the output as scripts print
@@ -146,5 +151,110 @@ func copyTestdata(t *testing.T, name, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// studyScript prints an Optuna study's trials as JSON lines.
+const studyScript = `
+import json, optuna
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+s = optuna.load_study(study_name="s", storage="sqlite:///study.db")
+for t in s.trials:
+    print(json.dumps({"number": t.number, "state": t.state.name, "params": t.params, "values": t.values,
+                      "start": t.datetime_start.timestamp(),
+                      "complete": t.datetime_complete.timestamp() if t.datetime_complete else None}))
+`
+
+type studyTrial struct {
+	Number   int                `json:"number"`
+	State    string             `json:"state"`
+	Params   map[string]float64 `json:"params"`
+	Values   []float64          `json:"values"`
+	Start    float64            `json:"start"`
+	Complete *float64           `json:"complete"`
+}
+
+// TestOptunaAskTell: Optuna's own CLI as the sampler, with SQLite storage. 12 trials are
+// asked, run 3 at a time on a simulated GPU and told: the study then holds 12 complete
+// trials whose values are the ones runall read, and every trial was asked with the
+// results of all but the (at most 3) trials still running in the study, so that TPE could
+// use them.
+func TestOptunaAskTell(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("optuna"); err != nil {
+		citest.Unavailable(t, "optuna not found: install python3-optuna")
+	}
+	e := newE2E(t)
+	r := e.runFile("adapt/optuna.yml", "--fake-gpus", "16GiB")
+	r.wantCode(t, 0)
+	res := readOutcome(t, []byte(e.read("results.json")))
+	if len(res.Tasks) != 12 {
+		t.Fatalf("%d trials in the results, want 12\n%v", len(res.Tasks), r)
+	}
+	read := map[string]float64{} // x as runall put it in the command → the score it read
+	for _, tr := range res.Tasks {
+		if tr.Status != "ok" {
+			t.Errorf("%s: %s", tr.Name, tr.Status)
+		}
+		read[tr.Params["x"]] = tr.Metrics["score"]
+	}
+	py := exec.Command("/usr/bin/python3", "-c", studyScript)
+	py.Dir = e.dir
+	out, err := py.Output()
+	if err != nil {
+		t.Fatalf("reading the study: %v", err)
+	}
+	var trials []studyTrial
+	for _, l := range lines(string(out)) {
+		var st studyTrial
+		if err := json.Unmarshal([]byte(l), &st); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		trials = append(trials, st)
+	}
+	if len(trials) != 12 {
+		t.Fatalf("the study holds %d trials, want 12:\n%s", len(trials), out)
+	}
+	for _, st := range trials {
+		x := strconv.FormatFloat(st.Params["x"], 'g', -1, 64)
+		v, ok := read[x]
+		if st.State != "COMPLETE" || len(st.Values) != 1 || !ok || st.Values[0] != v {
+			t.Errorf("trial %d: %s x=%s values %v; runall read %v (%v)", st.Number, st.State, x, st.Values, v, ok)
+		}
+		done := 0
+		for _, other := range trials {
+			if other.Complete != nil && *other.Complete <= st.Start {
+				done++
+			}
+		}
+		if done < st.Number-3 {
+			t.Errorf("trial %d was asked when only %d trials were told: want all but the 3 running", st.Number, done)
+		}
+	}
+}
+
+// TestSearchAskFails: a sampler that fails after two trials: they run and are told, the
+// error names the command and says what it printed, the run fails (exit 1) and stops.
+func TestSearchAskFails(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.runFile("adapt/badask.yml")
+	r.wantCode(t, 1)
+	for _, want := range []string{`search: ask "n=$(cat asked`, "exit status 3: it said:", "no such study", "no more trials are asked for"} {
+		if !strings.Contains(r.stdout+r.stderr, want) {
+			t.Errorf("output does not say %q\n%v", want, r)
+		}
+	}
+	told := linesSorted(e.read("told"))
+	if !slices.Equal(told, []string{"0 0.5 complete", "1 1.5 complete"}) {
+		t.Errorf("told %q", told)
+	}
+	res := readOutcome(t, []byte(e.read("results.json")))
+	status := map[string]string{}
+	for _, tr := range res.Tasks {
+		status[tr.Name] = tr.Status
+	}
+	if !maps.Equal(status, map[string]string{"x=0.5": "ok", "x=1.5": "ok", "after": "skipped"}) {
+		t.Errorf("statuses %v", status)
 	}
 }

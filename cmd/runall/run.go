@@ -119,6 +119,9 @@ func runRun(_ context.Context, a *app, args []string) error {
 	if opts.Claims, opts.Lease, err = claimsFrom(o, plan.Config.Claims, opts.Shard, a.getenv); err != nil {
 		return err
 	}
+	if err := searchAlone(plan, opts); err != nil {
+		return err
+	}
 	if opts.Mode, err = outputMode(o.output, a); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
 )
 
@@ -77,4 +78,20 @@ func withParams(t *plan.Task) string {
 		return t.Name
 	}
 	return t.Name + ": " + strings.Join(parts, " ")
+}
+
+// searchAlone refuses search: where several runalls share the trials: each would ask the
+// sampler for its own N.
+func searchAlone(p *plan.Plan, o runner.Options) error {
+	if o.Claims == "" && o.Shard.Count <= 1 {
+		return nil
+	}
+	for _, b := range p.Tasks {
+		for _, t := range b.Parallel {
+			if t.Search != nil {
+				return usagef("%s: search: runs in one runall: not with --claims or shards (the sampler's storage is what several would share: run one runall per sampler, each with trials: its share)", t.Pos)
+			}
+		}
+	}
+	return nil
 }

@@ -286,6 +286,9 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 	}
 	if c.search != nil {
 		t.Search = &Search{Ask: c.search.Ask, Tell: c.search.Tell, Trials: c.trials}
+		if l.cfg.Objective == nil {
+			l.problemAt(c, "search", "search: needs config objective: {metric, mode}: its value is what tell reports to the sampler")
+		}
 	}
 	own := c.own(in)
 	if c.gpuMemory == nil && c.gpus == 0 && in.gpuGroup != "" {

@@ -275,7 +275,20 @@ func checkAdaptKeys(d *nodeDecoder, t *rawTask, level int) {
 	if t.has("seed") && !t.has("sample") {
 		d.errorf(t.keys["seed"], "seed: scrambles the points of sample:, which this task does not have")
 	}
+	if n := countSearch(t.parallel); n > 0 && len(t.parallel) > 1 {
+		d.errorf(t.keys["parallel-tasks"], "parallel-tasks: a child with search: must be its block's only child: put the other trials in a block of their own")
+	}
 	if t.has("early-stop") && !t.has("parallel-tasks") {
 		d.errorf(t.keys["early-stop"], "early-stop: stops the losing trials of a block: set it on the task with parallel-tasks, or in config:")
 	}
+}
+
+func countSearch(ts []*rawTask) int {
+	n := 0
+	for _, t := range ts {
+		if t.search != nil {
+			n++
+		}
+	}
+	return n
 }

@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/sched"
+	"github.com/runall/runall/runner/search"
+)
+
+// searchSource is the trial source of a block whose child sets search: {ask, tell}: when
+// the scheduler has room, it asks the user's sampler for trials, one ask each, and makes
+// them from the child (its template); as each ends, it tells the sampler how. Sampler
+// commands never run at once (a study's storage need not take concurrent writers), and a
+// trial's tell runs beside the sweep, so that its GPU room is free at once; the next ask
+// waits for the tells before it, so that the sampler has every result it can.
+type searchSource struct {
+	r       *run
+	tmpl    *plan.Task
+	sampler search.Sampler
+
+	cmds    sync.Mutex // one sampler command at a time
+	tells   sync.WaitGroup
+	asked   int
+	nextID  int
+	failed  bool
+	numbers map[*plan.Task]int // each trial's number in the sampler
+	mu      sync.Mutex         // numbers
+}
+
+// newSearchSource is the source of block b's search child tmpl.
+func (r *run) newSearchSource(tmpl *plan.Task) *searchSource {
+	return &searchSource{r: r, tmpl: tmpl, numbers: map[*plan.Task]int{},
+		sampler: search.Sampler{Spec: tmpl.Search, Dir: r.plan.Dir, Env: r.baseEnv()}}
+}
+
+// Next asks the sampler for as many trials as could start, up to trials: N in all. A
+// sampler that fails or prints no trial fails the run with what it said; the trials
+// already asked for run on.
+func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool) {
+	if s.failed || s.asked >= s.tmpl.Search.Trials {
+		return nil, false
+	}
+	s.tells.Wait() // the sampler learns every result before it proposes
+	var out []*sched.Trial
+	for range min(want, s.tmpl.Search.Trials-s.asked) {
+		if ctx.Err() != nil || s.r.isHalted() {
+			return out, false
+		}
+		s.cmds.Lock()
+		tr, err := s.sampler.Ask(ctx)
+		s.cmds.Unlock()
+		if err != nil {
+			s.failed = true
+			s.r.emit(event.Event{Kind: event.RunStatus, Line: s.tmpl.Name + ": " + err.Error() + "; no more trials are asked for"})
+			s.r.ledger.fail(s.tmpl.StopOnFailure)
+			return out, false
+		}
+		s.asked++
+		t := s.tmpl.Instantiate(tr.Number, tr.Params)
+		t.ID = s.newID()
+		s.mu.Lock()
+		s.numbers[t] = tr.Number
+		s.mu.Unlock()
+		out = append(out, &sched.Trial{Task: t})
+	}
+	return out, s.asked < s.tmpl.Search.Trials
+}
+
+// newID numbers a trial after every task the run has seen.
+func (s *searchSource) newID() int {
+	if s.nextID == 0 {
+		s.nextID = s.r.ledger.maxID() + 1
+		plan.Walk(s.r.plan.Tasks, func(t *plan.Task) { s.nextID = max(s.nextID, t.ID+1) })
+	}
+	id := s.nextID
+	s.nextID += 1 + len(s.tmpl.Steps)
+	return id
+}
+
+// Ready is nil: the scheduler asks again when a trial ends.
+func (s *searchSource) Ready() <-chan struct{} { return nil }
+
+// Start runs every trial asked for.
+func (s *searchSource) Start(context.Context, *sched.Trial) bool { return true }
+
+// Ended tells the sampler how a trial ended: complete with the objective's value, pruned,
+// or fail (it failed, or reported no value).
+func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial) {
+	s.mu.Lock()
+	number, ok := s.numbers[tr.Task]
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	state, value := s.outcome(tr.Task)
+	s.tells.Add(1)
+	go func() {
+		defer s.tells.Done()
+		s.cmds.Lock()
+		err := s.sampler.Tell(context.WithoutCancel(ctx), number, value, state)
+		s.cmds.Unlock()
+		if err != nil {
+			s.r.emit(event.Event{Kind: event.RunStatus, Line: tr.Task.Name + ": " + err.Error()})
+		}
+	}()
+}
+
+// outcome is how a trial ended, in the sampler's words, and its objective's value.
+func (s *searchSource) outcome(t *plan.Task) (state, value string) {
+	obj := s.r.plan.Config.Objective
+	state = search.StateComplete
+	var v float64
+	has := false
+	for _, c := range trialCommands(t) {
+		s.r.ledger.update(c, func(res *results.Task) {
+			switch res.Status {
+			case results.StatusPruned:
+				state = search.StatePruned
+			case results.StatusOK, results.StatusIgnored:
+			default:
+				state = search.StateFail
+			}
+			if x, ok := res.Metrics[obj.Metric]; ok && obj != nil {
+				v, has = x, true
+			}
+		})
+	}
+	if state == search.StateComplete && !has {
+		s.r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: reported no %s: told as failed", t.Name, obj.Metric)})
+		state = search.StateFail
+	}
+	if state != search.StateComplete {
+		return state, ""
+	}
+	return state, strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// wait waits for the tells under way.
+func (s *searchSource) wait() { s.tells.Wait() }
+
+// searchChild is the child of block b that sets search:, nil when none does (the plan
+// allows it only as a block's one child).
+func searchChild(b *plan.Task) *plan.Task {
+	if len(b.Parallel) == 1 && b.Parallel[0].Search != nil {
+		return b.Parallel[0]
+	}
+	return nil
+}
