@@ -442,3 +442,48 @@ func TestClaimsUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestClaimsASHAShared: three runalls share one asha sweep through the claims prefix; the
+// bad trial is pruned by its runall on the rung values the other two runalls recorded.
+func TestClaimsASHAShared(t *testing.T) {
+	t.Parallel()
+	c := newClaimsE2E(t)
+	var procs []*proc
+	for n := range 3 {
+		procs = append(procs, c.start(n, "claims/asha.yml"))
+	}
+	var prunedBy *proc
+	for n, p := range procs {
+		r := p.wait()
+		r.wantCode(t, 0)
+		if strings.Contains(r.stdout, "[bad] pruned") {
+			prunedBy = p
+			if !strings.Contains(r.stdout, "asha: acc 0.1 at step 1 is not in the top 1/3 of the 3 values recorded") {
+				t.Errorf("runall %d: the prune does not say it compared 3 values\n%v", n, r)
+			}
+		}
+	}
+	if prunedBy == nil {
+		t.Fatal("no runall pruned bad")
+	}
+	for _, l := range c.lines("trials.txt") {
+		if strings.HasPrefix(l, "bad ") {
+			t.Errorf("bad ran to its end: %s", l)
+		}
+		if pid := strings.Fields(l)[1]; pid == strconv.Itoa(prunedBy.cmd.Process.Pid) {
+			t.Errorf("%s: ran in the runall that pruned bad: its values came from another", l)
+		}
+	}
+	var rung []string
+	for _, k := range c.keys(c.prefix + "rungs/") {
+		rung = append(rung, k)
+	}
+	if len(rung) != 3 {
+		t.Errorf("rung values under the prefix: %q, want 3 (step 1 of each trial)", rung)
+	}
+	for _, tr := range c.merged().Tasks {
+		if want := map[bool]string{true: "pruned", false: "ok"}[tr.Name == "bad"]; tr.Status != want {
+			t.Errorf("merged results: %s: %s, want %s", tr.Name, tr.Status, want)
+		}
+	}
+}
