@@ -120,16 +120,20 @@ func (p *page) curves() {
 	slices.Reverse(series) // the best last, drawn over the others
 	for _, i := range series {
 		t := p.run.Tasks[i]
-		class := "curve"
+		class, end := "curve", ""
 		if t.Name == p.run.Best {
 			class += " best"
+		}
+		if rule := prunedBy(t); rule != "" {
+			class += " pruned"
+			end = fmt.Sprintf(" (pruned by %s at epoch %d)", rule, len(t.MetricSeries[m]))
 		}
 		var pts strings.Builder
 		for e, v := range t.MetricSeries[m] {
 			fmt.Fprintf(&pts, "%.1f,%.1f ", xs.at(float64(e+1)), ys.at(v))
 		}
-		p.printf("<polyline class=\"%s\" points=\"%s\"><title>%s: %s</title></polyline>\n",
-			class, strings.TrimSpace(pts.String()), esc(t.Name), formatNum(t.MetricSeries[m][len(t.MetricSeries[m])-1]))
+		p.printf("<polyline class=\"%s\" points=\"%s\"><title>%s: %s%s</title></polyline>\n",
+			class, strings.TrimSpace(pts.String()), esc(t.Name), formatNum(t.MetricSeries[m][len(t.MetricSeries[m])-1]), esc(end))
 	}
 	p.printf("</svg>\n</section>\n")
 }
@@ -252,4 +256,18 @@ func scatterXScale(param string, pts []scatterPoint, cats []string, numeric, pos
 	}
 	xs := scale{lo: 0, hi: float64(len(cats) - 1), p0: chartPadL + 20, p1: w - chartPadR - 20}
 	return xs, ticks, func(v float64) string { return truncate(cats[int(v)], 14) }
+}
+
+// prunedBy is the early-stopping rule that pruned t (asha, median), "" when none did: its
+// reason says "stopped: asha: ...".
+func prunedBy(t results.Task) string {
+	if t.Status != results.StatusPruned {
+		return ""
+	}
+	_, rest, ok := strings.Cut(t.Reason, "stopped: ")
+	rule, _, _ := strings.Cut(rest, ":")
+	if !ok || rule == "" || strings.ContainsAny(rule, " ;") {
+		return "early-stop"
+	}
+	return rule
 }

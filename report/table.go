@@ -51,6 +51,9 @@ func (p *page) row(rank int, t results.Task) {
 	}
 	p.printf("<td class=\"num\" data-v=\"%d\">%d</td><td data-v=\"%s\" title=\"%s\">%s</td>", rank, rank, esc(t.Name), esc(t.Cmd), name)
 	status := string(t.Status)
+	if rule := prunedBy(t); rule != "" {
+		status += " (" + rule + ")"
+	}
 	title := t.Reason
 	if len(t.MetricWarnings) > 0 {
 		title = strings.TrimPrefix(title+"\nmetrics: "+strings.Join(t.MetricWarnings, "\nmetrics: "), "\n")
