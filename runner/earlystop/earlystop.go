@@ -3,12 +3,13 @@
 // nothing else: it runs no process and knows no task file; whoever watches the trials feeds
 // it their values and stops the trials it names.
 //
-// Two rules, as Ray Tune and Optuna have them:
+// Two rules, as Ray Tune and Optuna have them (asha deciding as Optuna does):
 //
 //   - asha: asynchronous successive halving. Rungs stand at grace·reduction^k steps (below
-//     max, when set). A trial that reaches a rung continues only if its value there is in the
-//     top 1/reduction of the values recorded at that rung before it (the first trials at a
-//     rung always continue: there is nothing to compare them with yet).
+//     max, when set). A trial that reaches a rung continues only if its value there is among
+//     the best max(1, n/reduction) of the n values recorded at that rung, its own included:
+//     the first trial at a rung continues, and until reduction have reached it only one
+//     better than all before it does (as Optuna's successive halving pruner decides).
 //   - median: from step grace on, a trial whose best value so far is worse than the median of
 //     the other trials' running averages at the same step stops, once at least min-trials
 //     others have reached that step.
@@ -198,28 +199,36 @@ func (a *asha) Observe(trial string, step int, v float64) (Decision, error) {
 	if err := a.st.Put(step, trial, v); err != nil {
 		return Decision{}, fmt.Errorf("early-stop: record rung %d: %w", step, err)
 	}
-	if len(before) == 0 {
-		return Decision{}, nil
-	}
-	vals := make([]float64, 0, len(before))
+	// Of the n values at the rung, this one included, the best max(1, n/reduction)
+	// continue: with fewer than reduction values, only the best so far.
+	n := len(before) + 1
+	keep := max(1, n/a.c.Reduction)
+	vals := []float64{v}
+	ahead := 0
 	for _, x := range before {
 		vals = append(vals, x)
+		if better(a.c.Mode, x, v) {
+			ahead++
+		}
 	}
-	// The cutoff is the value that 1/reduction of the rung's values are better than.
-	q := 1 - 1/float64(a.c.Reduction)
-	if a.c.Mode == "min" {
-		q = 1 / float64(a.c.Reduction)
+	if ahead < keep {
+		return Decision{}, nil
 	}
-	cut := percentile(vals, q)
-	if better(a.c.Mode, cut, v) {
-		return Decision{Stop: true, Reason: fmt.Sprintf("asha: %s %s at step %d is not in the top 1/%d of the %d values recorded at that rung (cutoff %s)",
-			a.c.Metric, num(v), step, a.c.Reduction, len(vals)+1, num(cut))}, nil
-	}
-	return Decision{}, nil
+	slices.SortFunc(vals, func(x, y float64) int {
+		switch {
+		case better(a.c.Mode, x, y):
+			return -1
+		case better(a.c.Mode, y, x):
+			return 1
+		}
+		return 0
+	})
+	return Decision{Stop: true, Reason: fmt.Sprintf("asha: %s %s at step %d is not in the top 1/%d of the %d values recorded at that rung (the best %d continue: %s and better)",
+		a.c.Metric, num(v), step, a.c.Reduction, n, keep, num(vals[keep-1]))}, nil
 }
 
 // percentile is the q-quantile of vals (0 ≤ q ≤ 1), interpolated linearly between the two
-// nearest ranks (numpy's default, as Ray's asha uses).
+// nearest ranks (numpy's default).
 func percentile(vals []float64, q float64) float64 {
 	s := slices.Clone(vals)
 	slices.Sort(s)

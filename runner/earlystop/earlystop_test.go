@@ -56,6 +56,13 @@ func TestRules(t *testing.T) {
 				{"a", 2, 0.1, false}, // no rung at 2
 				{"a", 3, 0.6, false}, {"d", 3, 0.5, true}},
 			why: "not in the top 1/3"},
+		{name: "asha: below reduction values only the best so far continues, then the best n/reduction",
+			c: Config{Method: ASHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 3},
+			obs: []obs{{"a", 1, 0.5, false}, {"b", 1, 0.4, true}, {"c", 1, 0.5, false}, // a tie continues
+				{"d", 1, 0.1, true}, {"e", 1, 0.1, true},
+				{"f", 1, 0.45, true}, // 6 values: the best 2 (0.5, 0.5) continue
+				{"g", 1, 0.6, false}},
+			why: "continue: 0.5 and better"},
 		{name: "asha min",
 			c:   Config{Method: ASHA, Metric: "loss", Mode: "min", Grace: 2, Reduction: 2},
 			obs: []obs{{"a", 1, 9, false}, {"a", 2, 1.0, false}, {"b", 2, 2.0, true}, {"c", 2, 0.5, false}, {"d", 2, 0.9, false}},
