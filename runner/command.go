@@ -54,6 +54,7 @@ func (r *run) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env
 	if first := trialCommands(tr.Task)[0]; first == t {
 		c.passedOver = tr.PassedOver
 	}
+	c.metrics.Observe(c.metric)
 	env = r.taskEnv(t, env, c.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: r.procs, KillWait: r.opts.Grace}
@@ -91,6 +92,7 @@ type command struct {
 	passedOver int    // told on the first attempt's start
 
 	tails   tailBuffer
+	attempt int            // the attempt that runs now
 	oom     bool           // the current attempt printed a GPU out-of-memory error
 	said    admit.OOM      // what its error messages said
 	fatal   error          // why it cannot run here at all, found when it ran out of memory
@@ -105,7 +107,7 @@ func (c *command) hooks() executor.Hooks {
 // started announces an attempt.
 func (c *command) started(n int) {
 	attempt := c.before + n
-	c.oom, c.said = false, admit.OOM{}
+	c.attempt, c.oom, c.said = attempt, false, admit.OOM{}
 	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.r.mask.Replace(c.cmd))
 	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.passedOver}
 	if c.p != nil {
@@ -127,6 +129,12 @@ func (c *command) onLine(n int, stream, line string) {
 	}
 	c.log.line(line)
 	c.r.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.before + n, Stream: stream, Line: line})
+}
+
+// metric tells the stream a value the command reported (a runall-metric line as it came, or
+// its metrics file at its end).
+func (c *command) metric(name string, v float64, step int) {
+	c.r.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.attempt, Metric: name, Value: v, Step: step})
 }
 
 // ended decides what follows a failed attempt: a retry, the trial back to the line when it

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/results"
 )
@@ -20,10 +21,19 @@ func (r *run) openStream() {
 	}
 	r.stream.Add(r.stop)
 	for _, c := range r.opts.Consumers {
+		if s, ok := c.(StopperUser); ok {
+			s.UseStopper(r.running)
+		}
 		r.stream.Add(c)
 	}
 	r.out = startOutput(r.outputOptions(), r.opts.Mode, r.plan.Config.UpdateInterval)
 	r.stream.Add(r.out)
+}
+
+// StopperUser is a consumer that stops running trials (early stopping, say): the run hands
+// it its Stopper before the first event.
+type StopperUser interface {
+	UseStopper(s executor.Stopper)
 }
 
 // emit sends ev on the run's stream.
@@ -48,8 +58,13 @@ func startOutput(o output.Options, mode output.Mode, updateInterval time.Duratio
 	return e
 }
 
-// Event hands ev to the pump.
-func (e *outputPump) Event(ev event.Event, _ func(event.Event)) { e.events <- ev }
+// Event hands ev to the pump. Metrics are not drawn: the output shows the lines they came
+// in.
+func (e *outputPump) Event(ev event.Event, _ func(event.Event)) {
+	if ev.Kind != event.TaskMetric {
+		e.events <- ev
+	}
+}
 
 func (e *outputPump) pump(interval time.Duration) {
 	defer close(e.done)

@@ -54,6 +54,7 @@ type Event struct {
 	Peak       uint64  // TaskMemory: the most it has held
 	Metric     string  // TaskMetric: the metric's name
 	Value      float64 // TaskMetric: its value
+	Step       int     // TaskMetric: how many values of the metric the task reported, this one included
 
 	// Final is set on the TaskEnded that ends the task for good; an attempt that is retried
 	// or requeued ends without it.
