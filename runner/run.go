@@ -232,8 +232,7 @@ func (r *run) runAll(ctx context.Context) error {
 		return err
 	}
 	if complete {
-		r.skipComplete(ctx)
-		return nil
+		return r.skipComplete(ctx)
 	}
 	if err := r.startSync(ctx); err != nil {
 		r.skipAll(err)
@@ -246,8 +245,7 @@ func (r *run) runAll(ctx context.Context) error {
 		defer r.admit.Stop()
 	}
 	r.runTasks(ctx, r.plan.Tasks, r.baseEnv())
-	r.endClaims(ctx)
-	return nil
+	return r.endClaims(ctx)
 }
 
 func (r *run) skipAll(cause error) {
