@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/metric"
+	"github.com/runall/runall/size"
 	"gopkg.in/yaml.v3"
 )
 
@@ -232,7 +232,7 @@ func decodeGPUMemory(d *nodeDecoder, p nodePair) *gpuMemory {
 		if strings.EqualFold(strings.TrimSpace(p.value.Value), "auto") {
 			return &gpuMemory{auto: true}
 		}
-		b, err := gpu.ParseSize(p.value.Value)
+		b, err := size.Parse(p.value.Value)
 		if err == nil && b > 0 {
 			return &gpuMemory{bytes: b}
 		}

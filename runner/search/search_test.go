@@ -18,9 +18,9 @@ func TestParseTrial(t *testing.T) {
 		err       string
 	}{
 		{"optuna's line", `{"number": 3, "params": {"lr": 0.04296836722412423, "act": "tanh", "n": 1, "bn": true}}`,
-			Trial{3, []plan.Param{{"lr", "0.04296836722412423"}, {"act", "tanh"}, {"n", "1"}, {"bn", "true"}}}, ""},
+			Trial{3, []plan.Param{{Name: "lr", Value: "0.04296836722412423"}, {Name: "act", Value: "tanh"}, {Name: "n", Value: "1"}, {Name: "bn", Value: "true"}}}, ""},
 		{"log lines before it", "loading\n{\"number\": 0, \"params\": {}}\n", Trial{0, nil}, ""},
-		{"scientific notation kept as printed", `{"number": 1, "params": {"lr": 1e-05}}`, Trial{1, []plan.Param{{"lr", "1e-05"}}}, ""},
+		{"scientific notation kept as printed", `{"number": 1, "params": {"lr": 1e-05}}`, Trial{1, []plan.Param{{Name: "lr", Value: "1e-05"}}}, ""},
 		{"nothing", "", Trial{}, "no JSON object: want a line"},
 		{"not JSON", "{number: 1}", Trial{}, "not JSON"},
 		{"no number", `{"params": {}}`, Trial{}, `no "number"`},
