@@ -1,0 +1,135 @@
+package prune
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runall/runall/runner/earlystop"
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// stopper records the stops asked of it.
+type stopper struct {
+	mu      sync.Mutex
+	stopped map[string]string // task name → reason
+}
+
+func (s *stopper) Stop(t *plan.Task, status results.Status, reason string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if status != results.StatusPruned {
+		panic("stopped as " + status)
+	}
+	if s.stopped == nil {
+		s.stopped = map[string]string{}
+	}
+	s.stopped[t.Name] = reason
+	return true
+}
+
+func (s *stopper) get() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for k, v := range s.stopped {
+		out[k] = v
+	}
+	return out
+}
+
+// sweep is a plan of one block of trials under asha on acc, and a second block with a rule
+// of its own.
+func sweep(names ...string) (*plan.Plan, []*plan.Task, *plan.Task) {
+	cfg := &earlystop.Config{Method: earlystop.ASHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 3}
+	b := &plan.Task{Name: "block", Key: "blockkey", EarlyStop: cfg}
+	for _, n := range names {
+		b.Parallel = append(b.Parallel, &plan.Task{Name: n, Key: "key-" + n, Cmd: "true", EarlyStop: cfg})
+	}
+	other := &plan.Task{Name: "other", Key: "key-other", Cmd: "true", EarlyStop: &earlystop.Config{Method: earlystop.ASHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 3}}
+	b2 := &plan.Task{Name: "block2", Key: "block2key", EarlyStop: other.EarlyStop, Parallel: []*plan.Task{other}}
+	return &plan.Plan{Tasks: []*plan.Task{b, b2}}, b.Parallel, other
+}
+
+func metric(t *plan.Task, name string, step int, v float64) event.Event {
+	return event.Event{Kind: event.TaskMetric, Task: t, Metric: name, Step: step, Value: v}
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func TestPrunerStopsLosers(t *testing.T) {
+	p, trials, other := sweep("a", "b", "c")
+	pr := New(p, Options{})
+	s := &stopper{}
+	pr.UseStopper(s)
+	emit := func(event.Event) {}
+	for _, ev := range []event.Event{
+		metric(trials[0], "acc", 1, 0.9),
+		metric(trials[0], "loss", 1, 0.0), // another metric: not the rule's
+		metric(other, "acc", 1, 0.95),     // another block: its own rule
+		metric(trials[1], "acc", 1, 0.5),  // below a: stopped
+		metric(trials[2], "acc", 2, 0.1),  // no rung at step 2
+		metric(trials[2], "acc", 1, 0.91), // best so far: continues
+	} {
+		pr.Event(ev, emit)
+	}
+	eventually(t, "b to be stopped", func() bool { return s.get()["b"] != "" })
+	pr.Event(event.Event{Kind: event.RunEnded}, emit)
+	pr.Close()
+	got := s.get()
+	if len(got) != 1 || !strings.Contains(got["b"], "asha: acc 0.5 at step 1 is not in the top 1/3 of the 2 values") {
+		t.Errorf("stopped %v, want only b", got)
+	}
+	pr.Event(metric(trials[2], "acc", 3, 0), emit) // after the run: dropped, no panic
+}
+
+// failingStore is a rung store that cannot be read.
+type failingStore struct{}
+
+func (failingStore) Rung(int) (map[string]float64, error) { return nil, errors.New("access denied") }
+func (failingStore) Put(int, string, float64) error       { return nil }
+
+// TestPrunerStoreFails: a rung that cannot be read is told as a status line with a later
+// event, and the trial runs on.
+func TestPrunerStoreFails(t *testing.T) {
+	p, trials, _ := sweep("a")
+	pr := New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return failingStore{}, nil }})
+	s := &stopper{}
+	pr.UseStopper(s)
+	var mu sync.Mutex
+	var lines []string
+	emit := func(ev event.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, ev.Line)
+	}
+	pr.Event(metric(trials[0], "acc", 1, 0.5), emit)
+	eventually(t, "the warning", func() bool {
+		pr.Event(event.Event{Kind: event.RunStatus}, emit)
+		mu.Lock()
+		defer mu.Unlock()
+		return len(lines) > 0
+	})
+	pr.Close()
+	if !strings.Contains(lines[0], "a: early-stop: read rung 1: access denied: it runs on") || len(s.get()) != 0 {
+		t.Errorf("lines %q, stopped %v", lines, s.get())
+	}
+}
+
+func TestNoEarlyStopNoPruner(t *testing.T) {
+	if New(&plan.Plan{Tasks: []*plan.Task{{Name: "b", Parallel: []*plan.Task{{Name: "t"}}}}}, Options{}) != nil {
+		t.Error("a pruner for a plan without early-stop")
+	}
+}
