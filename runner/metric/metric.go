@@ -70,6 +70,17 @@ func (s *Set) record(name string, v float64) {
 	s.series[name] = append(s.series[name], v)
 }
 
+// replaceLast replaces the last value of name (a step drawn again); false when there is none.
+func (s *Set) replaceLast(name string, v float64) bool {
+	vals := s.series[name]
+	if len(vals) == 0 {
+		return false
+	}
+	vals[len(vals)-1] = v
+	s.last[name] = v
+	return true
+}
+
 // IsLine reports whether a line of output is a metric line.
 func IsLine(line string) bool {
 	rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t"), LinePrefix)

@@ -186,11 +186,7 @@ func (r *Reader) record(rs []reading, replace bool) []Value {
 		if x.missing {
 			continue
 		}
-		if same && len(r.set.series[x.name]) > 0 {
-			s := r.set.series[x.name]
-			s[len(s)-1] = x.value
-			r.set.last[x.name] = x.value
-		} else {
+		if !same || !r.set.replaceLast(x.name, x.value) {
 			r.set.record(x.name, x.value)
 		}
 		v := Value{Name: x.name, Step: r.steps[x.name], Value: x.value}
