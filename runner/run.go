@@ -19,6 +19,8 @@ import (
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/framework"
+	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -99,9 +101,9 @@ type run struct {
 	logs    *logs             // task logs, log-path files
 	scripts *scripts          // url: downloads
 
-	hist   *admit.History
+	hist   *history.History
 	admit  *admit.Admitter // nil when no task asks for a GPU (or --no-gpu)
-	fw     admit.Framework
+	fw     framework.Framework
 	sync   *syncer  // nil without S3 transfers
 	met    *metrics // nil without --metrics-addr
 	claims *claimer // nil unless trials are claimed (Options.Claims)
@@ -132,7 +134,7 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 	_ = os.Remove(latest)
 	_ = os.Symlink(r.id, latest)
 	r.scripts = &scripts{dir: filepath.Join(r.logDir, "scripts")}
-	r.hist = admit.LoadHistory(opts.LogDir, p)
+	r.hist = history.Load(opts.LogDir, p)
 	if p.NeedsGPU() && !opts.NoGPU {
 		if opts.Probe == nil {
 			t := p.FirstGPUTask()
@@ -144,7 +146,8 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 				"run with --no-gpu to run these tasks with max-parallel-commands as the only limit, "+
 				"or --fake-gpus 32GiB,32GiB to simulate GPUs", t.Pos, t.Name, cause)
 		}
-		r.admit = admit.New(admit.Options{Probe: opts.Probe, Margin: p.Config.GPUMemoryMargin,
+		m := p.Config.GPUMemoryMargin
+		r.admit = admit.New(admit.Options{Probe: opts.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
 			OOMRetries: p.Config.OOMRetries, History: r.hist})
 	}
 	logs, err := openLogs(r.logDir, p.Config.LogPath, r.taskPath)
