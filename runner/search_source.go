@@ -33,7 +33,7 @@ type searchSource struct {
 	mu      sync.Mutex         // numbers
 }
 
-// newSearchSource is the source of block b's search child tmpl.
+// newSearchSource is the source of a block whose one child, tmpl, sets search:.
 func (r *run) newSearchSource(tmpl *plan.Task) *searchSource {
 	return &searchSource{r: r, tmpl: tmpl, numbers: map[*plan.Task]int{},
 		sampler: search.Sampler{Spec: tmpl.Search, Dir: r.plan.Dir, Env: r.baseEnv()}}
@@ -113,7 +113,10 @@ func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial) {
 
 // outcome is how a trial ended, in the sampler's words, and its objective's value.
 func (s *searchSource) outcome(t *plan.Task) (state, value string) {
-	obj := s.r.plan.Config.Objective
+	metricName := "" // the plan requires an objective with search:
+	if obj := s.r.plan.Config.Objective; obj != nil {
+		metricName = obj.Metric
+	}
 	state = search.StateComplete
 	var v float64
 	has := false
@@ -126,13 +129,13 @@ func (s *searchSource) outcome(t *plan.Task) (state, value string) {
 			default:
 				state = search.StateFail
 			}
-			if x, ok := res.Metrics[obj.Metric]; ok && obj != nil {
+			if x, ok := res.Metrics[metricName]; ok && metricName != "" {
 				v, has = x, true
 			}
 		})
 	}
 	if state == search.StateComplete && !has {
-		s.r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: reported no %s: told as failed", t.Name, obj.Metric)})
+		s.r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: reported no %s: told as failed", t.Name, metricName)})
 		state = search.StateFail
 	}
 	if state != search.StateComplete {
