@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/runall/runall/size"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/size"
 )
 
 // History is what earlier runs of a task file measured: how long each task took (for the
