@@ -103,8 +103,16 @@ func (r *Reader) Line(line string) []Value {
 	return out
 }
 
-// builtin recognises Keras's and Hugging Face's lines.
+// builtin recognises Keras's and Hugging Face's lines. Most lines of most output are
+// neither: a line without a colon holds no "name: value" and is passed over at the cost of
+// one scan, unless it may start a Keras epoch ("Epoch 2/5").
 func (r *Reader) builtin(line string) []Value {
+	if strings.IndexByte(line, ':') < 0 {
+		if r.open != nil && strings.IndexByte(line, '/') >= 0 && kerasBoundary(lastState(line)) {
+			r.open = nil
+		}
+		return nil
+	}
 	state := lastState(line)
 	if kv, ok := kerasEpoch(state); ok {
 		// Keras draws the epoch's last batch twice with a terminal: once as the batch
