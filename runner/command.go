@@ -110,6 +110,7 @@ func (c *command) hooks() executor.Hooks {
 func (c *command) started(n int) {
 	attempt := c.before + n
 	c.attempt, c.oom, c.said = attempt, false, admit.OOM{}
+	c.reader.Restart()
 	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.r.mask.Replace(c.cmd))
 	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.passedOver}
 	if c.p != nil {

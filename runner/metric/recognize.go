@@ -87,6 +87,13 @@ func NewReader(s *Set, f Formats) *Reader {
 	return &Reader{set: s, formats: f, steps: map[string]int{}}
 }
 
+// Restart counts steps from 1 again: a new attempt of the command trains from its start.
+// The values already recorded stay.
+func (r *Reader) Restart() {
+	clear(r.steps)
+	r.open = nil
+}
+
 // Line reads one line of the trial's stdout and returns the values it recorded, in the
 // order the line gives them.
 func (r *Reader) Line(line string) []Value {

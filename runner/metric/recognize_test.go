@@ -158,3 +158,18 @@ func BenchmarkReaderKerasLine(b *testing.B) {
 		r.Line("Epoch 2/5")
 	}
 }
+
+// TestReaderRestart: a new attempt's first epoch is step 1 again.
+func TestReaderRestart(t *testing.T) {
+	var s Set
+	r := NewReader(&s, Formats{})
+	r.Line("runall-metric acc=0.1")
+	r.Line("runall-metric acc=0.2")
+	r.Restart()
+	if v := r.Line("runall-metric acc=0.3"); len(v) != 1 || v[0].Step != 1 {
+		t.Errorf("after a restart: %+v, want step 1", v)
+	}
+	if _, series, _ := s.Result(); !slices.Equal(series["acc"], []float64{0.1, 0.2, 0.3}) {
+		t.Errorf("series %v: the values recorded stay", series["acc"])
+	}
+}
