@@ -258,3 +258,30 @@ func TestSearchAskFails(t *testing.T) {
 		t.Errorf("statuses %v", status)
 	}
 }
+
+// TestSampleCheckThenRun: the trials check lists are the trials the run runs, each with the
+// sampled values as its params (the command got the same numbers).
+func TestSampleCheckThenRun(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	chk := e.run("check", testdata("adapt/sample.yml"))
+	chk.wantCode(t, 0)
+	r := e.runFile("adapt/sample.yml")
+	r.wantCode(t, 0)
+	res := readOutcome(t, []byte(e.read("results.json")))
+	if len(res.Tasks) != 6 {
+		t.Fatalf("%d trials, want 6\n%v", len(res.Tasks), r)
+	}
+	for _, tr := range res.Tasks {
+		if !strings.Contains(chk.stdout, tr.Name+"\n") {
+			t.Errorf("%q ran, but check did not list it\n%s", tr.Name, chk.stdout)
+		}
+		lr, err := strconv.ParseFloat(tr.Params["lr"], 64)
+		if err != nil || lr < 1e-4 || lr > 1e-1 || tr.Metrics["lr"] != lr || strconv.Itoa(int(tr.Metrics["layers"])) != tr.Params["layers"] {
+			t.Errorf("%s: params %v, metrics %v", tr.Name, tr.Params, tr.Metrics)
+		}
+		if a := tr.Params["act"]; a != "relu" && a != "tanh" && a != "gelu" {
+			t.Errorf("%s: act %q", tr.Name, a)
+		}
+	}
+}
