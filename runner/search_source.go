@@ -25,7 +25,7 @@ type searchSource struct {
 	sampler search.Sampler
 
 	cmds    sync.Mutex // one sampler command at a time
-	tells   sync.WaitGroup
+	tells   tellCount
 	asked   int
 	nextID  int
 	failed  bool
@@ -46,7 +46,7 @@ func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool
 	if s.failed || s.asked >= s.tmpl.Search.Trials {
 		return nil, false
 	}
-	s.tells.Wait() // the sampler learns every result before it proposes
+	s.tells.wait() // the sampler learns every result before it proposes
 	var out []*sched.Trial
 	for range min(want, s.tmpl.Search.Trials-s.asked) {
 		if ctx.Err() != nil || s.r.isHalted() {
@@ -99,9 +99,9 @@ func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial) {
 		return
 	}
 	state, value := s.outcome(tr.Task)
-	s.tells.Add(1)
+	s.tells.add(1)
 	go func() {
-		defer s.tells.Done()
+		defer s.tells.add(-1)
 		s.cmds.Lock()
 		err := s.sampler.Tell(context.WithoutCancel(ctx), number, value, state)
 		s.cmds.Unlock()
@@ -145,7 +145,36 @@ func (s *searchSource) outcome(t *plan.Task) (state, value string) {
 }
 
 // wait waits for the tells under way.
-func (s *searchSource) wait() { s.tells.Wait() }
+func (s *searchSource) wait() { s.tells.wait() }
+
+// tellCount counts the tells under way. Unlike a WaitGroup, it may be waited on while a
+// trial's end adds one.
+type tellCount struct {
+	mu   sync.Mutex
+	n    int
+	zero *sync.Cond
+}
+
+func (c *tellCount) add(d int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n += d
+	if c.n == 0 && c.zero != nil {
+		c.zero.Broadcast()
+	}
+}
+
+// wait returns once no tell is under way.
+func (c *tellCount) wait() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.zero == nil {
+		c.zero = sync.NewCond(&c.mu)
+	}
+	for c.n > 0 {
+		c.zero.Wait()
+	}
+}
 
 // searchChild is the child of block b that sets search:, nil when none does (the plan
 // allows it only as a block's one child).
