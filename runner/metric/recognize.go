@@ -137,7 +137,7 @@ func (r *Reader) builtin(line string) []Value {
 	if kerasBoundary(state) {
 		r.open = nil
 	}
-	if kv, ok := pythonDict(state); ok {
+	if kv, ok := pythonDict(trailingDict(state)); ok {
 		return r.record(r.parsed(kv, "metrics dict line"), false)
 	}
 	return nil
@@ -296,6 +296,19 @@ func pythonDict(s string) ([]field, bool) {
 		inner = after
 	}
 	return out, len(out) > 0
+}
+
+// trailingDict is the dict a line ends with: the whole line, or what follows a progress bar
+// that tqdm left without a newline ("100%|███| 50/50 [00:10<00:00]{'loss': 0.69}").
+func trailingDict(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "{") || !strings.HasSuffix(s, "}") {
+		return s
+	}
+	if i := max(strings.LastIndex(s, "{'"), strings.LastIndex(s, `{"`)); i > 0 {
+		return s[i:]
+	}
+	return s
 }
 
 // looksNumeric reports whether s is written as a number (nan and inf included), so that a
