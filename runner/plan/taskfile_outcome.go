@@ -148,7 +148,7 @@ func checkNotifyURL(d *nodeDecoder, n *yaml.Node, s string) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.errorf(n, "notify: url: want an http:// or https:// address, got %q", s)
+		d.errorf(n, "notify: url: want an http:// or https:// address, got %s", RedactURL(s))
 	}
 }
 
