@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,11 @@ type metrics struct {
 	ooms      prometheus.Counter
 	s3Bytes   *prometheus.CounterVec
 	s3Files   *prometheus.CounterVec
+
+	// A task is pending, running or finished, never two at once: pending is what is
+	// neither of the others (an attempt that ran out of GPU memory is pending again).
+	mu                       sync.Mutex
+	total, running, finished int
 }
 
 func newMetrics(p *plan.Plan) *metrics {
@@ -63,33 +69,37 @@ func newMetrics(p *plan.Plan) *metrics {
 	}
 	m.reg.MustRegister(m.tasks, m.gpuFree, m.gpuRes, m.gpuTotal, m.durations, m.ooms, m.s3Bytes, m.s3Files,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
-	n := 0
-	plan.WalkCommands(p.Tasks, func(*plan.Task) { n++ })
-	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(n))
+	plan.WalkCommands(p.Tasks, func(*plan.Task) { m.total++ })
+	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(m.total))
 	for _, s := range []results.Status{results.StatusRunning, results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusSkipped, results.StatusStopped} {
 		m.tasks.WithLabelValues(string(s)).Set(0)
 	}
 	return m
 }
 
-func (m *metrics) taskStarted() {
-	if m != nil {
-		m.tasks.WithLabelValues(string(results.StatusRunning)).Inc()
-	}
-}
+func (m *metrics) taskStarted() { m.count(1, 0) }
 
-func (m *metrics) taskEnded() {
-	if m != nil {
-		m.tasks.WithLabelValues(string(results.StatusRunning)).Dec()
+func (m *metrics) taskEnded() { m.count(-1, 0) }
+
+// count moves tasks between the states pending, running and finished and sets the three.
+func (m *metrics) count(running, finished int) {
+	if m == nil {
+		return
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.running += running
+	m.finished += finished
+	m.tasks.WithLabelValues(string(results.StatusRunning)).Set(float64(m.running))
+	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(max(m.total-m.running-m.finished, 0)))
 }
 
 func (m *metrics) taskFinished(s results.Status, d time.Duration, trial bool) {
 	if m == nil {
 		return
 	}
-	m.tasks.WithLabelValues(string(results.StatusPending)).Dec()
 	m.tasks.WithLabelValues(string(s)).Inc()
+	m.count(0, 1)
 	if s == results.StatusSkipped {
 		return
 	}
