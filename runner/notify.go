@@ -31,7 +31,11 @@ func (r *run) notify(body []byte, interrupted bool) {
 		return
 	}
 	lookup := getenv(r.baseEnv())
-	target := os.Expand(n.URL, lookup)
+	target, err := expandStrict(n.URL, r.baseEnv())
+	if err != nil {
+		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("notify: url: %v: not sent", err)})
+		return
+	}
 	shown := plan.RedactURL(target)
 	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("notify: url %s is not an http(s) address after expanding ${VARS}: not sent", r.mask.Replace(shown))})

@@ -82,8 +82,8 @@ func (r *run) uploadResults(body []byte) {
 	if r.sync == nil || len(r.sync.spec.Upload) == 0 {
 		return
 	}
-	to := os.Expand(r.sync.spec.Upload[0].To, getenv(r.baseEnv()))
-	if !strings.HasPrefix(to, "s3://") {
+	to, err := expandStrict(r.sync.spec.Upload[0].To, r.baseEnv())
+	if err != nil || !strings.HasPrefix(to, "s3://") {
 		return
 	}
 	base := strings.TrimSuffix(to, "/") + "/" + resultsDir + "/" + r.id + "/"

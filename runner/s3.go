@@ -130,8 +130,19 @@ func (r *run) uploadAfter(ctx context.Context, t *plan.Task, ok bool) {
 
 // transfer runs one download or upload.
 func (r *run) transfer(ctx context.Context, tr plan.Transfer, env []string, direction string) error {
-	lookup := getenv(env)
-	src, dst := os.Expand(tr.From, lookup), os.Expand(tr.To, lookup)
+	src, err := expandStrict(tr.From, env)
+	if err != nil {
+		return fmt.Errorf("from: %w", err)
+	}
+	dst, err := expandStrict(tr.To, env)
+	if err != nil {
+		return fmt.Errorf("to: %w", err)
+	}
+	if direction == "upload" {
+		if err := plan.CheckDeleteRoot(tr, dst); err != nil {
+			return err
+		}
+	}
 	if !strings.HasPrefix(src, "s3://") {
 		src = r.taskPath(src)
 	}
@@ -196,16 +207,16 @@ const markerDir = ".runall-done"
 // It is named by the trial's Key, which is unique in the plan: two trials with the same
 // name and command in different places have markers of their own.
 func (r *run) markerURL(t *plan.Task, env []string) string {
-	lookup := getenv(env)
 	key := plan.Slug(t.Name) + "-" + t.Key + ".json"
 	for _, u := range t.Upload {
-		if to := os.Expand(u.To, lookup); strings.HasPrefix(to, "s3://") {
+		if to, err := expandStrict(u.To, env); err == nil && strings.HasPrefix(to, "s3://") {
 			return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
 		}
 	}
 	if r.sync != nil && len(r.sync.spec.Upload) > 0 {
-		to := os.Expand(r.sync.spec.Upload[0].To, lookup)
-		return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
+		if to, err := expandStrict(r.sync.spec.Upload[0].To, env); err == nil {
+			return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
+		}
 	}
 	return ""
 }

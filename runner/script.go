@@ -22,8 +22,13 @@ import (
 // sudo: wraps the command when runall is not root.
 func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, err error) {
 	cmdline = t.Cmd
+	env := r.taskEnv(t, r.baseEnv(), nil)
 	if t.URL != "" {
-		script, err := r.scripts.fetch(ctx, t.URL, t.MD5)
+		url, err := expandStrict(t.URL, env)
+		if err != nil {
+			return "", "", fmt.Errorf("url: %w", err)
+		}
+		script, err := r.scripts.fetch(ctx, url, t.MD5)
 		if err != nil {
 			return "", "", err
 		}
@@ -44,7 +49,11 @@ func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, e
 	}
 	dir = r.plan.Dir
 	if t.Cwd != "" {
-		dir = r.taskPath(t.Cwd)
+		cwd, err := expandStrict(t.Cwd, env)
+		if err != nil {
+			return "", "", fmt.Errorf("cwd: %w", err)
+		}
+		dir = r.taskPath(cwd)
 	}
 	if dir != "" {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {

@@ -51,7 +51,11 @@ func (r *run) recordMetrics(c *command, dir string, env []string, ok bool) {
 // readMetricsFile reads metrics: (${VAR}s expanded against the task's environment,
 // relative to its directory). A file older than the task is an earlier run's: left out.
 func (r *run) readMetricsFile(c *command, dir string, env []string, started time.Time, ok bool) {
-	path := os.Expand(c.t.Metrics, getenv(env))
+	path, err := expandStrict(c.t.Metrics, env)
+	if err != nil {
+		c.metrics.Warn("metrics %s: %v: not read", c.t.Metrics, err)
+		return
+	}
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}

@@ -97,6 +97,9 @@ func runRun(_ context.Context, a *app, args []string) error {
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(a.stderr, "%s: warning: %s\n", w.Pos, w.Msg)
 	}
+	if err := plan.CheckVars(a.environ()); err != nil {
+		return err // before anything runs: an unset ${VAR} in an S3 URL must not reach S3
+	}
 	if o.maxParallel > 0 {
 		plan.Config.MaxParallel = o.maxParallel
 	}

@@ -107,6 +107,7 @@ type Task struct {
 	URL           string        // url: download this script and run it (or substitute <exec> in Cmd)
 	MD5           string        // md5: the script's expected checksum, hex
 	Sudo          bool          // sudo: run the command through sudo -n when runall is not root
+	KeyPos        map[string]Pos // where url, metrics and cwd are written, for problems with their ${VAR}s
 
 	GPU    *GPUSpec   // nil: no GPU admission
 	Upload []Transfer // upload: run when this task ends
@@ -152,7 +153,11 @@ type Transfer struct {
 	Every   time.Duration // upload: also every so often while tasks run
 	Exclude []string      // glob patterns, matched against the path relative to From
 	Delete  bool          // delete what is at To but not at From
-	Pos     Pos
+	// WholeBucket allows delete: true to an s3:// URL with no prefix: the whole bucket.
+	WholeBucket bool
+	Pos         Pos // the entry
+	FromPos     Pos // its from: and to: values, for problems with their ${VAR}s
+	ToPos       Pos
 }
 
 // Pos is a place in a task file.

@@ -50,6 +50,7 @@ func (c Condition) Met(v float64) bool {
 // URL and header values is expanded when the run ends, against runall's environment.
 type Notify struct {
 	URL     string
+	Pos     Pos           // where url is written
 	Headers []EnvVar      // name: value, in file order
 	Timeout time.Duration // how long to keep retrying (default 30s)
 }
