@@ -125,7 +125,6 @@ func (s *Set) Line(line string) bool {
 	return true
 }
 
-
 // File takes the content of a metrics file: a JSON object whose values are numbers or
 // lists of numbers (per epoch: the last is the value). A list replaces the series of its
 // name; a number is the latest value. A null value (or NaN) is warned about and left out.

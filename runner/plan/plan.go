@@ -100,13 +100,13 @@ type Task struct {
 	IgnoreFailure bool
 	StopOnFailure bool
 	ShowOutput    bool
-	Timeout       time.Duration // 0: none
-	Retries       int           // extra attempts after a failure
-	LogPath       string        // log-path: this task's output also goes here
-	Metrics       string        // metrics: a JSON file of metrics the command writes (${VAR}s unexpanded)
-	URL           string        // url: download this script and run it (or substitute <exec> in Cmd)
-	MD5           string        // md5: the script's expected checksum, hex
-	Sudo          bool          // sudo: run the command through sudo -n when runall is not root
+	Timeout       time.Duration  // 0: none
+	Retries       int            // extra attempts after a failure
+	LogPath       string         // log-path: this task's output also goes here
+	Metrics       string         // metrics: a JSON file of metrics the command writes (${VAR}s unexpanded)
+	URL           string         // url: download this script and run it (or substitute <exec> in Cmd)
+	MD5           string         // md5: the script's expected checksum, hex
+	Sudo          bool           // sudo: run the command through sudo -n when runall is not root
 	KeyPos        map[string]Pos // where url, metrics and cwd are written, for problems with their ${VAR}s
 
 	GPU    *GPUSpec   // nil: no GPU admission
