@@ -42,7 +42,7 @@ func (r *run) runCommand(ctx context.Context, t *plan.Task, env []string, captur
 	c := &command{r: r, t: t, p: p, log: log}
 	env = r.taskEnv(t, env, p)
 	a := &proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
-		Procs: r.procs, KillWait: r.opts.Grace}
+		Procs: r.procs, KillWait: r.opts.Grace, Mask: r.mask}
 	a.OnStart = r.onStart(ctx, p)
 	out, requeued := c.attempts(ctx, a)
 	if requeued.oom {
@@ -176,8 +176,10 @@ func (c *command) conclude(out proc.Outcome, env []string) commandResult {
 	}
 	switch stop := c.r.ledger.stoppedBy(); {
 	case out.OK():
+		exported := proc.ExportedChanges(env, out.Exported)
+		c.r.mask.learn(exported) // before a later task can print them
 		c.r.finish(t, results.StatusOK, 0, "")
-		return commandResult{ok: true, exported: proc.ExportedChanges(env, out.Exported)}
+		return commandResult{ok: true, exported: exported}
 	case stop != 0:
 		c.r.finish(t, results.StatusStopped, out.ExitCode,
 			fmt.Sprintf("%s: runall was stopped by %s", c.failureReason(out), proc.SignalName(stop)))

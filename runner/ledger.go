@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -14,7 +13,7 @@ import (
 // ledger is the record of a run: each command's result, and whether the run was halted,
 // failed or interrupted. The scheduler writes it; results() reads it at the end.
 type ledger struct {
-	mask *strings.Replacer
+	mask *masker
 
 	mu          sync.Mutex
 	byID        map[int]*results.Task // results of command tasks, by Task.ID
@@ -23,7 +22,7 @@ type ledger struct {
 	interrupted syscall.Signal        // 0 unless a signal stopped the run
 }
 
-func newLedger(mask *strings.Replacer) *ledger {
+func newLedger(mask *masker) *ledger {
 	return &ledger{mask: mask, byID: map[int]*results.Task{}}
 }
 

@@ -81,7 +81,7 @@ type run struct {
 	start  time.Time
 	trials map[*plan.Task]bool // the children of parallel blocks
 
-	mask    *strings.Replacer // credentials out of everything runall writes
+	mask    *masker           // credentials out of everything runall writes
 	ledger  *ledger           // every task's result; halted, failed, interrupted
 	ev      *emitter          // events to the output
 	procs   *proc.Table       // running commands' process groups
@@ -104,6 +104,7 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 		r.id = newRunID(time.Now())
 	}
 	r.mask = secretMasker(opts.Environ, p)
+	maskNames(p, r.mask)
 	r.ledger = newLedger(r.mask)
 	r.plan = applyShard(p, opts.Shard)
 	r.stop = newStopWhen(r.plan)
