@@ -81,12 +81,12 @@ type run struct {
 	start  time.Time
 	trials map[*plan.Task]bool // the children of parallel blocks
 
-	mask    *masker           // credentials out of everything runall writes
-	ledger  *ledger           // every task's result; halted, failed, interrupted
-	ev      *emitter          // events to the output
-	procs   *proc.Table       // running commands' process groups
-	logs    *logs             // task logs, log-path files
-	scripts *scripts          // url: downloads
+	mask    *masker     // credentials out of everything runall writes
+	ledger  *ledger     // every task's result; halted, failed, interrupted
+	ev      *emitter    // events to the output
+	procs   *proc.Table // running commands' process groups
+	logs    *logs       // task logs, log-path files
+	scripts *scripts    // url: downloads
 
 	hist   *admit.History
 	admit  *admit.Admitter // nil when no task asks for a GPU (or --no-gpu)
