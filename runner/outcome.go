@@ -87,8 +87,10 @@ func (r *run) uploadResults(body []byte) {
 		return
 	}
 	base := strings.TrimSuffix(to, "/") + "/" + resultsDir + "/" + r.id + "/"
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := r.halt.finalUpload(r.ledger.stoppedBy() != 0, r.opts.Grace)
 	defer cancel()
+	ctx, cancelMinute := context.WithTimeout(ctx, time.Minute)
+	defer cancelMinute()
 	files := map[string][]byte{ResultsFile: body}
 	for _, name := range []string{results.SamplesFile, ReportFile} {
 		b, err := os.ReadFile(filepath.Join(r.logDir, name))

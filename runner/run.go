@@ -95,11 +95,12 @@ type run struct {
 	met    *metrics // nil without --metrics-addr
 	claims *claimer // nil unless trials are claimed (Options.Claims)
 	stop   *stopWhen
+	halt   *stopping // signals' effect on downloads and the final uploads
 }
 
 func newRun(p *plan.Plan, opts Options) (*run, error) {
 	opts = opts.withDefaults()
-	r := &run{plan: p, opts: opts, id: opts.RunID, procs: proc.NewTable()}
+	r := &run{plan: p, opts: opts, id: opts.RunID, procs: proc.NewTable(), halt: newStopping()}
 	if r.id == "" {
 		r.id = newRunID(time.Now())
 	}
@@ -228,6 +229,9 @@ func (r *run) runAll(ctx context.Context) error {
 	}
 	if err := r.startSync(ctx); err != nil {
 		r.skipAll(err)
+		if r.ledger.stoppedBy() != 0 {
+			return nil // a signal cancelled the downloads: the exit code is the signal's
+		}
 		return err
 	}
 	if r.admit != nil {
@@ -371,11 +375,13 @@ func (r *run) watchSignals(cancel context.CancelFunc) (stop func()) {
 				if r.ledger.interrupt(sig) {
 					r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("received %s: stopping tasks (SIGKILL in %v)", proc.SignalName(sig), r.opts.Grace)})
 					r.procs.Signal(syscall.SIGTERM, true)
+					r.halt.first()
 					killTimer = time.AfterFunc(r.opts.Grace, func() { r.procs.Signal(syscall.SIGKILL, true) })
 					continue
 				}
 				r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("received %s again: killing tasks now", proc.SignalName(sig))})
 				r.procs.Signal(syscall.SIGKILL, true)
+				r.halt.second() // and gives up on the final uploads
 				if r.sync != nil && sig == syscall.SIGINT {
 					cancel() // a second Ctrl-C also gives up on uploads
 				}

@@ -48,8 +48,10 @@ func (r *run) startSync(ctx context.Context) error {
 		return fmt.Errorf("s3: %w", err)
 	}
 	r.sync = &syncer{client: client, spec: spec, dest: map[string]*sync.Mutex{}}
+	dctx, stop := r.halt.download(ctx)
+	defer stop()
 	for _, d := range spec.Download {
-		if err := r.transfer(ctx, d, env, "download"); err != nil {
+		if err := r.transfer(dctx, d, env, "download"); err != nil {
 			return fmt.Errorf("%s: download %s: %w", d.Pos, os.Expand(d.From, lookup), err)
 		}
 	}
@@ -90,10 +92,12 @@ func (r *run) finishSync() error {
 		r.sync.periodic.Wait()
 	}
 	env := r.baseEnv()
+	ctx, cancel := r.halt.finalUpload(r.ledger.stoppedBy() != 0, r.opts.Grace)
+	defer cancel()
 	var firstErr error
 	for _, u := range r.sync.spec.Upload {
-		// A second Ctrl-C while uploading gives up; otherwise uploads finish.
-		if err := r.transfer(context.Background(), u, env, "upload"); err != nil {
+		// After a signal, the grace period at most; a second signal gives up at once.
+		if err := r.transfer(ctx, u, env, "upload"); err != nil {
 			err = fmt.Errorf("%s: upload %s: %w", u.Pos, u.From, err)
 			r.emit(event.Event{Kind: event.SyncProgress, Line: err.Error()})
 			if firstErr == nil {

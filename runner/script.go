@@ -28,7 +28,9 @@ func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, e
 		if err != nil {
 			return "", "", fmt.Errorf("url: %w", err)
 		}
-		script, err := r.scripts.fetch(ctx, url, t.MD5)
+		fctx, stop := r.halt.download(ctx) // a stop ends a hanging download at once
+		script, err := r.scripts.fetch(fctx, url, t.MD5)
+		stop()
 		if err != nil {
 			return "", "", err
 		}
