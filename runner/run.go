@@ -274,6 +274,8 @@ func (r *run) end(runErr error) (*results.Run, error) {
 		return res, &InterruptedError{Signal: interrupted}
 	case failed:
 		return res, ErrTaskFailed
+	case len(res.LogErrors) > 0:
+		return res, r.logs.incomplete()
 	}
 	return res, closeErr
 }
@@ -323,6 +325,7 @@ func (r *run) results() *results.Run {
 	res.Objective = objectiveOf(r.plan)
 	res.Best = res.Objective.BestTask(res.Tasks)
 	res.Stopped = r.stop.stoppedReason()
+	res.LogErrors = r.logs.failed.list()
 	return res
 }
 
