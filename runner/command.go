@@ -36,7 +36,7 @@ func (r *run) runCommand(ctx context.Context, t *plan.Task, env []string, captur
 	defer log.close()
 	cmdline, dir, err := r.prepare(ctx, t)
 	if err != nil {
-		r.failUnrunnable(t, err.Error()) // a failed download, md5 or cwd fails the run too
+		r.failPrepare(t, err) // a failed download, md5 or cwd fails the run too
 		return commandResult{}
 	}
 	c := &command{r: r, t: t, p: p, log: log}

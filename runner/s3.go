@@ -98,6 +98,13 @@ func (r *run) finishSync() error {
 	for _, u := range r.sync.spec.Upload {
 		// After a signal, the grace period at most; a second signal gives up at once.
 		if err := r.transfer(ctx, u, env, "upload"); err != nil {
+			if ctx.Err() != nil && r.ledger.stoppedBy() != 0 {
+				// The stop's bound ended it (--grace, or a second signal): said, and the
+				// exit code stays the signal's.
+				r.emit(event.Event{Kind: event.SyncProgress, Line: fmt.Sprintf(
+					"%s: upload %s: not complete: ended by the stop (--grace %v, or a second signal)", u.Pos, u.From, r.opts.Grace)})
+				continue
+			}
 			err = fmt.Errorf("%s: upload %s: %w", u.Pos, u.From, err)
 			r.emit(event.Event{Kind: event.SyncProgress, Line: err.Error()})
 			if firstErr == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/proc"
 )
 
@@ -63,6 +65,16 @@ func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, e
 		}
 	}
 	return cmdline, dir, nil
+}
+
+// failPrepare ends a task that could not be prepared: failed, or stopped when a stop
+// cancelled its script's download.
+func (r *run) failPrepare(t *plan.Task, err error) {
+	if stop := r.ledger.stoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
+		r.finish(t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)))
+		return
+	}
+	r.failUnrunnable(t, err.Error())
 }
 
 // scripts are the url: scripts of a run, downloaded once each into dir.

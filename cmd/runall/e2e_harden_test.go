@@ -6,8 +6,9 @@ package main_test
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -63,11 +64,12 @@ tasks:
 	s.wantObject("runs/1/a.txt", "hi\n")
 }
 
-// slowProxy forwards TCP connections on 127.0.0.1 to target, passing what the server sends
-// at rate bytes a second: an S3 download through it takes as long as a test needs.
+// slowProxy forwards TCP connections on 127.0.0.1 to target at rate bytes a second each
+// way: an S3 transfer through it takes as long as a test needs.
 type slowProxy struct {
-	ln   net.Listener
-	sent atomic.Int64 // bytes passed from the server to clients
+	ln       net.Listener
+	sent     atomic.Int64 // bytes passed from the server to clients
+	received atomic.Int64 // bytes passed from clients to the server
 }
 
 func startSlowProxy(t *testing.T, target string, rate int) *slowProxy {
@@ -102,16 +104,27 @@ func (p *slowProxy) serve(client net.Conn, target string, rate int) {
 		return
 	}
 	defer server.Close()
-	go func() { _, _ = io.Copy(server, client); server.Close() }()
-	const chunk = 8 << 10
-	buf := make([]byte, chunk)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		slowCopy(server, client, rate, &p.received)
+		server.Close()
+	}()
+	slowCopy(client, server, rate, &p.sent)
+	client.Close()
+	<-done
+}
+
+// slowCopy copies from src to dst at rate bytes a second, counting what it passed.
+func slowCopy(dst, src net.Conn, rate int, count *atomic.Int64) {
+	buf := make([]byte, 8<<10)
 	for {
-		n, err := server.Read(buf)
+		n, err := src.Read(buf)
 		if n > 0 {
-			if _, werr := client.Write(buf[:n]); werr != nil {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
-			p.sent.Add(int64(n))
+			count.Add(int64(n))
 			time.Sleep(time.Duration(n) * time.Second / time.Duration(rate))
 		}
 		if err != nil {
@@ -136,37 +149,99 @@ func (e *e2e) wantRecord(r result) resultsFile {
 }
 
 // TestSIGTERMStopsTransfers: SIGTERM in the middle of a slow initial download stops it at
-// once (the proxy has not sent the whole object when runall has exited), and the run
-// still ends with 143, its results and its report, no task started.
+// once (the proxy has not passed the whole object when runall has exited), as it does a
+// url: script download that hangs; a second signal ends the final upload, which otherwise
+// has --grace. Each run ends with its exit code, its results and its report.
 func TestSIGTERMStopsTransfers(t *testing.T) {
 	t.Parallel()
-	s := newS3E2E(t)
-	const size = 4 << 20
-	s.srv.Put(t, s.bucket, "big.bin", bytes.Repeat([]byte("0123456789abcdef"), size/16))
-	u, err := url.Parse(s.srv.Endpoint)
-	if err != nil {
-		t.Fatal(err)
+	const size = 4 << 20 // 16 s through the proxy
+	big := bytes.Repeat([]byte("0123456789abcdef"), size/16)
+	slowS3 := func(t *testing.T) (*s3E2E, *e2e, *slowProxy) {
+		s := newS3E2E(t)
+		u, err := url.Parse(s.srv.Endpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy := startSlowProxy(t, u.Host, 256<<10)
+		return s, s.withEnv("AWS_ENDPOINT_URL="+proxy.url(), "AWS_ENDPOINT_URL_S3="+proxy.url()), proxy
 	}
-	proxy := startSlowProxy(t, u.Host, 256<<10) // 16 s for the object
-	s.writeFile("tasks.yml", `s3:
+	t.Run("download", func(t *testing.T) {
+		t.Parallel()
+		s, e, proxy := slowS3(t)
+		s.srv.Put(t, s.bucket, "big.bin", big)
+		s.writeFile("tasks.yml", `s3:
   download: [{from: "s3://${BUCKET}/big.bin", to: data/big.bin}]
   upload: [{from: out/, to: "s3://${BUCKET}/out/"}]
 tasks:
   - cmd: touch ran
 `)
-	e := s.withEnv("AWS_ENDPOINT_URL="+proxy.url(), "AWS_ENDPOINT_URL_S3="+proxy.url())
-	p := e.start("--log-dir", "logs", "--results", "results.json", "--grace", "2s", "tasks.yml")
-	eventually(t, "the download to start", func() bool { return proxy.sent.Load() > 256<<10 })
-	p.signal(syscall.SIGTERM)
-	r := p.wait()
-	r.wantCode(t, 143)
-	if sent := proxy.sent.Load(); sent >= size {
-		t.Errorf("the download ran to its end (%d bytes) after SIGTERM\n%v", sent, r)
-	}
-	res := s.wantRecord(r)
-	if s.exists("ran") || res.Status != "stopped" {
-		t.Errorf("run status %q, the task ran: %v\n%v", res.Status, s.exists("ran"), r)
-	}
+		p := e.start("--log-dir", "logs", "--results", "results.json", "--grace", "2s", "tasks.yml")
+		eventually(t, "the download to start", func() bool { return proxy.sent.Load() > 256<<10 })
+		p.signal(syscall.SIGTERM)
+		r := p.wait()
+		r.wantCode(t, 143)
+		if sent := proxy.sent.Load(); sent >= size {
+			t.Errorf("the download ran to its end (%d bytes) after SIGTERM\n%v", sent, r)
+		}
+		res := s.wantRecord(r)
+		if s.exists("ran") || res.Status != "stopped" {
+			t.Errorf("run status %q, the task ran: %v\n%v", res.Status, s.exists("ran"), r)
+		}
+	})
+	t.Run("url script", func(t *testing.T) {
+		t.Parallel()
+		e := newE2E(t)
+		asked, gaveUp := make(chan struct{}), make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			close(asked)
+			<-r.Context().Done() // hangs until the client goes
+			close(gaveUp)
+		}))
+		t.Cleanup(srv.Close)
+		e.writeFile("tasks.yml", "tasks:\n  - url: "+srv.URL+"/train.sh\n  - cmd: touch after\n")
+		p := e.start("--log-dir", "logs", "--results", "results.json", "--grace", "2s", "tasks.yml")
+		<-asked
+		p.signal(syscall.SIGTERM)
+		r := p.wait()
+		r.wantCode(t, 143)
+		select {
+		case <-gaveUp:
+		default:
+			t.Errorf("runall exited with the script's download still open\n%v", r)
+		}
+		if res := e.wantRecord(r); res.Status != "stopped" || e.exists("after") {
+			t.Errorf("run status %q\n%v", res.Status, r)
+		}
+	})
+	t.Run("second signal ends the final upload", func(t *testing.T) {
+		t.Parallel()
+		s, e, proxy := slowS3(t)
+		if err := os.MkdirAll(s.path("out"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(s.path("out", "big.bin"), big, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.writeFile("tasks.yml", `s3:
+  upload: [{from: out/, to: "s3://${BUCKET}/out/"}]
+tasks:
+  - cmd: echo $$ > task.pid; exec sleep 1000
+`)
+		p := e.start("--log-dir", "logs", "--results", "results.json", "--grace", "60s", "tasks.yml")
+		eventually(t, "the task to start", func() bool { return s.exists("task.pid") })
+		pids := pidsIn(t, s.path("task.pid"))
+		killOnCleanup(t, pids)
+		p.signal(syscall.SIGTERM)
+		eventually(t, "the final upload to start", func() bool { return proxy.received.Load() > 256<<10 })
+		p.signal(syscall.SIGINT)
+		r := p.wait()
+		r.wantCode(t, 143)
+		if got := proxy.received.Load(); got >= size {
+			t.Errorf("the final upload ran to its end (%d bytes) after a second signal\n%v", got, r)
+		}
+		wantGone(t, "the task", pids)
+		s.wantRecord(r)
+	})
 }
 
 // TestOtherSignalsLoseTheRecord: SIGHUP stops a run as SIGTERM does (exit 129), and a
