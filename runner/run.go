@@ -38,8 +38,8 @@ type Options struct {
 	ResultsFile string        // --results: a JSON summary of the run
 	Grace       time.Duration // between SIGTERM and SIGKILL when stopping (default 20s)
 
-	// Signals delivers SIGINT/SIGTERM. The first stops the run gracefully, a second SIGINT
-	// kills at once.
+	// Signals delivers SIGINT/SIGTERM/SIGHUP. The first stops the run gracefully (and its
+	// downloads at once), a second kills at once and ends the final uploads.
 	Signals <-chan os.Signal
 
 	Probe    gpu.Probe // nil when there is no GPU; ProbeErr says why

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/results"
 )
 
 // prepare resolves what a task runs and where: url: downloads (and md5 checks) a script,
