@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -93,14 +94,14 @@ func TestPendingGaugeExcludesRunning(t *testing.T) {
 			t.Errorf("%s: pending %v, running %v, ok %v; want %v, %v, %v", step, got["pending"], got["running"], got["ok"], pending, running, ok)
 		}
 	}
+	a, b := p.Tasks[0], p.Tasks[1]
 	check("start", 3, 0, 0)
-	m.taskStarted()
-	m.taskStarted()
+	m.Event(event.Event{Kind: event.TaskStarted, Task: a}, nil)
+	m.Event(event.Event{Kind: event.TaskStarted, Task: b}, nil)
 	check("two started", 1, 2, 0)
-	m.taskEnded() // requeued: pending again
+	m.Event(event.Event{Kind: event.TaskEnded, Task: a, Requeued: true, Status: results.StatusFailed}, nil) // pending again
 	check("one requeued", 2, 1, 0)
-	m.taskEnded()
-	m.taskFinished(results.StatusOK, time.Second, false)
+	m.Event(event.Event{Kind: event.TaskEnded, Task: b, Final: true, Status: results.StatusOK, Duration: time.Second}, nil)
 	check("one finished", 2, 0, 1)
 }
 

@@ -29,7 +29,16 @@ type Set struct {
 	last     map[string]float64
 	series   map[string]*series
 	warnings []string
-	dropped  map[string]bool // names left out by a bound, each warned about once
+	dropped  map[string]bool                        // names left out by a bound, each warned about once
+	observe  func(name string, v float64, step int) // told each value as it is added
+}
+
+// Observe has fn told each value as it is added (its step counts the metric's values from
+// 1), on the goroutine that added it, under the set's lock: fn must not call the set.
+func (s *Set) Observe(fn func(name string, v float64, step int)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.observe = fn
 }
 
 // maxWarnings bounds what a task that prints a thousand bad lines gets recorded.
@@ -62,6 +71,9 @@ func (s *Set) add(name string, v float64) {
 		s.series[name] = sr
 	}
 	sr.add(v)
+	if s.observe != nil {
+		s.observe(name, v, sr.seen)
+	}
 }
 
 // admit reports whether a value of name is kept: its name is short enough and either known
@@ -185,6 +197,9 @@ func (s *Set) fileValue(file, k string, raw json.RawMessage) {
 		sr.add(v)
 	}
 	s.series[k] = sr
+	if s.observe != nil {
+		s.observe(k, s.last[k], sr.seen)
+	}
 }
 
 func abbreviate(raw json.RawMessage) string {
