@@ -98,4 +98,7 @@ func TestExpandStrict(t *testing.T) {
 			t.Errorf("%q: %v is not ErrUnsetVar", tc.in, err)
 		}
 	}
+	if got := Expand("${U}/${E:-d}/${A:-x}/$A", lookup); got != "/d/a/a" {
+		t.Errorf("Expand: got %q, want /d/a/a", got)
+	}
 }

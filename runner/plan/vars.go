@@ -52,6 +52,18 @@ func ExpandStrict(s string, lookup func(string) (string, bool)) (string, error) 
 	return out, firstErr
 }
 
+// Expand expands $VAR, ${VAR} and ${VAR:-default} in s; an unset variable without a
+// default is empty, as in os.Expand. It is how env: values are expanded.
+func Expand(s string, lookup func(string) (string, bool)) string {
+	return expandWith(s, func(name, def string, hasDef bool) string {
+		v, _ := lookup(name)
+		if v == "" && hasDef {
+			return def
+		}
+		return v
+	})
+}
+
 // Vars lists the variables s refers to without a default, in order.
 func Vars(s string) []string {
 	var names []string
@@ -154,12 +166,7 @@ func (p *Plan) CheckVars(environ []string) error {
 		for _, name := range Vars(value) {
 			if env[name] == "" {
 				problems = append(problems, Problem{pos, fmt.Sprintf("%s: ${%s} is unset or empty: %q would expand to %q "+
-					"(set it, or write ${%s:-default})", key, name, value, expandWith(value, func(n, d string, has bool) string {
-					if has && env[n] == "" {
-						return d
-					}
-					return env[n]
-				}), name)})
+					"(set it, or write ${%s:-default})", key, name, value, Expand(value, lookupIn(env)), name)})
 			}
 		}
 	}
@@ -212,14 +219,13 @@ func taskVars(base map[string]string, t *Task) map[string]string {
 		env[k] = v
 	}
 	for _, e := range t.Env {
-		env[e.Name] = expandWith(e.Value, func(n, d string, has bool) string {
-			if has && env[n] == "" {
-				return d
-			}
-			return env[n]
-		})
+		env[e.Name] = Expand(e.Value, lookupIn(env))
 	}
 	return env
+}
+
+func lookupIn(env map[string]string) func(string) (string, bool) {
+	return func(name string) (string, bool) { v, ok := env[name]; return v, ok }
 }
 
 // settable are the names some task's command may set ("NAME=" appears in it).
