@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -45,27 +44,25 @@ type claimer struct {
 	commands map[*plan.Task]bool // the trials' commands: whose failure fails the sweep
 }
 
-// trialKeys names every trial of the plan, in plan order, and hashes what decides them:
-// a file whose trials differ is another sweep.
+// trialKeys names every trial of the plan in the queue, in plan order, by its identity
+// (Task.Key, unique in the plan, as resume markers and history name it), and hashes what
+// decides them: a file whose trials differ is another sweep.
 func trialKeys(p *plan.Plan) (map[*plan.Task]string, []string, string) {
 	keys := map[*plan.Task]string{}
 	var order []string
-	seen := map[string]int{}
 	h := sha256.New()
-	for _, b := range p.Tasks {
-		for _, t := range b.Parallel {
-			sum := sha256.Sum256([]byte(t.Name + "\x00" + t.Cmd))
-			key := plan.Slug(t.Name) + "-" + hex.EncodeToString(sum[:6])
-			if seen[key]++; seen[key] > 1 {
-				key += "-" + strconv.Itoa(seen[key]) // the same trial twice: both run
-			}
-			keys[t] = key
-			order = append(order, key)
-			fmt.Fprintf(h, "%s\x00%s\x00%s\n", key, t.Name, t.Cmd)
-		}
+	for _, t := range p.Trials() {
+		key := trialKey(t)
+		keys[t] = key
+		order = append(order, key)
+		fmt.Fprintf(h, "%s\x00%s\x00%s\n", key, t.Name, t.Cmd)
 	}
 	return keys, order, hex.EncodeToString(h.Sum(nil))[:16]
 }
+
+// trialKey is a trial's name in the claims queue and its resume marker: readable, and
+// unique by its Key.
+func trialKey(t *plan.Task) string { return plan.Slug(t.Name) + "-" + t.Key }
 
 // openClaims joins the sweep when the run takes its trials from claims. It reports whether
 // every trial was already done.

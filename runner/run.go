@@ -58,6 +58,10 @@ type Options struct {
 
 	MetricsAddr string // serve Prometheus metrics here while running ("" = off)
 
+	// Report draws the run's HTML report into its log directory (the CLI passes
+	// report.WriteRun); nil: no report. The runner does not know how a report looks.
+	Report func(w io.Writer, res *results.Run, samples *results.GPUSamples) error
+
 	// Consumers are told every event of the run, after runall's own consumers (the
 	// results, Prometheus, stop-when) and before the output.
 	Consumers []event.Consumer

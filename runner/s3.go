@@ -218,7 +218,7 @@ const markerDir = ".runall-done"
 // It is named by the trial's Key, which is unique in the plan: two trials with the same
 // name and command in different places have markers of their own.
 func (r *run) markerURL(t *plan.Task, env []string) string {
-	key := plan.Slug(t.Name) + "-" + t.Key + ".json"
+	key := trialKey(t) + ".json"
 	for _, u := range t.Upload {
 		if to, err := expandStrict(u.To, env); err == nil && strings.HasPrefix(to, "s3://") {
 			return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
