@@ -19,6 +19,8 @@ import (
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/framework"
+	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -99,9 +101,9 @@ type run struct {
 	logs    *logs             // task logs, log-path files
 	scripts *scripts          // url: downloads
 
-	hist   *admit.History
+	hist   *history.History
 	admit  *admit.Admitter // nil when no task asks for a GPU (or --no-gpu)
-	fw     admit.Framework
+	fw     framework.Framework
 	sync   *syncer  // nil without S3 transfers
 	met    *metrics // nil without --metrics-addr
 	claims *claimer // nil unless trials are claimed (Options.Claims)
@@ -134,7 +136,7 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 	_ = os.Remove(latest)
 	_ = os.Symlink(r.id, latest)
 	r.scripts = &scripts{dir: filepath.Join(r.logDir, "scripts")}
-	r.hist = admit.LoadHistory(opts.LogDir, p)
+	r.hist = history.Load(opts.LogDir, p)
 	if p.NeedsGPU() && !opts.NoGPU {
 		if opts.Probe == nil {
 			t := p.FirstGPUTask()
@@ -146,7 +148,8 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 				"run with --no-gpu to run these tasks with max-parallel-commands as the only limit, "+
 				"or --fake-gpus 32GiB,32GiB to simulate GPUs", t.Pos, t.Name, cause)
 		}
-		r.admit = admit.New(admit.Options{Probe: opts.Probe, Margin: p.Config.GPUMemoryMargin,
+		m := p.Config.GPUMemoryMargin
+		r.admit = admit.New(admit.Options{Probe: opts.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
 			OOMRetries: p.Config.OOMRetries, History: r.hist})
 	}
 	logs, err := openLogs(r.logDir, p.Config.LogPath, r.taskPath)
@@ -292,26 +295,6 @@ func (r *run) end(runErr error) (*results.Run, error) {
 	return res, closeErr
 }
 
-// reapWhileRunning makes runall the subreaper of its tasks' orphans and collects those that
-// exit while the run goes on; the returned func stops collecting.
-func (r *run) reapWhileRunning() (stop func()) {
-	proc.BecomeSubreaper()
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				proc.ReapZombies(r.procs)
-			}
-		}
-	}()
-	return func() { close(done) }
-}
-
 func (r *run) outputOptions() output.Options {
 	return output.Options{
 		Plan: r.plan, W: r.opts.Stdout, Color: r.opts.Color, Width: r.opts.Width,
@@ -339,31 +322,6 @@ func (r *run) results() *results.Run {
 	res.Stopped = r.stop.stoppedReason()
 	res.LogErrors = r.logs.failed.list()
 	return res
-}
-
-// learnedByName reports learned needs by the name of each group's first trial.
-func (r *run) learnedByName() map[string]uint64 {
-	out := map[string]uint64{}
-	seen := map[string]bool{}
-	plan.Walk(r.plan.Tasks, func(t *plan.Task) {
-		if t.GPU == nil || !t.GPU.Auto || seen[t.Group] {
-			return
-		}
-		seen[t.Group] = true
-		if n, ok := r.hist.Learned(t.Group); ok {
-			out[t.Name] = n
-		}
-	})
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-func (r *run) tasksByID() map[int]*plan.Task {
-	byID := map[int]*plan.Task{}
-	plan.Walk(r.plan.Tasks, func(t *plan.Task) { byID[t.ID] = t })
-	return byID
 }
 
 // watchSignals turns SIGINT/SIGTERM into a graceful stop: no new task, SIGTERM to every
