@@ -59,6 +59,7 @@ type Placement struct {
 	usage     map[int]uint64 // device → what it holds there now
 	peak      uint64         // the most it held on one device
 	grewAt    time.Time      // when peak last grew
+	held      map[int]uint64 // device → what it was last seen holding there, kept after its processes exit
 
 	roots      []int     // the process groups of its attempts' shells
 	launchedAt time.Time // its latest launch (placement, then each attempt)
@@ -109,6 +110,9 @@ type devState struct {
 	trials     []*Placement          // in launch order
 	procs      map[uint32]*Placement // processes seen here, and the trial each is (nil: none of runall's)
 	releasedAt time.Time             // when the last trial here ended
+	draining   uint64                // memory ended trials held here, not yet given back (drain.go)
+	drainSince time.Time             // when a trial here last ended
+	lastUsed   uint64                // the use last measured, to see draining memory go
 	bareSince  time.Time             // since when it has grown under trials and shown no process
 }
 
@@ -184,7 +188,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	// Best fit: the devices with the least room that still fits, so that big gaps stay
 	// for big trials.
 	slices.SortStableFunc(cands, func(x, y candidate) int { return cmp.Compare(x.avail, y.avail) })
-	p := &Placement{req: req, Need: need, reserve: need, learning: learning, usage: map[int]uint64{}, launchedAt: a.now()}
+	p := &Placement{req: req, Need: need, reserve: need, learning: learning, usage: map[int]uint64{}, held: map[int]uint64{}, launchedAt: a.now()}
 	for _, c := range cands[:want] {
 		p.Devices = append(p.Devices, c.dev)
 		p.UUIDs = append(p.UUIDs, a.snap[c.dev].UUID)
@@ -229,6 +233,8 @@ func (a *Admitter) candidatesLocked(need uint64, learning bool) ([]candidate, st
 		case a.tyingLocked(i, now):
 			note += " (tying a just-started trial to its processes)"
 		case alone && len(a.devs[i].trials) > 0:
+		case alone && a.devs[i].draining > 0:
+			note += " (an ended trial's memory is still being freed)"
 		case avail >= need:
 			cands = append(cands, candidate{i, avail})
 		}
@@ -275,6 +281,7 @@ func (a *Admitter) Release(p *Placement) {
 	a.endLearningLocked(p)
 	now := a.now()
 	for _, d := range p.Devices {
+		a.drainLocked(p, d, now)
 		st := &a.devs[d]
 		st.trials = slices.DeleteFunc(st.trials, func(q *Placement) bool { return q == p })
 		for pid, owner := range st.procs {

@@ -615,7 +615,7 @@ func TestAttributionNone(t *testing.T) {
 
 // TestBaselineWhileReleasing: memory still being freed after a trial ended does not become
 // the baseline of the next trial, which would hide its growth (a 13.7 GiB trial once
-// learned 64 MiB so).
+// learned 64 MiB so); a learner that is alone on its device waits for it to go.
 func TestBaselineWhileReleasing(t *testing.T) {
 	w := newWorld(32 * gi)
 	w.a.pids = PIDsNone
@@ -624,17 +624,54 @@ func TestBaselineWhileReleasing(t *testing.T) {
 	w.tick(100 * time.Millisecond)
 	w.a.Release(p)
 	w.tick(100 * time.Millisecond) // its memory is still there
-	learner, why, _ := place(w.a, Request{ID: 2, Name: "l", Group: "g", Auto: true})
+	learn := Request{ID: 2, Name: "l", Group: "g", Auto: true}
+	if learner, why, _ := place(w.a, learn); learner != nil || !strings.Contains(why, "still being freed") {
+		t.Fatalf("learner placed beside memory still being freed (%s)", why)
+	}
+	w.use(0, 0)
+	w.tick(100 * time.Millisecond)
+	learner, why, _ := place(w.a, learn)
 	if learner == nil {
 		t.Fatalf("learner: %s", why)
 	}
-	w.use(0, 6*gi) // the old trial's memory goes as the learner's comes: 0 + 6
-	w.tick(100 * time.Millisecond)
 	w.use(0, 6*gi)
 	w.tick(100 * time.Millisecond)
 	w.a.Release(learner)
 	if got, _ := w.a.hist.Learned("g"); got != learnedNeed(6*gi) {
 		t.Errorf("learned %d MiB, want %d MiB: the 6 GiB the learner used", got>>20, learnedNeed(6*gi)>>20)
+	}
+}
+
+// TestDrainingIsNoTrialsGrowth: memory an ended trial has not yet given back is neither
+// taken for the growth of the trials placed after it (which would shrink their reservations
+// and admit trials into memory not yet free) nor counted as theirs; once it goes, their own
+// growth is theirs.
+func TestDrainingIsNoTrialsGrowth(t *testing.T) {
+	w := newWorld(32 * gi)
+	w.a.pids = PIDsNone
+	old, _, _ := place(w.a, mem(1, 10*gi))
+	w.use(0, 10*gi)
+	w.tick(100 * time.Millisecond)
+	w.a.Release(old)
+	b, why, _ := place(w.a, mem(2, 8*gi))
+	if b == nil {
+		t.Fatal(why)
+	}
+	w.use(0, 10*gi+gi) // b's context beside the 10 GiB on its way out
+	w.tick(100 * time.Millisecond)
+	// 32 - 11 used = 21 free; b has 7 GiB yet to allocate; 1.6 GiB margin: 12.4 GiB left.
+	if p, _, _ := place(w.a, mem(3, 13*gi)); p != nil {
+		t.Errorf("13 GiB admitted beside 10 GiB still being freed and b's 7 GiB to come")
+	}
+	if peak, _ := w.a.Peak(b); peak != gi {
+		t.Errorf("b's peak %d MiB, want its own 1 GiB, not the old trial's memory", peak>>20)
+	}
+	w.use(0, gi) // the old memory goes
+	w.tick(100 * time.Millisecond)
+	w.use(0, 8*gi)
+	w.tick(100 * time.Millisecond)
+	if peak, _ := w.a.Peak(b); peak != 8*gi {
+		t.Errorf("b's peak %d MiB after the old memory went, want its own 8 GiB", peak>>20)
 	}
 }
 

@@ -169,7 +169,7 @@ func (a *Admitter) setPIDsLocked(m PIDs) {
 // memory may be read a moment apart, never for that long).
 func (a *Admitter) checkNoneLocked(dev int, now time.Time) {
 	st := &a.devs[dev]
-	if len(st.trials) == 0 || sub(a.snap[dev].Used, st.baseline) < noneAfter {
+	if len(st.trials) == 0 || a.grownLocked(dev) < noneAfter {
 		st.bareSince = time.Time{}
 		return
 	}
@@ -216,7 +216,7 @@ func (p *Placement) hasRoot(l proc.Lineage) bool {
 // that is known, else its share of the growth they do not explain.
 func (a *Admitter) usageLocked(dev int) {
 	st := &a.devs[dev]
-	grown := sub(a.snap[dev].Used, st.baseline)
+	grown := a.grownLocked(dev)
 	var estimated []*Placement
 	for _, p := range st.trials {
 		if a.exactLocked(p) {
@@ -229,6 +229,9 @@ func (a *Admitter) usageLocked(dev int) {
 		p.usage[dev] = share
 	}
 	for _, p := range st.trials {
+		if u := p.usage[dev]; u > 0 {
+			p.held[dev] = u
+		}
 		if u := p.usage[dev]; u > p.peak {
 			p.peak, p.grewAt = u, a.snapAt
 		}
@@ -260,7 +263,7 @@ func shares(trials []*Placement, grown uint64) map[*Placement]uint64 {
 // reservations less the growth no trial's processes explain.
 func (a *Admitter) reservedOnLocked(dev int) uint64 {
 	st := &a.devs[dev]
-	grown := sub(a.snap[dev].Used, st.baseline)
+	grown := a.grownLocked(dev)
 	var reserved, estimated uint64
 	for _, p := range st.trials {
 		if a.exactLocked(p) {

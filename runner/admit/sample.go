@@ -99,6 +99,7 @@ func (a *Admitter) sampleLocked() {
 		}
 	}
 	for i := range devs {
+		a.drainedLocked(i, now)
 		if len(a.devs[i].trials) == 0 {
 			a.baselineLocked(i, now)
 			continue
