@@ -53,6 +53,7 @@ func (r *run) runCommand(ctx context.Context, t *plan.Task, env []string, captur
 		if p != nil {
 			peak, source := r.admit.Peak(p)
 			res.PeakGPUMemory, res.PeakGPUMemorySource = max(res.PeakGPUMemory, peak), string(source)
+			res.GPUMemory = r.admit.Need(p) // a learned or raised need, settled to its peak
 		}
 	})
 	r.recordMetrics(c, dir, env, out.OK())

@@ -52,14 +52,16 @@ type Placement struct {
 	Need    uint64   // bytes per device it was admitted with; 0 when it learns its group's
 	Total   uint64   // the smallest total memory among its devices
 
-	req       Request
-	reserve   uint64         // what its reservation counts: Need, the learned need once known, or a learner's provisional one
-	learning  bool           // the first trial of a gpu-memory: auto group
-	exclusive bool           // alone on its devices: learning where per-trial figures are not to be had
-	usage     map[int]uint64 // device → what it holds there now
-	peak      uint64         // the most it held on one device
-	grewAt    time.Time      // when peak last grew
-	held      map[int]uint64 // device → what it was last seen holding there, kept after its processes exit
+	req        Request
+	reserve    uint64         // what its reservation counts: Need, the learned need once known, or a learner's provisional one
+	learning   bool           // the first trial of a gpu-memory: auto group
+	exclusive  bool           // alone on its devices: learning where per-trial figures are not to be had
+	raisedNeed bool           // admitted on a need raised after an out-of-memory error (settle.go)
+	settled    uint64         // its need settled to its own peak plus the margin; 0 until then
+	usage      map[int]uint64 // device → what it holds there now
+	peak       uint64         // the most it held on one device
+	grewAt     time.Time      // when peak last grew
+	held       map[int]uint64 // device → what it was last seen holding there, kept after its processes exit
 
 	roots      []int     // the process groups of its attempts' shells
 	launchedAt time.Time // its latest launch (placement, then each attempt)
@@ -188,7 +190,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	// Best fit: the devices with the least room that still fits, so that big gaps stay
 	// for big trials.
 	slices.SortStableFunc(cands, func(x, y candidate) int { return cmp.Compare(x.avail, y.avail) })
-	p := &Placement{req: req, Need: need, reserve: need, learning: learning, usage: map[int]uint64{}, held: map[int]uint64{}, launchedAt: a.now()}
+	p := &Placement{req: req, Need: need, reserve: need, learning: learning, raisedNeed: a.raisedLocked(req), usage: map[int]uint64{}, held: map[int]uint64{}, launchedAt: a.now()}
 	for _, c := range cands[:want] {
 		p.Devices = append(p.Devices, c.dev)
 		p.UUIDs = append(p.UUIDs, a.snap[c.dev].UUID)

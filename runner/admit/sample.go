@@ -107,7 +107,7 @@ func (a *Admitter) sampleLocked() {
 		a.attributeLocked(i, now)
 		a.usageLocked(i)
 	}
-	a.settleLearningLocked()
+	a.settleLocked()
 	a.changedLocked()
 }
 
