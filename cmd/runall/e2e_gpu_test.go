@@ -353,9 +353,10 @@ func TestGPUMemoryUsedByOthers(t *testing.T) {
 	e.claimOutside("32GiB", 0, "20GiB")
 	r := e.runGPUFile("outside.yml", "32GiB")
 	r.wantCode(t, 0)
-	if g := e.listGPUs("32GiB"); g[0].Used != 20*gpuGiB {
-		t.Fatalf("after the run GPU 0 uses %d bytes, want the outside claim's 20 GiB still held: the test proves nothing", g[0].Used)
-	}
+	// The last trial's memory is given back over its release lag; the outside claim stays.
+	eventually(t, "GPU 0 to hold the outside claim's 20 GiB alone after the run", func() bool {
+		return e.listGPUs("32GiB")[0].Used == 20*gpuGiB
+	})
 	res := e.gpuResults("results.json")
 	res.allOK(t)
 	if got := gpuMostAtOnce(res.Tasks); got != 1 {

@@ -783,3 +783,28 @@ func TestPlaceAfterReleaseSeesFreedMemory(t *testing.T) {
 		t.Fatalf("the trial that fits in the freed memory waits after the release: %s", why)
 	}
 }
+
+// TestBaselineTakenWhileFreeing: a run that starts while the memory of one that just ended
+// is still being freed takes a baseline that is too high; once that memory goes, the
+// baseline falls with it, and the trials' growth shows again.
+func TestBaselineTakenWhileFreeing(t *testing.T) {
+	w := newWorld(32 * gi)
+	w.use(0, 6*gi) // the last run's trial, on its way out
+	w.tick(0)
+	p, why, _ := place(w.a, mem(1, 8*gi))
+	if p == nil {
+		t.Fatal(why)
+	}
+	w.a.Started(p, 10)
+	w.use(0, gi) // the old memory is gone; the new trial's context came
+	w.tick(100 * time.Millisecond)
+	w.use(0, 5*gi)
+	w.tick(100 * time.Millisecond)
+	w.tick(tieQuiet)
+	if got := w.a.PIDs(); got != PIDsNone {
+		t.Errorf("PIDs %v, want none: the device grew by 4 GiB under a trial that showed no process", got)
+	}
+	if peak, _ := w.a.Peak(p); peak < 4*gi {
+		t.Errorf("peak %d MiB, want at least the 4 GiB it grew after the old memory went", peak>>20)
+	}
+}

@@ -215,6 +215,7 @@ func (p *Placement) hasRoot(l proc.Lineage) bool {
 // usageLocked updates every trial's usage and peak on dev: its processes' memory where
 // that is known, else its share of the growth they do not explain.
 func (a *Admitter) usageLocked(dev int) {
+	a.lowerBaselineLocked(dev)
 	st := &a.devs[dev]
 	grown := a.grownLocked(dev)
 	var estimated []*Placement

@@ -45,3 +45,18 @@ func (a *Admitter) grownLocked(dev int) uint64 {
 	st := &a.devs[dev]
 	return sub(a.snap[dev].Used, st.baseline+st.draining)
 }
+
+// lowerBaselineLocked lowers dev's baseline to what the device uses beyond runall's trials'
+// own processes, when it uses less: others can use no more than that. A baseline measured
+// while memory was still on its way out (a run that ended just before this one started)
+// would otherwise stay too high for as long as trials run there, hiding their growth.
+func (a *Admitter) lowerBaselineLocked(dev int) {
+	st := &a.devs[dev]
+	rest := a.snap[dev].Used
+	for _, p := range st.trials {
+		if a.exactLocked(p) {
+			rest = sub(rest, p.usage[dev])
+		}
+	}
+	st.baseline = min(st.baseline, rest)
+}
