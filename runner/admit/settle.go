@@ -19,6 +19,15 @@ func (a *Admitter) raisedLocked(req Request) bool {
 	return !req.Auto && a.groupRaised[req.Group] > req.Memory
 }
 
+// measuringLocked reports whether req, requeued after running out of memory, must run alone
+// on its devices to be measured: where each trial's memory is not known from its own
+// processes, only a trial alone has a peak of its own to settle its need to (a share of a
+// device's growth counts what others use beyond their needs against it).
+func (a *Admitter) measuringLocked(req Request) bool {
+	_, requeued := a.raised[req.ID]
+	return requeued && !a.perTrialLocked()
+}
+
 // settleLocked settles the needs of the trials whose memory has stopped growing.
 func (a *Admitter) settleLocked() {
 	a.settleLearningLocked()
@@ -36,6 +45,7 @@ func (a *Admitter) settleLocked() {
 func (a *Admitter) settleRaisedLocked(p *Placement) {
 	need := learnedNeed(p.peak)
 	p.settled, p.reserve = need, need
+	p.exclusive = false // measured: others may join it
 	if _, ok := a.raised[p.req.ID]; ok {
 		a.raised[p.req.ID] = need
 	}

@@ -1,6 +1,7 @@
 package admit
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,5 +84,46 @@ func TestLearnerReportsLearnedNeed(t *testing.T) {
 	learned, _ := w.a.hist.Learned("g")
 	if got := w.a.Need(l); got != learned || learned != learnedNeed(20*gi) {
 		t.Errorf("settled: need %d MiB, learned %d MiB; want both %d MiB", got>>20, learned>>20, learnedNeed(20*gi)>>20)
+	}
+}
+
+// Where the driver tells no trial's processes apart, a requeued trial runs alone until its
+// need has settled: a share of a device's growth would count others' memory as its own.
+func TestRequeuedRunsAloneWithoutPIDs(t *testing.T) {
+	w := newWorld(80 * gi)
+	w.a.pids = PIDsNone
+	p, _, _ := place(w.a, mem(1, 4*gi))
+	w.use(0, 6*gi)
+	w.tick(100 * time.Millisecond)
+	if _, _, err := w.a.Requeue(p, OOM{Held: 5 * gi, Tried: gi}); err != nil {
+		t.Fatal(err)
+	}
+	w.a.Release(p)
+	w.use(0, 0)
+	w.tick(100 * time.Millisecond)
+	other, _, _ := place(w.a, mem(2, 4*gi))
+	w.use(0, 4*gi)
+	w.tick(100 * time.Millisecond)
+	if q, why, _ := place(w.a, mem(1, 4*gi)); q != nil || !strings.Contains(why, "needs a GPU with no other trial") {
+		t.Fatalf("requeued trial placed beside another (%s)", why)
+	}
+	w.a.Release(other)
+	w.use(0, 0)
+	w.tick(100 * time.Millisecond)
+	q, why, _ := place(w.a, mem(1, 4*gi))
+	if q == nil {
+		t.Fatal(why)
+	}
+	if r, _, _ := place(w.a, mem(3, gi)); r != nil {
+		t.Errorf("a trial joined the requeued one before its need settled")
+	}
+	w.use(0, 7*gi)
+	w.tick(100 * time.Millisecond)
+	w.tick(learnSettle)
+	if got := w.a.Need(q); got != learnedNeed(7*gi) {
+		t.Errorf("settled need %d MiB, want %d MiB", got>>20, learnedNeed(7*gi)>>20)
+	}
+	if r, why, _ := place(w.a, mem(3, gi)); r == nil {
+		t.Errorf("a trial may join the requeued one once its need settled, yet waits: %s", why)
 	}
 }
