@@ -680,3 +680,36 @@ func TestGPULearnedNeedSurvivesEdits(t *testing.T) {
 		t.Errorf("after renaming the sweep, %s did not learn its need again: learned %v", third.Tasks[1].Name, third.Learned)
 	}
 }
+
+// fake-alloc's flags: what it holds is said once (--size or --steps), each flag is checked,
+// and a mistake is a usage error that says what to give instead.
+func TestFakeAllocUsage(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	e.env = append(e.env, "RUNALL_FAKE_GPUS=8GiB", "CUDA_VISIBLE_DEVICES=0")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "--size or --steps is required"},
+		{[]string{"--size", "1GiB", "--steps", "1GiB@1s"}, "give one"},
+		{[]string{"--steps", "1GiB@1s", "--ramp", "2s"}, "each step gives the total and its time"},
+		{[]string{"--steps", "2GiB@2s,1GiB@1s"}, "list steps in time order"},
+		{[]string{"--size", "1GiB", "--profile", "caffe"}, "want pytorch, tensorflow, jax or linear"},
+		{[]string{"--size", "1GiB", "--profile", "linear", "--context", "1GiB"}, "linear has no context"},
+		{[]string{"--size", "1GiB", "--spike", "1GiB@1s"}, "SIZE@TIME+DURATION"},
+		{[]string{"--size", "1GiB", "--release-lag", "-1s"}, "cannot be negative"},
+	} {
+		r := e.runGPU(append([]string{"fake-alloc"}, tc.args...)...)
+		r.wantCode(t, 2)
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("fake-alloc %q: stderr does not say %q\n%v", tc.args, tc.want, r)
+		}
+	}
+	// A claim beyond the GPU fails as PyTorch does, and exits 1.
+	r := e.runGPU("fake-alloc", "--size", "9GiB", "--ramp", "0", "--hold", "0")
+	r.wantCode(t, 1)
+	if !strings.Contains(r.stderr, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate ") {
+		t.Errorf("a claim beyond the GPU does not fail as PyTorch does\n%v", r)
+	}
+}

@@ -264,3 +264,22 @@ func TestGPUUnderDeclaredSweep(t *testing.T) {
 		}
 	})
 }
+
+// On a GPU where the driver keeps memory no process holds and another user's process holds
+// 4 GiB from the start, a group learns its need, and the learner's peak is its own: neither
+// the reserve nor the other user's process is taken for a trial's.
+func TestGPUReserveAndForeignProcess(t *testing.T) {
+	forPIDModes(t, true, func(t *testing.T, e *e2e, m gpuPIDMode) {
+		r := e.runGPUFile("learn.yml", "32GiB:reserve=512MiB:foreign=4GiB")
+		r.wantCode(t, 0)
+		res := e.gpuResults("results.json")
+		res.allOK(t)
+		first := res.Tasks[0]
+		learned, ok := res.Learned[first.Name]
+		if !ok {
+			t.Fatalf("learned_gpu_memory = %v; want one for %q", res.Learned, first.Name)
+		}
+		wantSettled(t, first.Name+" (learned)", learned, 6*gpuGiB)
+		e.wantPeaks(m, "results.json", map[string]uint64{first.Name: 6 * gpuGiB})
+	})
+}

@@ -808,3 +808,22 @@ func TestBaselineTakenWhileFreeing(t *testing.T) {
 		t.Errorf("peak %d MiB, want at least the 4 GiB it grew after the old memory went", peak>>20)
 	}
 }
+
+// TestForeignProcessNotTied: a process of another user's, on the device before any launch and
+// naming no process here, is not tied by order to the first trial launched there.
+func TestForeignProcessNotTied(t *testing.T) {
+	w := newWorld(32 * gi)
+	w.run(8_400_000, 0, 4*gi, false) // another container's, there from the start
+	w.tick(0)
+	a, why, _ := place(w.a, mem(1, 8*gi))
+	if a == nil {
+		t.Fatal(why)
+	}
+	w.a.Started(a, 10)
+	w.tick(100 * time.Millisecond)
+	w.run(4_000_011, 0, 3*gi, false) // a's own, by the host's pid
+	w.tick(100 * time.Millisecond)
+	if peak, src := w.a.Peak(a); peak != 3*gi || src != SourceOrder {
+		t.Errorf("trial a: peak %d MiB from %s, want its own 3 GiB by order, not the foreign process's", peak>>20, src)
+	}
+}

@@ -99,6 +99,21 @@ func (a *Admitter) attributeLocked(dev int, now time.Time) {
 	}
 }
 
+// othersLocked records the processes on dev, which no trial of runall's runs on, as none of
+// runall's: another user's process, there before any launch, must not be tied by order to
+// the first trial launched there.
+func (a *Admitter) othersLocked(dev int) {
+	procs, err := a.probe.Processes(dev)
+	if err != nil {
+		return
+	}
+	st := &a.devs[dev]
+	clear(st.procs)
+	for _, pr := range procs {
+		st.procs[pr.PID] = nil
+	}
+}
+
 // ownerLocked finds the trial a process seen for the first time on dev belongs to.
 func (a *Admitter) ownerLocked(dev int, pr gpu.Process, now time.Time) *Placement {
 	st := &a.devs[dev]

@@ -102,6 +102,7 @@ func (a *Admitter) sampleLocked() {
 		a.drainedLocked(i, now)
 		if len(a.devs[i].trials) == 0 {
 			a.baselineLocked(i, now)
+			a.othersLocked(i)
 			continue
 		}
 		a.attributeLocked(i, now)
