@@ -2,7 +2,7 @@
 import json, os, subprocess, tempfile
 from datetime import datetime
 
-RUNALL = os.environ.get("RUNALL", os.path.abspath("runall"))
+RUNALL = os.path.abspath(os.environ.get("RUNALL", "runall"))
 GiB = 1 << 30
 
 # How simulated trials hold memory (docs/gpu.md): "realistic" is fake-alloc's default (a

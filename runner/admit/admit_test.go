@@ -827,3 +827,43 @@ func TestForeignProcessNotTied(t *testing.T) {
 		t.Errorf("trial a: peak %d MiB from %s, want its own 3 GiB by order, not the foreign process's", peak>>20, src)
 	}
 }
+
+// growingProbe is a device whose one process grows by step each time processes are listed,
+// as a trial grows between the two calls a measurement makes.
+type growingProbe struct {
+	*fakeProbe
+	pid  uint32 // 0 until the trial has started
+	mem  uint64
+	step uint64
+}
+
+func (g *growingProbe) Processes(i int) ([]gpu.Process, error) {
+	if g.pid != 0 {
+		g.mem += g.step
+		g.run(g.pid, 0, g.mem, true)
+	}
+	return g.fakeProbe.Processes(i)
+}
+
+// TestGrowthBetweenReadsNotCountedTwice: memory a trial allocates between the reading of its
+// processes and of its device's use counts once, never as both free and yet to allocate.
+func TestGrowthBetweenReadsNotCountedTwice(t *testing.T) {
+	w := newWorld(32 * gi)
+	g := &growingProbe{fakeProbe: w.fakeProbe, step: 2 * gi}
+	w.a.probe = g
+	p, _, _ := place(w.a, mem(1, 10*gi))
+	w.a.Started(p, 10)
+	w.tree[11] = proc.Lineage{PGID: 10}
+	g.pid = 11
+	for range 3 {
+		w.tick(100 * time.Millisecond)
+	}
+	// However far it has grown, it and what it has yet to allocate are its 10 GiB: 32 - 10 -
+	// 1.6 (margin) leaves 20.4 GiB. The growth seen twice would leave 22.4.
+	if q, _, _ := w.a.Place(mem(2, 21*gi)); q != nil {
+		t.Errorf("21 GiB admitted beside a trial of 10 GiB on 32 GiB: its growth was counted twice")
+	}
+	if q, why, _ := w.a.Place(mem(3, 20*gi)); q == nil {
+		t.Errorf("20 GiB not admitted beside a trial of 10 GiB on 32 GiB: %s", why)
+	}
+}

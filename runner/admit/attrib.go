@@ -66,16 +66,12 @@ func (a *Admitter) exactLocked(p *Placement) bool {
 	return (a.pids == PIDsHere || a.pids == PIDsElsewhere) && !p.ambiguous
 }
 
-// attributeLocked reads the processes on dev and gives each new one an owner: a trial of
+// attributeLocked takes the processes on dev and gives each new one an owner: a trial of
 // this device, or none (someone else's). It records each trial's usage on dev.
-func (a *Admitter) attributeLocked(dev int, now time.Time) {
+func (a *Admitter) attributeLocked(dev int, procs []gpu.Process, now time.Time) {
 	st := &a.devs[dev]
 	for _, p := range st.trials {
 		p.usage[dev] = 0
-	}
-	procs, err := a.probe.Processes(dev)
-	if err != nil {
-		return // this sample says nothing of processes; the last usage figures stand
 	}
 	seen := make(map[uint32]bool, len(procs))
 	for _, pr := range procs {

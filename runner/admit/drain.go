@@ -49,7 +49,8 @@ func (a *Admitter) grownLocked(dev int) uint64 {
 // lowerBaselineLocked lowers dev's baseline to what the device uses beyond runall's trials'
 // own processes, when it uses less: others can use no more than that. A baseline measured
 // while memory was still on its way out (a run that ended just before this one started)
-// would otherwise stay too high for as long as trials run there, hiding their growth.
+// would otherwise stay too high for as long as trials run there, hiding their growth. (The
+// processes are read before the use, so that they never show more than it: readProcessesLocked.)
 func (a *Admitter) lowerBaselineLocked(dev int) {
 	st := &a.devs[dev]
 	rest := a.snap[dev].Used
