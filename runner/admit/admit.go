@@ -55,9 +55,10 @@ type Placement struct {
 	req        Request
 	reserve    uint64         // what its reservation counts: Need, the learned need once known, or a learner's provisional one
 	learning   bool           // the first trial of a gpu-memory: auto group
-	exclusive  bool           // alone on its devices: learning or measuring where per-trial figures are not to be had
+	exclusive  bool           // alone on its devices: learning where per-trial figures are not to be had
 	raisedNeed bool           // admitted on a need raised after an out-of-memory error (settle.go)
 	settled    uint64         // its need settled to its own peak plus the margin; 0 until then
+	peakOwn    bool           // its peak is its own figure: from its processes, or alone on its device
 	usage      map[int]uint64 // device → what it holds there now
 	peak       uint64         // the most it held on one device
 	grewAt     time.Time      // when peak last grew
@@ -176,8 +177,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	if err := a.fitsSomewhereLocked(need); err != nil {
 		return nil, "", err
 	}
-	measuring := a.measuringLocked(req)
-	cands, why := a.candidatesLocked(need, learning, measuring)
+	cands, why := a.candidatesLocked(need, learning)
 	if len(cands) < want {
 		head := "needs " + gpu.FormatSize(need)
 		if want > 1 {
@@ -186,15 +186,12 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		if learning {
 			head = "learning its GPU memory: needs a GPU with no other trial"
 		}
-		if measuring {
-			head = "measuring its GPU memory after running out of it: needs a GPU with no other trial"
-		}
 		return nil, head + "; " + why, nil
 	}
 	// Best fit: the devices with the least room that still fits, so that big gaps stay
 	// for big trials.
 	slices.SortStableFunc(cands, func(x, y candidate) int { return cmp.Compare(x.avail, y.avail) })
-	p := &Placement{req: req, Need: need, reserve: need, learning: learning, raisedNeed: a.raisedLocked(req), exclusive: measuring, usage: map[int]uint64{}, held: map[int]uint64{}, launchedAt: a.now()}
+	p := &Placement{req: req, Need: need, reserve: need, learning: learning, raisedNeed: a.raisedLocked(req), usage: map[int]uint64{}, held: map[int]uint64{}, launchedAt: a.now()}
 	for _, c := range cands[:want] {
 		p.Devices = append(p.Devices, c.dev)
 		p.UUIDs = append(p.UUIDs, a.snap[c.dev].UUID)
@@ -218,11 +215,11 @@ type candidate struct {
 
 // candidatesLocked lists the devices that have room for need now, and says for every device
 // what it has, for the waiting line.
-func (a *Admitter) candidatesLocked(need uint64, learning, measuring bool) ([]candidate, string) {
+func (a *Admitter) candidatesLocked(need uint64, learning bool) ([]candidate, string) {
 	var cands []candidate
 	var why []string
 	now := a.now()
-	alone := (learning && !a.perTrialLocked()) || measuring
+	alone := learning && !a.perTrialLocked()
 	if learning && !alone {
 		need = a.provisional(0) // a learner shares a device on a provisional reservation
 	}

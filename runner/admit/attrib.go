@@ -246,6 +246,7 @@ func (a *Admitter) usageLocked(dev int) {
 		}
 		if u := p.usage[dev]; u > p.peak {
 			p.peak, p.grewAt = u, a.snapAt
+			p.peakOwn = a.exactLocked(p) || len(st.trials) == 1
 		}
 	}
 }

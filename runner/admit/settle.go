@@ -9,6 +9,10 @@ import "time"
 // settles to its own peak plus the learning margin (learnedNeed): it reserves that from then
 // on, a requeue of it starts from it, and its group's next trials need no less. Its results
 // report that need, or, where it ended sooner, its peak plus the margin as of its end (Need).
+// Only a peak of the trial's own settles a need: one measured from its processes, or from its
+// device's growth while it was alone there. A share of a device's growth among several
+// trials counts what others use beyond their needs against each of them; such a need stays
+// as raised, above the trial's use, never below it.
 
 // raisedLocked reports whether req is admitted on a need runall raised after an out-of-memory
 // error, its own or a sibling's, rather than on the one it declared or learned.
@@ -19,21 +23,12 @@ func (a *Admitter) raisedLocked(req Request) bool {
 	return !req.Auto && a.groupRaised[req.Group] > req.Memory
 }
 
-// measuringLocked reports whether req, requeued after running out of memory, must run alone
-// on its devices to be measured: where each trial's memory is not known from its own
-// processes, only a trial alone has a peak of its own to settle its need to (a share of a
-// device's growth counts what others use beyond their needs against it).
-func (a *Admitter) measuringLocked(req Request) bool {
-	_, requeued := a.raised[req.ID]
-	return requeued && !a.perTrialLocked()
-}
-
 // settleLocked settles the needs of the trials whose memory has stopped growing.
 func (a *Admitter) settleLocked() {
 	a.settleLearningLocked()
 	for _, st := range a.devs {
 		for _, p := range st.trials {
-			if p.raisedNeed && p.settled == 0 && p.flatLocked(a.snapAt) {
+			if p.raisedNeed && p.settled == 0 && p.peakOwn && p.flatLocked(a.snapAt) {
 				a.settleRaisedLocked(p)
 			}
 		}
@@ -45,7 +40,6 @@ func (a *Admitter) settleLocked() {
 func (a *Admitter) settleRaisedLocked(p *Placement) {
 	need := learnedNeed(p.peak)
 	p.settled, p.reserve = need, need
-	p.exclusive = false // measured: others may join it
 	if _, ok := a.raised[p.req.ID]; ok {
 		a.raised[p.req.ID] = need
 	}
@@ -75,7 +69,7 @@ func (a *Admitter) Need(p *Placement) uint64 {
 	switch {
 	case p.settled > 0:
 		return p.settled
-	case (p.learning || p.raisedNeed) && p.peak > 0:
+	case (p.learning || p.raisedNeed) && p.peak > 0 && p.peakOwn:
 		return learnedNeed(p.peak)
 	}
 	return p.Need

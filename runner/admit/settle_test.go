@@ -1,7 +1,6 @@
 package admit
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -87,43 +86,40 @@ func TestLearnerReportsLearnedNeed(t *testing.T) {
 	}
 }
 
-// Where the driver tells no trial's processes apart, a requeued trial runs alone until its
-// need has settled: a share of a device's growth would count others' memory as its own.
-func TestRequeuedRunsAloneWithoutPIDs(t *testing.T) {
-	w := newWorld(80 * gi)
-	w.a.pids = PIDsNone
-	p, _, _ := place(w.a, mem(1, 4*gi))
-	w.use(0, 6*gi)
-	w.tick(100 * time.Millisecond)
-	if _, _, err := w.a.Requeue(p, OOM{Held: 5 * gi, Tried: gi}); err != nil {
-		t.Fatal(err)
-	}
-	w.a.Release(p)
-	w.use(0, 0)
-	w.tick(100 * time.Millisecond)
-	other, _, _ := place(w.a, mem(2, 4*gi))
-	w.use(0, 4*gi)
-	w.tick(100 * time.Millisecond)
-	if q, why, _ := place(w.a, mem(1, 4*gi)); q != nil || !strings.Contains(why, "needs a GPU with no other trial") {
-		t.Fatalf("requeued trial placed beside another (%s)", why)
-	}
-	w.a.Release(other)
-	w.use(0, 0)
-	w.tick(100 * time.Millisecond)
-	q, why, _ := place(w.a, mem(1, 4*gi))
-	if q == nil {
-		t.Fatal(why)
-	}
-	if r, _, _ := place(w.a, mem(3, gi)); r != nil {
-		t.Errorf("a trial joined the requeued one before its need settled")
-	}
-	w.use(0, 7*gi)
-	w.tick(100 * time.Millisecond)
-	w.tick(learnSettle)
-	if got := w.a.Need(q); got != learnedNeed(7*gi) {
-		t.Errorf("settled need %d MiB, want %d MiB", got>>20, learnedNeed(7*gi)>>20)
-	}
-	if r, why, _ := place(w.a, mem(3, gi)); r == nil {
-		t.Errorf("a trial may join the requeued one once its need settled, yet waits: %s", why)
+// Where the driver tells no trial's processes apart, a requeued trial's need settles only
+// from a peak it reached alone on its device: a share of the device's growth beside others
+// is no figure of its own.
+func TestRequeuedSettlesOnlyOnItsOwnPeak(t *testing.T) {
+	for _, alone := range []bool{true, false} {
+		w := newWorld(80 * gi)
+		w.a.pids = PIDsNone
+		p, _, _ := place(w.a, mem(1, 4*gi))
+		w.use(0, 6*gi)
+		w.tick(100 * time.Millisecond)
+		if _, _, err := w.a.Requeue(p, OOM{Held: 5 * gi, Tried: gi}); err != nil {
+			t.Fatal(err)
+		}
+		w.a.Release(p)
+		w.use(0, 0)
+		w.tick(100 * time.Millisecond)
+		used := uint64(0)
+		if !alone {
+			place(w.a, mem(2, 4*gi))
+			used = 4 * gi
+		}
+		q, why, _ := place(w.a, mem(1, 4*gi))
+		if q == nil {
+			t.Fatal(why)
+		}
+		w.use(0, used+7*gi)
+		w.tick(100 * time.Millisecond)
+		w.tick(learnSettle)
+		got := w.a.Need(q)
+		switch {
+		case alone && got != learnedNeed(7*gi):
+			t.Errorf("alone: settled need %d MiB, want %d MiB", got>>20, learnedNeed(7*gi)>>20)
+		case !alone && got != q.Need:
+			t.Errorf("beside another: need %d MiB, want the raised %d MiB: a share of the device's growth is no peak of its own", got>>20, q.Need>>20)
+		}
 	}
 }
