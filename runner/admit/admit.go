@@ -58,7 +58,7 @@ type Placement struct {
 	exclusive  bool           // alone on its devices: learning where per-trial figures are not to be had
 	raisedNeed bool           // admitted on a need raised after an out-of-memory error (settle.go)
 	settled    uint64         // its need settled to its own peak plus the margin; 0 until then
-	peakOwn    bool           // its peak is its own figure: from its processes, or alone on its device
+	peakOwn    bool           // its peak is its own figure: from its processes, or alone on its device with nothing draining
 	usage      map[int]uint64 // device → what it holds there now
 	peak       uint64         // the most it held on one device
 	grewAt     time.Time      // when peak last grew

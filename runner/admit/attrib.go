@@ -246,7 +246,8 @@ func (a *Admitter) usageLocked(dev int) {
 		}
 		if u := p.usage[dev]; u > p.peak {
 			p.peak, p.grewAt = u, a.snapAt
-			p.peakOwn = a.exactLocked(p) || len(st.trials) == 1
+			// Alone, its device's growth is its own, unless memory on its way out blurs it.
+			p.peakOwn = a.exactLocked(p) || (len(st.trials) == 1 && st.draining == 0)
 		}
 	}
 }
