@@ -62,7 +62,8 @@ func (p *Placement) flatLocked(now time.Time) bool {
 
 // Need is the need p's trial ends with, for its results: the one it was admitted with; or,
 // where it learned its group's need or ran on a need runall raised, its own peak plus the
-// margin (settled once its memory stopped growing, or as measured so far).
+// margin (settled once its memory stopped growing, or as measured so far); where its peak is
+// not its own figure, the larger of its raised need and that.
 func (a *Admitter) Need(p *Placement) uint64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -71,6 +72,10 @@ func (a *Admitter) Need(p *Placement) uint64 {
 		return p.settled
 	case (p.learning || p.raisedNeed) && p.peak > 0 && p.peakOwn:
 		return learnedNeed(p.peak)
+	case p.raisedNeed:
+		// Its peak is a share of its device's growth, no figure of its own: it may be more
+		// than its use or less. Report the larger, so that a need is never less than it used.
+		return max(p.Need, learnedNeed(p.peak))
 	}
 	return p.Need
 }
