@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/size"
 )
 
 // History is what earlier runs of a task file measured: how long each task took (for the
@@ -147,7 +147,7 @@ func (h *History) keep(st historyFile, p *plan.Plan) {
 			h.state.Learned[g] = e
 		default:
 			h.notes = append(h.notes, fmt.Sprintf("learned GPU memory %s of %q dropped: no task of %s matches it any more "+
-				"(renamed, or its command changed); it will be learned again", gpu.FormatSize(e.Bytes), e.Name, p.File))
+				"(renamed, or its command changed); it will be learned again", size.Format(e.Bytes), e.Name, p.File))
 		}
 	}
 }
