@@ -3,9 +3,9 @@ package s3sync
 import (
 	"bytes"
 	"context"
-	"hash/crc32"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
