@@ -403,15 +403,17 @@ func TestMinIOVerifiesChecksums(t *testing.T) {
 	if opened != 1 || closed != 1 {
 		t.Errorf("tracked %d opened, %d closed uploads; want 1 and 1 (aborted)", opened, closed)
 	}
-	if n := openUploads(t, srv, bucket); n != 0 {
+	if n := openUploads(t, srv, bucket, "big"); n != 0 {
 		t.Errorf("%d multipart uploads left behind", n)
 	}
 }
 
-// openUploads counts the multipart uploads in progress in bucket.
-func openUploads(t testing.TB, srv *miniotest.Server, bucket string) int {
+// openUploads counts the multipart uploads of key in progress. MinIO lists the uploads of
+// one object at a time: the prefix must be the key.
+func openUploads(t testing.TB, srv *miniotest.Server, bucket, key string) int {
 	t.Helper()
-	out, err := srv.Client().ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+	out, err := srv.Client().ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{
+		Bucket: aws.String(bucket), Prefix: aws.String(key)})
 	if err != nil {
 		t.Fatal(err)
 	}
