@@ -1,6 +1,7 @@
 package s3sync
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -111,8 +112,8 @@ type sums struct {
 const hashBufSize = 256 << 10
 
 // sumFile reads the first size bytes of f once and returns their SHA-256 and CRC32C, and
-// each partSize part's CRC32C (partSize 0: one part).
-func sumFile(f io.ReaderAt, size, partSize int64) (sums, error) {
+// each partSize part's CRC32C (partSize 0: one part). It stops when ctx ends.
+func sumFile(ctx context.Context, f io.ReaderAt, size, partSize int64) (sums, error) {
 	if partSize <= 0 {
 		partSize = max(size, 1)
 	}
@@ -125,6 +126,9 @@ func sumFile(f io.ReaderAt, size, partSize int64) (sums, error) {
 		r := io.NewSectionReader(f, off, n)
 		var got int64
 		for {
+			if err := ctx.Err(); err != nil {
+				return sums{}, err
+			}
 			k, err := r.Read(buf)
 			if k > 0 {
 				sh.Write(buf[:k])

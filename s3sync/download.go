@@ -140,7 +140,7 @@ func (j *job) fetch(ctx context.Context, bucket string, obj object, rel, dest st
 			partSize: j.partSize(obj.size), progress: cnt.add,
 		}, f)
 		if err == nil {
-			err = verify(f, got, crc)
+			err = verify(ctx, f, got, crc)
 		}
 		cnt.finish(obj.size, err == nil)
 		if err != nil {
@@ -227,7 +227,7 @@ var errCorrupt = errors.New("the downloaded bytes do not match the object's chec
 // verify checks the downloaded file f against what the object says of its content: the
 // CRC32C runall stored (computed while writing: free), else the SHA-256 runall stored, else
 // a single-part object's ETag, its MD5 (both cost a read of the file).
-func verify(f *os.File, got object, crc uint32) error {
+func verify(ctx context.Context, f *os.File, got object, crc uint32) error {
 	var h hash.Hash
 	var want string
 	switch {
@@ -244,8 +244,19 @@ func verify(f *os.File, got object, crc uint32) error {
 		return nil // nothing to check against but the size
 	}
 	buf := make([]byte, hashBufSize)
-	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, got.size), buf); err != nil {
-		return err
+	r := io.NewSectionReader(f, 0, got.size)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		h.Write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); sum != want {
 		return fmt.Errorf("%w (%s, want %s)", errCorrupt, sum, want)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -246,5 +247,40 @@ func TestMinIOInterruptedDownloadLeavesNoFile(t *testing.T) {
 				t.Errorf("after an interrupted download the directory holds %v, want %d file(s) as before", names, len(want))
 			}
 		})
+	}
+}
+
+// TestMinIODownloadIsVerified stores objects whose metadata does not match their content,
+// as a corrupted store would serve them: the download is refused and nothing appears under
+// the final name. An object with no metadata is checked against its ETag (its MD5).
+func TestMinIODownloadIsVerified(t *testing.T) {
+	srv := miniotest.Shared(t)
+	bucket := srv.NewBucket(t)
+	c := minioClient(t, srv)
+	data := randomBytes(12 << 20)
+	put := func(key string, meta map[string]string) {
+		_, err := srv.Client().PutObject(context.Background(), &s3.PutObjectInput{
+			Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(data), Metadata: meta})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("crc/model.bin", map[string]string{metaCRC32C: crcHex(crc32.Checksum([]byte("other"), castagnoli))})
+	put("sha/model.bin", map[string]string{metaSHA256: sha256Hex([]byte("other"))})
+	put("plain/model.bin", nil)
+	for _, prefix := range []string{"crc", "sha"} {
+		dst := t.TempDir()
+		_, err := c.Sync(context.Background(), "s3://"+bucket+"/"+prefix+"/", dst, Options{StateDir: t.TempDir(), PartSize: minPartSize})
+		if !errors.Is(err, errCorrupt) {
+			t.Errorf("%s: err = %v, want %v", prefix, err, errCorrupt)
+		}
+		if got := readTree(t, dst); len(got) != 0 {
+			t.Errorf("%s: a download that failed verification left %d files", prefix, len(got))
+		}
+	}
+	dst := t.TempDir()
+	mustSync(t, c, "s3://"+bucket+"/plain/", dst, Options{StateDir: t.TempDir()})
+	if b, _ := os.ReadFile(filepath.Join(dst, "model.bin")); !bytes.Equal(b, data) {
+		t.Error("object with no metadata downloaded wrong")
 	}
 }

@@ -383,7 +383,7 @@ func TestMinIOVerifiesChecksums(t *testing.T) {
 	}
 
 	big := randomBytes(11 << 20)
-	sm, err := sumFile(bytes.NewReader(big), int64(len(big)), minPartSize)
+	sm, err := sumFile(context.Background(), bytes.NewReader(big), int64(len(big)), minPartSize)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -221,7 +221,7 @@ func TestMemUnrecordedIdenticalFileIsSkipped(t *testing.T) {
 	st.putRaw("b", "single.txt", []byte("same"), 0)
 	// A multipart object uploaded by runall: its ETag is no MD5, its metadata has one.
 	data := []byte("0123456789")
-	sm, err := sumFile(bytes.NewReader(data), 10, 4)
+	sm, err := sumFile(context.Background(), bytes.NewReader(data), 10, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +508,7 @@ func TestCRCCombine(t *testing.T) {
 			t.Errorf("cut at %d: combined %08x, want %08x", cut, got, want)
 		}
 	}
-	sm, err := sumFile(bytes.NewReader(data), int64(len(data)), 1<<20)
+	sm, err := sumFile(context.Background(), bytes.NewReader(data), int64(len(data)), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}

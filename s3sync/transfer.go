@@ -212,6 +212,9 @@ func (p *progressReader) Seek(offset int64, whence int) (int64, error) {
 	return pos, err
 }
 
+// errObjectChanged says that an object was replaced between its listing and its download.
+var errObjectChanged = errors.New("the object changed while it was downloaded; sync again")
+
 // getAttempts bounds the retries of a GET whose body breaks off: the SDK retries failed
 // requests, not bodies that stop half-way. Each retry asks for the rest only.
 const getAttempts = 5
@@ -290,6 +293,9 @@ func (s *s3Store) getRange(ctx context.Context, t transfer, w io.WriterAt, off, 
 		}
 		out, err := s.api.GetObject(ctx, in)
 		if err != nil {
+			if t.etag != "" && isPrecondition(err) {
+				return object{}, 0, fmt.Errorf("%w (%w)", errObjectChanged, err)
+			}
 			return object{}, 0, err
 		}
 		o := object{key: t.key, etag: trimETag(out.ETag), sha: shaFromMetadata(out.Metadata)}

@@ -104,7 +104,7 @@ func (j *job) put(ctx context.Context, bucket string, p *pair) error {
 		src = bytes.NewReader(buf)
 	} else {
 		t.partSize = j.partSize(st.Size)
-		if t.sums, err = sumFile(f, st.Size, t.partSize); err != nil && !j.changed(f, p.path, fi) {
+		if t.sums, err = sumFile(ctx, f, st.Size, t.partSize); err != nil && !j.changed(f, p.path, fi) {
 			return fmt.Errorf("upload %s: read: %w", p.path, err)
 		}
 	}
