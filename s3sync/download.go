@@ -133,6 +133,9 @@ func (j *job) fetch(ctx context.Context, bucket string, obj object, rel, dest st
 	}()
 	got := object{key: obj.key, etag: obj.etag, sha: emptySHA}
 	if obj.size > 0 {
+		if obj.size >= defaultPartSize {
+			preallocate(f, obj.size)
+		}
 		cnt := &counter{m: j.m}
 		var crc uint32
 		got, crc, err = j.c.store.download(ctx, transfer{

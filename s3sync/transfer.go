@@ -305,13 +305,10 @@ func (s *s3Store) getRange(ctx context.Context, t transfer, w io.WriterAt, off, 
 		if whole && got == 0 {
 			n = aws.ToInt64(out.ContentLength)
 		}
-		for {
-			k, rerr := out.Body.Read(buf)
+		// Whole buffers: one write system call per 256 KiB, not one per TCP read.
+		for got < n {
+			k, rerr := io.ReadFull(out.Body, buf[:min(int64(len(buf)), n-got)])
 			if k > 0 {
-				if got+int64(k) > n {
-					out.Body.Close()
-					return object{}, 0, fmt.Errorf("read s3://%s/%s: got more than the %d bytes asked for", t.bucket, t.key, n)
-				}
 				if _, err := w.WriteAt(buf[:k], off+got); err != nil {
 					out.Body.Close()
 					return object{}, 0, err
@@ -323,7 +320,7 @@ func (s *s3Store) getRange(ctx context.Context, t transfer, w io.WriterAt, off, 
 				}
 			}
 			if rerr != nil {
-				if rerr != io.EOF {
+				if rerr != io.EOF && rerr != io.ErrUnexpectedEOF {
 					lastErr = rerr
 				}
 				break
