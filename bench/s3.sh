@@ -129,26 +129,36 @@ cmd() {
 	esac
 }
 
-# best TOOL OP SET: wall, CPU and peak RSS of the fastest of RUNS runs (the peak RSS is the
-# largest of all runs). Every run but the first is deleted once measured; the first stays, to
-# download from and to compare with.
-best() {
-	local tool=$1 op=$2 set=$3 b= t rss=0
+# measure_all OP SET: every tool's wall, CPU and peak RSS for OP on SET, run RUNS times with
+# the tools taking turns (runall, aws, rclone, runall, ...), so that a change in the
+# machine's load falls on all of them alike. Keeps, for each tool, the fastest run's wall
+# and CPU and the largest peak RSS of its runs, in T[TOOL_OP_SET]. Every run but the first
+# is deleted once measured; the first stays, to download from and to compare with.
+measure_all() {
+	local op=$1 set=$2 t tool key b rss
 	for r in $(seq 1 "$RUNS"); do
-		# shellcheck disable=SC2046 # cmd prints a command line of plain words
-		t=$(measure $(cmd "$tool" "$op" "$set" "$r"))
-		log "$tool $op $set (run $r): wall, cpu, peak RSS = $t"
-		if [[ -z $b ]] || awk -v a="${t%% *}" -v b="${b%% *}" 'BEGIN { exit !(a < b) }'; then b=$t; fi
-		rss=$(awk -v a="${t##* }" -v b="$rss" 'BEGIN { print (a > b ? a : b) }')
-		if ((r > 1)); then
-			if [[ $op == up ]]; then
-				"${awss3[@]}" rm --recursive "s3://bench/$tool-$r/" $q
+		for tool in $tools; do
+			# shellcheck disable=SC2046 # cmd prints a command line of plain words
+			t=$(measure $(cmd "$tool" "$op" "$set" "$r"))
+			log "$tool $op $set (run $r): wall, cpu, peak RSS = $t"
+			key=${tool}_${op}_$set
+			b=${T[$key]:-}
+			if [[ -z $b ]]; then
+				T[$key]=$t
 			else
-				rm -rf "$work/down-$tool-$r"
+				rss=$(awk -v a="${t##* }" -v b="${b##* }" 'BEGIN { print (a > b ? a : b) }')
+				if awk -v a="${t%% *}" -v b="${b%% *}" 'BEGIN { exit !(a < b) }'; then b=$t; fi
+				T[$key]="${b% *} $rss"
 			fi
-		fi
+			if ((r > 1)); then
+				if [[ $op == up ]]; then
+					"${awss3[@]}" rm --recursive "s3://bench/$tool-$r/" $q
+				else
+					rm -rf "$work/down-$tool-$r"
+				fi
+			fi
+		done
 	done
-	echo "${b% *} $rss"
 }
 
 check_same() { diff -rq "$1" "$2" >/dev/null || { log "MISMATCH: $1 vs $2"; exit 1; }; }
@@ -156,9 +166,7 @@ check_same() { diff -rq "$1" "$2" >/dev/null || { log "MISMATCH: $1 vs $2"; exit
 declare -A T
 for set in $sets; do
 	for op in up down; do
-		for tool in $tools; do
-			T[${tool}_${op}_$set]=$(best "$tool" "$op" "$set")
-		done
+		measure_all "$op" "$set"
 	done
 	for tool in $tools; do
 		check_same "$work/$set" "$work/down-$tool-1/$set"
@@ -222,6 +230,6 @@ done
 row "no-op re-sync up, $SMALL files" noopup
 row "no-op re-sync down, $SMALL files" noopdown
 echo
-echo "Wall: best of $RUNS; peak RSS: the largest of the runs (GNU time's maximum resident set size);"
+echo "Wall: best of $RUNS, the tools taking turns; peak RSS: the largest of the runs (GNU time's maximum resident set size);"
 echo "CPU = user + sys of the client process. MinIO runs on the same machine."
 echo "$(aws --version 2>&1 | cut -d' ' -f1)${have_rclone:+, $(rclone version 2>/dev/null | head -1)}, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
