@@ -18,6 +18,9 @@ import (
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/framework"
+	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -57,6 +60,14 @@ type Options struct {
 
 	MetricsAddr string // serve Prometheus metrics here while running ("" = off)
 
+	// Report draws the run's HTML report into its log directory (the CLI passes
+	// report.WriteRun); nil: no report. The runner does not know how a report looks.
+	Report func(w io.Writer, res *results.Run, samples *results.GPUSamples) error
+
+	// Consumers are told every event of the run, after runall's own consumers (the
+	// results, Prometheus, stop-when) and before the output.
+	Consumers []event.Consumer
+
 	// ReapOrphans makes runall adopt the processes tasks leave behind and stop them at the
 	// end. The CLI sets it; tests running many runs in one process do not.
 	ReapOrphans bool
@@ -83,14 +94,16 @@ type run struct {
 
 	mask    *strings.Replacer // credentials out of everything runall writes
 	ledger  *ledger           // every task's result; halted, failed, interrupted
-	ev      *emitter          // events to the output
+	stream  *event.Stream     // the lifecycle events, to every consumer
+	out     *outputPump       // the output's consumer
 	procs   *proc.Table       // running commands' process groups
+	running *executor.Running // running trials, for consumers that stop one
 	logs    *logs             // task logs, log-path files
 	scripts *scripts          // url: downloads
 
-	hist   *admit.History
+	hist   *history.History
 	admit  *admit.Admitter // nil when no task asks for a GPU (or --no-gpu)
-	fw     admit.Framework
+	fw     framework.Framework
 	sync   *syncer  // nil without S3 transfers
 	met    *metrics // nil without --metrics-addr
 	claims *claimer // nil unless trials are claimed (Options.Claims)
@@ -99,7 +112,7 @@ type run struct {
 
 func newRun(p *plan.Plan, opts Options) (*run, error) {
 	opts = opts.withDefaults()
-	r := &run{plan: p, opts: opts, id: opts.RunID, procs: proc.NewTable()}
+	r := &run{plan: p, opts: opts, id: opts.RunID, procs: proc.NewTable(), running: executor.NewRunning(opts.Grace)}
 	if r.id == "" {
 		r.id = newRunID(time.Now())
 	}
@@ -121,7 +134,7 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 	_ = os.Remove(latest)
 	_ = os.Symlink(r.id, latest)
 	r.scripts = &scripts{dir: filepath.Join(r.logDir, "scripts")}
-	r.hist = admit.LoadHistory(opts.LogDir, p)
+	r.hist = history.Load(opts.LogDir, p)
 	if p.NeedsGPU() && !opts.NoGPU {
 		if opts.Probe == nil {
 			t := p.FirstGPUTask()
@@ -133,7 +146,8 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 				"run with --no-gpu to run these tasks with max-parallel-commands as the only limit, "+
 				"or --fake-gpus 32GiB,32GiB to simulate GPUs", t.Pos, t.Name, cause)
 		}
-		r.admit = admit.New(admit.Options{Probe: opts.Probe, Margin: p.Config.GPUMemoryMargin,
+		m := p.Config.GPUMemoryMargin
+		r.admit = admit.New(admit.Options{Probe: opts.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
 			OOMRetries: p.Config.OOMRetries, History: r.hist})
 	}
 	logs, err := openLogs(r.logDir, p.Config.LogPath, r.taskPath)
@@ -186,7 +200,10 @@ func (r *run) execute() (*results.Run, error) {
 	if r.opts.ReapOrphans {
 		defer r.reapWhileRunning()()
 	}
-	r.ev = startEmitter(r.outputOptions(), r.opts.Mode, r.plan.Config.UpdateInterval)
+	if r.opts.MetricsAddr != "" {
+		r.met = newMetrics(r.plan)
+	}
+	r.openStream()
 	for _, note := range r.hist.Notes() {
 		r.emit(event.Event{Kind: event.RunStatus, Line: note})
 	}
@@ -222,8 +239,7 @@ func (r *run) runAll(ctx context.Context) error {
 		return err
 	}
 	if complete {
-		r.skipComplete(ctx)
-		return nil
+		return r.skipComplete(ctx)
 	}
 	if err := r.startSync(ctx); err != nil {
 		r.skipAll(err)
@@ -236,8 +252,7 @@ func (r *run) runAll(ctx context.Context) error {
 		defer r.admit.Stop()
 	}
 	r.runTasks(ctx, r.plan.Tasks, r.baseEnv())
-	r.endClaims(ctx)
-	return nil
+	return r.endClaims(ctx)
 }
 
 func (r *run) skipAll(cause error) {
@@ -258,7 +273,7 @@ func (r *run) end(runErr error) (*results.Run, error) {
 		runErr = err
 	}
 	r.emit(event.Event{Kind: event.RunEnded, Status: res.Status})
-	closeErr := r.ev.close(res)
+	closeErr := r.out.close(res)
 	r.logs.close()
 	_, failed, interrupted := r.ledger.status()
 	failed = failed || r.claims != nil && r.claims.sweepFailed()
@@ -271,26 +286,6 @@ func (r *run) end(runErr error) (*results.Run, error) {
 		return res, ErrTaskFailed
 	}
 	return res, closeErr
-}
-
-// reapWhileRunning makes runall the subreaper of its tasks' orphans and collects those that
-// exit while the run goes on; the returned func stops collecting.
-func (r *run) reapWhileRunning() (stop func()) {
-	proc.BecomeSubreaper()
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				proc.ReapZombies(r.procs)
-			}
-		}
-	}()
-	return func() { close(done) }
 }
 
 func (r *run) outputOptions() output.Options {
@@ -319,31 +314,6 @@ func (r *run) results() *results.Run {
 	res.Best = res.Objective.BestTask(res.Tasks)
 	res.Stopped = r.stop.stoppedReason()
 	return res
-}
-
-// learnedByName reports learned needs by the name of each group's first trial.
-func (r *run) learnedByName() map[string]uint64 {
-	out := map[string]uint64{}
-	seen := map[string]bool{}
-	plan.Walk(r.plan.Tasks, func(t *plan.Task) {
-		if t.GPU == nil || !t.GPU.Auto || seen[t.Group] {
-			return
-		}
-		seen[t.Group] = true
-		if n, ok := r.hist.Learned(t.Group); ok {
-			out[t.Name] = n
-		}
-	})
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-func (r *run) tasksByID() map[int]*plan.Task {
-	byID := map[int]*plan.Task{}
-	plan.Walk(r.plan.Tasks, func(t *plan.Task) { byID[t.ID] = t })
-	return byID
 }
 
 // watchSignals turns SIGINT/SIGTERM into a graceful stop: no new task, SIGTERM to every

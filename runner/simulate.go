@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"cmp"
 	"container/heap"
 	"fmt"
 	"slices"
@@ -9,8 +8,10 @@ import (
 
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/queue"
+	"github.com/runall/runall/size"
 )
 
 // SimulateOptions configures Simulate.
@@ -44,7 +45,7 @@ type Slot struct {
 // alone, with no overhead and exact durations; the memory a trial reaches over time, others'
 // use of the devices and out-of-memory requeues are not modelled.
 func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
-	hist := admit.LoadHistory(o.LogDir, p)
+	hist := history.Load(o.LogDir, p)
 	s := &simulation{plan: p, opts: o, hist: hist, pred: &Prediction{Devices: o.Devices, Peak: make([]uint64, len(o.Devices))}}
 	for _, d := range o.Devices {
 		s.usable = append(s.usable, d.Total-min(d.Total, p.Config.GPUMemoryMargin.For(d.Total)))
@@ -61,7 +62,7 @@ func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
 type simulation struct {
 	plan   *plan.Plan
 	opts   SimulateOptions
-	hist   *admit.History
+	hist   *history.History
 	pred   *Prediction
 	usable []uint64
 	now    time.Duration
@@ -122,7 +123,7 @@ func (s *simulation) slot(t *plan.Task) (Slot, error) {
 		slot.Need = need
 	}
 	if slot.Need > slices.Max(s.usable) {
-		return slot, fmt.Errorf("%s: %q needs %s, more than any device has after the margin", t.Pos, t.Name, gpu.FormatSize(slot.Need))
+		return slot, fmt.Errorf("%s: %q needs %s, more than any device has after the margin", t.Pos, t.Name, size.Format(slot.Need))
 	}
 	return slot, nil
 }
@@ -210,22 +211,17 @@ func seq(n int) []int {
 	return out
 }
 
-// fit is the devices slot would start on now, best fit (the least room that still fits),
-// or nil when it does not fit. A trial without GPU needs fits anywhere.
+// fit is the devices slot would start on now, by the admitter's rule (admit.BestFit), or
+// nil when it does not fit. A trial without GPU needs fits anywhere.
 func (s *simulation) fit(slot Slot, free []uint64) []int {
 	if slot.Task.GPU == nil {
 		return []int{}
 	}
-	var fits []int
+	var fits []admit.Room
 	for d, f := range free {
 		if f >= slot.Need {
-			fits = append(fits, d)
+			fits = append(fits, admit.Room{Device: d, Avail: f})
 		}
 	}
-	want := max(slot.Task.GPU.Devices, 1)
-	if len(fits) < want {
-		return nil
-	}
-	slices.SortStableFunc(fits, func(x, y int) int { return cmp.Compare(free[x], free[y]) })
-	return fits[:want]
+	return admit.BestFit(fits, max(slot.Task.GPU.Devices, 1))
 }

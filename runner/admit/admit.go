@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
-	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 )
 
@@ -34,15 +33,10 @@ import (
 type Request struct {
 	ID      int    // the trial's; a need raised after running out of memory is kept per ID
 	Name    string // for messages
-	Group   string // gpu-memory: auto learns one need per group (plan.Task.Group)
+	Group   string // gpu-memory: auto learns one need per group (the task's Group)
 	Memory  uint64 // bytes per device; 0 with Auto
 	Auto    bool   // learn the need from the group's first trial
 	Devices int    // how many devices (0 means 1)
-}
-
-// RequestFor is the request of a plan task that has GPU needs.
-func RequestFor(t *plan.Task) Request {
-	return Request{ID: t.ID, Name: t.Name, Group: t.Group, Memory: t.GPU.Memory, Auto: t.GPU.Auto, Devices: t.GPU.Devices}
 }
 
 // Placement is a trial's place on one or more devices, from Place to Release.
@@ -69,9 +63,9 @@ type Placement struct {
 // Options configures an Admitter.
 type Options struct {
 	Probe      gpu.Probe
-	Margin     plan.Margin // kept free on every device
-	OOMRetries int         // how often a trial may be requeued after running out of memory
-	History    *History    // learned needs: read, and written when learned; nil keeps none
+	Margin     Margin // kept free on every device
+	OOMRetries int    // how often a trial may be requeued after running out of memory
+	History    Needs  // learned needs: read, and written when learned; nil keeps them in memory
 	// Lineage finds a process's group and ancestors (nil: proc.LineageOf, from /proc).
 	Lineage func(pid int) (proc.Lineage, bool)
 	Now     func() time.Time // nil: time.Now
@@ -80,9 +74,9 @@ type Options struct {
 // Admitter places GPU trials. Its methods are safe for concurrent use.
 type Admitter struct {
 	probe      gpu.Probe
-	margin     plan.Margin
+	margin     Margin
 	oomRetries int
-	hist       *History
+	hist       Needs
 	lineage    func(pid int) (proc.Lineage, bool)
 	now        func() time.Time
 
@@ -122,7 +116,7 @@ const tieSampleEvery = 50 * time.Millisecond
 // New returns an admitter over o.Probe's devices.
 func New(o Options) *Admitter {
 	if o.History == nil {
-		o.History = NewHistory("")
+		o.History = memNeeds{}
 	}
 	if o.Lineage == nil {
 		o.Lineage = proc.LineageOf
@@ -181,17 +175,14 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		}
 		return nil, head + "; " + why, nil
 	}
-	// Best fit: the devices with the least room that still fits, so that big gaps stay
-	// for big trials.
-	slices.SortStableFunc(cands, func(x, y candidate) int { return cmp.Compare(x.avail, y.avail) })
 	p := &Placement{req: req, Need: need, reserve: need, learning: learning, usage: map[int]uint64{}, launchedAt: a.now()}
-	for _, c := range cands[:want] {
-		p.Devices = append(p.Devices, c.dev)
-		p.UUIDs = append(p.UUIDs, a.snap[c.dev].UUID)
-		if total := a.snap[c.dev].Total; p.Total == 0 || total < p.Total {
+	for _, dev := range BestFit(cands, want) {
+		p.Devices = append(p.Devices, dev)
+		p.UUIDs = append(p.UUIDs, a.snap[dev].UUID)
+		if total := a.snap[dev].Total; p.Total == 0 || total < p.Total {
 			p.Total = total
 		}
-		a.devs[c.dev].trials = append(a.devs[c.dev].trials, p)
+		a.devs[dev].trials = append(a.devs[dev].trials, p)
 	}
 	if learning {
 		a.learning[req.Group] = p
@@ -201,10 +192,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 }
 
 // candidate is a device a trial fits on now, and the room it has.
-type candidate struct {
-	dev   int
-	avail uint64
-}
+type candidate = Room
 
 // candidatesLocked lists the devices that have room for need now, and says for every device
 // what it has, for the waiting line.
@@ -323,3 +311,7 @@ func sub(a, b uint64) uint64 {
 	}
 	return a - b
 }
+
+// DeviceEnv is what the probe says a trial on p's devices needs (CUDA_VISIBLE_DEVICES, and
+// for simulated GPUs where their state is).
+func (a *Admitter) DeviceEnv(p *Placement) []string { return a.probe.Env(p.Devices) }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/size"
 	"gopkg.in/yaml.v3"
 )
 
@@ -186,7 +186,7 @@ func decodeMargin(d *nodeDecoder, p nodePair) (Margin, bool) {
 			m.Fraction = f / 100
 			continue
 		}
-		b, err := gpu.ParseSize(part)
+		b, err := size.Parse(part)
 		if err != nil {
 			return bad()
 		}
