@@ -174,10 +174,12 @@ func (r *run) transfer(ctx context.Context, tr plan.Transfer, env []string, dire
 	lock := r.sync.lockFor(dst)
 	lock.Lock()
 	defer lock.Unlock()
+	// Live: the sync line follows the transfer. Plain: a line at --status-every, only for
+	// a transfer that lasts that long.
 	var lastLine time.Time
 	every := time.Second / 4
 	if r.opts.Mode != output.Live {
-		every = 10 * time.Second
+		every, lastLine = r.opts.StatusEvery, time.Now()
 	}
 	st, err := r.sync.client.Sync(ctx, src, dst, s3sync.Options{
 		Exclude: exclude, Delete: tr.Delete, Extract: tr.Extract,
