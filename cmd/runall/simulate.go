@@ -30,7 +30,7 @@ func runSimulate(a *app, p *plan.Plan, f simulateFlags) error {
 	if err != nil {
 		return fmt.Errorf("check --simulate: %w", err)
 	}
-	pred, err := runner.Simulate(p, runner.SimulateOptions{Devices: devs, LogDir: f.logDir, Guess: f.guess})
+	pred, err := runner.Simulate(p, runner.SimulateOptions{Devices: devs, LogDir: f.logDir, Guess: f.guess, ReleaseLag: runner.ReleaseLag})
 	if err != nil {
 		return err
 	}

@@ -168,7 +168,7 @@ func (r *Reader) parsed(fs []field, what string) []reading {
 			out = append(out, reading{name: f.name, missing: true})
 			continue
 		}
-		v, err := parseNumber(f.text)
+		v, err := ParseValue(f.text)
 		if err != nil {
 			r.set.warn("%s: %s: %v", what, f.name, err)
 			continue

@@ -26,7 +26,7 @@ func TestReader(t *testing.T) {
 		warn    []string
 	}{
 		{name: "runall-metric lines",
-			lines: []string{"runall-metric loss=0.5 acc=+1e-1", "runall-metric loss=NaN", "runall-metric loss=-2.5E-3"},
+			lines: []string{"runall-metric loss=0.5 acc=1e-1", "runall-metric loss=NaN", "runall-metric loss=-2.5E-3"},
 			want:  []string{"loss@1=0.5", "acc@1=0.1", "loss@3=-0.0025"},
 			warn:  []string{`loss: "NaN" is not a finite number`}},
 		{name: "keras verbose=2, the tutorial's lines",
