@@ -13,37 +13,37 @@ const learnSettle = 10 * time.Second
 
 // needLocked is what req needs per device now, whether it is the trial that learns its
 // group's need, or why it must wait.
-func (a *Admitter) needLocked(req Request) (need uint64, learning bool, wait string) {
-	if n, ok := a.raised[req.ID]; ok {
+func (b *book) needLocked(req Request) (need uint64, learning bool, wait string) {
+	if n, ok := b.raised[req.ID]; ok {
 		return n, false, ""
 	}
 	if !req.Auto {
-		return max(req.Memory, a.groupRaised[req.Group]), false, ""
+		return max(req.Memory, b.groupRaised[req.Group]), false, ""
 	}
-	if n, ok := a.hist.Learned(req.Group); ok {
+	if n, ok := b.hist.Learned(req.Group); ok {
 		return n, false, ""
 	}
-	if p, ok := a.learning[req.Group]; ok {
+	if p, ok := b.learning[req.Group]; ok {
 		return 0, false, fmt.Sprintf("waits for %q to measure the group's GPU memory", p.req.Name)
 	}
 	return 0, true, ""
 }
 
 // settleLearningLocked learns from the trials whose memory has stopped growing.
-func (a *Admitter) settleLearningLocked() {
-	for _, p := range a.learning {
-		if p.flatLocked(a.snapAt) {
-			a.learnLocked(p)
+func (b *book) settleLearningLocked(now time.Time) {
+	for _, p := range b.learning {
+		if p.flatLocked(now) {
+			b.learnLocked(p)
 		}
 	}
 }
 
 // learnLocked fixes a group's need from its learning trial's peak; the trial keeps running,
 // now reserving what it taught.
-func (a *Admitter) learnLocked(p *Placement) {
+func (b *book) learnLocked(p *Placement) {
 	need := learnedNeed(p.peak)
-	a.hist.SetLearned(p.req.Group, p.req.Name, need)
-	delete(a.learning, p.req.Group)
+	b.hist.SetLearned(p.req.Group, p.req.Name, need)
+	delete(b.learning, p.req.Group)
 	p.learning, p.exclusive = false, false
 	p.reserve, p.settled = need, need
 }
@@ -71,32 +71,24 @@ func (a *Admitter) provisionLearnersLocked() {
 	}
 }
 
-// provisional is what a learning trial reserves on dev until its need is known: a quarter
-// of the device. It grows past that at its own risk: an out-of-memory error requeues it
-// with its measured need.
-func (a *Admitter) provisional(dev int) uint64 {
-	const step = 64 << 20
-	return a.snap[dev].Total / 4 / step * step
-}
-
 // endLearningLocked learns from a learning trial that ends before its memory settled. One
 // that used nothing teaches nothing: the group's next trial learns instead.
-func (a *Admitter) endLearningLocked(p *Placement) {
-	if !p.learning || a.learning[p.req.Group] != p {
+func (b *book) endLearningLocked(p *Placement) {
+	if !p.learning || b.learning[p.req.Group] != p {
 		return
 	}
 	if p.peak > 0 {
-		a.learnLocked(p)
+		b.learnLocked(p)
 		return
 	}
-	delete(a.learning, p.req.Group)
+	delete(b.learning, p.req.Group)
 }
 
 // abandonLearningLocked ends the learning of a learner that ran out of memory: what it held
 // when it failed is no need to learn from (Requeue records the need it showed instead).
-func (a *Admitter) abandonLearningLocked(p *Placement) {
-	if p.learning && a.learning[p.req.Group] == p {
-		delete(a.learning, p.req.Group)
+func (b *book) abandonLearningLocked(p *Placement) {
+	if p.learning && b.learning[p.req.Group] == p {
+		delete(b.learning, p.req.Group)
 	}
 	p.learning, p.exclusive = false, false
 }
