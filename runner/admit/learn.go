@@ -119,7 +119,6 @@ func learnedNeed(peak uint64) uint64 {
 func (a *Admitter) Requeue(p *Placement, oom OOM) (need uint64, requeues int, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	id := p.req.ID
 	var measured uint64
 	switch {
 	case a.exactLocked(p):
@@ -129,43 +128,51 @@ func (a *Admitter) Requeue(p *Placement, oom OOM) (need uint64, requeues int, er
 	}
 	// One allocation it tried is a need too, whatever is known of what it held: a trial
 	// that asked for 90 GiB at once fails here even where its processes are not told apart.
-	if most := a.largestLocked(); max(measured, oom.Tried) > most {
-		return 0, a.requeues[id], fmt.Errorf("%w: it ran out of memory needing at least %s; the largest GPU gives %s after the margin",
+	most := a.largestLocked()
+	if max(measured, oom.Tried) > most {
+		return 0, a.requeues[p.req.ID], fmt.Errorf("%w: it ran out of memory needing at least %s; the largest GPU gives %s after the margin",
 			ErrNeverFits, gpu.FormatSize(max(measured, oom.Tried)), gpu.FormatSize(most))
 	}
+	return a.requeue(p, measured, most)
+}
+
+// requeue books a requeue of p after it ran out of memory having measured measured (0:
+// not known), and decides its next need, at most most: see Requeue.
+func (b *book) requeue(p *Placement, measured, most uint64) (need uint64, requeues int, err error) {
+	id := p.req.ID
 	cur := max(p.reserve, p.Need)
 	if p.settled > 0 { // beyond its settled need, it is no victim of another's
 		cur = p.settled
 	}
-	victim := measured > 0 && measured <= cur+cur/20 && a.oomRetries > 0
-	charged := a.requeues[id] - a.victims[id]
+	victim := measured > 0 && measured <= cur+cur/20 && b.oomRetries > 0
+	charged := b.requeues[id] - b.victims[id]
 	switch {
-	case victim && a.victims[id] >= victimRetries:
-		return 0, a.requeues[id], fmt.Errorf("out of GPU memory %d times within its need of %s: other trials use more than they declared", a.victims[id]+1, gpu.FormatSize(cur))
-	case !victim && charged >= a.oomRetries:
-		return 0, a.requeues[id], fmt.Errorf("out of GPU memory %d times (oom-retries: %d); it needed at least %s", charged+1, a.oomRetries, gpu.FormatSize(measured))
+	case victim && b.victims[id] >= victimRetries:
+		return 0, b.requeues[id], fmt.Errorf("out of GPU memory %d times within its need of %s: other trials use more than they declared", b.victims[id]+1, gpu.FormatSize(cur))
+	case !victim && charged >= b.oomRetries:
+		return 0, b.requeues[id], fmt.Errorf("out of GPU memory %d times (oom-retries: %d); it needed at least %s", charged+1, b.oomRetries, gpu.FormatSize(measured))
 	}
-	a.requeues[id]++
-	a.abandonLearningLocked(p)
+	b.requeues[id]++
+	b.abandonLearningLocked(p)
 	p.raisedNeed = false // its need is decided here, not settled from this attempt's peak
 	switch {
 	case victim:
-		a.victims[id]++
+		b.victims[id]++
 		need = max(cur, measured)
 	case measured == 0: // nothing measured, nothing said: grow boldly all the same
 		need = 2 * max(cur, 256<<20)
 	default:
 		need = 2 * measured
-		a.groupRaised[p.req.Group] = max(a.groupRaised[p.req.Group], learnedNeed(measured))
+		b.groupRaised[p.req.Group] = max(b.groupRaised[p.req.Group], learnedNeed(measured))
 	}
-	need = min(roundUp(need, 256<<20), a.largestLocked())
-	a.raised[id] = need
+	need = min(roundUp(need, 256<<20), most)
+	b.raised[id] = need
 	if p.req.Auto && measured > 0 {
-		if learned, _ := a.hist.Learned(p.req.Group); learnedNeed(measured) > learned {
-			a.hist.SetLearned(p.req.Group, p.req.Name, learnedNeed(measured))
+		if learned, _ := b.hist.Learned(p.req.Group); learnedNeed(measured) > learned {
+			b.hist.SetLearned(p.req.Group, p.req.Name, learnedNeed(measured))
 		}
 	}
-	return need, a.requeues[id], nil
+	return need, b.requeues[id], nil
 }
 
 // victimRetries bounds the requeues of a trial that ran out of memory within its own need.
