@@ -186,9 +186,9 @@ func (a *Admitter) candidatesLocked(need uint64, learning bool) ([]candidate, st
 		}
 		note := fmt.Sprintf("GPU%d %s free, %s reserved", i, gpu.FormatSize(d.Free), gpu.FormatSize(reserved))
 		switch {
-		case a.exclusiveLocked(i):
+		case a.devs[i].exclusive():
 			note += " (learning a trial's need)"
-		case a.tyingLocked(i, now):
+		case a.devs[i].tying(a.pids, now):
 			note += " (tying a just-started trial to its processes)"
 		case alone && len(a.devs[i].trials) > 0:
 		case alone && a.devs[i].draining > 0:
@@ -220,10 +220,6 @@ func (a *Admitter) largestLocked() uint64 {
 		most = max(most, sub(d.Total, a.margin.For(d.Total)))
 	}
 	return most
-}
-
-func (a *Admitter) exclusiveLocked(dev int) bool {
-	return slices.ContainsFunc(a.devs[dev].trials, func(p *Placement) bool { return p.exclusive })
 }
 
 // Release frees a placement when its trial ends.

@@ -192,13 +192,13 @@ func (a *Admitter) checkNoneLocked(dev int, now time.Time) {
 	}
 }
 
-// tyingLocked reports whether dev must not take another launch yet: where processes are
-// tied by order, a launch there is not tied yet.
-func (a *Admitter) tyingLocked(dev int, now time.Time) bool {
-	if a.pids != PIDsUnknown && a.pids != PIDsElsewhere {
+// tying reports whether the device must not take another launch yet: where processes are
+// tied by order (pids), a launch there is not tied yet.
+func (st *devState) tying(pids PIDs, now time.Time) bool {
+	if pids != PIDsUnknown && pids != PIDsElsewhere {
 		return false
 	}
-	for _, p := range a.devs[dev].trials {
+	for _, p := range st.trials {
 		if p.openLocked(now) {
 			return true
 		}

@@ -1,6 +1,9 @@
 package admit
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // devState is what the admitter keeps of one device between measurements: the trials
 // placed there, the processes seen there and whose each is, and the memory others use
@@ -16,4 +19,9 @@ type devState struct {
 	drainSince time.Time             // when a trial here last ended
 	lastUsed   uint64                // the use last measured, to see draining memory go
 	bareSince  time.Time             // since when it has grown under trials and shown no process
+}
+
+// exclusive reports whether a trial here learns its need alone on the device.
+func (st *devState) exclusive() bool {
+	return slices.ContainsFunc(st.trials, func(p *Placement) bool { return p.exclusive })
 }

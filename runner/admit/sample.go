@@ -67,7 +67,7 @@ func (a *Admitter) Start(ctx context.Context, onSample func(Sample)) {
 // and the launches waiting for it, come sooner.
 func (a *Admitter) tyingAnyLocked(now time.Time) bool {
 	for i := range a.devs {
-		if a.tyingLocked(i, now) {
+		if a.devs[i].tying(a.pids, now) {
 			return true
 		}
 	}
