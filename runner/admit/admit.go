@@ -17,7 +17,6 @@ package admit
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -76,41 +75,17 @@ type Options struct {
 }
 
 // Admitter places GPU trials. Its methods are safe for concurrent use.
+//
+// It is three parts under one lock: the meter measures the devices and the processes on
+// them (meter.go); the book keeps what trials need, learned and raised (book.go); the
+// admitter itself keeps the placements on each device (devState) and decides where a
+// trial goes.
 type Admitter struct {
-	probe      gpu.Probe
-	margin     Margin
-	oomRetries int
-	hist       Needs
-	lineage    func(pid int) (proc.Lineage, bool)
-	now        func() time.Time
-
-	mu          sync.Mutex
-	snap        []gpu.Device // the last measurement
-	snapAt      time.Time
-	snapErr     error
-	devs        []devState
-	pids        PIDs                  // whose PIDs the driver reports
-	raised      map[int]uint64        // trial ID → need raised after running out of memory
-	groupRaised map[string]uint64     // group → need a sibling's out-of-memory showed
-	requeues    map[int]int           // trial ID → times requeued after running out of memory
-	victims     map[int]int           // trial ID → of those, times it had stayed within its need
-	learning    map[string]*Placement // group → the trial that learns its need
-
-	cancel context.CancelFunc
-	done   chan struct{}
-
-	changed chan struct{} // closed at the next sample or release: see Changed
-}
-
-type devState struct {
-	baseline   uint64                // use by others: what it was when none of runall's trials ran here
-	trials     []*Placement          // in launch order
-	procs      map[uint32]*Placement // processes seen here, and the trial each is (nil: none of runall's)
-	releasedAt time.Time             // when the last trial here ended
-	draining   uint64                // memory ended trials held here, not yet given back (drain.go)
-	drainSince time.Time             // when a trial here last ended
-	lastUsed   uint64                // the use last measured, to see draining memory go
-	bareSince  time.Time             // since when it has grown under trials and shown no process
+	mu     sync.Mutex
+	margin Margin     // kept free on every device
+	devs   []devState // per device: its trials, baseline and processes
+	meter
+	book
 }
 
 // sampleEvery is how often the devices are measured while GPU trials run.
@@ -132,17 +107,9 @@ func New(o Options) *Admitter {
 		o.Now = time.Now
 	}
 	return &Admitter{
-		probe:       o.Probe,
-		margin:      o.Margin,
-		oomRetries:  o.OOMRetries,
-		hist:        o.History,
-		lineage:     o.Lineage,
-		now:         o.Now,
-		raised:      map[int]uint64{},
-		groupRaised: map[string]uint64{},
-		requeues:    map[int]int{},
-		victims:     map[int]int{},
-		learning:    map[string]*Placement{},
+		margin: o.Margin,
+		meter:  meter{probe: o.Probe, lineage: o.Lineage, now: o.Now},
+		book:   newBook(o.History, o.OOMRetries),
 	}
 }
 
@@ -219,9 +186,9 @@ func (a *Admitter) candidatesLocked(need uint64, learning bool) ([]candidate, st
 		}
 		note := fmt.Sprintf("GPU%d %s free, %s reserved", i, gpu.FormatSize(d.Free), gpu.FormatSize(reserved))
 		switch {
-		case a.exclusiveLocked(i):
+		case a.devs[i].exclusive():
 			note += " (learning a trial's need)"
-		case a.tyingLocked(i, now):
+		case a.devs[i].tying(a.pids, now):
 			note += " (tying a just-started trial to its processes)"
 		case alone && len(a.devs[i].trials) > 0:
 		case alone && a.devs[i].draining > 0:
@@ -255,13 +222,6 @@ func (a *Admitter) largestLocked() uint64 {
 	return most
 }
 
-func (a *Admitter) exclusiveLocked(dev int) bool {
-	return slices.ContainsFunc(a.devs[dev].trials, func(p *Placement) bool { return p.exclusive })
-}
-
-// perTrialLocked reports whether trials' memory is known from their own processes.
-func (a *Admitter) perTrialLocked() bool { return a.pids == PIDsHere || a.pids == PIDsElsewhere }
-
 // Release frees a placement when its trial ends.
 func (a *Admitter) Release(p *Placement) {
 	a.mu.Lock()
@@ -272,7 +232,7 @@ func (a *Admitter) Release(p *Placement) {
 	a.endLearningLocked(p)
 	now := a.now()
 	for _, d := range p.Devices {
-		a.drainLocked(p, d, now)
+		a.devs[d].drain(p, d, a.snap[d].Used, a.exactLocked, now)
 		st := &a.devs[d]
 		st.trials = slices.DeleteFunc(st.trials, func(q *Placement) bool { return q == p })
 		for pid, owner := range st.procs {
@@ -297,13 +257,6 @@ func (a *Admitter) Changed() <-chan struct{} {
 		a.changed = make(chan struct{})
 	}
 	return a.changed
-}
-
-func (a *Admitter) changedLocked() {
-	if a.changed != nil {
-		close(a.changed)
-		a.changed = nil
-	}
 }
 
 // Started tells the admitter that one of p's attempts started, its shell leading process

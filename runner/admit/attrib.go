@@ -62,8 +62,8 @@ const (
 )
 
 // exactLocked reports whether p's memory is known from its own processes.
-func (a *Admitter) exactLocked(p *Placement) bool {
-	return (a.pids == PIDsHere || a.pids == PIDsElsewhere) && !p.ambiguous
+func (m *meter) exactLocked(p *Placement) bool {
+	return m.perTrialLocked() && !p.ambiguous
 }
 
 // attributeLocked takes the processes on dev and gives each new one an owner: a trial of
@@ -180,7 +180,7 @@ func (a *Admitter) setPIDsLocked(m PIDs) {
 // memory may be read a moment apart, never for that long).
 func (a *Admitter) checkNoneLocked(dev int, now time.Time) {
 	st := &a.devs[dev]
-	if len(st.trials) == 0 || a.grownLocked(dev) < noneAfter {
+	if len(st.trials) == 0 || st.grown(a.snap[dev].Used) < noneAfter {
 		st.bareSince = time.Time{}
 		return
 	}
@@ -192,13 +192,13 @@ func (a *Admitter) checkNoneLocked(dev int, now time.Time) {
 	}
 }
 
-// tyingLocked reports whether dev must not take another launch yet: where processes are
-// tied by order, a launch there is not tied yet.
-func (a *Admitter) tyingLocked(dev int, now time.Time) bool {
-	if a.pids != PIDsUnknown && a.pids != PIDsElsewhere {
+// tying reports whether the device must not take another launch yet: where processes are
+// tied by order (pids), a launch there is not tied yet.
+func (st *devState) tying(pids PIDs, now time.Time) bool {
+	if pids != PIDsUnknown && pids != PIDsElsewhere {
 		return false
 	}
-	for _, p := range a.devs[dev].trials {
+	for _, p := range st.trials {
 		if p.openLocked(now) {
 			return true
 		}
@@ -226,9 +226,9 @@ func (p *Placement) hasRoot(l proc.Lineage) bool {
 // usageLocked updates every trial's usage and peak on dev: its processes' memory where
 // that is known, else its share of the growth they do not explain.
 func (a *Admitter) usageLocked(dev int) {
-	a.lowerBaselineLocked(dev)
 	st := &a.devs[dev]
-	grown := a.grownLocked(dev)
+	st.lowerBaseline(dev, a.snap[dev].Used, a.exactLocked)
+	grown := st.grown(a.snap[dev].Used)
 	var estimated []*Placement
 	for _, p := range st.trials {
 		if a.exactLocked(p) {
@@ -276,11 +276,15 @@ func shares(trials []*Placement, grown uint64) map[*Placement]uint64 {
 // trial its reservation less what its processes hold; the estimated ones together, their
 // reservations less the growth no trial's processes explain.
 func (a *Admitter) reservedOnLocked(dev int) uint64 {
-	st := &a.devs[dev]
-	grown := a.grownLocked(dev)
+	return a.devs[dev].reserved(dev, a.snap[dev].Used, a.exactLocked)
+}
+
+// reserved is reservedOnLocked for this device, dev, using used.
+func (st *devState) reserved(dev int, used uint64, exact func(*Placement) bool) uint64 {
+	grown := st.grown(used)
 	var reserved, estimated uint64
 	for _, p := range st.trials {
-		if a.exactLocked(p) {
+		if exact(p) {
 			reserved += sub(p.reserve, p.usage[dev])
 			grown = sub(grown, p.usage[dev])
 		} else {
@@ -294,12 +298,10 @@ func (a *Admitter) reservedOnLocked(dev int) uint64 {
 // ended: its memory is still being freed, and the baseline must not rise with it.
 const releaseSettle = 5 * time.Second
 
-// baselineLocked keeps the use of a device none of runall's trials runs on: what others
+// keepBaseline keeps the use of a device none of runall's trials runs on: what others
 // hold. Right after a trial ended there, its memory may still be on its way out; the
 // baseline then only falls, so that the next trial's growth is not hidden under it.
-func (a *Admitter) baselineLocked(dev int, now time.Time) {
-	st := &a.devs[dev]
-	used := a.snap[dev].Used
+func (st *devState) keepBaseline(used uint64, now time.Time) {
 	if now.Sub(st.releasedAt) < releaseSettle {
 		st.baseline = min(st.baseline, used)
 		return

@@ -9,14 +9,13 @@ import "time"
 // to estimated trials as theirs. So each device keeps what its ended trials held and it has
 // not yet been seen to give back: its draining memory, left out of the growth trials explain.
 
-// drainLocked records, at p's release, that what it held on dev is on its way out: no more
+// drain records, at p's release, that what it held on dev is on its way out: no more
 // than the device's growth that the trials still there do not explain, for memory freed at
 // once is gone already.
-func (a *Admitter) drainLocked(p *Placement, dev int, now time.Time) {
-	st := &a.devs[dev]
-	unexplained := sub(a.snap[dev].Used, st.baseline)
+func (st *devState) drain(p *Placement, dev int, used uint64, exact func(*Placement) bool, now time.Time) {
+	unexplained := sub(used, st.baseline)
 	for _, q := range st.trials {
-		if q != p && a.exactLocked(q) {
+		if q != p && exact(q) {
 			unexplained = sub(unexplained, q.usage[dev])
 		}
 	}
@@ -24,12 +23,10 @@ func (a *Admitter) drainLocked(p *Placement, dev int, now time.Time) {
 	st.drainSince = now
 }
 
-// drainedLocked updates dev's draining memory from a new measurement: what the device's use
+// drained updates the device's draining memory from a new measurement: what the device's use
 // fell by was given back, for runall's trials hold their memory until they end (a caching
 // allocator keeps what it took). What is not seen to go within releaseSettle is forgotten.
-func (a *Admitter) drainedLocked(dev int, now time.Time) {
-	st := &a.devs[dev]
-	used := a.snap[dev].Used
+func (st *devState) drained(used uint64, now time.Time) {
 	if used < st.lastUsed {
 		st.draining = sub(st.draining, st.lastUsed-used)
 	}
@@ -39,23 +36,21 @@ func (a *Admitter) drainedLocked(dev int, now time.Time) {
 	st.lastUsed = used
 }
 
-// grownLocked is how much more dev uses than when none of runall's trials ran there, less
+// grown is how much more the device uses than when none of runall's trials ran there, less
 // the memory of ended trials still on its way out.
-func (a *Admitter) grownLocked(dev int) uint64 {
-	st := &a.devs[dev]
-	return sub(a.snap[dev].Used, st.baseline+st.draining)
+func (st *devState) grown(used uint64) uint64 {
+	return sub(used, st.baseline+st.draining)
 }
 
-// lowerBaselineLocked lowers dev's baseline to what the device uses beyond runall's trials'
+// lowerBaseline lowers dev's baseline to what the device uses beyond runall's trials'
 // own processes, when it uses less: others can use no more than that. A baseline measured
 // while memory was still on its way out (a run that ended just before this one started)
 // would otherwise stay too high for as long as trials run there, hiding their growth. (The
 // processes are read before the use, so that they never show more than it: readProcessesLocked.)
-func (a *Admitter) lowerBaselineLocked(dev int) {
-	st := &a.devs[dev]
-	rest := a.snap[dev].Used
+func (st *devState) lowerBaseline(dev int, used uint64, exact func(*Placement) bool) {
+	rest := used
 	for _, p := range st.trials {
-		if a.exactLocked(p) {
+		if exact(p) {
 			rest = sub(rest, p.usage[dev])
 		}
 	}

@@ -13,37 +13,37 @@ const learnSettle = 10 * time.Second
 
 // needLocked is what req needs per device now, whether it is the trial that learns its
 // group's need, or why it must wait.
-func (a *Admitter) needLocked(req Request) (need uint64, learning bool, wait string) {
-	if n, ok := a.raised[req.ID]; ok {
+func (b *book) needLocked(req Request) (need uint64, learning bool, wait string) {
+	if n, ok := b.raised[req.ID]; ok {
 		return n, false, ""
 	}
 	if !req.Auto {
-		return max(req.Memory, a.groupRaised[req.Group]), false, ""
+		return max(req.Memory, b.groupRaised[req.Group]), false, ""
 	}
-	if n, ok := a.hist.Learned(req.Group); ok {
+	if n, ok := b.hist.Learned(req.Group); ok {
 		return n, false, ""
 	}
-	if p, ok := a.learning[req.Group]; ok {
+	if p, ok := b.learning[req.Group]; ok {
 		return 0, false, fmt.Sprintf("waits for %q to measure the group's GPU memory", p.req.Name)
 	}
 	return 0, true, ""
 }
 
 // settleLearningLocked learns from the trials whose memory has stopped growing.
-func (a *Admitter) settleLearningLocked() {
-	for _, p := range a.learning {
-		if p.flatLocked(a.snapAt) {
-			a.learnLocked(p)
+func (b *book) settleLearningLocked(now time.Time) {
+	for _, p := range b.learning {
+		if p.flatLocked(now) {
+			b.learnLocked(p)
 		}
 	}
 }
 
 // learnLocked fixes a group's need from its learning trial's peak; the trial keeps running,
 // now reserving what it taught.
-func (a *Admitter) learnLocked(p *Placement) {
+func (b *book) learnLocked(p *Placement) {
 	need := learnedNeed(p.peak)
-	a.hist.SetLearned(p.req.Group, p.req.Name, need)
-	delete(a.learning, p.req.Group)
+	b.hist.SetLearned(p.req.Group, p.req.Name, need)
+	delete(b.learning, p.req.Group)
 	p.learning, p.exclusive = false, false
 	p.reserve, p.settled = need, need
 }
@@ -71,32 +71,24 @@ func (a *Admitter) provisionLearnersLocked() {
 	}
 }
 
-// provisional is what a learning trial reserves on dev until its need is known: a quarter
-// of the device. It grows past that at its own risk: an out-of-memory error requeues it
-// with its measured need.
-func (a *Admitter) provisional(dev int) uint64 {
-	const step = 64 << 20
-	return a.snap[dev].Total / 4 / step * step
-}
-
 // endLearningLocked learns from a learning trial that ends before its memory settled. One
 // that used nothing teaches nothing: the group's next trial learns instead.
-func (a *Admitter) endLearningLocked(p *Placement) {
-	if !p.learning || a.learning[p.req.Group] != p {
+func (b *book) endLearningLocked(p *Placement) {
+	if !p.learning || b.learning[p.req.Group] != p {
 		return
 	}
 	if p.peak > 0 {
-		a.learnLocked(p)
+		b.learnLocked(p)
 		return
 	}
-	delete(a.learning, p.req.Group)
+	delete(b.learning, p.req.Group)
 }
 
 // abandonLearningLocked ends the learning of a learner that ran out of memory: what it held
 // when it failed is no need to learn from (Requeue records the need it showed instead).
-func (a *Admitter) abandonLearningLocked(p *Placement) {
-	if p.learning && a.learning[p.req.Group] == p {
-		delete(a.learning, p.req.Group)
+func (b *book) abandonLearningLocked(p *Placement) {
+	if p.learning && b.learning[p.req.Group] == p {
+		delete(b.learning, p.req.Group)
 	}
 	p.learning, p.exclusive = false, false
 }
@@ -127,7 +119,6 @@ func learnedNeed(peak uint64) uint64 {
 func (a *Admitter) Requeue(p *Placement, oom OOM) (need uint64, requeues int, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	id := p.req.ID
 	var measured uint64
 	switch {
 	case a.exactLocked(p):
@@ -137,43 +128,51 @@ func (a *Admitter) Requeue(p *Placement, oom OOM) (need uint64, requeues int, er
 	}
 	// One allocation it tried is a need too, whatever is known of what it held: a trial
 	// that asked for 90 GiB at once fails here even where its processes are not told apart.
-	if most := a.largestLocked(); max(measured, oom.Tried) > most {
-		return 0, a.requeues[id], fmt.Errorf("%w: it ran out of memory needing at least %s; the largest GPU gives %s after the margin",
+	most := a.largestLocked()
+	if max(measured, oom.Tried) > most {
+		return 0, a.requeues[p.req.ID], fmt.Errorf("%w: it ran out of memory needing at least %s; the largest GPU gives %s after the margin",
 			ErrNeverFits, gpu.FormatSize(max(measured, oom.Tried)), gpu.FormatSize(most))
 	}
+	return a.requeue(p, measured, most)
+}
+
+// requeue books a requeue of p after it ran out of memory having measured measured (0:
+// not known), and decides its next need, at most most: see Requeue.
+func (b *book) requeue(p *Placement, measured, most uint64) (need uint64, requeues int, err error) {
+	id := p.req.ID
 	cur := max(p.reserve, p.Need)
 	if p.settled > 0 { // beyond its settled need, it is no victim of another's
 		cur = p.settled
 	}
-	victim := measured > 0 && measured <= cur+cur/20 && a.oomRetries > 0
-	charged := a.requeues[id] - a.victims[id]
+	victim := measured > 0 && measured <= cur+cur/20 && b.oomRetries > 0
+	charged := b.requeues[id] - b.victims[id]
 	switch {
-	case victim && a.victims[id] >= victimRetries:
-		return 0, a.requeues[id], fmt.Errorf("out of GPU memory %d times within its need of %s: other trials use more than they declared", a.victims[id]+1, gpu.FormatSize(cur))
-	case !victim && charged >= a.oomRetries:
-		return 0, a.requeues[id], fmt.Errorf("out of GPU memory %d times (oom-retries: %d); it needed at least %s", charged+1, a.oomRetries, gpu.FormatSize(measured))
+	case victim && b.victims[id] >= victimRetries:
+		return 0, b.requeues[id], fmt.Errorf("out of GPU memory %d times within its need of %s: other trials use more than they declared", b.victims[id]+1, gpu.FormatSize(cur))
+	case !victim && charged >= b.oomRetries:
+		return 0, b.requeues[id], fmt.Errorf("out of GPU memory %d times (oom-retries: %d); it needed at least %s", charged+1, b.oomRetries, gpu.FormatSize(measured))
 	}
-	a.requeues[id]++
-	a.abandonLearningLocked(p)
+	b.requeues[id]++
+	b.abandonLearningLocked(p)
 	p.raisedNeed = false // its need is decided here, not settled from this attempt's peak
 	switch {
 	case victim:
-		a.victims[id]++
+		b.victims[id]++
 		need = max(cur, measured)
 	case measured == 0: // nothing measured, nothing said: grow boldly all the same
 		need = 2 * max(cur, 256<<20)
 	default:
 		need = 2 * measured
-		a.groupRaised[p.req.Group] = max(a.groupRaised[p.req.Group], learnedNeed(measured))
+		b.groupRaised[p.req.Group] = max(b.groupRaised[p.req.Group], learnedNeed(measured))
 	}
-	need = min(roundUp(need, 256<<20), a.largestLocked())
-	a.raised[id] = need
+	need = min(roundUp(need, 256<<20), most)
+	b.raised[id] = need
 	if p.req.Auto && measured > 0 {
-		if learned, _ := a.hist.Learned(p.req.Group); learnedNeed(measured) > learned {
-			a.hist.SetLearned(p.req.Group, p.req.Name, learnedNeed(measured))
+		if learned, _ := b.hist.Learned(p.req.Group); learnedNeed(measured) > learned {
+			b.hist.SetLearned(p.req.Group, p.req.Name, learnedNeed(measured))
 		}
 	}
-	return need, a.requeues[id], nil
+	return need, b.requeues[id], nil
 }
 
 // victimRetries bounds the requeues of a trial that ran out of memory within its own need.

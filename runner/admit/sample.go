@@ -67,7 +67,7 @@ func (a *Admitter) Start(ctx context.Context, onSample func(Sample)) {
 // and the launches waiting for it, come sooner.
 func (a *Admitter) tyingAnyLocked(now time.Time) bool {
 	for i := range a.devs {
-		if a.tyingLocked(i, now) {
+		if a.devs[i].tying(a.pids, now) {
 			return true
 		}
 	}
@@ -75,24 +75,17 @@ func (a *Admitter) tyingAnyLocked(now time.Time) bool {
 }
 
 // Stop ends the sampling Start began.
-func (a *Admitter) Stop() {
-	if a.cancel != nil {
-		a.cancel()
-		<-a.done
-	}
-}
+func (a *Admitter) Stop() { a.stop() }
 
 // sampleLocked measures the devices, and on those where trials run their processes; it
 // updates baselines, each trial's usage and peak, and learning.
 func (a *Admitter) sampleLocked() {
 	procs := a.readProcessesLocked()
-	devs, err := a.probe.Devices()
-	a.snapErr = err
-	if err != nil {
+	devs, ok := a.measureLocked()
+	if !ok {
 		return
 	}
-	now := a.now()
-	a.snap, a.snapAt = devs, now
+	now := a.snapAt
 	if len(a.devs) != len(devs) {
 		a.devs = make([]devState, len(devs))
 		for i := range devs {
@@ -100,9 +93,9 @@ func (a *Admitter) sampleLocked() {
 		}
 	}
 	for i := range devs {
-		a.drainedLocked(i, now)
+		a.devs[i].drained(devs[i].Used, now)
 		if len(a.devs[i].trials) == 0 {
-			a.baselineLocked(i, now)
+			a.devs[i].keepBaseline(devs[i].Used, now)
 			a.othersLocked(i)
 			continue
 		}

@@ -16,16 +16,16 @@ import "time"
 
 // raisedLocked reports whether req is admitted on a need runall raised after an out-of-memory
 // error, its own or a sibling's, rather than on the one it declared or learned.
-func (a *Admitter) raisedLocked(req Request) bool {
-	if _, ok := a.raised[req.ID]; ok {
+func (b *book) raisedLocked(req Request) bool {
+	if _, ok := b.raised[req.ID]; ok {
 		return true
 	}
-	return !req.Auto && a.groupRaised[req.Group] > req.Memory
+	return !req.Auto && b.groupRaised[req.Group] > req.Memory
 }
 
 // settleLocked settles the needs of the trials whose memory has stopped growing.
 func (a *Admitter) settleLocked() {
-	a.settleLearningLocked()
+	a.settleLearningLocked(a.snapAt)
 	for _, st := range a.devs {
 		for _, p := range st.trials {
 			if p.raisedNeed && p.settled == 0 && p.peakOwn && p.flatLocked(a.snapAt) {
@@ -37,20 +37,20 @@ func (a *Admitter) settleLocked() {
 
 // settleRaisedLocked settles a raised need to p's own peak plus the margin: p reserves it,
 // its next requeue starts from it, and its group's siblings need no less.
-func (a *Admitter) settleRaisedLocked(p *Placement) {
+func (b *book) settleRaisedLocked(p *Placement) {
 	need := learnedNeed(p.peak)
 	p.settled, p.reserve = need, need
-	if _, ok := a.raised[p.req.ID]; ok {
-		a.raised[p.req.ID] = need
+	if _, ok := b.raised[p.req.ID]; ok {
+		b.raised[p.req.ID] = need
 	}
 	if p.req.Auto {
-		if learned, _ := a.hist.Learned(p.req.Group); need > learned {
-			a.hist.SetLearned(p.req.Group, p.req.Name, need)
+		if learned, _ := b.hist.Learned(p.req.Group); need > learned {
+			b.hist.SetLearned(p.req.Group, p.req.Name, need)
 		}
 		return
 	}
-	if g := a.groupRaised[p.req.Group]; g > 0 {
-		a.groupRaised[p.req.Group] = max(g, need)
+	if g := b.groupRaised[p.req.Group]; g > 0 {
+		b.groupRaised[p.req.Group] = max(g, need)
 	}
 }
 
