@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -96,7 +97,7 @@ func (a *Attempt) Run(ctx context.Context) Outcome {
 	readers := p.read(a.Mask, a.OnLine)
 	waitErr, timedOut := a.wait(c, pgid)
 	out.Finished = time.Now()
-	p.drain(readers, 2*time.Second)
+	p.drain(readers, drainQuiet, drainMost)
 
 	out.TimedOut = timedOut
 	out.ExitCode, out.Signal = exitStatus(waitErr, c.ProcessState)
@@ -163,8 +164,19 @@ func (a *Attempt) wait(c *exec.Cmd, pgid int) (err error, timedOut bool) {
 	}
 }
 
+// Once the shell is gone, its pipes are read until they end, or until no line has come for
+// drainQuiet (a background process holds them), or for drainMost at most (one that never
+// stops writing). A slow consumer of the lines keeps them coming, so its lines are not lost.
+const (
+	drainQuiet = 2 * time.Second
+	drainMost  = 30 * time.Second
+)
+
 // pipes are a command's stdout and stderr, read line by line.
-type pipes struct{ stdout, stderr *os.File }
+type pipes struct {
+	stdout, stderr *os.File
+	lastLine       atomic.Int64 // unix nanoseconds of the last line handed on
+}
 
 func newPipes(c *exec.Cmd) (*pipes, error) {
 	stdoutR, stdoutW, err := os.Pipe()
@@ -189,6 +201,7 @@ func (p *pipes) read(mask Masker, onLine func(stream, line string)) *sync.WaitGr
 	emit := func(stream, line string) {
 		mu.Lock()
 		onLine(stream, line)
+		p.lastLine.Store(time.Now().UnixNano())
 		mu.Unlock()
 	}
 	var readers sync.WaitGroup
@@ -198,18 +211,28 @@ func (p *pipes) read(mask Masker, onLine func(stream, line string)) *sync.WaitGr
 	return &readers
 }
 
-// drain gives the pipes a moment to empty once the shell is gone, then stops reading
-// whatever background process still holds them.
-func (p *pipes) drain(readers *sync.WaitGroup, wait time.Duration) {
+// drain reads the pipes until they end once the shell is gone, then stops reading
+// whatever background process still holds them: after quiet without a line, or at most.
+func (p *pipes) drain(readers *sync.WaitGroup, quiet, most time.Duration) {
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(wait):
-		p.closeRead()
-		<-drained
+	deadline := time.Now().Add(most)
+	tick := time.NewTicker(quiet / 8)
+	defer tick.Stop()
+	for {
+		select {
+		case <-drained:
+			p.closeRead()
+			return
+		case now := <-tick.C:
+			since := now.Sub(time.Unix(0, max(p.lastLine.Load(), deadline.Add(-most).UnixNano())))
+			if since >= quiet || now.After(deadline) {
+				p.closeRead()
+				<-drained
+				return
+			}
+		}
 	}
-	p.closeRead()
 }
 
 func (p *pipes) closeRead() {

@@ -2,11 +2,13 @@ package proc
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -242,4 +244,22 @@ func childrenOf(pid int) []int {
 		}
 	}
 	return out
+}
+
+// A consumer slower than the command loses none of its lines: the pipes are read for as
+// long as lines keep coming, not for a fixed time after the shell ends.
+func TestAttemptSlowConsumerGetsEveryLine(t *testing.T) {
+	// 200 KB, more than the pipe and the reader's buffer hold: when the shell ends, some
+	// of it still waits in the pipe, and the consumer needs about 5 s for all of it.
+	const n = 2000
+	var got atomic.Int64
+	a := &Attempt{Cmd: fmt.Sprintf("seq %d | sed 's/$/ %s/'", n, strings.Repeat("x", 95)),
+		Procs: NewTable(), KillWait: time.Second,
+		OnLine: func(string, string) { time.Sleep(2500 * time.Microsecond); got.Add(1) }}
+	if out := a.Run(context.Background()); !out.OK() {
+		t.Fatalf("outcome %+v", out)
+	}
+	if got.Load() != n {
+		t.Errorf("%d lines reached the consumer, want %d", got.Load(), n)
+	}
 }
