@@ -29,6 +29,7 @@ type rawTask struct {
 	gpuMemory                                *gpuMemory
 	gpus                                     int // 0: not set
 	gpuCap                                   *bool
+	hostMemory                               *hostMemory
 	upload                                   []*rawUpload
 
 	parallel []*rawTask // parallel-tasks:
@@ -59,7 +60,7 @@ var taskKeys = []string{
 	"show-task-output", "log-path", "url", "md5", "sudo", "for-each", "parallel-tasks",
 	"collapse-on-completion", "event-driven", "show-task-times",
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "upload",
-	"metrics", "order",
+	"metrics", "order", "memory",
 }
 
 var (
@@ -140,6 +141,8 @@ func (t *rawTask) UnmarshalYAML(n *yaml.Node) error {
 			t.gpus, _ = d.integer(p, 1)
 		case "gpu-memory-cap":
 			t.gpuCap = d.boolean(p)
+		case "memory":
+			t.hostMemory = decodeHostMemory(d, p)
 		case "upload":
 			t.upload = decodeTransfers[rawUpload](d, p)
 		case "order":
