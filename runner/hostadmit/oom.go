@@ -1,0 +1,86 @@
+package hostadmit
+
+import (
+	"fmt"
+
+	"github.com/runall/runall/gpu"
+)
+
+// OOMKilled says whether the kernel's OOM killer took p's trial: killed is whether its
+// process died of SIGKILL (or its shell reported one, exit 137) that runall did not send;
+// it was the OOM killer's for certain when the cgroup's oom_kill counter rose while the
+// trial ran. The reason names the limit and the use just before the kill.
+func (a *Admitter) OOMKilled(p *Placement, killed bool) (reason string, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !killed || a.snapErr != nil {
+		return "", false
+	}
+	a.sampleLocked()
+	if !a.snap.HasOOMKills || a.snap.OOMKills <= p.oomStart {
+		return "", false
+	}
+	var used uint64
+	for _, u := range a.recent {
+		used = max(used, u.used)
+	}
+	return fmt.Sprintf("killed by the kernel's OOM killer: the container's memory limit is %s, in use %s",
+		gpu.FormatSize(a.snap.Limit), gpu.FormatSize(used)), true
+}
+
+// Requeue is the admitter's answer to a trial the OOM killer took: whether it goes again,
+// and with what need; requeues counts its requeues so far, this one included.
+//
+// The kill came while the trial's processes held their peak, so its need is at least that.
+// A trial that went beyond its need under-declared it: it goes again needing half as much
+// again as its peak, at least twice its old need, and its group's waiting trials need the
+// peak too. A trial that stayed within its need was killed for a neighbour's excess: it
+// goes again with the same need, not counted against oom-retries (up to victimRetries of
+// them; none with oom-retries: 0). Never beyond the limit less the margin: a peak beyond
+// that fails the trial with ErrNeverFits.
+func (a *Admitter) Requeue(p *Placement) (need uint64, requeues int, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	id := p.req.ID
+	measured := p.peak
+	most := a.mostLocked()
+	if measured > most {
+		return 0, a.requeues[id], fmt.Errorf("%w: it was killed holding %s; the container's limit gives %s after the margin",
+			ErrNeverFits, gpu.FormatSize(measured), gpu.FormatSize(most))
+	}
+	cur := p.Need
+	victim := cur > 0 && measured <= cur+cur/20 && a.oomRetries > 0
+	charged := a.requeues[id] - a.victims[id]
+	switch {
+	case victim && a.victims[id] >= victimRetries:
+		return 0, a.requeues[id], fmt.Errorf("killed by the OOM killer %d times within its need of %s: other trials use more host memory than they declared",
+			a.victims[id]+1, gpu.FormatSize(cur))
+	case !victim && charged >= a.oomRetries:
+		return 0, a.requeues[id], fmt.Errorf("killed by the OOM killer %d times (oom-retries: %d); it held %s when killed",
+			charged+1, a.oomRetries, gpu.FormatSize(measured))
+	}
+	a.requeues[id]++
+	if victim {
+		a.victims[id]++
+		need = cur
+	} else {
+		need = max(2*cur, measured+measured/2, 64<<20)
+		a.groupRaised[p.req.Group] = max(a.groupRaised[p.req.Group], learnedNeed(measured))
+		if p.req.Auto {
+			if learned, _ := a.needs.Learned(p.req.Group); learnedNeed(measured) > learned {
+				a.needs.SetLearned(p.req.Group, p.req.Name, learnedNeed(measured))
+			}
+		}
+	}
+	need = min(roundUp(need, 64<<20), most)
+	a.raised[id] = need
+	return need, a.requeues[id], nil
+}
+
+// victimRetries bounds the requeues of a trial killed within its own need.
+const victimRetries = 3
+
+// RequeueReason says why a requeued trial waits, for its waiting line.
+func RequeueReason(need uint64) string {
+	return "requeued after the OOM killer took it; now needs " + gpu.FormatSize(need) + " of host memory"
+}
