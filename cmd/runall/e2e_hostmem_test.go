@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -70,5 +71,29 @@ func TestHostMemoryNoAdmission(t *testing.T) {
 	r.wantCode(t, 1)
 	if ok := len(res.Tasks) - len(killed); ok < 1 {
 		t.Errorf("every trial was killed: the ones left should have had room to finish\n%v", r)
+	}
+}
+
+// TestResourcesInCgroup: runall resources shows the limit of the container it runs in.
+func TestResourcesInCgroup(t *testing.T) {
+	cg := newMemCgroup(t, 768<<20)
+	e := newE2E(t)
+	r := e.runIn(cg, "resources", "--fake-gpus", "16GiB")
+	r.wantCode(t, 0)
+	for _, want := range []string{"HOST MEMORY  (cgroup ", cg.dir, "limit      768 MiB\n", "oom kills  0\n", "GPU0  Simulated GPU: 16.0 GiB total"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q\n%v", want, r)
+		}
+	}
+	r = e.runIn(cg, "resources", "--json")
+	var out struct {
+		Host struct {
+			Limit   uint64 `json:"limit_bytes"`
+			Limited bool   `json:"limited"`
+			Room    uint64 `json:"room_bytes"`
+		} `json:"host_memory"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Host.Limit != 768<<20 || !out.Host.Limited || out.Host.Room == 0 || out.Host.Room >= 768<<20 {
+		t.Errorf("json %+v (%v)\n%v", out, err, r)
 	}
 }
