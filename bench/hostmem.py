@@ -5,8 +5,9 @@ max-parallel-commands 6, run four ways in one session:
 
   1. host admission: memory: 450MiB;
   2. memory: auto (learned from the first trial, then admitted by it);
-  3. one trial at a time (max-parallel-commands: 1, no host need);
-  4. no admission (no host need): the kernel's OOM killer finds the limit.
+  3. under-declared: memory: 100MiB (OOM kills recognised, trials requeued with a raised need);
+  4. one trial at a time (max-parallel-commands: 1, no host need);
+  5. no admission (no host need): the kernel's OOM killer finds the limit.
 
 Needs root and a cgroup v1 memory controller (or v2 with memory delegated):
 
@@ -116,8 +117,9 @@ def run(label, text, parent, v, work):
         cur += e
         most = max(most, cur)
     ok = sum(t["status"] == "ok" for t in tasks)
+    requeues = sum(t.get("oom_requeues", 0) for t in tasks)
     makespan = max(_ts(t["finished_at"]) for t in tasks) - min(_ts(t["started_at"]) for t in tasks)
-    return {"label": label, "makespan": makespan, "wall": wall, "ok": ok, "kills": kills, "most": most,
+    return {"label": label, "makespan": makespan, "wall": wall, "ok": ok, "kills": kills, "requeues": requeues, "most": most,
             "exit": p.returncode, "runall_killed": p.returncode < 0}
 
 
@@ -127,17 +129,18 @@ def main():
     rows = [
         run("host admission (memory: 450MiB)", sweep("450MiB", TRIALS), parent, v, work),
         run("memory: auto", sweep("auto", TRIALS), parent, v, work),
+        run("under-declared (memory: 100MiB)", sweep("100MiB", TRIALS), parent, v, work),
         run("one at a time (max-parallel-commands: 1)", sweep("", 1), parent, v, work),
         run("no admission", sweep("", TRIALS), parent, v, work),
     ]
     base = rows[0]["makespan"]
     print(f"cgroup {v}, limit {LIMIT >> 20} MiB, {TRIALS} trials of {MIB} MiB (grow {OVER} s, hold {HOLD} s)\n")
-    print("| run | makespan (s) | vs host admission | most at once | trials ok | OOM kills | runall exit |")
-    print("|---|---|---|---|---|---|---|")
+    print("| run | makespan (s) | vs host admission | most at once | trials ok | OOM kills | OOM requeues | runall exit |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         ex = "killed" if r["runall_killed"] else str(r["exit"])
         print(f"| {r['label']} | {r['makespan']:.2f} | {r['makespan'] / base:.2f}x | {r['most']} | "
-              f"{r['ok']}/{TRIALS} | {r['kills']} | {ex} |")
+              f"{r['ok']}/{TRIALS} | {r['kills']} | {r['requeues']} | {ex} |")
 
 
 if __name__ == "__main__":
