@@ -18,7 +18,7 @@ K8S_TEST := examples/k8s/test
 DEMO_GPUS ?= 32GiB,32GiB
 
 # The fuzz targets (package:target) and how long `make fuzz` runs each.
-FUZZ_TARGETS := ./runner/plan:FuzzLoad ./runner/plan:FuzzDuration ./gpu:FuzzParseSize
+FUZZ_TARGETS := ./runner/plan:FuzzLoad ./runner/plan:FuzzDuration ./size:FuzzParse
 FUZZTIME ?= 20s
 
 .DEFAULT_GOAL := build

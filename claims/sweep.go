@@ -19,7 +19,7 @@ import (
 const (
 	sweepKey   = "sweep.json"   // the task file's identity, written by the first runall
 	claimDir   = "claims/"      // claims/<trial>.json: who holds a trial, renewed while it runs
-	doneDir    = "done/"        // done/<trial>.json: how a trial ended, written once
+	doneDir    = DoneDir        // done/<trial>.json: how a trial ended, written once
 	ResultsKey = "results.json" // the merged results, written when every trial is done
 )
 
@@ -86,6 +86,9 @@ type Record struct {
 	FinishedAt time.Time       `json:"finished_at"`
 	Result     json.RawMessage `json:"result,omitempty"` // the runner's own record of the trial
 }
+
+// DoneDir is where a trial's record is under the prefix: done/<trial>.json.
+const DoneDir = "done/"
 
 // ErrTaken is a trial that another runall holds under a live claim.
 var ErrTaken = errors.New("claimed by another runall")
@@ -309,6 +312,7 @@ func (s *Sweep) Records(ctx context.Context, keys []string) ([]Record, error) {
 			if err := json.Unmarshal(b, rec); err != nil {
 				return nil, fmt.Errorf("%s%s.json is not a runall record: %w", doneDir, k, err)
 			}
+			rec.Key = k // where it was read, whatever it says
 			s.mu.Lock()
 			s.records[k] = rec
 			s.mu.Unlock()

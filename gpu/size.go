@@ -1,55 +1,9 @@
 package gpu
 
-import (
-	"fmt"
-	"math"
-	"strconv"
-	"strings"
-)
+import "github.com/runall/runall/size"
 
-var sizeUnits = []struct {
-	suffix string
-	mult   float64
-}{
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
-	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40},
-	{"B", 1},
-}
+// ParseSize reads a memory size such as "7GiB": size.Parse, for gpu's callers.
+func ParseSize(s string) (uint64, error) { return size.Parse(s) }
 
-// ParseSize reads a memory size such as "7GiB", "512MiB", "1.5GB" or "1048576" (bytes).
-// Binary units (KiB, MiB, GiB) are powers of 1024, decimal ones (KB, MB, GB) powers of 1000;
-// the bare letters K, M, G are taken as binary, as nvidia-smi and Kubernetes users expect.
-func ParseSize(s string) (uint64, error) {
-	t := strings.TrimSpace(s)
-	mult := 1.0
-	for _, u := range sizeUnits {
-		if len(t) > len(u.suffix) && strings.EqualFold(t[len(t)-len(u.suffix):], u.suffix) {
-			// Case-insensitive, but "Gb"-style bits are not a thing here; accept kib/gib too.
-			t, mult = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(t, 64)
-	if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
-		return 0, fmt.Errorf("invalid size %q: want a number with a unit, such as 7GiB, 512MiB or 2GB", s)
-	}
-	v := n * mult
-	if v >= math.MaxUint64 {
-		return 0, fmt.Errorf("invalid size %q: too large", s)
-	}
-	return uint64(v), nil
-}
-
-// FormatSize prints bytes the way runall's messages do: "7.0 GiB", "512 MiB", "0 B".
-func FormatSize(b uint64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
-}
+// FormatSize prints bytes as "7.0 GiB": size.Format, for gpu's callers.
+func FormatSize(b uint64) string { return size.Format(b) }

@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/size"
 )
 
 // table is the trials table: every task, best first by the objective, sortable by any
@@ -91,7 +91,7 @@ func (p *page) gpuCells(t results.Task) {
 		if t.PeakEstimated() {
 			approx = "~"
 		}
-		p.cell(strconv.FormatUint(t.PeakGPUMemory, 10), approx+gpu.FormatSize(t.PeakGPUMemory), true)
+		p.cell(strconv.FormatUint(t.PeakGPUMemory, 10), approx+size.Format(t.PeakGPUMemory), true)
 	} else {
 		p.cell("", "", true)
 	}

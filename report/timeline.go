@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/size"
 )
 
 // The timeline: one row per GPU (and one for tasks that ran on none), each trial a bar from
@@ -203,7 +203,7 @@ func barTitle(t results.Task) string {
 		s += "\n" + t.Reason
 	}
 	if t.PeakGPUMemory > 0 {
-		s += "\npeak " + gpu.FormatSize(t.PeakGPUMemory)
+		s += "\npeak " + size.Format(t.PeakGPUMemory)
 	}
 	return s
 }
@@ -264,8 +264,8 @@ func (p *page) memoryStrip(b *strings.Builder, r *tlRow, y, h float64, x func(ti
 	flush()
 	fmt.Fprintf(&path, "L%.1f %.1fZ", col, base)
 	fmt.Fprintf(b, "<path class=\"mem\" d=\"%s\"><title>%s: used memory, peak %s of %s</title></path>\n",
-		path.String(), esc(r.id), gpu.FormatSize(peak), gpu.FormatSize(total))
-	fmt.Fprintf(b, "<text x=\"4\" y=\"%.1f\">memory, peak %s / %s</text>\n", y+h/2+4, gpu.FormatSize(peak), gpu.FormatSize(total))
+		path.String(), esc(r.id), size.Format(peak), size.Format(total))
+	fmt.Fprintf(b, "<text x=\"4\" y=\"%.1f\">memory, peak %s / %s</text>\n", y+h/2+4, size.Format(peak), size.Format(total))
 }
 
 // timeAxis draws ticks at a round interval under the rows, as time since the start.

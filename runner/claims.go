@@ -7,15 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/runall/runall/claims"
-	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/s3sync"
 )
 
@@ -34,35 +34,35 @@ type claimer struct {
 	keys  map[*plan.Task]string // each trial's key in the queue
 	order []string              // the keys in plan order
 
-	mu      sync.Mutex
-	view    claims.View                // the queue as last listed
-	viewAt  time.Time                  // when
-	held    map[*plan.Task]*trialLease // claims this runall holds
-	claimed map[*plan.Task]bool        // trials this runall claimed at some point
-	failed  bool                       // a trial of the sweep failed, here or elsewhere
+	mu     sync.Mutex
+	view   claims.View                // the queue as last listed
+	viewAt time.Time                  // when
+	held   map[*plan.Task]*trialLease // claims this runall holds
+	failed bool                       // a trial of the sweep failed, here or elsewhere
+
+	r        *run                // for watch, which stops a trial whose claim was lost
+	commands map[*plan.Task]bool // the trials' commands: whose failure fails the sweep
 }
 
-// trialKeys names every trial of the plan, in plan order, and hashes what decides them:
-// a file whose trials differ is another sweep.
+// trialKeys names every trial of the plan in the queue, in plan order, by its identity
+// (Task.Key, unique in the plan, as resume markers and history name it), and hashes what
+// decides them: a file whose trials differ is another sweep.
 func trialKeys(p *plan.Plan) (map[*plan.Task]string, []string, string) {
 	keys := map[*plan.Task]string{}
 	var order []string
-	seen := map[string]int{}
 	h := sha256.New()
-	for _, b := range p.Tasks {
-		for _, t := range b.Parallel {
-			sum := sha256.Sum256([]byte(t.Name + "\x00" + t.Cmd))
-			key := plan.Slug(t.Name) + "-" + hex.EncodeToString(sum[:6])
-			if seen[key]++; seen[key] > 1 {
-				key += "-" + strconv.Itoa(seen[key]) // the same trial twice: both run
-			}
-			keys[t] = key
-			order = append(order, key)
-			fmt.Fprintf(h, "%s\x00%s\x00%s\n", key, t.Name, t.Cmd)
-		}
+	for _, t := range p.Trials() {
+		key := trialKey(t)
+		keys[t] = key
+		order = append(order, key)
+		fmt.Fprintf(h, "%s\x00%s\x00%s\n", key, t.Name, t.Cmd)
 	}
 	return keys, order, hex.EncodeToString(h.Sum(nil))[:16]
 }
+
+// trialKey is a trial's name in the claims queue and its resume marker: readable, and
+// unique by its Key.
+func trialKey(t *plan.Task) string { return plan.Slug(t.Name) + "-" + t.Key }
 
 // openClaims joins the sweep when the run takes its trials from claims. It reports whether
 // every trial was already done.
@@ -90,7 +90,14 @@ func (r *run) openClaims(ctx context.Context) (complete bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("claims %s: %w", where, err)
 	}
-	r.claims = &claimer{sweep: sweep, where: where, keys: keys, order: order, held: map[*plan.Task]*trialLease{}, claimed: map[*plan.Task]bool{}}
+	r.claims = &claimer{sweep: sweep, where: where, keys: keys, order: order, held: map[*plan.Task]*trialLease{},
+		r: r, commands: map[*plan.Task]bool{}}
+	for _, t := range r.plan.Trials() {
+		for _, cmd := range trialCommands(t) {
+			r.claims.commands[cmd] = true
+		}
+	}
+	r.stream.Add(r.claims)
 	view, err := sweep.Refresh(ctx)
 	if err != nil {
 		return false, fmt.Errorf("claims %s: %w", where, err)
@@ -119,99 +126,110 @@ func (r *run) claimStoreS3(ctx context.Context) (claims.Store, error) {
 	return claims.NewS3(client, r.opts.Claims)
 }
 
-// runParallel runs a parallel block: all of it, or with claims, the trials this runall
-// claims as the admitter makes room for them.
-func (r *run) runParallel(ctx context.Context, b *plan.Task, env []string) {
-	if r.claims == nil {
-		r.runBlock(ctx, b, env)
-		return
-	}
-	r.runClaimedBlock(ctx, b, env)
+// claimSource is a parallel block's trials as the claims queue hands them out: the ones
+// nobody holds, again and again, until every trial is done here, elsewhere, or here after
+// its claim expired elsewhere. Waiting for others' trials is what lets a trial whose Pod died
+// be taken over. A trial is claimed as it starts (Start) and recorded as it ends (Ended).
+type claimSource struct {
+	r    *run
+	c    *claimer
+	b    *plan.Task
+	poll time.Duration // how soon a runall that waits on others looks again
+	said string        // the last listing error told
+
+	mu      sync.Mutex
+	offered map[*plan.Task]bool // lined up or running here
 }
 
-// runClaimedBlock offers the scheduler the block's trials that nobody holds, again and
-// again, until every trial is done: here, elsewhere, or here after its claim expired
-// elsewhere. Waiting for others' trials is what lets a trial whose Pod died be taken over.
-func (r *run) runClaimedBlock(ctx context.Context, b *plan.Task, env []string) {
-	c := r.claims
-	defer c.releaseAll()
+// source is b's trials through the claims queue.
+func (c *claimer) source(r *run, b *plan.Task) *claimSource {
 	// How soon a runall that waits on others sees the sweep end, or a claim expire: a second
 	// at most, two LIST requests each time.
 	poll := min(max(c.sweep.Lease()/10, 100*time.Millisecond), time.Second)
-	said := ""
-	for !r.isHalted() && ctx.Err() == nil {
-		view, err := c.refresh(ctx)
-		if err != nil {
-			if msg := "claims: " + err.Error() + " (trying again)"; msg != said {
-				r.emit(event.Event{Kind: event.RunStatus, Line: msg})
-				said = msg
-			}
-			sleepCtx(ctx, poll)
-			continue
-		}
-		said = ""
-		var open []*plan.Task
-		left := 0
-		for _, t := range b.Parallel {
-			key := c.keys[t]
-			if view.Done[key] {
-				r.skip(t, "done by another runall of the sweep ("+c.where+")")
-				continue
-			}
-			left++
-			if !view.Claimed[key] || c.sweep.Stale(key) || c.holds(t) {
-				open = append(open, t)
-			}
-		}
-		if left == 0 {
-			return
-		}
-		if len(open) == 0 {
-			sleepCtx(ctx, poll)
-			continue
-		}
-		sub := *b
-		sub.Parallel = open
-		r.runBlock(ctx, &sub, env)
-		if !c.claimedAny(open) {
-			sleepCtx(ctx, poll) // all taken by others meanwhile: wait before looking again
-		}
-	}
+	return &claimSource{r: r, c: c, b: b, poll: poll, offered: map[*plan.Task]bool{}}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
+// Next lists the queue and offers the trials nobody else holds.
+func (s *claimSource) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
+	r, c := s.r, s.c
+	if r.isHalted() || ctx.Err() != nil {
+		return nil, false
 	}
+	view, err := c.refresh(ctx)
+	if err != nil {
+		if msg := "claims: " + err.Error() + " (trying again)"; msg != s.said {
+			r.emit(event.Event{Kind: event.RunStatus, Line: msg})
+			s.said = msg
+		}
+		return nil, true
+	}
+	s.said = ""
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var open []*sched.Trial
+	left := 0
+	for _, t := range s.b.Parallel {
+		key := c.keys[t]
+		if view.Done[key] {
+			r.skip(t, "done by another runall of the sweep ("+c.where+")")
+			continue
+		}
+		left++
+		if !s.offered[t] && (!view.Claimed[key] || c.sweep.Stale(key) || c.holds(t)) {
+			s.offered[t] = true
+			open = append(open, &sched.Trial{Task: t})
+		}
+	}
+	return open, left > 0
 }
 
-// startTrial runs a trial the admitter placed. With claims it first claims it; a trial
-// another runall holds or finished is given back untouched.
-func (r *run) startTrial(ctx context.Context, t *plan.Task, env []string, p *admit.Placement) trialDone {
-	if r.claims == nil {
-		return r.runTrial(ctx, t, env, p)
+// Ready is closed after the poll interval: others' trials may have ended or expired.
+func (s *claimSource) Ready() <-chan struct{} {
+	ch := make(chan struct{})
+	time.AfterFunc(s.poll, func() { close(ch) })
+	return ch
+}
+
+// Start claims the trial; a trial another runall holds or finished is given back untouched.
+func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
+	r, c, t := s.r, s.c, tr.Task
+	if c.takenElsewhere(t) {
+		s.giveBack(t) // no request for what the last listing says is taken
+		return false
 	}
-	if r.claims.takenElsewhere(t) {
-		return trialDone{task: t, p: p} // no request for what the last listing says is taken
-	}
-	tl, err := r.claims.hold(ctx, t)
+	tl, err := c.hold(ctx, t)
 	if err != nil {
 		if errors.Is(err, claims.ErrTaken) {
-			r.claims.refreshStale(ctx) // the block's list is behind: skip what others took since
+			c.refreshStale(ctx) // the block's list is behind: skip what others took since
 		} else if !errors.Is(err, claims.ErrDone) {
 			r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("claims: %s: %v (trying again)", t.Name, err)})
 		}
-		return trialDone{task: t, p: p}
+		s.giveBack(t)
+		return false
 	}
-	stop := tl.stopWhenLost(r, t)
-	d := r.runTrial(context.WithValue(ctx, trialLeaseKey{}, tl), t, env, p)
-	stop()
-	if d.oom {
-		return d // it goes again here, still claimed
+	tr.Lease = tl.lease
+	return true
+}
+
+// Ended records the trial's end for the whole sweep.
+func (s *claimSource) Ended(ctx context.Context, tr *sched.Trial) {
+	s.c.finish(ctx, s.r, tr.Task)
+	s.giveBack(tr.Task)
+}
+
+func (s *claimSource) giveBack(t *plan.Task) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.offered, t)
+}
+
+// Event is the claims' consumer: a trial of the sweep that failed here fails the sweep.
+func (c *claimer) Event(ev event.Event, _ func(event.Event)) {
+	if ev.Kind == event.TaskEnded && ev.Final && ev.Status == results.StatusFailed && c.commands[ev.Task] {
+		c.mu.Lock()
+		c.failed = true
+		c.mu.Unlock()
 	}
-	r.claims.finish(ctx, r, t, tl)
-	return d
 }
 
 // refresh lists the queue, and keeps the listing for takenElsewhere.
@@ -256,19 +274,8 @@ func (c *claimer) holds(t *plan.Task) bool {
 	return c.held[t] != nil
 }
 
-// claimedAny reports whether this runall claimed any of ts.
-func (c *claimer) claimedAny(ts []*plan.Task) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, t := range ts {
-		if c.claimed[t] {
-			return true
-		}
-	}
-	return false
-}
-
-// hold returns t's claim, claiming it now unless this runall already holds it.
+// hold returns t's claim, claiming it now unless this runall already holds it. A new claim
+// is watched: should it be lost, the trial is stopped wherever it is.
 func (c *claimer) hold(ctx context.Context, t *plan.Task) (*trialLease, error) {
 	c.mu.Lock()
 	tl := c.held[t]
@@ -284,17 +291,22 @@ func (c *claimer) hold(ctx context.Context, t *plan.Task) (*trialLease, error) {
 	if err != nil {
 		return nil, err
 	}
-	tl = &trialLease{lease: l, pgids: map[int]bool{}}
+	tl = &trialLease{lease: l, done: make(chan struct{})}
 	c.mu.Lock()
-	c.held[t], c.claimed[t] = tl, true
+	c.held[t] = tl
 	c.mu.Unlock()
+	go c.watch(t, tl)
 	return tl, nil
 }
 
+// drop forgets t's claim and stops watching it.
 func (c *claimer) drop(t *plan.Task) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.held, t)
+	if tl := c.held[t]; tl != nil {
+		close(tl.done)
+		delete(c.held, t)
+	}
 }
 
 // releaseAll gives back the claims this runall still holds: it was stopped, or trials it
@@ -307,74 +319,27 @@ func (c *claimer) releaseAll() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, tl := range held {
+		close(tl.done)
 		tl.lease.Release(ctx)
 	}
 }
 
-// trialLease is a claim this runall holds, and the process groups of its trial's commands,
-// which are stopped should the claim be lost.
+// trialLease is a claim this runall holds; done closes when it is no longer watched.
 type trialLease struct {
 	lease *claims.Lease
-
-	mu    sync.Mutex
-	pgids map[int]bool
-	lost  bool
+	done  chan struct{}
 }
 
-type trialLeaseKey struct{}
-
-// started ties a command's process group to the trial; one that starts after the claim was
-// lost is stopped at once.
-func (tl *trialLease) started(pgid int, procs *proc.Table, grace time.Duration) {
-	tl.mu.Lock()
-	defer tl.mu.Unlock()
-	tl.pgids[pgid] = true
-	if tl.lost {
-		procs.Terminate(pgid, grace)
-	}
-}
-
-// killWait is how long a trial whose claim was lost has between SIGTERM and SIGKILL: --grace,
-// but no more than the twelfth of the lease left before another runall may take it over.
-func (tl *trialLease) killWait(r *run) time.Duration {
-	return min(r.opts.Grace, r.claims.sweep.Lease()/12)
-}
-
-// stopWhenLost stops the trial's commands if the claim is lost while it runs.
-func (tl *trialLease) stopWhenLost(r *run, t *plan.Task) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		select {
-		case <-done:
-		case <-tl.lease.Lost():
-			r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: %v: stopping it", t.Name, tl.lease.Err())})
-			tl.mu.Lock()
-			tl.lost = true
-			for pgid := range tl.pgids {
-				r.procs.Terminate(pgid, tl.killWait(r))
-			}
-			tl.mu.Unlock()
-		}
-	}()
-	return func() { close(done); wg.Wait() }
-}
-
-// onStart is told each command's process group: the admitter ties it to its placement, and
-// a claimed trial's lease stops it should the claim be lost.
-func (r *run) onStart(ctx context.Context, p *admit.Placement) func(pgid int) {
-	tl, _ := ctx.Value(trialLeaseKey{}).(*trialLease)
-	if p == nil && tl == nil {
-		return nil
-	}
-	return func(pgid int) {
-		if p != nil {
-			r.admit.Started(p, pgid)
-		}
-		if tl != nil {
-			tl.started(pgid, r.procs, tl.killWait(r))
-		}
+// watch stops t's commands if its claim is lost while this runall holds it: SIGTERM, and
+// SIGKILL after --grace but no more than the twelfth of the lease left before another
+// runall may take it over. A trial that starts after the loss is stopped as it starts.
+func (c *claimer) watch(t *plan.Task, tl *trialLease) {
+	select {
+	case <-tl.done:
+	case <-tl.lease.Lost():
+		r := c.r
+		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: %v: stopping it", t.Name, tl.lease.Err())})
+		r.running.StopWithin(t, executor.Stop{Status: results.StatusFailed, Reason: tl.lease.Err().Error()},
+			min(r.opts.Grace, c.sweep.Lease()/12))
 	}
 }

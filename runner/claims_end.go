@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,11 +17,16 @@ import (
 
 // finish records a claimed trial's end for the whole sweep, unless its claim was lost: then
 // another runall runs it, and this one's outcome is not the sweep's.
-func (c *claimer) finish(ctx context.Context, r *run, t *plan.Task, tl *trialLease) {
-	defer c.drop(t)
-	if err := tl.lease.Err(); err != nil {
-		r.ledger.update(t, func(res *results.Task) { res.Reason += "; stopped: " + err.Error() })
+func (c *claimer) finish(ctx context.Context, r *run, t *plan.Task) {
+	c.mu.Lock()
+	tl := c.held[t]
+	c.mu.Unlock()
+	if tl == nil {
 		return
+	}
+	defer c.drop(t)
+	if tl.lease.Err() != nil {
+		return // its commands were stopped, saying why
 	}
 	var ts []results.Task
 	failed, allOK := false, true
@@ -40,7 +47,14 @@ func (c *claimer) finish(ctx context.Context, r *run, t *plan.Task, tl *trialLea
 		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: stopped by %v; its claim is given back for another runall", t.Name, sig)})
 		return
 	}
-	body, err := json.Marshal(ts)
+	part := &results.Run{File: r.plan.File, RunID: r.id, Status: results.StatusOK, Objective: objectiveOf(r.plan), Tasks: ts}
+	if failed {
+		part.Status = results.StatusFailed
+	}
+	if r.admit != nil {
+		part.LearnedGPUMemory = r.learnedByName()
+	}
+	body, err := json.Marshal(part)
 	if err == nil {
 		err = tl.lease.Finish(ctx, claims.Record{Failed: failed, Result: body})
 	}
@@ -96,7 +110,10 @@ func (r *run) concludeSweep(ctx context.Context) (failed bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	res := mergeRecords(r.plan.File, recs)
+	res, err := mergeRecords(r.plan, recs)
+	if err != nil {
+		return false, err
+	}
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return false, err
@@ -108,28 +125,56 @@ func (r *run) concludeSweep(ctx context.Context) (failed bool, err error) {
 	return res.Status == results.StatusFailed, nil
 }
 
-// mergeRecords makes one results file of the trials' records: each command as the runall
-// that ran it recorded it, its log file prefixed with that runall's host.
-func mergeRecords(file string, recs []claims.Record) *results.Run {
-	res := &results.Run{File: file, RunID: "claims", Status: results.StatusOK}
+// mergeRecords makes one results file of the trials' records, through results.Merge as
+// the shards of a sweep are: each command as the runall that ran it recorded it (its log
+// file prefixed with that runall's host), each runall's run id, the objective, the best
+// trial and the learned needs. A record that cannot be read is an error that names it.
+func mergeRecords(p *plan.Plan, recs []claims.Record) (*results.Run, error) {
+	var runs []*results.Run
 	for _, rec := range recs {
-		var ts []results.Task
-		if err := json.Unmarshal(rec.Result, &ts); err != nil {
-			continue
+		part, err := recordedPart(rec)
+		if err != nil {
+			return nil, fmt.Errorf("record %s%s.json: %w", claims.DoneDir, rec.Key, err)
 		}
-		for _, t := range ts {
+		for i, t := range part.Tasks {
 			if t.LogFile != "" {
-				t.LogFile = rec.Owner.Host + ":" + t.LogFile
+				part.Tasks[i].LogFile = rec.Owner.Host + ":" + t.LogFile
 			}
-			res.Tasks = append(res.Tasks, t)
-			res.StartedAt = earliest(res.StartedAt, t.StartedAt)
-			res.FinishedAt = latest(res.FinishedAt, t.FinishedAt)
 		}
-		if rec.Failed {
-			res.Status = results.StatusFailed
-		}
+		runs = append(runs, part)
 	}
-	return res
+	merged := results.Merge(runs)
+	merged.File = p.File
+	if merged.Objective == nil {
+		merged.Objective = objectiveOf(p)
+		merged.Best = merged.Objective.BestTask(merged.Tasks)
+	}
+	return merged, nil
+}
+
+// recordedPart reads what one runall recorded of one trial: its part of the run. Records
+// written before they held a run hold its commands alone.
+func recordedPart(rec claims.Record) (*results.Run, error) {
+	part := &results.Run{RunID: rec.Owner.RunID, Status: results.StatusOK}
+	if len(bytes.TrimSpace(rec.Result)) > 0 && bytes.TrimSpace(rec.Result)[0] == '[' {
+		if err := json.Unmarshal(rec.Result, &part.Tasks); err != nil {
+			return nil, err
+		}
+	} else if err := json.Unmarshal(rec.Result, part); err != nil {
+		return nil, err
+	}
+	if len(part.Tasks) == 0 {
+		return nil, errors.New("it records no command")
+	}
+	if rec.Failed {
+		part.Status = results.StatusFailed
+	}
+	part.RunID = cmp.Or(part.RunID, rec.Owner.RunID)
+	for _, t := range part.Tasks {
+		part.StartedAt = earliest(part.StartedAt, t.StartedAt)
+		part.FinishedAt = latest(part.FinishedAt, t.FinishedAt)
+	}
+	return part, nil
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -146,14 +191,15 @@ func latest(a, b time.Time) time.Time {
 	return a
 }
 
-// endClaims concludes the sweep after the run's tasks, and says what claiming cost.
-func (r *run) endClaims(ctx context.Context) {
+// endClaims concludes the sweep after the run's tasks, and says what claiming cost. A
+// sweep that cannot be concluded (a record that cannot be read) fails the run.
+func (r *run) endClaims(ctx context.Context) error {
 	if r.claims == nil || r.isHalted() {
-		return
+		return nil
 	}
 	failed, err := r.concludeSweep(ctx)
 	if err != nil {
-		r.emit(event.Event{Kind: event.RunStatus, Line: "claims: could not conclude the sweep: " + err.Error()})
+		err = fmt.Errorf("claims %s: could not conclude the sweep: %w", r.claims.where, err)
 	}
 	if failed {
 		r.claims.mu.Lock()
@@ -163,11 +209,12 @@ func (r *run) endClaims(ctx context.Context) {
 	n := r.claims.sweep.Requests()
 	r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("claims: %d requests (%d GET, %d PUT, %d LIST)",
 		n.Total(), n.Get, n.Put, n.List)})
+	return err
 }
 
 // skipComplete skips everything when the sweep was already complete: a rerun of a finished
-// Job does nothing.
-func (r *run) skipComplete(ctx context.Context) {
+// Job does nothing. Merged results that cannot be written fail it.
+func (r *run) skipComplete(ctx context.Context) error {
 	r.ledger.halt()
 	for _, t := range r.plan.Tasks {
 		r.skip(t, "not started: every trial of the sweep under "+r.claims.where+" is done")
@@ -176,7 +223,7 @@ func (r *run) skipComplete(ctx context.Context) {
 	// failed, so that a Job's retries do not turn it into a Job that completed.
 	failed, err := r.concludeSweep(ctx)
 	if err != nil {
-		r.emit(event.Event{Kind: event.RunStatus, Line: "claims: could not write the merged results: " + err.Error()})
+		return fmt.Errorf("claims %s: could not write the merged results: %w", r.claims.where, err)
 	}
 	if failed {
 		r.claims.mu.Lock()
@@ -185,4 +232,5 @@ func (r *run) skipComplete(ctx context.Context) {
 		r.emit(event.Event{Kind: event.RunStatus, Line: "claims: a trial of the sweep failed (see " + r.claims.where + claims.ResultsKey + ")"})
 	}
 	r.emit(event.Event{Kind: event.RunStatus, Line: "claims: every trial of the sweep under " + r.claims.where + " is done; nothing to do"})
+	return nil
 }

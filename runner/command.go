@@ -11,10 +11,12 @@ import (
 
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/sched"
 )
 
 // commandResult is what runCommand tells its caller.
@@ -25,9 +27,18 @@ type commandResult struct {
 	exported []string // variables it exported (sequential tasks)
 }
 
-// runCommand runs one command task with its retries and records its result. p is its GPU
-// placement (a trial's, for its steps too), nil without one.
-func (r *run) runCommand(ctx context.Context, t *plan.Task, env []string, capture bool, p *admit.Placement) commandResult {
+// outcome is what the scheduler is told: a trial that ran out of GPU memory goes back to
+// the line.
+func (cr commandResult) outcome() sched.Outcome {
+	if !cr.oom {
+		return sched.Outcome{}
+	}
+	return sched.Outcome{Requeue: true, Reason: admit.RequeueReason(cr.need)}
+}
+
+// runCommand runs one command task of trial tr (tr.Task itself, or one of its steps) with
+// its retries, through the executor, and records its result. h is the trial's handle.
+func (r *run) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env []string, capture bool, h *executor.Handle) commandResult {
 	log, err := r.logs.open(t, func(msg string) { r.emit(event.Event{Kind: event.RunStatus, Line: msg}) })
 	if err != nil {
 		r.failUnrunnable(t, "cannot open its log file: "+err.Error()) // a failure like any other: exit 1, stop-on-failure
@@ -39,110 +50,74 @@ func (r *run) runCommand(ctx context.Context, t *plan.Task, env []string, captur
 		r.failUnrunnable(t, err.Error()) // a failed download, md5 or cwd fails the run too
 		return commandResult{}
 	}
-	c := &command{r: r, t: t, p: p, log: log}
-	env = r.taskEnv(t, env, p)
-	a := &proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
-		Procs: r.procs, KillWait: r.opts.Grace}
-	a.OnStart = r.onStart(ctx, p)
-	out, requeued := c.attempts(ctx, a)
-	if requeued.oom {
-		return requeued
+	c := &command{r: r, t: t, p: tr.Placement, log: log, cmd: cmdline, before: r.ledger.attempts(t), h: h}
+	if first := trialCommands(tr.Task)[0]; first == t {
+		c.passedOver = tr.PassedOver
 	}
-	r.ledger.update(t, func(res *results.Task) {
-		res.StdoutTail, res.StderrTail = c.tails.lines("stdout"), c.tails.lines("stderr")
-		if p != nil {
-			peak, source := r.admit.Peak(p)
-			res.PeakGPUMemory, res.PeakGPUMemorySource = max(res.PeakGPUMemory, peak), string(source)
+	c.metrics.Observe(c.metric)
+	env = r.taskEnv(t, env, c.p)
+	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
+		Procs: r.procs, KillWait: r.opts.Grace}
+	if c.p != nil {
+		a.OnStart = func(pgid int) { r.admit.Started(c.p, pgid) }
+	}
+	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, c.hooks())
+	if c.requeue != nil {
+		return *c.requeue
+	}
+	r.ledger.update(t, func(rt *results.Task) {
+		rt.StdoutTail, rt.StderrTail = c.tails.lines("stdout"), c.tails.lines("stderr")
+		if c.p != nil {
+			peak, source := r.admit.Peak(c.p)
+			rt.PeakGPUMemory, rt.PeakGPUMemorySource = max(rt.PeakGPUMemory, peak), string(source)
 		}
 	})
-	r.recordMetrics(c, dir, env, out.OK())
-	cr := c.conclude(out, env)
-	r.checkStopWhen(t, out.OK())
-	r.uploadAfter(ctx, t, out.OK())
+	r.recordMetrics(c, dir, env, res.Outcome.OK())
+	cr := c.conclude(res, env)
+	r.uploadAfter(ctx, t, res.Outcome.OK())
 	return cr
 }
 
-// command is one command task while it runs: its logs, the tails of its output for the
-// failure report, and whether it ran out of GPU memory.
+// command is one command task while it runs: the executor's hooks for it. They keep its
+// log, the tails of its output for the failure report, its metrics, and whether it ran out
+// of GPU memory; they tell the run's stream what happens.
 type command struct {
-	r       *run
-	t       *plan.Task
-	p       *admit.Placement
-	log     *taskLog
+	r          *run
+	t          *plan.Task
+	p          *admit.Placement
+	h          *executor.Handle
+	log        *taskLog
+	cmd        string // the command line as prepared
+	before     int    // attempts in earlier admissions (a requeued trial's steps)
+	passedOver int    // told on the first attempt's start
+
 	tails   tailBuffer
-	oom     bool       // the current attempt printed a GPU out-of-memory error
-	said    admit.OOM  // what its error messages said
-	fatal   error      // why it cannot run here at all, found when it ran out of memory
-	metrics metric.Set // what it reported with runall-metric lines, then its metrics file
+	attempt int            // the attempt that runs now
+	oom     bool           // the current attempt printed a GPU out-of-memory error
+	said    admit.OOM      // what its error messages said
+	fatal   error          // why it cannot run here at all, found when it ran out of memory
+	requeue *commandResult // set when an attempt sent the trial back to the line
+	metrics metric.Set     // what it reported with runall-metric lines, then its metrics file
 }
 
-// attempts runs a until it succeeds, its retries are spent or the run halts. An attempt
-// that runs out of GPU memory may instead send the trial back to the queue: then the second
-// result says so, and the task is not finished.
-func (c *command) attempts(ctx context.Context, a *proc.Attempt) (proc.Outcome, commandResult) {
-	r, t := c.r, c.t
-	attempts := 1 + t.Retries
-	var out proc.Outcome
-	for n := 1; n <= attempts; n++ {
-		if n > 1 && r.isHalted() {
-			break
-		}
-		attempt := c.begin(a.Cmd)
-		c.oom, c.said = false, admit.OOM{}
-		a.OnLine = func(stream, line string) { c.onLine(attempt, stream, line) }
-		out = a.Run(ctx)
-		r.met.taskEnded()
-		if out.OK() {
-			break
-		}
-		reason := c.failureReason(out)
-		c.log.mark("attempt %d: %s", attempt, reason)
-		if c.oom && c.p != nil && !r.isHalted() {
-			need, requeues, err := r.admit.Requeue(c.p, c.said)
-			if err == nil {
-				c.requeued(attempt, out, requeues)
-				return out, commandResult{oom: true, need: need}
-			}
-			if errors.Is(err, admit.ErrNeverFits) {
-				c.fatal = err // no retry can help
-				break
-			}
-		}
-		if n < attempts && !r.isHalted() {
-			r.emit(event.Event{Kind: event.TaskEnded, Task: t, Attempt: attempt, Status: results.StatusFailed,
-				ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started),
-				Reason: fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, attempts-n, t.Retries)})
-		}
-	}
-	return out, commandResult{}
+func (c *command) hooks() executor.Hooks {
+	return executor.Hooks{Started: c.started, Line: c.onLine, Ended: c.ended}
 }
 
-// begin records the start of an attempt and announces it; it returns the attempt's number.
-func (c *command) begin(cmdline string) int {
-	var attempt int
-	c.r.ledger.update(c.t, func(res *results.Task) {
-		res.Attempts++
-		attempt = res.Attempts
-		if res.StartedAt.IsZero() {
-			res.StartedAt = time.Now()
-		}
-		res.Status = results.StatusRunning
-		if c.p != nil {
-			res.Devices, res.GPUMemory = c.p.UUIDs, c.p.Need
-		}
-	})
-	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.r.mask.Replace(cmdline))
-	var devices []string
+// started announces an attempt.
+func (c *command) started(n int) {
+	attempt := c.before + n
+	c.attempt, c.oom, c.said = attempt, false, admit.OOM{}
+	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.r.mask.Replace(c.cmd))
+	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.passedOver}
 	if c.p != nil {
-		devices = c.p.UUIDs
+		ev.Devices, ev.Need = c.p.UUIDs, c.p.Need
 	}
-	c.r.emit(event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, Devices: devices})
-	c.r.met.taskStarted()
-	return attempt
+	c.r.emit(ev)
 }
 
-// onLine takes one line of the command's output; proc calls it serially per attempt.
-func (c *command) onLine(attempt int, stream, line string) {
+// onLine takes one line of the command's output; the executor calls it serially per attempt.
+func (c *command) onLine(n int, stream, line string) {
 	line = c.r.mask.Replace(line)
 	c.tails.add(stream, line)
 	if stream == "stdout" {
@@ -153,24 +128,60 @@ func (c *command) onLine(attempt int, stream, line string) {
 		c.said = c.said.Add(admit.ParseOOM(line))
 	}
 	c.log.line(line)
-	c.r.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: attempt, Stream: stream, Line: line})
+	c.r.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.before + n, Stream: stream, Line: line})
+}
+
+// metric tells the stream a value the command reported (a runall-metric line as it came, or
+// its metrics file at its end).
+func (c *command) metric(name string, v float64, step int) {
+	c.r.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.attempt, Metric: name, Value: v, Step: step})
+}
+
+// ended decides what follows a failed attempt: a retry, the trial back to the line when it
+// ran out of GPU memory, or the end.
+func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
+	r, t, attempt := c.r, c.t, c.before+n
+	if out.OK() {
+		return false
+	}
+	reason := c.failureReason(out)
+	c.log.mark("attempt %d: %s", attempt, reason)
+	if c.h.Stopped() != nil {
+		return false
+	}
+	if c.oom && c.p != nil && !r.isHalted() {
+		need, requeues, err := r.admit.Requeue(c.p, c.said)
+		if err == nil {
+			c.requeued(attempt, out, requeues)
+			c.requeue = &commandResult{oom: true, need: need}
+			return false
+		}
+		if errors.Is(err, admit.ErrNeverFits) {
+			c.fatal = err // no retry can help
+			return false
+		}
+	}
+	if !retry || r.isHalted() {
+		return false
+	}
+	r.emit(event.Event{Kind: event.TaskEnded, Task: t, Attempt: attempt, Status: results.StatusFailed,
+		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started),
+		Reason: fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-n, t.Retries)})
+	return true
 }
 
 // requeued records that an attempt ran out of GPU memory and its trial goes again.
 func (c *command) requeued(attempt int, out proc.Outcome, requeues int) {
-	c.r.ledger.update(c.t, func(res *results.Task) {
-		res.OOMRequeues = requeues
-		res.Status = results.StatusPending
-	})
-	c.r.met.oomRequeued()
-	c.r.emit(event.Event{Kind: event.TaskEnded, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
+	c.r.ledger.update(c.t, func(res *results.Task) { res.OOMRequeues = requeues })
+	c.r.emit(event.Event{Kind: event.TaskEnded, Requeued: true, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: "out of GPU memory; requeued"})
 }
 
 // conclude finishes the task by how its last attempt ended. One that ended, however, after
-// runall was told to stop is stopped, not failed: the stop ended it.
-func (c *command) conclude(out proc.Outcome, env []string) commandResult {
-	t := c.t
+// runall was told to stop is stopped, not failed: the stop ended it; one a consumer stopped
+// ends with the status it asked for.
+func (c *command) conclude(res executor.Result, env []string) commandResult {
+	t, out := c.t, res.Outcome
 	if out.Signal != 0 {
 		c.r.ledger.update(t, func(res *results.Task) { res.Signal = proc.SignalName(out.Signal) })
 	}
@@ -181,6 +192,12 @@ func (c *command) conclude(out proc.Outcome, env []string) commandResult {
 	case stop != 0:
 		c.r.finish(t, results.StatusStopped, out.ExitCode,
 			fmt.Sprintf("%s: runall was stopped by %s", c.failureReason(out), proc.SignalName(stop)))
+		return commandResult{}
+	case res.Stop != nil:
+		c.r.finish(t, res.Stop.Status, out.ExitCode, c.failureReason(out)+"; stopped: "+res.Stop.Reason)
+		if res.Stop.Status == results.StatusFailed {
+			c.r.ledger.fail(t.StopOnFailure)
+		}
 		return commandResult{}
 	case t.IgnoreFailure:
 		c.r.finish(t, results.StatusIgnored, out.ExitCode, c.failureReason(out)+" (ignored)")

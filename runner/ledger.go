@@ -6,13 +6,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
 )
 
-// ledger is the record of a run: each command's result, and whether the run was halted,
-// failed or interrupted. The scheduler writes it; results() reads it at the end.
+// ledger is the record of a run: each command's result, kept by the run's events (it is
+// their first consumer), and whether the run was halted, failed or interrupted.
+// results() reads it at the end.
 type ledger struct {
 	mask *strings.Replacer
 
@@ -95,29 +97,57 @@ func (l *ledger) haltReason() string {
 	return "not started: an earlier task failed (stop-on-failure)"
 }
 
-// finish records a task's end; it returns the result's duration and attempts for the event.
-func (l *ledger) finish(t *plan.Task, status results.Status, exitCode int, reason string) (time.Duration, int) {
+// Event records what the run's events say of a task: the results recorder. The details
+// an event does not carry (tails, metrics, peaks) are written with update as the command
+// learns them, before its final event.
+func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
+	if ev.Task == nil {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	res := l.resultLocked(t)
-	res.Status, res.ExitCode, res.Reason = status, exitCode, reason
-	res.FinishedAt = time.Now()
-	if res.StartedAt.IsZero() {
-		res.StartedAt = res.FinishedAt
+	res := l.resultLocked(ev.Task)
+	switch {
+	case ev.Kind == event.TaskStarted:
+		res.Attempts = ev.Attempt
+		if res.StartedAt.IsZero() {
+			res.StartedAt = ev.Time
+		}
+		res.Status = results.StatusRunning
+		if ev.Devices != nil {
+			res.Devices, res.GPUMemory = ev.Devices, ev.Need
+		}
+		res.PassedOver = max(res.PassedOver, ev.PassedOver)
+	case ev.Kind == event.TaskEnded && ev.Requeued:
+		res.Status = results.StatusPending
+	case ev.Kind == event.TaskEnded && ev.Final:
+		res.Status, res.ExitCode, res.Reason = ev.Status, ev.ExitCode, ev.Reason
+		res.FinishedAt = ev.Time
+		if res.StartedAt.IsZero() {
+			res.StartedAt = res.FinishedAt
+		}
+	case ev.Kind == event.TaskSkipped:
+		res.Status, res.Reason, res.ExitCode = results.StatusSkipped, ev.Reason, -1
 	}
-	return res.Duration(), res.Attempts
 }
 
-// skip marks a command task as not run, unless it already ran; it reports whether it did.
-func (l *ledger) skip(t *plan.Task, reason string) bool {
+// ending is what a task's final event says of it besides its status: how long it ran,
+// its attempts and its metrics, as recorded so far.
+func (l *ledger) ending(t *plan.Task, now time.Time) (d time.Duration, attempts int, metrics map[string]float64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	res := l.resultLocked(t)
-	if res.Status != "" && res.Status != results.StatusPending {
-		return false
+	if !res.StartedAt.IsZero() {
+		d = now.Sub(res.StartedAt)
 	}
-	res.Status, res.Reason, res.ExitCode = results.StatusSkipped, reason, -1
-	return true
+	return d, res.Attempts, res.Metrics
+}
+
+// attempts is how often t was started so far (across requeues).
+func (l *ledger) attempts(t *plan.Task) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.resultLocked(t).Attempts
 }
 
 // tasks is every command task's result in plan order; logFile names each one's log.

@@ -19,10 +19,6 @@ var secretPatterns = []string{
 	"*_ENCRYPTION_KEY", "*_CREDENTIALS", "WANDB_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
 }
 
-// SecretPatterns lists the default patterns of secret variable names, for the docs and
-// for callers that mask values of their own.
-func SecretPatterns() []string { return slices.Clone(secretPatterns) }
-
 // isSecretName reports whether a variable called name holds a secret: one of the S3
 // credentials, a default pattern, or a name or pattern of extra (config mask:).
 func isSecretName(name string, extra []string) bool {

@@ -18,8 +18,9 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
-// metrics are the Prometheus series runall serves with --metrics-addr. A nil *metrics is
-// valid and records nothing, so that call sites need no checks.
+// metrics are the Prometheus series runall serves with --metrics-addr: a consumer of the
+// run's events for the task series, and told the GPU samples and S3 transfers. A nil
+// *metrics is valid for those and records nothing, so that call sites need no checks.
 type metrics struct {
 	reg       *prometheus.Registry
 	tasks     *prometheus.GaugeVec // by state
@@ -30,11 +31,13 @@ type metrics struct {
 	ooms      prometheus.Counter
 	s3Bytes   *prometheus.CounterVec
 	s3Files   *prometheus.CounterVec
+
+	running map[*plan.Task]bool // tasks with an attempt running; only Event touches it
 }
 
 func newMetrics(p *plan.Plan) *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
+		reg: prometheus.NewRegistry(), running: map[*plan.Task]bool{},
 		tasks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "runall_tasks", Help: "Command tasks by state: pending, running, ok, failed, ignored, skipped.",
 		}, []string{"state"}),
@@ -72,21 +75,29 @@ func newMetrics(p *plan.Plan) *metrics {
 	return m
 }
 
-func (m *metrics) taskStarted() {
-	if m != nil {
+// Event keeps the task series by the run's events: running while an attempt runs, then
+// the status a task ends with for good.
+func (m *metrics) Event(ev event.Event, _ func(event.Event)) {
+	switch {
+	case ev.Kind == event.TaskStarted:
+		m.running[ev.Task] = true
 		m.tasks.WithLabelValues(string(results.StatusRunning)).Inc()
-	}
-}
-
-func (m *metrics) taskEnded() {
-	if m != nil {
+	case ev.Kind == event.TaskEnded && m.running[ev.Task]:
+		delete(m.running, ev.Task)
 		m.tasks.WithLabelValues(string(results.StatusRunning)).Dec()
 	}
+	switch {
+	case ev.Kind == event.TaskEnded && ev.Requeued:
+		m.ooms.Inc()
+	case ev.Kind == event.TaskEnded && ev.Final, ev.Kind == event.TaskSkipped:
+		m.finished(ev)
+	}
 }
 
-func (m *metrics) taskFinished(s results.Status, d time.Duration, trial bool) {
-	if m == nil {
-		return
+func (m *metrics) finished(ev event.Event) {
+	s := ev.Status
+	if ev.Kind == event.TaskSkipped {
+		s = results.StatusSkipped
 	}
 	m.tasks.WithLabelValues(string(results.StatusPending)).Dec()
 	m.tasks.WithLabelValues(string(s)).Inc()
@@ -94,16 +105,10 @@ func (m *metrics) taskFinished(s results.Status, d time.Duration, trial bool) {
 		return
 	}
 	kind := "task"
-	if trial {
+	if ev.Task.GPU != nil {
 		kind = "trial"
 	}
-	m.durations.WithLabelValues(kind, string(s)).Observe(d.Seconds())
-}
-
-func (m *metrics) oomRequeued() {
-	if m != nil {
-		m.ooms.Inc()
-	}
+	m.durations.WithLabelValues(kind, string(s)).Observe(ev.Duration.Seconds())
 }
 
 func (m *metrics) transferred(direction string, files, bytes int64) {
@@ -130,7 +135,6 @@ func (m *metrics) gpus(s admit.Sample) {
 
 // serveMetrics serves /metrics on --metrics-addr until the returned stop is called.
 func (r *run) serveMetrics() (stop func(), err error) {
-	r.met = newMetrics(r.plan)
 	ln, err := net.Listen("tcp", r.opts.MetricsAddr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr %s: %w", r.opts.MetricsAddr, err)

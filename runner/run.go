@@ -18,6 +18,7 @@ import (
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -57,6 +58,10 @@ type Options struct {
 
 	MetricsAddr string // serve Prometheus metrics here while running ("" = off)
 
+	// Consumers are told every event of the run, after runall's own consumers (the
+	// results, Prometheus, stop-when) and before the output.
+	Consumers []event.Consumer
+
 	// ReapOrphans makes runall adopt the processes tasks leave behind and stop them at the
 	// end. The CLI sets it; tests running many runs in one process do not.
 	ReapOrphans bool
@@ -83,8 +88,10 @@ type run struct {
 
 	mask    *strings.Replacer // credentials out of everything runall writes
 	ledger  *ledger           // every task's result; halted, failed, interrupted
-	ev      *emitter          // events to the output
+	stream  *event.Stream     // the lifecycle events, to every consumer
+	out     *outputPump       // the output's consumer
 	procs   *proc.Table       // running commands' process groups
+	running *executor.Running // running trials, for consumers that stop one
 	logs    *logs             // task logs, log-path files
 	scripts *scripts          // url: downloads
 
@@ -99,7 +106,7 @@ type run struct {
 
 func newRun(p *plan.Plan, opts Options) (*run, error) {
 	opts = opts.withDefaults()
-	r := &run{plan: p, opts: opts, id: opts.RunID, procs: proc.NewTable()}
+	r := &run{plan: p, opts: opts, id: opts.RunID, procs: proc.NewTable(), running: executor.NewRunning(opts.Grace)}
 	if r.id == "" {
 		r.id = newRunID(time.Now())
 	}
@@ -186,7 +193,10 @@ func (r *run) execute() (*results.Run, error) {
 	if r.opts.ReapOrphans {
 		defer r.reapWhileRunning()()
 	}
-	r.ev = startEmitter(r.outputOptions(), r.opts.Mode, r.plan.Config.UpdateInterval)
+	if r.opts.MetricsAddr != "" {
+		r.met = newMetrics(r.plan)
+	}
+	r.openStream()
 	for _, note := range r.hist.Notes() {
 		r.emit(event.Event{Kind: event.RunStatus, Line: note})
 	}
@@ -222,8 +232,7 @@ func (r *run) runAll(ctx context.Context) error {
 		return err
 	}
 	if complete {
-		r.skipComplete(ctx)
-		return nil
+		return r.skipComplete(ctx)
 	}
 	if err := r.startSync(ctx); err != nil {
 		r.skipAll(err)
@@ -236,8 +245,7 @@ func (r *run) runAll(ctx context.Context) error {
 		defer r.admit.Stop()
 	}
 	r.runTasks(ctx, r.plan.Tasks, r.baseEnv())
-	r.endClaims(ctx)
-	return nil
+	return r.endClaims(ctx)
 }
 
 func (r *run) skipAll(cause error) {
@@ -258,7 +266,7 @@ func (r *run) end(runErr error) (*results.Run, error) {
 		runErr = err
 	}
 	r.emit(event.Event{Kind: event.RunEnded, Status: res.Status})
-	closeErr := r.ev.close(res)
+	closeErr := r.out.close(res)
 	r.logs.close()
 	_, failed, interrupted := r.ledger.status()
 	failed = failed || r.claims != nil && r.claims.sweepFailed()

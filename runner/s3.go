@@ -197,7 +197,7 @@ const markerDir = ".runall-done"
 // name and command in different places have markers of their own.
 func (r *run) markerURL(t *plan.Task, env []string) string {
 	lookup := getenv(env)
-	key := plan.Slug(t.Name) + "-" + t.Key + ".json"
+	key := trialKey(t) + ".json"
 	for _, u := range t.Upload {
 		if to := os.Expand(u.To, lookup); strings.HasPrefix(to, "s3://") {
 			return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key

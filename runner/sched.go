@@ -3,12 +3,13 @@ package runner
 import (
 	"context"
 	"slices"
-	"sync"
+	"time"
 
-	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/sched"
 )
 
 // runTasks runs tasks one after another. What a task exports reaches the tasks after it.
@@ -20,78 +21,58 @@ func (r *run) runTasks(ctx context.Context, tasks []*plan.Task, env []string) []
 			continue
 		}
 		if t.IsBlock() {
-			r.runParallel(ctx, t, env)
+			r.runBlock(ctx, t, env)
 			continue
 		}
-		res, ok := r.runSequential(ctx, t, env)
-		if ok {
-			env = append(env, res.exported...)
-		}
+		// A top-level command is a line of one, one at a time: a GPU task waits for room,
+		// and one that runs out of GPU memory goes again with a larger need, as a trial.
+		var exported []string
+		r.schedule(ctx, sched.NewList([]*plan.Task{t}), 1, func(ctx context.Context, tr *sched.Trial) sched.Outcome {
+			res := r.runCommand(ctx, tr, t, env, true, executor.NewHandle(r.procs))
+			exported = res.exported
+			return res.outcome()
+		})
+		env = append(env, exported...)
 	}
 	return env
 }
 
-// runSequential runs one top-level command. A GPU task waits for room first, and one that
-// runs out of GPU memory goes again with a larger need, as a trial would.
-func (r *run) runSequential(ctx context.Context, t *plan.Task, env []string) (commandResult, bool) {
-	if t.GPU == nil || r.admit == nil {
-		return r.runCommand(ctx, t, env, true, nil), true
-	}
-	for {
-		p, ok := r.waitForGPU(ctx, t)
-		if !ok {
-			return commandResult{}, false
-		}
-		res := r.runCommand(ctx, t, env, true, p)
-		r.admit.Release(p)
-		if !res.oom {
-			return res, true
-		}
-		r.emit(event.Event{Kind: event.TaskWaiting, Task: t, Reason: admit.RequeueReason(res.need)})
-	}
-}
-
-// waitForGPU blocks a sequential GPU task until a device has room for it.
-func (r *run) waitForGPU(ctx context.Context, t *plan.Task) (*admit.Placement, bool) {
-	lastReason := ""
-	for {
-		if r.isHalted() || ctx.Err() != nil {
-			r.skip(t, r.ledger.haltReason())
-			return nil, false
-		}
-		changed := r.admit.Changed() // before trying, so that no change is missed
-		p, reason, err := r.admit.Place(admit.RequestFor(t))
-		if err != nil {
-			r.failUnrunnable(t, err.Error())
-			return nil, false
-		}
-		if p != nil {
-			return p, true
-		}
-		if reason != lastReason {
-			r.emit(event.Event{Kind: event.TaskWaiting, Task: t, Reason: reason})
-			lastReason = reason
-		}
-		select {
-		case <-ctx.Done():
-		case <-changed:
-		}
-	}
-}
-
-// trialDone is a parallel child's end, sent to its block's loop.
-type trialDone struct {
-	task *plan.Task
-	p    *admit.Placement
-	oom  bool   // ran out of GPU memory and goes again
-	need uint64 // with this need
-}
-
-// runBlock runs a parallel block: its children concurrently, at most max-parallel-commands
-// at once and, for GPU trials, as the admitter allows. Children are offered in the block's
-// order (orderTrials); a trial that fits may overtake one that waits, a bounded number of
-// times.
+// runBlock runs a parallel block's trials, at most max-parallel-commands at once and as
+// the resources allow.
 func (r *run) runBlock(ctx context.Context, b *plan.Task, env []string) {
+	if r.claims != nil {
+		defer r.claims.releaseAll()
+	}
+	r.schedule(ctx, r.source(ctx, b), max(r.plan.Config.MaxParallel, 1),
+		func(ctx context.Context, tr *sched.Trial) sched.Outcome { return r.runTrial(ctx, tr, env) })
+}
+
+// schedule runs a source's trials through the scheduler, run running each admitted one.
+func (r *run) schedule(ctx context.Context, src sched.Source, limit int, run func(context.Context, *sched.Trial) sched.Outcome) {
+	var resources []sched.Resource
+	if r.admit != nil {
+		resources = append(resources, sched.GPU{Admitter: r.admit})
+	}
+	sched.Run(ctx, src, sched.Options{
+		Limit: limit, Resources: resources, Run: run,
+		Halted: func() (string, bool) {
+			if !r.isHalted() {
+				return "", false
+			}
+			return r.ledger.haltReason(), true
+		},
+		Emit: r.stream.Emit,
+		Skip: r.skip,
+		Fail: func(t *plan.Task, err error) { r.failUnrunnable(t, err.Error()) },
+	})
+}
+
+// source is where a parallel block's trials come from: the claims queue shared with other
+// runalls, or the block itself in its order (orderTrials), less what earlier runs did.
+func (r *run) source(ctx context.Context, b *plan.Task) sched.Source {
+	if r.claims != nil {
+		return r.claims.source(r, b)
+	}
 	var pending []*plan.Task
 	for _, t := range r.orderTrials(b, b.Parallel) {
 		if reason, skip := r.resumeSkip(ctx, t); skip {
@@ -100,70 +81,39 @@ func (r *run) runBlock(ctx context.Context, b *plan.Task, env []string) {
 		}
 		pending = append(pending, t)
 	}
-	q := r.newTrialQueue(pending)
-	done := make(chan trialDone)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	start := func(t *plan.Task, p *admit.Placement) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			done <- r.startTrial(ctx, t, env, p)
-		}()
-	}
-	for q.line.Len() > 0 || q.running > 0 {
-		if r.isHalted() {
-			for _, t := range q.line.Drain() {
-				r.skip(t, r.ledger.haltReason())
-			}
-		}
-		var poll <-chan struct{} // nil: only a trial's end can start another
-		if r.admit != nil {
-			poll = r.admit.Changed() // before trying, so that no change is missed
-		}
-		r.admitFrom(q, start)
-		if q.running == 0 && q.line.Len() == 0 {
-			break
-		}
-		if q.line.Len() == 0 || q.running >= q.limit {
-			poll = nil
-		}
-		select {
-		case d := <-done:
-			q.running--
-			if d.p != nil {
-				r.admit.Release(d.p)
-			}
-			if d.oom {
-				r.emit(event.Event{Kind: event.TaskWaiting, Task: d.task, Reason: admit.RequeueReason(d.need)})
-				q.line.Front(d.task)
-			}
-		case <-poll:
-		}
-	}
+	return sched.NewList(pending)
 }
 
 // runTrial runs a parallel child: a command, or its own sequence of steps, on its placement.
-func (r *run) runTrial(ctx context.Context, t *plan.Task, env []string, p *admit.Placement) trialDone {
+// While it runs, a consumer may stop it through r.running.
+func (r *run) runTrial(ctx context.Context, tr *sched.Trial, env []string) sched.Outcome {
+	t := tr.Task
 	if reason, skip := r.trialGate(); skip { // stop-when met: no new trial starts
 		r.skip(t, reason)
-		return trialDone{task: t, p: p}
+		return sched.Outcome{}
+	}
+	h := executor.NewHandle(r.procs)
+	defer r.running.Add(t, h)()
+	for _, s := range t.Steps {
+		defer r.running.Add(s, h)()
+	}
+	if tr.Lease != nil && tr.Lease.Err() != nil { // lost before it was running: stop it as it starts
+		h.Stop(executor.Stop{Status: results.StatusFailed, Reason: tr.Lease.Err().Error()}, 0)
 	}
 	if len(t.Steps) == 0 {
-		res := r.runCommand(ctx, t, env, false, p)
-		return trialDone{task: t, p: p, oom: res.oom, need: res.need}
+		return r.runCommand(ctx, tr, t, env, false, h).outcome()
 	}
 	allOK := true
 	for i, s := range t.Steps {
-		if r.isHalted() {
+		if r.isHalted() || h.Stopped() != nil {
 			allOK = false
-			r.skip(s, r.ledger.haltReason())
+			r.skip(s, r.stepSkipReason(h))
 			continue
 		}
-		res := r.runCommand(ctx, s, env, true, p)
+		res := r.runCommand(ctx, tr, s, env, true, h)
 		if res.oom {
 			// The whole trial goes back to the queue; its finished steps run again.
-			return trialDone{task: t, p: p, oom: true, need: res.need}
+			return res.outcome()
 		}
 		if !res.ok {
 			allOK = false
@@ -175,14 +125,25 @@ func (r *run) runTrial(ctx context.Context, t *plan.Task, env []string, p *admit
 		env = append(env, res.exported...)
 	}
 	r.uploadAfter(ctx, t, allOK)
-	return trialDone{task: t, p: p}
+	return sched.Outcome{}
 }
 
-// finish records a task's end and tells the output.
+// stepSkipReason is why a step of a trial does not start: the run halted, or the trial was
+// stopped.
+func (r *run) stepSkipReason(h *executor.Handle) string {
+	if st := h.Stopped(); st != nil {
+		return "not started: the trial was stopped: " + st.Reason
+	}
+	return r.ledger.haltReason()
+}
+
+// finish ends a task for good: its final event, which the results recorder and every other
+// consumer take.
 func (r *run) finish(t *plan.Task, status results.Status, exitCode int, reason string) {
-	d, attempt := r.ledger.finish(t, status, exitCode, reason)
-	r.met.taskFinished(status, d, t.GPU != nil)
-	r.emit(event.Event{Kind: event.TaskEnded, Task: t, Attempt: attempt, Status: status, ExitCode: exitCode, Duration: d, Reason: reason})
+	now := time.Now()
+	d, attempts, metrics := r.ledger.ending(t, now)
+	r.emit(event.Event{Kind: event.TaskEnded, Final: true, Time: now, Task: t, Attempt: attempts, Status: status,
+		ExitCode: exitCode, Duration: d, Reason: reason, Metrics: metrics})
 }
 
 // failUnrunnable fails a task that can never run here (it needs more GPU memory than any
@@ -204,9 +165,5 @@ func (r *run) skip(t *plan.Task, reason string) {
 		}
 		return
 	}
-	if !r.ledger.skip(t, reason) {
-		return
-	}
-	r.met.taskFinished(results.StatusSkipped, 0, t.GPU != nil)
 	r.emit(event.Event{Kind: event.TaskSkipped, Task: t, Reason: reason})
 }

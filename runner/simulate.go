@@ -11,6 +11,7 @@ import (
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/queue"
+	"github.com/runall/runall/size"
 )
 
 // SimulateOptions configures Simulate.
@@ -122,7 +123,7 @@ func (s *simulation) slot(t *plan.Task) (Slot, error) {
 		slot.Need = need
 	}
 	if slot.Need > slices.Max(s.usable) {
-		return slot, fmt.Errorf("%s: %q needs %s, more than any device has after the margin", t.Pos, t.Name, gpu.FormatSize(slot.Need))
+		return slot, fmt.Errorf("%s: %q needs %s, more than any device has after the margin", t.Pos, t.Name, size.Format(slot.Need))
 	}
 	return slot, nil
 }

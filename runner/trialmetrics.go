@@ -120,15 +120,13 @@ func newStopWhen(p *plan.Plan) *stopWhen {
 	return s
 }
 
-// check looks at a finished command's metrics; ok says it succeeded.
-func (r *run) checkStopWhen(t *plan.Task, ok bool) {
-	s := r.stop
-	if s.cond == nil || !ok || !s.members[t] {
+// Event is stop-when's consumer: a trial's command that ends ok with metrics that meet
+// the condition stops new trials from starting.
+func (s *stopWhen) Event(ev event.Event, emit func(event.Event)) {
+	if s.cond == nil || ev.Kind != event.TaskEnded || !ev.Final || ev.Status != results.StatusOK || !s.members[ev.Task] {
 		return
 	}
-	var v float64
-	var has bool
-	r.ledger.update(t, func(res *results.Task) { v, has = res.Metrics[s.cond.Metric] })
+	v, has := ev.Metrics[s.cond.Metric]
 	if !has || !s.cond.Met(v) {
 		return
 	}
@@ -137,8 +135,8 @@ func (r *run) checkStopWhen(t *plan.Task, ok bool) {
 	if s.reason != "" {
 		return
 	}
-	s.reason = fmt.Sprintf("stop-when %q was met by %q (%s=%s)", s.cond.Text, t.Name, s.cond.Metric, strconv.FormatFloat(v, 'g', -1, 64))
-	r.emit(event.Event{Kind: event.RunStatus, Line: s.reason + ": trials not started yet are skipped, running ones finish"})
+	s.reason = fmt.Sprintf("stop-when %q was met by %q (%s=%s)", s.cond.Text, ev.Task.Name, s.cond.Metric, strconv.FormatFloat(v, 'g', -1, 64))
+	emit(event.Event{Kind: event.RunStatus, Line: s.reason + ": trials not started yet are skipped, running ones finish"})
 }
 
 // trialGate is where the scheduler asks, as a trial is about to start, whether it should be

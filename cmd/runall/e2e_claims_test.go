@@ -75,18 +75,22 @@ func (c *claimsE2E) records() map[string]int {
 	out := map[string]int{}
 	for _, k := range c.keys(c.prefix + "done/") {
 		rec := c.record(k)
-		if len(rec.Result) != 1 {
-			c.t.Fatalf("%s: %d commands in its result, want 1", k, len(rec.Result))
+		if len(rec.Result.Tasks) != 1 {
+			c.t.Fatalf("%s: %d commands in its result, want 1", k, len(rec.Result.Tasks))
 		}
-		out[rec.Result[0].Name] = rec.Owner.PID
+		out[rec.Result.Tasks[0].Name] = rec.Owner.PID
 	}
 	return out
 }
 
-// doneRecord is the part of a done record the tests read.
+// doneRecord is the part of a done record the tests read: its result is the recording
+// runall's part of the run.
 type doneRecord struct {
 	Owner  struct{ PID int } `json:"owner"`
-	Result []taskResult      `json:"result"`
+	Result struct {
+		RunID string       `json:"run_id"`
+		Tasks []taskResult `json:"tasks"`
+	} `json:"result"`
 }
 
 func (c *claimsE2E) record(key string) doneRecord {
@@ -440,5 +444,65 @@ func TestClaimsUsageErrors(t *testing.T) {
 				t.Errorf("the setup task ran")
 			}
 		})
+	}
+}
+
+// TestClaimsMergedObjective: two runalls share a sweep with an objective. The merged results
+// under the prefix go through the same merge as shards' results: they carry the objective,
+// name the best trial and each runall's run id. A record that cannot be read makes the
+// conclusion fail, naming it.
+func TestClaimsMergedObjective(t *testing.T) {
+	t.Parallel()
+	c := newClaimsE2E(t)
+	for _, p := range []*proc{c.start(0, "claims/objective.yml"), c.start(1, "claims/objective.yml")} {
+		p.wait().wantCode(t, 0)
+	}
+	ids := map[string]bool{}
+	for _, name := range []string{"results0.json", "results1.json"} {
+		var own resultsFile
+		if err := json.Unmarshal([]byte(c.read(name)), &own); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		ids[own.RunID] = true
+	}
+	body, _ := c.get(c.prefix + "results.json")
+	var merged struct {
+		RunID     string `json:"run_id"`
+		Best      string `json:"best"`
+		Objective *struct {
+			Metric string `json:"metric"`
+			Mode   string `json:"mode"`
+		} `json:"objective"`
+		Tasks []taskResult `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(body), &merged); err != nil {
+		t.Fatalf("merged results: %v\n%s", err, body)
+	}
+	if merged.Best != "trial 2" || merged.Objective == nil || merged.Objective.Metric != "loss" || len(merged.Tasks) != 4 {
+		t.Errorf("merged results: best %q, objective %+v, %d tasks; want trial 2, loss, 4\n%s", merged.Best, merged.Objective, len(merged.Tasks), body)
+	}
+	for _, id := range strings.Split(merged.RunID, ",") {
+		if !ids[id] {
+			t.Errorf("merged run id %q, want those of the runalls that ran trials, of %v", merged.RunID, ids)
+		}
+	}
+
+	// Corrupt one record and drop the merged results: a rerun must conclude again, and fails.
+	recs := c.keys(c.prefix + "done/")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := c.srv.Client().PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(c.bucket), Key: aws.String(recs[0]), Body: strings.NewReader(`{"key": "x", "result": {"tasks": 7}}`),
+	})
+	if err == nil {
+		_, err = c.srv.Client().DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(c.bucket), Key: aws.String(c.prefix + "results.json")})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.start(2, "claims/objective.yml").wait()
+	r.wantCode(t, 1)
+	if name := strings.TrimPrefix(recs[0], c.prefix); !strings.Contains(r.stderr+r.stdout, name) {
+		t.Errorf("the conclusion does not name the corrupt record %s:\n%v", name, r)
 	}
 }

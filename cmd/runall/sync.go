@@ -5,14 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/s3sync"
 )
@@ -116,10 +112,7 @@ func runSync(ctx context.Context, a *app, args []string) error {
 		opts.OnAction = func(act s3sync.Action) { out.line(a.stdout, prefix+describeAction(act)) }
 	}
 
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigc)
-
+	// A signal cancels ctx (runStoppable, which also makes the exit code the signal's).
 	stats, err := client.Sync(ctx, src, dst, opts)
 	switch {
 	case err != nil && stats.Files+stats.SkippedFiles+stats.Deleted == 0:
@@ -130,15 +123,6 @@ func runSync(ctx context.Context, a *app, args []string) error {
 			stats.SkippedFiles, s3sync.FormatBytes(stats.SkippedBytes), stats.Deleted))
 	default:
 		out.line(a.stderr, stats.String())
-	}
-	if err != nil && ctx.Err() != nil {
-		select {
-		case sig := <-sigc:
-			if s, ok := sig.(syscall.Signal); ok {
-				return &runner.InterruptedError{Signal: s}
-			}
-		default:
-		}
 	}
 	return err
 }

@@ -1,9 +1,12 @@
-// Package event is what the scheduler tells the outputs: a task waited, started, printed a
-// line, ended or was skipped; a transfer progressed; the run ended. It knows nothing of the
-// scheduler that sends them or the outputs that draw them.
+// Package event is a run's one lifecycle stream: a task waited (and why), started (where),
+// printed a line, reported a metric, ended (with its status) or was skipped; a transfer
+// progressed; the run ended. Every concern that reacts to a run (the results recorder,
+// Prometheus, the outputs, notify, the report, stop-when, claims) is a Consumer of it. It
+// knows nothing of the scheduler or executor that emit the events, nor of the consumers.
 package event
 
 import (
+	"sync"
 	"time"
 
 	"github.com/runall/runall/runner/plan"
@@ -23,10 +26,11 @@ const (
 	RunStatus                // periodic: what runs and what waits (Line is a summary)
 	RunEnded                 // the run is over; Status is the overall status
 	TaskMemory               // a GPU trial's memory changed; Memory and Peak set
+	TaskMetric               // a runall-metric line gave a value; Metric and Value set
 )
 
 func (k Kind) String() string {
-	return [...]string{"waiting", "start", "output", "end", "skipped", "sync", "status", "run-end", "memory"}[k]
+	return [...]string{"waiting", "start", "output", "end", "skipped", "sync", "status", "run-end", "memory", "metric"}[k]
 }
 
 // Event is one thing that happened during a run. Events flow from the scheduler to the one
@@ -43,6 +47,127 @@ type Event struct {
 	ExitCode int            // TaskEnded; -1 when killed by a signal
 	Duration time.Duration
 	Devices  []string // TaskStarted: the GPU UUIDs the trial was placed on
-	Memory   uint64   // TaskMemory: what the trial holds now, bytes (on its fullest device)
-	Peak     uint64   // TaskMemory: the most it has held
+	Need     uint64   // TaskStarted: the GPU memory reserved for it, bytes
+	// TaskStarted: how often trials behind it started while it waited (first attempt).
+	PassedOver int
+	Memory     uint64  // TaskMemory: what the trial holds now, bytes (on its fullest device)
+	Peak       uint64  // TaskMemory: the most it has held
+	Metric     string  // TaskMetric: the metric's name
+	Value      float64 // TaskMetric: its value
+	Step       int     // TaskMetric: how many values of the metric the task reported, this one included
+
+	// Final is set on the TaskEnded that ends the task for good; an attempt that is retried
+	// or requeued ends without it.
+	Final bool
+	// Requeued is set on the TaskEnded of an attempt whose trial goes back to the waiting
+	// line (it ran out of GPU memory).
+	Requeued bool
+	// Metrics is a finished task's last value of each metric (TaskEnded with Final).
+	Metrics map[string]float64
+	// Results is the run's results (RunEnded).
+	Results *results.Run
+}
+
+// Consumer reacts to the events of a run. The stream calls Event on the emitting
+// goroutine, one event at a time, in the order they were emitted: a consumer needs no lock
+// for state only Event touches, but must not block (one that does slow work hands it to a
+// goroutine of its own, as the outputs do). A consumer that reacts with an event of its own
+// passes it to emit, never to the stream: every consumer gets it after the current one.
+type Consumer interface {
+	Event(ev Event, emit func(Event))
+}
+
+// Func makes a function a Consumer.
+type Func func(ev Event, emit func(Event))
+
+// Event calls f.
+func (f Func) Event(ev Event, emit func(Event)) { f(ev, emit) }
+
+// Stream is a run's one lifecycle stream: what is emitted reaches every consumer once, in
+// the order consumers were added, before Emit returns. It is safe for concurrent use.
+type Stream struct {
+	mu        sync.Mutex
+	consumers []Consumer
+	states    map[*plan.Task]state
+	reacted   []Event // emitted by consumers while an event is delivered
+}
+
+// state is a task's place in its lifecycle, as far as the stream keeps it: enough to drop
+// a transition that can no longer happen (a skip of a task that already ran, say). It is
+// the one status machine of a run; consumers trust the events they get.
+type state uint8
+
+const (
+	pending state = iota // not started, or requeued
+	running
+	ended // for good
+)
+
+// Add makes c a consumer of the events emitted after; a run adds its consumers before its
+// first task starts.
+func (s *Stream) Add(c Consumer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.consumers = append(s.consumers, c)
+}
+
+// Emit sends ev to every consumer, stamped with the time when it has none. It reports
+// whether it was sent: a TaskSkipped for a task that started, or a final TaskEnded for
+// one that already ended for good, is not, so that each task ends exactly once.
+func (s *Stream) Emit(ev Event) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.transition(&ev) {
+		return false
+	}
+	s.deliver(ev)
+	for len(s.reacted) > 0 {
+		next := s.reacted[0]
+		s.reacted = s.reacted[1:]
+		if s.transition(&next) {
+			s.deliver(next)
+		}
+	}
+	return true
+}
+
+func (s *Stream) deliver(ev Event) {
+	for _, c := range s.consumers {
+		c.Event(ev, s.react)
+	}
+}
+
+// react queues what a consumer emits; s.mu is held by the delivering goroutine.
+func (s *Stream) react(ev Event) { s.reacted = append(s.reacted, ev) }
+
+// transition stamps ev and moves its task along its lifecycle; false when ev cannot happen
+// to the task now.
+func (s *Stream) transition(ev *Event) bool {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	if ev.Task == nil {
+		return true
+	}
+	if s.states == nil {
+		s.states = map[*plan.Task]state{}
+	}
+	now := s.states[ev.Task]
+	switch {
+	case ev.Kind == TaskSkipped:
+		if now != pending {
+			return false
+		}
+		s.states[ev.Task] = ended
+	case ev.Kind == TaskStarted:
+		s.states[ev.Task] = running
+	case ev.Kind == TaskEnded && ev.Final:
+		if now == ended {
+			return false
+		}
+		s.states[ev.Task] = ended
+	case ev.Kind == TaskEnded && ev.Requeued:
+		s.states[ev.Task] = pending
+	}
+	return true
 }

@@ -31,6 +31,15 @@ type Set struct {
 	last     map[string]float64
 	series   map[string][]float64
 	warnings []string
+	observe  func(name string, v float64, step int) // told each value as it is added
+}
+
+// Observe has fn told each value as it is added (its step counts the metric's values from
+// 1), on the goroutine that added it, under the set's lock: fn must not call the set.
+func (s *Set) Observe(fn func(name string, v float64, step int)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.observe = fn
 }
 
 // maxWarnings bounds what a task that prints a thousand bad lines gets recorded.
@@ -50,6 +59,9 @@ func (s *Set) add(name string, v float64) {
 	}
 	s.last[name] = v
 	s.series[name] = append(s.series[name], v)
+	if s.observe != nil {
+		s.observe(name, v, len(s.series[name]))
+	}
 }
 
 // IsLine reports whether a line of output is a metric line.

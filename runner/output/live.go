@@ -6,7 +6,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/runall/runall/runner/event"
@@ -22,10 +21,6 @@ import (
 // frame holds only what runs now and scrollback keeps the rest. The frame never reaches the
 // terminal's last row: moving the cursor up over it only works while none of it scrolled.
 type liveOutput struct {
-	// mu lets Restore be called from another goroutine (a signal or panic path). Everything
-	// else comes from the one goroutine that owns the output, so it is never contended.
-	mu sync.Mutex
-
 	o        Options
 	cfg      plan.Config
 	rs       *runState
@@ -37,7 +32,7 @@ type liveOutput struct {
 	lines     int  // rows of the frame on screen, which the next draw moves up over
 	committed int  // top-level tasks printed above the frame for good
 	hidden    bool // cursor hidden and autowrap off, to be undone by restore
-	stopped   bool // Restore or Close ran: draw nothing more
+	stopped   bool // Close ran: draw nothing more
 	closed    bool
 	spin      int
 	buf       bytes.Buffer
@@ -68,8 +63,6 @@ const syncLinger = 10 * time.Second
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
 func (l *liveOutput) Event(ev event.Event) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	switch ev.Kind {
 	case event.TaskOutput: // the hot path: keep the line, draw nothing
 		if ev.Task != nil && ev.Task.ShowOutput {
@@ -93,8 +86,6 @@ func (l *liveOutput) Event(ev event.Event) {
 }
 
 func (l *liveOutput) Tick(now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.stopped {
 		return
 	}
@@ -105,8 +96,6 @@ func (l *liveOutput) Tick(now time.Time) {
 // Close draws the final frame, restores the terminal and prints the summary below. It may
 // be called more than once.
 func (l *liveOutput) Close(res *results.Run) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
 		return nil
 	}
@@ -122,15 +111,8 @@ func (l *liveOutput) Close(res *results.Run) error {
 	return nil
 }
 
-// Restore shows the cursor again and turns autowrap back on, leaving the last frame on the
-// screen; nothing is drawn after it. For an interrupt or panic path that cannot wait for
-// Close; safe from any goroutine and more than once.
-func (l *liveOutput) Restore() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.restore()
-}
-
+// restore shows the cursor again and turns autowrap back on, leaving the last frame on the
+// screen; nothing is drawn after it.
 func (l *liveOutput) restore() {
 	l.stopped = true
 	if l.hidden {

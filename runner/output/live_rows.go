@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/size"
 )
 
 func (l *liveOutput) glyph(st taskStatus) (string, string) {
@@ -65,7 +65,7 @@ func (l *liveOutput) row(n *taskNode, indent string, nameW int, now time.Time, w
 		lb.add("  "+t, sgrDim)
 	}
 	if st == stRunning && n.memory > 0 {
-		lb.add("  "+gpu.FormatSize(n.memory), sgrDim)
+		lb.add("  "+size.Format(n.memory), sgrDim)
 	}
 	if d := l.detail(n, st); d != "" {
 		lb.add("  "+d, "")

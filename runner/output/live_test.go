@@ -107,27 +107,9 @@ func TestLiveRestoresCursor(t *testing.T) {
 	}
 	buf.Reset()
 	l.Close(outResults())
-	l.Restore()
 	l.Tick(c.now)
 	if buf.Len() != 0 {
 		t.Errorf("output after Close: %q", buf.String())
-	}
-}
-
-func TestLiveRestoreStopsDrawing(t *testing.T) {
-	var buf bytes.Buffer
-	c := &outClock{now: outT0}
-	l := newTestLive(outPlan(), &buf, c, 80, 24, false)
-	l.Tick(outT0)
-	l.Restore()
-	if !strings.HasSuffix(buf.String(), "\x1b[?7h\x1b[?25h") {
-		t.Errorf("Restore wrote %q", buf.String())
-	}
-	buf.Reset()
-	l.Tick(outT0)
-	l.Close(nil)
-	if buf.Len() != 0 {
-		t.Errorf("drawn after Restore: %q", buf.String())
 	}
 }
 

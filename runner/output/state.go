@@ -247,19 +247,17 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 		if n.duration == 0 && !n.started.IsZero() {
 			n.duration = now.Sub(n.started)
 		}
-		switch ev.Status {
-		case results.StatusOK:
-			n.status = stOK
-		case results.StatusFailed:
-			n.status = stFailed
-		case results.StatusIgnored:
-			n.status = stIgnored
-		case results.StatusSkipped:
-			n.status = stSkipped
-		case results.StatusStopped:
-			n.status = stStopped
-		default: // the attempt ended but the task will run again (requeued after OOM)
+		switch {
+		case ev.Requeued: // the attempt ended but the trial goes again (out of GPU memory)
 			n.status = stWaiting
+		case ev.Status == results.StatusOK:
+			n.status = stOK
+		case ev.Status == results.StatusFailed:
+			n.status = stFailed
+		case ev.Status == results.StatusIgnored:
+			n.status = stIgnored
+		default: // stopped: by runall's stop, or by a consumer with a status of its own
+			n.status = stStopped
 		}
 	case event.TaskMemory:
 		n.memory, n.peak = ev.Memory, ev.Peak

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/size"
 )
 
 // SummaryOptions configures WriteSummary.
@@ -58,7 +58,7 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 		b.WriteString("\nLearned GPU memory (gpu-memory: auto):\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, k := range slices.Sorted(maps.Keys(res.LearnedGPUMemory)) {
-			fmt.Fprintf(tw, "  %s\t%s\n", cleanName(k), gpu.FormatSize(res.LearnedGPUMemory[k]))
+			fmt.Fprintf(tw, "  %s\t%s\n", cleanName(k), size.Format(res.LearnedGPUMemory[k]))
 		}
 		tw.Flush()
 	}
@@ -211,13 +211,13 @@ func gpuCells(r results.Task) []string {
 		dev += fmt.Sprintf("+%d", len(r.Devices)-1)
 	}
 	if r.GPUMemory > 0 {
-		need = gpu.FormatSize(r.GPUMemory)
+		need = size.Format(r.GPUMemory)
 	}
 	if r.PeakGPUMemory > 0 {
 		if r.PeakEstimated() {
 			peak = "~"
 		}
-		peak += gpu.FormatSize(r.PeakGPUMemory)
+		peak += size.Format(r.PeakGPUMemory)
 	}
 	return []string{dev, needPeak(need, peak)}
 }

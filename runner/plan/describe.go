@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/size"
 )
 
 // Describe prints the plan for people: the config, the S3 transfers, then every task in the
@@ -169,7 +169,7 @@ func (p *Plan) taskAttrs(t, parent *Task) []string {
 	if g := t.GPU; g != nil {
 		need := "gpu auto"
 		if !g.Auto {
-			need = "gpu " + gpu.FormatSize(g.Memory)
+			need = "gpu " + size.Format(g.Memory)
 		}
 		if !g.Auto || g.Devices > 1 {
 			need += fmt.Sprintf(" x%d", g.Devices)
@@ -270,11 +270,11 @@ func describeMargin(m Margin) string {
 	pct := strconv.FormatFloat(m.Fraction*100, 'f', -1, 64) + "%"
 	switch {
 	case m.Fraction > 0 && m.Bytes > 0:
-		return pct + " (at least " + gpu.FormatSize(m.Bytes) + ")"
+		return pct + " (at least " + size.Format(m.Bytes) + ")"
 	case m.Fraction > 0:
 		return pct
 	case m.Bytes > 0:
-		return gpu.FormatSize(m.Bytes)
+		return size.Format(m.Bytes)
 	}
 	return "none"
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/size"
 	"gopkg.in/yaml.v3"
 )
 
@@ -196,7 +196,7 @@ func decodeMarginOf(d *nodeDecoder, p nodePair, of string) (Margin, bool) {
 			m.Fraction = f / 100
 			continue
 		}
-		b, err := gpu.ParseSize(part)
+		b, err := size.Parse(part)
 		if err != nil {
 			return bad()
 		}

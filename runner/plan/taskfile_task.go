@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/size"
 	"gopkg.in/yaml.v3"
 )
 
@@ -210,7 +210,7 @@ func decodeGPUMemory(d *nodeDecoder, p nodePair) *gpuMemory {
 		if strings.EqualFold(strings.TrimSpace(p.value.Value), "auto") {
 			return &gpuMemory{auto: true}
 		}
-		b, err := gpu.ParseSize(p.value.Value)
+		b, err := size.Parse(p.value.Value)
 		if err == nil && b > 0 {
 			return &gpuMemory{bytes: b}
 		}

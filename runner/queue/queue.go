@@ -37,12 +37,24 @@ func (q *Queue[T]) Front(v T) {
 	q.waiting = slices.Insert(q.waiting, 0, waiting[T]{v: v})
 }
 
-// Drain removes every waiting trial and returns them in order.
-func (q *Queue[T]) Drain() []T {
+// Push puts v at the end of the line: a trial its source handed out after the line
+// began.
+func (q *Queue[T]) Push(v T) {
+	q.waiting = append(q.waiting, waiting[T]{v: v})
+}
+
+// All is the waiting trials in order, for a look that changes nothing.
+func (q *Queue[T]) All() []T {
 	out := make([]T, 0, len(q.waiting))
 	for _, w := range q.waiting {
 		out = append(out, w.v)
 	}
+	return out
+}
+
+// Drain removes every waiting trial and returns them in order.
+func (q *Queue[T]) Drain() []T {
+	out := q.All()
 	q.waiting = nil
 	return out
 }

@@ -1,0 +1,86 @@
+// Package sched owns a parallel block's waiting line and its admission loop. Trials come
+// from a Source; they wait in line in the source's order and start when fewer than the
+// limit run and every Resource has room for them. What an admitted trial does is the
+// caller's Run func: the scheduler knows nothing of processes, their output or results.
+//
+// A trial's way through the scheduler:
+//
+//	Source.Next ──▶ waiting ──admit (slot, then each Resource)──▶ Source.Start ──▶ Run
+//	                  ▲   │ TaskWaiting (why, when it changes)        │ false:    │
+//	                  │   │                                           ▼ given back│
+//	                  │   └─ halted: skipped               Resources released ◀───┘
+//	                  │                                           │
+//	                  └──────────── requeued (front of the line) ◀┤
+//	                                                              └─▶ Source.Ended
+package sched
+
+import (
+	"context"
+
+	"github.com/runall/runall/claims"
+	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/plan"
+)
+
+// Trial is one trial on its way through the scheduler: what travels from the source to
+// the executor, and nothing else.
+type Trial struct {
+	Task       *plan.Task
+	Placement  *admit.Placement // its GPU room, set by the GPU resource; nil without one
+	Lease      *claims.Lease    // the claim it runs under, set by a claims source; nil without
+	Attempt    int              // how often it was admitted: 2 once it was requeued
+	PassedOver int              // how often a trial behind it started while it waited
+}
+
+// Source hands the scheduler its trials. The plan's trials in their order are one source,
+// a claims queue shared by several runalls another; a sampler that proposes trials as the
+// sweep runs would be a third. The scheduler calls a source from its loop and a trial's
+// goroutine, never two calls at once for one trial.
+type Source interface {
+	// Next returns the trials to line up now, in the order they are offered, and whether
+	// more may come later. The scheduler asks when its line is empty; want is how many
+	// could start at once (free slots, at least 1): a sampler asks that many.
+	Next(ctx context.Context, want int) (trials []*Trial, more bool)
+	// Ready is closed, or sends, when Next may have trials after returning none; nil when
+	// it never will (the scheduler then asks again after a trial ends).
+	Ready() <-chan struct{}
+	// Start is called on the trial's goroutine once it was admitted, before it runs; false
+	// gives it back untouched (another runall holds it): it leaves the line, unrun.
+	Start(ctx context.Context, t *Trial) bool
+	// Ended is called on the trial's goroutine once it ran for good (not when it goes back
+	// to the line).
+	Ended(ctx context.Context, t *Trial)
+}
+
+// List is a source of a fixed list of trials: the plan's, in its order.
+type List struct {
+	trials []*Trial
+	given  bool
+}
+
+// NewList is a source of tasks, offered in the given order.
+func NewList(tasks []*plan.Task) *List {
+	l := &List{}
+	for _, t := range tasks {
+		l.trials = append(l.trials, &Trial{Task: t})
+	}
+	return l
+}
+
+// Next returns every trial, once.
+func (l *List) Next(context.Context, int) ([]*Trial, bool) {
+	if l.given {
+		return nil, false
+	}
+	l.given = true
+	return l.trials, false
+}
+
+// Ready is nil: a list has nothing more to give.
+func (l *List) Ready() <-chan struct{} { return nil }
+
+// Start runs every trial.
+func (l *List) Start(context.Context, *Trial) bool { return true }
+
+// Ended does nothing.
+func (l *List) Ended(context.Context, *Trial) {}
