@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/size"
 	"github.com/runall/runall/hostmem"
 )
 
@@ -159,9 +159,9 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	}
 	room, reserved := a.roomLocked()
 	if reserve > room {
-		head := "needs " + gpu.FormatSize(need) + " of host memory"
+		head := "needs " + size.Format(need) + " of host memory"
 		if learning {
-			head = "learning its host memory: needs room for " + gpu.FormatSize(reserve) + " to start"
+			head = "learning its host memory: needs room for " + size.Format(reserve) + " to start"
 		}
 		return nil, head + "; " + a.describeRoomLocked(room, reserved), nil
 	}
@@ -190,8 +190,8 @@ func (a *Admitter) neverFitsLocked(need uint64) error {
 	if !a.snap.Limited {
 		what = "the machine (no container limit) has"
 	}
-	return fmt.Errorf("%w: needs %s, %s %s (%s after the %s margin)", ErrNeverFits, gpu.FormatSize(need),
-		what, gpu.FormatSize(a.snap.Limit), gpu.FormatSize(sub(a.snap.Limit, m)), gpu.FormatSize(m))
+	return fmt.Errorf("%w: needs %s, %s %s (%s after the %s margin)", ErrNeverFits, size.Format(need),
+		what, size.Format(a.snap.Limit), size.Format(sub(a.snap.Limit, m)), size.Format(m))
 }
 
 // roomLocked is what a trial may take now, and what the running trials hold reserved.
@@ -213,11 +213,11 @@ func (a *Admitter) reserveOf(p *Placement) uint64 {
 
 // describeRoomLocked is the waiting line's account of the container's memory.
 func (a *Admitter) describeRoomLocked(room, reserved uint64) string {
-	s := fmt.Sprintf("the container has %s free of %s (in use %s", gpu.FormatSize(room), gpu.FormatSize(a.snap.Limit), gpu.FormatSize(a.snap.Used))
+	s := fmt.Sprintf("the container has %s free of %s (in use %s", size.Format(room), size.Format(a.snap.Limit), size.Format(a.snap.Used))
 	if reserved > 0 {
-		s += ", " + gpu.FormatSize(reserved) + " reserved for trials still growing"
+		s += ", " + size.Format(reserved) + " reserved for trials still growing"
 	}
-	return s + ", " + gpu.FormatSize(a.margin(a.snap.Limit)) + " margin)"
+	return s + ", " + size.Format(a.margin(a.snap.Limit)) + " margin)"
 }
 
 // Started tells the admitter that one of p's attempts started, its shell leading process

@@ -3,7 +3,7 @@ package hostadmit
 import (
 	"fmt"
 
-	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/size"
 )
 
 // OOMKilled says whether the kernel's OOM killer took p's trial: killed is whether its
@@ -25,7 +25,7 @@ func (a *Admitter) OOMKilled(p *Placement, killed bool) (reason string, ok bool)
 		used = max(used, u.used)
 	}
 	return fmt.Sprintf("killed by the kernel's OOM killer: the container's memory limit is %s, in use %s",
-		gpu.FormatSize(a.snap.Limit), gpu.FormatSize(used)), true
+		size.Format(a.snap.Limit), size.Format(used)), true
 }
 
 // Requeue is the admitter's answer to a trial the OOM killer took: whether it goes again,
@@ -46,7 +46,7 @@ func (a *Admitter) Requeue(p *Placement) (need uint64, requeues int, err error) 
 	most := a.mostLocked()
 	if measured > most {
 		return 0, a.requeues[id], fmt.Errorf("%w: it was killed holding %s; the container's limit gives %s after the margin",
-			ErrNeverFits, gpu.FormatSize(measured), gpu.FormatSize(most))
+			ErrNeverFits, size.Format(measured), size.Format(most))
 	}
 	cur := p.Need
 	victim := cur > 0 && measured <= cur+cur/20 && a.oomRetries > 0
@@ -54,10 +54,10 @@ func (a *Admitter) Requeue(p *Placement) (need uint64, requeues int, err error) 
 	switch {
 	case victim && a.victims[id] >= victimRetries:
 		return 0, a.requeues[id], fmt.Errorf("killed by the OOM killer %d times within its need of %s: other trials use more host memory than they declared",
-			a.victims[id]+1, gpu.FormatSize(cur))
+			a.victims[id]+1, size.Format(cur))
 	case !victim && charged >= a.oomRetries:
 		return 0, a.requeues[id], fmt.Errorf("killed by the OOM killer %d times (oom-retries: %d); it held %s when killed",
-			charged+1, a.oomRetries, gpu.FormatSize(measured))
+			charged+1, a.oomRetries, size.Format(measured))
 	}
 	a.requeues[id]++
 	if victim {
@@ -82,5 +82,5 @@ const victimRetries = 3
 
 // RequeueReason says why a requeued trial waits, for its waiting line.
 func RequeueReason(need uint64) string {
-	return "requeued after the OOM killer took it; now needs " + gpu.FormatSize(need) + " of host memory"
+	return "requeued after the OOM killer took it; now needs " + size.Format(need) + " of host memory"
 }

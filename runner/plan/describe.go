@@ -183,7 +183,7 @@ func (p *Plan) taskAttrs(t, parent *Task) []string {
 		if h.Auto {
 			attrs = append(attrs, "memory auto")
 		} else {
-			attrs = append(attrs, "memory "+gpu.FormatSize(h.Memory))
+			attrs = append(attrs, "memory "+size.Format(h.Memory))
 		}
 	}
 	if t.Timeout > 0 {

@@ -3,7 +3,7 @@ package plan
 import (
 	"strings"
 
-	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/size"
 	"gopkg.in/yaml.v3"
 )
 
@@ -31,7 +31,7 @@ func decodeHostMemory(d *nodeDecoder, p nodePair) *hostMemory {
 		if strings.EqualFold(strings.TrimSpace(p.value.Value), "auto") {
 			return &hostMemory{auto: true}
 		}
-		b, err := gpu.ParseSize(p.value.Value)
+		b, err := size.Parse(p.value.Value)
 		if err == nil && b > 0 {
 			return &hostMemory{bytes: b}
 		}
