@@ -19,6 +19,7 @@ import (
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -46,6 +47,9 @@ type Options struct {
 	Probe    gpu.Probe // nil when there is no GPU; ProbeErr says why
 	ProbeErr error
 	NoGPU    bool // run GPU tasks with max-parallel-commands as the only limit
+	// HostMemory measures the container's memory for memory: (nil: its memory cgroup, found
+	// from /proc).
+	HostMemory hostadmit.Reader
 
 	Shard Shard // run only this shard's share of the trials
 	Fresh bool  // ignore resume markers from earlier runs
@@ -96,7 +100,8 @@ type run struct {
 	scripts *scripts          // url: downloads
 
 	hist   *admit.History
-	admit  *admit.Admitter // nil when no task asks for a GPU (or --no-gpu)
+	admit  *admit.Admitter     // nil when no task asks for a GPU (or --no-gpu)
+	host   *hostadmit.Admitter // nil when no task sets memory:
 	fw     admit.Framework
 	sync   *syncer  // nil without S3 transfers
 	met    *metrics // nil without --metrics-addr
@@ -143,6 +148,7 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 		r.admit = admit.New(admit.Options{Probe: opts.Probe, Margin: p.Config.GPUMemoryMargin,
 			OOMRetries: p.Config.OOMRetries, History: r.hist})
 	}
+	r.openHost()
 	logs, err := openLogs(r.logDir, p.Config.LogPath, r.taskPath)
 	if err != nil {
 		return nil, err
@@ -244,6 +250,7 @@ func (r *run) runAll(ctx context.Context) error {
 		r.admit.Start(ctx, w.sample)
 		defer r.admit.Stop()
 	}
+	defer r.startHost(ctx)()
 	r.runTasks(ctx, r.plan.Tasks, r.baseEnv())
 	return r.endClaims(ctx)
 }
@@ -322,6 +329,9 @@ func (r *run) results() *results.Run {
 	if r.admit != nil {
 		res.LearnedGPUMemory = r.learnedByName()
 		res.GPUProcessIDs = r.admit.PIDs().String()
+	}
+	if r.host != nil {
+		res.LearnedHostMemory = r.learnedHostByName()
 	}
 	res.Objective = objectiveOf(r.plan)
 	res.Best = res.Objective.BestTask(res.Tasks)

@@ -97,3 +97,104 @@ func TestResourcesInCgroup(t *testing.T) {
 		t.Errorf("json %+v (%v)\n%v", out, err, r)
 	}
 }
+
+// TestHostMemoryDeclared: with memory: 450MiB, runall starts only as many as fit in the
+// limit, and none is killed.
+func TestHostMemoryDeclared(t *testing.T) {
+	cg := newMemCgroup(t, sweepLimit)
+	e := newE2E(t)
+	r := e.runIn(cg, "--no-gpu", "--output", "plain", "--log-dir", "logs", "--results", "results.json", e.hostSweep("450MiB"))
+	r.wantCode(t, 0)
+	if kills := cg.oomKills(t); kills != 0 {
+		t.Errorf("the OOM killer struck %d times with host needs declared\n%v", kills, r)
+	}
+	res := e.results()
+	for _, tr := range res.Tasks {
+		if strings.HasPrefix(tr.Name, "trial") {
+			tr.want(t, "ok", 0, 1)
+		}
+	}
+	if !strings.Contains(r.stdout, "waiting: needs 450 MiB of host memory; the container has") {
+		t.Errorf("no trial waited for host memory: six of 450 MiB cannot run at once in 1 GiB\n%v", r)
+	}
+}
+
+// TestHostMemoryAuto: with memory: auto, the first trial runs alone and teaches the rest
+// its need; none is killed. The next run starts with the need it learned.
+func TestHostMemoryAuto(t *testing.T) {
+	cg := newMemCgroup(t, sweepLimit)
+	e := newE2E(t)
+	r := e.runIn(cg, "--no-gpu", "--output", "plain", "--log-dir", "logs", "--results", "results.json", e.hostSweep("auto"))
+	r.wantCode(t, 0)
+	if kills := cg.oomKills(t); kills != 0 {
+		t.Errorf("the OOM killer struck %d times with memory: auto\n%v", kills, r)
+	}
+	if !strings.Contains(r.stdout, `to measure the group's host memory`) {
+		t.Errorf("no trial waited for the first to be measured\n%v", r)
+	}
+	res := e.results()
+	var learned uint64
+	for _, n := range res.LearnedHostMemory {
+		learned = n
+	}
+	if learned < sweepMiB<<20 || learned > 2*sweepMiB<<20 {
+		t.Errorf("learned %d MiB, want about %d (+5%%)\n%v", learned>>20, sweepMiB, r)
+	}
+	r = e.runIn(cg, "--no-gpu", "--output", "plain", "--log-dir", "logs", "--results", "results.json", e.hostSweep("auto"))
+	r.wantCode(t, 0)
+	if strings.Contains(r.stdout, `to measure the group's host memory`) {
+		t.Errorf("the second run learned again instead of starting with the need it had learned\n%v", r)
+	}
+}
+
+// TestHostMemoryUnderDeclared: trials that declare 100MiB and take 400 are killed by the
+// OOM killer; runall recognises each kill, requeues the trial with a raised need, and all
+// finish.
+func TestHostMemoryUnderDeclared(t *testing.T) {
+	cg := newMemCgroup(t, sweepLimit)
+	e := newE2E(t)
+	r := e.runIn(cg, "--no-gpu", "--output", "plain", "--log-dir", "logs", "--results", "results.json", e.hostSweep("100MiB"))
+	kills := cg.oomKills(t)
+	r.wantCode(t, 0)
+	if kills == 0 {
+		t.Fatalf("no OOM kill: the under-declared sweep should have hit the limit\n%v", r)
+	}
+	if !strings.Contains(r.stdout, "killed by the kernel's OOM killer: the container's memory limit is 1.0 GiB, in use ") ||
+		!strings.Contains(r.stdout, "requeued after the OOM killer took it; now needs ") {
+		t.Errorf("the kills were not recognised and requeued\n%v", r)
+	}
+	requeues := 0
+	for _, tr := range e.results().Tasks {
+		if strings.HasPrefix(tr.Name, "trial") {
+			if tr.Status != "ok" {
+				t.Errorf("%s: %s (%s)", tr.Name, tr.Status, tr.Reason)
+			}
+			requeues += tr.OOMRequeues
+		}
+	}
+	if requeues == 0 {
+		t.Errorf("the OOM killer struck %d times and no trial was requeued\n%v", kills, r)
+	}
+	t.Logf("under-declared: %d OOM kills, %d requeues, all finished", kills, requeues)
+}
+
+// TestHostMemoryNeverFits: a trial whose need is more than the limit fails at once, and
+// check --simulate says so before the run.
+func TestHostMemoryNeverFits(t *testing.T) {
+	cg := newMemCgroup(t, sweepLimit)
+	e := newE2E(t)
+	file := e.hostSweep("2GiB")
+	// check --simulate plans for the container it runs in, and says so before any run.
+	r := e.runIn(cg, "check", "--simulate", "--duration", "1s", file)
+	if r.code == 0 || !strings.Contains(r.stderr, `"trial 1" needs more host memory than the container's limit: needs 2.0 GiB, the limit is 1.0 GiB`) {
+		t.Errorf("check --simulate did not fail the need beyond the limit\n%v", r)
+	}
+	r = e.runIn(cg, "--no-gpu", "--output", "plain", "--log-dir", "logs", "--results", "results.json", file)
+	r.wantCode(t, 1)
+	want := "needs more host memory than the container's limit: needs 2.0 GiB, the container's memory limit is 1.0 GiB"
+	for _, tr := range e.results().Tasks {
+		if strings.HasPrefix(tr.Name, "trial") && (tr.Status != "failed" || !strings.Contains(tr.Reason, want) || tr.Attempts != 0) {
+			t.Errorf("%s: %s after %d attempts (%s), want failed at once saying %q", tr.Name, tr.Status, tr.Attempts, tr.Reason, want)
+		}
+	}
+}

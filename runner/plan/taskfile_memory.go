@@ -61,3 +61,6 @@ func (p *Plan) hasHostNeeds() bool {
 	}
 	return walk(p.Tasks)
 }
+
+// NeedsHost reports whether any task asks for host memory admission (memory:).
+func (p *Plan) NeedsHost() bool { return p.hasHostNeeds() }
