@@ -99,14 +99,16 @@ type command struct {
 	before     int    // attempts in earlier admissions (a requeued trial's steps)
 	passedOver int    // told on the first attempt's start
 
-	tails    tailBuffer
-	attempt  int            // the attempt that runs now
-	oom      bool           // the current attempt printed a GPU out-of-memory error
-	hostKill string         // the current attempt was the kernel's OOM killer's: what it says
-	said     admit.OOM      // what its error messages said
-	fatal    error          // why it cannot run here at all, found when it ran out of memory
-	requeue  *commandResult // set when an attempt sent the trial back to the line
-	metrics  metric.Set     // what it reported with runall-metric lines, then its metrics file
+	tails     tailBuffer
+	attempt   int            // the attempt that runs now
+	oom       bool           // the current attempt printed a GPU out-of-memory error
+	hostKill  string         // the current attempt was the kernel's OOM killer's: what it says
+	oomBefore uint64         // the container's OOM kill count as the attempt started
+	oomKnown  bool           // whether it could be read
+	said      admit.OOM      // what its error messages said
+	fatal     error          // why it cannot run here at all, found when it ran out of memory
+	requeue   *commandResult // set when an attempt sent the trial back to the line
+	metrics   metric.Set     // what it reported with runall-metric lines, then its metrics file
 }
 
 func (c *command) hooks() executor.Hooks {
@@ -117,6 +119,7 @@ func (c *command) hooks() executor.Hooks {
 func (c *command) started(n int) {
 	attempt := c.before + n
 	c.attempt, c.oom, c.said, c.hostKill = attempt, false, admit.OOM{}, ""
+	c.noteOOMCount()
 	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.r.mask.Replace(c.cmd))
 	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.passedOver}
 	if c.p != nil {
@@ -235,8 +238,7 @@ func (c *command) failureReason(out proc.Outcome) string {
 	case out.TimedOut:
 		return fmt.Sprintf("timeout after %v", c.t.Timeout)
 	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && c.r.ledger.stoppedBy() == 0:
-		return "killed by SIGKILL, which runall did not send: the kernel's OOM killer may have " +
-			"(out of host memory: see dmesg, or the Pod's OOMKilled status)"
+		return c.outsideKill()
 	case out.ExitCode < 0 && out.Signal != 0:
 		return "killed by " + proc.SignalName(out.Signal)
 	case out.ExitCode < 0:

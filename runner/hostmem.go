@@ -7,6 +7,7 @@ import (
 	"context"
 	"syscall"
 
+	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/hostmem"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
@@ -16,14 +17,16 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
-// openHost makes the host memory admitter when a task sets memory:.
+// openHost opens the container's memory, and makes the host memory admitter when a task
+// sets memory:.
 func (r *run) openHost() {
-	if !r.plan.NeedsHost() {
-		return
-	}
 	mem := r.opts.HostMemory
 	if mem == nil {
 		mem = hostmem.Open("")
+	}
+	r.hostMem = mem
+	if !r.plan.NeedsHost() {
+		return
 	}
 	r.host = hostadmit.New(hostadmit.Options{Memory: mem, Margin: r.plan.Config.HostMemoryMargin.For,
 		OOMRetries: r.plan.Config.OOMRetries, Needs: hostNeeds{r.hist}})
@@ -81,6 +84,33 @@ func (c *command) hostOOM(attempt int, out proc.Outcome) bool {
 	c.requeued(attempt, out, requeues, why+"; requeued")
 	c.requeue = &commandResult{oom: true, need: need, why: hostadmit.RequeueReason(need)}
 	return true
+}
+
+// oomKills is the container's OOM kill counter now; ok is false where it cannot be read.
+func (r *run) oomKills() (n uint64, ok bool) {
+	m, err := r.hostMem.Read()
+	if err != nil || !m.HasOOMKills {
+		return 0, false
+	}
+	return m.OOMKills, true
+}
+
+// noteOOMCount keeps the container's OOM kill counter as an attempt starts.
+func (c *command) noteOOMCount() {
+	c.oomBefore, c.oomKnown = c.r.oomKills()
+}
+
+// outsideKill says what killed an attempt that died of a SIGKILL runall did not send: the
+// kernel's OOM killer for certain when the container's counter rose while it ran (a trial
+// with memory: says so with the use before the kill, in hostOOM).
+func (c *command) outsideKill() string {
+	if n, ok := c.r.oomKills(); ok && c.oomKnown && n > c.oomBefore {
+		if m, err := c.r.hostMem.Read(); err == nil {
+			return "killed by the kernel's OOM killer: the container's memory limit is " + gpu.FormatSize(m.Limit)
+		}
+	}
+	return "killed by SIGKILL, which runall did not send: the kernel's OOM killer may have " +
+		"(out of host memory: see dmesg, or the Pod's OOMKilled status)"
 }
 
 // recordHost keeps in the trial's result the most its processes held in host memory.

@@ -99,14 +99,15 @@ type run struct {
 	logs    *logs             // task logs, log-path files
 	scripts *scripts          // url: downloads
 
-	hist   *admit.History
-	admit  *admit.Admitter     // nil when no task asks for a GPU (or --no-gpu)
-	host   *hostadmit.Admitter // nil when no task sets memory:
-	fw     admit.Framework
-	sync   *syncer  // nil without S3 transfers
-	met    *metrics // nil without --metrics-addr
-	claims *claimer // nil unless trials are claimed (Options.Claims)
-	stop   *stopWhen
+	hist    *admit.History
+	admit   *admit.Admitter     // nil when no task asks for a GPU (or --no-gpu)
+	host    *hostadmit.Admitter // nil when no task sets memory:
+	hostMem hostadmit.Reader    // the container's memory: its OOM kills tell an outside SIGKILL's cause
+	fw      admit.Framework
+	sync    *syncer  // nil without S3 transfers
+	met     *metrics // nil without --metrics-addr
+	claims  *claimer // nil unless trials are claimed (Options.Claims)
+	stop    *stopWhen
 }
 
 func newRun(p *plan.Plan, opts Options) (*run, error) {

@@ -25,8 +25,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/runall/runall/size"
 	"github.com/runall/runall/hostmem"
+	"github.com/runall/runall/size"
 )
 
 // Request is what one trial asks of the container's host memory.
