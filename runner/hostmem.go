@@ -7,7 +7,6 @@ import (
 	"context"
 	"syscall"
 
-	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/hostmem"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
@@ -15,6 +14,7 @@ import (
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/size"
 )
 
 // openHost opens the container's memory, and makes the host memory admitter when a task
@@ -106,7 +106,7 @@ func (c *command) noteOOMCount() {
 func (c *command) outsideKill() string {
 	if n, ok := c.r.oomKills(); ok && c.oomKnown && n > c.oomBefore {
 		if m, err := c.r.hostMem.Read(); err == nil {
-			return "killed by the kernel's OOM killer: the container's memory limit is " + gpu.FormatSize(m.Limit)
+			return "killed by the kernel's OOM killer: the container's memory limit is " + size.Format(m.Limit)
 		}
 	}
 	return "killed by SIGKILL, which runall did not send: the kernel's OOM killer may have " +

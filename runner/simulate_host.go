@@ -3,8 +3,8 @@ package runner
 import (
 	"fmt"
 
-	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/size"
 )
 
 // hostNeed sets slot's host need from t's memory: (declared, learned, or for an auto group
@@ -25,7 +25,7 @@ func (s *simulation) hostNeed(t *plan.Task, slot *Slot) error {
 	}
 	if need > s.hostUsable {
 		return fmt.Errorf("%s: %q needs more host memory than the container's limit: needs %s, the limit is %s (%s after the margin)",
-			t.Pos, t.Name, gpu.FormatSize(need), gpu.FormatSize(s.opts.HostLimit), gpu.FormatSize(s.hostUsable))
+			t.Pos, t.Name, size.Format(need), size.Format(s.opts.HostLimit), size.Format(s.hostUsable))
 	}
 	slot.HostNeed = need
 	return nil

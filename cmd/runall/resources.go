@@ -9,8 +9,8 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/hostmem"
+	"github.com/runall/runall/size"
 )
 
 const resourcesUsage = `Usage: runall resources [--fake-gpus SIZES] [--json]
@@ -116,15 +116,15 @@ func printResources(w io.Writer, hm hostMemoryJSON, gpus []deviceJSON, gpuErr st
 	if hm.Error != "" {
 		fmt.Fprintf(tw, "  unknown\t%s: trials are admitted by GPU memory only\n", hm.Error)
 	} else {
-		limit := gpu.FormatSize(hm.Limit)
+		limit := size.Format(hm.Limit)
 		if !hm.Limited {
 			limit += " (no limit: the machine's memory)"
 		}
 		fmt.Fprintf(tw, "  limit\t%s\n", limit)
-		fmt.Fprintf(tw, "  in use\t%s (reclaimable page cache left out: %s)\n", gpu.FormatSize(hm.Used), gpu.FormatSize(hm.Cache))
-		room := gpu.FormatSize(hm.Room)
+		fmt.Fprintf(tw, "  in use\t%s (reclaimable page cache left out: %s)\n", size.Format(hm.Used), size.Format(hm.Cache))
+		room := size.Format(hm.Room)
 		if hm.Available > 0 && hm.Limited {
-			room += fmt.Sprintf(" (the machine has %s available)", gpu.FormatSize(hm.Available))
+			room += fmt.Sprintf(" (the machine has %s available)", size.Format(hm.Available))
 		}
 		fmt.Fprintf(tw, "  room\t%s\n", room)
 		if hm.OOMKills != nil {
@@ -137,7 +137,7 @@ func printResources(w io.Writer, hm hostMemoryJSON, gpus []deviceJSON, gpuErr st
 	}
 	for _, g := range gpus {
 		fmt.Fprintf(tw, "  GPU%d\t%s: %s total, %s used, %s free\n", g.Index, g.Name,
-			gpu.FormatSize(g.Total), gpu.FormatSize(g.Used), gpu.FormatSize(g.Free))
+			size.Format(g.Total), size.Format(g.Used), size.Format(g.Free))
 	}
 	return tw.Flush()
 }

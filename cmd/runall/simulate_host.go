@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/runall/runall/size"
 
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/hostmem"
@@ -31,7 +32,7 @@ func simulatedDevices(a *app, p *plan.Plan, f simulateFlags) ([]gpu.Device, erro
 // needs, or where no limit is known.
 func simulatedHostLimit(p *plan.Plan, flagValue string) (uint64, error) {
 	if flagValue != "" {
-		n, err := gpu.ParseSize(flagValue)
+		n, err := size.Parse(flagValue)
 		if err != nil || n == 0 {
 			return 0, usagef("--memory-limit: want a size such as 16GiB, got %q", flagValue)
 		}
