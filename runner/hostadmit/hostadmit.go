@@ -75,36 +75,42 @@ type Placement struct {
 	grewAt   time.Time // when peak last grew
 }
 
-// Admitter admits trials by host memory. Its methods are safe for concurrent use.
+// Admitter admits trials by host memory. Its methods are safe for concurrent use. What
+// decides a trial's need (declared, learned, raised after an OOM kill) is its needs book;
+// the admitter measures and reserves.
 type Admitter struct {
-	mem        Reader
-	margin     func(uint64) uint64
-	oomRetries int
-	needs      Needs
-	trees      func([]int) map[int]hostmem.Footprint
-	now        func() time.Time
+	mem    Reader
+	margin func(uint64) uint64
+	trees  func([]int) map[int]hostmem.Footprint
+	now    func() time.Time
 
-	mu          sync.Mutex
-	snap        hostmem.Memory
-	snapAt      time.Time
-	snapErr     error
-	recent      []usedAt // the use measured over the last few seconds, for OOM messages
-	running     []*Placement
-	learning    map[string]*Placement // group → the trial that learns its need
-	raised      map[int]uint64        // trial ID → need raised after an OOM kill
-	groupRaised map[string]uint64     // group → need a sibling's OOM kill showed
-	requeues    map[int]int
-	victims     map[int]int
-	warned      bool
+	mu      sync.Mutex
+	snap    measurement
+	running []*Placement
+	book    *needBook
+	warned  bool          // Warning said why admission is off
+	loop    sampling      // Start's, until Stop
+	changed chan struct{} // closed at the next measurement or release: see Changed
+}
 
-	cancel  context.CancelFunc
-	done    chan struct{}
-	changed chan struct{}
+// measurement is the container's memory as last read, and the use over the last few
+// seconds, for OOM messages.
+type measurement struct {
+	hostmem.Memory
+	at     time.Time
+	err    error
+	recent []usedAt
 }
 
 type usedAt struct {
 	at   time.Time
 	used uint64
+}
+
+// sampling is the loop Start runs.
+type sampling struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // New returns an admitter over o.Memory.
@@ -121,11 +127,7 @@ func New(o Options) *Admitter {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Admitter{
-		mem: o.Memory, margin: o.Margin, oomRetries: o.OOMRetries, needs: o.Needs, trees: o.Trees, now: o.Now,
-		learning: map[string]*Placement{}, raised: map[int]uint64{}, groupRaised: map[string]uint64{},
-		requeues: map[int]int{}, victims: map[int]int{},
-	}
+	return &Admitter{mem: o.Memory, margin: o.Margin, trees: o.Trees, now: o.Now, book: newNeedBook(o.Needs, o.OOMRetries)}
 }
 
 // ErrNeverFits is wrapped by the error of a trial whose need the container's limit can
@@ -138,15 +140,15 @@ var ErrNeverFits = errors.New("needs more host memory than the container's limit
 func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.now().Sub(a.snapAt) > 100*time.Millisecond {
+	if a.now().Sub(a.snap.at) > 100*time.Millisecond {
 		a.sampleLocked()
 	}
-	if a.snapErr != nil {
+	if a.snap.err != nil {
 		p := &Placement{req: req}
 		a.startLocked(p)
 		return p, "", nil
 	}
-	need, learning, wait := a.needLocked(req)
+	need, learning, wait := a.book.need(req)
 	if wait != "" {
 		return nil, wait, nil
 	}
@@ -167,7 +169,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	}
 	p := &Placement{req: req, Need: need, learning: learning}
 	if learning {
-		a.learning[req.Group] = p
+		a.book.learning[req.Group] = p
 	}
 	a.startLocked(p)
 	return p, "", nil
@@ -233,7 +235,7 @@ func (a *Admitter) Release(p *Placement) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.sampleLocked()
-	a.endLearningLocked(p)
+	a.book.endLearning(p)
 	for i, q := range a.running {
 		if q == p {
 			a.running = append(a.running[:i], a.running[i+1:]...)
@@ -248,14 +250,14 @@ func (a *Admitter) Release(p *Placement) {
 func (a *Admitter) Warning() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.snapAt.IsZero() {
+	if a.snap.at.IsZero() {
 		a.sampleLocked()
 	}
-	if a.snapErr == nil || a.warned {
+	if a.snap.err == nil || a.warned {
 		return ""
 	}
 	a.warned = true
-	return a.snapErr.Error() + ": trials are admitted without regard to host memory"
+	return a.snap.err.Error() + ": trials are admitted without regard to host memory"
 }
 
 // Memory is the last measurement of the container's memory; ok is false when it cannot be
@@ -263,7 +265,7 @@ func (a *Admitter) Warning() string {
 func (a *Admitter) Memory() (m hostmem.Memory, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.snap, a.snapErr == nil && !a.snapAt.IsZero()
+	return a.snap.Memory, a.snap.err == nil && !a.snap.at.IsZero()
 }
 
 // Peak is the most the placement's processes held at once.

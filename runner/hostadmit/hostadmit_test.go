@@ -147,7 +147,7 @@ func TestNeverFits(t *testing.T) {
 func TestAuto(t *testing.T) {
 	a, b, c := newTest(1<<30, 2)
 	needs := &memoryNeeds{m: map[string]uint64{}}
-	a.needs = needs
+	a.book.needs = needs
 	req := func(id int) Request { return Request{ID: id, Name: "trial", Group: "sweep", Auto: true} }
 	learner := place(t, a, req(1))
 	a.Started(learner, 101)
@@ -172,7 +172,7 @@ func TestAuto(t *testing.T) {
 
 	// A new run: the need is known from the start.
 	a2, _, _ := newTest(1<<30, 2)
-	a2.needs = needs
+	a2.book.needs = needs
 	if p := place(t, a2, req(1)); p.Need != 448*mib || p.learning {
 		t.Errorf("next run: need %d MiB, learning %v", p.Need/mib, p.learning)
 	}

@@ -13,7 +13,7 @@ import (
 func (a *Admitter) OOMKilled(p *Placement, killed bool) (reason string, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !killed || a.snapErr != nil {
+	if !killed || a.snap.err != nil {
 		return "", false
 	}
 	a.sampleLocked()
@@ -21,7 +21,7 @@ func (a *Admitter) OOMKilled(p *Placement, killed bool) (reason string, ok bool)
 		return "", false
 	}
 	var used uint64
-	for _, u := range a.recent {
+	for _, u := range a.snap.recent {
 		used = max(used, u.used)
 	}
 	return fmt.Sprintf("killed by the kernel's OOM killer: the container's memory limit is %s, in use %s",
@@ -41,40 +41,7 @@ func (a *Admitter) OOMKilled(p *Placement, killed bool) (reason string, ok bool)
 func (a *Admitter) Requeue(p *Placement) (need uint64, requeues int, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	id := p.req.ID
-	measured := p.peak
-	most := a.mostLocked()
-	if measured > most {
-		return 0, a.requeues[id], fmt.Errorf("%w: it was killed holding %s; the container's limit gives %s after the margin",
-			ErrNeverFits, size.Format(measured), size.Format(most))
-	}
-	cur := p.Need
-	victim := cur > 0 && measured <= cur+cur/20 && a.oomRetries > 0
-	charged := a.requeues[id] - a.victims[id]
-	switch {
-	case victim && a.victims[id] >= victimRetries:
-		return 0, a.requeues[id], fmt.Errorf("killed by the OOM killer %d times within its need of %s: other trials use more host memory than they declared",
-			a.victims[id]+1, size.Format(cur))
-	case !victim && charged >= a.oomRetries:
-		return 0, a.requeues[id], fmt.Errorf("killed by the OOM killer %d times (oom-retries: %d); it held %s when killed",
-			charged+1, a.oomRetries, size.Format(measured))
-	}
-	a.requeues[id]++
-	if victim {
-		a.victims[id]++
-		need = cur
-	} else {
-		need = max(2*cur, measured+measured/2, 64<<20)
-		a.groupRaised[p.req.Group] = max(a.groupRaised[p.req.Group], learnedNeed(measured))
-		if p.req.Auto {
-			if learned, _ := a.needs.Learned(p.req.Group); learnedNeed(measured) > learned {
-				a.needs.SetLearned(p.req.Group, p.req.Name, learnedNeed(measured))
-			}
-		}
-	}
-	need = min(roundUp(need, 64<<20), most)
-	a.raised[id] = need
-	return need, a.requeues[id], nil
+	return a.book.requeue(p, a.mostLocked())
 }
 
 // victimRetries bounds the requeues of a trial killed within its own need.

@@ -1,10 +1,9 @@
-// Measuring: the sampling loop, what it tells of each trial, and learning.
+// Measuring: the sampling loop, and what it tells of each trial.
 
 package hostadmit
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -25,10 +24,10 @@ type TrialMemory struct {
 // Start measures every sampleEvery until Stop, calling onSample (when not nil) with each
 // running trial's memory.
 func (a *Admitter) Start(ctx context.Context, onSample func([]TrialMemory)) {
-	ctx, a.cancel = context.WithCancel(ctx)
-	a.done = make(chan struct{})
+	ctx, a.loop.cancel = context.WithCancel(ctx)
+	a.loop.done = make(chan struct{})
 	go func() {
-		defer close(a.done)
+		defer close(a.loop.done)
 		t := time.NewTicker(sampleEvery)
 		defer t.Stop()
 		for {
@@ -53,9 +52,9 @@ func (a *Admitter) Start(ctx context.Context, onSample func([]TrialMemory)) {
 
 // Stop ends the sampling Start began.
 func (a *Admitter) Stop() {
-	if a.cancel != nil {
-		a.cancel()
-		<-a.done
+	if a.loop.cancel != nil {
+		a.loop.cancel()
+		<-a.loop.done
 	}
 }
 
@@ -63,18 +62,18 @@ func (a *Admitter) Stop() {
 func (a *Admitter) sampleLocked() {
 	now := a.now()
 	m, err := a.mem.Read()
-	a.snapErr, a.snapAt = err, now
+	a.snap.err, a.snap.at = err, now
 	if err != nil {
 		return
 	}
-	a.snap = m
-	kept := a.recent[:0]
-	for _, u := range a.recent {
+	a.snap.Memory = m
+	kept := a.snap.recent[:0]
+	for _, u := range a.snap.recent {
 		if now.Sub(u.at) <= recentKeep {
 			kept = append(kept, u)
 		}
 	}
-	a.recent = append(kept, usedAt{now, m.Used})
+	a.snap.recent = append(kept, usedAt{now, m.Used})
 	var roots []int
 	for _, p := range a.running {
 		roots = append(roots, p.roots...)
@@ -92,30 +91,8 @@ func (a *Admitter) sampleLocked() {
 			}
 		}
 	}
-	a.settleLearningLocked(now)
+	a.book.settle(now)
 	a.changedLocked()
-}
-
-// learnSettle is how long a learning trial's memory must stay flat before the rest of its
-// group is admitted at the learned need; one that ends sooner is learned from at its end.
-const learnSettle = 10 * time.Second
-
-// needLocked is what req needs now, whether it is the trial that learns its group's need,
-// or why it must wait.
-func (a *Admitter) needLocked(req Request) (need uint64, learning bool, wait string) {
-	if n, ok := a.raised[req.ID]; ok {
-		return n, false, ""
-	}
-	if !req.Auto {
-		return max(req.Memory, a.groupRaised[req.Group]), false, ""
-	}
-	if n, ok := a.needs.Learned(req.Group); ok {
-		return max(n, a.groupRaised[req.Group]), false, ""
-	}
-	if p, ok := a.learning[req.Group]; ok {
-		return 0, false, fmt.Sprintf("waits for %q to measure the group's host memory", p.req.Name)
-	}
-	return 0, true, ""
 }
 
 // provisionalLocked is what a learning trial reserves until its need is known: a quarter of
@@ -123,39 +100,4 @@ func (a *Admitter) needLocked(req Request) (need uint64, learning bool, wait str
 func (a *Admitter) provisionalLocked() uint64 {
 	const step = 64 << 20
 	return a.snap.Limit / 4 / step * step
-}
-
-func (a *Admitter) settleLearningLocked(now time.Time) {
-	for _, p := range a.learning {
-		if p.peak > 0 && now.Sub(p.grewAt) >= learnSettle {
-			a.learnLocked(p)
-		}
-	}
-}
-
-// learnLocked fixes a group's need from its learning trial's peak; the trial keeps running,
-// now reserving what it taught.
-func (a *Admitter) learnLocked(p *Placement) {
-	need := learnedNeed(p.peak)
-	a.needs.SetLearned(p.req.Group, p.req.Name, need)
-	delete(a.learning, p.req.Group)
-	p.learning, p.Need = false, need
-}
-
-// endLearningLocked learns from a learning trial that ends before its memory settled. One
-// that held nothing teaches nothing: the group's next trial learns instead.
-func (a *Admitter) endLearningLocked(p *Placement) {
-	if !p.learning || a.learning[p.req.Group] != p {
-		return
-	}
-	if p.peak > 0 {
-		a.learnLocked(p)
-		return
-	}
-	delete(a.learning, p.req.Group)
-}
-
-// learnedNeed pads a measured peak: sampling can miss a short spike.
-func learnedNeed(peak uint64) uint64 {
-	return roundUp(peak+peak/20, 64<<20)
 }
