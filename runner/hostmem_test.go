@@ -84,3 +84,34 @@ tasks:
 		t.Errorf("no warning\n%s", out)
 	}
 }
+
+// TestHostAndGPUAdmission: a trial starts only where both its needs fit. Here host memory
+// has room for all four, the GPU for two at a time: the rest wait for the GPU, say so, and
+// the host room they were given back is not counted twice.
+func TestHostAndGPUAdmission(t *testing.T) {
+	res, out, err := runFile(t, `
+config: {max-parallel-commands: 8}
+tasks:
+  - name: sweep
+    gpu-memory: 14GiB
+    memory: 100MiB
+    parallel-tasks:
+      - name: t<replace>
+        cmd: `+fakeAlloc("14GiB", "300ms")+`
+        for-each: [1, 2, 3, 4]
+`, Options{Probe: fakeGPUs(t, 32<<30), HostMemory: fixedMemory{m: hostmem.Memory{Limit: 1 << 30, Limited: true, Used: 100 << 20}}})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if n := mostAtOnce(res.Tasks); n != 2 {
+		t.Errorf("%d ran at once, want 2 (the GPU's room)", n)
+	}
+	if !strings.Contains(out, "waiting: needs 14.0 GiB; GPU0") || strings.Contains(out, "of host memory;") {
+		t.Errorf("the trials should wait for the GPU, not for host memory\n%s", out)
+	}
+	for _, r := range res.Tasks {
+		if r.HostMemory != 100<<20 || r.GPUMemory != 14<<30 {
+			t.Errorf("%s: host need %d, GPU need %d", r.Name, r.HostMemory, r.GPUMemory)
+		}
+	}
+}

@@ -230,11 +230,19 @@ func (a *Admitter) Started(p *Placement, pgid int) {
 	p.roots = append(p.roots, pgid)
 }
 
-// Release frees a placement when its trial ends (or when it was placed and never started).
+// Release frees a placement when its trial ends, or when it was placed and never started.
+//
+// A placement whose trial never started (another resource refused it) frees only its
+// reservation: nothing is measured and no waiting trial is woken, since the room it leaves
+// is the room there was before it was placed. One whose trial ran is measured at once, so
+// that the memory its end gave back is seen by the trials that wait (Changed).
 func (a *Admitter) Release(p *Placement) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.sampleLocked()
+	ran := len(p.roots) > 0
+	if ran {
+		a.sampleLocked()
+	}
 	a.book.endLearning(p)
 	for i, q := range a.running {
 		if q == p {
@@ -242,7 +250,9 @@ func (a *Admitter) Release(p *Placement) {
 			break
 		}
 	}
-	a.changedLocked()
+	if ran {
+		a.changedLocked()
+	}
 }
 
 // Warning is, once, why admission by host memory is off: the container's memory cannot be

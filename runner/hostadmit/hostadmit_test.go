@@ -333,3 +333,27 @@ func TestStartStop(t *testing.T) {
 		t.Fatal("no sample")
 	}
 }
+
+// TestReleaseUnstarted: a placement given back before its trial started (the GPU had no
+// room) wakes no waiting trial, or the scheduler would try again at once, for ever; one whose
+// trial ran does.
+func TestReleaseUnstarted(t *testing.T) {
+	a, _, _ := newTest(1<<30, 2)
+	p := place(t, a, Request{ID: 1, Name: "t", Memory: 100 * mib})
+	changed := a.Changed()
+	a.Release(p)
+	select {
+	case <-changed:
+		t.Fatal("releasing a placement that never started woke the waiting trials")
+	default:
+	}
+	p = place(t, a, Request{ID: 1, Name: "t", Memory: 100 * mib})
+	a.Started(p, 101)
+	changed = a.Changed()
+	a.Release(p)
+	select {
+	case <-changed:
+	default:
+		t.Fatal("a trial's end did not wake the waiting trials")
+	}
+}
