@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -15,11 +16,11 @@ import (
 	"github.com/runall/runall/s3sync"
 )
 
-// Where a run leaves what the report reads: in its log directory, and (with S3 uploads)
-// under <first upload destination>/.runall-runs/<run-id>/.
+// Where a run leaves what the report reads: results.FileName and results.SamplesFile in its
+// log directory, and (with S3 uploads) under results.RunURL.
 const (
-	resultsName = "results.json"
-	runsDir     = ".runall-runs"
+	resultsName = results.FileName
+	runsDir     = results.RunsDir
 	maxObject   = 256 << 20
 )
 
@@ -70,22 +71,16 @@ func Load(ctx context.Context, src string, o LoadOptions) (Input, error) {
 }
 
 // ReadSamplesFile reads a GPU samples file; nil when there is none.
-func ReadSamplesFile(name string) (*results.GPUSamples, error) {
-	if name == "" {
-		return nil, nil
+func ReadSamplesFile(name string) (*results.GPUSamples, error) { return results.ReadSamplesFile(name) }
+
+// WriteRun draws the report of one run that just ended, from its results and the GPU
+// samples it kept (nil without).
+func WriteRun(w io.Writer, res *results.Run, samples *results.GPUSamples) error {
+	in := Input{Run: res}
+	if samples != nil {
+		in.Samples = append(in.Samples, samples)
 	}
-	f, err := os.Open(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	s, err := results.ReadSamples(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return s, nil
+	return Write(w, in)
 }
 
 // loadS3 merges the results of every run under an s3:// prefix.

@@ -35,7 +35,7 @@ func (r *run) taskEnv(t *plan.Task, env []string, p *admit.Placement) []string {
 		own := func(name string) bool {
 			return slices.ContainsFunc(t.Env, func(v plan.EnvVar) bool { return v.Name == name })
 		}
-		env = r.fw.Env(env, r.admit.DeviceEnv(p), p, t.GPU.CapToNeed, own)
+		env = r.fw.Env(env, r.admit.DeviceEnv(p), p.Need, p.Total, t.GPU.CapToNeed, own)
 	}
 	return env
 }

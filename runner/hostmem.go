@@ -8,8 +8,8 @@ import (
 	"syscall"
 
 	"github.com/runall/runall/hostmem"
-	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -47,7 +47,7 @@ func (r *run) startHost(ctx context.Context) (stop func()) {
 }
 
 // hostNeeds keeps learned host needs in the run's history, beside learned GPU needs.
-type hostNeeds struct{ h *admit.History }
+type hostNeeds struct{ h *history.History }
 
 func (n hostNeeds) Learned(group string) (uint64, bool) { return n.h.HostLearned(group) }
 func (n hostNeeds) SetLearned(group, name string, need uint64) {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/plan"
 )
 
@@ -19,7 +19,7 @@ func (r *run) orderTrials(b *plan.Task, trials []*plan.Task) []*plan.Task {
 	return orderTrials(b, trials, r.hist)
 }
 
-func orderTrials(b *plan.Task, trials []*plan.Task, hist *admit.History) []*plan.Task {
+func orderTrials(b *plan.Task, trials []*plan.Task, hist *history.History) []*plan.Task {
 	if b.Order == plan.OrderFile || hist == nil {
 		return trials
 	}
@@ -62,7 +62,7 @@ func orderTrials(b *plan.Task, trials []*plan.Task, hist *admit.History) []*plan
 
 // recordedDuration is how long t took when it last succeeded: its command's time, or the
 // sum of its steps' times.
-func recordedDuration(hist *admit.History, t *plan.Task) (time.Duration, bool) {
+func recordedDuration(hist *history.History, t *plan.Task) (time.Duration, bool) {
 	if len(t.Steps) == 0 {
 		return hist.Duration(t.Key)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -33,7 +33,7 @@ func orderPlan(t *testing.T, order string) (*run, *plan.Task) {
 	}
 	block := p.Tasks[0]
 	took := map[string]time.Duration{"a": time.Second, "b": 3 * time.Second, "c": 2800 * time.Millisecond, "d": 2 * time.Second}
-	h := admit.NewHistory("")
+	h := history.New("")
 	res := &results.Run{}
 	byID := map[int]*plan.Task{}
 	t0 := time.Now()

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/report"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/results"
 )
@@ -21,15 +20,11 @@ import (
 // in its log directory (and --results), both also under the first S3 upload destination
 // for `runall report s3://...`, and the results POSTed to config notify.
 
-// ResultsFile and ReportFile are their names in the log directory.
+// ResultsFile and ReportFile are their names in the log directory (results' layout).
 const (
-	ResultsFile = "results.json"
-	ReportFile  = "report.html"
+	ResultsFile = results.FileName
+	ReportFile  = results.ReportName
 )
-
-// resultsDir is where a run's results go under an upload destination, beside the resume
-// markers: <to>/.runall-runs/<run-id>/.
-const resultsDir = ".runall-runs"
 
 // record writes the results and the report, uploads them and notifies. Only a --results
 // file that cannot be written is an error (as before); the rest is reported and goes on.
@@ -38,7 +33,9 @@ func (r *run) record(res *results.Run) error {
 	if _, err := os.Stat(samples); err == nil {
 		res.GPUSamples = samples
 	}
-	res.Report = filepath.Join(r.logDir, ReportFile)
+	if r.opts.Report != nil {
+		res.Report = filepath.Join(r.logDir, ReportFile)
+	}
 	warn := func(format string, args ...any) {
 		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf(format, args...)})
 	}
@@ -55,9 +52,11 @@ func (r *run) record(res *results.Run) error {
 	if r.opts.ResultsFile != "" {
 		runErr = results.WriteFileAtomic(r.opts.ResultsFile, body)
 	}
-	if err := r.writeReport(res); err != nil {
-		warn("cannot write the report: %v", err)
-		res.Report = ""
+	if res.Report != "" {
+		if err := r.writeReport(res); err != nil {
+			warn("cannot write the report: %v", err)
+			res.Report = ""
+		}
 	}
 	r.uploadResults(body)
 	_, _, interrupted := r.ledger.status()
@@ -65,15 +64,14 @@ func (r *run) record(res *results.Run) error {
 	return runErr
 }
 
-// writeReport draws the report from the results and the samples just kept.
+// writeReport draws the report from the results and the samples just kept, with
+// Options.Report.
 func (r *run) writeReport(res *results.Run) error {
-	in := report.Input{Run: res}
-	if s, err := report.ReadSamplesFile(res.GPUSamples); err == nil && s != nil {
-		in.Samples = append(in.Samples, s)
-	} else if err != nil {
+	samples, err := results.ReadSamplesFile(res.GPUSamples)
+	if err != nil {
 		r.emit(event.Event{Kind: event.RunStatus, Line: "the report leaves out GPU memory: " + err.Error()})
 	}
-	return results.WriteAtomic(res.Report, func(w io.Writer) error { return report.Write(w, in) })
+	return results.WriteAtomic(res.Report, func(w io.Writer) error { return r.opts.Report(w, res, samples) })
 }
 
 // uploadResults puts the results, the samples and the report under the first upload
@@ -86,7 +84,7 @@ func (r *run) uploadResults(body []byte) {
 	if !strings.HasPrefix(to, "s3://") {
 		return
 	}
-	base := strings.TrimSuffix(to, "/") + "/" + resultsDir + "/" + r.id + "/"
+	base := results.RunURL(to, r.id)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	files := map[string][]byte{ResultsFile: body}

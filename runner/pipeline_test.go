@@ -56,6 +56,7 @@ tasks:
         retries: 1
         ignore-failure: true
       - name: steps
+        stop-on-failure: false
         tasks:
           - {name: one, cmd: exit 1}
           - {name: two, cmd: "true"}
@@ -81,6 +82,9 @@ tasks:
 	}
 	if got, want := c.seen["flaky"], []string{"start", "end", "start", "final:ignored"}; !slices.Equal(got, want) {
 		t.Errorf("flaky: %q, want %q", got, want)
+	}
+	if got, want := c.seen["after"], []string{"start", "final:ok"}; !slices.Equal(got, want) {
+		t.Errorf("after: %q, want %q", got, want)
 	}
 	if got, want := c.seen["two"], []string{"skipped"}; !slices.Equal(got, want) {
 		t.Errorf("two: %q, want %q", got, want)

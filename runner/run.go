@@ -19,6 +19,8 @@ import (
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/framework"
+	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
@@ -62,6 +64,10 @@ type Options struct {
 
 	MetricsAddr string // serve Prometheus metrics here while running ("" = off)
 
+	// Report draws the run's HTML report into its log directory (the CLI passes
+	// report.WriteRun); nil: no report. The runner does not know how a report looks.
+	Report func(w io.Writer, res *results.Run, samples *results.GPUSamples) error
+
 	// Consumers are told every event of the run, after runall's own consumers (the
 	// results, Prometheus, stop-when) and before the output.
 	Consumers []event.Consumer
@@ -99,11 +105,11 @@ type run struct {
 	logs    *logs             // task logs, log-path files
 	scripts *scripts          // url: downloads
 
-	hist    *admit.History
+	hist    *history.History
 	admit   *admit.Admitter     // nil when no task asks for a GPU (or --no-gpu)
 	host    *hostadmit.Admitter // nil when no task sets memory:
 	hostMem hostadmit.Reader    // the container's memory: its OOM kills tell an outside SIGKILL's cause
-	fw      admit.Framework
+	fw      framework.Framework
 	sync    *syncer  // nil without S3 transfers
 	met     *metrics // nil without --metrics-addr
 	claims  *claimer // nil unless trials are claimed (Options.Claims)
@@ -134,7 +140,7 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 	_ = os.Remove(latest)
 	_ = os.Symlink(r.id, latest)
 	r.scripts = &scripts{dir: filepath.Join(r.logDir, "scripts")}
-	r.hist = admit.LoadHistory(opts.LogDir, p)
+	r.hist = history.Load(opts.LogDir, p)
 	if p.NeedsGPU() && !opts.NoGPU {
 		if opts.Probe == nil {
 			t := p.FirstGPUTask()
@@ -146,7 +152,8 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 				"run with --no-gpu to run these tasks with max-parallel-commands as the only limit, "+
 				"or --fake-gpus 32GiB,32GiB to simulate GPUs", t.Pos, t.Name, cause)
 		}
-		r.admit = admit.New(admit.Options{Probe: opts.Probe, Margin: p.Config.GPUMemoryMargin,
+		m := p.Config.GPUMemoryMargin
+		r.admit = admit.New(admit.Options{Probe: opts.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
 			OOMRetries: p.Config.OOMRetries, History: r.hist})
 	}
 	r.openHost()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/report"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -38,6 +39,9 @@ func runFile(t *testing.T, content string, opts Options) (*results.Run, string, 
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if opts.Report == nil {
+		opts.Report = report.WriteRun
 	}
 	opts.Environ = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "RUNALL_TEST_BIN=" + self}, opts.Environ...)
 	res, err := Run(p, opts)

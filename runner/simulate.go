@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
-	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/queue"
 	"github.com/runall/runall/size"
@@ -51,7 +51,7 @@ type Slot struct {
 // alone, with no overhead and exact durations; the memory a trial reaches over time, others'
 // use of the devices and out-of-memory requeues are not modelled.
 func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
-	hist := admit.LoadHistory(o.LogDir, p)
+	hist := history.Load(o.LogDir, p)
 	s := &simulation{plan: p, opts: o, hist: hist, pred: &Prediction{Devices: o.Devices, Peak: make([]uint64, len(o.Devices))}}
 	for _, d := range o.Devices {
 		s.usable = append(s.usable, d.Total-min(d.Total, p.Config.GPUMemoryMargin.For(d.Total)))
@@ -72,7 +72,7 @@ func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
 type simulation struct {
 	plan   *plan.Plan
 	opts   SimulateOptions
-	hist   *admit.History
+	hist   *history.History
 	pred   *Prediction
 	usable []uint64
 	now    time.Duration

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/report"
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
@@ -103,6 +104,7 @@ func runRun(_ context.Context, a *app, args []string) error {
 
 	opts := runner.Options{
 		Stdout:      a.stdout,
+		Report:      report.WriteRun,
 		Environ:     withSelfOnPath(a.environ()),
 		LogDir:      o.logDir,
 		ResultsFile: o.results,

@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
-	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 )
 
@@ -34,15 +33,10 @@ import (
 type Request struct {
 	ID      int    // the trial's; a need raised after running out of memory is kept per ID
 	Name    string // for messages
-	Group   string // gpu-memory: auto learns one need per group (plan.Task.Group)
+	Group   string // gpu-memory: auto learns one need per group (the task's Group)
 	Memory  uint64 // bytes per device; 0 with Auto
 	Auto    bool   // learn the need from the group's first trial
 	Devices int    // how many devices (0 means 1)
-}
-
-// RequestFor is the request of a plan task that has GPU needs.
-func RequestFor(t *plan.Task) Request {
-	return Request{ID: t.ID, Name: t.Name, Group: t.Group, Memory: t.GPU.Memory, Auto: t.GPU.Auto, Devices: t.GPU.Devices}
 }
 
 // Placement is a trial's place on one or more devices, from Place to Release.
@@ -69,9 +63,9 @@ type Placement struct {
 // Options configures an Admitter.
 type Options struct {
 	Probe      gpu.Probe
-	Margin     plan.Margin // kept free on every device
-	OOMRetries int         // how often a trial may be requeued after running out of memory
-	History    *History    // learned needs: read, and written when learned; nil keeps none
+	Margin     Margin // kept free on every device
+	OOMRetries int    // how often a trial may be requeued after running out of memory
+	History    Needs  // learned needs: read, and written when learned; nil keeps them in memory
 	// Lineage finds a process's group and ancestors (nil: proc.LineageOf, from /proc).
 	Lineage func(pid int) (proc.Lineage, bool)
 	Now     func() time.Time // nil: time.Now
@@ -80,9 +74,9 @@ type Options struct {
 // Admitter places GPU trials. Its methods are safe for concurrent use.
 type Admitter struct {
 	probe      gpu.Probe
-	margin     plan.Margin
+	margin     Margin
 	oomRetries int
-	hist       *History
+	hist       Needs
 	lineage    func(pid int) (proc.Lineage, bool)
 	now        func() time.Time
 
@@ -122,7 +116,7 @@ const tieSampleEvery = 50 * time.Millisecond
 // New returns an admitter over o.Probe's devices.
 func New(o Options) *Admitter {
 	if o.History == nil {
-		o.History = NewHistory("")
+		o.History = memNeeds{}
 	}
 	if o.Lineage == nil {
 		o.Lineage = proc.LineageOf
@@ -323,3 +317,7 @@ func sub(a, b uint64) uint64 {
 	}
 	return a - b
 }
+
+// DeviceEnv is what the probe says a trial on p's devices needs (CUDA_VISIBLE_DEVICES, and
+// for simulated GPUs where their state is).
+func (a *Admitter) DeviceEnv(p *Placement) []string { return a.probe.Env(p.Devices) }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
-	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 )
 
@@ -110,7 +109,7 @@ type world struct {
 
 func newWorld(totals ...uint64) *world {
 	w := &world{fakeProbe: newFakeProbe(totals...), clock: time.Unix(1000, 0), tree: map[int]proc.Lineage{}}
-	w.a = New(Options{Probe: w.fakeProbe, Margin: plan.DefaultMargin, OOMRetries: 2,
+	w.a = New(Options{Probe: w.fakeProbe, Margin: defaultMargin, OOMRetries: 2,
 		Now:     func() time.Time { return w.clock },
 		Lineage: func(pid int) (proc.Lineage, bool) { l, ok := w.tree[pid]; return l, ok },
 	})
@@ -137,7 +136,7 @@ func (w *world) start(p *Placement, pgid int, pid uint32, mem uint64, local bool
 // that already knows the driver reports no processes: trials' memory is estimated from the
 // devices' growth, as before per-process figures.
 func newTestAdmitter(probe gpu.Probe) *Admitter {
-	a := New(Options{Probe: probe, Margin: plan.DefaultMargin, OOMRetries: 2})
+	a := New(Options{Probe: probe, Margin: defaultMargin, OOMRetries: 2})
 	a.pids = PIDsNone
 	return a
 }
@@ -273,8 +272,8 @@ func TestNeverFits(t *testing.T) {
 // group's need, kept in the history.
 func TestLearningAlone(t *testing.T) {
 	probe := newFakeProbe(32*gi, 32*gi)
-	hist := NewHistory("")
-	a := New(Options{Probe: probe, Margin: plan.DefaultMargin, History: hist})
+	hist := memNeeds{}
+	a := New(Options{Probe: probe, Margin: defaultMargin, History: hist})
 	a.pids = PIDsNone
 	auto := func(id int) Request { return Request{ID: id, Name: fmt.Sprint("t", id), Group: "g", Auto: true} }
 
@@ -746,3 +745,6 @@ func TestPlaceAfterReleaseSeesFreedMemory(t *testing.T) {
 		t.Fatalf("the trial that fits in the freed memory waits after the release: %s", why)
 	}
 }
+
+// defaultMargin is the task file's default (plan.DefaultMargin), in the admitter's terms.
+var defaultMargin = Margin{Bytes: 256 << 20, Fraction: 0.05}

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/plan"
 )
 
 // Resource is something a trial needs room in before it starts, besides a slot under the
@@ -28,7 +29,7 @@ func (g GPU) Admit(t *Trial) (bool, string, error) {
 	if t.Task.GPU == nil {
 		return true, "", nil
 	}
-	p, reason, err := g.Admitter.Place(admit.RequestFor(t.Task))
+	p, reason, err := g.Admitter.Place(Request(t.Task))
 	if err != nil || p == nil {
 		return false, reason, err
 	}
@@ -46,3 +47,8 @@ func (g GPU) Release(t *Trial) {
 
 // Changed is closed when the devices' memory or the reservations changed.
 func (g GPU) Changed() <-chan struct{} { return g.Admitter.Changed() }
+
+// Request is what a task asks of the GPUs, in the admitter's terms.
+func Request(t *plan.Task) admit.Request {
+	return admit.Request{ID: t.ID, Name: t.Name, Group: t.Group, Memory: t.GPU.Memory, Auto: t.GPU.Auto, Devices: t.GPU.Devices}
+}

@@ -1,4 +1,4 @@
-package admit
+package history
 
 // HostLearned is the host memory learned for a memory: auto group (plan.HostSpec.Group).
 func (h *History) HostLearned(group string) (uint64, bool) {

@@ -1,4 +1,8 @@
-package admit
+// Package framework is what runall tells deep-learning frameworks (TensorFlow, JAX,
+// PyTorch) so that a trial takes the GPU memory it uses rather than the whole card, and, when
+// asked, no more than its need. It is apart from placement: the admitter decides where a
+// trial goes; this decides what the trial is told. It knows nothing of the admitter.
+package framework
 
 import (
 	"fmt"
@@ -14,10 +18,11 @@ type Framework struct {
 	torch torchProbe
 }
 
-// Env adds to env what a trial placed at p needs: its devices (deviceEnv, from the probe),
-// TensorFlow's and JAX's growth settings, its need, and with capToNeed the frameworks' caps.
-// A variable the task's own env: sets (own reports which) is left as the task set it.
-func (f *Framework) Env(env, deviceEnv []string, p *Placement, capToNeed bool, own func(name string) bool) []string {
+// Env adds to env what a trial placed on devices needs: their variables (deviceEnv, from
+// the probe), TensorFlow's and JAX's growth settings, its need (bytes per device; total is
+// the smallest device's memory), and with capToNeed the frameworks' caps. A variable the
+// task's own env: sets (own reports which) is left as the task set it.
+func (f *Framework) Env(env, deviceEnv []string, need, total uint64, capToNeed bool, own func(name string) bool) []string {
 	for _, kv := range deviceEnv {
 		k, v, _ := strings.Cut(kv, "=")
 		env = proc.Setenv(env, k, v)
@@ -29,11 +34,11 @@ func (f *Framework) Env(env, deviceEnv []string, p *Placement, capToNeed bool, o
 	}
 	setDefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
 	setDefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-	env = proc.Setenv(env, "RUNALL_GPU_MEMORY", fmt.Sprint(p.Need))
-	if p.Total == 0 || p.Need == 0 {
+	env = proc.Setenv(env, "RUNALL_GPU_MEMORY", fmt.Sprint(need))
+	if total == 0 || need == 0 {
 		return env
 	}
-	frac := fmt.Sprintf("%.3f", float64(p.Need)/float64(p.Total))
+	frac := fmt.Sprintf("%.3f", float64(need)/float64(total))
 	env = proc.Setenv(env, "RUNALL_GPU_MEMORY_FRACTION", frac)
 	if !capToNeed {
 		return env
@@ -48,7 +53,3 @@ func (f *Framework) Env(env, deviceEnv []string, p *Placement, capToNeed bool, o
 	}
 	return env
 }
-
-// DeviceEnv is what the probe says a trial on p's devices needs (CUDA_VISIBLE_DEVICES, and
-// for simulated GPUs where their state is).
-func (a *Admitter) DeviceEnv(p *Placement) []string { return a.probe.Env(p.Devices) }

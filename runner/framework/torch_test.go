@@ -1,4 +1,4 @@
-package admit
+package framework
 
 import "testing"
 

@@ -1,4 +1,8 @@
-package admit
+// Package history keeps what earlier runs of a task file measured, in the log directory:
+// each task's duration and each gpu-memory: auto group's learned need. The scheduler orders
+// trials by it, the outputs estimate with it and the admitter learns into it; it knows
+// nothing of them.
+package history
 
 import (
 	"crypto/sha256"
@@ -10,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/size"
 )
 
 // History is what earlier runs of a task file measured: how long each task took (for the
@@ -51,8 +55,8 @@ type historyV1 struct {
 
 const historyVersion = 2
 
-// NewHistory is an empty history that Save writes to path ("" keeps it in memory only).
-func NewHistory(path string) *History {
+// New is an empty history that Save writes to path ("" keeps it in memory only).
+func New(path string) *History {
 	return &History{path: path, state: historyFile{
 		Version: historyVersion, Durations: map[string]entry{}, Learned: map[string]entry{}, HostLearned: map[string]entry{},
 	}}
@@ -68,12 +72,12 @@ func HistoryPath(logDir, file string) string {
 	return filepath.Join(logDir, "state", plan.Slug(filepath.Base(file))+"-"+hex.EncodeToString(sum[:6])+".json")
 }
 
-// LoadHistory reads the history of p's file under logDir, keeping what still belongs to one
+// Load reads the history of p's file under logDir, keeping what still belongs to one
 // of p's tasks. A learned need that no group of p matches any more (its sweep was renamed or
 // its command changed) is dropped, and Notes says so; a file from an older runall is
 // migrated where its entries still name a task of p. A damaged file only costs the ETA.
-func LoadHistory(logDir string, p *plan.Plan) *History {
-	h := NewHistory(HistoryPath(logDir, p.File))
+func Load(logDir string, p *plan.Plan) *History {
+	h := New(HistoryPath(logDir, p.File))
 	b, err := os.ReadFile(h.path)
 	if err != nil {
 		return h
@@ -143,7 +147,7 @@ func (h *History) keep(st historyFile, p *plan.Plan) {
 			h.state.HostLearned[g] = e
 		default:
 			h.notes = append(h.notes, fmt.Sprintf("learned host memory %s of %q dropped: no task of %s matches it any more "+
-				"(renamed, or its command changed); it will be learned again", gpu.FormatSize(e.Bytes), e.Name, p.File))
+				"(renamed, or its command changed); it will be learned again", size.Format(e.Bytes), e.Name, p.File))
 		}
 	}
 	for k, e := range st.Durations {
@@ -157,7 +161,7 @@ func (h *History) keep(st historyFile, p *plan.Plan) {
 			h.state.Learned[g] = e
 		default:
 			h.notes = append(h.notes, fmt.Sprintf("learned GPU memory %s of %q dropped: no task of %s matches it any more "+
-				"(renamed, or its command changed); it will be learned again", gpu.FormatSize(e.Bytes), e.Name, p.File))
+				"(renamed, or its command changed); it will be learned again", size.Format(e.Bytes), e.Name, p.File))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package admit
+package history
 
 import (
 	"os"
@@ -42,7 +42,7 @@ func TestHistoryKeys(t *testing.T) {
 	logs := filepath.Join(dir, "logs")
 	p := loadPlan(t, dir, sweepFile)
 	trial := p.Tasks[1].Parallel[0]
-	h := LoadHistory(logs, p)
+	h := Load(logs, p)
 	h.SetLearned(trial.Group, trial.Name, 7<<30)
 	h.Record(&results.Run{Tasks: []results.Task{{ID: trial.ID, Status: results.StatusOK,
 		StartedAt: time.Unix(0, 0), FinishedAt: time.Unix(42, 0)}}}, map[int]*plan.Task{trial.ID: trial})
@@ -52,7 +52,7 @@ func TestHistoryKeys(t *testing.T) {
 
 	edited := loadPlan(t, dir, "# a comment\n"+strings.Replace(sweepFile, "tasks:\n", "tasks:\n  - name: more setup\n    cmd: 'true'\n", 1))
 	trial2 := edited.Tasks[2].Parallel[0]
-	h = LoadHistory(logs, edited)
+	h = Load(logs, edited)
 	if n, ok := h.Learned(trial2.Group); !ok || n != 7<<30 {
 		t.Errorf("after lines inserted above: learned %d %v, want 7 GiB", n, ok)
 	}
@@ -64,12 +64,12 @@ func TestHistoryKeys(t *testing.T) {
 	}
 
 	filtered := loadPlan(t, dir, strings.Replace(sweepFile, "name: sweep", "name: renamed", 1), "nothing")
-	if h = LoadHistory(logs, filtered); len(h.Notes()) != 0 {
+	if h = Load(logs, filtered); len(h.Notes()) != 0 {
 		t.Errorf("with --tags, what the filter left out is kept, without a note: %q", h.Notes())
 	}
 
 	renamed := loadPlan(t, dir, strings.Replace(sweepFile, "name: sweep", "name: renamed", 1))
-	h = LoadHistory(logs, renamed)
+	h = Load(logs, renamed)
 	if _, ok := h.Learned(renamed.Tasks[1].Parallel[0].Group); ok {
 		t.Error("after a rename: the learned need was kept")
 	}
@@ -93,7 +93,7 @@ func TestHistoryMigratesVersion1(t *testing.T) {
 	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := LoadHistory(logs, p)
+	h := Load(logs, p)
 	trial := p.Tasks[1].Parallel[1]
 	if n, ok := h.Learned(trial.Group); !ok || n != 8<<30 {
 		t.Errorf("learned %d %v, want the 8 GiB of the block at 4:5", n, ok)

@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""Packing benchmark, two builds side by side (docs/benchmarks.md): each seed's workload of
+bench/packing.py run with GPU admission (max-parallel 24, 2x32 GiB simulated) by the build
+before a change and the build after it, alternating which goes first, ROUNDS times.
+
+    RUNALL_BEFORE=/path/to/old/runall RUNALL=/path/to/new/runall ROUNDS=2 python3 bench/packing_ab.py
+"""
+import os, statistics, sys, tempfile
+
+import benchlib
+from packing import lower_bound, run, workload
+
+
+def main():
+    builds = [("before", os.path.abspath(os.environ["RUNALL_BEFORE"])), ("after", os.path.abspath(benchlib.RUNALL))]
+    rounds = int(os.environ.get("ROUNDS", "2"))
+    seeds = [1, 2, 3, 4, 5, 7]
+    work = tempfile.mkdtemp()
+    eff = {name: [] for name, _ in builds}
+    print("| seed | lower bound (s) | " + " | ".join(f"{n}: makespan (s), efficiency" for n, _ in builds) + " | failed | OOM requeues |")
+    print("|---|---|" + "---|" * len(builds) + "---|---|")
+    for r in range(rounds):
+        for i, seed in enumerate(seeds):
+            trials = workload(seed)
+            lb = lower_bound(trials, 64)
+            order = builds if (r + i) % 2 == 0 else builds[::-1]
+            cells, failed, requeues = {}, 0, 0
+            for name, path in order:
+                benchlib.RUNALL = path
+                res = run(trials, "gpu", 24, "32GiB,32GiB", work)
+                e = lb / res["makespan"]
+                eff[name].append(e)
+                cells[name] = f"{res['makespan']:.2f}, **{e:.2f}**"
+                failed, requeues = failed + res["failed"], requeues + res["requeues"]
+            print(f"| {seed} | {lb:.2f} | " + " | ".join(cells[n] for n, _ in builds) + f" | {failed} | {requeues} |")
+    print("| mean | | " + " | ".join(f"{statistics.mean(eff[n]):.3f}" for n, _ in builds) + " | | |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
