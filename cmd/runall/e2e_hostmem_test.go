@@ -57,6 +57,7 @@ func oomKilled(r resultsFile) []string {
 // kernel kills some of them; runall itself lives (its trials score higher for the OOM
 // killer) and reports each as failed, killed by the OOM killer (the cgroup's counter rose).
 func TestHostMemoryNoAdmission(t *testing.T) {
+	t.Parallel() // each in a cgroup of its own
 	cg := newMemCgroup(t, sweepLimit)
 	e := newE2E(t)
 	r := e.runIn(cg, "--no-gpu", "--log-dir", "logs", "--results", "results.json", e.hostSweep(""))
@@ -76,6 +77,7 @@ func TestHostMemoryNoAdmission(t *testing.T) {
 
 // TestResourcesInCgroup: runall resources shows the limit of the container it runs in.
 func TestResourcesInCgroup(t *testing.T) {
+	t.Parallel() // each in a cgroup of its own
 	cg := newMemCgroup(t, 768<<20)
 	e := newE2E(t)
 	r := e.runIn(cg, "resources", "--fake-gpus", "16GiB")
@@ -101,6 +103,7 @@ func TestResourcesInCgroup(t *testing.T) {
 // TestHostMemoryDeclared: with memory: 450MiB, runall starts only as many as fit in the
 // limit, and none is killed.
 func TestHostMemoryDeclared(t *testing.T) {
+	t.Parallel() // each in a cgroup of its own
 	cg := newMemCgroup(t, sweepLimit)
 	e := newE2E(t)
 	r := e.runIn(cg, "--no-gpu", "--output", "plain", "--log-dir", "logs", "--results", "results.json", e.hostSweep("450MiB"))
@@ -122,6 +125,7 @@ func TestHostMemoryDeclared(t *testing.T) {
 // TestHostMemoryAuto: with memory: auto, the first trial runs alone and teaches the rest
 // its need; none is killed. The next run starts with the need it learned.
 func TestHostMemoryAuto(t *testing.T) {
+	t.Parallel() // each in a cgroup of its own
 	cg := newMemCgroup(t, sweepLimit)
 	e := newE2E(t)
 	r := e.runIn(cg, "--no-gpu", "--output", "plain", "--log-dir", "logs", "--results", "results.json", e.hostSweep("auto"))
@@ -151,6 +155,7 @@ func TestHostMemoryAuto(t *testing.T) {
 // OOM killer; runall recognises each kill, requeues the trial with a raised need, and all
 // finish.
 func TestHostMemoryUnderDeclared(t *testing.T) {
+	t.Parallel() // each in a cgroup of its own
 	cg := newMemCgroup(t, sweepLimit)
 	e := newE2E(t)
 	r := e.runIn(cg, "--no-gpu", "--output", "plain", "--log-dir", "logs", "--results", "results.json", e.hostSweep("100MiB"))
@@ -181,6 +186,7 @@ func TestHostMemoryUnderDeclared(t *testing.T) {
 // TestHostMemoryNeverFits: a trial whose need is more than the limit fails at once, and
 // check --simulate says so before the run.
 func TestHostMemoryNeverFits(t *testing.T) {
+	t.Parallel() // each in a cgroup of its own
 	cg := newMemCgroup(t, sweepLimit)
 	e := newE2E(t)
 	file := e.hostSweep("2GiB")
