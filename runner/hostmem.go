@@ -42,7 +42,11 @@ func (r *run) startHost(ctx context.Context) (stop func()) {
 	if w := r.host.Warning(); w != "" {
 		r.emit(event.Event{Kind: event.RunStatus, Line: "warning: " + w})
 	}
-	r.host.Start(ctx, nil)
+	r.host.Start(ctx, func([]hostadmit.TrialMemory) {
+		if m, ok := r.host.Memory(); ok {
+			r.met.hostMemory(m)
+		}
+	})
 	return r.host.Stop
 }
 

@@ -31,6 +31,7 @@ type metrics struct {
 	ooms      prometheus.Counter
 	s3Bytes   *prometheus.CounterVec
 	s3Files   *prometheus.CounterVec
+	host      *hostGauges // nil when no task sets memory:
 
 	running map[*plan.Task]bool // tasks with an attempt running; only Event touches it
 }
@@ -55,7 +56,7 @@ func newMetrics(p *plan.Plan) *metrics {
 			Buckets: prometheus.ExponentialBuckets(1, 2, 16),
 		}, []string{"kind", "status"}),
 		ooms: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "runall_oom_requeues_total", Help: "Trials requeued after running out of GPU memory.",
+			Name: "runall_oom_requeues_total", Help: "Trials requeued after running out of GPU memory, or after the kernel's OOM killer took them (memory:).",
 		}),
 		s3Bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "runall_s3_bytes_transferred_total", Help: "Bytes transferred to and from S3.",
@@ -66,6 +67,9 @@ func newMetrics(p *plan.Plan) *metrics {
 	}
 	m.reg.MustRegister(m.tasks, m.gpuFree, m.gpuRes, m.gpuTotal, m.durations, m.ooms, m.s3Bytes, m.s3Files,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	if p.NeedsHost() {
+		m.host = newHostGauges(m.reg)
+	}
 	n := 0
 	plan.WalkCommands(p.Tasks, func(*plan.Task) { n++ })
 	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(n))
