@@ -57,6 +57,7 @@ func runResources(_ context.Context, a *app, args []string) error {
 		if m.HasOOMKills {
 			hm.OOMKills = &m.OOMKills
 		}
+		hm.LimitHits = m.LimitHits
 	}
 	gpus := []deviceJSON{}
 	gpuErr := ""
@@ -96,7 +97,8 @@ type hostMemoryJSON struct {
 	Cache     uint64  `json:"reclaimable_cache_bytes"`
 	Room      uint64  `json:"room_bytes"`
 	Available uint64  `json:"machine_available_bytes,omitempty"`
-	OOMKills  *uint64 `json:"oom_kills,omitempty"` // absent where the kernel keeps no counter
+	OOMKills  *uint64 `json:"oom_kills,omitempty"`  // absent where the kernel keeps no counter
+	LimitHits uint64  `json:"limit_hits,omitempty"` // cgroup v1 memory.failcnt: charges that hit the limit
 	Error     string  `json:"error,omitempty"`
 }
 
@@ -129,6 +131,9 @@ func printResources(w io.Writer, hm hostMemoryJSON, gpus []deviceJSON, gpuErr st
 		fmt.Fprintf(tw, "  room\t%s\n", room)
 		if hm.OOMKills != nil {
 			fmt.Fprintf(tw, "  oom kills\t%d\n", *hm.OOMKills)
+		}
+		if hm.LimitHits > 0 {
+			fmt.Fprintf(tw, "  limit hits\t%d (charges that reached the limit, and made the kernel reclaim)\n", hm.LimitHits)
 		}
 	}
 	fmt.Fprintln(tw, "GPUS")
