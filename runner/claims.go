@@ -213,7 +213,7 @@ func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
 
 // Ended records the trial's end for the whole sweep.
 func (s *claimSource) Ended(ctx context.Context, tr *sched.Trial) {
-	s.c.finish(ctx, s.r, tr.Task)
+	s.c.record(ctx, s.r, tr.Task)
 	s.giveBack(tr.Task)
 }
 

@@ -15,9 +15,9 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
-// finish records a claimed trial's end for the whole sweep, unless its claim was lost: then
+// record records a claimed trial's end for the whole sweep, unless its claim was lost: then
 // another runall runs it, and this one's outcome is not the sweep's.
-func (c *claimer) finish(ctx context.Context, r *run, t *plan.Task) {
+func (c *claimer) record(ctx context.Context, r *run, t *plan.Task) {
 	c.mu.Lock()
 	tl := c.held[t]
 	c.mu.Unlock()

@@ -296,26 +296,6 @@ func (r *run) end(runErr error) (*results.Run, error) {
 	return res, closeErr
 }
 
-// reapWhileRunning makes runall the subreaper of its tasks' orphans and collects those that
-// exit while the run goes on; the returned func stops collecting.
-func (r *run) reapWhileRunning() (stop func()) {
-	proc.BecomeSubreaper()
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(2 * time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				proc.ReapZombies(r.procs)
-			}
-		}
-	}()
-	return func() { close(done) }
-}
-
 func (r *run) outputOptions() output.Options {
 	return output.Options{
 		Plan: r.plan, W: r.opts.Stdout, Color: r.opts.Color, Width: r.opts.Width,
@@ -345,31 +325,6 @@ func (r *run) results() *results.Run {
 	res.Best = res.Objective.BestTask(res.Tasks)
 	res.Stopped = r.stop.stoppedReason()
 	return res
-}
-
-// learnedByName reports learned needs by the name of each group's first trial.
-func (r *run) learnedByName() map[string]uint64 {
-	out := map[string]uint64{}
-	seen := map[string]bool{}
-	plan.Walk(r.plan.Tasks, func(t *plan.Task) {
-		if t.GPU == nil || !t.GPU.Auto || seen[t.Group] {
-			return
-		}
-		seen[t.Group] = true
-		if n, ok := r.hist.Learned(t.Group); ok {
-			out[t.Name] = n
-		}
-	})
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-func (r *run) tasksByID() map[int]*plan.Task {
-	byID := map[int]*plan.Task{}
-	plan.Walk(r.plan.Tasks, func(t *plan.Task) { byID[t.ID] = t })
-	return byID
 }
 
 // watchSignals turns SIGINT/SIGTERM into a graceful stop: no new task, SIGTERM to every

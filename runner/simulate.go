@@ -1,13 +1,13 @@
 package runner
 
 import (
-	"cmp"
 	"container/heap"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/queue"
@@ -230,22 +230,17 @@ func seq(n int) []int {
 	return out
 }
 
-// fit is the devices slot would start on now, best fit (the least room that still fits),
-// or nil when it does not fit. A trial without GPU needs fits anywhere.
+// fit is the devices slot would start on now, by the admitter's rule (admit.BestFit), or
+// nil when it does not fit. A trial without GPU needs fits anywhere.
 func (s *simulation) fit(slot Slot, free []uint64) []int {
 	if slot.Task.GPU == nil {
 		return []int{}
 	}
-	var fits []int
+	var fits []admit.Room
 	for d, f := range free {
 		if f >= slot.Need {
-			fits = append(fits, d)
+			fits = append(fits, admit.Room{Device: d, Avail: f})
 		}
 	}
-	want := max(slot.Task.GPU.Devices, 1)
-	if len(fits) < want {
-		return nil
-	}
-	slices.SortStableFunc(fits, func(x, y int) int { return cmp.Compare(free[x], free[y]) })
-	return fits[:want]
+	return admit.BestFit(fits, max(slot.Task.GPU.Devices, 1))
 }

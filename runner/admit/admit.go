@@ -175,17 +175,14 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		}
 		return nil, head + "; " + why, nil
 	}
-	// Best fit: the devices with the least room that still fits, so that big gaps stay
-	// for big trials.
-	slices.SortStableFunc(cands, func(x, y candidate) int { return cmp.Compare(x.avail, y.avail) })
 	p := &Placement{req: req, Need: need, reserve: need, learning: learning, usage: map[int]uint64{}, launchedAt: a.now()}
-	for _, c := range cands[:want] {
-		p.Devices = append(p.Devices, c.dev)
-		p.UUIDs = append(p.UUIDs, a.snap[c.dev].UUID)
-		if total := a.snap[c.dev].Total; p.Total == 0 || total < p.Total {
+	for _, dev := range BestFit(cands, want) {
+		p.Devices = append(p.Devices, dev)
+		p.UUIDs = append(p.UUIDs, a.snap[dev].UUID)
+		if total := a.snap[dev].Total; p.Total == 0 || total < p.Total {
 			p.Total = total
 		}
-		a.devs[c.dev].trials = append(a.devs[c.dev].trials, p)
+		a.devs[dev].trials = append(a.devs[dev].trials, p)
 	}
 	if learning {
 		a.learning[req.Group] = p
@@ -195,10 +192,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 }
 
 // candidate is a device a trial fits on now, and the room it has.
-type candidate struct {
-	dev   int
-	avail uint64
-}
+type candidate = Room
 
 // candidatesLocked lists the devices that have room for need now, and says for every device
 // what it has, for the waiting line.

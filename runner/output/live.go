@@ -21,19 +21,17 @@ import (
 // frame holds only what runs now and scrollback keeps the rest. The frame never reaches the
 // terminal's last row: moving the cursor up over it only works while none of it scrolled.
 type liveOutput struct {
-	o        Options
-	cfg      plan.Config
-	rs       *runState
-	start    time.Time
-	syncLine string      // the last SyncProgress line, shown above the footer
-	syncAt   time.Time   // when it came; after syncLinger it is printed for good
-	notes    [][2]string // prefix and text of lines to print above the frame for good
+	o     Options
+	cfg   plan.Config
+	rs    *runState
+	start time.Time
+	sync  syncNote    // the last SyncProgress line, shown above the footer
+	notes [][2]string // prefix and text of lines to print above the frame for good
 
 	lines     int  // rows of the frame on screen, which the next draw moves up over
 	committed int  // top-level tasks printed above the frame for good
 	hidden    bool // cursor hidden and autowrap off, to be undone by restore
-	stopped   bool // Close ran: draw nothing more
-	closed    bool
+	closed    bool // Close ran: draw nothing more
 	spin      int
 	buf       bytes.Buffer
 }
@@ -56,6 +54,12 @@ const (
 	sgrDim     = "90"
 )
 
+// syncNote is an S3 line and when it came; after syncLinger it is printed for good.
+type syncNote struct {
+	line string
+	at   time.Time
+}
+
 // syncLinger is how long an S3 line stays in the frame without a newer one; then it is
 // printed for good, as it is likely a transfer's last word (its totals, or an error).
 const syncLinger = 10 * time.Second
@@ -73,10 +77,10 @@ func (l *liveOutput) Event(ev event.Event) {
 			l.notes = append(l.notes, [2]string{"s3: ", l.rs.label(l.rs.node(ev.Task)) + ": " + ev.Line})
 			break
 		}
-		if l.syncLine != "" && eventTime(ev, l.o).Sub(l.syncAt) >= syncLinger {
-			l.notes = append(l.notes, [2]string{"s3: ", l.syncLine})
+		if l.sync.line != "" && eventTime(ev, l.o).Sub(l.sync.at) >= syncLinger {
+			l.notes = append(l.notes, [2]string{"s3: ", l.sync.line})
 		}
-		l.syncLine, l.syncAt = ev.Line, eventTime(ev, l.o)
+		l.sync = syncNote{ev.Line, eventTime(ev, l.o)}
 	case event.RunStatus:
 		l.notes = append(l.notes, [2]string{"status: ", ev.Line})
 	case event.RunEnded: // the footer says it
@@ -86,7 +90,7 @@ func (l *liveOutput) Event(ev event.Event) {
 }
 
 func (l *liveOutput) Tick(now time.Time) {
-	if l.stopped {
+	if l.closed {
 		return
 	}
 	l.spin++
@@ -100,9 +104,7 @@ func (l *liveOutput) Close(res *results.Run) error {
 		return nil
 	}
 	l.closed = true
-	if !l.stopped {
-		l.draw(l.o.Now(), true)
-	}
+	l.draw(l.o.Now(), true)
 	l.restore()
 	if res != nil {
 		fmt.Fprintln(l.o.W)
@@ -114,7 +116,6 @@ func (l *liveOutput) Close(res *results.Run) error {
 // restore shows the cursor again and turns autowrap back on, leaving the last frame on the
 // screen; nothing is drawn after it.
 func (l *liveOutput) restore() {
-	l.stopped = true
 	if l.hidden {
 		l.o.W.Write([]byte("\x1b[?7h\x1b[?25h"))
 		l.hidden = false
@@ -172,9 +173,9 @@ func (l *liveOutput) draw(now time.Time, final bool) {
 func (l *liveOutput) render(now time.Time, final bool) (commit, frame []string) {
 	w, h := l.size()
 	w-- // never the last column, which some terminals wrap on
-	if l.syncLine != "" && (final || now.Sub(l.syncAt) >= syncLinger) {
-		l.notes = append(l.notes, [2]string{"s3: ", l.syncLine})
-		l.syncLine = ""
+	if l.sync.line != "" && (final || now.Sub(l.sync.at) >= syncLinger) {
+		l.notes = append(l.notes, [2]string{"s3: ", l.sync.line})
+		l.sync.line = ""
 	}
 	for _, n := range l.notes {
 		lb := l.lineBuf(w)
@@ -198,7 +199,7 @@ func (l *liveOutput) render(now time.Time, final bool) (commit, frame []string) 
 		l.committed++
 	}
 	budget := h - 2 // the last row stays free, one is the footer's
-	if l.syncLine != "" {
+	if l.sync.line != "" {
 		budget--
 	}
 	var active []*taskNode
@@ -216,10 +217,10 @@ func (l *liveOutput) render(now time.Time, final bool) (commit, frame []string) 
 		frame = append(frame, lines...)
 		budget -= len(lines)
 	}
-	if l.syncLine != "" {
+	if l.sync.line != "" {
 		lb := l.lineBuf(w)
 		lb.add("s3: ", sgrDim)
-		lb.add(oneLineOutput(l.syncLine), "")
+		lb.add(oneLineOutput(l.sync.line), "")
 		frame = append(frame, lb.String())
 	}
 	return commit, append(frame, l.footer(now, w))

@@ -3,7 +3,6 @@ package sched
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"sync"
 
 	"github.com/runall/runall/runner/event"
@@ -101,29 +100,56 @@ func (s *Scheduler) drain(reason string) {
 // wait blocks until a trial ends (and then takes its end), room may have opened, or the
 // source may have more.
 func (s *Scheduler) wait(ctx context.Context, changed []<-chan struct{}) {
-	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(s.ended)}}
+	var room, more, done <-chan struct{} // nil: not waited on
 	if s.line.Len() > 0 && s.running < s.o.Limit {
-		for _, c := range changed {
-			if c != nil {
-				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
-			}
-		}
+		stop := make(chan struct{})
+		defer close(stop)
+		room = anyClosed(changed, stop)
 	}
 	if s.line.Len() == 0 && !s.finished() {
-		if c := s.src.Ready(); c != nil {
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
-		}
+		more = s.src.Ready()
 		if s.running == 0 {
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
+			done = ctx.Done()
 		}
 	}
-	if len(cases) == 1 {
-		s.end(<-s.ended)
-		return
+	select {
+	case e := <-s.ended:
+		s.end(e)
+	case <-room:
+	case <-more:
+	case <-done:
 	}
-	if i, v, ok := reflect.Select(cases); i == 0 && ok {
-		s.end(v.Interface().(ended))
+}
+
+// anyClosed is closed when one of cs is; nil when none can be (nil channels are left out).
+// With one resource (GPU memory) it is that resource's channel itself; with more, the
+// goroutines that watch them end with stop.
+func anyClosed(cs []<-chan struct{}, stop <-chan struct{}) <-chan struct{} {
+	var live []<-chan struct{}
+	for _, c := range cs {
+		if c != nil {
+			live = append(live, c)
+		}
 	}
+	switch len(live) {
+	case 0:
+		return nil
+	case 1:
+		return live[0]
+	}
+	out := make(chan struct{})
+	var once sync.Once
+	for _, c := range live {
+		go func() {
+			select {
+			case <-c:
+				once.Do(func() { close(out) })
+			case <-out:
+			case <-stop:
+			}
+		}()
+	}
+	return out
 }
 
 // end takes a trial's end: its room is given back, and a requeued trial goes first.

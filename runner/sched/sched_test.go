@@ -218,3 +218,28 @@ func TestHaltedSkips(t *testing.T) {
 }
 
 func sleep() { time.Sleep(5 * time.Millisecond) }
+
+// With two resources, room opening in either wakes the line.
+func TestTwoResources(t *testing.T) {
+	r := newRecorder()
+	a := &slots{free: 1, changed: make(chan struct{})}
+	b := &slots{free: 2, changed: make(chan struct{})}
+	r.release = make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(context.Background(), NewList(tasks(2)), r.options(4, a, b))
+	}()
+	waitFor(t, r, func() bool { return len(r.started) == 1 && reasonOf(r, "t2") == "no unit free" })
+	a.mu.Lock()
+	a.free++
+	close(a.changed)
+	a.changed = make(chan struct{})
+	a.mu.Unlock()
+	waitFor(t, r, func() bool { return len(r.started) == 2 })
+	close(r.release)
+	<-done
+	if b.free != 2 || a.free != 2 {
+		t.Errorf("free after the run: %d and %d, want all given back", a.free, b.free)
+	}
+}

@@ -1,0 +1,28 @@
+package runner
+
+import "github.com/runall/runall/runner/plan"
+
+// learnedByName reports learned needs by the name of each group's first trial.
+func (r *run) learnedByName() map[string]uint64 {
+	out := map[string]uint64{}
+	seen := map[string]bool{}
+	plan.Walk(r.plan.Tasks, func(t *plan.Task) {
+		if t.GPU == nil || !t.GPU.Auto || seen[t.Group] {
+			return
+		}
+		seen[t.Group] = true
+		if n, ok := r.hist.Learned(t.Group); ok {
+			out[t.Name] = n
+		}
+	})
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func (r *run) tasksByID() map[int]*plan.Task {
+	byID := map[int]*plan.Task{}
+	plan.Walk(r.plan.Tasks, func(t *plan.Task) { byID[t.ID] = t })
+	return byID
+}
