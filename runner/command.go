@@ -24,7 +24,7 @@ import (
 // commandResult is what runCommand tells its caller.
 type commandResult struct {
 	ok       bool     // succeeded, or failed with ignore-failure
-	oom      bool     // ran out of GPU memory and goes again, after its trial is released
+	oom      bool     // ran out of memory (GPU, or host: the OOM killer) and goes again, after its trial is released
 	need     uint64   // the need it goes again with
 	why      string   // why it waits again ("": it ran out of GPU memory)
 	exported []string // variables it exported (sequential tasks)
@@ -185,7 +185,8 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	return true
 }
 
-// requeued records that an attempt ran out of GPU memory and its trial goes again.
+// requeued records that an attempt ran out of memory (GPU, or host: the OOM killer) and its
+// trial goes again; reason says which.
 func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason string) {
 	c.r.ledger.update(c.t, func(res *results.Task) { res.OOMRequeues = requeues })
 	c.r.emit(event.Event{Kind: event.TaskEnded, Requeued: true, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
