@@ -1,0 +1,49 @@
+package event
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// kinds records what a consumer was told, and reacts to a task's final end with a line.
+type kinds struct {
+	react bool
+	got   []string
+}
+
+func (k *kinds) Event(ev Event, emit func(Event)) {
+	k.got = append(k.got, ev.Kind.String())
+	if k.react && ev.Kind == TaskEnded && ev.Final {
+		emit(Event{Kind: RunStatus, Line: "reacted"})
+	}
+}
+
+// Each task ends once: a skip after a start and a second final end are dropped; a requeued
+// task may be skipped again; what a consumer emits in reaction reaches every consumer, after
+// the event it reacted to.
+func TestStreamLifecycle(t *testing.T) {
+	a, b := &kinds{react: true}, &kinds{}
+	s := &Stream{}
+	s.Add(a)
+	s.Add(b)
+	t1, t2 := &plan.Task{ID: 1}, &plan.Task{ID: 2}
+	sent := []bool{
+		s.Emit(Event{Kind: TaskStarted, Task: t1}),
+		s.Emit(Event{Kind: TaskSkipped, Task: t1}), // started: dropped
+		s.Emit(Event{Kind: TaskEnded, Task: t1, Final: true, Status: results.StatusOK}),
+		s.Emit(Event{Kind: TaskEnded, Task: t1, Final: true}), // twice: dropped
+		s.Emit(Event{Kind: TaskStarted, Task: t2}),
+		s.Emit(Event{Kind: TaskEnded, Task: t2, Requeued: true}),
+		s.Emit(Event{Kind: TaskSkipped, Task: t2}), // requeued, then the run halted
+	}
+	if want := []bool{true, false, true, false, true, true, true}; !slices.Equal(sent, want) {
+		t.Errorf("sent %v, want %v", sent, want)
+	}
+	want := []string{"start", "end", "status", "start", "end", "skipped"}
+	if !slices.Equal(a.got, want) || !slices.Equal(b.got, want) {
+		t.Errorf("consumers told %q and %q, want %q each", a.got, b.got, want)
+	}
+}
