@@ -15,7 +15,7 @@ GLIBC_MAX   := 2.31
 # not pull in k8s.io/api.
 K8S_TEST := examples/k8s/test
 
-DEMO_GPUS ?= 32GiB,32GiB
+DEMO_GPUS ?= 2x32GiB:reserve=512MiB
 
 # The fuzz targets (package:target) and how long `make fuzz` runs each.
 FUZZ_TARGETS := ./runner/plan:FuzzLoad ./runner/plan:FuzzDuration ./size:FuzzParse

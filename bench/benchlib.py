@@ -2,8 +2,20 @@
 import json, os, subprocess, tempfile
 from datetime import datetime
 
-RUNALL = os.environ.get("RUNALL", os.path.abspath("runall"))
+RUNALL = os.path.abspath(os.environ.get("RUNALL", "runall"))
 GiB = 1 << 30
+
+# How simulated trials hold memory (docs/gpu.md): "realistic" is fake-alloc's default (a
+# PyTorch-like process: CUDA context, data in steps, optimizer's jump, memory counted for 1 s
+# after the end); "linear" is the first simulation (a linear ramp, freed the instant the
+# process ends), kept to compare against. PROFILES picks which the benchmarks run, in order.
+PROFILE_ARGS = {"linear": " --profile linear --release-lag 0", "realistic": ""}
+PROFILES = os.environ.get("PROFILES", "linear realistic").split()
+
+
+def fake_alloc(gib, ramp, hold, profile="realistic"):
+    """The command of a simulated trial holding gib GiB at its peak, reached after ramp s."""
+    return f"runall fake-alloc --size {gib}GiB --ramp {ramp}s --hold {hold}s" + PROFILE_ARGS[profile]
 
 
 def _ts(s):

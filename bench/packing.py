@@ -5,6 +5,9 @@ Mixed workload: 24 trials needing 3-12 GiB, each ramping 1 s and holding 1-4 s, 
 Run three ways in the same run: runall's admission; one at a time; and max-parallel-commands
 alone without admission (trials spread round-robin over the GPUs, as a user would by hand),
 counting out-of-memory failures. Then the auto case: trials of unknown need on one device.
+The first table, the other workloads and the auto case are measured for every profile of
+PROFILES (benchlib: the realistic one, and the linear one the simulation first had), in the
+same run; the rest on the realistic profile.
 
     RUNALL=./runall python3 bench/packing.py
     RUNALL_BEFORE=/path/to/older/runall   # also time that build's trials, seed by seed
@@ -13,7 +16,7 @@ longest duration), with each trial's duration taken as its ramp + hold.
 """
 import heapq, os, random, subprocess, sys, tempfile
 
-from benchlib import GiB, RUNALL, _ts, run_events, run_file
+from benchlib import GiB, PROFILES, RUNALL, _ts, fake_alloc, run_events, run_file
 
 
 def workload(seed=7, n=24):
@@ -21,7 +24,7 @@ def workload(seed=7, n=24):
     return [(rnd.randint(3, 12), 1, rnd.randint(1, 4)) for _ in range(n)]  # (GiB, ramp, hold)
 
 
-def task_file(trials, mode, max_parallel, order=None):
+def task_file(trials, mode, max_parallel, order=None, profile="realistic"):
     lines = ["config:", f"  max-parallel-commands: {max_parallel}", "  stop-on-failure: false",
              "tasks:", "  - name: sweep"]
     if order:
@@ -35,7 +38,7 @@ def task_file(trials, mode, max_parallel, order=None):
             lines.append(f"        gpu-memory: {gib}GiB")
         # Without admission nothing sets CUDA_VISIBLE_DEVICES: spread by hand, round-robin.
         dev = f"${{CUDA_VISIBLE_DEVICES:-{i % 2}}}"
-        lines.append(f"        cmd: CUDA_VISIBLE_DEVICES={dev} runall fake-alloc --size {gib}GiB --ramp {ramp}s --hold {hold}s")
+        lines.append(f"        cmd: CUDA_VISIBLE_DEVICES={dev} {fake_alloc(gib, ramp, hold, profile)}")
     return "\n".join(lines) + "\n"
 
 
@@ -71,9 +74,9 @@ def overhead(seed, work, runall=RUNALL, label=""):
             f"{sum(g > 0.05 for g in gaps)} of {len(gaps)} |")
 
 
-def run(trials, mode, max_parallel, gpus, work):
+def run(trials, mode, max_parallel, gpus, work, profile="realistic"):
     args = ["--no-gpu"] if mode == "none" else []
-    return run_file(task_file(trials, mode, max_parallel), gpus, work, args=args)
+    return run_file(task_file(trials, mode, max_parallel, profile=profile), gpus, work, args=args)
 
 
 def ideal_greedy(trials, gpus=2, usable=32 * 0.95):
@@ -109,29 +112,33 @@ def main():
     lb = lower_bound(trials, 64)
     print(f"Workload: {len(trials)} trials, {min(g for g,_,_ in trials)}-{max(g for g,_,_ in trials)} GiB, "
           f"ramp 1 s, hold 1-4 s, on 2x32 GiB simulated GPUs; lower bound {lb:.2f} s\n")
-    print("| mode | makespan (s) | efficiency | most at once | failed | OOM requeues |")
-    print("|---|---|---|---|---|---|")
-    for label, mode, mp in [("runall, GPU admission (max-parallel 24)", "gpu", 24),
-                            ("one at a time (max-parallel 1)", "gpu", 1),
-                            ("max-parallel 8 alone, no admission (--no-gpu)", "none", 8)]:
-        r = run(trials, mode, mp, "32GiB,32GiB", work)
-        # Failed trials did less work than the lower bound counts: no efficiency for them.
-        eff = f"{lb / r['makespan']:.2f}" if not r["failed"] else f"- ({r['failed']} trials lost to OOM)"
-        print(f"| {label} | {r['makespan']:.2f} | {eff} | {r['peak_running']} | "
-              f"{r['failed']} | {r['requeues']} |")
+    print("| profile | mode | makespan (s) | efficiency | most at once | failed | OOM requeues |")
+    print("|---|---|---|---|---|---|---|")
+    for profile in PROFILES:
+        for label, mode, mp in [("runall, GPU admission (max-parallel 24)", "gpu", 24),
+                                ("one at a time (max-parallel 1)", "gpu", 1),
+                                ("max-parallel 8 alone, no admission (--no-gpu)", "none", 8)]:
+            r = run(trials, mode, mp, "32GiB,32GiB", work, profile)
+            # Failed trials did less work than the lower bound counts: no efficiency for them.
+            eff = f"{lb / r['makespan']:.2f}" if not r["failed"] else f"- ({r['failed']} trials lost to OOM)"
+            print(f"| {profile} | {label} | {r['makespan']:.2f} | {eff} | {r['peak_running']} | "
+                  f"{r['failed']} | {r['requeues']} |")
     ideal = ideal_greedy(trials)
-    print(f"| *simulated*: the same policy with zero overhead | {ideal:.2f} | {lb / ideal:.2f} | | | |")
+    print(f"| - | *simulated*: the same policy with zero overhead | {ideal:.2f} | {lb / ideal:.2f} | | | |")
 
     seeds = [int(x) for x in os.environ.get("SEEDS", "1 2 3 4 5").split()]
     print(f"\nOther workloads of the same shape (seeds {seeds[0]}-{seeds[-1]}), runall with admission:\n")
-    print("| seed | lower bound (s) | runall makespan (s) | efficiency | simulated policy limit | failed |")
-    print("|---|---|---|---|---|---|")
+    print("| seed | lower bound (s) | " + " | ".join(f"{p}: makespan (s), efficiency, failed" for p in PROFILES) +
+          " | simulated policy limit |")
+    print("|---|---|" + "---|" * len(PROFILES) + "---|")
     for seed in seeds:
         tr = workload(seed)
         lbs = lower_bound(tr, 64)
-        r = run(tr, "gpu", 24, "32GiB,32GiB", work)
-        print(f"| {seed} | {lbs:.2f} | {r['makespan']:.2f} | {lbs / r['makespan']:.2f} | "
-              f"{lbs / ideal_greedy(tr):.2f} | {r['failed']} |")
+        cells = []
+        for profile in PROFILES:
+            r = run(tr, "gpu", 24, "32GiB,32GiB", work, profile)
+            cells.append(f"{r['makespan']:.2f}, **{lbs / r['makespan']:.2f}**, {r['failed']}")
+        print(f"| {seed} | {lbs:.2f} | " + " | ".join(cells) + f" | {lbs / ideal_greedy(tr):.2f} |")
 
     seeds = [int(x) for x in os.environ.get("ORDER_SEEDS", "1 2 3 4 5").split()]
     print(f"\nOrder: file order against longest-first, each run twice on the same log directory "
@@ -186,12 +193,13 @@ def main():
     lb1 = lower_bound(auto, 32)
     print(f"\nAuto case: {len(auto)} trials of unknown need (each uses 6 GiB, ramp 1 s, hold 8 s) "
           f"on one 32 GiB simulated GPU, `gpu-memory: auto`; lower bound {lb1:.2f} s\n")
-    print("| mode | makespan (s) | most at once | learned need | failed |")
-    print("|---|---|---|---|---|")
-    for label, mode, mp in [("runall, gpu-memory: auto", "auto", 12), ("one at a time", "gpu", 1)]:
-        r = run(auto, mode, mp, "32GiB", work)
-        learned = ", ".join(f"{v / GiB:.2f} GiB" for v in r["learned"].values()) or "-"
-        print(f"| {label} | {r['makespan']:.2f} | {r['peak_running']} | {learned} | {r['failed']} |")
+    print("| profile | mode | makespan (s) | most at once | learned need | failed |")
+    print("|---|---|---|---|---|---|")
+    for profile in PROFILES:
+        for label, mode, mp in [("runall, gpu-memory: auto", "auto", 12), ("one at a time", "gpu", 1)]:
+            r = run(auto, mode, mp, "32GiB", work, profile)
+            learned = ", ".join(f"{v / GiB:.2f} GiB" for v in r["learned"].values()) or "-"
+            print(f"| {profile} | {label} | {r['makespan']:.2f} | {r['peak_running']} | {learned} | {r['failed']} |")
 
 
 if __name__ == "__main__":

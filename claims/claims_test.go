@@ -106,13 +106,15 @@ func TestOtherSweepRefused(t *testing.T) {
 
 func TestRenewedClaimHolds(t *testing.T) {
 	stores(t, func(t *testing.T, st func() Store) {
-		const lease = 400 * time.Millisecond
+		// Renewals come every third of the lease: a lease of 1.5 s leaves a renewal a second
+		// of slack, which a loaded machine running -race needs (400 ms failed there now and then).
+		const lease = 1500 * time.Millisecond
 		a, b := open(t, st(), 1, lease), open(t, st(), 2, lease)
 		l, err := a.Claim(ctx, "t0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		for end := time.Now().Add(3 * lease); time.Now().Before(end); time.Sleep(lease / 8) {
+		for end := time.Now().Add(2 * lease); time.Now().Before(end); time.Sleep(lease / 8) {
 			if _, err := b.Refresh(ctx); err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Simulated GPUs keep their state in a directory that every process of a run shares (runall,
@@ -29,9 +30,9 @@ import (
 
 // FakeOptions selects simulated GPUs.
 type FakeOptions struct {
-	Sizes    []uint64 // total memory of each device, in bytes (see ParseFakeSpec)
-	StateDir string   // shared by every process that claims or measures them
-	PIDs     FakePIDs // how they report the processes on them
+	Devices  []FakeDevice // see ParseFakeSpec
+	StateDir string       // shared by every process that claims or measures them
+	PIDs     FakePIDs     // how they report the processes on them
 }
 
 // FakePIDs is how simulated GPUs report the processes that claim their memory: as NVML does
@@ -71,22 +72,32 @@ var errClosed = errors.New("gpu: probe is closed")
 const (
 	fakeName      = "Simulated GPU"
 	fakeProcName  = "fake-alloc"
-	claimWidth    = 21 // "%020d\n": every size fits, so rewriting never changes the length
 	stateLockName = "lock"
 	stateIDName   = "id"
 )
 
-// ParseFakeSpec reads a list of device sizes such as "32GiB,32GiB" or "4x16GiB,8GiB".
-func ParseFakeSpec(spec string) ([]uint64, error) {
+// FakeDevice is one simulated GPU: its memory, the share of it the driver keeps (used, but
+// held by no process), and what another user's process holds on it from the start.
+type FakeDevice struct {
+	Total   uint64 // bytes
+	Reserve uint64 // counted as used, by no process: the driver's own share
+	Foreign uint64 // held by a process that is none of runall's (another container's)
+}
+
+// ParseFakeSpec reads a list of simulated GPUs such as "32GiB,32GiB" or "4x16GiB,8GiB",
+// each optionally followed by ":reserve=SIZE" (memory no process holds) and
+// ":foreign=SIZE" (held by another user's process): "2x80GiB:reserve=512MiB".
+func ParseFakeSpec(spec string) ([]FakeDevice, error) {
 	if strings.TrimSpace(spec) == "" {
 		return nil, errors.New("empty simulated GPU spec: want sizes such as 32GiB,16GiB or 4x16GiB")
 	}
-	var sizes []uint64
+	var devs []FakeDevice
 	for i, f := range strings.Split(spec, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
 			return nil, fmt.Errorf("simulated GPU spec %q: entry %d is empty: want sizes such as 32GiB,16GiB", spec, i+1)
 		}
+		f, opts, _ := strings.Cut(f, ":")
 		count := 1
 		if n, rest, ok := strings.Cut(f, "x"); ok {
 			c, err := strconv.Atoi(strings.TrimSpace(n))
@@ -102,27 +113,76 @@ func ParseFakeSpec(spec string) ([]uint64, error) {
 		if size == 0 {
 			return nil, fmt.Errorf("simulated GPU spec %q: entry %d has no memory", spec, i+1)
 		}
+		d := FakeDevice{Total: size}
+		if err := d.parseOptions(opts); err != nil {
+			return nil, fmt.Errorf("simulated GPU spec %q: entry %d: %w", spec, i+1, err)
+		}
 		for range count {
-			sizes = append(sizes, size)
+			devs = append(devs, d)
 		}
 	}
-	return sizes, nil
+	return devs, nil
 }
 
-// FormatFakeSpec writes sizes back as a spec ParseFakeSpec reads exactly.
-func FormatFakeSpec(sizes []uint64) string {
-	parts := make([]string, len(sizes))
+// parseOptions reads "reserve=SIZE:foreign=SIZE" (either, both, or neither).
+func (d *FakeDevice) parseOptions(opts string) error {
+	if opts == "" {
+		return nil
+	}
+	for _, o := range strings.Split(opts, ":") {
+		k, v, ok := strings.Cut(strings.TrimSpace(o), "=")
+		if !ok || (k != "reserve" && k != "foreign") {
+			return fmt.Errorf("%q: want reserve=SIZE or foreign=SIZE after the size, such as 80GiB:reserve=512MiB:foreign=4GiB", o)
+		}
+		n, err := ParseSize(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		if k == "reserve" {
+			d.Reserve = n
+		} else {
+			d.Foreign = n
+		}
+	}
+	if d.Reserve+d.Foreign > d.Total {
+		return fmt.Errorf("reserve and foreign memory (%s) exceed the device's %s", FormatSize(d.Reserve+d.Foreign), FormatSize(d.Total))
+	}
+	return nil
+}
+
+// FakeSizes is simulated GPUs of the given sizes, with no reserve and no foreign process.
+func FakeSizes(sizes ...uint64) []FakeDevice {
+	out := make([]FakeDevice, len(sizes))
 	for i, s := range sizes {
-		switch {
-		case s%(1<<30) == 0:
-			parts[i] = fmt.Sprintf("%dGiB", s>>30)
-		case s%(1<<20) == 0:
-			parts[i] = fmt.Sprintf("%dMiB", s>>20)
-		default:
-			parts[i] = strconv.FormatUint(s, 10)
+		out[i] = FakeDevice{Total: s}
+	}
+	return out
+}
+
+// FormatFakeSpec writes devices back as a spec ParseFakeSpec reads exactly.
+func FormatFakeSpec(devs []FakeDevice) string {
+	parts := make([]string, len(devs))
+	for i, d := range devs {
+		parts[i] = exactSize(d.Total)
+		if d.Reserve > 0 {
+			parts[i] += ":reserve=" + exactSize(d.Reserve)
+		}
+		if d.Foreign > 0 {
+			parts[i] += ":foreign=" + exactSize(d.Foreign)
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// exactSize writes a size that ParseSize reads back to the byte.
+func exactSize(s uint64) string {
+	switch {
+	case s%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", s>>30)
+	case s%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", s>>20)
+	}
+	return strconv.FormatUint(s, 10)
 }
 
 // DefaultFakeStateDir is where simulated GPUs keep their claims when RUNALL_FAKE_GPU_STATE
@@ -132,19 +192,25 @@ func DefaultFakeStateDir(tmpDir string) string {
 	return filepath.Join(tmpDir, fmt.Sprintf("runall-fake-gpus-%d", os.Getuid()))
 }
 
-// fakeState is a state directory opened for a given list of device sizes.
+// fakeState is a state directory opened for a given list of devices.
 type fakeState struct {
-	dir   string
-	id    string
-	sizes []uint64
+	dir  string
+	id   string
+	devs []FakeDevice
+	now  func() time.Time // when a claim is found dead, for its lingering memory
 }
 
-func openFakeState(dir string, sizes []uint64) (*fakeState, error) {
-	if len(sizes) == 0 {
+func openFakeState(dir string, devs []FakeDevice) (*fakeState, error) {
+	if len(devs) == 0 {
 		return nil, errors.New("no simulated GPUs: want sizes such as 32GiB,16GiB")
 	}
-	if slices.Contains(sizes, 0) {
-		return nil, errors.New("simulated GPU with no memory")
+	for _, d := range devs {
+		if d.Total == 0 {
+			return nil, errors.New("simulated GPU with no memory")
+		}
+		if d.Reserve+d.Foreign > d.Total {
+			return nil, errors.New("simulated GPU whose reserve and foreign memory exceed its total")
+		}
 	}
 	if dir == "" {
 		return nil, errors.New("no state directory for the simulated GPUs")
@@ -156,7 +222,7 @@ func openFakeState(dir string, sizes []uint64) (*fakeState, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("simulated GPU state: %w", err)
 	}
-	s := &fakeState{dir: dir, sizes: slices.Clone(sizes)}
+	s := &fakeState{dir: dir, devs: slices.Clone(devs), now: time.Now}
 	err = s.locked(func() error {
 		idPath := filepath.Join(dir, stateIDName)
 		b, err := os.ReadFile(idPath)
@@ -197,13 +263,57 @@ func (s *fakeState) locked(fn func() error) error {
 	return fn()
 }
 
-type liveClaim struct {
-	name string
-	pid  uint32
-	size uint64
+// claimFile is what a claim file holds: its size, how long its memory lingers once its
+// owner has ended, and when that was (zero while the owner lives, or until a reader finds
+// it dead: a process killed outright writes nothing).
+type claimFile struct {
+	size  uint64
+	lag   time.Duration
+	ended time.Time
 }
 
-// claims lists the live claims on device i, deleting dead ones. Hold the lock.
+// A claim file is three numbers at fixed width, rewritten in place, so that its length never
+// changes: "%020d %020d %020d\n" (bytes, lag in ns, end in Unix ns or 0).
+const claimWidth = 3 * 21
+
+func (c claimFile) encode() []byte {
+	var ended int64
+	if !c.ended.IsZero() {
+		ended = c.ended.UnixNano()
+	}
+	return fmt.Appendf(nil, "%020d %020d %020d\n", c.size, int64(c.lag), ended)
+}
+
+func decodeClaim(b []byte) (claimFile, error) {
+	f := strings.Fields(string(b))
+	if len(f) != 3 {
+		return claimFile{}, fmt.Errorf("bad claim %q", b)
+	}
+	size, err1 := strconv.ParseUint(f[0], 10, 64)
+	lag, err2 := strconv.ParseInt(f[1], 10, 64)
+	ended, err3 := strconv.ParseInt(f[2], 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return claimFile{}, fmt.Errorf("bad claim %q: %w", b, err)
+	}
+	c := claimFile{size: size, lag: time.Duration(lag)}
+	if ended != 0 {
+		c.ended = time.Unix(0, ended)
+	}
+	return c, nil
+}
+
+// liveClaim is a claim on a device: its owner's, or, when lingering, memory its ended owner
+// has not yet given back.
+type liveClaim struct {
+	name      string
+	pid       uint32
+	size      uint64
+	lingering bool
+}
+
+// claims lists the claims on device i that count: live ones and lingering ones. It stamps
+// the end of claims found dead, and deletes those whose memory has been given back. Hold
+// the lock.
 func (s *fakeState) claims(i int) ([]liveClaim, error) {
 	dir := filepath.Join(s.dir, s.uuid(i))
 	ents, err := os.ReadDir(dir)
@@ -220,54 +330,74 @@ func (s *fakeState) claims(i int) ([]liveClaim, error) {
 		if !ok || perr != nil || !e.Type().IsRegular() {
 			continue // not a claim
 		}
-		size, live, err := readClaim(filepath.Join(dir, e.Name()))
+		c, counts, err := s.readClaim(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, err
 		}
-		if live {
-			out = append(out, liveClaim{name: e.Name(), pid: uint32(pid), size: size})
+		if counts {
+			out = append(out, c.withName(e.Name(), uint32(pid)))
 		}
 	}
 	return out, nil
 }
 
-// readClaim reads one claim file, deleting it if its owner is gone.
-func readClaim(path string) (size uint64, live bool, err error) {
-	f, err := os.Open(path)
+// readClaim reads one claim file. One whose owner is gone lingers for its lag after its
+// end, as a real process's memory stays visible to the driver for a while after it exited,
+// and is then deleted.
+func (s *fakeState) readClaim(path string) (c liveClaim, counts bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, false, nil
+		return c, false, nil
 	}
 	if err != nil {
-		return 0, false, err
+		return c, false, err
 	}
 	defer f.Close()
-	switch err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); {
-	case err == nil: // nobody holds it: its owner died
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return 0, false, fmt.Errorf("remove dead claim: %w", err)
-		}
-		return 0, false, nil
-	case !errors.Is(err, syscall.EWOULDBLOCK):
-		return 0, false, fmt.Errorf("claim %s: %w", path, err)
-	}
 	var buf [claimWidth]byte
 	if _, err := f.ReadAt(buf[:], 0); err != nil {
-		return 0, false, fmt.Errorf("claim %s: %w", path, err)
+		return c, false, fmt.Errorf("claim %s: %w", path, err)
 	}
-	size, err = strconv.ParseUint(strings.TrimSpace(string(buf[:])), 10, 64)
+	cf, err := decodeClaim(buf[:])
 	if err != nil {
-		return 0, false, fmt.Errorf("claim %s: bad size %q", path, buf[:])
+		return c, false, fmt.Errorf("claim %s: %w", path, err)
 	}
-	return size, true, nil
+	switch err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); {
+	case errors.Is(err, syscall.EWOULDBLOCK): // its owner lives
+		return liveClaim{size: cf.size}, true, nil
+	case err != nil:
+		return c, false, fmt.Errorf("claim %s: %w", path, err)
+	}
+	// Nobody holds it: its owner ended. One killed outright did not say when; it ended no
+	// later than now, when it is first seen dead.
+	now := s.now()
+	if cf.ended.IsZero() && cf.lag > 0 {
+		cf.ended = now
+		if _, err := f.WriteAt(cf.encode(), 0); err != nil {
+			return c, false, fmt.Errorf("claim %s: %w", path, err)
+		}
+	}
+	if cf.lag > 0 && now.Sub(cf.ended) < cf.lag {
+		return liveClaim{size: cf.size, lingering: true}, true, nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return c, false, fmt.Errorf("remove dead claim: %w", err)
+	}
+	return c, false, nil
 }
 
-// used sums the live claims on device i except the one named skip. Hold the lock.
+func (c liveClaim) withName(name string, pid uint32) liveClaim {
+	c.name, c.pid = name, pid
+	return c
+}
+
+// used sums what device i has in use: the driver's reserve, the foreign process, and every
+// claim that counts except the one named skip. Hold the lock.
 func (s *fakeState) used(i int, skip string) (uint64, error) {
 	cs, err := s.claims(i)
 	if err != nil {
 		return 0, err
 	}
-	var sum uint64
+	sum := s.devs[i].Reserve + s.devs[i].Foreign
 	for _, c := range cs {
 		if c.name != skip {
 			sum += c.size
@@ -289,7 +419,7 @@ type fakeProbe struct {
 // OpenFake returns a Probe over simulated GPUs whose memory is claimed by `runall
 // fake-alloc` processes sharing opts.StateDir (created if missing).
 func OpenFake(opts FakeOptions) (Probe, error) {
-	st, err := openFakeState(opts.StateDir, opts.Sizes)
+	st, err := openFakeState(opts.StateDir, opts.Devices)
 	if err != nil {
 		return nil, err
 	}
@@ -307,18 +437,18 @@ func (p *fakeProbe) Devices() ([]Device, error) {
 	if p.isClosed() {
 		return nil, errClosed
 	}
-	out := make([]Device, len(p.st.sizes))
+	out := make([]Device, len(p.st.devs))
 	err := p.st.locked(func() error {
-		for i, total := range p.st.sizes {
+		for i, d := range p.st.devs {
 			used, err := p.st.used(i, "")
 			if err != nil {
 				return err
 			}
 			free := uint64(0)
-			if used < total { // a state dir reused with smaller sizes can hold more
-				free = total - used
+			if used < d.Total { // a state dir reused with smaller sizes can hold more
+				free = d.Total - used
 			}
-			out[i] = Device{Index: i, UUID: p.st.uuid(i), Name: fakeName, Total: total, Used: used, Free: free}
+			out[i] = Device{Index: i, UUID: p.st.uuid(i), Name: fakeName, Total: d.Total, Used: used, Free: free}
 		}
 		return nil
 	})
@@ -328,13 +458,19 @@ func (p *fakeProbe) Devices() ([]Device, error) {
 	return out, nil
 }
 
-// Processes implements Probe: one "fake-alloc" process per live claim.
+// foreignPID is the pid the foreign process on device i reports: beyond every claimant's,
+// host PIDs included, so that it is never taken for one of them.
+func foreignPID(i int) uint32 { return 2*hostPIDOffset + uint32(i) }
+
+// Processes implements Probe: one "fake-alloc" process per live claim, and the foreign
+// process where the device has one. Lingering memory belongs to processes that have ended:
+// the driver counts it, but lists no process for it.
 func (p *fakeProbe) Processes(index int) ([]Process, error) {
 	if p.isClosed() {
 		return nil, errClosed
 	}
-	if index < 0 || index >= len(p.st.sizes) {
-		return nil, fmt.Errorf("simulated GPUs: no gpu %d (%d simulated)", index, len(p.st.sizes))
+	if index < 0 || index >= len(p.st.devs) {
+		return nil, fmt.Errorf("simulated GPUs: no gpu %d (%d simulated)", index, len(p.st.devs))
 	}
 	var cs []liveClaim
 	err := p.st.locked(func() (err error) {
@@ -344,12 +480,18 @@ func (p *fakeProbe) Processes(index int) ([]Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulated GPUs: %w", err)
 	}
-	out := make([]Process, 0, len(cs))
+	out := make([]Process, 0, len(cs)+1)
+	if p.pids == FakePIDsNone {
+		return out, nil
+	}
+	if f := p.st.devs[index].Foreign; f > 0 {
+		out = append(out, Process{PID: foreignPID(index), UsedMemory: f})
+	}
 	for _, c := range cs {
-		switch p.pids {
-		case FakePIDsNone:
+		switch {
+		case c.lingering:
 			continue
-		case FakePIDsHost:
+		case p.pids == FakePIDsHost:
 			out = append(out, Process{PID: c.pid + hostPIDOffset, UsedMemory: c.size})
 		default:
 			// A claimant holds its claim file open, as a CUDA process holds /dev/nvidia*.
@@ -365,14 +507,14 @@ func (p *fakeProbe) Processes(index int) ([]Process, error) {
 func (p *fakeProbe) Env(indices []int) []string {
 	uuids := make([]string, 0, len(indices))
 	for _, i := range indices {
-		if i >= 0 && i < len(p.st.sizes) {
+		if i >= 0 && i < len(p.st.devs) {
 			uuids = append(uuids, p.st.uuid(i))
 		}
 	}
 	return []string{
 		EnvCUDAVisibleDevices + "=" + strings.Join(uuids, ","),
 		EnvCUDADeviceOrder + "=PCI_BUS_ID", // as on real GPUs, so trials see the same either way
-		EnvFakeGPUs + "=" + FormatFakeSpec(p.st.sizes),
+		EnvFakeGPUs + "=" + FormatFakeSpec(p.st.devs),
 		EnvFakeGPUState + "=" + p.st.dir,
 	}
 }

@@ -21,6 +21,7 @@ const (
 	gi          = uint64(1) << 30
 	helperEnv   = "RUNALL_GPU_TEST_HELPER" // set: the test binary is a fake-alloc helper
 	helperSize  = "RUNALL_GPU_TEST_SIZE"
+	helperLag   = "RUNALL_GPU_TEST_LAG" // its release lag; unset: none
 	helperReady = "claimed"
 	helperOOM   = "oom"
 )
@@ -45,9 +46,16 @@ func helperMain() int {
 		fmt.Println(err)
 		return 1
 	}
+	var lag time.Duration
+	if s := os.Getenv(helperLag); s != "" {
+		if lag, err = time.ParseDuration(s); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+	}
 	err = FakeAlloc(context.Background(), FakeAllocOptions{
-		Size: size, Hold: time.Hour,
-		Devices: os.Getenv(EnvCUDAVisibleDevices), Sizes: sizes, StateDir: os.Getenv(EnvFakeGPUState),
+		Size: size, Hold: time.Hour, ReleaseLag: lag,
+		Devices: os.Getenv(EnvCUDAVisibleDevices), GPUs: sizes, StateDir: os.Getenv(EnvFakeGPUState),
 		Stderr: os.Stderr,
 		Sleep: func(context.Context, time.Duration) error {
 			fmt.Println(helperReady)
@@ -69,18 +77,23 @@ func helperMain() int {
 func TestParseFakeSpec(t *testing.T) {
 	tests := []struct {
 		spec    string
-		want    []uint64
+		want    []FakeDevice
 		wantErr string
 	}{
-		{spec: "32GiB,32GiB", want: []uint64{32 * gi, 32 * gi}},
-		{spec: " 16GiB , 512MiB ", want: []uint64{16 * gi, 512 << 20}},
-		{spec: "2x8GiB,4GiB", want: []uint64{8 * gi, 8 * gi, 4 * gi}},
-		{spec: "80G", want: []uint64{80 * gi}},
+		{spec: "32GiB,32GiB", want: FakeSizes(32*gi, 32*gi)},
+		{spec: " 16GiB , 512MiB ", want: FakeSizes(16*gi, 512<<20)},
+		{spec: "2x8GiB,4GiB", want: FakeSizes(8*gi, 8*gi, 4*gi)},
+		{spec: "80G", want: FakeSizes(80 * gi)},
+		{spec: "2x80GiB:reserve=512MiB", want: []FakeDevice{{Total: 80 * gi, Reserve: 512 << 20}, {Total: 80 * gi, Reserve: 512 << 20}}},
+		{spec: "16GiB:foreign=4GiB:reserve=1GiB,8GiB", want: []FakeDevice{{Total: 16 * gi, Reserve: gi, Foreign: 4 * gi}, {Total: 8 * gi}}},
 		{spec: "", wantErr: "empty simulated GPU spec"},
 		{spec: "32GiB,", wantErr: "entry 2 is empty"},
 		{spec: "32XB", wantErr: "invalid size"},
 		{spec: "0GiB", wantErr: "no memory"},
 		{spec: "0x8GiB", wantErr: "COUNTxSIZE"},
+		{spec: "8GiB:reserv=1GiB", wantErr: "want reserve=SIZE or foreign=SIZE"},
+		{spec: "8GiB:reserve=lots", wantErr: "reserve:"},
+		{spec: "8GiB:reserve=4GiB:foreign=5GiB", wantErr: "exceed the device's 8.0 GiB"},
 	}
 	for _, tt := range tests {
 		got, err := ParseFakeSpec(tt.spec)
@@ -99,9 +112,9 @@ func TestParseFakeSpec(t *testing.T) {
 	}
 }
 
-func openFakeT(t *testing.T, dir string, sizes ...uint64) Probe {
+func openFakeT(t *testing.T, dir string, devs []FakeDevice) Probe {
 	t.Helper()
-	p, err := OpenFake(FakeOptions{Sizes: sizes, StateDir: dir})
+	p, err := OpenFake(FakeOptions{Devices: devs, StateDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +133,7 @@ func devicesT(t *testing.T, p Probe) []Device {
 
 func TestFakeDevices(t *testing.T) {
 	dir := t.TempDir()
-	p := openFakeT(t, dir, 32*gi, 16*gi)
+	p := openFakeT(t, dir, FakeSizes(32*gi, 16*gi))
 	devs := devicesT(t, p)
 	if len(devs) != 2 {
 		t.Fatalf("got %d devices, want 2", len(devs))
@@ -132,10 +145,10 @@ func TestFakeDevices(t *testing.T) {
 		}
 	}
 	// The same state dir gives the same UUIDs; another gives others.
-	if again := devicesT(t, openFakeT(t, dir, 32*gi)); again[0].UUID != devs[0].UUID {
+	if again := devicesT(t, openFakeT(t, dir, FakeSizes(32*gi))); again[0].UUID != devs[0].UUID {
 		t.Errorf("UUID changed on reopening the state dir: %s, then %s", devs[0].UUID, again[0].UUID)
 	}
-	if other := devicesT(t, openFakeT(t, t.TempDir(), 32*gi)); other[0].UUID == devs[0].UUID {
+	if other := devicesT(t, openFakeT(t, t.TempDir(), FakeSizes(32*gi))); other[0].UUID == devs[0].UUID {
 		t.Errorf("two state dirs share UUID %s", other[0].UUID)
 	}
 	env := p.Env([]int{1})
@@ -148,14 +161,14 @@ func TestFakeDevices(t *testing.T) {
 
 func TestFakeAllocRamp(t *testing.T) {
 	dir := t.TempDir()
-	p := openFakeT(t, dir, 16*gi)
+	p := openFakeT(t, dir, FakeSizes(16*gi))
 	uuid := devicesT(t, p)[0].UUID
 	const size, steps = 10 * gi, 20
 	var seen []uint64
 	var procs []Process
 	err := FakeAlloc(context.Background(), FakeAllocOptions{
 		Size: size, Ramp: 2 * time.Second, Hold: time.Minute,
-		Devices: uuid, Sizes: []uint64{16 * gi}, StateDir: dir,
+		Devices: uuid, GPUs: FakeSizes(16 * gi), StateDir: dir,
 		Sleep: func(_ context.Context, d time.Duration) error {
 			seen = append(seen, devicesT(t, p)[0].Used)
 			if d == time.Minute {
@@ -206,13 +219,13 @@ func holdUntil(held chan<- struct{}, release <-chan struct{}) func(context.Conte
 
 func TestFakeAllocOutOfMemory(t *testing.T) {
 	dir := t.TempDir()
-	sizes := []uint64{10 * gi}
-	p := openFakeT(t, dir, sizes...)
+	sizes := FakeSizes(10 * gi)
+	p := openFakeT(t, dir, sizes)
 	held, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
 		done <- FakeAlloc(context.Background(), FakeAllocOptions{
-			Size: 6 * gi, Hold: time.Hour, Devices: "0", Sizes: sizes, StateDir: dir,
+			Size: 6 * gi, Hold: time.Hour, Devices: "0", GPUs: sizes, StateDir: dir,
 			Sleep: holdUntil(held, release),
 		})
 	}()
@@ -220,7 +233,7 @@ func TestFakeAllocOutOfMemory(t *testing.T) {
 
 	var stderr bytes.Buffer
 	err := FakeAlloc(context.Background(), FakeAllocOptions{
-		Size: 6 * gi, Ramp: time.Second, Hold: time.Hour, Devices: "0", Sizes: sizes, StateDir: dir, Stderr: &stderr,
+		Size: 6 * gi, Ramp: time.Second, Hold: time.Hour, Devices: "0", GPUs: sizes, StateDir: dir, Stderr: &stderr,
 		Sleep: func(context.Context, time.Duration) error { return nil },
 	})
 	if !errors.Is(err, ErrOutOfMemory) {
@@ -247,12 +260,12 @@ func TestFakeAllocOutOfMemory(t *testing.T) {
 
 func TestFakeAllocSeveralDevices(t *testing.T) {
 	dir := t.TempDir()
-	sizes := []uint64{8 * gi, 8 * gi, 8 * gi}
-	p := openFakeT(t, dir, sizes...)
+	sizes := FakeSizes(8*gi, 8*gi, 8*gi)
+	p := openFakeT(t, dir, sizes)
 	uuids := []string{devicesT(t, p)[2].UUID, devicesT(t, p)[0].UUID}
 	var used []uint64
 	err := FakeAlloc(context.Background(), FakeAllocOptions{
-		Size: 3 * gi, Hold: time.Hour, Devices: strings.Join(uuids, ","), Sizes: sizes, StateDir: dir,
+		Size: 3 * gi, Hold: time.Hour, Devices: strings.Join(uuids, ","), GPUs: sizes, StateDir: dir,
 		Sleep: func(context.Context, time.Duration) error {
 			for _, d := range devicesT(t, p) {
 				used = append(used, d.Used)
@@ -270,14 +283,14 @@ func TestFakeAllocSeveralDevices(t *testing.T) {
 
 func TestFakeAllocBadDevices(t *testing.T) {
 	dir := t.TempDir()
-	sizes := []uint64{8 * gi, 8 * gi}
+	sizes := FakeSizes(8*gi, 8*gi)
 	for _, tt := range []struct{ devices, want string }{
 		{"", "CUDA_VISIBLE_DEVICES is empty"},
 		{"2", `"2" is not one of the 2 simulated GPUs`},
 		{"GPU-fake-0-00000000", "is not one of"},
 		{"1,1", "listed twice"},
 	} {
-		err := FakeAlloc(context.Background(), FakeAllocOptions{Size: gi, Devices: tt.devices, Sizes: sizes, StateDir: dir})
+		err := FakeAlloc(context.Background(), FakeAllocOptions{Size: gi, Devices: tt.devices, GPUs: sizes, StateDir: dir})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Devices %q: err = %v, want one saying %q", tt.devices, err, tt.want)
 		}
@@ -286,14 +299,14 @@ func TestFakeAllocBadDevices(t *testing.T) {
 
 func TestFakeAllocCancel(t *testing.T) {
 	dir := t.TempDir()
-	sizes := []uint64{8 * gi}
-	p := openFakeT(t, dir, sizes...)
+	sizes := FakeSizes(8 * gi)
+	p := openFakeT(t, dir, sizes)
 	ctx, cancel := context.WithCancel(context.Background())
 	held := make(chan struct{})
 	done := make(chan error)
 	go func() {
 		done <- FakeAlloc(ctx, FakeAllocOptions{
-			Size: 2 * gi, Hold: time.Hour, Devices: "0", Sizes: sizes, StateDir: dir,
+			Size: 2 * gi, Hold: time.Hour, Devices: "0", GPUs: sizes, StateDir: dir,
 			Sleep: holdUntil(held, nil),
 		})
 	}()
@@ -314,8 +327,8 @@ func TestFakeAllocCancel(t *testing.T) {
 // up to more than the device has: exactly as many fit as can.
 func TestFakeAllocConcurrentGoroutines(t *testing.T) {
 	dir := t.TempDir()
-	sizes := []uint64{20 * gi}
-	p := openFakeT(t, dir, sizes...)
+	sizes := FakeSizes(20 * gi)
+	p := openFakeT(t, dir, sizes)
 	const n = 16
 	var tried sync.WaitGroup
 	tried.Add(n)
@@ -325,7 +338,7 @@ func TestFakeAllocConcurrentGoroutines(t *testing.T) {
 	for range n {
 		wg.Go(func() {
 			err := FakeAlloc(context.Background(), FakeAllocOptions{
-				Size: 3 * gi, Hold: time.Hour, Devices: "0", Sizes: sizes, StateDir: dir,
+				Size: 3 * gi, Hold: time.Hour, Devices: "0", GPUs: sizes, StateDir: dir,
 				Sleep: func(context.Context, time.Duration) error {
 					if devs, err := p.Devices(); err != nil || devs[0].Used > devs[0].Total {
 						t.Errorf("oversubscribed: %+v (%v)", devs, err)
@@ -415,8 +428,8 @@ func TestFakeAllocProcesses(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	dir := t.TempDir()
-	sizes := []uint64{20 * gi, 8 * gi}
-	p := openFakeT(t, dir, sizes...)
+	sizes := FakeSizes(20*gi, 8*gi)
+	p := openFakeT(t, dir, sizes)
 	devs := devicesT(t, p)
 	env := []string{
 		EnvFakeGPUs + "=" + FormatFakeSpec(sizes), EnvFakeGPUState + "=" + dir,
@@ -474,13 +487,13 @@ func TestFakeAllocProcesses(t *testing.T) {
 // here, the same for a claimant every time), or not at all.
 func TestFakePIDs(t *testing.T) {
 	dir := t.TempDir()
-	sizes := []uint64{16 * gi}
+	sizes := FakeSizes(16 * gi)
 	claim := func() func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		held := make(chan struct{})
 		done := make(chan error, 1)
 		go func() {
-			done <- FakeAlloc(ctx, FakeAllocOptions{Size: gi, Hold: time.Minute, Devices: "0", Sizes: sizes, StateDir: dir,
+			done <- FakeAlloc(ctx, FakeAllocOptions{Size: gi, Hold: time.Minute, Devices: "0", GPUs: sizes, StateDir: dir,
 				Sleep: func(ctx context.Context, d time.Duration) error {
 					close(held)
 					<-ctx.Done()
@@ -504,7 +517,7 @@ func TestFakePIDs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := OpenFake(FakeOptions{Sizes: sizes, StateDir: dir, PIDs: mode})
+		p, err := OpenFake(FakeOptions{Devices: sizes, StateDir: dir, PIDs: mode})
 		if err != nil {
 			t.Fatal(err)
 		}

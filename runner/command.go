@@ -76,6 +76,7 @@ func (r *run) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env
 		if c.p != nil {
 			peak, source := r.admit.Peak(c.p)
 			rt.PeakGPUMemory, rt.PeakGPUMemorySource = max(rt.PeakGPUMemory, peak), string(source)
+			rt.GPUMemory = r.admit.Need(c.p) // a learned or raised need, settled to its peak
 		}
 		c.recordHost(rt)
 	})

@@ -41,7 +41,7 @@ func fakeAllocMain(args []string) int {
 	}
 	err = gpu.FakeAlloc(context.Background(), gpu.FakeAllocOptions{
 		Size: n, Ramp: *ramp, Hold: *hold, Step: 50 * time.Millisecond,
-		Devices: os.Getenv(gpu.EnvCUDAVisibleDevices), Sizes: sizes, StateDir: os.Getenv(gpu.EnvFakeGPUState), Stderr: os.Stderr,
+		Devices: os.Getenv(gpu.EnvCUDAVisibleDevices), GPUs: sizes, StateDir: os.Getenv(gpu.EnvFakeGPUState), Stderr: os.Stderr,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -120,7 +120,7 @@ tasks:
 // running the test binary as fake-alloc (see TestMain).
 func fakeGPUs(t *testing.T, sizes ...uint64) gpu.Probe {
 	t.Helper()
-	p, err := gpu.OpenFake(gpu.FakeOptions{Sizes: sizes, StateDir: t.TempDir()})
+	p, err := gpu.OpenFake(gpu.FakeOptions{Devices: gpu.FakeSizes(sizes...), StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,14 @@ type SimulateOptions struct {
 	// HostLimit is the container's memory limit that memory: needs are packed into (0: host
 	// needs are not modelled).
 	HostLimit uint64
+	// ReleaseLag is how long a trial's GPU memory stays in use after it ended, as a driver
+	// takes a while to free an exited process's memory (ReleaseLag); 0: freed at once.
+	ReleaseLag time.Duration
 }
+
+// ReleaseLag is about how long a driver took to free a trial's memory after its process
+// exited, on an H100 80GB (driver 580): trials waiting for that memory start that much later.
+const ReleaseLag = time.Second
 
 // Prediction is what a run of a plan would do on the given devices, by Simulate.
 type Prediction struct {
@@ -48,8 +55,9 @@ type Slot struct {
 // Simulate predicts a run of p: setup steps one after another, each parallel block's trials
 // offered in the block's order and started as runall's admission would, from their declared
 // (or learned) needs and the durations earlier runs recorded. It is the admission policy
-// alone, with no overhead and exact durations; the memory a trial reaches over time, others'
-// use of the devices and out-of-memory requeues are not modelled.
+// alone, with no overhead and exact durations, and each trial's memory given back
+// o.ReleaseLag after its end; the memory a trial reaches over time, others' use of the
+// devices and out-of-memory requeues are not modelled.
 func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
 	hist := history.Load(o.LogDir, p)
 	s := &simulation{plan: p, opts: o, hist: hist, pred: &Prediction{Devices: o.Devices, Peak: make([]uint64, len(o.Devices))}}
@@ -180,8 +188,10 @@ func (s *simulation) block(b *plan.Task) error {
 	free := slices.Clone(s.usable)
 	used := make([]uint64, len(free))
 	host := s.hostRoom()
-	var running endings
-	for line.Len() > 0 || len(running) > 0 {
+	var running endings // by their end
+	var freeing endings // ended trials whose memory is still in use, by when it is given back
+	var last time.Duration
+	for line.Len() > 0 || len(running) > 0 || len(freeing) > 0 {
 		line.Admit(func(i int) queue.Outcome {
 			if len(running) >= limit {
 				return queue.Full
@@ -202,21 +212,30 @@ func (s *simulation) block(b *plan.Task) error {
 			heap.Push(&running, ending{slot.End, len(s.pred.Slots) - 1})
 			return queue.Started
 		})
-		if len(running) == 0 && line.Len() == 0 {
+		if len(running) == 0 && len(freeing) == 0 && line.Len() == 0 {
 			break
 		}
-		if len(running) == 0 {
+		if len(running) == 0 && len(freeing) == 0 {
 			first := slots[line.Drain()[0]].Task
 			return fmt.Errorf("%s: %q never fits beside the rest of its block", first.Pos, first.Name)
 		}
-		e := heap.Pop(&running).(ending)
-		s.now = e.at
-		done := s.pred.Slots[e.slot]
-		for _, d := range done.Devices {
-			free[d] += done.Need
-			used[d] -= done.Need
+		if len(freeing) > 0 && (len(running) == 0 || freeing[0].at <= running[0].at) {
+			e := heap.Pop(&freeing).(ending)
+			s.now = max(s.now, e.at)
+			done := s.pred.Slots[e.slot]
+			for _, d := range done.Devices {
+				free[d] += done.Need
+				used[d] -= done.Need
+			}
+			continue
 		}
-		host.give(done.HostNeed)
+		e := heap.Pop(&running).(ending)
+		host.give(s.pred.Slots[e.slot].HostNeed) // host memory is back when the process exits
+		s.now, last = e.at, max(last, e.at)
+		heap.Push(&freeing, ending{e.at + s.opts.ReleaseLag, e.slot})
+	}
+	if len(slots) > 0 {
+		s.now = last // the block ends with its last trial, not with its memory
 	}
 	return nil
 }

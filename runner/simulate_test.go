@@ -150,3 +150,31 @@ tasks:
 		t.Errorf("the simulation started %d of %d at once: the workload should fill the devices and hold some back", len(simulated), len(p.Tasks[0].Parallel))
 	}
 }
+
+// A trial's memory given back a while after its end delays the trials waiting for it, not
+// the trials that fit already, nor the block's end.
+func TestSimulateReleaseLag(t *testing.T) {
+	p := simulatePlan(t, `
+config: {max-parallel-commands: 8}
+tasks:
+  - name: sweep
+    parallel-tasks:
+      - name: t<replace>
+        gpu-memory: 10GiB
+        cmd: 'true'
+        for-each: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+`)
+	pred, err := Simulate(p, SimulateOptions{Devices: twoGPUs, Guess: time.Second, ReleaseLag: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three fit on each device: six start at 0, end at 1 s; their memory is back at 1.3 s,
+	// when the last four start, to end at 2.3 s.
+	starts := map[time.Duration]int{}
+	for _, s := range pred.Slots {
+		starts[s.Start]++
+	}
+	if starts[0] != 6 || starts[1300*time.Millisecond] != 4 || pred.Makespan != 2300*time.Millisecond {
+		t.Errorf("starts %v, makespan %v; want 6 at 0 and 4 at 1.3 s, ending at 2.3 s", starts, pred.Makespan)
+	}
+}

@@ -353,9 +353,10 @@ func TestGPUMemoryUsedByOthers(t *testing.T) {
 	e.claimOutside("32GiB", 0, "20GiB")
 	r := e.runGPUFile("outside.yml", "32GiB")
 	r.wantCode(t, 0)
-	if g := e.listGPUs("32GiB"); g[0].Used != 20*gpuGiB {
-		t.Fatalf("after the run GPU 0 uses %d bytes, want the outside claim's 20 GiB still held: the test proves nothing", g[0].Used)
-	}
+	// The last trial's memory is given back over its release lag; the outside claim stays.
+	eventually(t, "GPU 0 to hold the outside claim's 20 GiB alone after the run", func() bool {
+		return e.listGPUs("32GiB")[0].Used == 20*gpuGiB
+	})
 	res := e.gpuResults("results.json")
 	res.allOK(t)
 	if got := gpuMostAtOnce(res.Tasks); got != 1 {
@@ -496,8 +497,12 @@ func testGPULearnedMemory(t *testing.T, pids gpuPIDMode) {
 		t.Errorf("at most %d trials ran at once after learning, want at least 2\n%s", got, gpuIntervals(res.Tasks))
 	}
 	learned, ok := res.Learned[first.Name]
-	if !ok || learned <= 6*gpuGiB || learned >= 7*gpuGiB {
-		t.Fatalf("learned_gpu_memory = %v; want %q: between 6 and 7 GiB (the 6 GiB peak + 5%%)", res.Learned, first.Name)
+	if !ok {
+		t.Fatalf("learned_gpu_memory = %v; want one for %q", res.Learned, first.Name)
+	}
+	wantSettled(t, first.Name+" (learned)", learned, 6*gpuGiB)
+	if first.GPUMemory != learned {
+		t.Errorf("%s: results report a need of %d bytes, want the %d it learned", first.Name, first.GPUMemory, learned)
 	}
 	for _, tr := range group[1:] {
 		if tr.GPUMemory != learned {
@@ -655,7 +660,7 @@ func TestGPULearnedNeedSurvivesEdits(t *testing.T) {
 	}
 	_, first := run(string(orig), "first.json")
 	learned := first.Learned[first.Tasks[0].Name]
-	if learned == 0 || first.Tasks[0].GPUMemory != 0 {
+	if learned == 0 || first.Tasks[0].GPUMemory != learned { // the learner reports what it learned
 		t.Fatalf("first run did not learn: %+v", first)
 	}
 
@@ -671,7 +676,40 @@ func TestGPULearnedNeedSurvivesEdits(t *testing.T) {
 	if !strings.Contains(r.stdout, "dropped") || !strings.Contains(r.stdout, first.Tasks[0].Name) {
 		t.Errorf("renaming the sweep did not say that its learned need was dropped\n%v", r)
 	}
-	if got := third.Tasks[1].GPUMemory; got != 0 {
-		t.Errorf("after renaming the sweep, %s was admitted needing %d bytes, want it to learn again (0)", third.Tasks[1].Name, got)
+	if _, relearned := third.Learned[third.Tasks[1].Name]; !relearned {
+		t.Errorf("after renaming the sweep, %s did not learn its need again: learned %v", third.Tasks[1].Name, third.Learned)
+	}
+}
+
+// fake-alloc's flags: what it holds is said once (--size or --steps), each flag is checked,
+// and a mistake is a usage error that says what to give instead.
+func TestFakeAllocUsage(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	e.env = append(e.env, "RUNALL_FAKE_GPUS=8GiB", "CUDA_VISIBLE_DEVICES=0")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "--size or --steps is required"},
+		{[]string{"--size", "1GiB", "--steps", "1GiB@1s"}, "give one"},
+		{[]string{"--steps", "1GiB@1s", "--ramp", "2s"}, "each step gives the total and its time"},
+		{[]string{"--steps", "2GiB@2s,1GiB@1s"}, "list steps in time order"},
+		{[]string{"--size", "1GiB", "--profile", "caffe"}, "want pytorch, tensorflow, jax or linear"},
+		{[]string{"--size", "1GiB", "--profile", "linear", "--context", "1GiB"}, "linear has no context"},
+		{[]string{"--size", "1GiB", "--spike", "1GiB@1s"}, "SIZE@TIME+DURATION"},
+		{[]string{"--size", "1GiB", "--release-lag", "-1s"}, "cannot be negative"},
+	} {
+		r := e.runGPU(append([]string{"fake-alloc"}, tc.args...)...)
+		r.wantCode(t, 2)
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("fake-alloc %q: stderr does not say %q\n%v", tc.args, tc.want, r)
+		}
+	}
+	// A claim beyond the GPU fails as PyTorch does, and exits 1.
+	r := e.runGPU("fake-alloc", "--size", "9GiB", "--ramp", "0", "--hold", "0")
+	r.wantCode(t, 1)
+	if !strings.Contains(r.stderr, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate ") {
+		t.Errorf("a claim beyond the GPU does not fail as PyTorch does\n%v", r)
 	}
 }

@@ -11,18 +11,31 @@ import (
 	"github.com/runall/runall/gpu"
 )
 
-const fakeAllocUsage = `Usage: runall fake-alloc --size SIZE [--ramp DURATION] [--hold DURATION]
+const fakeAllocUsage = `Usage: runall fake-alloc --size SIZE [--ramp DURATION] [--hold DURATION] [--profile NAME]
+       runall fake-alloc --steps SIZE@TIME,... [--hold DURATION]
 
-Claims simulated GPU memory the way a training process allocates real memory, so that GPU
-packing can be tried and tested without a GPU. Run it as (part of) a trial's command when
-runall runs with --fake-gpus: the claim grows from 0 to SIZE over --ramp, is held for --hold,
-then released, and 'runall gpus' and runall's admission see it meanwhile. A claim that does
-not fit next to the others fails like PyTorch does ("CUDA out of memory", exit 1). SIGINT or
-SIGTERM releases the claim; if the process is killed outright, the claim vanishes with it.
+Holds simulated GPU memory the way a training process holds real memory, so that GPU packing
+can be tried and tested without a GPU. Run it as (part of) a trial's command when runall runs
+with --fake-gpus; 'runall gpus' and runall's admission see its memory meanwhile.
+
+SIZE is the most the process holds, as nvidia-smi would show it, context included. The
+--profile lays it out over --ramp as a framework does:
+  pytorch     the CUDA context (--context) 0.3 s after the start, the data in three steps,
+              then a jump to SIZE at the end of the ramp (the optimizer's state) (default)
+  tensorflow  the context, then growth in ten small steps (allow_growth)
+  jax         the context, the data, then the compiled step's buffers (no preallocation)
+  linear      no context: from 0 to SIZE in equal steps (the simulation's first profile)
+--steps gives the totals and their times instead, e.g. 2GiB@1s,6GiB@2.5s,7.2GiB@3s. Memory
+never shrinks before the end (the caching allocator keeps it), save for a --spike. It is
+held for --hold after the last step; when the process ends, however it ends (SIGKILL too),
+its memory stays counted for --release-lag, as a driver takes a while to free it.
+
+A step that does not fit beside what else the GPU holds fails as the profile's framework
+does (PyTorch's "CUDA out of memory. Tried to allocate ...", exit 1).
 
 It reads the environment runall gives each trial on simulated GPUs:
   CUDA_VISIBLE_DEVICES   the trial's GPUs (UUIDs or indices); SIZE is claimed on each
-  RUNALL_FAKE_GPUS       the simulated GPUs' sizes, e.g. 32GiB,16GiB
+  RUNALL_FAKE_GPUS       the simulated GPUs, e.g. 32GiB,16GiB
   RUNALL_FAKE_GPU_STATE  the directory holding the claims (default: $TMPDIR/runall-fake-gpus-<uid>)
 Set them by hand to occupy memory "from outside", as another user would. See docs/gpu.md.
 
@@ -32,9 +45,15 @@ Flags:
 func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("fake-alloc", flag.ContinueOnError)
 	fs.SetOutput(a.stderr)
-	size := fs.String("size", "", "claim `SIZE` on each of the trial's GPUs, e.g. 7GiB or 512MiB (required)")
-	ramp := fs.Duration("ramp", 2*time.Second, "grow the claim linearly from 0 to SIZE over this long (0: all at once)")
-	hold := fs.Duration("hold", 10*time.Second, "hold the full claim this long, then release it and exit 0")
+	var f fakeAllocFlags
+	fs.StringVar(&f.size, "size", "", "hold at most `SIZE` on each of the trial's GPUs, e.g. 7GiB or 512MiB (this or --steps)")
+	fs.DurationVar(&f.ramp, "ramp", 2*time.Second, "reach SIZE this long after the start (0: all at once)")
+	fs.DurationVar(&f.hold, "hold", 10*time.Second, "hold the peak this long after the last step, then end and exit 0")
+	fs.StringVar(&f.profile, "profile", "pytorch", "how memory grows to SIZE: pytorch, tensorflow, jax or linear")
+	fs.StringVar(&f.context, "context", fmt.Sprintf("%dMiB", gpu.DefaultFakeContext>>20), "the CUDA context the framework profiles start with (`SIZE`)")
+	fs.StringVar(&f.steps, "steps", "", "the process's totals over time instead of --size and --ramp: `SIZE@TIME,...`, e.g. 2GiB@1s,6GiB@2.5s")
+	fs.StringVar(&f.spike, "spike", "", "a transient allocation above what is held: `SIZE@TIME+DURATION`, e.g. 2GiB@3s+500ms")
+	fs.DurationVar(&f.lag, "release-lag", gpu.DefaultFakeReleaseLag, "how long its memory stays counted after it ended (0: freed at once)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), fakeAllocUsage)
 		fs.PrintDefaults()
@@ -45,20 +64,9 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 		}
 		return errSilentUsage
 	}
-	switch {
-	case fs.NArg() > 0:
-		return usagef("fake-alloc: unexpected argument %q", fs.Arg(0))
-	case *size == "":
-		return usagef("fake-alloc: --size is required, e.g. --size 7GiB")
-	case *ramp < 0 || *hold < 0:
-		return usagef("fake-alloc: --ramp and --hold cannot be negative")
-	}
-	bytes, err := gpu.ParseSize(*size)
+	opts, err := f.options(fs)
 	if err != nil {
-		return usagef("fake-alloc: --size: %v", err)
-	}
-	if bytes == 0 {
-		return usagef("fake-alloc: --size must be more than 0")
+		return err
 	}
 
 	spec := a.getenv(gpu.EnvFakeGPUs)
@@ -66,7 +74,7 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 		return usagef("fake-alloc runs inside a trial that runall placed on --fake-gpus: %s is not set (to claim by hand, set %s=32GiB and %s=0 as docs/gpu.md shows)",
 			gpu.EnvFakeGPUs, gpu.EnvFakeGPUs, gpu.EnvCUDAVisibleDevices)
 	}
-	sizes, err := gpu.ParseFakeSpec(spec)
+	devs, err := gpu.ParseFakeSpec(spec)
 	if err != nil {
 		return usagef("fake-alloc: %s: %v", gpu.EnvFakeGPUs, err)
 	}
@@ -80,14 +88,65 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 	if state == "" {
 		state = gpu.DefaultFakeStateDir(os.TempDir())
 	}
-
-	err = gpu.FakeAlloc(ctx, gpu.FakeAllocOptions{
-		Size: bytes, Ramp: *ramp, Hold: *hold,
-		Devices: devices, Sizes: sizes, StateDir: state,
-		Stderr: a.stderr,
-	})
+	opts.Devices, opts.GPUs, opts.StateDir, opts.Stderr = devices, devs, state, a.stderr
+	err = gpu.FakeAlloc(ctx, opts)
 	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("fake-alloc: interrupted, claim released: %w", err)
+		return fmt.Errorf("fake-alloc: interrupted, memory released: %w", err)
 	}
 	return err
+}
+
+// fakeAllocFlags are fake-alloc's flags as given.
+type fakeAllocFlags struct {
+	size, profile, context, steps, spike string
+	ramp, hold, lag                      time.Duration
+}
+
+// options checks the flags and reads them into the simulation's options.
+func (f fakeAllocFlags) options(fs *flag.FlagSet) (gpu.FakeAllocOptions, error) {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	var o gpu.FakeAllocOptions
+	switch {
+	case fs.NArg() > 0:
+		return o, usagef("fake-alloc: unexpected argument %q", fs.Arg(0))
+	case f.size == "" && f.steps == "":
+		return o, usagef("fake-alloc: --size or --steps is required, e.g. --size 7GiB")
+	case f.size != "" && f.steps != "":
+		return o, usagef("fake-alloc: --size and --steps both say what the process holds: give one")
+	case f.steps != "" && (set["ramp"] || set["profile"] || set["context"]):
+		return o, usagef("fake-alloc: --ramp, --profile and --context lay out --size; with --steps, each step gives the total and its time")
+	case f.ramp < 0 || f.hold < 0 || f.lag < 0:
+		return o, usagef("fake-alloc: --ramp, --hold and --release-lag cannot be negative")
+	}
+	o.Ramp, o.Hold, o.ReleaseLag = f.ramp, f.hold, f.lag
+	var err error
+	if o.Profile, err = gpu.ParseFakeProfile(f.profile); err != nil {
+		return o, usagef("fake-alloc: --profile: %v", err)
+	}
+	if o.Context, err = gpu.ParseSize(f.context); err != nil {
+		return o, usagef("fake-alloc: --context: %v", err)
+	}
+	if set["context"] && o.Profile == gpu.FakeLinear {
+		return o, usagef("fake-alloc: --profile linear has no context: drop --context, or pick pytorch, tensorflow or jax")
+	}
+	if f.size != "" {
+		if o.Size, err = gpu.ParseSize(f.size); err != nil {
+			return o, usagef("fake-alloc: --size: %v", err)
+		}
+		if o.Size == 0 {
+			return o, usagef("fake-alloc: --size must be more than 0")
+		}
+	}
+	if f.steps != "" {
+		if o.Steps, err = gpu.ParseFakeSteps(f.steps); err != nil {
+			return o, usagef("fake-alloc: --steps: %v", err)
+		}
+	}
+	if f.spike != "" {
+		if o.Spike, err = gpu.ParseFakeSpike(f.spike); err != nil {
+			return o, usagef("fake-alloc: --spike: %v", err)
+		}
+	}
+	return o, nil
 }

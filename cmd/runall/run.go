@@ -66,7 +66,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.results, "results", "", "also write the results JSON (the log directory's results.json) to `FILE`")
 	fs.DurationVar(&o.grace, "grace", 20*time.Second, "on SIGINT/SIGTERM, wait this long after SIGTERM before SIGKILL")
 	fs.DurationVar(&o.statusEvery, "status-every", 30*time.Second, "plain output: print what runs and waits this often")
-	fs.StringVar(&o.fakeGPUs, "fake-gpus", "", "simulate GPUs of these `sizes` (e.g. 32GiB,32GiB) instead of NVML (env RUNALL_FAKE_GPUS)")
+	fs.StringVar(&o.fakeGPUs, "fake-gpus", "", "simulate GPUs of these `sizes` (e.g. 32GiB,32GiB; 2x80GiB:reserve=512MiB) instead of NVML (env RUNALL_FAKE_GPUS)")
 	fs.BoolVar(&o.noGPU, "no-gpu", false, "run GPU tasks without GPU admission: max-parallel-commands is the only limit")
 	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of the trials (env RUNALL_SHARD, or JOB_COMPLETION_INDEX with RUNALL_SHARDS)")
 	fs.StringVar(&o.claims, "claims", "", "share the trials with every runall started with this file and this `s3://BUCKET/PREFIX/`:\n"+
@@ -279,7 +279,7 @@ func openProbe(a *app, fakeSpec string) (gpu.Probe, error) {
 		if err != nil {
 			return nil, usageError{err.Error()}
 		}
-		return gpu.OpenFake(gpu.FakeOptions{Sizes: sizes, StateDir: dir, PIDs: pids})
+		return gpu.OpenFake(gpu.FakeOptions{Devices: sizes, StateDir: dir, PIDs: pids})
 	}
 	cuda, cudaSet := proc.Lookup(a.environ(), "CUDA_VISIBLE_DEVICES")
 	return gpu.OpenNVML(gpu.NVMLOptions{

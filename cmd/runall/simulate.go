@@ -31,7 +31,8 @@ func runSimulate(a *app, p *plan.Plan, f simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	pred, err := runner.Simulate(p, runner.SimulateOptions{Devices: devs, LogDir: f.logDir, Guess: f.guess, HostLimit: hostLimit})
+	pred, err := runner.Simulate(p, runner.SimulateOptions{Devices: devs, LogDir: f.logDir, Guess: f.guess, ReleaseLag: runner.ReleaseLag,
+		HostLimit: hostLimit})
 	if err != nil {
 		return err
 	}

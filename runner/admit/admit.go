@@ -46,13 +46,17 @@ type Placement struct {
 	Need    uint64   // bytes per device it was admitted with; 0 when it learns its group's
 	Total   uint64   // the smallest total memory among its devices
 
-	req       Request
-	reserve   uint64         // what its reservation counts: Need, the learned need once known, or a learner's provisional one
-	learning  bool           // the first trial of a gpu-memory: auto group
-	exclusive bool           // alone on its devices: learning where per-trial figures are not to be had
-	usage     map[int]uint64 // device → what it holds there now
-	peak      uint64         // the most it held on one device
-	grewAt    time.Time      // when peak last grew
+	req        Request
+	reserve    uint64         // what its reservation counts: Need, the learned need once known, or a learner's provisional one
+	learning   bool           // the first trial of a gpu-memory: auto group
+	exclusive  bool           // alone on its devices: learning where per-trial figures are not to be had
+	raisedNeed bool           // admitted on a need raised after an out-of-memory error (settle.go)
+	settled    uint64         // its need settled to its own peak plus the margin; 0 until then
+	peakOwn    bool           // its peak is its own figure: from its processes, or alone on its device with nothing draining
+	usage      map[int]uint64 // device → what it holds there now
+	peak       uint64         // the most it held on one device
+	grewAt     time.Time      // when peak last grew
+	held       map[int]uint64 // device → what it was last seen holding there, kept after its processes exit
 
 	roots      []int     // the process groups of its attempts' shells
 	launchedAt time.Time // its latest launch (placement, then each attempt)
@@ -103,6 +107,9 @@ type devState struct {
 	trials     []*Placement          // in launch order
 	procs      map[uint32]*Placement // processes seen here, and the trial each is (nil: none of runall's)
 	releasedAt time.Time             // when the last trial here ended
+	draining   uint64                // memory ended trials held here, not yet given back (drain.go)
+	drainSince time.Time             // when a trial here last ended
+	lastUsed   uint64                // the use last measured, to see draining memory go
 	bareSince  time.Time             // since when it has grown under trials and shown no process
 }
 
@@ -175,7 +182,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		}
 		return nil, head + "; " + why, nil
 	}
-	p := &Placement{req: req, Need: need, reserve: need, learning: learning, usage: map[int]uint64{}, launchedAt: a.now()}
+	p := &Placement{req: req, Need: need, reserve: need, learning: learning, raisedNeed: a.raisedLocked(req), usage: map[int]uint64{}, held: map[int]uint64{}, launchedAt: a.now()}
 	for _, dev := range BestFit(cands, want) {
 		p.Devices = append(p.Devices, dev)
 		p.UUIDs = append(p.UUIDs, a.snap[dev].UUID)
@@ -217,6 +224,8 @@ func (a *Admitter) candidatesLocked(need uint64, learning bool) ([]candidate, st
 		case a.tyingLocked(i, now):
 			note += " (tying a just-started trial to its processes)"
 		case alone && len(a.devs[i].trials) > 0:
+		case alone && a.devs[i].draining > 0:
+			note += " (an ended trial's memory is still being freed)"
 		case avail >= need:
 			cands = append(cands, candidate{i, avail})
 		}
@@ -263,6 +272,7 @@ func (a *Admitter) Release(p *Placement) {
 	a.endLearningLocked(p)
 	now := a.now()
 	for _, d := range p.Devices {
+		a.drainLocked(p, d, now)
 		st := &a.devs[d]
 		st.trials = slices.DeleteFunc(st.trials, func(q *Placement) bool { return q == p })
 		for pid, owner := range st.procs {

@@ -614,7 +614,7 @@ func TestAttributionNone(t *testing.T) {
 
 // TestBaselineWhileReleasing: memory still being freed after a trial ended does not become
 // the baseline of the next trial, which would hide its growth (a 13.7 GiB trial once
-// learned 64 MiB so).
+// learned 64 MiB so); a learner that is alone on its device waits for it to go.
 func TestBaselineWhileReleasing(t *testing.T) {
 	w := newWorld(32 * gi)
 	w.a.pids = PIDsNone
@@ -623,17 +623,54 @@ func TestBaselineWhileReleasing(t *testing.T) {
 	w.tick(100 * time.Millisecond)
 	w.a.Release(p)
 	w.tick(100 * time.Millisecond) // its memory is still there
-	learner, why, _ := place(w.a, Request{ID: 2, Name: "l", Group: "g", Auto: true})
+	learn := Request{ID: 2, Name: "l", Group: "g", Auto: true}
+	if learner, why, _ := place(w.a, learn); learner != nil || !strings.Contains(why, "still being freed") {
+		t.Fatalf("learner placed beside memory still being freed (%s)", why)
+	}
+	w.use(0, 0)
+	w.tick(100 * time.Millisecond)
+	learner, why, _ := place(w.a, learn)
 	if learner == nil {
 		t.Fatalf("learner: %s", why)
 	}
-	w.use(0, 6*gi) // the old trial's memory goes as the learner's comes: 0 + 6
-	w.tick(100 * time.Millisecond)
 	w.use(0, 6*gi)
 	w.tick(100 * time.Millisecond)
 	w.a.Release(learner)
 	if got, _ := w.a.hist.Learned("g"); got != learnedNeed(6*gi) {
 		t.Errorf("learned %d MiB, want %d MiB: the 6 GiB the learner used", got>>20, learnedNeed(6*gi)>>20)
+	}
+}
+
+// TestDrainingIsNoTrialsGrowth: memory an ended trial has not yet given back is neither
+// taken for the growth of the trials placed after it (which would shrink their reservations
+// and admit trials into memory not yet free) nor counted as theirs; once it goes, their own
+// growth is theirs.
+func TestDrainingIsNoTrialsGrowth(t *testing.T) {
+	w := newWorld(32 * gi)
+	w.a.pids = PIDsNone
+	old, _, _ := place(w.a, mem(1, 10*gi))
+	w.use(0, 10*gi)
+	w.tick(100 * time.Millisecond)
+	w.a.Release(old)
+	b, why, _ := place(w.a, mem(2, 8*gi))
+	if b == nil {
+		t.Fatal(why)
+	}
+	w.use(0, 10*gi+gi) // b's context beside the 10 GiB on its way out
+	w.tick(100 * time.Millisecond)
+	// 32 - 11 used = 21 free; b has 7 GiB yet to allocate; 1.6 GiB margin: 12.4 GiB left.
+	if p, _, _ := place(w.a, mem(3, 13*gi)); p != nil {
+		t.Errorf("13 GiB admitted beside 10 GiB still being freed and b's 7 GiB to come")
+	}
+	if peak, _ := w.a.Peak(b); peak != gi {
+		t.Errorf("b's peak %d MiB, want its own 1 GiB, not the old trial's memory", peak>>20)
+	}
+	w.use(0, gi) // the old memory goes
+	w.tick(100 * time.Millisecond)
+	w.use(0, 8*gi)
+	w.tick(100 * time.Millisecond)
+	if peak, _ := w.a.Peak(b); peak != 8*gi {
+		t.Errorf("b's peak %d MiB after the old memory went, want its own 8 GiB", peak>>20)
 	}
 }
 
@@ -743,6 +780,90 @@ func TestPlaceAfterReleaseSeesFreedMemory(t *testing.T) {
 	w.a.Release(a)
 	if b, why, _ := w.a.Place(mem(2, 20*gi)); b == nil {
 		t.Fatalf("the trial that fits in the freed memory waits after the release: %s", why)
+	}
+}
+
+// TestBaselineTakenWhileFreeing: a run that starts while the memory of one that just ended
+// is still being freed takes a baseline that is too high; once that memory goes, the
+// baseline falls with it, and the trials' growth shows again.
+func TestBaselineTakenWhileFreeing(t *testing.T) {
+	w := newWorld(32 * gi)
+	w.use(0, 6*gi) // the last run's trial, on its way out
+	w.tick(0)
+	p, why, _ := place(w.a, mem(1, 8*gi))
+	if p == nil {
+		t.Fatal(why)
+	}
+	w.a.Started(p, 10)
+	w.use(0, gi) // the old memory is gone; the new trial's context came
+	w.tick(100 * time.Millisecond)
+	w.use(0, 5*gi)
+	w.tick(100 * time.Millisecond)
+	w.tick(tieQuiet)
+	if got := w.a.PIDs(); got != PIDsNone {
+		t.Errorf("PIDs %v, want none: the device grew by 4 GiB under a trial that showed no process", got)
+	}
+	if peak, _ := w.a.Peak(p); peak < 4*gi {
+		t.Errorf("peak %d MiB, want at least the 4 GiB it grew after the old memory went", peak>>20)
+	}
+}
+
+// TestForeignProcessNotTied: a process of another user's, on the device before any launch and
+// naming no process here, is not tied by order to the first trial launched there.
+func TestForeignProcessNotTied(t *testing.T) {
+	w := newWorld(32 * gi)
+	w.run(8_400_000, 0, 4*gi, false) // another container's, there from the start
+	w.tick(0)
+	a, why, _ := place(w.a, mem(1, 8*gi))
+	if a == nil {
+		t.Fatal(why)
+	}
+	w.a.Started(a, 10)
+	w.tick(100 * time.Millisecond)
+	w.run(4_000_011, 0, 3*gi, false) // a's own, by the host's pid
+	w.tick(100 * time.Millisecond)
+	if peak, src := w.a.Peak(a); peak != 3*gi || src != SourceOrder {
+		t.Errorf("trial a: peak %d MiB from %s, want its own 3 GiB by order, not the foreign process's", peak>>20, src)
+	}
+}
+
+// growingProbe is a device whose one process grows by step each time processes are listed,
+// as a trial grows between the two calls a measurement makes.
+type growingProbe struct {
+	*fakeProbe
+	pid  uint32 // 0 until the trial has started
+	mem  uint64
+	step uint64
+}
+
+func (g *growingProbe) Processes(i int) ([]gpu.Process, error) {
+	if g.pid != 0 {
+		g.mem += g.step
+		g.run(g.pid, 0, g.mem, true)
+	}
+	return g.fakeProbe.Processes(i)
+}
+
+// TestGrowthBetweenReadsNotCountedTwice: memory a trial allocates between the reading of its
+// processes and of its device's use counts once, never as both free and yet to allocate.
+func TestGrowthBetweenReadsNotCountedTwice(t *testing.T) {
+	w := newWorld(32 * gi)
+	g := &growingProbe{fakeProbe: w.fakeProbe, step: 2 * gi}
+	w.a.probe = g
+	p, _, _ := place(w.a, mem(1, 10*gi))
+	w.a.Started(p, 10)
+	w.tree[11] = proc.Lineage{PGID: 10}
+	g.pid = 11
+	for range 3 {
+		w.tick(100 * time.Millisecond)
+	}
+	// However far it has grown, it and what it has yet to allocate are its 10 GiB: 32 - 10 -
+	// 1.6 (margin) leaves 20.4 GiB. The growth seen twice would leave 22.4.
+	if q, _, _ := w.a.Place(mem(2, 21*gi)); q != nil {
+		t.Errorf("21 GiB admitted beside a trial of 10 GiB on 32 GiB: its growth was counted twice")
+	}
+	if q, why, _ := w.a.Place(mem(3, 20*gi)); q == nil {
+		t.Errorf("20 GiB not admitted beside a trial of 10 GiB on 32 GiB: %s", why)
 	}
 }
 

@@ -66,16 +66,12 @@ func (a *Admitter) exactLocked(p *Placement) bool {
 	return (a.pids == PIDsHere || a.pids == PIDsElsewhere) && !p.ambiguous
 }
 
-// attributeLocked reads the processes on dev and gives each new one an owner: a trial of
+// attributeLocked takes the processes on dev and gives each new one an owner: a trial of
 // this device, or none (someone else's). It records each trial's usage on dev.
-func (a *Admitter) attributeLocked(dev int, now time.Time) {
+func (a *Admitter) attributeLocked(dev int, procs []gpu.Process, now time.Time) {
 	st := &a.devs[dev]
 	for _, p := range st.trials {
 		p.usage[dev] = 0
-	}
-	procs, err := a.probe.Processes(dev)
-	if err != nil {
-		return // this sample says nothing of processes; the last usage figures stand
 	}
 	seen := make(map[uint32]bool, len(procs))
 	for _, pr := range procs {
@@ -96,6 +92,21 @@ func (a *Admitter) attributeLocked(dev int, now time.Time) {
 	}
 	if len(procs) == 0 && a.pids == PIDsUnknown {
 		a.checkNoneLocked(dev, now)
+	}
+}
+
+// othersLocked records the processes on dev, which no trial of runall's runs on, as none of
+// runall's: another user's process, there before any launch, must not be tied by order to
+// the first trial launched there.
+func (a *Admitter) othersLocked(dev int) {
+	procs, err := a.probe.Processes(dev)
+	if err != nil {
+		return
+	}
+	st := &a.devs[dev]
+	clear(st.procs)
+	for _, pr := range procs {
+		st.procs[pr.PID] = nil
 	}
 }
 
@@ -169,7 +180,7 @@ func (a *Admitter) setPIDsLocked(m PIDs) {
 // memory may be read a moment apart, never for that long).
 func (a *Admitter) checkNoneLocked(dev int, now time.Time) {
 	st := &a.devs[dev]
-	if len(st.trials) == 0 || sub(a.snap[dev].Used, st.baseline) < noneAfter {
+	if len(st.trials) == 0 || a.grownLocked(dev) < noneAfter {
 		st.bareSince = time.Time{}
 		return
 	}
@@ -215,8 +226,9 @@ func (p *Placement) hasRoot(l proc.Lineage) bool {
 // usageLocked updates every trial's usage and peak on dev: its processes' memory where
 // that is known, else its share of the growth they do not explain.
 func (a *Admitter) usageLocked(dev int) {
+	a.lowerBaselineLocked(dev)
 	st := &a.devs[dev]
-	grown := sub(a.snap[dev].Used, st.baseline)
+	grown := a.grownLocked(dev)
 	var estimated []*Placement
 	for _, p := range st.trials {
 		if a.exactLocked(p) {
@@ -229,8 +241,13 @@ func (a *Admitter) usageLocked(dev int) {
 		p.usage[dev] = share
 	}
 	for _, p := range st.trials {
+		if u := p.usage[dev]; u > 0 {
+			p.held[dev] = u
+		}
 		if u := p.usage[dev]; u > p.peak {
 			p.peak, p.grewAt = u, a.snapAt
+			// Alone, its device's growth is its own, unless memory on its way out blurs it.
+			p.peakOwn = a.exactLocked(p) || (len(st.trials) == 1 && st.draining == 0)
 		}
 	}
 }
@@ -260,7 +277,7 @@ func shares(trials []*Placement, grown uint64) map[*Placement]uint64 {
 // reservations less the growth no trial's processes explain.
 func (a *Admitter) reservedOnLocked(dev int) uint64 {
 	st := &a.devs[dev]
-	grown := sub(a.snap[dev].Used, st.baseline)
+	grown := a.grownLocked(dev)
 	var reserved, estimated uint64
 	for _, p := range st.trials {
 		if a.exactLocked(p) {

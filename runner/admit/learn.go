@@ -32,7 +32,7 @@ func (a *Admitter) needLocked(req Request) (need uint64, learning bool, wait str
 // settleLearningLocked learns from the trials whose memory has stopped growing.
 func (a *Admitter) settleLearningLocked() {
 	for _, p := range a.learning {
-		if !p.grewAt.IsZero() && a.snapAt.Sub(p.grewAt) >= learnSettle && p.peak > 0 {
+		if p.flatLocked(a.snapAt) {
 			a.learnLocked(p)
 		}
 	}
@@ -45,7 +45,7 @@ func (a *Admitter) learnLocked(p *Placement) {
 	a.hist.SetLearned(p.req.Group, p.req.Name, need)
 	delete(a.learning, p.req.Group)
 	p.learning, p.exclusive = false, false
-	p.reserve = need
+	p.reserve, p.settled = need, need
 }
 
 // provisionLocked sets a learning trial's reservation: where each trial's memory is known
@@ -92,6 +92,15 @@ func (a *Admitter) endLearningLocked(p *Placement) {
 	delete(a.learning, p.req.Group)
 }
 
+// abandonLearningLocked ends the learning of a learner that ran out of memory: what it held
+// when it failed is no need to learn from (Requeue records the need it showed instead).
+func (a *Admitter) abandonLearningLocked(p *Placement) {
+	if p.learning && a.learning[p.req.Group] == p {
+		delete(a.learning, p.req.Group)
+	}
+	p.learning, p.exclusive = false, false
+}
+
 // learnedNeed pads a measured peak: sampling can miss a short spike.
 func learnedNeed(peak uint64) uint64 {
 	const step = 64 << 20
@@ -133,6 +142,9 @@ func (a *Admitter) Requeue(p *Placement, oom OOM) (need uint64, requeues int, er
 			ErrNeverFits, gpu.FormatSize(max(measured, oom.Tried)), gpu.FormatSize(most))
 	}
 	cur := max(p.reserve, p.Need)
+	if p.settled > 0 { // beyond its settled need, it is no victim of another's
+		cur = p.settled
+	}
 	victim := measured > 0 && measured <= cur+cur/20 && a.oomRetries > 0
 	charged := a.requeues[id] - a.victims[id]
 	switch {
@@ -142,6 +154,8 @@ func (a *Admitter) Requeue(p *Placement, oom OOM) (need uint64, requeues int, er
 		return 0, a.requeues[id], fmt.Errorf("out of GPU memory %d times (oom-retries: %d); it needed at least %s", charged+1, a.oomRetries, gpu.FormatSize(measured))
 	}
 	a.requeues[id]++
+	a.abandonLearningLocked(p)
+	p.raisedNeed = false // its need is decided here, not settled from this attempt's peak
 	switch {
 	case victim:
 		a.victims[id]++

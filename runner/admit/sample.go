@@ -85,6 +85,7 @@ func (a *Admitter) Stop() {
 // sampleLocked measures the devices, and on those where trials run their processes; it
 // updates baselines, each trial's usage and peak, and learning.
 func (a *Admitter) sampleLocked() {
+	procs := a.readProcessesLocked()
 	devs, err := a.probe.Devices()
 	a.snapErr = err
 	if err != nil {
@@ -99,15 +100,41 @@ func (a *Admitter) sampleLocked() {
 		}
 	}
 	for i := range devs {
+		a.drainedLocked(i, now)
 		if len(a.devs[i].trials) == 0 {
 			a.baselineLocked(i, now)
+			a.othersLocked(i)
 			continue
 		}
-		a.attributeLocked(i, now)
+		if r, ok := procs[i]; ok && r.err == nil {
+			a.attributeLocked(i, r.procs, now)
+		}
 		a.usageLocked(i)
 	}
-	a.settleLearningLocked()
+	a.settleLocked()
 	a.changedLocked()
+}
+
+// processesRead is what the driver listed on one device.
+type processesRead struct {
+	procs []gpu.Process
+	err   error
+}
+
+// readProcessesLocked lists the processes on the devices where runall's trials run. They are
+// read before the devices' use: a moment apart, a trial that grows in between then shows in
+// the use and not yet in its processes, which errs on the safe side (its reservation holds,
+// the baseline does not fall by it); read after, its growth would count twice, as memory it
+// has yet to allocate and as memory it has.
+func (a *Admitter) readProcessesLocked() map[int]processesRead {
+	out := map[int]processesRead{}
+	for i := range a.devs {
+		if len(a.devs[i].trials) > 0 {
+			procs, err := a.probe.Processes(i)
+			out[i] = processesRead{procs, err}
+		}
+	}
+	return out
 }
 
 func (a *Admitter) trialMemoryLocked() []TrialMemory {

@@ -1,0 +1,277 @@
+package gpu
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const mi = uint64(1) << 20
+
+func TestFakeSchedule(t *testing.T) {
+	ctx := uint64(DefaultFakeContext)
+	tests := []struct {
+		name string
+		opts FakeAllocOptions
+		want []FakeStep
+	}{
+		{"linear, all at once", FakeAllocOptions{Size: 4 * gi}, []FakeStep{{0, 4 * gi}}},
+		{"linear over a second", FakeAllocOptions{Size: 4 * gi, Ramp: time.Second, Step: 250 * time.Millisecond},
+			[]FakeStep{{250 * time.Millisecond, gi}, {500 * time.Millisecond, 2 * gi}, {750 * time.Millisecond, 3 * gi}, {time.Second, 4 * gi}}},
+		{"pytorch: context, data in three steps, the optimizer's jump", FakeAllocOptions{Size: 7 * gi, Ramp: 2300 * time.Millisecond, Profile: FakePyTorch},
+			[]FakeStep{{300 * time.Millisecond, ctx}, {800 * time.Millisecond, ctx + scale(7*gi-ctx, 85, 300)},
+				{1300 * time.Millisecond, ctx + scale(7*gi-ctx, 170, 300)}, {1800 * time.Millisecond, ctx + scale(7*gi-ctx, 255, 300)},
+				{2300 * time.Millisecond, 7 * gi}}},
+		{"jax: context, data, the compiled step", FakeAllocOptions{Size: 5 * gi, Ramp: 2300 * time.Millisecond, Profile: FakeJAX, Context: gi},
+			[]FakeStep{{300 * time.Millisecond, gi}, {1300 * time.Millisecond, 3 * gi}, {2300 * time.Millisecond, 5 * gi}}},
+		{"a size below the context is all context", FakeAllocOptions{Size: 512 * mi, Ramp: time.Second, Profile: FakeJAX},
+			[]FakeStep{{200 * time.Millisecond, 512 * mi}, {600 * time.Millisecond, 512 * mi}, {time.Second, 512 * mi}}},
+		{"explicit steps never shrink: the allocator keeps its cache", FakeAllocOptions{Steps: []FakeStep{{time.Second, 2 * gi}, {2 * time.Second, gi}, {3 * time.Second, 6 * gi}}},
+			[]FakeStep{{time.Second, 2 * gi}, {2 * time.Second, 2 * gi}, {3 * time.Second, 6 * gi}}},
+		{"a spike comes and goes above what is held", FakeAllocOptions{Steps: []FakeStep{{time.Second, 2 * gi}, {3 * time.Second, 6 * gi}},
+			Spike: FakeSpike{Size: gi, At: 2 * time.Second, For: 2 * time.Second}},
+			[]FakeStep{{time.Second, 2 * gi}, {2 * time.Second, 3 * gi}, {3 * time.Second, 7 * gi}, {4 * time.Second, 6 * gi}}},
+	}
+	for _, tt := range tests {
+		got, err := tt.opts.schedule()
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("%s: schedule = %v, %v\nwant %v", tt.name, got, err, tt.want)
+		}
+	}
+	if _, err := (FakeAllocOptions{}).schedule(); err == nil {
+		t.Error("a schedule with no size and no steps was accepted")
+	}
+	// TensorFlow grows in ten steps after its context, and ends at the peak.
+	tf, err := FakeAllocOptions{Size: 9 * gi, Ramp: 3 * time.Second, Profile: FakeTensorFlow}.schedule()
+	if err != nil || len(tf) != 11 || tf[0] != (FakeStep{300 * time.Millisecond, ctx}) || tf[10] != (FakeStep{3 * time.Second, 9 * gi}) {
+		t.Errorf("tensorflow schedule = %v, %v", tf, err)
+	}
+}
+
+func TestParseFakeStepsAndSpike(t *testing.T) {
+	steps, err := ParseFakeSteps("2GiB@1s, 6GiB@2.5s,7.2GiB@3s")
+	want := []FakeStep{{time.Second, 2 * gi}, {2500 * time.Millisecond, 6 * gi}, {3 * time.Second, 7730941132 /* 7.2 GiB, as ParseSize rounds it */}}
+	if err != nil || !slices.Equal(steps, want) {
+		t.Errorf("ParseFakeSteps = %v, %v; want %v", steps, err, want)
+	}
+	for _, bad := range []string{"2GiB", "2GiB@soon", "lots@1s", "2GiB@2s,3GiB@1s", "2GiB@-1s"} {
+		if _, err := ParseFakeSteps(bad); err == nil {
+			t.Errorf("ParseFakeSteps(%q) accepted", bad)
+		}
+	}
+	sp, err := ParseFakeSpike("1GiB@3s+200ms")
+	if err != nil || sp != (FakeSpike{Size: gi, At: 3 * time.Second, For: 200 * time.Millisecond}) {
+		t.Errorf("ParseFakeSpike = %+v, %v", sp, err)
+	}
+	for _, bad := range []string{"1GiB@3s", "1GiB+2s", "1GiB@3s+0s", "x@1s+1s"} {
+		if _, err := ParseFakeSpike(bad); err == nil {
+			t.Errorf("ParseFakeSpike(%q) accepted", bad)
+		}
+	}
+	for _, name := range []string{"pytorch", "TensorFlow", "jax", "linear"} {
+		if _, err := ParseFakeProfile(name); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := ParseFakeProfile("caffe"); err == nil {
+		t.Error("ParseFakeProfile accepted caffe")
+	}
+}
+
+// The device shows each step of a PyTorch-like process at its time: nothing before its
+// context, the context, the data, the peak, held to the end.
+func TestFakeAllocSteps(t *testing.T) {
+	dir := t.TempDir()
+	devs := FakeSizes(16 * gi)
+	p := openFakeT(t, dir, devs)
+	type look struct {
+		at    time.Duration
+		used  uint64
+		procs int
+	}
+	var looks []look
+	var at time.Duration
+	opts := FakeAllocOptions{Size: 7 * gi, Ramp: 2300 * time.Millisecond, Hold: time.Minute, Profile: FakePyTorch,
+		Devices: "0", GPUs: devs, StateDir: dir,
+		Sleep: func(_ context.Context, d time.Duration) error {
+			procs, err := p.Processes(0)
+			looks = append(looks, look{at, devicesT(t, p)[0].Used, len(procs)})
+			at += d
+			return err
+		}}
+	if err := FakeAlloc(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	sched, _ := opts.schedule()
+	// A look just before each step sees the one before it; the last, while holding, the peak.
+	want := []look{{0, 0, 0}}
+	for _, s := range sched {
+		want = append(want, look{s.At, s.Size, 1})
+	}
+	if !slices.Equal(looks, want) {
+		t.Errorf("looks before each step and while holding:\n got %v\nwant %v", looks, want)
+	}
+	if last := looks[len(looks)-1]; last.used != 7*gi {
+		t.Errorf("held %s, want the 7 GiB peak", FormatSize(last.used))
+	}
+}
+
+// lateClock is a clock ahead of time.Now by an offset a test moves.
+type lateClock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *lateClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+func (c *lateClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.off += d
+}
+
+func openFakeClock(t *testing.T, dir string, devs []FakeDevice) (Probe, *lateClock) {
+	t.Helper()
+	p := openFakeT(t, dir, devs)
+	c := &lateClock{}
+	p.(*fakeProbe).st.now = c.now
+	return p, c
+}
+
+// A process's memory stays counted for its release lag after it ended, with no process
+// shown for it, and then is gone.
+func TestFakeAllocReleaseLag(t *testing.T) {
+	dir := t.TempDir()
+	devs := FakeSizes(16 * gi)
+	p, clock := openFakeClock(t, dir, devs)
+	err := FakeAlloc(context.Background(), FakeAllocOptions{Size: 3 * gi, ReleaseLag: time.Minute,
+		Devices: "0", GPUs: devs, StateDir: dir, Sleep: func(context.Context, time.Duration) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := devicesT(t, p)[0]; d.Used != 3*gi {
+		t.Errorf("right after the end: used %s, want the 3 GiB still counted", FormatSize(d.Used))
+	}
+	if procs, err := p.Processes(0); err != nil || len(procs) != 0 {
+		t.Errorf("processes after the end = %v, %v; want none", procs, err)
+	}
+	// It counts for others' claims too: 14 GiB does not fit beside it.
+	var stderr bytes.Buffer
+	err = FakeAlloc(context.Background(), FakeAllocOptions{Size: 14 * gi, Devices: "0", GPUs: devs, StateDir: dir, Stderr: &stderr})
+	if !errors.Is(err, ErrOutOfMemory) {
+		t.Errorf("a claim beside lingering memory: %v, want out of memory", err)
+	}
+	clock.advance(time.Minute)
+	if d := devicesT(t, p)[0]; d.Used != 0 {
+		t.Errorf("after the lag: used %s, want 0", FormatSize(d.Used))
+	}
+}
+
+// A claimant killed with SIGKILL, which leaves it no chance to say it ended: its memory is
+// counted for its lag from when it is found dead, then gone.
+func TestFakeAllocKilledLingers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	devs := FakeSizes(8 * gi)
+	p, clock := openFakeClock(t, dir, devs)
+	env := []string{
+		EnvFakeGPUs + "=" + FormatFakeSpec(devs), EnvFakeGPUState + "=" + dir,
+		EnvCUDAVisibleDevices + "=0", helperSize + "=5GiB", helperLag + "=1s",
+	}
+	fit, _ := startHelpers(t, 1, env)
+	if len(fit) != 1 {
+		t.Fatal("the helper's claim did not fit")
+	}
+	fit[0].cmd.Process.Kill()
+	fit[0].cmd.Wait()
+	if d := devicesT(t, p)[0]; d.Used != 5*gi {
+		t.Errorf("right after SIGKILL: used %s, want its 5 GiB for the lag", FormatSize(d.Used))
+	}
+	if procs, _ := p.Processes(0); len(procs) != 0 {
+		t.Errorf("processes after SIGKILL = %v, want none: the process is gone, its memory not yet", procs)
+	}
+	clock.advance(900 * time.Millisecond)
+	if d := devicesT(t, p)[0]; d.Used != 5*gi {
+		t.Errorf("0.9 s after: used %s, want its 5 GiB still", FormatSize(d.Used))
+	}
+	clock.advance(200 * time.Millisecond)
+	if d := devicesT(t, p)[0]; d.Used != 0 {
+		t.Errorf("after the lag: used %s, want 0", FormatSize(d.Used))
+	}
+}
+
+// The driver's reserve is used memory no process holds; a foreign process holds memory and
+// names no process of runall's. Neither can be claimed.
+func TestFakeReserveAndForeign(t *testing.T) {
+	dir := t.TempDir()
+	devs := []FakeDevice{{Total: 16 * gi, Reserve: 512 * mi, Foreign: 4 * gi}}
+	for _, mode := range []FakePIDs{FakePIDsLocal, FakePIDsHost, FakePIDsNone} {
+		p, err := OpenFake(FakeOptions{Devices: devs, StateDir: dir, PIDs: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := devicesT(t, p)[0]; d.Used != 4*gi+512*mi || d.Free != 16*gi-d.Used {
+			t.Errorf("mode %d: %+v, want the reserve and the foreign process used", mode, d)
+		}
+		procs, err := p.Processes(0)
+		want := []Process{{PID: foreignPID(0), UsedMemory: 4 * gi}}
+		if mode == FakePIDsNone {
+			want = []Process{}
+		}
+		if err != nil || !slices.Equal(procs, want) {
+			t.Errorf("mode %d: processes %+v, %v; want %+v", mode, procs, err, want)
+		}
+		if foreignPID(0) < 2*hostPIDOffset || procs != nil && len(procs) > 0 && procs[0].Local {
+			t.Errorf("the foreign process could be taken for a local or host PID of a claimant")
+		}
+	}
+	var stderr bytes.Buffer
+	err := FakeAlloc(context.Background(), FakeAllocOptions{Size: 12 * gi, Profile: FakePyTorch, Devices: "0", GPUs: devs, StateDir: dir, Stderr: &stderr})
+	if !errors.Is(err, ErrOutOfMemory) {
+		t.Errorf("12 GiB beside 4.5 GiB on 16 GiB: %v, want out of memory", err)
+	}
+	if err := FakeAlloc(context.Background(), FakeAllocOptions{Size: 11 * gi, Profile: FakePyTorch, Devices: "0", GPUs: devs, StateDir: dir}); err != nil {
+		t.Errorf("11 GiB beside 4.5 GiB on 16 GiB: %v", err)
+	}
+}
+
+// Each framework profile fails as its framework does; PyTorch's message says what the
+// process held and tried to allocate, as PyTorch 2.x prints it.
+func TestFakeAllocOutOfMemoryMessages(t *testing.T) {
+	dir := t.TempDir()
+	devs := FakeSizes(8 * gi)
+	tests := []struct {
+		profile FakeProfile
+		want    string
+	}{
+		{FakePyTorch, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.00 GiB. GPU 0 has a total capacity of 8.00 GiB of which 6.75 GiB is free. " +
+			"Including non-PyTorch memory, this process has 1.25 GiB memory in use."},
+		{FakeTensorFlow, "ResourceExhaustedError: OOM when allocating tensor with shape["},
+		{FakeJAX, "RESOURCE_EXHAUSTED: Out of memory while trying to allocate "},
+		{FakeLinear, "CUDA out of memory. Tried to allocate"},
+	}
+	for _, tt := range tests {
+		var stderr bytes.Buffer
+		// The PyTorch one: its context fits, then one step of 7 GiB does not.
+		opts := FakeAllocOptions{Steps: []FakeStep{{0, DefaultFakeContext}, {0, 10 * gi}}, Profile: tt.profile,
+			Devices: "0", GPUs: devs, StateDir: dir, Stderr: &stderr}
+		if tt.profile == FakePyTorch {
+			opts.Steps = []FakeStep{{0, DefaultFakeContext}, {0, DefaultFakeContext + 7*gi}}
+		}
+		err := FakeAlloc(context.Background(), opts)
+		if !errors.Is(err, ErrOutOfMemory) || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%v: %v, stderr %q; want it to say %q", tt.profile, err, stderr.String(), tt.want)
+		}
+	}
+}
