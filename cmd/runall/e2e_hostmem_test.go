@@ -8,6 +8,10 @@ import (
 	"testing"
 )
 
+// These tests are not parallel: six trials of 400 MiB each, written page by page, load a
+// small machine enough to upset the timing-sensitive GPU sharing tests that run in parallel
+// after them.
+//
 // The Proof of host memory admission: a container (a memory cgroup the test makes) with a
 // 1 GiB limit, and six trials that each take about 400 MiB of real host memory over two
 // seconds, all allowed to run at once (max-parallel-commands: 6).
@@ -57,7 +61,6 @@ func oomKilled(r resultsFile) []string {
 // kernel kills some of them; runall itself lives (its trials score higher for the OOM
 // killer) and reports each as failed, killed by the OOM killer (the cgroup's counter rose).
 func TestHostMemoryNoAdmission(t *testing.T) {
-	t.Parallel() // each in a cgroup of its own
 	cg := newMemCgroup(t, sweepLimit)
 	e := newE2E(t)
 	r := e.runIn(cg, "--no-gpu", "--log-dir", "logs", "--results", "results.json", e.hostSweep(""))
@@ -77,7 +80,6 @@ func TestHostMemoryNoAdmission(t *testing.T) {
 
 // TestResourcesInCgroup: runall resources shows the limit of the container it runs in.
 func TestResourcesInCgroup(t *testing.T) {
-	t.Parallel() // each in a cgroup of its own
 	cg := newMemCgroup(t, 768<<20)
 	e := newE2E(t)
 	r := e.runIn(cg, "resources", "--fake-gpus", "16GiB")
@@ -103,7 +105,6 @@ func TestResourcesInCgroup(t *testing.T) {
 // TestHostMemoryDeclared: with memory: 450MiB, runall starts only as many as fit in the
 // limit, and none is killed.
 func TestHostMemoryDeclared(t *testing.T) {
-	t.Parallel() // each in a cgroup of its own
 	cg := newMemCgroup(t, sweepLimit)
 	e := newE2E(t)
 	r := e.runIn(cg, "--no-gpu", "--output", "plain", "--log-dir", "logs", "--results", "results.json", e.hostSweep("450MiB"))
@@ -125,7 +126,6 @@ func TestHostMemoryDeclared(t *testing.T) {
 // TestHostMemoryAuto: with memory: auto, the first trial runs alone and teaches the rest
 // its need; none is killed. The next run starts with the need it learned.
 func TestHostMemoryAuto(t *testing.T) {
-	t.Parallel() // each in a cgroup of its own
 	cg := newMemCgroup(t, sweepLimit)
 	e := newE2E(t)
 	r := e.runIn(cg, "--no-gpu", "--output", "plain", "--log-dir", "logs", "--results", "results.json", e.hostSweep("auto"))
@@ -155,7 +155,6 @@ func TestHostMemoryAuto(t *testing.T) {
 // OOM killer; runall recognises each kill, requeues the trial with a raised need, and all
 // finish.
 func TestHostMemoryUnderDeclared(t *testing.T) {
-	t.Parallel() // each in a cgroup of its own
 	cg := newMemCgroup(t, sweepLimit)
 	e := newE2E(t)
 	r := e.runIn(cg, "--no-gpu", "--output", "plain", "--log-dir", "logs", "--results", "results.json", e.hostSweep("100MiB"))
@@ -186,7 +185,6 @@ func TestHostMemoryUnderDeclared(t *testing.T) {
 // TestHostMemoryNeverFits: a trial whose need is more than the limit fails at once, and
 // check --simulate says so before the run.
 func TestHostMemoryNeverFits(t *testing.T) {
-	t.Parallel() // each in a cgroup of its own
 	cg := newMemCgroup(t, sweepLimit)
 	e := newE2E(t)
 	file := e.hostSweep("2GiB")
