@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# bench/s3.sh: runall sync against aws s3 sync on a local MinIO, in one run.
+# bench/s3.sh: runall sync against aws s3 sync and rclone sync on a local MinIO, in one run.
 #
-#   bench/s3.sh                 # 1000 x 10 KB and 4 x 256 MiB, each case once
+#   bench/s3.sh                 # 1000 x 10 KB, 4 x 256 MiB and 1 x 2 GiB, each case once
 #   RUNS=3 bench/s3.sh          # best of 3 for each case
-#   SMALL=1000 LARGE=4 LARGE_MB=256 BENCH_DIR=/mnt/fast bench/s3.sh
+#   SMALL=1000 LARGE=4 LARGE_MB=256 HUGE_MB=2048 BENCH_DIR=/mnt/fast bench/s3.sh
+#   HUGE_MB=0 bench/s3.sh       # without the single large file
 #
 # Needs: go, minio ($MINIO_BIN, PATH or $(go env GOPATH)/bin/minio), aws (the CLI), python3,
-# curl, GNU time (/usr/bin/time).
+# curl, GNU time (/usr/bin/time); rclone when on PATH (its columns are left out otherwise).
 # Prints a markdown table on stdout; progress on stderr. Uses about
-# (3 + 4 * RUNS) * LARGE * LARGE_MB of disk under BENCH_DIR (default: a temp dir).
+# 8 * (LARGE * LARGE_MB + HUGE_MB) MiB of disk under BENCH_DIR (default: a temp dir): every
+# run but the first is deleted as soon as it is measured.
 set -euo pipefail
+shopt -s inherit_errexit # a failed measurement in $(...) stops the script
 
 SMALL=${SMALL:-1000}
 SMALL_KB=${SMALL_KB:-10}
 LARGE=${LARGE:-4}
 LARGE_MB=${LARGE_MB:-256}
+HUGE_MB=${HUGE_MB:-2048}
 RUNS=${RUNS:-1}
 
 cd "$(dirname "$0")/.."
@@ -26,6 +30,8 @@ if [[ -z $minio_bin ]]; then
 fi
 [[ -x $minio_bin ]] || { log "no minio binary (set MINIO_BIN)"; exit 1; }
 command -v aws >/dev/null || { log "no aws CLI on PATH"; exit 1; }
+have_rclone=
+if command -v rclone >/dev/null; then have_rclone=1; else log "no rclone on PATH: its columns are left out"; fi
 
 work=$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/runall-s3-bench.XXXXXX")
 minio_pid=
@@ -60,13 +66,18 @@ curl -fs "$endpoint/minio/health/ready" >/dev/null || { cat "$work/minio.log" >&
 export AWS_ACCESS_KEY_ID=$MINIO_ROOT_USER AWS_SECRET_ACCESS_KEY=$MINIO_ROOT_PASSWORD
 export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
 export AWS_ENDPOINT_URL=$endpoint XDG_CACHE_HOME=$work/cache
-unset AWS_PROFILE AWS_SESSION_TOKEN
+unset AWS_PROFILE AWS_SESSION_TOKEN AWS_CA_BUNDLE # plain HTTP on loopback; rclone refuses a CA bundle it cannot use
 aws --endpoint-url "$endpoint" s3 mb s3://bench >/dev/null
 awss3=(aws --endpoint-url "$endpoint" s3)
 q=--only-show-errors
+# rclone reads its remote from the environment: "bench:" is this MinIO, with rclone's defaults
+# otherwise (4 transfers, 4 streams per large download, 5 MiB parts, 4 at a time per upload).
+export RCLONE_CONFIG_BENCH_TYPE=s3 RCLONE_CONFIG_BENCH_PROVIDER=Minio RCLONE_CONFIG_BENCH_ENDPOINT=$endpoint
+export RCLONE_CONFIG_BENCH_ACCESS_KEY_ID=$MINIO_ROOT_USER RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY=$MINIO_ROOT_PASSWORD
+export RCLONE_CONFIG_BENCH_REGION=us-east-1 RCLONE_CONFIG=/dev/null
 
-log "creating $SMALL files of $SMALL_KB KB and $LARGE of $LARGE_MB MiB"
-mkdir -p "$work/small" "$work/large"
+log "creating $SMALL files of $SMALL_KB KB, $LARGE of $LARGE_MB MiB and one of $HUGE_MB MiB"
+mkdir -p "$work/small" "$work/large" "$work/huge"
 python3 - "$work/small" "$SMALL" "$SMALL_KB" <<'EOF'
 import os, sys
 d, n, kb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -79,69 +90,146 @@ EOF
 for i in $(seq 1 "$LARGE"); do
 	head -c $((LARGE_MB << 20)) /dev/urandom >"$work/large/part-$i.bin"
 done
+sets="small large"
+if ((HUGE_MB > 0)); then
+	head -c $((HUGE_MB << 20)) /dev/urandom >"$work/huge/model.bin"
+	sets+=" huge"
+fi
+tools="runall aws"
+[[ -n $have_rclone ]] && tools+=" rclone"
 
-# measure CMD...: run CMD; print its wall time and its CPU time (user + sys, children
-# included), in seconds.
+# measure CMD...: run CMD; print its wall time, its CPU time (user + sys) and its peak RSS
+# in MB.
 measure() {
-	/usr/bin/time -f "%e %U %S" -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || {
+	/usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || {
 		cat "$work/stderr" >&2
 		exit 1
 	}
-	awk '{ printf "%.3f %.3f", $1, $2 + $3 }' "$work/time"
+	awk '{ printf "%.3f %.3f %.0f", $1, $2 + $3, $4 / 1024 }' "$work/time"
 }
 
-# best CASE CMD...: wall and CPU time of the fastest of RUNS runs; "{}" in CMD becomes the
-# run number.
-best() {
-	local name=$1 b= t
-	shift
+# cmd TOOL OP SET RUN: the command line of one transfer.
+cmd() {
+	local tool=$1 op=$2 set=$3 r=$4 lp rp
+	if [[ $op == up ]]; then
+		lp=$work/$set rp=$tool-$r/$set/
+	else
+		lp=$work/down-$tool-$r/$set rp=$tool-1/$set/
+	fi
+	case $tool in
+	runall)
+		[[ $op == up ]] && echo "$runall" sync "$lp" "s3://bench/$rp" || echo "$runall" sync "s3://bench/$rp" "$lp"
+		;;
+	aws)
+		[[ $op == up ]] && echo "${awss3[@]}" sync "$lp" "s3://bench/$rp" $q || echo "${awss3[@]}" sync "s3://bench/$rp" "$lp" $q
+		;;
+	rclone)
+		[[ $op == up ]] && echo rclone sync "$lp" "bench:bench/$rp" || echo rclone sync "bench:bench/$rp" "$lp"
+		;;
+	esac
+}
+
+# measure_all OP SET: every tool's wall, CPU and peak RSS for OP on SET, run RUNS times with
+# the tools taking turns (runall, aws, rclone, runall, ...), so that a change in the
+# machine's load falls on all of them alike. Keeps, for each tool, the fastest run's wall
+# and CPU and the largest peak RSS of its runs, in T[TOOL_OP_SET]. Every run but the first
+# is deleted once measured; the first stays, to download from and to compare with.
+measure_all() {
+	local op=$1 set=$2 t tool key b rss
 	for r in $(seq 1 "$RUNS"); do
-		t=$(measure "${@//\{\}/$r}")
-		log "$name (run $r): wall, cpu = $t s"
-		if [[ -z $b ]] || awk -v a="${t% *}" -v b="${b% *}" 'BEGIN { exit !(a < b) }'; then b=$t; fi
+		for tool in $tools; do
+			# shellcheck disable=SC2046 # cmd prints a command line of plain words
+			t=$(measure $(cmd "$tool" "$op" "$set" "$r"))
+			log "$tool $op $set (run $r): wall, cpu, peak RSS = $t"
+			key=${tool}_${op}_$set
+			b=${T[$key]:-}
+			if [[ -z $b ]]; then
+				T[$key]=$t
+			else
+				rss=$(awk -v a="${t##* }" -v b="${b##* }" 'BEGIN { print (a > b ? a : b) }')
+				if awk -v a="${t%% *}" -v b="${b%% *}" 'BEGIN { exit !(a < b) }'; then b=$t; fi
+				T[$key]="${b% *} $rss"
+			fi
+			if ((r > 1)); then
+				if [[ $op == up ]]; then
+					"${awss3[@]}" rm --recursive "s3://bench/$tool-$r/" $q
+				else
+					rm -rf "$work/down-$tool-$r"
+				fi
+			fi
+		done
 	done
-	echo "$b"
 }
 
 check_same() { diff -rq "$1" "$2" >/dev/null || { log "MISMATCH: $1 vs $2"; exit 1; }; }
 
 declare -A T
-for set in small large; do
-	T[runall_up_$set]=$(best "runall upload $set" "$runall" sync "$work/$set" "s3://bench/runall-{}/$set/")
-	T[aws_up_$set]=$(best "aws upload $set" "${awss3[@]}" sync "$work/$set" "s3://bench/aws-{}/$set/" $q)
-	T[runall_down_$set]=$(best "runall download $set" "$runall" sync "s3://bench/runall-1/$set/" "$work/down-runall-{}/$set")
-	T[aws_down_$set]=$(best "aws download $set" "${awss3[@]}" sync "s3://bench/aws-1/$set/" "$work/down-aws-{}/$set" $q)
-	check_same "$work/$set" "$work/down-runall-1/$set"
-	check_same "$work/$set" "$work/down-aws-1/$set"
+for set in $sets; do
+	for op in up down; do
+		measure_all "$op" "$set"
+	done
+	for tool in $tools; do
+		check_same "$work/$set" "$work/down-$tool-1/$set"
+		rm -rf "$work/down-$tool-1/$set"
+	done
 done
 
 # No-op re-syncs of the small files. The first runall re-sync after an upload may hash files
 # written less than 2 s before they were uploaded (see docs/s3.md, racily clean files);
 # measure the steady state, as a periodic sync sees it.
 "$runall" sync "$work/small" s3://bench/runall-1/small/ >/dev/null 2>&1
-T[runall_noop_up]=$(best "runall no-op upload" "$runall" sync "$work/small" s3://bench/runall-1/small/)
-T[aws_noop_up]=$(best "aws no-op upload" "${awss3[@]}" sync "$work/small" s3://bench/aws-1/small/ $q)
-T[runall_noop_down]=$(best "runall no-op download" "$runall" sync s3://bench/runall-1/small/ "$work/down-runall-1/small")
-T[aws_noop_down]=$(best "aws no-op download" "${awss3[@]}" sync s3://bench/aws-1/small/ "$work/down-aws-1/small" $q)
+for tool in $tools; do
+	mkdir -p "$work/down-$tool-1"
+	# shellcheck disable=SC2046
+	measure $(cmd "$tool" down small 1) >/dev/null
+	# shellcheck disable=SC2046
+	T[${tool}_noopup]=$(measure $(cmd "$tool" up small 1))
+	# shellcheck disable=SC2046
+	T[${tool}_noopdown]=$(measure $(cmd "$tool" down small 1))
+	for r in $(seq 2 "$RUNS"); do
+		# shellcheck disable=SC2046
+		t=$(measure $(cmd "$tool" up small 1))
+		awk -v a="${t%% *}" -v b="${T[${tool}_noopup]%% *}" 'BEGIN { exit !(a < b) }' && T[${tool}_noopup]=$t
+		# shellcheck disable=SC2046
+		t=$(measure $(cmd "$tool" down small 1))
+		awk -v a="${t%% *}" -v b="${T[${tool}_noopdown]%% *}" 'BEGIN { exit !(a < b) }' && T[${tool}_noopdown]=$t
+	done
+	log "$tool no-op re-sync up, down: ${T[${tool}_noopup]}; ${T[${tool}_noopdown]}"
+done
 
 row() {
-	local label=$1 r=${T[runall_$2]} a=${T[aws_$2]}
-	awk -v l="$label" -v r="$r" -v a="$a" 'BEGIN {
+	local label=$1 key=$2 r=${T[runall_$2]} a=${T[aws_$2]} c=${T[rclone_$2]:-}
+	awk -v l="$label" -v r="$r" -v a="$a" -v c="$c" 'BEGIN {
 		split(r, rv, " "); split(a, av, " ")
-		printf "| %s | %.2f s | %.2f s | %.1fx | %.2f s | %.2f s | %.1fx |\n", l, rv[1], av[1], av[1] / rv[1], rv[2], av[2], av[2] / rv[2]
+		line = sprintf("| %s | %.2f s | %.2f s | %.1fx |", l, rv[1], av[1], av[1] / rv[1])
+		if (c != "") { split(c, cv, " "); line = line sprintf(" %.2f s | %.1fx |", cv[1], cv[1] / rv[1]) }
+		line = line sprintf(" %d MB | %d MB |", rv[3], av[3])
+		if (c != "") line = line sprintf(" %d MB |", cv[3])
+		line = line sprintf(" %.2f s | %.2f s |", rv[2], av[2])
+		if (c != "") line = line sprintf(" %.2f s |", cv[2])
+		print line
 	}'
 }
-small_label="$SMALL x $SMALL_KB KB"
-large_label="$LARGE x $LARGE_MB MiB"
 echo
-echo "| case | runall wall | aws wall | speed-up | runall CPU | aws CPU | CPU ratio |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
-row "upload $small_label" up_small
-row "download $small_label" down_small
-row "upload $large_label" up_large
-row "download $large_label" down_large
-row "no-op re-sync up, $SMALL files" noop_up
-row "no-op re-sync down, $SMALL files" noop_down
+if [[ -n $have_rclone ]]; then
+	echo "| case | runall wall | aws wall | vs aws | rclone wall | vs rclone | runall peak RSS | aws peak RSS | rclone peak RSS | runall CPU | aws CPU | rclone CPU |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+else
+	echo "| case | runall wall | aws wall | vs aws | runall peak RSS | aws peak RSS | runall CPU | aws CPU |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+fi
+for set in $sets; do
+	case $set in
+	small) label="$SMALL x $SMALL_KB KB" ;;
+	large) label="$LARGE x $LARGE_MB MiB" ;;
+	huge) label="1 x $HUGE_MB MiB" ;;
+	esac
+	row "upload $label" "up_$set"
+	row "download $label" "down_$set"
+done
+row "no-op re-sync up, $SMALL files" noopup
+row "no-op re-sync down, $SMALL files" noopdown
 echo
-echo "Client CPU = user + sys of the runall or aws process. MinIO runs on the same machine."
-echo "$(aws --version 2>&1 | cut -d' ' -f1), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, best of $RUNS run(s)."
+echo "Wall: best of $RUNS, the tools taking turns; peak RSS: the largest of the runs (GNU time's maximum resident set size);"
+echo "CPU = user + sys of the client process. MinIO runs on the same machine."
+echo "$(aws --version 2>&1 | cut -d' ' -f1)${have_rclone:+, $(rclone version 2>/dev/null | head -1)}, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."

@@ -50,7 +50,7 @@ func (r *run) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env
 	defer log.close()
 	cmdline, dir, err := r.prepare(ctx, t)
 	if err != nil {
-		r.failUnrunnable(t, err.Error()) // a failed download, md5 or cwd fails the run too
+		r.failPrepare(t, err) // a failed download, md5 or cwd fails the run too
 		return commandResult{}
 	}
 	c := &command{r: r, t: t, p: tr.Placement, hp: tr.HostPlacement, log: log, cmd: cmdline, before: r.ledger.attempts(t), h: h}
@@ -60,7 +60,7 @@ func (r *run) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env
 	c.metrics.Observe(c.metric)
 	env = r.taskEnv(t, env, c.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
-		Procs: r.procs, KillWait: r.opts.Grace}
+		Procs: r.procs, KillWait: r.opts.Grace, Mask: r.mask}
 	a.OnStart = func(pgid int) {
 		if c.p != nil {
 			r.admit.Started(c.p, pgid)
@@ -204,8 +204,10 @@ func (c *command) conclude(res executor.Result, env []string) commandResult {
 	}
 	switch stop := c.r.ledger.stoppedBy(); {
 	case out.OK():
+		exported := proc.ExportedChanges(env, out.Exported)
+		c.r.mask.learn(exported) // before a later task can print them
 		c.r.finish(t, results.StatusOK, 0, "")
-		return commandResult{ok: true, exported: proc.ExportedChanges(env, out.Exported)}
+		return commandResult{ok: true, exported: exported}
 	case stop != 0:
 		c.r.finish(t, results.StatusStopped, out.ExitCode,
 			fmt.Sprintf("%s: runall was stopped by %s", c.failureReason(out), proc.SignalName(stop)))

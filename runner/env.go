@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/runall/runall/runner/admit"
@@ -26,7 +25,7 @@ func (r *run) baseEnv() []string {
 func (r *run) taskEnv(t *plan.Task, env []string, p *admit.Placement) []string {
 	env = slices.Clone(env)
 	for _, v := range t.Env {
-		val := os.Expand(v.Value, func(name string) string { s, _ := proc.Lookup(env, name); return s })
+		val := plan.Expand(v.Value, func(name string) (string, bool) { return proc.Lookup(env, name) })
 		env = proc.Setenv(env, v.Name, val)
 	}
 	env = proc.Setenv(env, "RUNALL_TASK_NAME", t.Name)

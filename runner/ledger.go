@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -16,7 +15,7 @@ import (
 // their first consumer), and whether the run was halted, failed or interrupted.
 // results() reads it at the end.
 type ledger struct {
-	mask *strings.Replacer
+	mask *masker
 
 	mu          sync.Mutex
 	byID        map[int]*results.Task // results of command tasks, by Task.ID
@@ -25,7 +24,7 @@ type ledger struct {
 	interrupted syscall.Signal        // 0 unless a signal stopped the run
 }
 
-func newLedger(mask *strings.Replacer) *ledger {
+func newLedger(mask *masker) *ledger {
 	return &ledger{mask: mask, byID: map[int]*results.Task{}}
 }
 

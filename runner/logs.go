@@ -1,9 +1,13 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/runall/runall/runner/plan"
@@ -15,15 +19,16 @@ type logs struct {
 	dir      string
 	resolve  func(path string) string // a task file's path, against the run's directory
 	combined *lockedFile              // config log-path; nil when unset
+	failed   *writeFailures
 
 	mu    sync.Mutex
 	extra map[string]*lockedFile // a task's log-path, shared by tasks that name one file
 }
 
 func openLogs(dir, combinedPath string, resolve func(string) string) (*logs, error) {
-	l := &logs{dir: dir, resolve: resolve, extra: map[string]*lockedFile{}}
+	l := &logs{dir: dir, resolve: resolve, extra: map[string]*lockedFile{}, failed: &writeFailures{}}
 	if combinedPath != "" {
-		f, err := openAppend(resolve(combinedPath))
+		f, err := openAppend(resolve(combinedPath), l.failed)
 		if err != nil {
 			return nil, fmt.Errorf("config log-path: %w", err)
 		}
@@ -40,11 +45,12 @@ func (l *logs) taskLogPath(t *plan.Task) string {
 // open opens everything a task's output goes to. A log-path that cannot be opened is
 // reported through warn and left out; the task's own log is a must.
 func (l *logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
-	f, err := os.OpenFile(l.taskLogPath(t), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	path := l.taskLogPath(t)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	tl := &taskLog{own: f, combined: l.combined}
+	tl := &taskLog{own: &logFile{f: f, failed: l.failed}, combined: l.combined, warn: warn}
 	if t.LogPath != "" {
 		path := l.resolve(t.LogPath)
 		if tl.extra, err = l.extraLog(path); err != nil {
@@ -60,7 +66,7 @@ func (l *logs) extraLog(path string) (*lockedFile, error) {
 	if f, ok := l.extra[path]; ok {
 		return f, nil
 	}
-	f, err := openAppend(path)
+	f, err := openAppend(path, l.failed)
 	if err != nil {
 		return nil, err
 	}
@@ -79,34 +85,107 @@ func (l *logs) close() {
 
 // taskLog is where one task's output goes.
 type taskLog struct {
-	own      *os.File
-	combined *lockedFile // nil when unset
-	extra    *lockedFile // nil when unset
+	own      *logFile
+	combined *lockedFile  // nil when unset
+	extra    *lockedFile  // nil when unset
+	warn     func(string) // says that a log could not be written, once per file
 }
 
 // line writes one line of output everywhere; mark writes runall's own note (an attempt's
 // start and end) to the task's log alone.
 func (tl *taskLog) line(s string) {
-	tl.own.WriteString(s + "\n")
+	tl.own.write(s+"\n", tl.warn)
 	if tl.combined != nil {
-		tl.combined.WriteString(s + "\n")
+		tl.combined.write(s+"\n", tl.warn)
 	}
 	if tl.extra != nil {
-		tl.extra.WriteString(s + "\n")
+		tl.extra.write(s+"\n", tl.warn)
 	}
 }
 
-func (tl *taskLog) mark(format string, args ...any) { fmt.Fprintf(tl.own, "== "+format+"\n", args...) }
+func (tl *taskLog) mark(format string, args ...any) {
+	tl.own.write(fmt.Sprintf("== "+format+"\n", args...), tl.warn)
+}
 
-func (tl *taskLog) close() { tl.own.Close() }
+func (tl *taskLog) close() { tl.own.close(tl.warn) }
+
+// logFile is one task's own log.
+type logFile struct {
+	f      *os.File
+	failed *writeFailures
+}
+
+func (l *logFile) write(s string, warn func(string)) {
+	if _, err := l.f.WriteString(s); err != nil {
+		l.failed.note(l.f.Name(), err, warn)
+	}
+}
+
+func (l *logFile) close(warn func(string)) {
+	if err := l.f.Close(); err != nil {
+		l.failed.note(l.f.Name(), err, warn)
+	}
+}
+
+// writeFailures are the log files that could not be written (a full disk): each is
+// reported once, when it first fails, and the run's end says its record is incomplete.
+// The tasks go on: their outcome does not depend on their logs.
+type writeFailures struct {
+	mu    sync.Mutex
+	files []string // "path: error", in the order they failed
+	seen  map[string]bool
+}
+
+func (w *writeFailures) note(path string, err error, warn func(string)) {
+	w.mu.Lock()
+	if w.seen[path] {
+		w.mu.Unlock()
+		return
+	}
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+	}
+	w.seen[path] = true
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // its text would repeat the path
+	}
+	msg := fmt.Sprintf("%s: %v", path, err)
+	w.files = append(w.files, msg)
+	w.mu.Unlock()
+	if warn != nil {
+		warn("could not write the log " + msg + ": it is incomplete from here")
+	}
+}
+
+// list is what failed, "path: error" each.
+func (w *writeFailures) list() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.files)
+}
+
+// ErrIncompleteRecord is a run whose tasks' logs could not all be written: its exit code
+// is 1 even when every task succeeded, since what it leaves is not the whole record.
+var ErrIncompleteRecord = errors.New("the run's record is incomplete")
+
+// incomplete is an error naming the logs that could not be written, nil when none.
+func (l *logs) incomplete() error {
+	files := l.failed.list()
+	if len(files) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d log file(s) could not be written (%s)", ErrIncompleteRecord, len(files), strings.Join(files, "; "))
+}
 
 // lockedFile is a log file written by several tasks at once, a line at a time.
 type lockedFile struct {
-	mu sync.Mutex
-	f  *os.File
+	mu     sync.Mutex
+	f      *os.File
+	failed *writeFailures
 }
 
-func openAppend(path string) (*lockedFile, error) {
+func openAppend(path string, failed *writeFailures) (*lockedFile, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
@@ -116,17 +195,24 @@ func openAppend(path string) (*lockedFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &lockedFile{f: f}, nil
+	return &lockedFile{f: f, failed: failed}, nil
 }
 
-func (l *lockedFile) WriteString(s string) {
+func (l *lockedFile) write(s string, warn func(string)) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, _ = l.f.WriteString(s)
+	_, err := l.f.WriteString(s)
+	l.mu.Unlock()
+	if err != nil {
+		l.failed.note(l.f.Name(), err, warn)
+	}
 }
 
 func (l *lockedFile) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.f.Close()
+	err := l.f.Close()
+	if err != nil {
+		l.failed.note(l.f.Name(), err, nil)
+	}
+	return err
 }

@@ -1,9 +1,12 @@
 package runner
 
 import (
+	"cmp"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/s3sync"
@@ -36,31 +39,122 @@ func isSecretName(name string, extra []string) bool {
 	return false
 }
 
-// secretMasker replaces the values of secret variables with "****" in everything runall
-// writes: output lines, logs, results. A task that prints its environment leaks nothing.
+// masker replaces the values of secret variables with "****" in everything runall writes:
+// output lines, logs, results, task names. A task that prints its environment leaks
+// nothing. It learns the secrets a task exports (a setup step's export WANDB_API_KEY=...)
+// as the run goes. Safe for concurrent use.
+type masker struct {
+	extra []string // config mask:
+
+	mu      sync.RWMutex
+	values  []string
+	r       *strings.Replacer
+	longest int
+}
+
+// secretMasker is a masker of the secrets in environ and the task file: variables with
+// secret names, task env: values, and notify's.
 // Values shorter than 4 bytes are left alone: masking "1" or "yes" would garble every line.
-func secretMasker(environ []string, p *plan.Plan) *strings.Replacer {
+func secretMasker(environ []string, p *plan.Plan) *masker {
+	m := &masker{extra: p.Config.Mask}
 	var values []string
-	add := func(name, value string) {
-		if len(value) >= 4 && isSecretName(name, p.Config.Mask) {
-			values = append(values, value)
-		}
-	}
 	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		add(k, v)
+		if v, ok := m.secretOf(kv); ok {
+			values = append(values, v)
+		}
 	}
 	plan.Walk(p.Tasks, func(t *plan.Task) {
 		for _, e := range t.Env {
-			add(e.Name, e.Value)
+			if v, ok := m.secretOf(e.Name + "=" + e.Value); ok {
+				values = append(values, v)
+			}
+		}
+		for _, kv := range assignments(t.Cmd) {
+			if v, ok := m.secretOf(kv); ok {
+				values = append(values, v)
+			}
 		}
 	})
 	values = append(values, notifySecrets(environ, p)...)
+	m.add(values)
+	return m
+}
+
+// secretOf is the value of NAME=value when it is a secret to mask.
+func (m *masker) secretOf(kv string) (string, bool) {
+	k, v, _ := strings.Cut(kv, "=")
+	return v, len(v) >= 4 && isSecretName(k, m.extra)
+}
+
+// assignmentRE is NAME=value in a shell command, the value bare or quoted.
+var assignmentRE = regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|'[^']*'|[^\s;&|)]+)`)
+
+// assignments are the NAME=value pairs a command sets (export WANDB_API_KEY=...): a secret
+// written into a command is a secret from the start, in the name it gives an unnamed task
+// too.
+func assignments(cmd string) []string {
+	var out []string
+	for _, m := range assignmentRE.FindAllStringSubmatch(cmd, -1) {
+		out = append(out, m[1]+"="+strings.Trim(m[2], `"'`))
+	}
+	return out
+}
+
+// learn adds the secrets among exported NAME=value pairs.
+func (m *masker) learn(exported []string) {
+	var values []string
+	for _, kv := range exported {
+		if v, ok := m.secretOf(kv); ok {
+			values = append(values, v)
+		}
+	}
+	if len(values) > 0 {
+		m.add(values)
+	}
+}
+
+func (m *masker) add(values []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	values = append(slices.Clone(m.values), values...)
 	// Longest first, so that a secret containing another is masked whole.
-	slices.SortFunc(values, func(a, b string) int { return len(b) - len(a) })
+	slices.SortFunc(values, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	m.values = slices.Compact(values)
 	var pairs []string
-	for _, v := range slices.Compact(values) {
+	for _, v := range m.values {
 		pairs = append(pairs, v, "****")
 	}
-	return strings.NewReplacer(pairs...)
+	m.r = strings.NewReplacer(pairs...)
+	m.longest = 0
+	if len(m.values) > 0 {
+		m.longest = len(m.values[0])
+	}
+}
+
+// Replace masks the secrets in s.
+func (m *masker) Replace(s string) string {
+	m.mu.RLock()
+	r := m.r
+	m.mu.RUnlock()
+	return r.Replace(s)
+}
+
+// Longest is the length in bytes of the longest secret, so that a line split for its
+// length is masked across the split (proc.Masker).
+func (m *masker) Longest() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.longest
+}
+
+// maskNames masks the secrets in task names and matrix values, which runall writes
+// everywhere: output, results, the report, log file names, the state file, S3 markers. A
+// name taken from a command or from $1 may hold a token.
+func maskNames(p *plan.Plan, m *masker) {
+	plan.Walk(p.Tasks, func(t *plan.Task) {
+		t.Name = m.Replace(t.Name)
+		for i := range t.Params {
+			t.Params[i].Value = m.Replace(t.Params[i].Value)
+		}
+	})
 }

@@ -33,7 +33,11 @@ type metrics struct {
 	s3Files   *prometheus.CounterVec
 	host      *hostGauges // nil when no task sets memory:
 
-	running map[*plan.Task]bool // tasks with an attempt running; only Event touches it
+	// A task is pending, running or finished, never two at once: pending is what is
+	// neither of the others (an attempt that ran out of GPU memory is pending again).
+	// Only Event touches these.
+	running     map[*plan.Task]bool // tasks with an attempt running
+	total, done int
 }
 
 func newMetrics(p *plan.Plan) *metrics {
@@ -70,9 +74,8 @@ func newMetrics(p *plan.Plan) *metrics {
 	if p.NeedsHost() {
 		m.host = newHostGauges(m.reg)
 	}
-	n := 0
-	plan.WalkCommands(p.Tasks, func(*plan.Task) { n++ })
-	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(n))
+	plan.WalkCommands(p.Tasks, func(*plan.Task) { m.total++ })
+	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(m.total))
 	for _, s := range []results.Status{results.StatusRunning, results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusSkipped, results.StatusStopped} {
 		m.tasks.WithLabelValues(string(s)).Set(0)
 	}
@@ -96,6 +99,7 @@ func (m *metrics) Event(ev event.Event, _ func(event.Event)) {
 	case ev.Kind == event.TaskEnded && ev.Final, ev.Kind == event.TaskSkipped:
 		m.finished(ev)
 	}
+	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(max(m.total-len(m.running)-m.done, 0)))
 }
 
 func (m *metrics) finished(ev event.Event) {
@@ -103,7 +107,7 @@ func (m *metrics) finished(ev event.Event) {
 	if ev.Kind == event.TaskSkipped {
 		s = results.StatusSkipped
 	}
-	m.tasks.WithLabelValues(string(results.StatusPending)).Dec()
+	m.done++
 	m.tasks.WithLabelValues(string(s)).Inc()
 	if s == results.StatusSkipped {
 		return

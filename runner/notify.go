@@ -31,7 +31,11 @@ func (r *run) notify(body []byte, interrupted bool) {
 		return
 	}
 	lookup := getenv(r.baseEnv())
-	target := os.Expand(n.URL, lookup)
+	target, err := expandStrict(n.URL, r.baseEnv())
+	if err != nil {
+		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("notify: url: %v: not sent", err)})
+		return
+	}
 	shown := plan.RedactURL(target)
 	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("notify: url %s is not an http(s) address after expanding ${VARS}: not sent", r.mask.Replace(shown))})
@@ -43,7 +47,7 @@ func (r *run) notify(body []byte, interrupted bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
-	client := &http.Client{}
+	client := &http.Client{CheckRedirect: refuseRedirect}
 	wait := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		status, err := postOnce(ctx, client, target, n.Headers, lookup, body)
@@ -75,8 +79,11 @@ type permanentError struct {
 }
 
 func (e *permanentError) Error() string {
-	if e.status == 0 {
+	switch {
+	case e.status == 0:
 		return e.why + ": not retried"
+	case e.why != "":
+		return fmt.Sprintf("HTTP %d %s %s", e.status, http.StatusText(e.status), e.why)
 	}
 	return fmt.Sprintf("HTTP %d %s: not retried", e.status, http.StatusText(e.status))
 }
@@ -110,12 +117,31 @@ func postOnce(ctx context.Context, client *http.Client, target string, headers [
 	}
 	resp.Body.Close()
 	switch {
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return 0, &permanentError{status: resp.StatusCode, why: redirectWhy(resp)}
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		return resp.StatusCode, nil
 	case resp.StatusCode >= 500, resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusRequestTimeout:
 		return 0, fmt.Errorf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	}
 	return 0, &permanentError{status: resp.StatusCode}
+}
+
+// refuseRedirect keeps the webhook's answer as it is: a redirect is not followed, so that
+// the body and its headers (a token) go only to the address the task file names. Go drops
+// Authorization on a redirect to another host, but not X-Api-Key or the body.
+func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// redirectWhy names where a redirect pointed, redacted as the URL is.
+func redirectWhy(resp *http.Response) string {
+	loc := resp.Header.Get("Location")
+	if loc == "" {
+		return "with no Location: redirects are not followed"
+	}
+	if u, err := resp.Request.URL.Parse(loc); err == nil {
+		loc = u.String()
+	}
+	return "to " + plan.RedactURL(loc) + ": redirects are not followed"
 }
 
 // notifySecrets are the values config notify must not show: header values (whole, and

@@ -80,13 +80,15 @@ func (r *run) uploadResults(body []byte) {
 	if r.sync == nil || len(r.sync.spec.Upload) == 0 {
 		return
 	}
-	to := os.Expand(r.sync.spec.Upload[0].To, getenv(r.baseEnv()))
-	if !strings.HasPrefix(to, "s3://") {
+	to, err := expandStrict(r.sync.spec.Upload[0].To, r.baseEnv())
+	if err != nil || !strings.HasPrefix(to, "s3://") {
 		return
 	}
 	base := results.RunURL(to, r.id)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := r.halt.finalUpload(r.ledger.stoppedBy() != 0, r.opts.Grace)
 	defer cancel()
+	ctx, cancelMinute := context.WithTimeout(ctx, time.Minute)
+	defer cancelMinute()
 	files := map[string][]byte{ResultsFile: body}
 	for _, name := range []string{results.SamplesFile, ReportFile} {
 		b, err := os.ReadFile(filepath.Join(r.logDir, name))

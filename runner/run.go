@@ -42,8 +42,8 @@ type Options struct {
 	ResultsFile string        // --results: a JSON summary of the run
 	Grace       time.Duration // between SIGTERM and SIGKILL when stopping (default 20s)
 
-	// Signals delivers SIGINT/SIGTERM. The first stops the run gracefully, a second SIGINT
-	// kills at once.
+	// Signals delivers SIGINT/SIGTERM/SIGHUP. The first stops the run gracefully (and its
+	// downloads at once), a second kills at once and ends the final uploads.
 	Signals <-chan os.Signal
 
 	Probe    gpu.Probe // nil when there is no GPU; ProbeErr says why
@@ -96,7 +96,7 @@ type run struct {
 	start  time.Time
 	trials map[*plan.Task]bool // the children of parallel blocks
 
-	mask    *strings.Replacer // credentials out of everything runall writes
+	mask    *masker           // credentials out of everything runall writes
 	ledger  *ledger           // every task's result; halted, failed, interrupted
 	stream  *event.Stream     // the lifecycle events, to every consumer
 	out     *outputPump       // the output's consumer
@@ -114,15 +114,17 @@ type run struct {
 	met     *metrics // nil without --metrics-addr
 	claims  *claimer // nil unless trials are claimed (Options.Claims)
 	stop    *stopWhen
+	halt    *stopping // signals' effect on downloads and the final uploads
 }
 
 func newRun(p *plan.Plan, opts Options) (*run, error) {
 	opts = opts.withDefaults()
-	r := &run{plan: p, opts: opts, id: opts.RunID, procs: proc.NewTable(), running: executor.NewRunning(opts.Grace)}
+	r := &run{plan: p, opts: opts, id: opts.RunID, procs: proc.NewTable(), running: executor.NewRunning(opts.Grace), halt: newStopping()}
 	if r.id == "" {
 		r.id = newRunID(time.Now())
 	}
 	r.mask = secretMasker(opts.Environ, p)
+	maskNames(p, r.mask)
 	r.ledger = newLedger(r.mask)
 	r.plan = applyShard(p, opts.Shard)
 	r.stop = newStopWhen(r.plan)
@@ -250,6 +252,9 @@ func (r *run) runAll(ctx context.Context) error {
 	}
 	if err := r.startSync(ctx); err != nil {
 		r.skipAll(err)
+		if r.ledger.stoppedBy() != 0 {
+			return nil // a signal cancelled the downloads: the exit code is the signal's
+		}
 		return err
 	}
 	if r.admit != nil {
@@ -292,6 +297,8 @@ func (r *run) end(runErr error) (*results.Run, error) {
 		return res, &InterruptedError{Signal: interrupted}
 	case failed:
 		return res, ErrTaskFailed
+	case len(res.LogErrors) > 0:
+		return res, r.logs.incomplete()
 	}
 	return res, closeErr
 }
@@ -324,6 +331,7 @@ func (r *run) results() *results.Run {
 	res.Objective = objectiveOf(r.plan)
 	res.Best = res.Objective.BestTask(res.Tasks)
 	res.Stopped = r.stop.stoppedReason()
+	res.LogErrors = r.logs.failed.list()
 	return res
 }
 
@@ -351,11 +359,13 @@ func (r *run) watchSignals(cancel context.CancelFunc) (stop func()) {
 				if r.ledger.interrupt(sig) {
 					r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("received %s: stopping tasks (SIGKILL in %v)", proc.SignalName(sig), r.opts.Grace)})
 					r.procs.Signal(syscall.SIGTERM, true)
+					r.halt.first()
 					killTimer = time.AfterFunc(r.opts.Grace, func() { r.procs.Signal(syscall.SIGKILL, true) })
 					continue
 				}
 				r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("received %s again: killing tasks now", proc.SignalName(sig))})
 				r.procs.Signal(syscall.SIGKILL, true)
+				r.halt.second() // and gives up on the final uploads
 				if r.sync != nil && sig == syscall.SIGINT {
 					cancel() // a second Ctrl-C also gives up on uploads
 				}

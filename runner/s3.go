@@ -48,8 +48,10 @@ func (r *run) startSync(ctx context.Context) error {
 		return fmt.Errorf("s3: %w", err)
 	}
 	r.sync = &syncer{client: client, spec: spec, dest: map[string]*sync.Mutex{}}
+	dctx, stop := r.halt.download(ctx)
+	defer stop()
 	for _, d := range spec.Download {
-		if err := r.transfer(ctx, d, env, "download"); err != nil {
+		if err := r.transfer(dctx, d, env, "download"); err != nil {
 			return fmt.Errorf("%s: download %s: %w", d.Pos, os.Expand(d.From, lookup), err)
 		}
 	}
@@ -90,10 +92,19 @@ func (r *run) finishSync() error {
 		r.sync.periodic.Wait()
 	}
 	env := r.baseEnv()
+	ctx, cancel := r.halt.finalUpload(r.ledger.stoppedBy() != 0, r.opts.Grace)
+	defer cancel()
 	var firstErr error
 	for _, u := range r.sync.spec.Upload {
-		// A second Ctrl-C while uploading gives up; otherwise uploads finish.
-		if err := r.transfer(context.Background(), u, env, "upload"); err != nil {
+		// After a signal, the grace period at most; a second signal gives up at once.
+		if err := r.transfer(ctx, u, env, "upload"); err != nil {
+			if ctx.Err() != nil && r.ledger.stoppedBy() != 0 {
+				// The stop's bound ended it (--grace, or a second signal): said, and the
+				// exit code stays the signal's.
+				r.emit(event.Event{Kind: event.SyncProgress, Line: fmt.Sprintf(
+					"%s: upload %s: not complete: ended by the stop (--grace %v, or a second signal)", u.Pos, u.From, r.opts.Grace)})
+				continue
+			}
 			err = fmt.Errorf("%s: upload %s: %w", u.Pos, u.From, err)
 			r.emit(event.Event{Kind: event.SyncProgress, Line: err.Error()})
 			if firstErr == nil {
@@ -130,8 +141,19 @@ func (r *run) uploadAfter(ctx context.Context, t *plan.Task, ok bool) {
 
 // transfer runs one download or upload.
 func (r *run) transfer(ctx context.Context, tr plan.Transfer, env []string, direction string) error {
-	lookup := getenv(env)
-	src, dst := os.Expand(tr.From, lookup), os.Expand(tr.To, lookup)
+	src, err := expandStrict(tr.From, env)
+	if err != nil {
+		return fmt.Errorf("from: %w", err)
+	}
+	dst, err := expandStrict(tr.To, env)
+	if err != nil {
+		return fmt.Errorf("to: %w", err)
+	}
+	if direction == "upload" {
+		if err := plan.CheckDeleteRoot(tr, dst); err != nil {
+			return err
+		}
+	}
 	if !strings.HasPrefix(src, "s3://") {
 		src = r.taskPath(src)
 	}
@@ -152,10 +174,12 @@ func (r *run) transfer(ctx context.Context, tr plan.Transfer, env []string, dire
 	lock := r.sync.lockFor(dst)
 	lock.Lock()
 	defer lock.Unlock()
+	// Live: the sync line follows the transfer. Plain: a line at --status-every, only for
+	// a transfer that lasts that long.
 	var lastLine time.Time
 	every := time.Second / 4
 	if r.opts.Mode != output.Live {
-		every = 10 * time.Second
+		every, lastLine = r.opts.StatusEvery, time.Now()
 	}
 	st, err := r.sync.client.Sync(ctx, src, dst, s3sync.Options{
 		Exclude: exclude, Delete: tr.Delete, Extract: tr.Extract,
@@ -196,16 +220,16 @@ const markerDir = ".runall-done"
 // It is named by the trial's Key, which is unique in the plan: two trials with the same
 // name and command in different places have markers of their own.
 func (r *run) markerURL(t *plan.Task, env []string) string {
-	lookup := getenv(env)
 	key := trialKey(t) + ".json"
 	for _, u := range t.Upload {
-		if to := os.Expand(u.To, lookup); strings.HasPrefix(to, "s3://") {
+		if to, err := expandStrict(u.To, env); err == nil && strings.HasPrefix(to, "s3://") {
 			return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
 		}
 	}
 	if r.sync != nil && len(r.sync.spec.Upload) > 0 {
-		to := os.Expand(r.sync.spec.Upload[0].To, lookup)
-		return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
+		if to, err := expandStrict(r.sync.spec.Upload[0].To, env); err == nil {
+			return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
+		}
 	}
 	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,14 +17,22 @@ import (
 
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/results"
 )
 
 // prepare resolves what a task runs and where: url: downloads (and md5 checks) a script,
 // sudo: wraps the command when runall is not root.
 func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, err error) {
 	cmdline = t.Cmd
+	env := r.taskEnv(t, r.baseEnv(), nil)
 	if t.URL != "" {
-		script, err := r.scripts.fetch(ctx, t.URL, t.MD5)
+		url, err := expandStrict(t.URL, env)
+		if err != nil {
+			return "", "", fmt.Errorf("url: %w", err)
+		}
+		fctx, stop := r.halt.download(ctx) // a stop ends a hanging download at once
+		script, err := r.scripts.fetch(fctx, url, t.MD5)
+		stop()
 		if err != nil {
 			return "", "", err
 		}
@@ -44,7 +53,11 @@ func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, e
 	}
 	dir = r.plan.Dir
 	if t.Cwd != "" {
-		dir = r.taskPath(t.Cwd)
+		cwd, err := expandStrict(t.Cwd, env)
+		if err != nil {
+			return "", "", fmt.Errorf("cwd: %w", err)
+		}
+		dir = r.taskPath(cwd)
 	}
 	if dir != "" {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -52,6 +65,16 @@ func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, e
 		}
 	}
 	return cmdline, dir, nil
+}
+
+// failPrepare ends a task that could not be prepared: failed, or stopped when a stop
+// cancelled its script's download.
+func (r *run) failPrepare(t *plan.Task, err error) {
+	if stop := r.ledger.stoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
+		r.finish(t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)))
+		return
+	}
+	r.failUnrunnable(t, err.Error())
 }
 
 // scripts are the url: scripts of a run, downloaded once each into dir.

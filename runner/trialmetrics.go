@@ -3,7 +3,6 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -23,6 +23,10 @@ import (
 // maxMetricsFile bounds what is read of a metrics file: a history of a few thousand epochs
 // is far smaller; a bigger file is a mistake (a checkpoint named by metrics:, say).
 const maxMetricsFile = 16 << 20
+
+// metricsReadTimeout bounds the read of a metrics file, so that a stalled filesystem
+// cannot hold the trial's end (and the scheduler behind it) for ever.
+const metricsReadTimeout = 10 * time.Second
 
 // recordMetrics reads the task's metrics file, records its metrics in its result and
 // reports what could not be read, in its log and the output.
@@ -47,7 +51,11 @@ func (r *run) recordMetrics(c *command, dir string, env []string, ok bool) {
 // readMetricsFile reads metrics: (${VAR}s expanded against the task's environment,
 // relative to its directory). A file older than the task is an earlier run's: left out.
 func (r *run) readMetricsFile(c *command, dir string, env []string, started time.Time, ok bool) {
-	path := os.Expand(c.t.Metrics, getenv(env))
+	path, err := expandStrict(c.t.Metrics, env)
+	if err != nil {
+		c.metrics.Warn("metrics %s: %v: not read", c.t.Metrics, err)
+		return
+	}
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
@@ -64,27 +72,21 @@ func (r *run) readMetricsFile(c *command, dir string, env []string, started time
 	case fi.IsDir():
 		c.metrics.Warn("metrics file %s: is a directory: name the JSON file the command writes", path)
 		return
+	case !fi.Mode().IsRegular():
+		c.metrics.Warn("metrics file %s: %v", path, metric.ErrNotRegular)
+		return
 	case !started.IsZero() && fi.ModTime().Before(started.Add(-time.Second)):
 		// A second's slack: some filesystems keep coarse times.
 		c.metrics.Warn("metrics file %s: last written %s, before this task started (an earlier run's?): left out",
 			path, fi.ModTime().Format(time.RFC3339))
 		return
 	}
-	f, err := os.Open(path)
+	data, err := metric.ReadFile(path, maxMetricsFile, metricsReadTimeout)
 	if err != nil {
 		c.metrics.Warn("metrics file %s: %v", path, err)
 		return
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxMetricsFile+1))
-	switch {
-	case err != nil:
-		c.metrics.Warn("metrics file %s: %v", path, err)
-	case len(data) > maxMetricsFile:
-		c.metrics.Warn("metrics file %s: larger than %d MiB: not a metrics file?", path, maxMetricsFile>>20)
-	default:
-		c.metrics.File(path, data)
-	}
+	c.metrics.File(path, data)
 }
 
 // paramsOf is a task's for-each or matrix values as its result records them.

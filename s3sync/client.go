@@ -1,6 +1,7 @@
 package s3sync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -170,7 +171,7 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 		// Many small objects in parallel: keep a connection per worker instead of the
 		// default handful, or each request pays a new handshake.
 		t.MaxIdleConns = 256
-		t.MaxIdleConnsPerHost = 256
+		t.MaxIdleConnsPerHost = max(connsPerHost, defaultConcurrency)
 		t.ResponseHeaderTimeout = 2 * time.Minute
 	})
 	loadOpts := []func(*config.LoadOptions) error{
@@ -205,7 +206,9 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 		s.endpoint = *cfg.BaseEndpoint // from a profile's endpoint_url
 	}
 	api := s3.NewFromConfig(cfg, func(o *s3.Options) {
-		o.APIOptions = append(o.APIOptions, addPresetPayloadHash)
+		// Parts are sent straight from the file and checked by their CRC32C: waiting a
+		// round trip for "100 Continue" before each would only slow them down.
+		o.ContinueHeaderThresholdBytes = -1
 		if s.endpoint != "" {
 			o.BaseEndpoint = aws.String(s.endpoint)
 			// Custom endpoints (MinIO and most S3-compatible servers) do not serve
@@ -233,8 +236,8 @@ func (c *Client) PutObject(ctx context.Context, rawURL string, body []byte) erro
 		return fmt.Errorf("put %s: the URL names a prefix, not an object", rawURL)
 	}
 	_, err = c.store.upload(ctx, transfer{
-		bucket: loc.bucket, key: loc.key, size: int64(len(body)), sha: sha256Hex(body),
-	}, newBytesReader(body))
+		bucket: loc.bucket, key: loc.key, size: int64(len(body)), sums: sumBytes(body),
+	}, bytes.NewReader(body))
 	if err != nil {
 		return c.wrap(err, "put %s", rawURL)
 	}

@@ -1,6 +1,7 @@
 package s3sync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,7 +52,7 @@ func (c *Client) PutIf(ctx context.Context, rawURL string, body []byte, cond Con
 		return "", err
 	}
 	in := &s3.PutObjectInput{
-		Bucket: aws.String(loc.bucket), Key: aws.String(loc.key), Body: newBytesReader(body),
+		Bucket: aws.String(loc.bucket), Key: aws.String(loc.key), Body: bytes.NewReader(body),
 		ContentLength: aws.Int64(int64(len(body))), ContentType: aws.String("application/json"),
 	}
 	if cond.IfNoneMatch {
@@ -60,7 +61,6 @@ func (c *Client) PutIf(ctx context.Context, rawURL string, body []byte, cond Con
 	if cond.IfMatch != "" {
 		in.IfMatch = aws.String(`"` + cond.IfMatch + `"`)
 	}
-	ctx = context.WithValue(ctx, payloadHashesKey{}, &payloadHashes{whole: sha256Hex(body)})
 	out, err := api.PutObject(ctx, in)
 	if err != nil {
 		if isPrecondition(err) {

@@ -2,8 +2,13 @@ package s3sync
 
 import (
 	"context"
+	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -128,15 +133,18 @@ func (j *job) fetch(ctx context.Context, bucket string, obj object, rel, dest st
 	}()
 	got := object{key: obj.key, etag: obj.etag, sha: emptySHA}
 	if obj.size > 0 {
-		release, err := j.bigTransfer(ctx, obj.size)
-		if err != nil {
-			return object{}, stamp{}, err
+		if obj.size >= defaultPartSize {
+			preallocate(f, obj.size)
 		}
 		cnt := &counter{m: j.m}
-		got, err = j.c.store.download(ctx, transfer{
-			bucket: bucket, key: obj.key, size: obj.size, partSize: j.opts.PartSize, progress: cnt.add,
+		var crc uint32
+		got, crc, err = j.c.store.download(ctx, transfer{
+			bucket: bucket, key: obj.key, size: obj.size, etag: obj.etag,
+			partSize: j.partSize(obj.size), progress: cnt.add,
 		}, f)
-		release()
+		if err == nil {
+			err = verify(ctx, f, got, crc)
+		}
 		cnt.finish(obj.size, err == nil)
 		if err != nil {
 			return object{}, stamp{}, err
@@ -214,4 +222,47 @@ func (j *job) intact(files map[string]stamp) bool {
 		}
 	}
 	return true
+}
+
+// errCorrupt says that downloaded bytes do not match the object's checksum.
+var errCorrupt = errors.New("the downloaded bytes do not match the object's checksum; nothing was written (try again)")
+
+// verify checks the downloaded file f against what the object says of its content: the
+// CRC32C runall stored (computed while writing: free), else the SHA-256 runall stored, else
+// a single-part object's ETag, its MD5 (both cost a read of the file).
+func verify(ctx context.Context, f *os.File, got object, crc uint32) error {
+	var h hash.Hash
+	var want string
+	switch {
+	case got.hasCRC:
+		if crc != got.crc {
+			return fmt.Errorf("%w (CRC32C %s, want %s)", errCorrupt, crcHex(crc), crcHex(got.crc))
+		}
+		return nil
+	case got.sha != "":
+		h, want = sha256.New(), got.sha
+	case got.plainETag:
+		h, want = md5.New(), got.etag
+	default:
+		return nil // nothing to check against but the size
+	}
+	buf := make([]byte, hashBufSize)
+	r := io.NewSectionReader(f, 0, got.size)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		h.Write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); sum != want {
+		return fmt.Errorf("%w (%s, want %s)", errCorrupt, sum, want)
+	}
+	return nil
 }

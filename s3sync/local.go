@@ -125,37 +125,6 @@ func hashFile(p string, size int64, withMD5 bool) (sha, md5sum string, err error
 	return sha, md5sum, nil
 }
 
-// partSize is the part size for an upload of size bytes: the wanted one, raised when the
-// file would need more than S3's 10,000 parts.
-func partSizeFor(size, want int64) int64 {
-	if size/want >= 10000 {
-		return size/10000 + 1
-	}
-	return want
-}
-
-// hashParts reads the first size bytes of f once and returns their SHA-256 and each
-// partSize part's SHA-256, which the request signer needs.
-func hashParts(f io.ReaderAt, size, partSize int64) (string, []string, error) {
-	whole, part := sha256.New(), sha256.New()
-	w := io.MultiWriter(whole, part)
-	var parts []string
-	buf := make([]byte, 1<<20)
-	for off := int64(0); off < size; off += partSize {
-		n := min(partSize, size-off)
-		part.Reset()
-		got, err := io.CopyBuffer(w, io.NewSectionReader(f, off, n), buf)
-		if err != nil {
-			return "", nil, err
-		}
-		if got != n {
-			return "", nil, errors.New("the file shrank while it was read")
-		}
-		parts = append(parts, hex.EncodeToString(part.Sum(nil)))
-	}
-	return hex.EncodeToString(whole.Sum(nil)), parts, nil
-}
-
 // checkRel refuses an object key whose path under the destination would not be a plain
 // relative path: "..", absolute, or with empty or "." segments.
 func checkRel(key, rel, root string) error {

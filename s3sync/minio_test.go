@@ -365,20 +365,57 @@ func TestMinIORestartMidTransfer(t *testing.T) {
 	}
 }
 
-// TestMinIOSignsWithPrecomputedHashes shows that uploads are signed with the hashes runall
-// computed: wrong ones make the server refuse the bytes.
-func TestMinIOSignsWithPrecomputedHashes(t *testing.T) {
+// TestMinIOVerifiesChecksums shows that the server checks the CRC32C runall sends with each
+// request (the payload itself is unsigned): a wrong one makes it refuse the bytes, and a
+// multipart upload refused that way is aborted, not left behind.
+func TestMinIOVerifiesChecksums(t *testing.T) {
 	srv := miniotest.Shared(t)
 	bucket := srv.NewBucket(t)
 	c := minioClient(t, srv)
+	ctx := context.Background()
 	body := []byte("payload")
-	_, err := c.store.upload(context.Background(), transfer{bucket: bucket, key: "k", size: int64(len(body)), sha: sha256Hex([]byte("other"))},
-		bytes.NewReader(body))
-	if err == nil {
-		t.Fatal("upload signed with a wrong payload hash succeeded: the precomputed hash is not used")
+	wrong := sumBytes([]byte("other"))
+	if _, err := c.store.upload(ctx, transfer{bucket: bucket, key: "k", size: int64(len(body)), sums: wrong}, bytes.NewReader(body)); err == nil {
+		t.Fatal("a PUT with a wrong CRC32C succeeded: the server does not check it")
 	}
-	if _, err := c.store.upload(context.Background(), transfer{bucket: bucket, key: "k", size: int64(len(body)), sha: sha256Hex(body)},
-		bytes.NewReader(body)); err != nil {
+	if _, err := c.store.upload(ctx, transfer{bucket: bucket, key: "k", size: int64(len(body)), sums: sumBytes(body)}, bytes.NewReader(body)); err != nil {
 		t.Fatal(err)
 	}
+
+	big := randomBytes(11 << 20)
+	sm, err := sumFile(context.Background(), bytes.NewReader(big), int64(len(big)), minPartSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm.parts[1] ^= 1
+	var opened, closed int
+	tr := transfer{bucket: bucket, key: "big", size: int64(len(big)), sums: sm, partSize: minPartSize,
+		track: func(_ string, open bool) {
+			if open {
+				opened++
+			} else {
+				closed++
+			}
+		}}
+	if _, err := c.store.upload(ctx, tr, bytes.NewReader(big)); err == nil {
+		t.Fatal("a part with a wrong CRC32C was accepted")
+	}
+	if opened != 1 || closed != 1 {
+		t.Errorf("tracked %d opened, %d closed uploads; want 1 and 1 (aborted)", opened, closed)
+	}
+	if n := openUploads(t, srv, bucket, "big"); n != 0 {
+		t.Errorf("%d multipart uploads left behind", n)
+	}
+}
+
+// openUploads counts the multipart uploads of key in progress. MinIO lists the uploads of
+// one object at a time: the prefix must be the key.
+func openUploads(t testing.TB, srv *miniotest.Server, bucket, key string) int {
+	t.Helper()
+	out, err := srv.Client().ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{
+		Bucket: aws.String(bucket), Prefix: aws.String(key)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(out.Uploads)
 }

@@ -19,7 +19,7 @@ type Progress struct {
 	Files, FilesTotal int64
 	Bytes, BytesTotal int64
 	Elapsed           time.Duration
-	Rate              float64       // bytes per second since the sync started
+	Rate              float64       // bytes per second over the last few seconds (Done: over the whole sync)
 	ETA               time.Duration // 0 when unknown
 	Done              bool          // the last call
 }
@@ -103,20 +103,42 @@ type meter struct {
 	deleted               atomic.Int64
 
 	mu         sync.Mutex // held while calling the callbacks
+	recent     []sample   // the progress reports of the last rateWindow, for the current rate
 	onProgress func(Progress)
 	onAction   func(Action)
 	held       []Action // non-nil: hold actions for release
 }
 
+// sample is the bytes moved at one moment.
+type sample struct {
+	at    time.Time
+	bytes int64
+}
+
+// rateWindow is how far back the current rate looks: long enough to smooth parts that
+// finish in bursts, short enough to follow a change of pace, as aws-cli's rate does.
+const rateWindow = 5 * time.Second
+
+// snapshot is the progress now; m.mu must be held.
 func (m *meter) snapshot(done bool) Progress {
+	now := time.Now()
 	p := Progress{
 		Scanning: m.scanning.Load() && !done, Scanned: m.scanned.Load(),
 		Files: m.files.Load(), FilesTotal: m.filesTotal.Load(),
 		Bytes: m.bytes.Load(), BytesTotal: m.bytesTotal.Load(),
-		Elapsed: time.Since(m.start), Done: done,
+		Elapsed: now.Sub(m.start), Done: done,
 	}
 	if secs := p.Elapsed.Seconds(); secs > 0 {
 		p.Rate = float64(p.Bytes) / secs
+	}
+	m.recent = append(m.recent, sample{at: now, bytes: p.Bytes})
+	for len(m.recent) > 2 && now.Sub(m.recent[1].at) >= rateWindow {
+		m.recent = m.recent[1:]
+	}
+	if first := m.recent[0]; !done && len(m.recent) > 1 {
+		if dt := now.Sub(first.at).Seconds(); dt > 0 {
+			p.Rate = float64(p.Bytes-first.bytes) / dt
+		}
 	}
 	if p.Rate > 0 && p.BytesTotal > p.Bytes {
 		p.ETA = time.Duration(float64(p.BytesTotal-p.Bytes) / p.Rate * float64(time.Second))

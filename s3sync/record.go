@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -23,6 +24,16 @@ type record struct {
 	Remote  string           `json:"remote"`
 	Files   map[string]entry `json:"files"`
 	Archive *archiveEntry    `json:"archive,omitempty"`
+	// Uploads are multipart uploads begun and not yet completed or aborted.
+	Uploads []openUpload `json:"uploads,omitempty"`
+}
+
+// openUpload is a multipart upload in progress, recorded (and saved) before its first part
+// is sent, so that a sync killed mid-upload leaves the next one a way to abort it.
+type openUpload struct {
+	Bucket string `json:"bucket"`
+	Key    string `json:"key"`
+	ID     string `json:"id"`
 }
 
 // entry is the record of one file: its local stamp, the object's ETag and, when known, the
@@ -87,9 +98,10 @@ func isRacy(mtime int64, seen time.Time) bool {
 
 // recordStore loads and saves records, and collects the entries of a sync in progress.
 type recordStore struct {
-	path string
-	mu   sync.Mutex
-	rec  *record
+	path   string
+	mu     sync.Mutex
+	rec    *record
+	saveMu sync.Mutex // one save at a time, so that a later state is never overwritten by an earlier one
 }
 
 // recordPath names the record of the pair (endpoint, local, remote) under dir.
@@ -159,8 +171,28 @@ func (rs *recordStore) setArchive(a *archiveEntry) {
 	rs.rec.Archive = a
 }
 
+// trackUpload records a multipart upload begun (open) or ended, and saves the record at
+// once: the upload must be known even if this process is killed the next moment.
+func (rs *recordStore) trackUpload(bucket, key, id string, open bool) {
+	rs.mu.Lock()
+	rs.rec.Uploads = slices.DeleteFunc(rs.rec.Uploads, func(u openUpload) bool { return u.ID == id })
+	if open {
+		rs.rec.Uploads = append(rs.rec.Uploads, openUpload{Bucket: bucket, Key: key, ID: id})
+	}
+	rs.mu.Unlock()
+	rs.save() // a failure costs an orphan upload, not correctness; the final save reports it
+}
+
+func (rs *recordStore) openUploads() []openUpload {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return slices.Clone(rs.rec.Uploads)
+}
+
 // save writes the record atomically (temp file and rename).
 func (rs *recordStore) save() error {
+	rs.saveMu.Lock()
+	defer rs.saveMu.Unlock()
 	rs.mu.Lock()
 	b, err := json.Marshal(rs.rec)
 	rs.mu.Unlock()

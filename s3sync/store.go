@@ -1,7 +1,6 @@
 package s3sync
 
 import (
-	"bytes"
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
@@ -9,20 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
-	"path"
 	"strings"
-	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
-	tmtypes "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
-	"github.com/aws/smithy-go/middleware"
 )
 
 // store is what the sync engine needs from an object store. s3Store is the real one; the
@@ -32,32 +24,49 @@ type store interface {
 	list(ctx context.Context, bucket, prefix string, fn func(object) error) error
 	// head returns one object with its metadata, or an error wrapping errNotFound.
 	head(ctx context.Context, bucket, key string) (object, error)
-	// upload writes body (t.size bytes) as t.key, recording t.sha in the object's metadata,
+	// upload writes the first t.size bytes of src as t.key, with t.sums in its metadata,
 	// and returns the new ETag. The object appears whole or not at all.
-	upload(ctx context.Context, t transfer, body io.ReadSeeker) (etag string, err error)
+	upload(ctx context.Context, t transfer, src io.ReaderAt) (etag string, err error)
 	// download writes the object into w and returns what it read (ETag and metadata of
-	// the version it got).
-	download(ctx context.Context, t transfer, w io.WriterAt) (object, error)
+	// the version it got) and the CRC32C of the bytes it wrote.
+	download(ctx context.Context, t transfer, w io.WriterAt) (object, uint32, error)
+	// abortUpload discards a multipart upload; one that is gone already is not an error.
+	abortUpload(ctx context.Context, bucket, key, uploadID string) error
 	// remove deletes keys; absent keys are not an error.
 	remove(ctx context.Context, bucket string, keys []string) error
 }
 
 // object is what a listing or a HEAD tells about an object.
 type object struct {
-	key  string
-	size int64
-	etag string // without quotes
-	sha  string // hex SHA-256 of the content, from metadata (HEAD and GET only)
+	key    string
+	size   int64
+	etag   string // without quotes
+	sha    string // hex SHA-256 of the content, from metadata (HEAD and GET only)
+	crc    uint32 // CRC32C of the content, from metadata, when hasCRC
+	hasCRC bool
+	// plainETag: the ETag is the content's MD5 (GET only: a single-part object stored
+	// without SSE-KMS or SSE-C, which make it something else).
+	plainETag bool
 }
 
 // transfer is one object to move.
 type transfer struct {
 	bucket, key string
 	size        int64
-	sha         string        // upload: the content's hex SHA-256, stored as metadata
-	partSHAs    []string      // upload, multipart: each part's hex SHA-256, for signing
-	partSize    int64         // multipart part size and threshold; 0 = default
-	progress    func(n int64) // bytes moved since the last call; nil = none
+	// partSize splits the transfer: upload, the size of each part of a multipart upload
+	// (0: one PUT); download, the size of each ranged GET (0 or >= size: one GET).
+	partSize int64
+	progress func(n int64) // bytes moved since the last call; nil = none
+
+	// upload
+	sums  sums                             // checksums of the content, sums.parts by part
+	track func(uploadID string, open bool) // a multipart upload begun (open) and ended; nil = none
+	// beforeComplete is a last check before a multipart upload's parts become the object:
+	// an error aborts the upload instead. nil = none.
+	beforeComplete func() error
+
+	// download
+	etag string // the version to read, from the listing: every range must come from it
 }
 
 var errNotFound = errors.New("not found")
@@ -76,22 +85,14 @@ const minPartSize = 5 << 20
 
 type s3Store struct {
 	api *s3.Client
-	tm  *transfermanager.Client
+	// slots bounds the requests that move an object's bytes (a part, a range, a small
+	// object), over all files and syncs of a client: one pool of workers, sized with the
+	// HTTP client's connections per host.
+	slots chan struct{}
 }
 
 func newS3Store(api *s3.Client) *s3Store {
-	tm := transfermanager.New(api, func(o *transfermanager.Options) {
-		// The transfer manager overrides the client's checksum setting with its own,
-		// which defaults to CRC32 trailers: S3-compatible servers that reject them
-		// would fail every upload.
-		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-		o.DisableChecksumValidation = true
-		// Ranges, not part numbers: every S3-compatible server supports Range, not all
-		// support GET ?partNumber.
-		o.GetObjectType = tmtypes.GetObjectRanges
-		o.PartBodyMaxRetries = 5
-	})
-	return &s3Store{api: api, tm: tm}
+	return &s3Store{api: api, slots: make(chan struct{}, connsPerHost)}
 }
 
 func trimETag(s *string) string { return strings.Trim(aws.ToString(s), `"`) }
@@ -138,119 +139,6 @@ func shaFromMetadata(m map[string]string) string {
 		return v
 	}
 	return ""
-}
-
-// progressListener turns the transfer manager's running totals, which can arrive out of
-// order from parallel parts, into deltas.
-type progressListener struct {
-	seen atomic.Int64
-	fn   func(int64)
-}
-
-func (l *progressListener) OnObjectBytesTransferred(_ context.Context, ev *transfermanager.ObjectBytesTransferredEvent) {
-	for {
-		old := l.seen.Load()
-		if ev.BytesTransferred <= old {
-			return
-		}
-		if l.seen.CompareAndSwap(old, ev.BytesTransferred) {
-			l.fn(ev.BytesTransferred - old)
-			return
-		}
-	}
-}
-
-func (s *s3Store) tmOptions(t transfer) func(*transfermanager.Options) {
-	return func(o *transfermanager.Options) {
-		o.PartSizeBytes = partSizeOf(t)
-		o.MultipartUploadThreshold = partSizeOf(t)
-		if t.progress != nil {
-			o.ObjectProgressListeners.Register(&progressListener{fn: t.progress})
-		}
-	}
-}
-
-// partSizeOf is t's part size, which is also the multipart threshold.
-func partSizeOf(t transfer) int64 {
-	if t.partSize > 0 {
-		return t.partSize
-	}
-	return defaultPartSize
-}
-
-func (s *s3Store) upload(ctx context.Context, t transfer, body io.ReadSeeker) (string, error) {
-	var contentType *string
-	if ct := mime.TypeByExtension(path.Ext(t.key)); ct != "" {
-		contentType = aws.String(ct)
-	}
-	meta := map[string]string{metaSHA256: t.sha}
-	ctx = context.WithValue(ctx, payloadHashesKey{}, &payloadHashes{whole: t.sha, parts: t.partSHAs})
-	if t.size < partSizeOf(t) {
-		// One PUT: the transfer manager would only copy the body and add goroutines.
-		out, err := s.api.PutObject(ctx, &s3.PutObjectInput{
-			Bucket: aws.String(t.bucket), Key: aws.String(t.key), Body: body,
-			ContentLength: aws.Int64(t.size), Metadata: meta, ContentType: contentType,
-		})
-		if err != nil {
-			return "", err
-		}
-		if t.progress != nil {
-			t.progress(t.size)
-		}
-		return trimETag(out.ETag), nil
-	}
-	out, err := s.tm.UploadObject(ctx, &transfermanager.UploadObjectInput{
-		Bucket: aws.String(t.bucket), Key: aws.String(t.key), Body: body,
-		ContentLength: aws.Int64(t.size), Metadata: meta, ContentType: contentType,
-	}, s.tmOptions(t))
-	if err != nil {
-		return "", err
-	}
-	return trimETag(out.ETag), nil
-}
-
-// smallGetAttempts bounds the retries of a small GET whose body breaks off: the SDK retries
-// failed requests, not bodies that stop half-way.
-const smallGetAttempts = 5
-
-func (s *s3Store) download(ctx context.Context, t transfer, w io.WriterAt) (object, error) {
-	if t.size >= partSizeOf(t) {
-		out, err := s.tm.DownloadObject(ctx, &transfermanager.DownloadObjectInput{
-			Bucket:   aws.String(t.bucket),
-			Key:      aws.String(t.key),
-			WriterAt: w,
-		}, s.tmOptions(t))
-		if err != nil {
-			return object{}, err
-		}
-		return object{
-			key:  t.key,
-			size: aws.ToInt64(out.ContentLength),
-			etag: trimETag(out.ETag),
-			sha:  shaFromMetadata(out.Metadata),
-		}, nil
-	}
-	// One GET for a small object.
-	var lastErr error
-	for range smallGetAttempts {
-		out, err := s.api.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(t.bucket), Key: aws.String(t.key)})
-		if err != nil {
-			return object{}, err
-		}
-		n, err := io.Copy(io.NewOffsetWriter(w, 0), out.Body)
-		out.Body.Close()
-		if err == nil {
-			if t.progress != nil {
-				t.progress(n)
-			}
-			return object{key: t.key, size: n, etag: trimETag(out.ETag), sha: shaFromMetadata(out.Metadata)}, nil
-		}
-		if ctx.Err() != nil {
-			return object{}, ctx.Err()
-		}
-		lastErr = err
-	}
-	return object{}, fmt.Errorf("read s3://%s/%s: %w", t.bucket, t.key, lastErr)
 }
 
 func (s *s3Store) remove(ctx context.Context, bucket string, keys []string) error {
@@ -341,45 +229,4 @@ func md5Hex(b []byte) string {
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-func newBytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
-
-// payloadHashes carries the SHA-256s runall computed before an upload to the request
-// signer. Over http:// the SDK signs each request's payload and would hash every byte a
-// second time; over https:// the payload is otherwise unsigned, and this signs it for free.
-// A file that changes between hashing and sending makes the server refuse the upload
-// instead of storing bytes that do not match the recorded hash.
-type payloadHashes struct {
-	whole string   // PutObject
-	parts []string // UploadPart, by part number
-}
-
-type payloadHashesKey struct{}
-
-// presetPayloadHash hands payloadHashes from the context to the signer.
-type presetPayloadHash struct{}
-
-func (presetPayloadHash) ID() string { return "runall.PresetPayloadHash" }
-
-func (presetPayloadHash) HandleInitialize(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (
-	middleware.InitializeOutput, middleware.Metadata, error,
-) {
-	if ph, ok := ctx.Value(payloadHashesKey{}).(*payloadHashes); ok {
-		switch p := in.Parameters.(type) {
-		case *s3.PutObjectInput:
-			if ph.whole != "" {
-				ctx = v4.SetPayloadHash(ctx, ph.whole)
-			}
-		case *s3.UploadPartInput:
-			if n := int(aws.ToInt32(p.PartNumber)); n >= 1 && n <= len(ph.parts) {
-				ctx = v4.SetPayloadHash(ctx, ph.parts[n-1])
-			}
-		}
-	}
-	return next.HandleInitialize(ctx, in)
-}
-
-func addPresetPayloadHash(stack *middleware.Stack) error {
-	return stack.Initialize.Add(presetPayloadHash{}, middleware.After)
 }

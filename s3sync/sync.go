@@ -35,8 +35,9 @@ type Options struct {
 	// StateDir holds the records of past syncs; "" = $XDG_CACHE_HOME/runall/sync
 	// (~/.cache/runall/sync).
 	StateDir string
-	// PartSize is the multipart part size, and the size from which files go multipart;
-	// default 8 MiB, at least 5 MiB.
+	// PartSize is the multipart part size (and ranged-download size), and the size from
+	// which files go multipart; at least 5 MiB. 0: files from 8 MiB go multipart, in parts
+	// sized for throughput (8 to 64 MiB, more for files past S3's 10,000 parts).
 	PartSize int64
 }
 
@@ -71,8 +72,7 @@ type job struct {
 	m        *meter
 	rec      *recordStore
 	stateDir string
-	bigSem   chan struct{} // bounds multipart transfers, which hold part buffers
-	root     *os.Root      // download destination
+	root     *os.Root // download destination
 
 	errMu sync.Mutex
 	errs  []error
@@ -98,18 +98,14 @@ func (c *Client) Sync(ctx context.Context, src, dst string, opts Options) (Stats
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = defaultConcurrency
 	}
-	switch {
-	case opts.PartSize == 0:
-		opts.PartSize = defaultPartSize
-	case opts.PartSize < minPartSize:
+	if opts.PartSize != 0 && opts.PartSize < minPartSize {
 		return Stats{}, fmt.Errorf("part size %s is below S3's minimum of 5 MiB", FormatBytes(opts.PartSize))
 	}
 	j := &job{
-		c:      c,
-		opts:   opts,
-		ex:     ex,
-		m:      &meter{start: start, onProgress: opts.Progress, onAction: opts.OnAction},
-		bigSem: make(chan struct{}, max(1, opts.Concurrency/4)),
+		c:    c,
+		opts: opts,
+		ex:   ex,
+		m:    &meter{start: start, onProgress: opts.Progress, onAction: opts.OnAction},
 	}
 	j.stateDir = opts.StateDir
 	if j.stateDir == "" {
@@ -297,14 +293,13 @@ func (c *counter) finish(size int64, ok bool) {
 	c.m.bytes.Add(size - c.moved.Load())
 }
 
-func (j *job) bigTransfer(ctx context.Context, size int64) (release func(), err error) {
-	if size < j.opts.PartSize {
-		return func() {}, nil
+// partSize is the part size for a transfer of size bytes, 0 for a single request.
+func (j *job) partSize(size int64) int64 {
+	switch {
+	case j.opts.PartSize == 0 && size >= defaultPartSize:
+		return autoPartSize(size)
+	case j.opts.PartSize > 0 && size >= j.opts.PartSize:
+		return fixPartSize(size, j.opts.PartSize)
 	}
-	select {
-	case j.bigSem <- struct{}{}:
-		return func() { <-j.bigSem }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return 0
 }

@@ -1,9 +1,11 @@
 package s3sync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -218,8 +220,13 @@ func TestMemUnrecordedIdenticalFileIsSkipped(t *testing.T) {
 	writeTree(t, dst, map[string]string{"single.txt": "same", "multi.bin": "0123456789"})
 	st.putRaw("b", "single.txt", []byte("same"), 0)
 	// A multipart object uploaded by runall: its ETag is no MD5, its metadata has one.
-	if _, err := c.store.upload(context.Background(), transfer{bucket: "b", key: "multi.bin", sha: sha256Hex([]byte("0123456789")), partSize: 4},
-		newBytesReader([]byte("0123456789"))); err != nil {
+	data := []byte("0123456789")
+	sm, err := sumFile(context.Background(), bytes.NewReader(data), 10, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.store.upload(context.Background(), transfer{bucket: "b", key: "multi.bin", size: 10, sums: sm, partSize: 4},
+		bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
 	got := mustSync(t, c, "s3://b/", dst, Options{StateDir: t.TempDir()})
@@ -450,7 +457,7 @@ func TestMemProgress(t *testing.T) {
 	}
 }
 
-func TestMemMultipartHashesAndChangeDuringUpload(t *testing.T) {
+func TestMemMultipartChecksumsAndChangeDuringUpload(t *testing.T) {
 	c, st := newMemClient(t)
 	opts := Options{StateDir: t.TempDir(), PartSize: minPartSize}
 	src := t.TempDir()
@@ -460,12 +467,13 @@ func TestMemMultipartHashesAndChangeDuringUpload(t *testing.T) {
 		t.Fatalf("stats = %+v", got)
 	}
 	o, _ := st.get("b", "big.bin")
-	if !strings.HasSuffix(o.etag, "-3") || o.meta[metaSHA256] != sha256Hex([]byte(big)) {
-		t.Errorf("etag %s, metadata %v: want 3 parts and the content SHA-256", o.etag, o.meta)
+	if !strings.HasSuffix(o.etag, "-3") || o.meta[metaSHA256] != sha256Hex([]byte(big)) ||
+		o.meta[metaCRC32C] != crcHex(crc32.Checksum([]byte(big), castagnoli)) {
+		t.Errorf("etag %s, metadata %v: want 3 parts and the content's SHA-256 and CRC32C", o.etag, o.meta)
 	}
 
-	// The file is rewritten (same size) between hashing and sending: the signed part
-	// hashes no longer match, the upload is refused, and the next sync tries again.
+	// The file is rewritten (same size) between checksumming and sending: the part
+	// checksums no longer match, the upload is refused, and the next sync tries again.
 	p := filepath.Join(src, "big.bin")
 	changed := strings.ToUpper(big)
 	os.WriteFile(p, []byte(big[:len(big)-1]+"!"), 0o644)
@@ -475,8 +483,11 @@ func TestMemMultipartHashesAndChangeDuringUpload(t *testing.T) {
 		os.Chtimes(p, later, later)
 	}
 	_, err := c.Sync(context.Background(), src, "s3://b/", opts)
-	if err == nil || !strings.Contains(err.Error(), "changed while it was uploaded") {
+	if err == nil || !errors.Is(err, errChanged) {
 		t.Fatalf("err = %v, want a file-changed error", err)
+	}
+	if o, _ := st.get("b", "big.bin"); string(o.data) != big {
+		t.Error("the refused upload replaced the object")
 	}
 	st.beforeUpload = nil
 	if got := mustSync(t, c, src, "s3://b/", opts); got.Files != 1 {
@@ -484,5 +495,44 @@ func TestMemMultipartHashesAndChangeDuringUpload(t *testing.T) {
 	}
 	if o, _ := st.get("b", "big.bin"); string(o.data) != changed {
 		t.Error("object is not the file's final content")
+	}
+}
+
+func TestCRCCombine(t *testing.T) {
+	data := randomBytes(3<<20 + 17)
+	want := crc32.Checksum(data, castagnoli)
+	for _, cut := range []int{0, 1, 7, 1 << 20, len(data) - 1, len(data)} {
+		a := crc32.Checksum(data[:cut], castagnoli)
+		b := crc32.Checksum(data[cut:], castagnoli)
+		if got := crcCombine(a, b, int64(len(data)-cut)); got != want {
+			t.Errorf("cut at %d: combined %08x, want %08x", cut, got, want)
+		}
+	}
+	sm, err := sumFile(context.Background(), bytes.NewReader(data), int64(len(data)), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sm.crc != want || len(sm.parts) != 4 || sm.sha != sha256Hex(data) {
+		t.Errorf("sumFile = %08x, %d parts, %s", sm.crc, len(sm.parts), sm.sha)
+	}
+	if sm.parts[3] != crc32.Checksum(data[3<<20:], castagnoli) {
+		t.Error("last part's CRC is wrong")
+	}
+}
+
+func TestPartSizes(t *testing.T) {
+	for _, tc := range []struct{ size, want int64 }{
+		{8 << 20, 8 << 20},
+		{256 << 20, 16 << 20},
+		{2 << 30, 64 << 20},
+		{1 << 40, (1<<40 + maxParts - 1) / maxParts},
+	} {
+		got := autoPartSize(tc.size)
+		if got != tc.want || (tc.size+got-1)/got > maxParts || got < minPartSize {
+			t.Errorf("autoPartSize(%d) = %d, want %d", tc.size, got, tc.want)
+		}
+	}
+	if got := fixPartSize(100<<30, 5<<20); (100<<30+got-1)/got > maxParts {
+		t.Errorf("fixPartSize(100 GiB, 5 MiB) = %d: more than %d parts", got, maxParts)
 	}
 }

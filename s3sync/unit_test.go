@@ -3,6 +3,7 @@ package s3sync
 import (
 	"context"
 	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -144,5 +145,37 @@ func TestNewClientDoesNotLeakSecrets(t *testing.T) {
 		if !found {
 			t.Errorf("SecretEnvNames lacks %s", name)
 		}
+	}
+}
+
+func TestProgressReaderCountsBytesOnce(t *testing.T) {
+	var total int64
+	r := &progressReader{r: strings.NewReader("0123456789"), fn: func(n int64) { total += n }}
+	buf := make([]byte, 4)
+	r.Read(buf) // 4
+	r.Read(buf) // 8
+	r.Seek(0, io.SeekStart)
+	io.ReadAll(r) // a retry reads all 10 again
+	if total != 10 {
+		t.Errorf("counted %d bytes, want 10", total)
+	}
+}
+
+func TestMeterRateIsRecent(t *testing.T) {
+	m := &meter{start: time.Now().Add(-time.Minute)}
+	// A minute of nothing, then 10 MiB within the window: the rate follows the recent
+	// pace, not the average since the start.
+	m.recent = []sample{{at: time.Now().Add(-2 * time.Second), bytes: 0}}
+	m.bytes.Store(10 << 20)
+	m.bytesTotal.Store(20 << 20)
+	p := m.snapshot(false)
+	if p.Rate < 4<<20 || p.Rate > 6<<20 {
+		t.Errorf("rate %s/s, want about 5 MiB/s (10 MiB in 2 s)", FormatBytes(int64(p.Rate)))
+	}
+	if p.ETA < time.Second || p.ETA > 3*time.Second {
+		t.Errorf("ETA %v, want about 2s at the recent rate", p.ETA)
+	}
+	if done := m.snapshot(true); done.Rate > 1<<20 {
+		t.Errorf("final rate %s/s, want the average over the whole sync", FormatBytes(int64(done.Rate)))
 	}
 }

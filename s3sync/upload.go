@@ -62,11 +62,23 @@ func (j *job) upload(ctx context.Context, src, dst string) error {
 		return fmt.Errorf("sync from %s: not a regular file or directory", src)
 	}
 	j.rec = loadRecord(recordPath(j.stateDir, j.c.endpoint, abs, remote), abs, remote)
+	if !j.opts.DryRun {
+		j.abortLeftUploads(ctx)
+	}
 	return j.execute(ctx, pairs, orphans, loc.bucket, true)
 }
 
-// put uploads one file. Small files are read once into memory; larger ones are read once
-// to hash them (whole and by part, see payloadHashes) and again to send them.
+// smallFile is the size below which a file is read into memory once, checksummed and sent
+// from the same bytes; larger files are read once to checksum them and sent from the file.
+const smallFile = 1 << 20
+
+// errChanged says that a file changed between the first read and the end of its upload.
+var errChanged = errors.New("the file changed while it was uploaded; sync again when it is complete")
+
+// put uploads one file. The object is one complete version of the file or is not written:
+// the checksums of the first read go with every part and the server refuses bytes that
+// differ from them, and the file's identity, size and mtime are compared before the first
+// byte is sent and again before a multipart upload is completed.
 func (j *job) put(ctx context.Context, bucket string, p *pair) error {
 	url := location{bucket, p.key}.String()
 	f, err := os.Open(p.path)
@@ -74,56 +86,84 @@ func (j *job) put(ctx context.Context, bucket string, p *pair) error {
 		return fmt.Errorf("upload %s: %w", p.path, err)
 	}
 	defer f.Close()
-	// Stat before reading: if the file changes while we read it, its new stamp will not
-	// match the one recorded, and the next sync looks again.
 	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("upload %s: %w", p.path, err)
 	}
 	seen := time.Now()
 	st := statStamp(fi)
-	t := transfer{bucket: bucket, key: p.key, partSize: j.opts.PartSize}
-	var body io.ReadSeeker
-	if st.Size < j.opts.PartSize {
+	cnt := &counter{m: j.m}
+	t := transfer{bucket: bucket, key: p.key, size: st.Size, progress: cnt.add}
+	var src io.ReaderAt = f
+	if st.Size < smallFile {
 		buf := make([]byte, st.Size)
-		n, err := io.ReadFull(f, buf)
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		if _, err := io.ReadFull(f, buf); err != nil && !j.changed(f, p.path, fi) {
 			return fmt.Errorf("upload %s: %w", p.path, err)
 		}
-		buf = buf[:n]
-		st.Size = int64(n)
-		t.sha = sha256Hex(buf)
-		body = bytes.NewReader(buf)
+		t.sums = sumBytes(buf)
+		src = bytes.NewReader(buf)
 	} else {
-		t.partSize = partSizeFor(st.Size, j.opts.PartSize)
-		if t.sha, t.partSHAs, err = hashParts(f, st.Size, t.partSize); err != nil {
-			return fmt.Errorf("upload %s: hash: %w", p.path, err)
+		t.partSize = j.partSize(st.Size)
+		if t.sums, err = sumFile(ctx, f, st.Size, t.partSize); err != nil && !j.changed(f, p.path, fi) {
+			return fmt.Errorf("upload %s: read: %w", p.path, err)
 		}
-		body = io.NewSectionReader(f, 0, st.Size)
 	}
-	t.size = st.Size
-	release, err := j.bigTransfer(ctx, st.Size)
-	if err != nil {
-		return err
-	}
-	defer release()
-	cnt := &counter{m: j.m}
-	t.progress = cnt.add
-	etag, err := j.c.store.upload(ctx, t, body)
-	cnt.finish(st.Size, err == nil)
-	if fi2, serr := f.Stat(); serr != nil || statStamp(fi2) != statStamp(fi) {
-		// The signed payload hashes make the server refuse bytes that changed after
-		// hashing; either way the next sync looks at the file again.
+	if j.changed(f, p.path, fi) {
 		j.rec.drop(p.rel)
-		if err != nil {
-			return fmt.Errorf("upload %s: the file changed while it was uploaded; sync again when it is complete (%w)", p.path, err)
+		return fmt.Errorf("upload %s: %w", p.path, errChanged)
+	}
+	t.beforeComplete = func() error {
+		if j.changed(f, p.path, fi) {
+			return errChanged
 		}
-		j.c.logf("%s changed while it was uploaded; the next sync uploads it again", p.path)
+		return nil
+	}
+	t.track = func(id string, open bool) { j.rec.trackUpload(bucket, p.key, id, open) }
+	etag, err := j.c.store.upload(ctx, t, src)
+	cnt.finish(st.Size, err == nil)
+	if j.changed(f, p.path, fi) {
+		j.rec.drop(p.rel)
+		if errors.Is(err, errChanged) {
+			return fmt.Errorf("upload %s: %w", p.path, err)
+		}
+		if err != nil {
+			return fmt.Errorf("upload %s: %w (%w)", p.path, errChanged, err)
+		}
+		// The object holds the version read before the change, whole.
+		j.c.logf("%s changed while it was uploaded; uploaded the version before the change, the next sync uploads the new one", p.path)
 		return nil
 	}
 	if err != nil {
 		return j.c.wrap(err, "upload %s to %s", p.path, url)
 	}
-	j.rec.put(p.rel, entry{Size: st.Size, MTime: st.MTime, SHA: t.sha, ETag: etag, Racy: isRacy(st.MTime, seen)})
+	j.rec.put(p.rel, entry{Size: st.Size, MTime: st.MTime, SHA: t.sums.sha, ETag: etag, Racy: isRacy(st.MTime, seen)})
 	return nil
+}
+
+// changed reports whether the file open as f, first seen as fi, is no longer that version:
+// written to (size or mtime), or replaced at path by another file.
+func (j *job) changed(f *os.File, path string, fi os.FileInfo) bool {
+	now, err := f.Stat()
+	if err != nil || !sameVersion(fi, now) {
+		return true
+	}
+	now, err = os.Stat(path)
+	return err != nil || !sameVersion(fi, now)
+}
+
+func sameVersion(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// abortLeftUploads aborts the multipart uploads that an earlier sync of the same pair began
+// and could not finish or abort (killed, or the server went away): they would hold their
+// parts' storage forever. One that fails to abort stays recorded for the next sync.
+func (j *job) abortLeftUploads(ctx context.Context) {
+	for _, u := range j.rec.openUploads() {
+		if err := j.c.store.abortUpload(ctx, u.Bucket, u.Key, u.ID); err != nil {
+			j.c.logf("%v", j.c.wrap(err, "abort an unfinished upload of %s", location{u.Bucket, u.Key}))
+			continue
+		}
+		j.rec.trackUpload(u.Bucket, u.Key, u.ID, false)
+	}
 }

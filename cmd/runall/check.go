@@ -61,6 +61,9 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(a.stderr, "%s: warning: %s\n", w.Pos, w.Msg)
 	}
+	if err := plan.CheckVars(a.environ()); err != nil {
+		return err
+	}
 	if sim.on {
 		return runSimulate(a, plan, sim)
 	}

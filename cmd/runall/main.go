@@ -99,6 +99,21 @@ func realMain(a *app, args []string) int {
 	return exitCode(a, runStoppable(a, cmd, rest))
 }
 
+// stopSignals stop runall gracefully: SIGINT (130), SIGTERM (143) and SIGHUP (129, a closed
+// terminal or ssh session), each with its results, report and final upload.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// keepRunningWithoutStdout makes a closed stdout or stderr (runall ... | head -1) no reason
+// to stop a run: with SIGPIPE delivered to a channel rather than left to its default, a
+// write to a closed pipe fails with EPIPE instead of killing runall, and the run goes on to
+// its end, its record (log directory, results, report, uploads) complete. Tasks still get
+// the default SIGPIPE: a handled signal is reset by exec, where an ignored one would not be.
+func keepRunningWithoutStdout() (stop func()) {
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	return func() { signal.Stop(pipe) }
+}
+
 // tidyWait is the most a command that tidies up after a signal gets to do it.
 const tidyWait = 3 * time.Second
 
@@ -107,7 +122,7 @@ const tidyWait = 3 * time.Second
 // and it ends with 130 or 143 once it has returned or at the latest cmd.tidy later.
 func runStoppable(a *app, cmd *command, args []string) error {
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -34,7 +34,8 @@ in their metrics: file or with "runall-metric NAME=VALUE" lines on stdout; confi
 objective ranks them, config stop-when ends the sweep early (docs/taskfile.md).
 
 Exit codes: 0 every task succeeded (or its failure was ignored), 1 a task failed,
-2 usage or task-file error, 130 stopped by SIGINT, 143 stopped by SIGTERM.
+2 usage or task-file error, 129 stopped by SIGHUP, 130 stopped by SIGINT, 143 stopped by
+SIGTERM. A closed stdout (runall ... | head) does not stop the run.
 
 Flags:
 `
@@ -64,7 +65,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.output, "output", "auto", "output `mode`: auto (live on a terminal, else plain), live, plain or json")
 	fs.StringVar(&o.logDir, "log-dir", ".runall/logs", "write each run's task logs, results.json, report.html and GPU memory samples under `DIR`/<run-id>/")
 	fs.StringVar(&o.results, "results", "", "also write the results JSON (the log directory's results.json) to `FILE`")
-	fs.DurationVar(&o.grace, "grace", 20*time.Second, "on SIGINT/SIGTERM, wait this long after SIGTERM before SIGKILL")
+	fs.DurationVar(&o.grace, "grace", 20*time.Second, "on SIGINT/SIGTERM/SIGHUP, wait this long after SIGTERM before SIGKILL; also the most the final uploads get")
 	fs.DurationVar(&o.statusEvery, "status-every", 30*time.Second, "plain output: print what runs and waits this often")
 	fs.StringVar(&o.fakeGPUs, "fake-gpus", "", "simulate GPUs of these `sizes` (e.g. 32GiB,32GiB; 2x80GiB:reserve=512MiB) instead of NVML (env RUNALL_FAKE_GPUS)")
 	fs.BoolVar(&o.noGPU, "no-gpu", false, "run GPU tasks without GPU admission: max-parallel-commands is the only limit")
@@ -89,14 +90,18 @@ func runRun(_ context.Context, a *app, args []string) error {
 	// From here on a signal is the run's: while the file loads it ends runall at once, later
 	// the scheduler stops the tasks and uploads their outputs.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	defer signal.Stop(sigs)
+	defer keepRunningWithoutStdout()()
 	plan, err := loadOrStop(file, plan.LoadOptions{Args: taskArgs, Tags: splitList(o.tags), MaxTasks: o.maxTasks}, sigs)
 	if err != nil {
 		return err
 	}
 	for _, w := range plan.Warnings {
 		fmt.Fprintf(a.stderr, "%s: warning: %s\n", w.Pos, w.Msg)
+	}
+	if err := plan.CheckVars(a.environ()); err != nil {
+		return err // before anything runs: an unset ${VAR} in an S3 URL must not reach S3
 	}
 	if o.maxParallel > 0 {
 		plan.Config.MaxParallel = o.maxParallel

@@ -8,10 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -29,8 +27,9 @@ func ValidName(s string) bool { return nameRE.MatchString(s) }
 type Set struct {
 	mu       sync.Mutex
 	last     map[string]float64
-	series   map[string][]float64
+	series   map[string]*series
 	warnings []string
+	dropped  map[string]bool                        // names left out by a bound, each warned about once
 	observe  func(name string, v float64, step int) // told each value as it is added
 }
 
@@ -53,15 +52,56 @@ func (s *Set) warn(format string, args ...any) {
 	}
 }
 
+// Add records one value of a metric, within the bounds (MaxNames, MaxNameLen, MaxPoints).
+// Every source of metrics (lines, files, recognisers of trainers' output) adds through it.
+func (s *Set) Add(name string, v float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.add(name, v)
+}
+
 func (s *Set) add(name string, v float64) {
-	if s.last == nil {
-		s.last, s.series = map[string]float64{}, map[string][]float64{}
+	if !s.admit(name) {
+		return
 	}
 	s.last[name] = v
-	s.series[name] = append(s.series[name], v)
-	if s.observe != nil {
-		s.observe(name, v, len(s.series[name]))
+	sr := s.series[name]
+	if sr == nil {
+		sr = &series{}
+		s.series[name] = sr
 	}
+	sr.add(v)
+	if s.observe != nil {
+		s.observe(name, v, sr.seen)
+	}
+}
+
+// admit reports whether a value of name is kept: its name is short enough and either known
+// or one more within MaxNames. A name left out is warned about once.
+func (s *Set) admit(name string) bool {
+	if s.last == nil {
+		s.last, s.series = map[string]float64{}, map[string]*series{}
+	}
+	if _, known := s.last[name]; known {
+		return true
+	}
+	var why string
+	switch {
+	case len(name) > MaxNameLen:
+		why = fmt.Sprintf("metric %q: a name longer than %d bytes: left out", abbreviate([]byte(name)), MaxNameLen)
+	case len(s.last) >= MaxNames:
+		why = fmt.Sprintf("metric %s: more than %d metric names: this and later new names left out", name, MaxNames)
+	default:
+		return true
+	}
+	if s.dropped == nil {
+		s.dropped = map[string]bool{}
+	}
+	if !s.dropped[name] && (len(s.dropped) == 0 || len(name) > MaxNameLen) {
+		s.warn("%s", why)
+	}
+	s.dropped[name] = true
+	return false
 }
 
 // IsLine reports whether a line of output is a metric line.
@@ -84,7 +124,7 @@ func (s *Set) Line(line string) bool {
 	}
 	for _, f := range fields {
 		name, val, ok := strings.Cut(f, "=")
-		v, err := parseNumber(val)
+		v, err := ParseValue(val)
 		switch {
 		case !ok || !ValidName(name):
 			s.warn("metric line: %q: want NAME=VALUE, NAME of letters, digits, _ . : / -", f)
@@ -95,14 +135,6 @@ func (s *Set) Line(line string) bool {
 		}
 	}
 	return true
-}
-
-func parseNumber(s string) (float64, error) {
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is not a finite number", s)
-	}
-	return v, nil
 }
 
 // File takes the content of a metrics file: a JSON object whose values are numbers or
@@ -133,10 +165,9 @@ func (s *Set) fileValue(file, k string, raw json.RawMessage) {
 	}
 	var num float64
 	if json.Unmarshal(raw, &num) == nil {
-		if s.last == nil {
-			s.last, s.series = map[string]float64{}, map[string][]float64{}
+		if s.admit(k) {
+			s.last[k] = num // the latest value; a series from metric lines stays for plots
 		}
-		s.last[k] = num // the latest value; a series from metric lines stays for plots
 		return
 	}
 	var list []*float64
@@ -157,8 +188,18 @@ func (s *Set) fileValue(file, k string, raw json.RawMessage) {
 		s.warn("metrics file %s: %s: no number in the list", file, k)
 		return
 	}
-	s.add(k, vals[len(vals)-1])
-	s.series[k] = vals
+	if !s.admit(k) {
+		return
+	}
+	s.last[k] = vals[len(vals)-1]
+	sr := &series{}
+	for _, v := range vals {
+		sr.add(v)
+	}
+	s.series[k] = sr
+	if s.observe != nil {
+		s.observe(k, s.last[k], sr.seen)
+	}
 }
 
 func abbreviate(raw json.RawMessage) string {
@@ -216,15 +257,21 @@ func (s *Set) Result() (last map[string]float64, series map[string][]float64, wa
 	if len(s.last) > 0 {
 		last = maps.Clone(s.last)
 	}
-	for k, v := range s.series {
-		if len(v) > 1 {
-			if series == nil {
-				series = map[string][]float64{}
-			}
-			series[k] = slices.Clone(v)
+	warnings = slices.Clone(s.warnings)
+	for _, k := range slices.Sorted(maps.Keys(s.series)) {
+		sr := s.series[k]
+		if sr.seen <= 1 {
+			continue
+		}
+		if series == nil {
+			series = map[string][]float64{}
+		}
+		series[k] = sr.values()
+		if sr.seen > MaxPoints {
+			warnings = append(warnings, fmt.Sprintf("metric %s: %d points, more than %d: kept the first, last, lowest, highest and an even spread", k, sr.seen, MaxPoints))
 		}
 	}
-	return last, series, slices.Clone(s.warnings)
+	return last, series, warnings
 }
 
 // Warn records a warning about the task's metrics found elsewhere (its file missing, say).

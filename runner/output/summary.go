@@ -63,6 +63,12 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 		tw.Flush()
 	}
 
+	if len(res.LogErrors) > 0 {
+		b.WriteString("\nLogs not written in full (the record is incomplete):\n")
+		for _, e := range res.LogErrors {
+			b.WriteString("  " + cleanLine(e) + "\n")
+		}
+	}
 	b.WriteString("\n" + summaryLine(res, paint) + "\n")
 	if res.LogDir != "" {
 		b.WriteString("Logs: " + res.LogDir + "\n")

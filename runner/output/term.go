@@ -47,14 +47,7 @@ func TerminalSize(f *os.File) (width, height int) {
 // (progress bars) only what a terminal would finally show is kept. Tabs stay. Lines without
 // control characters, the common case, are returned as they are without allocating.
 func cleanLine(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f || c == 0xc2 {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if isCleanLine(s) {
 		return s
 	}
 	s = strings.TrimRight(s, "\r")
@@ -72,7 +65,7 @@ func cleanLine(s string) string {
 			i++
 		default:
 			r, n := utf8.DecodeRuneInString(s[i:])
-			if r >= 0x80 && r <= 0x9f { // C1 controls
+			if unprintable(r, n) {
 				i += n
 				continue
 			}
@@ -81,6 +74,41 @@ func cleanLine(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// isCleanLine reports whether s has nothing cleanLine removes: no control character, no
+// invalid UTF-8 and no bidirectional control. ASCII costs one comparison a byte.
+func isCleanLine(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < 0x80 {
+			if c < 0x20 && c != '\t' || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unprintable(r, n) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// unprintable reports whether a decoded non-ASCII rune must not reach a terminal: a byte
+// that is not UTF-8 (a raw 0x9b is an 8-bit CSI to some terminals), a C1 control, or a
+// bidirectional control, which makes a line read other than it is (an override turns
+// "exe.txt" around).
+func unprintable(r rune, n int) bool {
+	switch {
+	case r == utf8.RuneError && n == 1, r >= 0x80 && r <= 0x9f:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
 }
 
 // skipEscape returns the index just past the escape sequence starting at s[i] (an ESC).

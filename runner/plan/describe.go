@@ -257,6 +257,9 @@ func describeTransfer(verb string, t Transfer) string {
 	if t.Delete {
 		opts = append(opts, "delete")
 	}
+	if t.WholeBucket {
+		opts = append(opts, "whole-bucket")
+	}
 	if len(t.Exclude) > 0 {
 		opts = append(opts, "exclude "+strings.Join(t.Exclude, " "))
 	}

@@ -236,6 +236,14 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		MD5:           strings.ToLower(c.md5),
 		Sudo:          c.sudo,
 	}
+	for _, key := range []string{"url", "metrics", "cwd"} {
+		if n := valueNode(c.node, key); n != nil {
+			if t.KeyPos == nil {
+				t.KeyPos = map[string]Pos{}
+			}
+			t.KeyPos[key] = l.pos(n)
+		}
+	}
 	if c.url != "" && l.execPattern != "<exec>" {
 		t.Cmd = strings.ReplaceAll(t.Cmd, l.execPattern, "<exec>")
 	}

@@ -101,6 +101,11 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 			plan.Warnings = append(plan.Warnings, Problem{l.pos(w.node), w.msg})
 		}
 	}
+	if n := plan.Config.Notify; n != nil {
+		if u := valueNode(valueNode(raw.config.node, "notify"), "url"); u != nil {
+			n.Pos = l.pos(u)
+		}
+	}
 	l.cfg = plan.Config
 	if raw.s3 != nil {
 		plan.S3 = l.s3Spec(raw.s3)
@@ -300,5 +305,6 @@ func (l *loader) transfer(r *rawTransfer) Transfer {
 	t := r.Transfer
 	t.Exclude = slices.Clone(t.Exclude)
 	t.Pos = l.pos(r.node)
+	t.FromPos, t.ToPos = l.pos(r.at("from")), l.pos(r.at("to"))
 	return t
 }

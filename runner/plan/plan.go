@@ -101,13 +101,14 @@ type Task struct {
 	IgnoreFailure bool
 	StopOnFailure bool
 	ShowOutput    bool
-	Timeout       time.Duration // 0: none
-	Retries       int           // extra attempts after a failure
-	LogPath       string        // log-path: this task's output also goes here
-	Metrics       string        // metrics: a JSON file of metrics the command writes (${VAR}s unexpanded)
-	URL           string        // url: download this script and run it (or substitute <exec> in Cmd)
-	MD5           string        // md5: the script's expected checksum, hex
-	Sudo          bool          // sudo: run the command through sudo -n when runall is not root
+	Timeout       time.Duration  // 0: none
+	Retries       int            // extra attempts after a failure
+	LogPath       string         // log-path: this task's output also goes here
+	Metrics       string         // metrics: a JSON file of metrics the command writes (${VAR}s unexpanded)
+	URL           string         // url: download this script and run it (or substitute <exec> in Cmd)
+	MD5           string         // md5: the script's expected checksum, hex
+	Sudo          bool           // sudo: run the command through sudo -n when runall is not root
+	KeyPos        map[string]Pos // where url, metrics and cwd are written, for problems with their ${VAR}s
 
 	GPU    *GPUSpec   // nil: no GPU admission
 	Host   *HostSpec  // memory: nil: no host memory admission
@@ -154,7 +155,11 @@ type Transfer struct {
 	Every   time.Duration // upload: also every so often while tasks run
 	Exclude []string      // glob patterns, matched against the path relative to From
 	Delete  bool          // delete what is at To but not at From
-	Pos     Pos
+	// WholeBucket allows delete: true to an s3:// URL with no prefix: the whole bucket.
+	WholeBucket bool
+	Pos         Pos // the entry
+	FromPos     Pos // its from: and to: values, for problems with their ${VAR}s
+	ToPos       Pos
 }
 
 // Pos is a place in a task file.

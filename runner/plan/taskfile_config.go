@@ -254,7 +254,7 @@ type (
 
 var (
 	downloadKeys = []string{"from", "to", "extract", "exclude"}
-	uploadKeys   = []string{"from", "to", "every", "exclude", "delete"}
+	uploadKeys   = []string{"from", "to", "every", "exclude", "delete", "whole-bucket"}
 )
 
 // decodeTransfers decodes each item of a downloads: or uploads: list into a new T.
@@ -311,6 +311,10 @@ func (t *rawTransfer) decode(n *yaml.Node, upload bool) error {
 		case p.name == "delete" && upload:
 			if b := d.boolean(p); b != nil {
 				t.Delete = *b
+			}
+		case p.name == "whole-bucket" && upload:
+			if b := d.boolean(p); b != nil {
+				t.WholeBucket = *b
 			}
 		default:
 			d.unknownKey(p, where, keys)

@@ -50,6 +50,7 @@ func (c Condition) Met(v float64) bool {
 // URL and header values is expanded when the run ends, against runall's environment.
 type Notify struct {
 	URL     string
+	Pos     Pos           // where url is written
 	Headers []EnvVar      // name: value, in file order
 	Timeout time.Duration // how long to keep retrying (default 30s)
 }
@@ -148,7 +149,7 @@ func checkNotifyURL(d *nodeDecoder, n *yaml.Node, s string) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.errorf(n, "notify: url: want an http:// or https:// address, got %q", s)
+		d.errorf(n, "notify: url: want an http:// or https:// address, got %s", RedactURL(s))
 	}
 }
 

@@ -42,6 +42,15 @@ type Attempt struct {
 	Procs    *Table
 	KillWait time.Duration  // between SIGTERM and SIGKILL on timeout
 	OnStart  func(pgid int) // called once the shell runs, with its process group id; may be nil
+	Mask     Masker         // hides secrets across the split of a line too long to hold; may be nil
+}
+
+// Masker hides secrets in output. A line longer than maxLine is passed on in pieces; each
+// piece is masked with the start of the next, so that a secret across the split is hidden
+// whole rather than printed in two halves.
+type Masker interface {
+	Replace(s string) string
+	Longest() int // the length in bytes of the longest secret
 }
 
 // Outcome is how an Attempt ended.
@@ -84,7 +93,7 @@ func (a *Attempt) Run(ctx context.Context) Outcome {
 	if a.OnStart != nil {
 		a.OnStart(pgid)
 	}
-	readers := p.read(a.OnLine)
+	readers := p.read(a.Mask, a.OnLine)
 	waitErr, timedOut := a.wait(c, pgid)
 	out.Finished = time.Now()
 	p.drain(readers, 2*time.Second)
@@ -176,7 +185,7 @@ func newPipes(c *exec.Cmd) (*pipes, error) {
 
 // read calls onLine for every line of either stream, one line at a time, so that the log
 // file and the events keep each stream's order. The group is done when both streams end.
-func (p *pipes) read(onLine func(stream, line string)) *sync.WaitGroup {
+func (p *pipes) read(mask Masker, onLine func(stream, line string)) *sync.WaitGroup {
 	var mu sync.Mutex
 	emit := func(stream, line string) {
 		mu.Lock()
@@ -185,8 +194,8 @@ func (p *pipes) read(onLine func(stream, line string)) *sync.WaitGroup {
 	}
 	var readers sync.WaitGroup
 	readers.Add(2)
-	go func() { defer readers.Done(); readLines(p.stdout, func(l string) { emit("stdout", l) }) }()
-	go func() { defer readers.Done(); readLines(p.stderr, func(l string) { emit("stderr", l) }) }()
+	go func() { defer readers.Done(); readLines(p.stdout, mask, func(l string) { emit("stdout", l) }) }()
+	go func() { defer readers.Done(); readLines(p.stderr, mask, func(l string) { emit("stderr", l) }) }()
 	return &readers
 }
 
@@ -227,8 +236,10 @@ func exitStatus(err error, ps *os.ProcessState) (int, syscall.Signal) {
 const maxLine = 64 << 10
 
 // readLines calls fn for every line of r, without its newline. A carriage return also ends
-// a line, so that progress bars drawn with \r show up as lines in logs.
-func readLines(r io.Reader, fn func(string)) {
+// a line, so that progress bars drawn with \r show up as lines in logs. A line longer than
+// maxLine is split; with mask, each piece is masked and its last Longest()-1 bytes go
+// with the next piece instead, so no secret is cut in two.
+func readLines(r io.Reader, mask Masker, fn func(string)) {
 	br := bufio.NewReaderSize(r, maxLine)
 	var partial []byte
 	for {
@@ -240,9 +251,12 @@ func readLines(r io.Reader, fn func(string)) {
 			}
 			if len(partial) > 0 || !full {
 				partial = append(partial, chunk...)
-				if full || len(partial) >= maxLine {
+				switch {
+				case full:
 					emitCR(partial, fn)
 					partial = partial[:0]
+				case len(partial) >= maxLine:
+					partial = emitSplit(partial, mask, fn)
 				}
 			} else {
 				emitCR(chunk, fn)
@@ -258,6 +272,23 @@ func readLines(r io.Reader, fn func(string)) {
 			return
 		}
 	}
+}
+
+// emitSplit passes on the piece of a long line held in partial and returns what is kept
+// for the next piece: nothing without a mask; else the masked piece's tail that may hold
+// the start of a secret.
+func emitSplit(partial []byte, mask Masker, fn func(string)) []byte {
+	keep := 0
+	if mask != nil {
+		keep = mask.Longest() - 1
+	}
+	if keep <= 0 || keep >= len(partial)/2 {
+		emitCR(partial, fn)
+		return partial[:0]
+	}
+	masked := mask.Replace(string(partial))
+	emitCR([]byte(masked[:len(masked)-keep]), fn)
+	return append(partial[:0], masked[len(masked)-keep:]...)
 }
 
 func emitCR(line []byte, fn func(string)) {

@@ -57,6 +57,9 @@ type Run struct {
 	// Report and GPUSamples are the HTML report and the GPU memory samples in LogDir.
 	Report     string `json:"report,omitempty"`
 	GPUSamples string `json:"gpu_samples,omitempty"`
+	// LogErrors are the log files that could not be written in full ("path: error"): the
+	// run's record is incomplete.
+	LogErrors []string `json:"log_errors,omitempty"`
 }
 
 // Task is one command task's outcome. Blocks and sequences are not listed; their

@@ -1,0 +1,342 @@
+package s3sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"mime"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+)
+
+// How bytes move: every part of every file is a request of its own, sent straight from the
+// file (a section reader: no copy, and a retry seeks back), or for a download written
+// straight at its offset. The requests of all files share the store's slots.
+
+// connsPerHost is the number of requests moving bytes at once, per client, and the HTTP
+// client's idle connections per host: each slot keeps its connection.
+const connsPerHost = 16
+
+// maxParts is S3's limit on the parts of one multipart upload.
+const maxParts = 10000
+
+// autoPartSize picks a part (or range) size for an object of size bytes: enough parts to
+// keep every slot busy on one large file, few enough that per-request costs do not
+// dominate, and never more than maxParts.
+func autoPartSize(size int64) int64 {
+	const lo, hi = 8 << 20, 64 << 20
+	p := min(max(size/connsPerHost, lo), hi)
+	p = (p + 1<<20 - 1) &^ (1<<20 - 1) // whole MiB
+	return fixPartSize(size, p)
+}
+
+// fixPartSize raises want when size would need more than maxParts parts.
+func fixPartSize(size, want int64) int64 {
+	if n := (size + want - 1) / want; n > maxParts {
+		return (size + maxParts - 1) / maxParts
+	}
+	return want
+}
+
+// acquire takes a slot, or gives up when ctx ends.
+func (s *s3Store) acquire(ctx context.Context) error {
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *s3Store) release() { <-s.slots }
+
+// unsigned sends a request's payload unsigned: its integrity rests on the CRC32C header
+// the server verifies, so the signer need not hash every byte with SHA-256 too (see
+// docs/s3.md for the trade-off over plain HTTP).
+var unsigned = s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
+
+func contentType(key string) *string {
+	if ct := mime.TypeByExtension(path.Ext(key)); ct != "" {
+		return aws.String(ct)
+	}
+	return nil
+}
+
+func metadataOf(sm sums) map[string]string {
+	return map[string]string{metaSHA256: sm.sha, metaCRC32C: crcHex(sm.crc)}
+}
+
+func (s *s3Store) upload(ctx context.Context, t transfer, src io.ReaderAt) (string, error) {
+	if t.partSize > 0 {
+		return s.multipart(ctx, t, src)
+	}
+	if err := s.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer s.release()
+	body := &progressReader{r: io.NewSectionReader(src, 0, t.size), fn: t.progress}
+	out, err := s.api.PutObject(ctx, &s3.PutObjectInput{
+		Bucket: aws.String(t.bucket), Key: aws.String(t.key), Body: body,
+		ContentLength: aws.Int64(t.size), Metadata: metadataOf(t.sums), ContentType: contentType(t.key),
+		ChecksumCRC32C: aws.String(crcBase64(t.sums.crc)),
+	}, unsigned)
+	if err != nil {
+		return "", err
+	}
+	return trimETag(out.ETag), nil
+}
+
+// abortTimeout bounds the abort of a failed or cancelled upload: a SIGTERM must not wait
+// on a server that is gone (the next sync aborts what is left, see pendingUpload).
+const abortTimeout = 5 * time.Second
+
+func (s *s3Store) multipart(ctx context.Context, t transfer, src io.ReaderAt) (etag string, err error) {
+	created, err := s.api.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
+		Bucket: aws.String(t.bucket), Key: aws.String(t.key),
+		Metadata: metadataOf(t.sums), ContentType: contentType(t.key),
+		ChecksumAlgorithm: s3types.ChecksumAlgorithmCrc32c,
+	})
+	if err != nil {
+		return "", err
+	}
+	id := aws.ToString(created.UploadId)
+	if t.track != nil {
+		t.track(id, true)
+	}
+	defer func() {
+		if err == nil {
+			if t.track != nil {
+				t.track(id, false)
+			}
+			return
+		}
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+		defer cancel()
+		if aerr := s.abortUpload(actx, t.bucket, t.key, id); aerr == nil && t.track != nil {
+			t.track(id, false)
+		}
+	}()
+
+	parts := make([]s3types.CompletedPart, len(t.sums.parts))
+	pctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	for i, crc := range t.sums.parts {
+		if err := s.acquire(pctx); err != nil {
+			break
+		}
+		off := int64(i) * t.partSize
+		n := min(t.partSize, t.size-off)
+		wg.Go(func() {
+			defer s.release()
+			num := int32(i + 1)
+			sum := crcBase64(crc)
+			out, err := s.api.UploadPart(pctx, &s3.UploadPartInput{
+				Bucket: aws.String(t.bucket), Key: aws.String(t.key), UploadId: aws.String(id),
+				PartNumber: aws.Int32(num), ContentLength: aws.Int64(n),
+				Body:           &progressReader{r: io.NewSectionReader(src, off, n), fn: t.progress},
+				ChecksumCRC32C: aws.String(sum),
+			}, unsigned)
+			if err != nil {
+				cancel(fmt.Errorf("part %d: %w", num, err))
+				return
+			}
+			parts[i] = s3types.CompletedPart{PartNumber: aws.Int32(num), ETag: out.ETag, ChecksumCRC32C: aws.String(sum)}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(pctx); err != nil {
+		return "", err
+	}
+	if t.beforeComplete != nil {
+		if err := t.beforeComplete(); err != nil {
+			return "", err
+		}
+	}
+	done, err := s.api.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
+		Bucket: aws.String(t.bucket), Key: aws.String(t.key), UploadId: aws.String(id),
+		MultipartUpload: &s3types.CompletedMultipartUpload{Parts: parts},
+	})
+	if err != nil {
+		return "", err
+	}
+	return trimETag(done.ETag), nil
+}
+
+func (s *s3Store) abortUpload(ctx context.Context, bucket, key, uploadID string) error {
+	_, err := s.api.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+		Bucket: aws.String(bucket), Key: aws.String(key), UploadId: aws.String(uploadID),
+	})
+	var nsu *s3types.NoSuchUpload
+	var apiErr smithy.APIError
+	if errors.As(err, &nsu) || (errors.As(err, &apiErr) && apiErr.ErrorCode() == "NoSuchUpload") {
+		return nil
+	}
+	return err
+}
+
+// progressReader reports the bytes read from r, once each: a retry that seeks back and
+// reads them again does not count them twice.
+type progressReader struct {
+	r        io.ReadSeeker
+	fn       func(int64)
+	pos, max int64
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.pos += int64(n)
+	if p.pos > p.max {
+		if p.fn != nil {
+			p.fn(p.pos - p.max)
+		}
+		p.max = p.pos
+	}
+	return n, err
+}
+
+func (p *progressReader) Seek(offset int64, whence int) (int64, error) {
+	pos, err := p.r.Seek(offset, whence)
+	if err == nil {
+		p.pos = pos
+	}
+	return pos, err
+}
+
+// errObjectChanged says that an object was replaced between its listing and its download.
+var errObjectChanged = errors.New("the object changed while it was downloaded; sync again")
+
+// getAttempts bounds the retries of a GET whose body breaks off: the SDK retries failed
+// requests, not bodies that stop half-way. Each retry asks for the rest only.
+const getAttempts = 5
+
+// copyBufSize is each download worker's buffer.
+const copyBufSize = 256 << 10
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, copyBufSize); return &b }}
+
+func (s *s3Store) download(ctx context.Context, t transfer, w io.WriterAt) (object, uint32, error) {
+	ranges := int64(1)
+	if t.partSize > 0 && t.size > t.partSize {
+		ranges = (t.size + t.partSize - 1) / t.partSize
+	}
+	if ranges == 1 {
+		if err := s.acquire(ctx); err != nil {
+			return object{}, 0, err
+		}
+		defer s.release()
+		return s.getRange(ctx, t, w, 0, t.size, ranges == 1)
+	}
+
+	crcs := make([]uint32, ranges)
+	var first object
+	dctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	for i := range ranges {
+		if err := s.acquire(dctx); err != nil {
+			break
+		}
+		off := i * t.partSize
+		n := min(t.partSize, t.size-off)
+		wg.Go(func() {
+			defer s.release()
+			o, crc, err := s.getRange(dctx, t, w, off, n, false)
+			if err != nil {
+				cancel(err)
+				return
+			}
+			crcs[i] = crc
+			if i == 0 {
+				first = o
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(dctx); err != nil {
+		return object{}, 0, err
+	}
+	var crc uint32
+	for i, c := range crcs {
+		crc = crcCombine(crc, c, min(t.partSize, t.size-int64(i)*t.partSize))
+	}
+	first.size = t.size
+	return first, crc, nil
+}
+
+// getRange writes n bytes of the object from off into w at off, and returns the object's
+// ETag and metadata and the CRC32C of the bytes. whole: one GET of the whole object, of
+// whatever size it has now.
+func (s *s3Store) getRange(ctx context.Context, t transfer, w io.WriterAt, off, n int64, whole bool) (object, uint32, error) {
+	bufp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bufp)
+	buf := *bufp
+	var crc uint32
+	var got int64
+	var lastErr error
+	for range getAttempts {
+		in := &s3.GetObjectInput{Bucket: aws.String(t.bucket), Key: aws.String(t.key)}
+		if !whole || got > 0 {
+			in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", off+got, off+n-1))
+		}
+		if t.etag != "" {
+			in.IfMatch = aws.String(`"` + t.etag + `"`)
+		}
+		out, err := s.api.GetObject(ctx, in)
+		if err != nil {
+			if t.etag != "" && isPrecondition(err) {
+				return object{}, 0, fmt.Errorf("%w (%w)", errObjectChanged, err)
+			}
+			return object{}, 0, err
+		}
+		o := object{key: t.key, etag: trimETag(out.ETag), sha: shaFromMetadata(out.Metadata)}
+		o.crc, o.hasCRC = crcFromMetadata(out.Metadata)
+		o.plainETag = isMD5Hex(o.etag) && out.ServerSideEncryption != s3types.ServerSideEncryptionAwsKms &&
+			out.ServerSideEncryption != s3types.ServerSideEncryptionAwsKmsDsse && out.SSECustomerAlgorithm == nil
+		if whole && got == 0 {
+			n = aws.ToInt64(out.ContentLength)
+		}
+		// Whole buffers: one write system call per 256 KiB, not one per TCP read.
+		for got < n {
+			k, rerr := io.ReadFull(out.Body, buf[:min(int64(len(buf)), n-got)])
+			if k > 0 {
+				if _, err := w.WriteAt(buf[:k], off+got); err != nil {
+					out.Body.Close()
+					return object{}, 0, err
+				}
+				crc = crc32.Update(crc, castagnoli, buf[:k])
+				got += int64(k)
+				if t.progress != nil {
+					t.progress(int64(k))
+				}
+			}
+			if rerr != nil {
+				if rerr != io.EOF && rerr != io.ErrUnexpectedEOF {
+					lastErr = rerr
+				}
+				break
+			}
+		}
+		out.Body.Close()
+		if got == n {
+			o.size = n
+			return o, crc, nil
+		}
+		if ctx.Err() != nil {
+			return object{}, 0, ctx.Err()
+		}
+		if lastErr == nil {
+			lastErr = fmt.Errorf("body ended after %d of %d bytes", got, n)
+		}
+	}
+	return object{}, 0, fmt.Errorf("read s3://%s/%s: %w", t.bucket, t.key, lastErr)
+}
