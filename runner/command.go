@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -22,8 +24,9 @@ import (
 // commandResult is what runCommand tells its caller.
 type commandResult struct {
 	ok       bool     // succeeded, or failed with ignore-failure
-	oom      bool     // ran out of GPU memory and goes again, after its trial is released
+	oom      bool     // ran out of memory (GPU, or host: the OOM killer) and goes again, after its trial is released
 	need     uint64   // the need it goes again with
+	why      string   // why it waits again ("": it ran out of GPU memory)
 	exported []string // variables it exported (sequential tasks)
 }
 
@@ -33,7 +36,7 @@ func (cr commandResult) outcome() sched.Outcome {
 	if !cr.oom {
 		return sched.Outcome{}
 	}
-	return sched.Outcome{Requeue: true, Reason: admit.RequeueReason(cr.need)}
+	return sched.Outcome{Requeue: true, Reason: cmp.Or(cr.why, admit.RequeueReason(cr.need))}
 }
 
 // runCommand runs one command task of trial tr (tr.Task itself, or one of its steps) with
@@ -50,7 +53,7 @@ func (r *run) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env
 		r.failPrepare(t, err) // a failed download, md5 or cwd fails the run too
 		return commandResult{}
 	}
-	c := &command{r: r, t: t, p: tr.Placement, log: log, cmd: cmdline, before: r.ledger.attempts(t), h: h}
+	c := &command{r: r, t: t, p: tr.Placement, hp: tr.HostPlacement, log: log, cmd: cmdline, before: r.ledger.attempts(t), h: h}
 	if first := trialCommands(tr.Task)[0]; first == t {
 		c.passedOver = tr.PassedOver
 	}
@@ -59,8 +62,11 @@ func (r *run) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env
 	env = r.taskEnv(t, env, c.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: r.procs, KillWait: r.opts.Grace, Mask: r.mask}
-	if c.p != nil {
-		a.OnStart = func(pgid int) { r.admit.Started(c.p, pgid) }
+	a.OnStart = func(pgid int) {
+		if c.p != nil {
+			r.admit.Started(c.p, pgid)
+		}
+		c.hostStarted(pgid)
 	}
 	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, c.hooks())
 	if c.requeue != nil {
@@ -73,6 +79,7 @@ func (r *run) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env
 			rt.PeakGPUMemory, rt.PeakGPUMemorySource = max(rt.PeakGPUMemory, peak), string(source)
 			rt.GPUMemory = r.admit.Need(c.p) // a learned or raised need, settled to its peak
 		}
+		c.recordHost(rt)
 	})
 	r.recordMetrics(c, dir, env, res.Outcome.OK())
 	cr := c.conclude(res, env)
@@ -87,20 +94,24 @@ type command struct {
 	r          *run
 	t          *plan.Task
 	p          *admit.Placement
+	hp         *hostadmit.Placement // its room in host memory; nil without a host need
 	h          *executor.Handle
 	log        *taskLog
 	cmd        string // the command line as prepared
 	before     int    // attempts in earlier admissions (a requeued trial's steps)
 	passedOver int    // told on the first attempt's start
 
-	tails   tailBuffer
-	attempt int            // the attempt that runs now
-	oom     bool           // the current attempt printed a GPU out-of-memory error
-	said    admit.OOM      // what its error messages said
-	fatal   error          // why it cannot run here at all, found when it ran out of memory
-	requeue *commandResult // set when an attempt sent the trial back to the line
-	metrics metric.Set     // what it reported in its output, then its metrics file
-	reader  *metric.Reader // reads metrics from its stdout into metrics, in the task's formats
+	tails     tailBuffer
+	attempt   int            // the attempt that runs now
+	oom       bool           // the current attempt printed a GPU out-of-memory error
+	hostKill  string         // the current attempt was the kernel's OOM killer's: what it says
+	oomBefore uint64         // the container's OOM kill count as the attempt started
+	oomKnown  bool           // whether it could be read
+	said      admit.OOM      // what its error messages said
+	fatal     error          // why it cannot run here at all, found when it ran out of memory
+	requeue   *commandResult // set when an attempt sent the trial back to the line
+	metrics   metric.Set     // what it reported in its output, then its metrics file
+	reader    *metric.Reader // reads metrics from its stdout into metrics, in the task's formats
 }
 
 func (c *command) hooks() executor.Hooks {
@@ -110,8 +121,9 @@ func (c *command) hooks() executor.Hooks {
 // started announces an attempt.
 func (c *command) started(n int) {
 	attempt := c.before + n
-	c.attempt, c.oom, c.said = attempt, false, admit.OOM{}
+	c.attempt, c.oom, c.said, c.hostKill = attempt, false, admit.OOM{}, ""
 	c.reader.Restart()
+	c.noteOOMCount()
 	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.r.mask.Replace(c.cmd))
 	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.passedOver}
 	if c.p != nil {
@@ -153,10 +165,13 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	if c.h.Stopped() != nil {
 		return false
 	}
+	if c.hostOOM(attempt, out) {
+		return false
+	}
 	if c.oom && c.p != nil && !r.isHalted() {
 		need, requeues, err := r.admit.Requeue(c.p, c.said)
 		if err == nil {
-			c.requeued(attempt, out, requeues)
+			c.requeued(attempt, out, requeues, "out of GPU memory; requeued")
 			c.requeue = &commandResult{oom: true, need: need}
 			return false
 		}
@@ -174,11 +189,12 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	return true
 }
 
-// requeued records that an attempt ran out of GPU memory and its trial goes again.
-func (c *command) requeued(attempt int, out proc.Outcome, requeues int) {
+// requeued records that an attempt ran out of memory (GPU, or host: the OOM killer) and its
+// trial goes again; reason says which.
+func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason string) {
 	c.r.ledger.update(c.t, func(res *results.Task) { res.OOMRequeues = requeues })
 	c.r.emit(event.Event{Kind: event.TaskEnded, Requeued: true, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
-		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: "out of GPU memory; requeued"})
+		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason})
 }
 
 // conclude finishes the task by how its last attempt ended. One that ended, however, after
@@ -222,13 +238,14 @@ func (c *command) conclude(res executor.Result, env []string) commandResult {
 // timeout, no stop) came from outside, most often from the kernel's OOM killer.
 func (c *command) failureReason(out proc.Outcome) string {
 	switch {
+	case c.hostKill != "":
+		return c.hostKill
 	case out.Err != nil:
 		return out.Err.Error()
 	case out.TimedOut:
 		return fmt.Sprintf("timeout after %v", c.t.Timeout)
 	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && c.r.ledger.stoppedBy() == 0:
-		return "killed by SIGKILL, which runall did not send: the kernel's OOM killer may have " +
-			"(out of host memory: see dmesg, or the Pod's OOMKilled status)"
+		return c.outsideKill()
 	case out.ExitCode < 0 && out.Signal != 0:
 		return "killed by " + proc.SignalName(out.Signal)
 	case out.ExitCode < 0:

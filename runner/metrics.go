@@ -31,6 +31,7 @@ type metrics struct {
 	ooms      prometheus.Counter
 	s3Bytes   *prometheus.CounterVec
 	s3Files   *prometheus.CounterVec
+	host      *hostGauges // nil when no task sets memory:
 
 	// A task is pending, running or finished, never two at once: pending is what is
 	// neither of the others (an attempt that ran out of GPU memory is pending again).
@@ -59,7 +60,7 @@ func newMetrics(p *plan.Plan) *metrics {
 			Buckets: prometheus.ExponentialBuckets(1, 2, 16),
 		}, []string{"kind", "status"}),
 		ooms: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "runall_oom_requeues_total", Help: "Trials requeued after running out of GPU memory.",
+			Name: "runall_oom_requeues_total", Help: "Trials requeued after running out of GPU memory, or after the kernel's OOM killer took them (memory:).",
 		}),
 		s3Bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "runall_s3_bytes_transferred_total", Help: "Bytes transferred to and from S3.",
@@ -70,6 +71,9 @@ func newMetrics(p *plan.Plan) *metrics {
 	}
 	m.reg.MustRegister(m.tasks, m.gpuFree, m.gpuRes, m.gpuTotal, m.durations, m.ooms, m.s3Bytes, m.s3Files,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	if p.NeedsHost() {
+		m.host = newHostGauges(m.reg)
+	}
 	plan.WalkCommands(p.Tasks, func(*plan.Task) { m.total++ })
 	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(m.total))
 	for _, s := range []results.Status{results.StatusRunning, results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusSkipped, results.StatusStopped, results.StatusPruned} {

@@ -21,6 +21,7 @@ import (
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/framework"
 	"github.com/runall/runall/runner/history"
+	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -48,6 +49,9 @@ type Options struct {
 	Probe    gpu.Probe // nil when there is no GPU; ProbeErr says why
 	ProbeErr error
 	NoGPU    bool // run GPU tasks with max-parallel-commands as the only limit
+	// HostMemory measures the container's memory for memory: (nil: its memory cgroup, found
+	// from /proc).
+	HostMemory hostadmit.Reader
 
 	Shard Shard // run only this shard's share of the trials
 	Fresh bool  // ignore resume markers from earlier runs
@@ -101,14 +105,16 @@ type run struct {
 	logs    *logs             // task logs, log-path files
 	scripts *scripts          // url: downloads
 
-	hist   *history.History
-	admit  *admit.Admitter // nil when no task asks for a GPU (or --no-gpu)
-	fw     framework.Framework
-	sync   *syncer  // nil without S3 transfers
-	met    *metrics // nil without --metrics-addr
-	claims *claimer // nil unless trials are claimed (Options.Claims)
-	stop   *stopWhen
-	halt   *stopping // signals' effect on downloads and the final uploads
+	hist    *history.History
+	admit   *admit.Admitter     // nil when no task asks for a GPU (or --no-gpu)
+	host    *hostadmit.Admitter // nil when no task sets memory:
+	hostMem hostadmit.Reader    // the container's memory: its OOM kills tell an outside SIGKILL's cause
+	fw      framework.Framework
+	sync    *syncer  // nil without S3 transfers
+	met     *metrics // nil without --metrics-addr
+	claims  *claimer // nil unless trials are claimed (Options.Claims)
+	stop    *stopWhen
+	halt    *stopping // signals' effect on downloads and the final uploads
 }
 
 func newRun(p *plan.Plan, opts Options) (*run, error) {
@@ -152,6 +158,7 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 		r.admit = admit.New(admit.Options{Probe: opts.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
 			OOMRetries: p.Config.OOMRetries, History: r.hist})
 	}
+	r.openHost()
 	logs, err := openLogs(r.logDir, p.Config.LogPath, r.taskPath)
 	if err != nil {
 		return nil, err
@@ -256,6 +263,7 @@ func (r *run) runAll(ctx context.Context) error {
 		r.admit.Start(ctx, w.sample)
 		defer r.admit.Stop()
 	}
+	defer r.startHost(ctx)()
 	r.runTasks(ctx, r.plan.Tasks, r.baseEnv())
 	return r.endClaims(ctx)
 }
@@ -316,6 +324,9 @@ func (r *run) results() *results.Run {
 	if r.admit != nil {
 		res.LearnedGPUMemory = r.learnedByName()
 		res.GPUProcessIDs = r.admit.PIDs().String()
+	}
+	if r.host != nil {
+		res.LearnedHostMemory = r.learnedHostByName()
 	}
 	res.Objective = objectiveOf(r.plan)
 	res.Best = res.Objective.BestTask(res.Tasks)

@@ -54,6 +54,9 @@ func (r *run) runBlock(ctx context.Context, b *plan.Task, env []string) {
 // schedule runs a source's trials through the scheduler, run running each admitted one.
 func (r *run) schedule(ctx context.Context, src sched.Source, limit int, run func(context.Context, *sched.Trial) sched.Outcome) {
 	var resources []sched.Resource
+	if r.host != nil {
+		resources = append(resources, sched.Host{Admitter: r.host})
+	}
 	if r.admit != nil {
 		resources = append(resources, sched.GPU{Admitter: r.admit})
 	}

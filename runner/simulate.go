@@ -19,6 +19,9 @@ type SimulateOptions struct {
 	Devices []gpu.Device  // the GPUs to plan for: their total memory counts, not their use
 	LogDir  string        // where earlier runs recorded durations and learned needs
 	Guess   time.Duration // the duration of a task no earlier run recorded; 0: such a task is an error
+	// HostLimit is the container's memory limit that memory: needs are packed into (0: host
+	// needs are not modelled).
+	HostLimit uint64
 	// ReleaseLag is how long a trial's GPU memory stays in use after it ended, as a driver
 	// takes a while to free an exited process's memory (ReleaseLag); 0: freed at once.
 	ReleaseLag time.Duration
@@ -30,11 +33,13 @@ const ReleaseLag = time.Second
 
 // Prediction is what a run of a plan would do on the given devices, by Simulate.
 type Prediction struct {
-	Devices  []gpu.Device
-	Slots    []Slot        // every task, in start order
-	Makespan time.Duration // from the first start to the last end
-	Peak     []uint64      // the most memory needed at once on each device
-	Notes    []string      // what the prediction assumed
+	Devices   []gpu.Device
+	Slots     []Slot        // every task, in start order
+	Makespan  time.Duration // from the first start to the last end
+	Peak      []uint64      // the most memory needed at once on each device
+	Notes     []string      // what the prediction assumed
+	HostLimit uint64        // SimulateOptions.HostLimit: 0 when host needs are not modelled
+	HostPeak  uint64        // the most host memory needed at once
 }
 
 // Slot is one task in a Prediction.
@@ -42,6 +47,7 @@ type Slot struct {
 	Task       *plan.Task
 	Devices    []int // the devices it holds; none for a task without GPU needs
 	Need       uint64
+	HostNeed   uint64 // its memory: need, when host needs are modelled
 	Start, End time.Duration
 	Guessed    bool // no earlier run recorded its duration: Guess stands in
 }
@@ -57,6 +63,10 @@ func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
 	s := &simulation{plan: p, opts: o, hist: hist, pred: &Prediction{Devices: o.Devices, Peak: make([]uint64, len(o.Devices))}}
 	for _, d := range o.Devices {
 		s.usable = append(s.usable, d.Total-min(d.Total, p.Config.GPUMemoryMargin.For(d.Total)))
+	}
+	if o.HostLimit > 0 && p.NeedsHost() {
+		s.pred.HostLimit = o.HostLimit
+		s.hostUsable = o.HostLimit - min(o.HostLimit, p.Config.HostMemoryMargin.For(o.HostLimit))
 	}
 	for _, t := range p.Tasks {
 		if err := s.task(t); err != nil {
@@ -74,7 +84,9 @@ type simulation struct {
 	pred   *Prediction
 	usable []uint64
 	now    time.Duration
-	noted  map[string]bool
+	// hostUsable is the container's limit less the margin; 0 when host needs are not modelled.
+	hostUsable uint64
+	noted      map[string]bool
 }
 
 func (s *simulation) note(msg string) {
@@ -100,6 +112,7 @@ func (s *simulation) task(t *plan.Task) error {
 		slot.Devices = []int{0}
 		s.pred.Peak[0] = max(s.pred.Peak[0], slot.Need)
 	}
+	s.pred.HostPeak = max(s.pred.HostPeak, slot.HostNeed)
 	slot.Start, slot.End = s.now, s.now+slot.End
 	s.now = slot.End
 	s.pred.Slots = append(s.pred.Slots, slot)
@@ -118,6 +131,9 @@ func (s *simulation) slot(t *plan.Task) (Slot, error) {
 		s.note(fmt.Sprintf("* no earlier run recorded this task's duration: guessed at %s (--duration)", s.opts.Guess))
 	}
 	slot.End = d
+	if err := s.hostNeed(t, &slot); err != nil {
+		return slot, err
+	}
 	if t.GPU == nil {
 		return slot, nil
 	}
@@ -171,6 +187,7 @@ func (s *simulation) block(b *plan.Task) error {
 	line := queue.New(seq(len(slots)), limit)
 	free := slices.Clone(s.usable)
 	used := make([]uint64, len(free))
+	host := s.hostRoom()
 	var running endings // by their end
 	var freeing endings // ended trials whose memory is still in use, by when it is given back
 	var last time.Duration
@@ -180,10 +197,11 @@ func (s *simulation) block(b *plan.Task) error {
 				return queue.Full
 			}
 			devs := s.fit(slots[i], free)
-			if devs == nil {
+			if devs == nil || !host.fits(slots[i].HostNeed) {
 				return queue.Waits
 			}
 			slot := slots[i]
+			s.pred.HostPeak = max(s.pred.HostPeak, host.take(slot.HostNeed))
 			slot.Devices, slot.Start, slot.End = devs, s.now, s.now+slot.End
 			for _, d := range devs {
 				free[d] -= slot.Need
@@ -212,6 +230,7 @@ func (s *simulation) block(b *plan.Task) error {
 			continue
 		}
 		e := heap.Pop(&running).(ending)
+		host.give(s.pred.Slots[e.slot].HostNeed) // host memory is back when the process exits
 		s.now, last = e.at, max(last, e.at)
 		heap.Push(&freeing, ending{e.at + s.opts.ReleaseLag, e.slot})
 	}

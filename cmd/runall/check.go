@@ -10,7 +10,7 @@ import (
 )
 
 const checkUsage = `Usage: runall check [--tags a,b] [--max-tasks N] FILE [ARGS...]
-       runall check --simulate [--fake-gpus SIZES] [--duration D] [--log-dir DIR] FILE [ARGS...]
+       runall check --simulate [--fake-gpus SIZES] [--memory-limit SIZE] [--duration D] [--log-dir DIR] FILE [ARGS...]
 
 Check validates a tasks file and prints its plan: the setup steps in order, each parallel
 block's trials with their GPU needs, and the S3 transfers. ARGS replace $1..$n and $* in
@@ -22,7 +22,9 @@ those NVML sees): which trial runs on which GPU and when, each GPU's peak memory
 makespan, printed as a timeline per GPU. Needs are the declared ones, or those earlier runs
 learned for gpu-memory: auto; durations are those earlier runs recorded under --log-dir, or
 the --duration guess. It models runall's admission order and placement, not the memory a
-trial reaches over time or out-of-memory requeues.
+trial reaches over time or out-of-memory requeues. Trials that set memory: are packed into
+the container's memory limit too (--memory-limit, by default this container's when one
+applies), and one whose need the limit can never hold is an error.
 
 Flags:
 `
@@ -37,6 +39,7 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	fs.StringVar(&sim.fakeGPUs, "fake-gpus", "", "with --simulate: plan for GPUs of these `SIZES` (e.g. 2x32GiB) instead of NVML's (env RUNALL_FAKE_GPUS)")
 	fs.DurationVar(&sim.guess, "duration", 0, "with --simulate: the duration `D` of tasks no earlier run recorded (default: such tasks are an error)")
 	fs.StringVar(&sim.logDir, "log-dir", ".runall/logs", "with --simulate: the log directory `DIR` whose state holds earlier runs' durations and learned needs")
+	fs.StringVar(&sim.memoryLimit, "memory-limit", "", "with --simulate: pack memory: needs into a container memory limit of `SIZE` (default: this container's, when one applies)")
 	maxTasks := fs.Int("max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), checkUsage)

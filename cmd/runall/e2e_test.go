@@ -258,6 +258,8 @@ type resultsFile struct {
 	FinishedAt string       `json:"finished_at"`
 	LogDir     string       `json:"log_dir"`
 	Tasks      []taskResult `json:"tasks"`
+
+	LearnedHostMemory map[string]uint64 `json:"learned_host_memory"`
 }
 
 type taskResult struct {
@@ -272,6 +274,8 @@ type taskResult struct {
 	FinishedAt string `json:"finished_at"`
 	Reason     string `json:"reason"`
 	LogFile    string `json:"log_file"`
+
+	OOMRequeues int `json:"oom_requeues"`
 }
 
 // results reads the working directory's results.json.

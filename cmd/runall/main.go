@@ -52,6 +52,7 @@ var commands = []command{
 	{"demo", "run the built-in demo: a sweep packed onto two simulated 32 GiB GPUs", runDemo, 0},
 	{"check", "validate a tasks file and print its plan", runCheck, 0},
 	{"gpus", "list the GPUs runall sees, their memory and processes", runGPUs, 0},
+	{"resources", "show the container's host memory (limit, use, room, OOM kills) and the GPUs", runResources, 0},
 	{"sync", "sync a local directory and an s3:// prefix, either way", runSync, tidyWait},
 	{"report", "write an HTML report of a run: trials, GPU timeline, metrics", runReport, 0},
 	{"fake-alloc", "claim simulated GPU memory (for trials on --fake-gpus)", runFakeAlloc, tidyWait},

@@ -17,20 +17,22 @@ type simulateFlags struct {
 	fakeGPUs string
 	guess    time.Duration
 	logDir   string
+	// memoryLimit is the container memory limit to plan for: "" for this container's.
+	memoryLimit string
 }
 
 // runSimulate prints what a run of p would do on the GPUs --fake-gpus describes (or NVML's).
 func runSimulate(a *app, p *plan.Plan, f simulateFlags) error {
-	probe, err := openProbe(a, f.fakeGPUs)
+	devs, err := simulatedDevices(a, p, f)
 	if err != nil {
-		return fmt.Errorf("check --simulate needs the GPUs to plan for: %w (pass --fake-gpus, e.g. 2x32GiB)", err)
+		return err
 	}
-	devs, err := probe.Devices()
-	probe.Close()
+	hostLimit, err := simulatedHostLimit(p, f.memoryLimit)
 	if err != nil {
-		return fmt.Errorf("check --simulate: %w", err)
+		return err
 	}
-	pred, err := runner.Simulate(p, runner.SimulateOptions{Devices: devs, LogDir: f.logDir, Guess: f.guess, ReleaseLag: runner.ReleaseLag})
+	pred, err := runner.Simulate(p, runner.SimulateOptions{Devices: devs, LogDir: f.logDir, Guess: f.guess, ReleaseLag: runner.ReleaseLag,
+		HostLimit: hostLimit})
 	if err != nil {
 		return err
 	}
@@ -69,12 +71,18 @@ func writePrediction(w io.Writer, pred *runner.Prediction) {
 			if s.Need > 0 {
 				need = gpu.FormatSize(s.Need)
 			}
+			if s.HostNeed > 0 {
+				need = strings.TrimPrefix(need+" + ", " + ") + gpu.FormatSize(s.HostNeed) + " host"
+			}
 			guess := " "
 			if s.Guessed {
 				guess = "*"
 			}
 			fmt.Fprintf(w, "  %s %7s-%-7s%s %9s  %s\n", bar(s, pred.Makespan), seconds(s.Start), seconds(s.End), guess, need, s.Task.Name)
 		}
+	}
+	if pred.HostLimit > 0 {
+		fmt.Fprintf(w, "\nHost memory (limit %s): peak %s\n", gpu.FormatSize(pred.HostLimit), gpu.FormatSize(pred.HostPeak))
 	}
 	fmt.Fprintf(w, "\nPredicted makespan: %s\n", seconds(pred.Makespan))
 	for _, n := range pred.Notes {

@@ -37,6 +37,8 @@ type historyFile struct {
 	Version   int              `json:"version"`
 	Durations map[string]entry `json:"durations"`
 	Learned   map[string]entry `json:"learned"`
+	// HostLearned is the host memory learned for each memory: auto group (its HostSpec's).
+	HostLearned map[string]entry `json:"host_learned,omitempty"`
 }
 
 // entry is one recorded figure, with the name of the task it belongs to, for messages.
@@ -56,7 +58,7 @@ const historyVersion = 2
 // New is an empty history that Save writes to path ("" keeps it in memory only).
 func New(path string) *History {
 	return &History{path: path, state: historyFile{
-		Version: historyVersion, Durations: map[string]entry{}, Learned: map[string]entry{},
+		Version: historyVersion, Durations: map[string]entry{}, Learned: map[string]entry{}, HostLearned: map[string]entry{},
 	}}
 }
 
@@ -129,13 +131,25 @@ func migrate(old historyV1, p *plan.Plan) historyFile {
 // keep takes from st what belongs to a task or group of p. With p filtered by tags, what
 // the filter left out is kept as it is.
 func (h *History) keep(st historyFile, p *plan.Plan) {
-	keys, groups := map[string]bool{}, map[string]bool{}
+	keys, groups, hostGroups := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	plan.Walk(p.Tasks, func(t *plan.Task) {
 		keys[t.Key] = true
 		if t.GPU != nil && t.GPU.Auto {
 			groups[t.Group] = true
 		}
+		if t.Host != nil && t.Host.Auto {
+			hostGroups[t.Host.Group] = true
+		}
 	})
+	for g, e := range st.HostLearned {
+		switch {
+		case hostGroups[g] || p.Filtered:
+			h.state.HostLearned[g] = e
+		default:
+			h.notes = append(h.notes, fmt.Sprintf("learned host memory %s of %q dropped: no task of %s matches it any more "+
+				"(renamed, or its command changed); it will be learned again", size.Format(e.Bytes), e.Name, p.File))
+		}
+	}
 	for k, e := range st.Durations {
 		if keys[k] || p.Filtered {
 			h.state.Durations[k] = e

@@ -74,7 +74,11 @@ func (p *Plan) describeConfig(b *strings.Builder) {
 	if !c.ShowOutput {
 		opts = append(opts, "output hidden")
 	}
-	opts = append(opts, "gpu margin "+describeMargin(c.GPUMemoryMargin), plural(c.OOMRetries, "oom retry", "oom retries"))
+	opts = append(opts, "gpu margin "+describeMargin(c.GPUMemoryMargin))
+	if p.hasHostNeeds() {
+		opts = append(opts, "memory margin "+describeMargin(c.HostMemoryMargin))
+	}
+	opts = append(opts, plural(c.OOMRetries, "oom retry", "oom retries"))
 	fmt.Fprintf(b, "config: %s\n", strings.Join(opts, ", "))
 	if c.LogPath != "" {
 		fmt.Fprintf(b, "log: %s\n", c.LogPath)
@@ -183,6 +187,13 @@ func (p *Plan) taskAttrs(t, parent *Task) []string {
 			need += " capped"
 		}
 		attrs = append(attrs, need)
+	}
+	if h := t.Host; h != nil {
+		if h.Auto {
+			attrs = append(attrs, "memory auto")
+		} else {
+			attrs = append(attrs, "memory "+size.Format(h.Memory))
+		}
 	}
 	if t.Timeout > 0 {
 		attrs = append(attrs, "timeout "+compactDuration(t.Timeout))

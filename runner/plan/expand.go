@@ -27,8 +27,11 @@ type inherited struct {
 	gpuMemory *gpuMemory
 	gpus      int
 	gpuCap    *bool
-	timeout   time.Duration
-	retries   *int
+	// memory: a block's host memory need, and the group its trials learn an auto need in.
+	hostMemory *hostMemory
+	hostGroup  string
+	timeout    time.Duration
+	retries    *int
 	// gpuGroup is the block's identity when its trials inherit its GPU need: they learn a
 	// gpu-memory: auto need together, as one sweep.
 	gpuGroup string
@@ -299,6 +302,10 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		}
 	}
 	own := c.own(in)
+	hostGroup := t.Group
+	if c.hostMemory == nil && in.hostGroup != "" {
+		hostGroup = in.hostGroup
+	}
 	if c.gpuMemory == nil && c.gpus == 0 && in.gpuGroup != "" {
 		t.Group = in.gpuGroup
 	}
@@ -314,10 +321,12 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 			tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
 			gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, timeout: own.timeout, retries: own.retries,
 			gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, templatePath: templatePath,
+			hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
 		}, levelTrial)
 		return t
 	}
 	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
+	t.Host = hostSpec(own.hostMemory, hostGroup)
 	t.Timeout = max(own.timeout, 0) // noTimeout is none
 	if own.retries != nil {
 		t.Retries = *own.retries
@@ -356,7 +365,7 @@ const noTimeout time.Duration = -1
 // own is what a task sets for itself or takes from its block: GPU needs, timeout, retries.
 func (c *rawTask) own(in inherited) inherited {
 	o := inherited{gpuMemory: c.gpuMemory, gpus: cmp.Or(c.gpus, in.gpus), gpuCap: c.gpuCap,
-		timeout: cmp.Or(c.timeout, in.timeout), retries: c.retries}
+		timeout: cmp.Or(c.timeout, in.timeout), retries: c.retries, hostMemory: cmp.Or(c.hostMemory, in.hostMemory)}
 	if o.gpuMemory == nil {
 		o.gpuMemory = in.gpuMemory
 	}
@@ -373,6 +382,15 @@ func (c *rawTask) own(in inherited) inherited {
 // GPU need for them, "" otherwise.
 func gpuGroupOf(mem *gpuMemory, gpus int, block string) string {
 	if mem == nil && gpus == 0 {
+		return ""
+	}
+	return block
+}
+
+// hostGroupOf is the learning group a block hands its trials for memory: auto: its own
+// identity when it sets memory: for them, "" otherwise.
+func hostGroupOf(mem *hostMemory, block string) string {
+	if mem == nil {
 		return ""
 	}
 	return block

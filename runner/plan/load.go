@@ -291,6 +291,9 @@ func checkNesting(d *nodeDecoder, t *rawTask, level int) {
 				d.errorf(t.keys[k], "%s: set GPU needs on the trial that holds the steps, not on a step", k)
 			}
 		}
+		if t.has("memory") {
+			d.errorf(t.keys["memory"], "memory: set the host memory need on the trial that holds the steps, not on a step: its steps run one after another within it")
+		}
 	}
 }
 

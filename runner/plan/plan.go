@@ -41,6 +41,7 @@ type Config struct {
 	SingleLine            bool          // single-line: the live view shows one line
 	UpdateInterval        time.Duration // update-interval (bashful: milliseconds); live view refresh
 	GPUMemoryMargin       Margin        // gpu-memory-margin (default 5% of the device, at least 256 MiB)
+	HostMemoryMargin      Margin        // memory-margin: kept free of the container's limit (default 5%, at least 32 MiB)
 	OOMRetries            int           // oom-retries (default 2)
 	Objective             *Objective    // objective: the metric trials are ranked by; nil: none
 	StopWhen              *Condition    // stop-when: skip the trials not yet started once one meets it
@@ -122,6 +123,7 @@ type Task struct {
 	MetricFormats metric.Formats
 
 	GPU    *GPUSpec   // nil: no GPU admission
+	Host   *HostSpec  // memory: nil: no host memory admission
 	Upload []Transfer // upload: run when this task ends
 
 	Parallel []*Task // parallel-tasks: children run concurrently, at most Config.MaxParallel at once

@@ -28,6 +28,7 @@ var configKeys = []string{
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "objective", "stop-when",
 	"notify", "max-tasks", "mask", "order", "claims", "recognize-metrics", "metric-pattern", "early-stop",
+	"memory-margin",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -41,6 +42,7 @@ func DefaultConfig() Config {
 		ShowSummaryFooter:     true,
 		ShowTaskTimes:         true,
 		GPUMemoryMargin:       DefaultMargin,
+		HostMemoryMargin:      DefaultHostMargin,
 		OOMRetries:            2,
 		MaxTasks:              DefaultMaxTasks,
 		Order:                 OrderLongestFirst,
@@ -118,6 +120,10 @@ func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 			if m, ok := decodeMargin(d, p); ok {
 				c.GPUMemoryMargin = m
 			}
+		case "memory-margin":
+			if m, ok := decodeMarginOf(d, p, "the container's limit"); ok {
+				c.HostMemoryMargin = m
+			}
 		case "oom-retries":
 			if v, ok := d.integer(p, 0); ok {
 				c.OOMRetries = v
@@ -178,8 +184,13 @@ func decodeUpdateInterval(d *nodeDecoder, p nodePair) time.Duration {
 // decodeMargin reads gpu-memory-margin: a size (2GiB), a percentage of the device (5%), or
 // both separated by a comma (5%, 256MiB), the larger winning on each device.
 func decodeMargin(d *nodeDecoder, p nodePair) (Margin, bool) {
+	return decodeMarginOf(d, p, "each GPU")
+}
+
+// decodeMarginOf reads a margin kept free of what: a GPU's memory, the container's limit.
+func decodeMarginOf(d *nodeDecoder, p nodePair, of string) (Margin, bool) {
 	bad := func() (Margin, bool) {
-		d.errorf(p.value, "gpu-memory-margin: want a size (2GiB), a percentage of each GPU (5%%), or both (5%%, 256MiB), got %s", describeNode(p.value))
+		d.errorf(p.value, "%s: want a size (2GiB), a percentage of %s (5%%), or both (5%%, 256MiB), got %s", p.name, of, describeNode(p.value))
 		return Margin{}, false
 	}
 	if p.value.Kind != yaml.ScalarNode || isNull(p.value) {

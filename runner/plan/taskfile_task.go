@@ -31,6 +31,7 @@ type rawTask struct {
 	gpuMemory                                *gpuMemory
 	gpus                                     int // 0: not set
 	gpuCap                                   *bool
+	hostMemory                               *hostMemory
 	upload                                   []*rawUpload
 	recognizeMetrics                         *bool
 	metricPatterns                           []*metric.Pattern
@@ -68,7 +69,7 @@ var taskKeys = []string{
 	"show-task-output", "log-path", "url", "md5", "sudo", "for-each", "parallel-tasks",
 	"collapse-on-completion", "event-driven", "show-task-times",
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "upload",
-	"metrics", "order", "recognize-metrics", "metric-pattern", "sample", "trials", "seed", "early-stop", "search",
+	"metrics", "order", "recognize-metrics", "metric-pattern", "sample", "trials", "seed", "early-stop", "search", "memory",
 }
 
 var (
@@ -149,6 +150,8 @@ func (t *rawTask) UnmarshalYAML(n *yaml.Node) error {
 			t.gpus, _ = d.integer(p, 1)
 		case "gpu-memory-cap":
 			t.gpuCap = d.boolean(p)
+		case "memory":
+			t.hostMemory = decodeHostMemory(d, p)
 		case "upload":
 			t.upload = decodeTransfers[rawUpload](d, p)
 		case "order":

@@ -136,6 +136,7 @@ func (a *Attempt) start(c *exec.Cmd) error {
 	a.Procs.mu.Lock()
 	err := c.Start()
 	if err == nil {
+		raiseOOMScore(c.Process.Pid, a.Procs.oomScoreAdj)
 		a.Procs.addLocked(c.Process.Pid)
 	}
 	a.Procs.mu.Unlock()
@@ -368,12 +369,14 @@ func ExportedChanges(before, after []string) []string {
 
 // Table tracks the process groups of running tasks so that a signal reaches them all.
 type Table struct {
-	mu     sync.Mutex
-	groups map[int]bool
-	closed bool // no new process may start: they are killed on arrival
+	mu          sync.Mutex
+	groups      map[int]bool
+	closed      bool // no new process may start: they are killed on arrival
+	oomScoreAdj int  // what every task's shell starts with: TaskOOMScoreAdj
 }
 
-func NewTable() *Table { return &Table{groups: map[int]bool{}} }
+// NewTable is an empty table; the tasks started through it start with TaskOOMScoreAdj.
+func NewTable() *Table { return &Table{groups: map[int]bool{}, oomScoreAdj: TaskOOMScoreAdj()} }
 
 // addLocked registers a task's process group; the caller holds p.mu. A group that starts
 // after the run began stopping is told to stop at once.

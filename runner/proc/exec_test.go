@@ -263,3 +263,38 @@ func TestAttemptSlowConsumerGetsEveryLine(t *testing.T) {
 		t.Errorf("%d lines reached the consumer, want %d", got.Load(), n)
 	}
 }
+
+// TestAttemptOOMScore: a task's shell, and what it starts, score above runall for the
+// kernel's OOM killer.
+func TestAttemptOOMScore(t *testing.T) {
+	own, err := os.ReadFile("/proc/self/oom_score_adj")
+	if err != nil {
+		t.Skip("no oom_score_adj here:", err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(own)))
+	want := strconv.Itoa(min(n+oomScoreRaise, oomScoreMax))
+	// The sleep makes the shell fork cat rather than exec it: a child started later.
+	out, l := run(t, &Attempt{Cmd: "cat /proc/$$/oom_score_adj; sleep 0.1; cat /proc/self/oom_score_adj"})
+	if got := l.of("stdout"); !out.OK() || !slices.Equal(got, []string{want, want}) {
+		t.Errorf("shell and child score %q (%+v), want %s for both (runall's is %s)", got, out, want, strings.TrimSpace(string(own)))
+	}
+}
+
+func TestTaskOOMScoreAdj(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		own  string
+		want int
+	}{{"0\n", 500}, {"-998\n", -498}, {"800", 1000}, {"garbage", 500}} {
+		p := dir + "/adj"
+		if err := os.WriteFile(p, []byte(c.own), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := taskOOMScoreAdj(p); got != c.want {
+			t.Errorf("own %q: %d, want %d", c.own, got, c.want)
+		}
+	}
+	if got := taskOOMScoreAdj(dir + "/missing"); got != 500 {
+		t.Errorf("unreadable own score: %d, want 500", got)
+	}
+}

@@ -40,6 +40,9 @@ type Run struct {
 	// LearnedGPUMemory is the need learned for each gpu-memory: auto group, by group name
 	// (the first trial's name), in bytes.
 	LearnedGPUMemory map[string]uint64 `json:"learned_gpu_memory,omitempty"`
+	// LearnedHostMemory is the host need learned for each memory: auto group, by the name
+	// of the trial it was learned from.
+	LearnedHostMemory map[string]uint64 `json:"learned_host_memory,omitempty"`
 	// GPUProcessIDs says whose process IDs the GPU driver reported: "here" (runall's pid
 	// namespace: trials' memory from their own processes), "elsewhere" (the host's: processes
 	// tied to trials by the order they appeared), "none" (no processes: memory estimated from
@@ -80,6 +83,10 @@ type Task struct {
 	Devices       []string  `json:"devices,omitempty"`
 	GPUMemory     uint64    `json:"gpu_memory,omitempty"`      // the need it was admitted with, bytes
 	PeakGPUMemory uint64    `json:"peak_gpu_memory,omitempty"` // the most it was seen using, bytes
+	// HostMemory is the host need it was admitted with (memory:, learned or raised), bytes;
+	// PeakHostMemory the most its processes held at once (PSS, or RSS).
+	HostMemory     uint64 `json:"host_memory,omitempty"`
+	PeakHostMemory uint64 `json:"peak_host_memory,omitempty"`
 	// PeakGPUMemorySource says how PeakGPUMemory was measured: "process" (its own
 	// processes, found by their PIDs), "order" (its own processes, tied to it by the order
 	// they appeared: the driver reports the host's PIDs) or "device" (an estimate: its share

@@ -19,17 +19,21 @@ import (
 
 	"github.com/runall/runall/claims"
 	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/plan"
 )
 
 // Trial is one trial on its way through the scheduler: what travels from the source to
 // the executor, and nothing else.
 type Trial struct {
-	Task       *plan.Task
-	Placement  *admit.Placement // its GPU room, set by the GPU resource; nil without one
-	Lease      *claims.Lease    // the claim it runs under, set by a claims source; nil without
-	Attempt    int              // how often it was admitted: 2 once it was requeued
-	PassedOver int              // how often a trial behind it started while it waited
+	Task      *plan.Task
+	Placement *admit.Placement // its GPU room, set by the GPU resource; nil without one
+	// HostPlacement is its room in the container's host memory, set by the Host resource;
+	// nil without a host need.
+	HostPlacement *hostadmit.Placement
+	Lease         *claims.Lease // the claim it runs under, set by a claims source; nil without
+	Attempt       int           // how often it was admitted: 2 once it was requeued
+	PassedOver    int           // how often a trial behind it started while it waited
 }
 
 // Source hands the scheduler its trials. The plan's trials in their order are one source,

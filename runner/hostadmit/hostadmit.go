@@ -1,0 +1,332 @@
+// Package hostadmit decides which trial may start now by the container's host memory, the
+// second resource runall admits by beside GPU memory.
+//
+// The container has a limit (its memory cgroup's, or the machine's memory) and a use, both
+// measured (hostmem). Each running trial's process tree is measured too, so that a trial
+// that has started but not yet grown to its need holds a reservation of the rest:
+//
+//	reserved = Σ max(0, need − what its processes hold now)
+//	room     = limit − used − margin − reserved
+//
+// A trial starts when its need fits in the room. A trial that needs more than the limit
+// less the margin can never start. memory: auto learns a group's need from the peak of its
+// first trial's processes, the rest of the group waiting meanwhile. When the kernel's OOM
+// killer takes a trial (its process died of SIGKILL while the cgroup's oom_kill counter
+// rose), the trial is requeued with a raised need, within oom-retries.
+//
+// The package knows trials only as requests (an id, a group, a need) and their processes as
+// process groups; it knows nothing of the scheduler that asks, of task files, or of GPUs.
+package hostadmit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/runall/runall/hostmem"
+	"github.com/runall/runall/size"
+)
+
+// Request is what one trial asks of the container's host memory.
+type Request struct {
+	ID     int    // the trial's; a need raised after an OOM kill is kept per ID
+	Name   string // for messages
+	Group  string // memory: auto learns one need per group
+	Memory uint64 // bytes; 0 with Auto
+	Auto   bool   // learn the need from the group's first trial
+}
+
+// Reader measures the container's memory: a *hostmem.Probe.
+type Reader interface {
+	Read() (hostmem.Memory, error)
+}
+
+// Needs keeps learned needs across runs: read when a group's trial asks, written when one is
+// learned.
+type Needs interface {
+	Learned(group string) (uint64, bool)
+	SetLearned(group, name string, need uint64)
+}
+
+// Options configures an Admitter.
+type Options struct {
+	Memory     Reader
+	Margin     func(limit uint64) uint64 // kept free of the limit (nil: none)
+	OOMRetries int                       // how often a trial may be requeued after an OOM kill
+	Needs      Needs                     // nil: learned needs live as long as the admitter
+	// Trees measures process trees by the process groups that lead them (nil: hostmem.Trees
+	// over /proc).
+	Trees func(roots []int) map[int]hostmem.Footprint
+	Now   func() time.Time // nil: time.Now
+}
+
+// Placement is an admitted trial, from Place to Release.
+type Placement struct {
+	Need uint64 // bytes it was admitted with; 0 when it learns its group's, or admission is off
+
+	req      Request
+	learning bool // the first trial of a memory: auto group
+	roots    []int
+	oomStart uint64    // the cgroup's OOM kill count when it started
+	usage    uint64    // what its processes hold now (PSS, or RSS)
+	peak     uint64    // the most they held
+	grewAt   time.Time // when peak last grew
+}
+
+// Admitter admits trials by host memory. Its methods are safe for concurrent use. What
+// decides a trial's need (declared, learned, raised after an OOM kill) is its needs book;
+// the admitter measures and reserves.
+type Admitter struct {
+	mem    Reader
+	margin func(uint64) uint64
+	trees  func([]int) map[int]hostmem.Footprint
+	now    func() time.Time
+
+	mu      sync.Mutex
+	snap    measurement
+	running []*Placement
+	book    *needBook
+	warned  bool          // Warning said why admission is off
+	loop    sampling      // Start's, until Stop
+	changed chan struct{} // closed at the next measurement or release: see Changed
+}
+
+// measurement is the container's memory as last read, and the use over the last few
+// seconds, for OOM messages.
+type measurement struct {
+	hostmem.Memory
+	at     time.Time
+	err    error
+	recent []usedAt
+}
+
+type usedAt struct {
+	at   time.Time
+	used uint64
+}
+
+// sampling is the loop Start runs.
+type sampling struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New returns an admitter over o.Memory.
+func New(o Options) *Admitter {
+	if o.Margin == nil {
+		o.Margin = func(uint64) uint64 { return 0 }
+	}
+	if o.Needs == nil {
+		o.Needs = &memoryNeeds{m: map[string]uint64{}}
+	}
+	if o.Trees == nil {
+		o.Trees = func(roots []int) map[int]hostmem.Footprint { return hostmem.Trees("", roots) }
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Admitter{mem: o.Memory, margin: o.Margin, trees: o.Trees, now: o.Now, book: newNeedBook(o.Needs, o.OOMRetries)}
+}
+
+// ErrNeverFits is wrapped by the error of a trial whose need the container's limit can
+// never hold.
+var ErrNeverFits = errors.New("needs more host memory than the container's limit")
+
+// Place admits req now: it returns a placement; or nil and why the trial waits; or an error
+// when it can never run here. Where the container's memory cannot be read, every trial is
+// admitted (Warning says why once).
+func (a *Admitter) Place(req Request) (*Placement, string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.now().Sub(a.snap.at) > 100*time.Millisecond {
+		a.sampleLocked()
+	}
+	if a.snap.err != nil {
+		p := &Placement{req: req}
+		a.startLocked(p)
+		return p, "", nil
+	}
+	need, learning, wait := a.book.need(req)
+	if wait != "" {
+		return nil, wait, nil
+	}
+	if most := a.mostLocked(); need > most {
+		return nil, "", a.neverFitsLocked(need)
+	}
+	reserve := need
+	if learning {
+		reserve = a.provisionalLocked()
+	}
+	room, reserved := a.roomLocked()
+	if reserve > room {
+		head := "needs " + size.Format(need) + " of host memory"
+		if learning {
+			head = "learning its host memory: needs room for " + size.Format(reserve) + " to start"
+		}
+		return nil, head + "; " + a.describeRoomLocked(room, reserved), nil
+	}
+	p := &Placement{req: req, Need: need, learning: learning}
+	if learning {
+		a.book.learning[req.Group] = p
+	}
+	a.startLocked(p)
+	return p, "", nil
+}
+
+func (a *Admitter) startLocked(p *Placement) {
+	p.oomStart = a.snap.OOMKills
+	p.grewAt = a.now()
+	a.running = append(a.running, p)
+}
+
+// mostLocked is the most one trial can have: the limit less the margin.
+func (a *Admitter) mostLocked() uint64 {
+	return sub(a.snap.Limit, a.margin(a.snap.Limit))
+}
+
+func (a *Admitter) neverFitsLocked(need uint64) error {
+	m := a.margin(a.snap.Limit)
+	what := "the container's memory limit is"
+	if !a.snap.Limited {
+		what = "the machine (no container limit) has"
+	}
+	return fmt.Errorf("%w: needs %s, %s %s (%s after the %s margin)", ErrNeverFits, size.Format(need),
+		what, size.Format(a.snap.Limit), size.Format(sub(a.snap.Limit, m)), size.Format(m))
+}
+
+// roomLocked is what a trial may take now, and what the running trials hold reserved.
+func (a *Admitter) roomLocked() (room, reserved uint64) {
+	for _, p := range a.running {
+		reserved += sub(a.reserveOf(p), p.usage)
+	}
+	return sub(sub(a.snap.Room(), a.margin(a.snap.Limit)), reserved), reserved
+}
+
+// reserveOf is what p's trial is expected to take in all: its need, or a learner's
+// provisional one.
+func (a *Admitter) reserveOf(p *Placement) uint64 {
+	if p.learning {
+		return a.provisionalLocked()
+	}
+	return p.Need
+}
+
+// describeRoomLocked is the waiting line's account of the container's memory.
+func (a *Admitter) describeRoomLocked(room, reserved uint64) string {
+	s := fmt.Sprintf("the container has %s free of %s (in use %s", size.Format(room), size.Format(a.snap.Limit), size.Format(a.snap.Used))
+	if reserved > 0 {
+		s += ", " + size.Format(reserved) + " reserved for trials still growing"
+	}
+	return s + ", " + size.Format(a.margin(a.snap.Limit)) + " margin)"
+}
+
+// Started tells the admitter that one of p's attempts started, its shell leading process
+// group pgid: the processes of that group, and those descending from its leader, are p's.
+func (a *Admitter) Started(p *Placement, pgid int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p.roots = append(p.roots, pgid)
+}
+
+// Release frees a placement when its trial ends, or when it was placed and never started.
+//
+// A placement whose trial never started (another resource refused it) frees only its
+// reservation: nothing is measured and no waiting trial is woken, since the room it leaves
+// is the room there was before it was placed. One whose trial ran is measured at once, so
+// that the memory its end gave back is seen by the trials that wait (Changed).
+func (a *Admitter) Release(p *Placement) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ran := len(p.roots) > 0
+	if ran {
+		a.sampleLocked()
+	}
+	a.book.endLearning(p)
+	for i, q := range a.running {
+		if q == p {
+			a.running = append(a.running[:i], a.running[i+1:]...)
+			break
+		}
+	}
+	if ran {
+		a.changedLocked()
+	}
+}
+
+// Warning is, once, why admission by host memory is off: the container's memory cannot be
+// read. "" when it can, or when it was said already.
+func (a *Admitter) Warning() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.snap.at.IsZero() {
+		a.sampleLocked()
+	}
+	if a.snap.err == nil || a.warned {
+		return ""
+	}
+	a.warned = true
+	return a.snap.err.Error() + ": trials are admitted without regard to host memory"
+}
+
+// Memory is the last measurement of the container's memory; ok is false when it cannot be
+// read.
+func (a *Admitter) Memory() (m hostmem.Memory, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.snap.Memory, a.snap.err == nil && !a.snap.at.IsZero()
+}
+
+// Peak is the most the placement's processes held at once.
+func (a *Admitter) Peak(p *Placement) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return p.peak
+}
+
+// Changed returns a channel closed when what Place sees may have changed: after the next
+// measurement, or a release.
+func (a *Admitter) Changed() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.changed == nil {
+		a.changed = make(chan struct{})
+	}
+	return a.changed
+}
+
+func (a *Admitter) changedLocked() {
+	if a.changed != nil {
+		close(a.changed)
+		a.changed = nil
+	}
+}
+
+// memoryNeeds keeps learned needs for one run.
+type memoryNeeds struct {
+	mu sync.Mutex
+	m  map[string]uint64
+}
+
+func (n *memoryNeeds) Learned(group string) (uint64, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	v, ok := n.m[group]
+	return v, ok
+}
+
+func (n *memoryNeeds) SetLearned(group, _ string, need uint64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.m[group] = need
+}
+
+func sub(a, b uint64) uint64 {
+	if a < b {
+		return 0
+	}
+	return a - b
+}
+
+func roundUp(n, step uint64) uint64 { return (n + step - 1) / step * step }

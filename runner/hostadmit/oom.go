@@ -1,0 +1,53 @@
+package hostadmit
+
+import (
+	"fmt"
+
+	"github.com/runall/runall/size"
+)
+
+// OOMKilled says whether the kernel's OOM killer took p's trial: killed is whether its
+// process died of SIGKILL (or its shell reported one, exit 137) that runall did not send;
+// it was the OOM killer's for certain when the cgroup's oom_kill counter rose while the
+// trial ran. The reason names the limit and the use just before the kill.
+func (a *Admitter) OOMKilled(p *Placement, killed bool) (reason string, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !killed || a.snap.err != nil {
+		return "", false
+	}
+	a.sampleLocked()
+	if !a.snap.HasOOMKills || a.snap.OOMKills <= p.oomStart {
+		return "", false
+	}
+	var used uint64
+	for _, u := range a.snap.recent {
+		used = max(used, u.used)
+	}
+	return fmt.Sprintf("killed by the kernel's OOM killer: the container's memory limit is %s, in use %s",
+		size.Format(a.snap.Limit), size.Format(used)), true
+}
+
+// Requeue is the admitter's answer to a trial the OOM killer took: whether it goes again,
+// and with what need; requeues counts its requeues so far, this one included.
+//
+// The kill came while the trial's processes held their peak, so its need is at least that.
+// A trial that went beyond its need under-declared it: it goes again needing half as much
+// again as its peak, at least twice its old need, and its group's waiting trials need the
+// peak too. A trial that stayed within its need was killed for a neighbour's excess: it
+// goes again with the same need, not counted against oom-retries (up to victimRetries of
+// them; none with oom-retries: 0). Never beyond the limit less the margin: a peak beyond
+// that fails the trial with ErrNeverFits.
+func (a *Admitter) Requeue(p *Placement) (need uint64, requeues int, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.book.requeue(p, a.mostLocked())
+}
+
+// victimRetries bounds the requeues of a trial killed within its own need.
+const victimRetries = 3
+
+// RequeueReason says why a requeued trial waits, for its waiting line.
+func RequeueReason(need uint64) string {
+	return "requeued after the OOM killer took it; now needs " + size.Format(need) + " of host memory"
+}
