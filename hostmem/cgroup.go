@@ -27,7 +27,7 @@ func readV1(dir string) (Memory, error) {
 	if err != nil {
 		return m, err
 	}
-	stat, err := readKeyed(filepath.Join(dir, "memory.stat"))
+	stat, err := readKeyed(filepath.Join(dir, "memory.stat"), " ")
 	if err != nil {
 		return m, err
 	}
@@ -41,7 +41,7 @@ func readV1(dir string) (Memory, error) {
 	m.Limit, m.Limited = limit, limit < noLimit
 	m.Cache = min(inactive, usage)
 	m.Used = usage - m.Cache
-	if oc, err := readKeyed(filepath.Join(dir, "memory.oom_control")); err == nil {
+	if oc, err := readKeyed(filepath.Join(dir, "memory.oom_control"), " "); err == nil {
 		m.OOMKills, m.HasOOMKills = oc["oom_kill"] // kernels before 4.13 keep no counter
 	}
 	if n, err := readUint(filepath.Join(dir, "memory.failcnt")); err == nil {
@@ -63,14 +63,14 @@ func readV2(dir, top string) (Memory, error) {
 	if err != nil {
 		return m, err
 	}
-	stat, err := readKeyed(filepath.Join(dir, "memory.stat"))
+	stat, err := readKeyed(filepath.Join(dir, "memory.stat"), " ")
 	if err != nil {
 		return m, err
 	}
 	m.Limit, m.Limited = limit, limit < noLimit
 	m.Cache = min(stat["inactive_file"], usage)
 	m.Used = usage - m.Cache
-	if ev, err := readKeyed(filepath.Join(dir, "memory.events")); err == nil {
+	if ev, err := readKeyed(filepath.Join(dir, "memory.events"), " "); err == nil {
 		m.OOMKills, m.HasOOMKills = ev["oom_kill"]
 	}
 	return m, nil
@@ -122,9 +122,10 @@ func readUint(path string) (uint64, error) {
 	return n, nil
 }
 
-// readKeyed reads a file of "key value" lines (memory.stat, memory.events,
-// memory.oom_control). Lines that do not hold a number are skipped.
-func readKeyed(path string) (map[string]uint64, error) {
+// readKeyed reads a file of "key<sep>value" lines, keeping those whose value starts with a
+// number: the cgroup's "key value" files (memory.stat, memory.events, memory.oom_control;
+// sep " ") and procfs's "Key:   value kB" ones (meminfo, smaps_rollup, status; sep ":").
+func readKeyed(path, sep string) (map[string]uint64, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -132,13 +133,20 @@ func readKeyed(path string) (map[string]uint64, error) {
 	out := map[string]uint64{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), " ")
+		k, v, ok := strings.Cut(sc.Text(), sep)
 		if !ok {
 			continue
 		}
-		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil {
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			continue
+		}
+		if n, err := strconv.ParseUint(f[0], 10, 64); err == nil {
 			out[k] = n
 		}
 	}
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
 }

@@ -15,7 +15,7 @@ func readMeminfo(path string) (meminfo, error) {
 	if path == "" {
 		return meminfo{}, errors.New("no meminfo file")
 	}
-	kv, err := readKeyedColon(path)
+	kv, err := readKeyed(path, ":")
 	if err != nil {
 		return meminfo{}, err
 	}

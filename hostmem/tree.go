@@ -1,9 +1,6 @@
 package hostmem
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -130,40 +127,12 @@ func readStat(procRoot string, pid int) (procStat, bool) {
 // where smaps_rollup cannot be read. A zombie or kernel thread holds nothing.
 func readFootprint(procRoot string, pid int) (Footprint, bool) {
 	dir := filepath.Join(procRoot, strconv.Itoa(pid))
-	if kv, err := readKeyedColon(filepath.Join(dir, "smaps_rollup")); err == nil && len(kv) > 0 {
+	if kv, err := readKeyed(filepath.Join(dir, "smaps_rollup"), ":"); err == nil && len(kv) > 0 {
 		return Footprint{PSS: kv["Pss"] << 10, RSS: kv["Rss"] << 10, Procs: 1}, true
 	}
-	kv, err := readKeyedColon(filepath.Join(dir, "status"))
+	kv, err := readKeyed(filepath.Join(dir, "status"), ":")
 	if err != nil {
 		return Footprint{}, false
 	}
 	return Footprint{RSS: kv["VmRSS"] << 10, Procs: 1}, true
-}
-
-// readKeyedColon reads a file of "Key:   value kB" lines (meminfo, smaps_rollup, status),
-// keeping the lines whose value is a number.
-func readKeyedColon(path string) (map[string]uint64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]uint64{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) == 0 {
-			continue
-		}
-		if n, err := strconv.ParseUint(f[0], 10, 64); err == nil {
-			out[k] = n
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
 }
