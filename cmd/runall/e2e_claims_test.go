@@ -492,6 +492,84 @@ func TestClaimsASHAShared(t *testing.T) {
 	}
 }
 
+// TestClaimsMedianShared: three runalls share one median sweep through the claims prefix;
+// the bad trial is stopped by its runall on the running averages the other two recorded.
+func TestClaimsMedianShared(t *testing.T) {
+	t.Parallel()
+	c := newClaimsE2E(t)
+	var procs []*proc
+	for n := range 3 {
+		procs = append(procs, c.start(n, "claims/median.yml"))
+	}
+	var prunedBy *proc
+	for n, p := range procs {
+		r := p.wait()
+		r.wantCode(t, 0)
+		if strings.Contains(r.stdout, "[bad] pruned") {
+			prunedBy = p
+			if !strings.Contains(r.stdout, "median: best acc 0.1 by step") || !strings.Contains(r.stdout, "worse than the median 0.9 of 2 other trials' running averages") {
+				t.Errorf("runall %d: the stop does not say it compared with the 2 others\n%v", n, r)
+			}
+		}
+	}
+	if prunedBy == nil {
+		t.Fatal("no runall stopped bad")
+	}
+	for _, l := range c.lines("trials.txt") {
+		if strings.HasPrefix(l, "bad ") {
+			t.Errorf("bad ran to its end: %s", l)
+		}
+		if pid := strings.Fields(l)[1]; pid == strconv.Itoa(prunedBy.cmd.Process.Pid) {
+			t.Errorf("%s: ran in the runall that stopped bad: its values came from another", l)
+		}
+	}
+	if keys := c.keys(c.prefix + "averages/"); len(keys) < 800 {t.Logf("%q", keys)
+		t.Errorf("%d running averages under the prefix, want 40 of each good trial and bad's", len(keys))
+	}
+	if keys := c.keys(c.prefix + "rungs/"); len(keys) != 0 {
+		t.Errorf("median wrote asha's rung values: %q", keys)
+	}
+	for _, tr := range c.merged().Tasks {
+		if want := map[bool]string{true: "pruned", false: "ok"}[tr.Name == "bad"]; tr.Status != want {
+			t.Errorf("merged results: %s: %s, want %s", tr.Name, tr.Status, want)
+		}
+	}
+}
+
+// TestClaimsMedianKilled: the running averages of a runall that was SIGKILLed stay under the
+// prefix, and stop a trial of the runall that takes the sweep over, which recorded none of
+// its own.
+func TestClaimsMedianKilled(t *testing.T) {
+	t.Parallel()
+	c := newClaimsE2E(t)
+	first := c.start(0, "claims/median-killed.yml", "--lease", "2s")
+	// Steps 1 to 5 of good-1 and good-2: ten values recorded, none in flight.
+	eventually(t, "the first runall to record good-1's and good-2's five running averages", func() bool {
+		return len(c.keys(c.prefix+"averages/")) == 10
+	})
+	first.signal(syscall.SIGKILL)
+	_ = first.cmd.Wait() // killed: no exit code to check
+	for _, l := range c.lines("pgids.txt") {
+		pgid, _ := strconv.Atoi(l)
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	c.writeFile("killed", "")
+
+	r := c.start(1, "claims/median-killed.yml", "--lease", "2s").wait()
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, "[bad] pruned") || !strings.Contains(r.stdout, "worse than the median 0.9 of 2 other trials' running averages") {
+		t.Errorf("bad was not stopped by the killed runall's running averages\n%v", r)
+	}
+	if slices.ContainsFunc(c.lines("trials.txt"), func(l string) bool { return strings.HasPrefix(l, "bad ") }) {
+		t.Errorf("bad ran to its end:\n%s", c.read("trials.txt"))
+	}
+	for _, tr := range c.merged().Tasks {
+		if want := map[bool]string{true: "pruned", false: "ok"}[tr.Name == "bad"]; tr.Status != want {
+			t.Errorf("merged results: %s: %s, want %s", tr.Name, tr.Status, want)
+		}
+	}
+}
+
 // TestClaimsMergedObjective: two runalls share a sweep with an objective. The merged results
 // under the prefix go through the same merge as shards' results: they carry the objective,
 // name the best trial and each runall's run id. A record that cannot be read makes the

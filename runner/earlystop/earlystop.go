@@ -12,11 +12,16 @@
 //     better than all before it does (as Optuna's successive halving pruner decides).
 //   - median: from step grace on, a trial whose best value so far is worse than the median of
 //     the other trials' running averages at the same step stops, once at least min-trials
-//     others have reached that step.
+//     others have recorded one there.
+//
+// Both keep what they compare in a Store, by step: asha the values at its rungs, median each
+// trial's running average at each step from grace on. Runalls that share a Store decide with
+// each other's trials.
 package earlystop
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -86,12 +91,13 @@ func (c Config) Budget(n, steps int) []RungBudget {
 	return out
 }
 
-// Store holds asha's rung values. Each runall of a sweep that shares its claims keeps them
-// where all of them see every trial's; a single runall keeps them in memory.
+// Store holds what a rule compares, by step: asha's rung values, median's running averages.
+// Each runall of a sweep that shares its claims keeps them where all of them see every
+// trial's; a single runall keeps them in memory.
 type Store interface {
-	// Rung returns the values recorded at a rung's step, by trial.
+	// Rung returns the values recorded at a step, by trial.
 	Rung(step int) (map[string]float64, error)
-	// Put records a trial's value at a rung's step.
+	// Put records a trial's value at a step (again: the value it has now).
 	Put(step int, trial string, v float64) error
 }
 
@@ -138,21 +144,21 @@ type Rule interface {
 	Observe(trial string, step int, value float64) (Decision, error)
 }
 
-// New makes the rule c names; asha keeps its rung values in st (a MemoryStore when nil).
+// New makes the rule c names, keeping what it compares in st (a MemoryStore when nil).
 func New(c Config, st Store) (Rule, error) {
 	if c.Mode != "max" && c.Mode != "min" {
 		return nil, fmt.Errorf("early-stop: mode %q: want max or min", c.Mode)
 	}
 	c.Grace = max(c.Grace, 1)
+	if st == nil {
+		st = &MemoryStore{}
+	}
 	switch c.Method {
 	case ASHA:
-		if st == nil {
-			st = &MemoryStore{}
-		}
 		c.Reduction = max(c.Reduction, 2)
 		return &asha{c: c, rungs: c.Rungs(), st: st, recorded: map[string]map[int]bool{}}, nil
 	case Median:
-		return &median{c: c, curves: map[string][]point{}}, nil
+		return &median{c: c, st: st, curves: map[string][]point{}}, nil
 	}
 	return nil, fmt.Errorf("early-stop: method %q: want asha or median", c.Method)
 }
@@ -244,48 +250,50 @@ type point struct {
 }
 
 type median struct {
-	c Config
+	c  Config
+	st Store // every trial's running average at each step from grace on
 
 	mu     sync.Mutex
-	curves map[string][]point // each trial's values, by step
+	curves map[string][]point // the values of this runall's trials, by step
 }
 
 func (m *median) Observe(trial string, step int, v float64) (Decision, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	curve := m.curves[trial]
-	if n := len(curve); n > 0 && curve[n-1].step == step {
+	switch n := len(curve); {
+	case n > 0 && curve[n-1].step == step:
 		curve[n-1].value = v // the same step drawn again
-	} else if n == 0 || curve[n-1].step < step {
+	case n > 0 && curve[n-1].step > step:
+		curve = []point{{step, v}} // a retried command's new attempt counts from 1 again
+	default:
 		curve = append(curve, point{step, v})
 	}
 	m.curves[trial] = curve
-	if step < m.c.Grace {
-		return Decision{}, nil
-	}
-	best := curve[0].value
+	best, sum := curve[0].value, 0.0
 	for _, p := range curve {
 		if better(m.c.Mode, p.value, best) {
 			best = p.value
 		}
+		sum += p.value
 	}
-	var avgs []float64
-	for other, c := range m.curves {
-		if other == trial || len(c) == 0 || c[len(c)-1].step < step {
-			continue
-		}
-		sum, n := 0.0, 0
-		for _, p := range c {
-			if p.step <= step {
-				sum += p.value
-				n++
-			}
-		}
-		avgs = append(avgs, sum/float64(n))
+	avg := sum / float64(len(curve))
+	m.mu.Unlock()
+	if step < m.c.Grace {
+		return Decision{}, nil // no other trial compares before grace: nothing to record
 	}
-	if len(avgs) < max(m.c.MinTrials, 1) {
+
+	others, err := m.st.Rung(step)
+	if err != nil {
+		return Decision{}, fmt.Errorf("early-stop: read the running averages at step %d: %w", step, err)
+	}
+	delete(others, trial) // its own, from an earlier attempt or drawing
+	if err := m.st.Put(step, trial, avg); err != nil {
+		return Decision{}, fmt.Errorf("early-stop: record the running average at step %d: %w", step, err)
+	}
+	if len(others) < max(m.c.MinTrials, 1) {
 		return Decision{}, nil
 	}
+	avgs := slices.Collect(maps.Values(others))
 	med := percentile(avgs, 0.5)
 	if better(m.c.Mode, med, best) {
 		return Decision{Stop: true, Reason: fmt.Sprintf("median: best %s %s by step %d is worse than the median %s of %d other trials' running averages there",

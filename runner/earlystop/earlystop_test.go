@@ -81,6 +81,12 @@ func TestRules(t *testing.T) {
 				{"c", 1, 0.9, false}, {"c", 2, 0.95, false}, // a's average 0.6, b's 0.15: median 0.375, c best 0.95
 				{"d", 1, 0.3, false}, {"d", 2, 0.35, true}}, // a 0.6, b 0.15, c 0.925: median 0.6 > 0.35
 			why: "worse than the median 0.6 of 3 other trials' running averages"},
+		{name: "median: a new attempt's curve starts again, the old one's values are not its own",
+			c: Config{Method: Median, Metric: "acc", Mode: "max", Grace: 1, MinTrials: 1},
+			obs: []obs{{"a", 1, 0.5, false}, {"a", 2, 0.5, false},
+				{"b", 1, 0.9, false}, {"b", 2, 0.9, false}, // b's first attempt: best 0.9
+				{"b", 1, 0.1, true}}, // its retry: best 0.1, below a's 0.5
+			why: "best acc 0.1 by step 1 is worse than the median 0.5 of 1 other"},
 		{name: "median min, grace",
 			c:   Config{Method: Median, Metric: "loss", Mode: "min", Grace: 3, MinTrials: 1},
 			obs: []obs{{"a", 1, 1, false}, {"a", 2, 1, false}, {"a", 3, 1, false}, {"b", 1, 5, false}, {"b", 2, 5, false}, {"b", 3, 5, true}},
@@ -122,6 +128,35 @@ func TestASHAShared(t *testing.T) {
 	}
 	if d, _ := two.Observe("two-0", 1, 0.5); !d.Stop {
 		t.Error("two-0 continued below the three values another runall recorded")
+	}
+}
+
+// TestMedianShared: two median rules over one store (two runalls of one sweep) compare with
+// each other's running averages, also those of a runall that is gone.
+func TestMedianShared(t *testing.T) {
+	st := &MemoryStore{}
+	c := Config{Method: Median, Metric: "acc", Mode: "max", Grace: 2, MinTrials: 2}
+	one, _ := New(c, st)
+	for i, curve := range [][]float64{{0.6, 0.8}, {0.7, 0.9}} {
+		for step, v := range curve {
+			if d, _ := one.Observe(fmt.Sprint("one-", i), step+1, v); d.Stop {
+				t.Fatalf("one-%d stopped: %s", i, d.Reason)
+			}
+		}
+	}
+	if got, _ := st.Rung(1); len(got) != 0 {
+		t.Errorf("values recorded before grace: %v", got)
+	}
+	if got, _ := st.Rung(2); len(got) != 2 || got["one-0"] != 0.7 || got["one-1"] != 0.8 {
+		t.Errorf("running averages at step 2: %v, want one-0 0.7, one-1 0.8", got)
+	}
+	two, _ := New(c, st) // a runall that never saw one's trials
+	if d, _ := two.Observe("two-0", 1, 0.7); d.Stop {
+		t.Errorf("two-0 stopped before grace: %s", d.Reason)
+	}
+	d, _ := two.Observe("two-0", 2, 0.72)
+	if !d.Stop || !strings.Contains(d.Reason, "worse than the median 0.75 of 2 other trials' running averages") {
+		t.Errorf("two-0 at step 2 (best 0.72, the others' averages 0.7 and 0.8): %+v", d)
 	}
 }
 
