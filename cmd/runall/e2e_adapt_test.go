@@ -240,7 +240,7 @@ func TestSearchAskFails(t *testing.T) {
 	e := newE2E(t)
 	r := e.runFile("adapt/badask.yml")
 	r.wantCode(t, 1)
-	for _, want := range []string{`search: ask "n=$(cat asked`, "exit status 3: it said:", "no such study", "no more trials are asked for"} {
+	for _, want := range []string{`search: ask "n=$(cat asked`, "exit status 3: it printed:", "stderr: no such study", "stdout: loading study s", "no more trials are asked for"} {
 		if !strings.Contains(r.stdout+r.stderr, want) {
 			t.Errorf("output does not say %q\n%v", want, r)
 		}
