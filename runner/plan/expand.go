@@ -223,22 +223,7 @@ func (t *rawTask) substituted(r *strings.Replacer) *rawTask {
 
 func (t *rawTask) substitutedFields(r *strings.Replacer) *rawTask {
 	c := *t
-	c.name, c.cmd, c.cwd, c.url, c.logPath = r.Replace(t.name), r.Replace(t.cmd), r.Replace(t.cwd), r.Replace(t.url), r.Replace(t.logPath)
-	c.metrics = r.Replace(t.metrics)
-	c.tags = nil
-	for _, tag := range t.tags {
-		c.tags = append(c.tags, r.Replace(tag))
-	}
-	c.env = nil
-	for _, e := range t.env {
-		c.env = append(c.env, EnvVar{e.Name, r.Replace(e.Value)})
-	}
-	c.upload = nil
-	for _, u := range t.upload {
-		cu := *u
-		cu.From, cu.To = r.Replace(u.From), r.Replace(u.To)
-		c.upload = append(c.upload, &cu)
-	}
+	fill(r, c.placeholderTexts())
 	c.parallel, c.steps = nil, nil
 	for _, p := range t.parallel {
 		c.parallel = append(c.parallel, p.substitutedFields(r))
