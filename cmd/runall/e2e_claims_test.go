@@ -432,6 +432,8 @@ func TestClaimsUsageErrors(t *testing.T) {
 		{"with shards", []string{"--claims", "s3://b/p/", "--shard", "0/2", testdata("claims/sweep.yml")}, "alternatives"},
 		{"short lease", []string{"--claims", "s3://b/p/", "--lease", "100ms", testdata("claims/sweep.yml")}, "at least 1s"},
 		{"config", []string{bad}, "bad.yml:2:11: claims: want an s3://BUCKET/PREFIX/ URL"},
+		{"search", []string{"--claims", "s3://b/p/", testdata("adapt/badask.yml")}, "badask.yml:10:9: search: runs in one runall, not with --claims: its trials are asked for as the run goes"},
+		{"search shards", []string{"--shard", "1/2", testdata("adapt/badask.yml")}, "not with --shard"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
