@@ -69,26 +69,62 @@ func (c Config) Rungs() []int {
 	return out
 }
 
-// RungBudget is how many trials reach one rung when n start, at most.
+// RungBudget is about how many trials reach one rung.
 type RungBudget struct {
 	Step   int
-	Trials int
+	Trials float64 // expected
 }
 
-// Budget is what asha lets n trials reach, rung by rung: all of them the first rung, then
-// 1/reduction of those at each next. steps is the trials' full length (0: unknown), which
-// caps the rungs listed.
+// Budget is about how many of n trials asha lets reach each rung, all of them the first:
+// the expected count when trials reach a rung in random order, as they do when they train at
+// different speeds. Asynchronous, asha lets more than 1/reduction through (the first at a
+// rung always continues): 27 trials, reduction 3, give about 9.1, 3.5 and 2.0 at the next
+// three rungs, not 9, 3 and 1. steps is the trials' full length (0: unknown), which caps the
+// rungs listed.
 func (c Config) Budget(n, steps int) []RungBudget {
 	var out []RungBudget
-	left := n
+	left := float64(n)
 	for _, step := range c.Rungs() {
 		if steps > 0 && step >= steps {
 			break
 		}
 		out = append(out, RungBudget{step, left})
-		left = max(1, (left+max(c.Reduction, 2)-1)/max(c.Reduction, 2))
+		left = c.passing(left)
 	}
 	return out
+}
+
+// passing is the expected number of m trials (m may be fractional: itself an expectation)
+// that continue at a rung they reach in random order. The j-th to arrive continues if it is
+// among the best max(1, j/reduction) of the j values there, which in random order it is
+// with probability max(1, j/reduction)/j, independently of the others' ranks.
+func (c Config) passing(m float64) float64 {
+	r := max(c.Reduction, 2)
+	sum := 0.0
+	for j := 1; float64(j) <= m+1; j++ {
+		p := float64(max(1, j/r)) / float64(j)
+		sum += p * min(1, m-float64(j-1)) // the last, fractional arrival counts in part
+	}
+	return sum
+}
+
+// ExpectedSteps is about how many steps n trials of steps steps run in all under asha: a
+// trial stopped at a rung ran its step; one past the last rung runs to the end. Without
+// early stopping they would run n·steps.
+func (c Config) ExpectedSteps(n, steps int) float64 {
+	rungs := c.Budget(n, steps)
+	if len(rungs) == 0 {
+		return float64(n) * float64(steps)
+	}
+	total := 0.0
+	for i, r := range rungs {
+		next := c.passing(r.Trials)
+		total += (r.Trials - next) * float64(r.Step) // stopped here
+		if i == len(rungs)-1 {
+			total += next * float64(steps) // past the last rung: to the end
+		}
+	}
+	return total
 }
 
 // Store holds what a rule compares, by step: asha's rung values, median's running averages.

@@ -2,6 +2,8 @@ package earlystop
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -27,11 +29,52 @@ func TestRungs(t *testing.T) {
 	}
 }
 
+// TestBudget holds Budget and ExpectedSteps against the rule itself: trials reaching each
+// rung in random order, with random values, many times over.
 func TestBudget(t *testing.T) {
-	got := Config{Grace: 1, Reduction: 3}.Budget(27, 20)
-	want := []RungBudget{{1, 27}, {3, 9}, {9, 3}}
-	if !slices.Equal(got, want) {
-		t.Errorf("budget %v, want %v", got, want)
+	c := Config{Method: ASHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 3}
+	const n, steps, rounds = 27, 27, 3000
+	budget := c.Budget(n, steps)
+	if len(budget) != 3 || budget[0] != (RungBudget{1, 27}) || budget[1].Step != 3 || budget[2].Step != 9 {
+		t.Fatalf("budget %v, want rungs 1 (27 trials), 3 and 9", budget)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	reached := make([]float64, len(budget))
+	ran := 0.0
+	for round := range rounds {
+		rule, _ := New(c, nil)
+		alive := make([]string, n)
+		for i := range alive {
+			alive[i] = fmt.Sprint(round, "-", i)
+		}
+		for k, r := range budget {
+			reached[k] += float64(len(alive))
+			rng.Shuffle(len(alive), func(i, j int) { alive[i], alive[j] = alive[j], alive[i] })
+			var next []string
+			for _, trial := range alive {
+				if d, _ := rule.Observe(trial, r.Step, rng.Float64()); d.Stop {
+					ran += float64(r.Step)
+				} else {
+					next = append(next, trial)
+				}
+			}
+			alive = next
+		}
+		ran += float64(len(alive) * steps)
+	}
+	for k, r := range budget {
+		if got := reached[k] / rounds; math.Abs(got-r.Trials) > 0.05*got {
+			t.Errorf("rung %d: %.2f trials reached it in %d rounds; Budget says %.2f", r.Step, got, rounds, r.Trials)
+		}
+	}
+	if got, want := ran/rounds, c.ExpectedSteps(n, steps); math.Abs(got-want) > 0.05*got {
+		t.Errorf("%.1f steps run in all; ExpectedSteps says %.1f", got, want)
+	}
+	if got := (Config{Grace: 1, Reduction: 3}).Budget(27, 3); len(got) != 1 {
+		t.Errorf("trials of 3 steps: rungs %v, want only step 1", got)
+	}
+	if got := (Config{Grace: 5, Reduction: 3}).ExpectedSteps(4, 3); got != 12 {
+		t.Errorf("no rung before the end: %g steps, want 12", got)
 	}
 }
 
