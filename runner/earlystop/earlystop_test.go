@@ -225,3 +225,42 @@ func TestPercentile(t *testing.T) {
 		}
 	}
 }
+
+// countingStore counts a rule's reads and writes.
+type countingStore struct {
+	MemoryStore
+	reads, writes int
+}
+
+func (c *countingStore) Rung(step int) (map[string]float64, error) {
+	c.reads++
+	return c.MemoryStore.Rung(step)
+}
+
+func (c *countingStore) Put(step int, trial string, v float64) error {
+	c.writes++
+	return c.MemoryStore.Put(step, trial, v)
+}
+
+// TestStoreRequests: what docs/taskfile.md says each value costs a shared store: median reads
+// a step's values and writes its own once per value from grace on, asha once per rung.
+func TestStoreRequests(t *testing.T) {
+	for _, tc := range []struct {
+		c    Config
+		want int // reads and writes each, for steps 1 to 9 of one trial
+	}{
+		{Config{Method: Median, Mode: "max", Grace: 3}, 7},
+		{Config{Method: ASHA, Mode: "max", Grace: 1, Reduction: 3}, 3}, // rungs 1, 3, 9
+	} {
+		st := &countingStore{}
+		rule, _ := New(tc.c, st)
+		for step := 1; step <= 9; step++ {
+			if _, err := rule.Observe("a", step, float64(step)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st.reads != tc.want || st.writes != tc.want {
+			t.Errorf("%s: %d reads, %d writes for 9 steps; want %d each", tc.c.Method, st.reads, st.writes, tc.want)
+		}
+	}
+}
