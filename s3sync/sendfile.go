@@ -47,7 +47,8 @@ type fileBodyClient struct {
 }
 
 func (c *fileBodyClient) Do(req *http.Request) (*http.Response, error) {
-	if req.Body == nil || req.ContentLength != c.n {
+	// Over TLS the bytes pass through user memory to be encrypted anyway: no sendfile.
+	if req.Body == nil || req.ContentLength != c.n || req.URL.Scheme != "http" {
 		return c.base.Do(req)
 	}
 	body, err := reopen(c.f)

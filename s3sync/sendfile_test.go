@@ -71,4 +71,13 @@ func TestFileBodyClientSendsTheSection(t *testing.T) {
 	if got := string(base.bodies[2]); got != "other" {
 		t.Errorf("sent %q, want the request's own body", got)
 	}
+	// Over TLS the SDK's body goes as it is.
+	req, _ = http.NewRequest("PUT", "https://127.0.0.1/b/k", strings.NewReader("SDK's body"))
+	req.ContentLength = 10
+	if _, err := o.HTTPClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(base.bodies[3]); got != "SDK's body" {
+		t.Errorf("sent %q over https, want the SDK's body", got)
+	}
 }
