@@ -19,8 +19,9 @@ import (
 )
 
 // How bytes move: every part of every file is a request of its own, sent straight from the
-// file (a section reader: no copy, and a retry seeks back), or for a download written
-// straight at its offset. The requests of all files share the store's slots.
+// file (with sendfile(2) where it can, see fromFile; else a section reader, which a retry
+// seeks back), or for a download written straight at its offset. The requests of all files
+// share the store's slots.
 
 // connsPerHost is the number of requests moving bytes at once, per client, and the HTTP
 // client's idle connections per host: each slot keeps its connection.
