@@ -126,7 +126,11 @@ func (j *job) quick(p *pair) verdict {
 	if lh != "" && rh != "" {
 		return verdictOf(lh == rh)
 	}
-	if lc, rc := e.localCRC(*p.local), e.remoteCRC(p.remote.etag); lc != "" && rc != "" {
+	lc, rc := e.localCRC(*p.local), e.remoteCRC(p.remote.etag)
+	if rc == "" && p.remote.hasCRC {
+		rc = crcHex(p.remote.crc)
+	}
+	if rh == "" && lc != "" && rc != "" { // no SHA-256 on the object: its CRC32C decides
 		return verdictOf(lc == rc)
 	}
 	return unknown

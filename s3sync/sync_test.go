@@ -535,3 +535,35 @@ func TestPartSizes(t *testing.T) {
 		t.Errorf("fixPartSize(100 GiB, 5 MiB) = %d: more than %d parts", got, maxParts)
 	}
 }
+
+// TestMemCRCIdentity: a file sent from disk (1 MiB and more) is known by its CRC32C alone;
+// touched without change, it is compared by it and not sent again; changed under the same
+// size, it is.
+func TestMemCRCIdentity(t *testing.T) {
+	c, st := newMemClient(t)
+	opts := Options{StateDir: t.TempDir()}
+	src := t.TempDir()
+	data := randomBytes(2 << 20)
+	writeTree(t, src, map[string]string{"w.bin": string(data)})
+	if got := mustSync(t, c, src, "s3://b/", opts); got.Files != 1 {
+		t.Fatalf("stats = %+v", got)
+	}
+	if o, _ := st.get("b", "w.bin"); o.meta[metaSHA256] != "" || o.meta[metaCRC32C] != crcHex(crc32.Checksum(data, castagnoli)) {
+		t.Errorf("metadata %v: want the CRC32C and no SHA-256", o.meta)
+	}
+	p := filepath.Join(src, "w.bin")
+	later := time.Now().Add(-time.Minute)
+	os.Chtimes(p, later, later)
+	for _, o := range []Options{opts, {StateDir: t.TempDir()}} { // with the record, and without
+		before := st.uploads.Load()
+		if got := mustSync(t, c, src, "s3://b/", o); got.Files != 0 || st.uploads.Load() != before {
+			t.Errorf("touched file: %+v, %d uploads; want it skipped", got, st.uploads.Load()-before)
+		}
+	}
+	data[1<<20] ^= 1
+	writeTree(t, src, map[string]string{"w.bin": string(data)})
+	os.Chtimes(p, later, later.Add(time.Second))
+	if got := mustSync(t, c, src, "s3://b/", Options{StateDir: t.TempDir()}); got.Files != 1 {
+		t.Errorf("changed file, same size, no record: %+v, want it uploaded", got)
+	}
+}
