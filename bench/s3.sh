@@ -5,6 +5,7 @@
 #   RUNS=3 bench/s3.sh          # best of 3 for each case
 #   SMALL=1000 LARGE=4 LARGE_MB=256 HUGE_MB=2048 BENCH_DIR=/mnt/fast bench/s3.sh
 #   HUGE_MB=0 bench/s3.sh       # without the single large file
+#   BASE=/tmp/runall-old bench/s3.sh  # also another runall build, side by side (a second table)
 #
 # Needs: go, minio ($MINIO_BIN, PATH or $(go env GOPATH)/bin/minio), aws (the CLI), python3,
 # curl, GNU time (/usr/bin/time); rclone when on PATH (its columns are left out otherwise).
@@ -97,6 +98,11 @@ if ((HUGE_MB > 0)); then
 fi
 tools="runall aws"
 [[ -n $have_rclone ]] && tools+=" rclone"
+BASE=${BASE:-}
+if [[ -n $BASE ]]; then
+	[[ -x $BASE ]] || { log "BASE=$BASE is not an executable"; exit 1; }
+	tools+=" base"
+fi
 
 # measure CMD...: run CMD; print its wall time, its CPU time (user + sys) and its peak RSS
 # in MB.
@@ -117,8 +123,10 @@ cmd() {
 		lp=$work/down-$tool-$r/$set rp=$tool-1/$set/
 	fi
 	case $tool in
-	runall)
-		[[ $op == up ]] && echo "$runall" sync "$lp" "s3://bench/$rp" || echo "$runall" sync "s3://bench/$rp" "$lp"
+	runall | base)
+		local bin=$runall
+		[[ $tool == base ]] && bin=$BASE
+		[[ $op == up ]] && echo "$bin" sync "$lp" "s3://bench/$rp" || echo "$bin" sync "s3://bench/$rp" "$lp"
 		;;
 	aws)
 		[[ $op == up ]] && echo "${awss3[@]}" sync "$lp" "s3://bench/$rp" $q || echo "${awss3[@]}" sync "s3://bench/$rp" "$lp" $q
@@ -229,6 +237,26 @@ for set in $sets; do
 done
 row "no-op re-sync up, $SMALL files" noopup
 row "no-op re-sync down, $SMALL files" noopdown
+if [[ -n $BASE ]]; then
+	echo
+	echo "| case | runall wall | base wall | base / runall | runall CPU | base CPU | runall peak RSS | base peak RSS |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	for set in $sets; do
+		case $set in
+		small) label="$SMALL x $SMALL_KB KB" ;;
+		large) label="$LARGE x $LARGE_MB MiB" ;;
+		huge) label="1 x $HUGE_MB MiB" ;;
+		esac
+		for op in up down; do
+			awk -v l="$([[ $op == up ]] && echo upload || echo download) $label" -v r="${T[runall_${op}_$set]}" -v b="${T[base_${op}_$set]}" 'BEGIN {
+				split(r, rv, " "); split(b, bv, " ")
+				printf "| %s | %.2f s | %.2f s | %.2fx | %.2f s | %.2f s | %d MB | %d MB |\n", l, rv[1], bv[1], bv[1] / rv[1], rv[2], bv[2], rv[3], bv[3]
+			}'
+		done
+	done
+	echo
+	echo "base: $BASE"
+fi
 echo
 echo "Wall: best of $RUNS, the tools taking turns; peak RSS: the largest of the runs (GNU time's maximum resident set size);"
 echo "CPU = user + sys of the client process. MinIO runs on the same machine."

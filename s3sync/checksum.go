@@ -2,7 +2,6 @@ package s3sync
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -10,13 +9,17 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Integrity without paying twice: every byte runall sends or receives is covered by a
 // CRC32C (computed in hardware, SSE4.2 or ARMv8 CRC, at several GB/s), which the server
-// verifies for each request and runall verifies after each download. The content SHA-256
-// kept in the metadata is for comparing files across machines; it is computed once, in the
-// same read as the CRCs.
+// verifies for each request and runall verifies after each download. The content CRC32C
+// kept in the metadata (and, for files under smallFile, the SHA-256) is for comparing files
+// across machines; it is computed once, in the same read as the parts' CRCs.
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -102,7 +105,7 @@ func gf2Square(square, mat *[32]uint32) {
 
 // sums is what one read of a file tells before its upload.
 type sums struct {
-	sha   string   // hex SHA-256 of the whole content
+	sha   string   // hex SHA-256 of the whole content; "" for a file read from disk (see sumFile)
 	crc   uint32   // CRC32C of the whole content
 	parts []uint32 // CRC32C of each part, when the upload is multipart
 }
@@ -111,48 +114,73 @@ type sums struct {
 // small enough that 16 files hashed at once cost little memory.
 const hashBufSize = 256 << 10
 
-// sumFile reads the first size bytes of f once and returns their SHA-256 and CRC32C, and
-// each partSize part's CRC32C (partSize 0: one part). It stops when ctx ends.
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, hashBufSize); return &b }}
+
+// sumFile reads the first size bytes of f once and returns their CRC32C and each
+// partSize part's (partSize 0: one part), reading parts in parallel, one per core. It
+// stops when ctx ends.
+//
+// No SHA-256: this read comes before the first byte is sent (S3 takes an object's metadata
+// when its upload begins), and a SHA-256 of every byte cost 3 times the CRC32C's CPU, on
+// cores that the server shares on an in-cluster MinIO. The CRC32C identifies the content
+// for comparisons across machines (see docs/s3.md).
 func sumFile(ctx context.Context, f io.ReaderAt, size, partSize int64) (sums, error) {
 	if partSize <= 0 {
 		partSize = max(size, 1)
 	}
-	sh := sha256.New()
-	var s sums
-	buf := make([]byte, hashBufSize)
-	for off := int64(0); off < size || (size == 0 && len(s.parts) == 0); off += partSize {
-		n := min(partSize, size-off)
-		var part uint32
-		r := io.NewSectionReader(f, off, n)
-		var got int64
-		for {
-			if err := ctx.Err(); err != nil {
-				return sums{}, err
-			}
-			k, err := r.Read(buf)
-			if k > 0 {
-				sh.Write(buf[:k])
-				part = crc32.Update(part, castagnoli, buf[:k])
-				got += int64(k)
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return sums{}, err
-			}
-		}
-		if got != n {
-			return sums{}, errors.New("the file shrank while it was read")
-		}
-		s.crc = crcCombine(s.crc, part, n)
-		s.parts = append(s.parts, part)
+	n := max(1, (size+partSize-1)/partSize)
+	s := sums{parts: make([]uint32, n)}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range n {
+		off := i * partSize
+		g.Go(func() error {
+			c, err := crcSection(gctx, f, off, min(partSize, size-off))
+			s.parts[i] = c
+			return err
+		})
 	}
-	s.sha = hex.EncodeToString(sh.Sum(nil))
+	if err := g.Wait(); err != nil {
+		return sums{}, err
+	}
+	for i, c := range s.parts {
+		s.crc = crcCombine(s.crc, c, min(partSize, size-int64(i)*partSize))
+	}
 	return s, nil
 }
 
-// sumBytes is sumFile for content already in memory, sent in one request.
+// crcSection returns the CRC32C of the n bytes of f at off.
+func crcSection(ctx context.Context, f io.ReaderAt, off, n int64) (uint32, error) {
+	bufp := hashBufs.Get().(*[]byte)
+	defer hashBufs.Put(bufp)
+	buf := *bufp
+	var c uint32
+	var got int64
+	r := io.NewSectionReader(f, off, n)
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		k, err := r.Read(buf)
+		if k > 0 {
+			c = crc32.Update(c, castagnoli, buf[:k])
+			got += int64(k)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	if got != n {
+		return 0, errors.New("the file shrank while it was read")
+	}
+	return c, nil
+}
+
+// sumBytes is sumFile for content already in memory, sent in one request; at this size
+// (under smallFile) the SHA-256 costs little and stays in the metadata.
 func sumBytes(b []byte) sums {
 	c := crc32.Checksum(b, castagnoli)
 	return sums{sha: sha256Hex(b), crc: c, parts: []uint32{c}}

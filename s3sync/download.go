@@ -103,7 +103,11 @@ func (j *job) get(ctx context.Context, bucket string, p *pair) error {
 	if err != nil {
 		return j.c.wrap(err, "download %s to %s", url, p.path)
 	}
-	j.rec.put(p.rel, entry{Size: st.Size, MTime: st.MTime, SHA: obj.sha, ETag: obj.etag})
+	e := entry{Size: st.Size, MTime: st.MTime, SHA: obj.sha, ETag: obj.etag}
+	if obj.hasCRC {
+		e.CRC = crcHex(obj.crc)
+	}
+	j.rec.put(p.rel, e)
 	return nil
 }
 

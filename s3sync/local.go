@@ -1,6 +1,7 @@
 package s3sync
 
 import (
+	"context"
 	"crypto/md5"
 	"crypto/rand"
 	"crypto/sha256"
@@ -123,6 +124,20 @@ func hashFile(p string, size int64, withMD5 bool) (sha, md5sum string, err error
 		md5sum = hex.EncodeToString(hm.Sum(nil))
 	}
 	return sha, md5sum, nil
+}
+
+// crcFile returns the CRC32C of the first size bytes of the file at p.
+func crcFile(ctx context.Context, p string, size int64) (uint32, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	c, err := crcSection(ctx, f, 0, size)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", p, err)
+	}
+	return c, nil
 }
 
 // checkRel refuses an object key whose path under the destination would not be a plain

@@ -108,7 +108,9 @@ func (s *memStore) head(ctx context.Context, bucket, key string) (object, error)
 	if !ok {
 		return object{}, fmt.Errorf("head %s: %w", key, errNotFound)
 	}
-	return object{key: key, size: int64(len(o.data)), etag: o.etag, sha: shaFromMetadata(o.meta)}, nil
+	got := object{key: key, size: int64(len(o.data)), etag: o.etag, sha: shaFromMetadata(o.meta)}
+	got.crc, got.hasCRC = crcFromMetadata(o.meta)
+	return got, nil
 }
 
 func (s *memStore) upload(ctx context.Context, t transfer, src io.ReaderAt) (string, error) {

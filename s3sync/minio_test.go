@@ -5,11 +5,15 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,11 +160,18 @@ func TestMinIOMultipart(t *testing.T) {
 	if etag := aws.ToString(head.ETag); !strings.HasSuffix(strings.Trim(etag, `"`), "-3") {
 		t.Errorf("ETag %s: want a 3-part multipart object", etag)
 	}
-	if got, want := head.Metadata[metaSHA256], sha256Hex(big); got != want {
-		t.Errorf("metadata SHA-256 = %q, want %q", got, want)
+	if got, want := head.Metadata[metaCRC32C], crcHex(crc32.Checksum(big, castagnoli)); got != want {
+		t.Errorf("metadata CRC32C = %q, want %q", got, want)
+	}
+	if got := head.Metadata[metaSHA256]; got != "" {
+		t.Errorf("metadata SHA-256 = %q, want none for a file sent from disk", got)
 	}
 	if got := mustSync(t, c, src, "s3://"+bucket+"/ckpt/", opts); got.Files != 0 {
 		t.Errorf("re-upload: %+v, want skipped", got)
+	}
+	// Another machine (no record) compares by the CRC32C in the metadata.
+	if got := mustSync(t, c, src, "s3://"+bucket+"/ckpt/", Options{StateDir: t.TempDir(), PartSize: 5 << 20}); got.Files != 0 {
+		t.Errorf("re-upload with no record: %+v, want skipped", got)
 	}
 
 	if got := mustSync(t, c, "s3://"+bucket+"/ckpt/", dst, opts); got.Files != 1 {
@@ -174,10 +185,11 @@ func TestMinIOMultipart(t *testing.T) {
 		t.Errorf("download with no record over an identical file: %+v, want skipped", got)
 	}
 
-	// Same-size change in the middle of the file.
+	// Same-size change in the middle of the file, seen by a machine with no record: the
+	// CRC32Cs differ.
 	copy(big[7<<20:], "changed")
 	writeTree(t, src, map[string]string{"model.pt": string(big)})
-	if got := mustSync(t, c, src, "s3://"+bucket+"/ckpt/", opts); got.Files != 1 {
+	if got := mustSync(t, c, src, "s3://"+bucket+"/ckpt/", Options{StateDir: t.TempDir(), PartSize: 5 << 20}); got.Files != 1 {
 		t.Errorf("upload after same-size change: %+v", got)
 	}
 	if got := mustSync(t, c, "s3://"+bucket+"/ckpt/", dst, opts); got.Files != 1 {
@@ -418,4 +430,52 @@ func openUploads(t testing.TB, srv *miniotest.Server, bucket, key string) int {
 		t.Fatal(err)
 	}
 	return len(out.Uploads)
+}
+
+// TestMinIOVerifiesChecksumsFromFile: parts sent from a file go out with sendfile(2) (see
+// fromFile), and the server still checks each against its CRC32C.
+func TestMinIOVerifiesChecksumsFromFile(t *testing.T) {
+	srv := miniotest.Shared(t)
+	bucket := srv.NewBucket(t)
+	c := minioClient(t, srv)
+	ctx := context.Background()
+	big := randomBytes(11<<20 + 5)
+	p := filepath.Join(t.TempDir(), "big.bin")
+	if err := os.WriteFile(p, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sm, err := sumFile(ctx, f, int64(len(big)), minPartSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, partSize := range []int64{0, minPartSize} { // one PUT, then multipart
+		bad := sums{crc: sm.crc ^ 1, parts: slices.Clone(sm.parts)}
+		bad.parts[len(bad.parts)-1] ^= 1
+		tr := transfer{bucket: bucket, key: "big", size: int64(len(big)), sums: bad, partSize: partSize}
+		if _, err := c.store.upload(ctx, tr, f); err == nil {
+			t.Fatalf("part size %d: a wrong CRC32C was accepted", partSize)
+		}
+		var sent atomic.Int64
+		tr.sums, tr.progress = sm, func(n int64) { sent.Add(n) }
+		if _, err := c.store.upload(ctx, tr, f); err != nil {
+			t.Fatalf("part size %d: %v", partSize, err)
+		}
+		if sent.Load() != int64(len(big)) {
+			t.Errorf("part size %d: progress counted %d bytes, want %d", partSize, sent.Load(), len(big))
+		}
+		got, err := srv.Client().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("big")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(got.Body)
+		got.Body.Close()
+		if err != nil || !bytes.Equal(b, big) {
+			t.Fatalf("part size %d: object differs from the file (%v)", partSize, err)
+		}
+	}
 }

@@ -124,59 +124,100 @@ func (j *job) quick(p *pair) verdict {
 		rh = p.remote.sha
 	}
 	if lh != "" && rh != "" {
-		if lh == rh {
-			return same
-		}
-		return differ
+		return verdictOf(lh == rh)
+	}
+	lc, rc := e.localCRC(*p.local), e.remoteCRC(p.remote.etag)
+	if rc == "" && p.remote.hasCRC {
+		rc = crcHex(p.remote.crc)
+	}
+	if rh == "" && lc != "" && rc != "" { // no SHA-256 on the object: its CRC32C decides
+		return verdictOf(lc == rc)
 	}
 	return unknown
 }
 
+func verdictOf(equal bool) verdict {
+	if equal {
+		return same
+	}
+	return differ
+}
+
+// ident is what is known of a content's identity: its hex SHA-256 and CRC32C, each "" when
+// unknown.
+type ident struct{ sha, crc string }
+
 // compare settles an unknown verdict by hashing the local file and, for an object whose
-// ETag is not an MD5 (multipart), reading its metadata with a HEAD request. It returns the
-// local file's SHA-256 when it computed it.
-func (j *job) compare(ctx context.Context, bucket string, p *pair) (bool, string, error) {
+// ETag is not an MD5 (multipart), reading its metadata with a HEAD request. It returns what
+// it learnt of the local file's identity.
+//
+// Objects that runall uploaded from disk carry a CRC32C and no SHA-256 (see sumFile): for
+// them equal sizes and equal CRC32Cs make the files the same. A 32-bit CRC lets a changed
+// file of the same size pass as unchanged once in 4 billion comparisons; only files whose
+// record is lost or stale and whose size did not change get that far.
+func (j *job) compare(ctx context.Context, bucket string, p *pair) (bool, ident, error) {
 	e, _ := j.rec.get(p.rel)
 	r := p.remote
 	rh := e.remoteSHA(r.etag)
 	if rh == "" {
 		rh = r.sha
 	}
+	rc := e.remoteCRC(r.etag)
+	if rc == "" && r.hasCRC {
+		rc = crcHex(r.crc)
+	}
 	plain := isMD5Hex(r.etag)
-	if rh == "" && !plain {
+	if rh == "" && rc == "" && !plain {
 		o, err := j.c.store.head(ctx, bucket, p.key)
 		if err != nil {
 			if errors.Is(err, errNotFound) {
-				return false, "", nil
+				return false, ident{}, nil
 			}
-			return false, "", j.c.wrap(err, "check %s", location{bucket, p.key})
+			return false, ident{}, j.c.wrap(err, "check %s", location{bucket, p.key})
 		}
-		if o.etag != r.etag || o.sha == "" {
-			return false, "", nil // changed since listed, or no hash to compare with
+		if o.etag != r.etag {
+			return false, ident{}, nil // changed since listed
 		}
 		rh = o.sha
+		if o.hasCRC {
+			rc = crcHex(o.crc)
+		}
+		if rh == "" && rc == "" {
+			return false, ident{}, nil // no hash to compare with
+		}
 	}
-	lh := e.localSHA(*p.local)
 	if rh != "" {
+		lh := e.localSHA(*p.local)
 		if lh == "" {
 			var err error
 			if lh, _, err = hashFile(p.path, p.local.Size, false); err != nil {
-				return false, "", fmt.Errorf("hash %s: %w", p.path, err)
+				return false, ident{}, fmt.Errorf("hash %s: %w", p.path, err)
 			}
 		}
-		return lh == rh, lh, nil
+		return lh == rh, ident{sha: lh}, nil
 	}
-	// No SHA-256 for the object, but a single-part object's ETag is its MD5.
+	if rc != "" {
+		lc := e.localCRC(*p.local)
+		if lc == "" {
+			c, err := crcFile(ctx, p.path, p.local.Size)
+			if err != nil {
+				return false, ident{}, fmt.Errorf("hash %s: %w", p.path, err)
+			}
+			lc = crcHex(c)
+		}
+		return lc == rc, ident{crc: lc}, nil
+	}
+	// No hash for the object, but a single-part object's ETag is its MD5.
 	lh, lmd5, err := hashFile(p.path, p.local.Size, true)
 	if err != nil {
-		return false, "", fmt.Errorf("hash %s: %w", p.path, err)
+		return false, ident{}, fmt.Errorf("hash %s: %w", p.path, err)
 	}
 	if lmd5 == r.etag {
-		return true, lh, nil
+		return true, ident{sha: lh}, nil
 	}
 	// Under SSE-KMS or SSE-C a 32-hex ETag is not the MD5: the metadata has the last word.
 	if o, err := j.c.store.head(ctx, bucket, p.key); err == nil && o.etag == r.etag && o.sha != "" {
-		return lh == o.sha, lh, nil
+		return lh == o.sha, ident{sha: lh}, nil
 	}
-	return false, lh, nil
+	return false, ident{sha: lh}, nil
 }

@@ -15,9 +15,9 @@ import (
 
 // The record of the last sync between one local directory and one S3 prefix. Each entry is
 // a fact that stays true: "the local file with this size and mtime had the same content as
-// the object with this ETag (and that content's SHA-256 was h)". A later sync trusts a fact
-// only as far as both its sides still match, so a stale or lost record costs a re-hash,
-// never a wrong skip.
+// the object with this ETag (and that content's SHA-256 or CRC32C was h)". A later sync
+// trusts a fact only as far as both its sides still match, so a stale or lost record costs
+// a re-hash, never a wrong skip.
 type record struct {
 	Version int              `json:"version"`
 	Local   string           `json:"local"`
@@ -37,12 +37,13 @@ type openUpload struct {
 }
 
 // entry is the record of one file: its local stamp, the object's ETag and, when known, the
-// content's SHA-256.
+// content's SHA-256 and CRC32C (hex).
 type entry struct {
 	Size  int64  `json:"s"`
 	MTime int64  `json:"m"` // nanoseconds since the epoch
 	ETag  string `json:"e"`
 	SHA   string `json:"h,omitempty"`
+	CRC   string `json:"c,omitempty"`
 	// Racy marks a stamp taken so soon after the file's mtime that a later write within the
 	// file system's timestamp granularity could leave size and mtime unchanged; such a file
 	// is hashed again next time (git's "racily clean" problem).
@@ -88,6 +89,22 @@ func (e entry) remoteSHA(etag string) string {
 		return ""
 	}
 	return e.SHA
+}
+
+// localCRC is the CRC32C (hex) of a local file with stamp st, if the entry knows it.
+func (e entry) localCRC(st stamp) string {
+	if !e.vouchesLocal(st) {
+		return ""
+	}
+	return e.CRC
+}
+
+// remoteCRC is the CRC32C (hex) of an object with this ETag, if the entry knows it.
+func (e entry) remoteCRC(etag string) string {
+	if e.ETag == "" || e.ETag != etag {
+		return ""
+	}
+	return e.CRC
 }
 
 // isRacy reports whether a stamp taken at seen may miss a same-size write in the same

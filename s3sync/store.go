@@ -71,9 +71,9 @@ type transfer struct {
 
 var errNotFound = errors.New("not found")
 
-// metaSHA256 is the user-metadata key (x-amz-meta-runall-sha256) holding an object's
-// content SHA-256: a multipart object's ETag is no content hash, and `sha256sum` can check
-// this one.
+// metaSHA256 is the user-metadata key (x-amz-meta-runall-sha256) holding the content
+// SHA-256 of an object runall uploaded from memory (under smallFile); `sha256sum` can check
+// it. Larger objects carry only their CRC32C (metaCRC32C): see sumFile.
 const metaSHA256 = "runall-sha256"
 
 // defaultPartSize is the multipart part size, also the size from which uploads go
@@ -125,12 +125,14 @@ func (s *s3Store) head(ctx context.Context, bucket, key string) (object, error) 
 		}
 		return object{}, err
 	}
-	return object{
+	o := object{
 		key:  key,
 		size: aws.ToInt64(out.ContentLength),
 		etag: trimETag(out.ETag),
 		sha:  shaFromMetadata(out.Metadata),
-	}, nil
+	}
+	o.crc, o.hasCRC = crcFromMetadata(out.Metadata)
+	return o, nil
 }
 
 // shaFromMetadata returns the content SHA-256 that runall stored, or "".

@@ -233,7 +233,7 @@ func (j *job) srcSize(p *pair, up bool) int64 {
 func (j *job) one(ctx context.Context, bucket string, p *pair, up bool) error {
 	size := j.srcSize(p, up)
 	if p.local != nil && p.remote != nil && p.local.Size == p.remote.size {
-		isSame, sha, err := j.compare(ctx, bucket, p)
+		isSame, id, err := j.compare(ctx, bucket, p)
 		if err != nil {
 			return err
 		}
@@ -243,7 +243,7 @@ func (j *job) one(ctx context.Context, bucket string, p *pair, up bool) error {
 			j.m.skipped.Add(1)
 			j.m.skippedBytes.Add(size)
 			if !j.opts.DryRun {
-				j.rec.put(p.rel, entry{Size: p.local.Size, MTime: p.local.MTime, SHA: sha,
+				j.rec.put(p.rel, entry{Size: p.local.Size, MTime: p.local.MTime, SHA: id.sha, CRC: id.crc,
 					ETag: p.remote.etag, Racy: isRacy(p.local.MTime, p.seen)})
 			}
 			return nil

@@ -19,8 +19,9 @@ import (
 )
 
 // How bytes move: every part of every file is a request of its own, sent straight from the
-// file (a section reader: no copy, and a retry seeks back), or for a download written
-// straight at its offset. The requests of all files share the store's slots.
+// file (with sendfile(2) where it can, see fromFile; else a section reader, which a retry
+// seeks back), or for a download written straight at its offset. The requests of all files
+// share the store's slots.
 
 // connsPerHost is the number of requests moving bytes at once, per client, and the HTTP
 // client's idle connections per host: each slot keeps its connection.
@@ -64,6 +65,14 @@ func (s *s3Store) release() { <-s.slots }
 // docs/s3.md for the trade-off over plain HTTP).
 var unsigned = s3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
 
+// sendOptions are the options of a request that sends the n bytes of src at off.
+func sendOptions(src io.ReaderAt, off, n int64, progress func(int64)) []func(*s3.Options) {
+	if o := fromFile(src, off, n, progress); o != nil {
+		return []func(*s3.Options){unsigned, o}
+	}
+	return []func(*s3.Options){unsigned}
+}
+
 func contentType(key string) *string {
 	if ct := mime.TypeByExtension(path.Ext(key)); ct != "" {
 		return aws.String(ct)
@@ -72,7 +81,11 @@ func contentType(key string) *string {
 }
 
 func metadataOf(sm sums) map[string]string {
-	return map[string]string{metaSHA256: sm.sha, metaCRC32C: crcHex(sm.crc)}
+	m := map[string]string{metaCRC32C: crcHex(sm.crc)}
+	if sm.sha != "" {
+		m[metaSHA256] = sm.sha
+	}
+	return m
 }
 
 func (s *s3Store) upload(ctx context.Context, t transfer, src io.ReaderAt) (string, error) {
@@ -88,7 +101,7 @@ func (s *s3Store) upload(ctx context.Context, t transfer, src io.ReaderAt) (stri
 		Bucket: aws.String(t.bucket), Key: aws.String(t.key), Body: body,
 		ContentLength: aws.Int64(t.size), Metadata: metadataOf(t.sums), ContentType: contentType(t.key),
 		ChecksumCRC32C: aws.String(crcBase64(t.sums.crc)),
-	}, unsigned)
+	}, sendOptions(src, 0, t.size, t.progress)...)
 	if err != nil {
 		return "", err
 	}
@@ -145,7 +158,7 @@ func (s *s3Store) multipart(ctx context.Context, t transfer, src io.ReaderAt) (e
 				PartNumber: aws.Int32(num), ContentLength: aws.Int64(n),
 				Body:           &progressReader{r: io.NewSectionReader(src, off, n), fn: t.progress},
 				ChecksumCRC32C: aws.String(sum),
-			}, unsigned)
+			}, sendOptions(src, off, n, t.progress)...)
 			if err != nil {
 				cancel(fmt.Errorf("part %d: %w", num, err))
 				return

@@ -136,7 +136,8 @@ func (j *job) put(ctx context.Context, bucket string, p *pair) error {
 	if err != nil {
 		return j.c.wrap(err, "upload %s to %s", p.path, url)
 	}
-	j.rec.put(p.rel, entry{Size: st.Size, MTime: st.MTime, SHA: t.sums.sha, ETag: etag, Racy: isRacy(st.MTime, seen)})
+	j.rec.put(p.rel, entry{Size: st.Size, MTime: st.MTime, SHA: t.sums.sha, CRC: crcHex(t.sums.crc),
+		ETag: etag, Racy: isRacy(st.MTime, seen)})
 	return nil
 }
 
