@@ -40,8 +40,19 @@ type claimer struct {
 	held   map[*plan.Task]*trialLease // claims this runall holds
 	failed bool                       // a trial of the sweep failed, here or elsewhere
 
-	r        *run                // for watch, which stops a trial whose claim was lost
 	commands map[*plan.Task]bool // the trials' commands: whose failure fails the sweep
+	o        claimOptions
+}
+
+// claimOptions is what the claims take from the run.
+type claimOptions struct {
+	life    *lifecycle
+	plan    *plan.Plan
+	runID   string
+	running *executor.Running // stops a trial whose claim was lost
+	grace   time.Duration
+	logPath func(*plan.Task) string  // a command's log, as the results name it
+	learned func() map[string]uint64 // learned GPU needs, for a trial's record
 }
 
 // trialKeys names every trial of the plan in the queue, in plan order, by its identity
@@ -64,66 +75,65 @@ func trialKeys(p *plan.Plan) (map[*plan.Task]string, []string, string) {
 // unique by its Key.
 func trialKey(t *plan.Task) string { return plan.Slug(t.Name) + "-" + t.Key }
 
-// openClaims joins the sweep when the run takes its trials from claims. It reports whether
-// every trial was already done.
-func (r *run) openClaims(ctx context.Context) (complete bool, err error) {
-	if r.opts.Claims == "" && r.opts.ClaimStore == nil {
-		return false, nil
-	}
-	store, where := r.opts.ClaimStore, r.opts.Claims
+// claiming reports whether the run takes its trials from claims.
+func (o Options) claiming() bool { return o.Claims != "" || o.ClaimStore != nil }
+
+// openClaims joins the sweep the run takes its trials from (opts.Claims); base is the
+// run's environment, for the S3 settings. It reports whether every trial was already done.
+func openClaims(ctx context.Context, opts Options, base []string, o claimOptions) (c *claimer, complete bool, err error) {
+	store, where := opts.ClaimStore, opts.Claims
 	if store == nil {
-		if store, err = r.claimStoreS3(ctx); err != nil {
-			return false, err
+		if store, err = claimStoreS3(ctx, o.plan, base, where); err != nil {
+			return nil, false, err
 		}
 	}
-	keys, order, hash := trialKeys(r.plan)
+	keys, order, hash := trialKeys(o.plan)
 	host, _ := os.Hostname()
-	lease := r.opts.Lease
+	lease := opts.Lease
 	if lease <= 0 {
 		lease = DefaultLease
 	}
 	sweep, err := claims.Open(ctx, store, claims.Options{
-		Identity: claims.Identity{Hash: hash, File: r.plan.File, Trials: len(order)},
-		Owner:    claims.Owner{Host: host, PID: os.Getpid(), RunID: r.id},
+		Identity: claims.Identity{Hash: hash, File: o.plan.File, Trials: len(order)},
+		Owner:    claims.Owner{Host: host, PID: os.Getpid(), RunID: o.runID},
 		Lease:    lease,
 	})
 	if err != nil {
-		return false, fmt.Errorf("claims %s: %w", where, err)
+		return nil, false, fmt.Errorf("claims %s: %w", where, err)
 	}
-	r.claims = &claimer{sweep: sweep, where: where, keys: keys, order: order, held: map[*plan.Task]*trialLease{},
-		r: r, commands: map[*plan.Task]bool{}}
-	for _, t := range r.plan.Trials() {
+	c = &claimer{sweep: sweep, where: where, keys: keys, order: order, held: map[*plan.Task]*trialLease{},
+		o: o, commands: map[*plan.Task]bool{}}
+	for _, t := range o.plan.Trials() {
 		for _, cmd := range trialCommands(t) {
-			r.claims.commands[cmd] = true
+			c.commands[cmd] = true
 		}
 	}
-	r.stream.Add(r.claims)
 	view, err := sweep.Refresh(ctx)
 	if err != nil {
-		return false, fmt.Errorf("claims %s: %w", where, err)
+		return c, false, fmt.Errorf("claims %s: %w", where, err)
 	}
 	for _, k := range order {
 		if !view.Done[k] {
-			return false, nil
+			return c, false, nil
 		}
 	}
-	return true, nil
+	return c, true, nil
 }
 
 // claimStoreS3 reaches the claims prefix with the task file's S3 settings.
-func (r *run) claimStoreS3(ctx context.Context) (claims.Store, error) {
+func claimStoreS3(ctx context.Context, p *plan.Plan, base []string, prefix string) (claims.Store, error) {
 	spec := plan.S3Spec{}
-	if r.plan.S3 != nil {
-		spec = *r.plan.S3
+	if p.S3 != nil {
+		spec = *p.S3
 	}
-	lookup := getenv(r.baseEnv())
+	lookup := getenv(base)
 	client, err := s3sync.NewClient(ctx, s3sync.ClientOptions{
 		Endpoint: os.Expand(spec.Endpoint, lookup), Region: os.Expand(spec.Region, lookup), Getenv: lookup,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claims: %w", err)
 	}
-	return claims.NewS3(client, r.opts.Claims)
+	return claims.NewS3(client, prefix)
 }
 
 // claimSource is a parallel block's trials as the claims queue hands them out: the ones
@@ -131,7 +141,6 @@ func (r *run) claimStoreS3(ctx context.Context) (claims.Store, error) {
 // its claim expired elsewhere. Waiting for others' trials is what lets a trial whose Pod died
 // be taken over. A trial is claimed as it starts (Start) and recorded as it ends (Ended).
 type claimSource struct {
-	r    *run
 	c    *claimer
 	b    *plan.Task
 	poll time.Duration // how soon a runall that waits on others looks again
@@ -142,23 +151,23 @@ type claimSource struct {
 }
 
 // source is b's trials through the claims queue.
-func (c *claimer) source(r *run, b *plan.Task) *claimSource {
+func (c *claimer) source(b *plan.Task) *claimSource {
 	// How soon a runall that waits on others sees the sweep end, or a claim expire: a second
 	// at most, two LIST requests each time.
 	poll := min(max(c.sweep.Lease()/10, 100*time.Millisecond), time.Second)
-	return &claimSource{r: r, c: c, b: b, poll: poll, offered: map[*plan.Task]bool{}}
+	return &claimSource{c: c, b: b, poll: poll, offered: map[*plan.Task]bool{}}
 }
 
 // Next lists the queue and offers the trials nobody else holds.
 func (s *claimSource) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
-	r, c := s.r, s.c
-	if r.isHalted() || ctx.Err() != nil {
+	c, life := s.c, s.c.o.life
+	if life.halted() || ctx.Err() != nil {
 		return nil, false
 	}
 	view, err := c.refresh(ctx)
 	if err != nil {
 		if msg := "claims: " + err.Error() + " (trying again)"; msg != s.said {
-			r.emit(event.Event{Kind: event.RunStatus, Line: msg})
+			life.say(msg)
 			s.said = msg
 		}
 		return nil, true
@@ -171,7 +180,7 @@ func (s *claimSource) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
 	for _, t := range s.b.Parallel {
 		key := c.keys[t]
 		if view.Done[key] {
-			r.skip(t, "done by another runall of the sweep ("+c.where+")")
+			life.skip(t, "done by another runall of the sweep ("+c.where+")")
 			continue
 		}
 		left++
@@ -192,7 +201,7 @@ func (s *claimSource) Ready() <-chan struct{} {
 
 // Start claims the trial; a trial another runall holds or finished is given back untouched.
 func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
-	r, c, t := s.r, s.c, tr.Task
+	c, t := s.c, tr.Task
 	if c.takenElsewhere(t) {
 		s.giveBack(t) // no request for what the last listing says is taken
 		return false
@@ -202,7 +211,7 @@ func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
 		if errors.Is(err, claims.ErrTaken) {
 			c.refreshStale(ctx) // the block's list is behind: skip what others took since
 		} else if !errors.Is(err, claims.ErrDone) {
-			r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("claims: %s: %v (trying again)", t.Name, err)})
+			c.o.life.say(fmt.Sprintf("claims: %s: %v (trying again)", t.Name, err))
 		}
 		s.giveBack(t)
 		return false
@@ -213,7 +222,7 @@ func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
 
 // Ended records the trial's end for the whole sweep.
 func (s *claimSource) Ended(ctx context.Context, tr *sched.Trial) {
-	s.c.record(ctx, s.r, tr.Task)
+	s.c.record(ctx, tr.Task)
 	s.giveBack(tr.Task)
 }
 
@@ -337,9 +346,8 @@ func (c *claimer) watch(t *plan.Task, tl *trialLease) {
 	select {
 	case <-tl.done:
 	case <-tl.lease.Lost():
-		r := c.r
-		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: %v: stopping it", t.Name, tl.lease.Err())})
-		r.running.StopWithin(t, executor.Stop{Status: results.StatusFailed, Reason: tl.lease.Err().Error()},
-			min(r.opts.Grace, c.sweep.Lease()/12))
+		c.o.life.say(fmt.Sprintf("%s: %v: stopping it", t.Name, tl.lease.Err()))
+		c.o.running.StopWithin(t, executor.Stop{Status: results.StatusFailed, Reason: tl.lease.Err().Error()},
+			min(c.o.grace, c.sweep.Lease()/12))
 	}
 }

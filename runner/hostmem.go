@@ -13,41 +13,47 @@ import (
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
-	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/size"
 )
 
-// openHost opens the container's memory, and makes the host memory admitter when a task
-// sets memory:.
-func (r *run) openHost() {
-	mem := r.opts.HostMemory
+// hostMemory is the container's memory as the run sees it: its OOM kills, which tell an
+// outside SIGKILL's cause, and the admitter of trials by memory: (nil when no task sets it).
+type hostMemory struct {
+	mem   hostadmit.Reader
+	admit *hostadmit.Admitter
+	hist  *history.History // where learned needs are kept
+}
+
+// openHost opens the container's memory (mem; nil: its memory cgroup), and makes the host
+// memory admitter when a task sets memory:.
+func openHost(p *plan.Plan, mem hostadmit.Reader, hist *history.History) *hostMemory {
 	if mem == nil {
 		mem = hostmem.Open("")
 	}
-	r.hostMem = mem
-	if !r.plan.NeedsHost() {
-		return
+	h := &hostMemory{mem: mem, hist: hist}
+	if p.NeedsHost() {
+		h.admit = hostadmit.New(hostadmit.Options{Memory: mem, Margin: p.Config.HostMemoryMargin.For,
+			OOMRetries: p.Config.OOMRetries, Needs: hostNeeds{hist}})
 	}
-	r.host = hostadmit.New(hostadmit.Options{Memory: mem, Margin: r.plan.Config.HostMemoryMargin.For,
-		OOMRetries: r.plan.Config.OOMRetries, Needs: hostNeeds{r.hist}})
+	return h
 }
 
-// startHost measures the container's memory and the trials' processes while the run lasts;
+// start measures the container's memory and the trials' processes while the run lasts;
 // the returned func stops it. A memory that cannot be read is said once: admission by host
 // memory is then off.
-func (r *run) startHost(ctx context.Context) (stop func()) {
-	if r.host == nil {
+func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics) (stop func()) {
+	if h.admit == nil {
 		return func() {}
 	}
-	if w := r.host.Warning(); w != "" {
-		r.emit(event.Event{Kind: event.RunStatus, Line: "warning: " + w})
+	if w := h.admit.Warning(); w != "" {
+		say("warning: " + w)
 	}
-	r.host.Start(ctx, func([]hostadmit.TrialMemory) {
-		if m, ok := r.host.Memory(); ok {
-			r.met.hostMemory(m)
+	h.admit.Start(ctx, func([]hostadmit.TrialMemory) {
+		if m, ok := h.admit.Memory(); ok {
+			met.hostMemory(m)
 		}
 	})
-	return r.host.Stop
+	return h.admit.Stop
 }
 
 // hostNeeds keeps learned host needs in the run's history, beside learned GPU needs.
@@ -58,29 +64,75 @@ func (n hostNeeds) SetLearned(group, name string, need uint64) {
 	n.h.SetHostLearned(group, name, need)
 }
 
-// hostStarted ties an attempt's process group to the trial's room in host memory.
-func (c *command) hostStarted(pgid int) {
-	if c.hp != nil {
-		c.r.host.Started(c.hp, pgid)
+// hostAttempt is a command's side of the container's memory: its room (memory:, nil
+// without), and what tells an outside SIGKILL's cause, the container's OOM kill count as
+// its attempt started.
+type hostAttempt struct {
+	host   *hostMemory
+	hp     *hostadmit.Placement
+	kill   string // the current attempt was the kernel's OOM killer's: what it says
+	before uint64 // the container's OOM kill count as the attempt started
+	known  bool   // whether it could be read
+}
+
+// restart keeps the container's OOM kill counter as an attempt starts.
+func (a *hostAttempt) restart() {
+	a.kill = ""
+	a.before, a.known = a.host.oomKills()
+}
+
+// started ties an attempt's process group to the trial's room in host memory.
+func (a *hostAttempt) started(pgid int) {
+	if a.hp != nil {
+		a.host.admit.Started(a.hp, pgid)
 	}
 }
 
-// hostOOM takes a failed attempt that the kernel's OOM killer ended: the cgroup's counter
-// rose while the trial ran and its process died of SIGKILL (or its shell said so, 137). It
-// says so, and sends the trial back to the line with a raised need, or fails it when no
-// need can fit or its oom-retries are spent. It reports whether the attempt was one.
-func (c *command) hostOOM(attempt int, out proc.Outcome) bool {
-	if c.hp == nil || c.r.isHalted() || c.r.ledger.stoppedBy() != 0 || out.TimedOut {
-		return false
+// oomKilled reports whether the kernel's OOM killer ended a failed attempt of a trial with
+// memory:: the cgroup's counter rose while it ran and its process died of SIGKILL (or its
+// shell said so, 137). stopped is whether runall stopped it.
+func (a *hostAttempt) oomKilled(out proc.Outcome, stopped bool) (why string, ok bool) {
+	if a.hp == nil || stopped || out.TimedOut {
+		return "", false
 	}
 	killed := (out.ExitCode < 0 && out.Signal == syscall.SIGKILL) || out.ExitCode == 128+int(syscall.SIGKILL)
-	why, ok := c.r.host.OOMKilled(c.hp, killed)
+	why, ok = a.host.admit.OOMKilled(a.hp, killed)
+	if ok {
+		a.kill = why
+	}
+	return why, ok
+}
+
+// outsideKill says what killed an attempt that died of a SIGKILL runall did not send: the
+// kernel's OOM killer for certain when the container's counter rose while it ran (a trial
+// with memory: says so with the use before the kill, in oomKilled).
+func (a *hostAttempt) outsideKill() string {
+	if n, ok := a.host.oomKills(); ok && a.known && n > a.before {
+		if m, err := a.host.mem.Read(); err == nil {
+			return "killed by the kernel's OOM killer: the container's memory limit is " + size.Format(m.Limit)
+		}
+	}
+	return "killed by SIGKILL, which runall did not send: the kernel's OOM killer may have " +
+		"(out of host memory: see dmesg, or the Pod's OOMKilled status)"
+}
+
+// detail tells the trial's result the most its processes held in host memory.
+func (a *hostAttempt) detail(d *event.Detail) {
+	if a.hp != nil {
+		d.OnHost, d.PeakHostMemory, d.HostMemory = true, a.host.admit.Peak(a.hp), a.hp.Need
+	}
+}
+
+// hostOOM takes a failed attempt that the kernel's OOM killer ended: it says so, and sends
+// the trial back to the line with a raised need, or fails it when no need can fit or its
+// oom-retries are spent. It reports whether the attempt was one.
+func (c *command) hostOOM(attempt int, out proc.Outcome) bool {
+	why, ok := c.host.oomKilled(out, c.l.life.halted() || c.l.life.ledger.stoppedBy() != 0)
 	if !ok {
 		return false
 	}
-	c.hostKill = why
 	c.log.mark("attempt %d: %s", attempt, why)
-	need, requeues, err := c.r.host.Requeue(c.hp)
+	need, requeues, err := c.host.host.admit.Requeue(c.host.hp)
 	if err != nil {
 		c.fatal = err
 		return true
@@ -91,50 +143,24 @@ func (c *command) hostOOM(attempt int, out proc.Outcome) bool {
 }
 
 // oomKills is the container's OOM kill counter now; ok is false where it cannot be read.
-func (r *run) oomKills() (n uint64, ok bool) {
-	m, err := r.hostMem.Read()
+func (h *hostMemory) oomKills() (n uint64, ok bool) {
+	m, err := h.mem.Read()
 	if err != nil || !m.HasOOMKills {
 		return 0, false
 	}
 	return m.OOMKills, true
 }
 
-// noteOOMCount keeps the container's OOM kill counter as an attempt starts.
-func (c *command) noteOOMCount() {
-	c.oomBefore, c.oomKnown = c.r.oomKills()
-}
-
-// outsideKill says what killed an attempt that died of a SIGKILL runall did not send: the
-// kernel's OOM killer for certain when the container's counter rose while it ran (a trial
-// with memory: says so with the use before the kill, in hostOOM).
-func (c *command) outsideKill() string {
-	if n, ok := c.r.oomKills(); ok && c.oomKnown && n > c.oomBefore {
-		if m, err := c.r.hostMem.Read(); err == nil {
-			return "killed by the kernel's OOM killer: the container's memory limit is " + size.Format(m.Limit)
-		}
-	}
-	return "killed by SIGKILL, which runall did not send: the kernel's OOM killer may have " +
-		"(out of host memory: see dmesg, or the Pod's OOMKilled status)"
-}
-
-// recordHost keeps in the trial's result the most its processes held in host memory.
-func (c *command) recordHost(rt *results.Task) {
-	if c.hp != nil {
-		rt.PeakHostMemory = max(rt.PeakHostMemory, c.r.host.Peak(c.hp))
-		rt.HostMemory = c.hp.Need
-	}
-}
-
-// learnedHostByName reports learned host needs by the name of each group's first trial.
-func (r *run) learnedHostByName() map[string]uint64 {
+// learnedByName reports learned host needs by the name of each group's first trial.
+func (h *hostMemory) learnedByName(p *plan.Plan) map[string]uint64 {
 	out := map[string]uint64{}
 	seen := map[string]bool{}
-	plan.Walk(r.plan.Tasks, func(t *plan.Task) {
+	plan.Walk(p.Tasks, func(t *plan.Task) {
 		if t.Host == nil || !t.Host.Auto || seen[t.Host.Group] {
 			return
 		}
 		seen[t.Host.Group] = true
-		if n, ok := r.hist.HostLearned(t.Host.Group); ok {
+		if n, ok := h.hist.HostLearned(t.Host.Group); ok {
 			out[t.Name] = n
 		}
 	})

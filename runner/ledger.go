@@ -96,9 +96,9 @@ func (l *ledger) haltReason() string {
 	return "not started: an earlier task failed (stop-on-failure)"
 }
 
-// Event records what the run's events say of a task: the results recorder. The details
-// an event does not carry (tails, metrics, peaks) are written with update as the command
-// learns them, before its final event.
+// Event records what the run's events say of a task: the results recorder. It learns a
+// task's result from its events alone: the final TaskEnded carries what the command
+// learned as it ran (its Detail), a requeue how often its trial went back.
 func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 	if ev.Task == nil {
 		return
@@ -118,28 +118,54 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 		}
 		res.PassedOver = max(res.PassedOver, ev.PassedOver)
 	case ev.Kind == event.TaskEnded && ev.Requeued:
-		res.Status = results.StatusPending
+		res.Status, res.OOMRequeues = results.StatusPending, ev.Requeues
 	case ev.Kind == event.TaskEnded && ev.Final:
 		res.Status, res.ExitCode, res.Reason = ev.Status, ev.ExitCode, ev.Reason
 		res.FinishedAt = ev.Time
 		if res.StartedAt.IsZero() {
 			res.StartedAt = res.FinishedAt
 		}
+		if ev.Detail != nil {
+			recordDetail(res, ev.Detail)
+		}
 	case ev.Kind == event.TaskSkipped:
 		res.Status, res.Reason, res.ExitCode = results.StatusSkipped, ev.Reason, -1
 	}
 }
 
-// ending is what a task's final event says of it besides its status: how long it ran,
-// its attempts and its metrics, as recorded so far.
-func (l *ledger) ending(t *plan.Task, now time.Time) (d time.Duration, attempts int, metrics map[string]float64) {
+// recordDetail keeps what a command learned as it ran in its result.
+func recordDetail(res *results.Task, d *event.Detail) {
+	res.StdoutTail, res.StderrTail = d.StdoutTail, d.StderrTail
+	if d.OnGPU {
+		res.PeakGPUMemory, res.PeakGPUMemorySource = max(res.PeakGPUMemory, d.PeakGPUMemory), d.PeakGPUMemorySource
+		res.GPUMemory = d.GPUMemory
+	}
+	if d.OnHost {
+		res.PeakHostMemory, res.HostMemory = max(res.PeakHostMemory, d.PeakHostMemory), d.HostMemory
+	}
+	if d.Signal != "" {
+		res.Signal = d.Signal
+	}
+	res.Metrics, res.MetricSeries, res.MetricWarnings = d.Metrics, d.MetricSeries, d.MetricWarnings
+}
+
+// ending is what a task's final event says of it besides its status: how long it ran and
+// its attempts, as recorded so far.
+func (l *ledger) ending(t *plan.Task, now time.Time) (d time.Duration, attempts int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	res := l.resultLocked(t)
 	if !res.StartedAt.IsZero() {
 		d = now.Sub(res.StartedAt)
 	}
-	return d, res.Attempts, res.Metrics
+	return d, res.Attempts
+}
+
+// startedAt is when t's first attempt started (zero before).
+func (l *ledger) startedAt(t *plan.Task) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.resultLocked(t).StartedAt
 }
 
 // attempts is how often t was started so far (across requeues).

@@ -141,21 +141,21 @@ func (m *metrics) gpus(s admit.Sample) {
 	}
 }
 
-// serveMetrics serves /metrics on --metrics-addr until the returned stop is called.
-func (r *run) serveMetrics() (stop func(), err error) {
-	ln, err := net.Listen("tcp", r.opts.MetricsAddr)
+// serve serves /metrics on addr (--metrics-addr) until the returned stop is called.
+func (m *metrics) serve(addr string, say func(string)) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr %s: %w", r.opts.MetricsAddr, err)
+		return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(r.met.reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			r.emit(event.Event{Kind: event.RunStatus, Line: "metrics server: " + err.Error()})
+			say("metrics server: " + err.Error())
 		}
 	}()
-	r.emit(event.Event{Kind: event.RunStatus, Line: "serving metrics on http://" + ln.Addr().String() + "/metrics"})
+	say("serving metrics on http://" + ln.Addr().String() + "/metrics")
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

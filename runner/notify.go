@@ -23,27 +23,44 @@ import (
 // notifyRequestTimeout bounds one attempt; notify.timeout bounds them all.
 const notifyRequestTimeout = 10 * time.Second
 
-// notify POSTs body to config notify's URL. After a signal it keeps within the grace
-// period, which is what the container's stop leaves runall.
-func (r *run) notify(body []byte, interrupted bool) {
-	n := r.plan.Config.Notify
-	if n == nil {
+// notifier POSTs the results to config notify's URL; a nil *notifier (no notify:) sends
+// nothing.
+type notifier struct {
+	spec  *plan.Notify
+	base  []string // the run's environment, which the URL and headers are expanded in
+	mask  *masker
+	grace time.Duration
+}
+
+func newNotifier(spec *plan.Notify, base []string, mask *masker, grace time.Duration) *notifier {
+	if spec == nil {
+		return nil
+	}
+	return &notifier{spec: spec, base: base, mask: mask, grace: grace}
+}
+
+// send POSTs body. After a signal it keeps within the grace period, which is what the
+// container's stop leaves runall.
+func (nt *notifier) send(body []byte, interrupted bool, emit func(event.Event)) {
+	if nt == nil {
 		return
 	}
-	lookup := getenv(r.baseEnv())
-	target, err := expandStrict(n.URL, r.baseEnv())
+	n := nt.spec
+	say := func(line string) { emit(event.Event{Kind: event.RunStatus, Line: line}) }
+	lookup := getenv(nt.base)
+	target, err := expandStrict(n.URL, nt.base)
 	if err != nil {
-		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("notify: url: %v: not sent", err)})
+		say(fmt.Sprintf("notify: url: %v: not sent", err))
 		return
 	}
 	shown := plan.RedactURL(target)
 	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("notify: url %s is not an http(s) address after expanding ${VARS}: not sent", r.mask.Replace(shown))})
+		say(fmt.Sprintf("notify: url %s is not an http(s) address after expanding ${VARS}: not sent", nt.mask.Replace(shown)))
 		return
 	}
 	budget := n.Timeout
 	if interrupted {
-		budget = min(budget, r.opts.Grace)
+		budget = min(budget, nt.grace)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
@@ -52,15 +69,14 @@ func (r *run) notify(body []byte, interrupted bool) {
 	for attempt := 1; ; attempt++ {
 		status, err := postOnce(ctx, client, target, n.Headers, lookup, body)
 		if err == nil {
-			r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("notify: sent the results to %s (HTTP %d)", shown, status)})
+			say(fmt.Sprintf("notify: sent the results to %s (HTTP %d)", shown, status))
 			return
 		}
 		var permanent *permanentError
 		retry := !errors.As(err, &permanent)
 		deadline, _ := ctx.Deadline()
 		if !retry || time.Until(deadline) < wait {
-			r.emit(event.Event{Kind: event.RunStatus, Line: r.mask.Replace(fmt.Sprintf(
-				"notify: could not send the results to %s after %d attempt(s): %v", shown, attempt, err))})
+			say(nt.mask.Replace(fmt.Sprintf("notify: could not send the results to %s after %d attempt(s): %v", shown, attempt, err)))
 			return
 		}
 		select {

@@ -16,7 +16,7 @@ import (
 func (r *run) newPruner() *prune.Pruner {
 	p := prune.New(r.plan, prune.Options{Store: r.rungStore})
 	if p != nil {
-		p.UseStopper(r.running)
+		p.UseStopper(r.launch.running)
 	}
 	return p
 }

@@ -22,16 +22,16 @@ import (
 
 // prepare resolves what a task runs and where: url: downloads (and md5 checks) a script,
 // sudo: wraps the command when runall is not root.
-func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, err error) {
+func (l *launcher) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, err error) {
 	cmdline = t.Cmd
-	env := r.taskEnv(t, r.baseEnv(), nil)
+	env := taskVars(t, l.base)
 	if t.URL != "" {
 		url, err := expandStrict(t.URL, env)
 		if err != nil {
 			return "", "", fmt.Errorf("url: %w", err)
 		}
-		fctx, stop := r.halt.download(ctx) // a stop ends a hanging download at once
-		script, err := r.scripts.fetch(fctx, url, t.MD5)
+		fctx, stop := l.halt.download(ctx) // a stop ends a hanging download at once
+		script, err := l.scripts.fetch(fctx, url, t.MD5)
 		stop()
 		if err != nil {
 			return "", "", err
@@ -51,13 +51,13 @@ func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, e
 		}
 		cmdline = "sudo -n -E " + shellQuote(proc.Shell()) + " -c " + shellQuote(cmdline)
 	}
-	dir = r.plan.Dir
+	dir = l.dir
 	if t.Cwd != "" {
 		cwd, err := expandStrict(t.Cwd, env)
 		if err != nil {
 			return "", "", fmt.Errorf("cwd: %w", err)
 		}
-		dir = r.taskPath(cwd)
+		dir = taskPath(l.dir, cwd)
 	}
 	if dir != "" {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -69,12 +69,12 @@ func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, e
 
 // failPrepare ends a task that could not be prepared: failed, or stopped when a stop
 // cancelled its script's download.
-func (r *run) failPrepare(t *plan.Task, err error) {
-	if stop := r.ledger.stoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
-		r.finish(t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)))
+func (l *launcher) failPrepare(t *plan.Task, err error) {
+	if stop := l.life.ledger.stoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
+		l.life.finish(t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)), nil)
 		return
 	}
-	r.failUnrunnable(t, err.Error())
+	l.life.failUnrunnable(t, err.Error())
 }
 
 // scripts are the url: scripts of a run, downloaded once each into dir.

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"github.com/runall/runall/runner/plan"
 	"time"
 
 	"github.com/runall/runall/runner/event"
@@ -9,28 +10,37 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
-// openStream makes the run's one lifecycle stream and adds its consumers, in the order they
-// see each event: the results recorder first, so that a consumer after it that reads a
-// task's result reads it with the event applied. To add a consumer, add it here (or pass it
-// in Options.Consumers); neither the scheduler nor the executor changes.
+// openStream adds the run's consumers to its one lifecycle stream, in the order they see
+// each event: the ledger (the results recorder) first, so that a consumer after it that
+// reads a task's result reads it with the event applied; then the recorder of the run's
+// end (results file, report, upload, notify), Prometheus, stop-when, early stopping, the
+// claims (added as they are joined), Options.Consumers, and the output last. To add a
+// consumer, add it here (or pass it in Options.Consumers); neither the scheduler nor the
+// executor changes.
 func (r *run) openStream() {
-	r.stream = &event.Stream{}
-	r.stream.Add(r.ledger)
+	stream := r.life.stream
+	stream.Add(r.life.ledger)
+	stream.Add(r.rec)
 	if r.met != nil {
-		r.stream.Add(r.met)
+		stream.Add(r.met)
 	}
-	r.stream.Add(r.stop)
+	stream.Add(r.launch.stop)
 	if p := r.newPruner(); p != nil {
-		r.stream.Add(p)
+		stream.Add(p)
 	}
 	for _, c := range r.opts.Consumers {
 		if s, ok := c.(StopperUser); ok {
-			s.UseStopper(r.running)
+			s.UseStopper(r.launch.running)
 		}
-		r.stream.Add(c)
+		stream.Add(c)
 	}
-	r.out = startOutput(r.outputOptions(), r.opts.Mode, r.plan.Config.UpdateInterval)
-	r.stream.Add(r.out)
+	hist := r.hist
+	r.out = startOutput(output.Options{
+		Plan: r.plan, W: r.opts.Stdout, Color: r.opts.Color, Width: r.opts.Width,
+		StatusEvery: r.opts.StatusEvery, Now: time.Now,
+		Estimate: func(t *plan.Task) (time.Duration, bool) { return hist.Duration(t.Key) },
+	}, r.opts.Mode, r.plan.Config.UpdateInterval)
+	stream.Add(r.out)
 }
 
 // StopperUser is a consumer that stops running trials (early stopping, say): the run hands
@@ -38,9 +48,6 @@ func (r *run) openStream() {
 type StopperUser interface {
 	UseStopper(s executor.Stopper)
 }
-
-// emit sends ev on the run's stream.
-func (r *run) emit(ev event.Event) { r.stream.Emit(ev) }
 
 // outputPump is the outputs' consumer: it carries events from the emitting goroutines to
 // the output, which one goroutine (the pump) owns.

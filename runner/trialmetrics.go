@@ -28,29 +28,25 @@ const maxMetricsFile = 16 << 20
 // cannot hold the trial's end (and the scheduler behind it) for ever.
 const metricsReadTimeout = 10 * time.Second
 
-// recordMetrics reads the task's metrics file, records its metrics in its result and
-// reports what could not be read, in its log and the output.
-func (r *run) recordMetrics(c *command, dir string, env []string, ok bool) {
+// readMetrics reads the task's metrics file and says what its result records of its
+// metrics; it reports what could not be read, in its log and the output.
+func (c *command) readMetrics(dir string, env []string, ok bool) (last map[string]float64, series map[string][]float64, warnings []string) {
 	t := c.t
 	if t.Metrics != "" {
-		var started time.Time
-		r.ledger.update(t, func(res *results.Task) { started = res.StartedAt })
-		r.readMetricsFile(c, dir, env, started, ok)
+		c.readMetricsFile(dir, env, c.l.life.ledger.startedAt(t), ok)
 	}
-	last, series, warnings := c.metrics.Result()
+	last, series, warnings = c.metrics.Result()
 	for i, w := range warnings {
-		warnings[i] = r.mask.Replace(w)
+		warnings[i] = c.l.mask.Replace(w)
 		c.log.mark("metrics: %s", warnings[i])
-		r.emit(event.Event{Kind: event.RunStatus, Task: t, Line: t.Name + ": " + warnings[i]})
+		c.l.life.emit(event.Event{Kind: event.RunStatus, Task: t, Line: t.Name + ": " + warnings[i]})
 	}
-	r.ledger.update(t, func(res *results.Task) {
-		res.Metrics, res.MetricSeries, res.MetricWarnings = last, series, warnings
-	})
+	return last, series, warnings
 }
 
 // readMetricsFile reads metrics: (${VAR}s expanded against the task's environment,
 // relative to its directory). A file older than the task is an earlier run's: left out.
-func (r *run) readMetricsFile(c *command, dir string, env []string, started time.Time, ok bool) {
+func (c *command) readMetricsFile(dir string, env []string, started time.Time, ok bool) {
 	path, err := expandStrict(c.t.Metrics, env)
 	if err != nil {
 		c.metrics.Warn("metrics %s: %v: not read", c.t.Metrics, err)
@@ -141,15 +137,15 @@ func (s *stopWhen) Event(ev event.Event, emit func(event.Event)) {
 	emit(event.Event{Kind: event.RunStatus, Line: s.reason + ": trials not started yet are skipped, running ones finish"})
 }
 
-// trialGate is where the scheduler asks, as a trial is about to start, whether it should be
-// skipped instead; it says why.
-func (r *run) trialGate() (reason string, skip bool) {
-	r.stop.mu.Lock()
-	defer r.stop.mu.Unlock()
-	if r.stop.reason == "" {
+// gate is where a trial about to start asks whether it should be skipped instead; it says
+// why.
+func (s *stopWhen) gate() (reason string, skip bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reason == "" {
 		return "", false
 	}
-	return "not started: " + r.stop.reason, true
+	return "not started: " + s.reason, true
 }
 
 // stoppedReason is why stop-when skipped trials, "" when it did not.
