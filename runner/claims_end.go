@@ -68,14 +68,6 @@ func (c *claimer) record(ctx context.Context, t *plan.Task) {
 	}
 }
 
-// trialCommands is a trial's commands: itself, or its steps.
-func trialCommands(t *plan.Task) []*plan.Task {
-	if len(t.Steps) > 0 {
-		return t.Steps
-	}
-	return []*plan.Task{t}
-}
-
 // setFailed records that a trial of the sweep failed.
 func (c *claimer) setFailed() {
 	c.mu.Lock()

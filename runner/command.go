@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/runall/runall/runner/hostadmit"
 	"slices"
 	"sync"
 	"syscall"
@@ -41,7 +42,9 @@ func (cr commandResult) outcome() sched.Outcome {
 // log, the tails of its output for the failure report, its metrics, and whether it ran out
 // of GPU memory; they tell the run's stream what happens.
 type command struct {
-	l          *launcher
+	life       *lifecycle
+	mask       *masker
+	gpu        *admit.Admitter // its placement's admitter; nil without one
 	t          *plan.Task
 	p          *admit.Placement
 	host       hostAttempt // its room in host memory, and the OOM kills that end it
@@ -68,7 +71,7 @@ func (c *command) hooks() executor.Hooks {
 // onStart ties an attempt's process group to the trial's rooms in GPU and host memory.
 func (c *command) onStart(pgid int) {
 	if c.p != nil {
-		c.l.gpu.Started(c.p, pgid)
+		c.gpu.Started(c.p, pgid)
 	}
 	c.host.started(pgid)
 }
@@ -79,17 +82,17 @@ func (c *command) started(n int) {
 	c.attempt, c.oom, c.said = attempt, false, admit.OOM{}
 	c.reader.Restart()
 	c.host.restart()
-	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.l.mask.Replace(c.cmd))
+	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.mask.Replace(c.cmd))
 	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.passedOver}
 	if c.p != nil {
 		ev.Devices, ev.Need = c.p.UUIDs, c.p.Need
 	}
-	c.l.life.emit(ev)
+	c.life.emit(ev)
 }
 
 // onLine takes one line of the command's output; the executor calls it serially per attempt.
 func (c *command) onLine(n int, stream, line string) {
-	line = c.l.mask.Replace(line)
+	line = c.mask.Replace(line)
 	c.tails.add(stream, line)
 	if stream == "stdout" {
 		c.reader.Line(line)
@@ -99,19 +102,19 @@ func (c *command) onLine(n int, stream, line string) {
 		c.said = c.said.Add(admit.ParseOOM(line))
 	}
 	c.log.line(line)
-	c.l.life.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.before + n, Stream: stream, Line: line})
+	c.life.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.before + n, Stream: stream, Line: line})
 }
 
 // metric tells the stream a value the command reported (a runall-metric line as it came, or
 // its metrics file at its end).
 func (c *command) metric(name string, v float64, step int) {
-	c.l.life.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.attempt, Metric: name, Value: v, Step: step})
+	c.life.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.attempt, Metric: name, Value: v, Step: step})
 }
 
 // ended decides what follows a failed attempt: a retry, the trial back to the line when it
 // ran out of GPU memory, or the end.
 func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
-	l, t, attempt := c.l, c.t, c.before+n
+	t, attempt := c.t, c.before+n
 	if out.OK() {
 		return false
 	}
@@ -123,8 +126,8 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	if c.hostOOM(attempt, out) {
 		return false
 	}
-	if c.oom && c.p != nil && !l.life.halted() {
-		need, requeues, err := l.gpu.Requeue(c.p, c.said)
+	if c.oom && c.p != nil && !c.life.halted() {
+		need, requeues, err := c.gpu.Requeue(c.p, c.said)
 		if err == nil {
 			c.requeued(attempt, out, requeues, "out of GPU memory; requeued")
 			c.requeue = &commandResult{oom: true, need: need}
@@ -135,19 +138,38 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 			return false
 		}
 	}
-	if !retry || l.life.halted() {
+	if !retry || c.life.halted() {
 		return false
 	}
-	l.life.emit(event.Event{Kind: event.TaskEnded, Task: t, Attempt: attempt, Status: results.StatusFailed,
+	c.life.emit(event.Event{Kind: event.TaskEnded, Task: t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started),
 		Reason: fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-n, t.Retries)})
+	return true
+}
+
+// hostOOM takes a failed attempt that the kernel's OOM killer ended: it says so, and sends
+// the trial back to the line with a raised need, or fails it when no need can fit or its
+// oom-retries are spent. It reports whether the attempt was one.
+func (c *command) hostOOM(attempt int, out proc.Outcome) bool {
+	why, ok := c.host.oomKilled(out, c.life.halted() || c.life.ledger.stoppedBy() != 0)
+	if !ok {
+		return false
+	}
+	c.log.mark("attempt %d: %s", attempt, why)
+	need, requeues, err := c.host.host.admit.Requeue(c.host.hp)
+	if err != nil {
+		c.fatal = err
+		return true
+	}
+	c.requeued(attempt, out, requeues, why+"; requeued")
+	c.requeue = &commandResult{oom: true, need: need, why: hostadmit.RequeueReason(need)}
 	return true
 }
 
 // requeued records that an attempt ran out of memory (GPU, or host: the OOM killer) and its
 // trial goes again; reason says which.
 func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason string) {
-	c.l.life.emit(event.Event{Kind: event.TaskEnded, Requeued: true, Requeues: requeues, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
+	c.life.emit(event.Event{Kind: event.TaskEnded, Requeued: true, Requeues: requeues, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason})
 }
 
@@ -155,11 +177,11 @@ func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason s
 // that ended, however, after runall was told to stop is stopped, not failed: the stop ended
 // it; one a consumer stopped ends with the status it asked for.
 func (c *command) conclude(res executor.Result, env []string, d *event.Detail) commandResult {
-	t, out, life := c.t, res.Outcome, c.l.life
+	t, out, life := c.t, res.Outcome, c.life
 	switch stop := life.ledger.stoppedBy(); {
 	case out.OK():
 		exported := proc.ExportedChanges(env, out.Exported)
-		c.l.mask.learn(exported) // before a later task can print them
+		c.mask.learn(exported) // before a later task can print them
 		life.finish(t, results.StatusOK, 0, "", d)
 		return commandResult{ok: true, exported: exported}
 	case stop != 0:
@@ -195,7 +217,7 @@ func (c *command) failureReason(out proc.Outcome) string {
 		return out.Err.Error()
 	case out.TimedOut:
 		return fmt.Sprintf("timeout after %v", c.t.Timeout)
-	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && c.l.life.ledger.stoppedBy() == 0:
+	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && c.life.ledger.stoppedBy() == 0:
 		return c.host.outsideKill()
 	case out.ExitCode < 0 && out.Signal != 0:
 		return "killed by " + proc.SignalName(out.Signal)

@@ -12,12 +12,12 @@ import (
 // baseEnv is runall's environment plus what identifies the run to its tasks. It is
 // clipped: whoever appends to it gets a copy, so that the parts sharing it never see
 // each other's changes.
-func baseEnv(opts Options, logDir string) []string {
-	env := slices.Clone(opts.Environ)
-	env = proc.Setenv(env, "RUNALL_RUN_ID", opts.RunID)
+func baseEnv(environ []string, runID, logDir string, shard Shard) []string {
+	env := slices.Clone(environ)
+	env = proc.Setenv(env, "RUNALL_RUN_ID", runID)
 	env = proc.Setenv(env, "RUNALL_LOG_DIR", logDir)
-	if opts.Shard.active() {
-		env = proc.Setenv(env, "RUNALL_SHARD", opts.Shard.String())
+	if shard.active() {
+		env = proc.Setenv(env, "RUNALL_SHARD", shard.String())
 	}
 	return slices.Clip(env)
 }

@@ -123,25 +123,6 @@ func (a *hostAttempt) detail(d *event.Detail) {
 	}
 }
 
-// hostOOM takes a failed attempt that the kernel's OOM killer ended: it says so, and sends
-// the trial back to the line with a raised need, or fails it when no need can fit or its
-// oom-retries are spent. It reports whether the attempt was one.
-func (c *command) hostOOM(attempt int, out proc.Outcome) bool {
-	why, ok := c.host.oomKilled(out, c.l.life.halted() || c.l.life.ledger.stoppedBy() != 0)
-	if !ok {
-		return false
-	}
-	c.log.mark("attempt %d: %s", attempt, why)
-	need, requeues, err := c.host.host.admit.Requeue(c.host.hp)
-	if err != nil {
-		c.fatal = err
-		return true
-	}
-	c.requeued(attempt, out, requeues, why+"; requeued")
-	c.requeue = &commandResult{oom: true, need: need, why: hostadmit.RequeueReason(need)}
-	return true
-}
-
 // oomKills is the container's OOM kill counter now; ok is false where it cannot be read.
 func (h *hostMemory) oomKills() (n uint64, ok bool) {
 	m, err := h.mem.Read()

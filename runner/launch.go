@@ -25,15 +25,14 @@ type launcher struct {
 	procs   *proc.Table       // running commands' process groups
 	running *executor.Running // running trials, for consumers that stop one
 	logs    *logs
-	scripts *scripts   // url: downloads
-	halt    *stopping  // a stop ends a script's download at once
+	scripts *scripts   // url: downloads, directories
+	halt    *stopping  // the signals' effect on downloads (signals.go)
 	stop    *stopWhen  // met: no new trial starts
 	sync    *transfers // a task's own uploads as it ends
 	mask    *masker
 	gpu     *admit.Admitter // nil when no task asks for a GPU (or --no-gpu)
 	host    *hostMemory
 	fw      framework.Framework
-	dir     string   // the task file's directory
 	base    []string // the run's environment (baseEnv)
 	grace   time.Duration
 }
@@ -105,12 +104,12 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		return commandResult{}
 	}
 	defer log.close()
-	cmdline, dir, err := l.prepare(ctx, t)
+	cmdline, dir, err := l.scripts.prepare(ctx, t)
 	if err != nil {
-		l.failPrepare(t, err) // a failed download, md5 or cwd fails the run too
+		failPrepare(l.life, t, err) // a failed download, md5 or cwd fails the run too
 		return commandResult{}
 	}
-	c := &command{l: l, t: t, p: tr.Placement, host: hostAttempt{host: l.host, hp: tr.HostPlacement}, log: log, cmd: cmdline, before: l.life.ledger.attempts(t), h: h}
+	c := &command{life: l.life, mask: l.mask, gpu: l.gpu, t: t, p: tr.Placement, host: hostAttempt{host: l.host, hp: tr.HostPlacement}, log: log, cmd: cmdline, before: l.life.ledger.attempts(t), h: h}
 	if first := trialCommands(tr.Task)[0]; first == t {
 		c.passedOver = tr.PassedOver
 	}
@@ -146,9 +145,9 @@ func (l *launcher) taskEnv(t *plan.Task, env []string, p *admit.Placement) []str
 func (c *command) detail(dir string, env []string, out proc.Outcome) *event.Detail {
 	d := &event.Detail{StdoutTail: c.tails.lines("stdout"), StderrTail: c.tails.lines("stderr")}
 	if c.p != nil {
-		peak, source := c.l.gpu.Peak(c.p)
+		peak, source := c.gpu.Peak(c.p)
 		d.OnGPU, d.PeakGPUMemory, d.PeakGPUMemorySource = true, peak, string(source)
-		d.GPUMemory = c.l.gpu.Need(c.p) // a learned or raised need, settled to its peak
+		d.GPUMemory = c.gpu.Need(c.p) // a learned or raised need, settled to its peak
 	}
 	c.host.detail(d)
 	d.Metrics, d.MetricSeries, d.MetricWarnings = c.readMetrics(dir, env, out.OK())

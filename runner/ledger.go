@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -211,4 +213,40 @@ func (l *ledger) status() (status results.Status, failed bool, interrupted sysca
 		status = results.StatusStopped
 	}
 	return status, l.failed, l.interrupted
+}
+
+// paramsOf is a task's for-each or matrix values as its result records them.
+func paramsOf(t *plan.Task) map[string]string {
+	if len(t.Params) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(t.Params))
+	for _, p := range t.Params {
+		m[p.Name] = p.Value
+	}
+	return m
+}
+
+// maxID is the highest task ID the ledger has a result for, 0 when none: tasks made while
+// the run goes on (a sampler's trials) are numbered after it.
+func (l *ledger) maxID() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for id := range maps.Keys(l.byID) {
+		n = max(n, id)
+	}
+	return n
+}
+
+// madeWhileRunning is the results of tasks the plan does not list (a sampler's trials), by
+// ID; l.mu is held.
+func (l *ledger) madeWhileRunning(inPlan map[int]bool) []results.Task {
+	var out []results.Task
+	for _, id := range slices.Sorted(maps.Keys(l.byID)) {
+		if !inPlan[id] {
+			out = append(out, *l.byID[id])
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/runall/runall/hostmem"
 	"net"
 	"net/http"
 	"strconv"
@@ -123,6 +124,13 @@ func (m *metrics) transferred(direction string, files, bytes int64) {
 	if m != nil {
 		m.s3Files.WithLabelValues(direction).Add(float64(files))
 		m.s3Bytes.WithLabelValues(direction).Add(float64(bytes))
+	}
+}
+
+// hostMemory records a measurement of the container's memory.
+func (m *metrics) hostMemory(mem hostmem.Memory) {
+	if m != nil {
+		m.host.set(mem)
 	}
 }
 

@@ -20,18 +20,28 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
+// scripts prepares what a run's tasks run: their url: scripts, downloaded once each into
+// dir, and their directories.
+type scripts struct {
+	dir     string     // where url: scripts are kept
+	taskDir string     // the task file's directory
+	base    []string   // the run's environment (baseEnv)
+	halt    *stopping  // a stop ends a hanging download at once
+	mu      sync.Mutex // one download per url:, also when parallel children share it
+}
+
 // prepare resolves what a task runs and where: url: downloads (and md5 checks) a script,
 // sudo: wraps the command when runall is not root.
-func (l *launcher) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, err error) {
+func (s *scripts) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, err error) {
 	cmdline = t.Cmd
-	env := taskVars(t, l.base)
+	env := taskVars(t, s.base)
 	if t.URL != "" {
 		url, err := expandStrict(t.URL, env)
 		if err != nil {
 			return "", "", fmt.Errorf("url: %w", err)
 		}
-		fctx, stop := l.halt.download(ctx) // a stop ends a hanging download at once
-		script, err := l.scripts.fetch(fctx, url, t.MD5)
+		fctx, stop := s.halt.download(ctx) // a stop ends a hanging download at once
+		script, err := s.fetch(fctx, url, t.MD5)
 		stop()
 		if err != nil {
 			return "", "", err
@@ -51,13 +61,13 @@ func (l *launcher) prepare(ctx context.Context, t *plan.Task) (cmdline, dir stri
 		}
 		cmdline = "sudo -n -E " + shellQuote(proc.Shell()) + " -c " + shellQuote(cmdline)
 	}
-	dir = l.dir
+	dir = s.taskDir
 	if t.Cwd != "" {
 		cwd, err := expandStrict(t.Cwd, env)
 		if err != nil {
 			return "", "", fmt.Errorf("cwd: %w", err)
 		}
-		dir = taskPath(l.dir, cwd)
+		dir = taskPath(s.taskDir, cwd)
 	}
 	if dir != "" {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -69,18 +79,12 @@ func (l *launcher) prepare(ctx context.Context, t *plan.Task) (cmdline, dir stri
 
 // failPrepare ends a task that could not be prepared: failed, or stopped when a stop
 // cancelled its script's download.
-func (l *launcher) failPrepare(t *plan.Task, err error) {
-	if stop := l.life.ledger.stoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
-		l.life.finish(t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)), nil)
+func failPrepare(life *lifecycle, t *plan.Task, err error) {
+	if stop := life.ledger.stoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
+		life.finish(t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)), nil)
 		return
 	}
-	l.life.failUnrunnable(t, err.Error())
-}
-
-// scripts are the url: scripts of a run, downloaded once each into dir.
-type scripts struct {
-	dir string
-	mu  sync.Mutex // one download per url:, also when parallel children share it
+	life.failUnrunnable(t, err.Error())
 }
 
 // fetch downloads a url: task's script once per run and checks its md5 (when given).
