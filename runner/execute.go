@@ -22,7 +22,7 @@ func Run(p *plan.Plan, opts Options) (*results.Run, error) {
 }
 
 // execute runs everything: downloads, tasks, uploads; then the summary.
-func (r *run) execute() (*results.Run, error) {
+func (r *runDriver) execute() (*results.Run, error) {
 	r.start = time.Now()
 	if r.opts.ReapOrphans {
 		defer reapWhileRunning(r.launch.procs)()
@@ -34,12 +34,12 @@ func (r *run) execute() (*results.Run, error) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stopSignals := watchSignals(r.opts.Signals, r.life, r.launch, r.sync != nil, cancel)
+	stopSignals := watchSignals(r.opts.Signals, r.life, r.launch, r.s3 != nil, cancel)
 	runErr := r.runAll(ctx)
 	if r.opts.ReapOrphans {
 		proc.StopOrphans(2 * time.Second)
 	}
-	if err := r.sync.finish(); err != nil && runErr == nil {
+	if err := r.s3.finish(); err != nil && runErr == nil {
 		runErr = err
 	}
 	stopSignals()
@@ -48,7 +48,7 @@ func (r *run) execute() (*results.Run, error) {
 
 // runAll starts what the tasks need (metrics, claims, downloads, GPU and host sampling)
 // and runs them. A failure to start skips every task.
-func (r *run) runAll(ctx context.Context) error {
+func (r *runDriver) runAll(ctx context.Context) error {
 	skipAll := func(err error) { r.life.skipAll(r.plan.Tasks, "not started: "+firstLine(err.Error())) }
 	if r.met != nil {
 		stop, err := r.met.serve(r.opts.MetricsAddr, r.life.say)
@@ -74,7 +74,7 @@ func (r *run) runAll(ctx context.Context) error {
 			return c.skipComplete(ctx)
 		}
 	}
-	if err := r.sync.start(ctx); err != nil {
+	if err := r.s3.start(ctx); err != nil {
 		skipAll(err)
 		if r.stopped() {
 			return nil // a signal cancelled the downloads: the exit code is the signal's
@@ -87,7 +87,7 @@ func (r *run) runAll(ctx context.Context) error {
 }
 
 // startAdmission starts measuring the GPUs and the host's memory; the returned func stops it.
-func (r *run) startAdmission(ctx context.Context) (stop func()) {
+func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 	stopGPU := func() {}
 	if gpu := r.launch.gpu; gpu != nil {
 		w := newMemoryWatch(r.plan, r.logDir, r.life, r.met)
@@ -106,8 +106,8 @@ func (r *run) startAdmission(ctx context.Context) (stop func()) {
 
 // end records the history, ends the run on its stream (whose consumers write the results,
 // the report, and notify), closes the output, and says how the run ended.
-func (r *run) end(runErr error) (*results.Run, error) {
-	res := r.results()
+func (r *runDriver) end(runErr error) (*results.Run, error) {
+	res := r.gather()
 	r.hist.Record(res, tasksByID(r.plan))
 	if err := r.hist.Save(); err != nil {
 		r.life.say("could not save run history: " + err.Error())
@@ -133,8 +133,8 @@ func (r *run) end(runErr error) (*results.Run, error) {
 	return res, closeErr
 }
 
-// results gathers every command task's result in plan order.
-func (r *run) results() *results.Run {
+// gather gathers every command task's result in plan order.
+func (r *runDriver) gather() *results.Run {
 	status, _, _ := r.life.ledger.status()
 	logs := r.launch.logs
 	res := &results.Run{

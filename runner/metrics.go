@@ -32,7 +32,7 @@ type metrics struct {
 	ooms      prometheus.Counter
 	s3Bytes   *prometheus.CounterVec
 	s3Files   *prometheus.CounterVec
-	host      *hostGauges // nil when no task sets memory:
+	hostMem   *hostGauges // nil when no task sets memory:
 
 	// A task is pending, running or finished, never two at once: pending is what is
 	// neither of the others (an attempt that ran out of GPU memory is pending again).
@@ -73,7 +73,7 @@ func newMetrics(p *plan.Plan) *metrics {
 	m.reg.MustRegister(m.tasks, m.gpuFree, m.gpuRes, m.gpuTotal, m.durations, m.ooms, m.s3Bytes, m.s3Files,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	if p.NeedsHost() {
-		m.host = newHostGauges(m.reg)
+		m.hostMem = newHostGauges(m.reg)
 	}
 	plan.WalkCommands(p.Tasks, func(*plan.Task) { m.total++ })
 	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(m.total))
@@ -127,10 +127,10 @@ func (m *metrics) transferred(direction string, files, bytes int64) {
 	}
 }
 
-// hostMemory records a measurement of the container's memory.
-func (m *metrics) hostMemory(mem hostmem.Memory) {
+// hostSample records a measurement of the container's memory.
+func (m *metrics) hostSample(mem hostmem.Memory) {
 	if m != nil {
-		m.host.set(mem)
+		m.hostMem.set(mem)
 	}
 }
 

@@ -16,11 +16,11 @@ import (
 	"github.com/runall/runall/runner/proc"
 )
 
-// run is one run: it composes the parts that do the work (the lifecycle stream and its
+// runDriver is one run: it composes the parts that do the work (the lifecycle stream and its
 // ledger, the launcher, the transfers, the claims, the recorder of its end) and drives
 // them in order: start, run the tasks, end. Each part gets what it needs when it is made;
-// none reaches back to the run.
-type run struct {
+// none reaches back to it.
+type runDriver struct {
 	plan   *plan.Plan
 	opts   Options // with its defaults; RunID set
 	logDir string  // <LogDir>/<run-id>
@@ -28,18 +28,18 @@ type run struct {
 	life   *lifecycle // the one stream of events, and the ledger that records it
 	hist   *history.History
 	launch *launcher   // runs admitted trials: processes, logs, GPU and host memory
-	sync   *transfers  // nil without S3 transfers
+	s3     *transfers  // nil without S3 transfers
 	met    *metrics    // nil without --metrics-addr
 	claims *claimer    // nil unless trials are claimed (Options.Claims)
 	rec    *recorder   // writes what the run leaves when it ends
 	out    *outputPump // the outputs' consumer
 }
 
-func newRun(p *plan.Plan, opts Options) (*run, error) {
+func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	opts = opts.withDefaults()
 	mask := secretMasker(opts.Environ, p)
 	maskNames(p, mask)
-	r := &run{plan: applyShard(p, opts.Shard), opts: opts, logDir: filepath.Join(opts.LogDir, opts.RunID)}
+	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts, logDir: filepath.Join(opts.LogDir, opts.RunID)}
 	r.life = &lifecycle{stream: &event.Stream{}, ledger: newLedger(mask)}
 	if err := makeLogDir(opts.LogDir, opts.RunID); err != nil {
 		return nil, err
@@ -58,14 +58,14 @@ func newRun(p *plan.Plan, opts Options) (*run, error) {
 	}
 	base := baseEnv(opts.Environ, opts.RunID, r.logDir, opts.Shard)
 	halt := newStopping()
-	r.sync = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, halt: halt, mask: mask, base: base,
+	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, halt: halt, mask: mask, base: base,
 		dir: p.Dir, runID: opts.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
 		live: opts.Mode == output.Live, every: opts.StatusEvery, grace: opts.Grace, stopped: r.stopped})
 	r.launch = &launcher{life: r.life, procs: proc.NewTable(), running: executor.NewRunning(opts.Grace), logs: logs,
 		scripts: &scripts{dir: filepath.Join(r.logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,
-		stop: newStopWhen(r.plan), sync: r.sync, mask: mask, gpu: gpu, host: openHost(r.plan, opts.HostMemory, r.hist),
+		stop: newStopWhen(r.plan), sync: r.s3, mask: mask, gpu: gpu, host: openHost(r.plan, opts.HostMemory, r.hist),
 		base: base, grace: opts.Grace}
-	r.rec = &recorder{logDir: r.logDir, resultsFile: opts.ResultsFile, report: opts.Report, sync: r.sync,
+	r.rec = &recorder{logDir: r.logDir, resultsFile: opts.ResultsFile, report: opts.Report, sync: r.s3,
 		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.stopped}
 	return r, nil
 }
@@ -114,11 +114,11 @@ func trialSet(p *plan.Plan) map[*plan.Task]bool {
 }
 
 // stopped reports whether a signal stopped the run.
-func (r *run) stopped() bool { return r.life.ledger.stoppedBy() != 0 }
+func (r *runDriver) stopped() bool { return r.life.ledger.stoppedBy() != 0 }
 
 // learnedGPU reports learned GPU needs by the name of each group's first trial; nil
 // without GPU admission.
-func (r *run) learnedGPU() map[string]uint64 {
+func (r *runDriver) learnedGPU() map[string]uint64 {
 	if r.launch.gpu == nil {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 
 // runTasks runs tasks one after another. What a task exports reaches the tasks after it.
 // It returns the environment as the last task left it.
-func (r *run) runTasks(ctx context.Context, tasks []*plan.Task, env []string) []string {
+func (r *runDriver) runTasks(ctx context.Context, tasks []*plan.Task, env []string) []string {
 	for _, t := range tasks {
 		if r.life.halted() {
 			r.life.skip(t, r.life.ledger.haltReason())
@@ -34,7 +34,7 @@ func (r *run) runTasks(ctx context.Context, tasks []*plan.Task, env []string) []
 
 // runBlock runs a parallel block's trials, at most max-parallel-commands at once and as
 // the resources allow.
-func (r *run) runBlock(ctx context.Context, b *plan.Task, env []string) {
+func (r *runDriver) runBlock(ctx context.Context, b *plan.Task, env []string) {
 	if r.claims != nil {
 		defer r.claims.releaseAll()
 	}
@@ -47,7 +47,7 @@ func (r *run) runBlock(ctx context.Context, b *plan.Task, env []string) {
 }
 
 // schedule runs a source's trials through the scheduler, run running each admitted one.
-func (r *run) schedule(ctx context.Context, src sched.Source, limit int, run func(context.Context, *sched.Trial) sched.Outcome) {
+func (r *runDriver) schedule(ctx context.Context, src sched.Source, limit int, run func(context.Context, *sched.Trial) sched.Outcome) {
 	var resources []sched.Resource
 	if host := r.launch.host.admit; host != nil {
 		resources = append(resources, sched.Host{Admitter: host})
@@ -72,7 +72,7 @@ func (r *run) schedule(ctx context.Context, src sched.Source, limit int, run fun
 
 // source is where a parallel block's trials come from: the claims queue shared with other
 // runalls, or the block itself in its order (orderTrials), less what earlier runs did.
-func (r *run) source(ctx context.Context, b *plan.Task) sched.Source {
+func (r *runDriver) source(ctx context.Context, b *plan.Task) sched.Source {
 	if r.claims != nil {
 		return r.claims.source(b)
 	}
@@ -81,7 +81,7 @@ func (r *run) source(ctx context.Context, b *plan.Task) sched.Source {
 	}
 	var pending []*plan.Task
 	for _, t := range orderTrials(b, b.Parallel, r.hist) {
-		if reason, skip := r.sync.resumeSkip(ctx, t); skip {
+		if reason, skip := r.s3.resumeSkip(ctx, t); skip {
 			r.life.skip(t, reason)
 			continue
 		}

@@ -15,7 +15,7 @@ import (
 // claims (added as they are joined), Options.Consumers, and the output last. To add a
 // consumer, add it here (or pass it in Options.Consumers); neither the scheduler nor the
 // executor changes.
-func (r *run) openStream() {
+func (r *runDriver) openStream() {
 	stream := r.life.stream
 	stream.Add(r.life.ledger)
 	stream.Add(r.rec)

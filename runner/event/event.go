@@ -96,7 +96,9 @@ type Detail struct {
 // Consumer reacts to the events of a run. The stream calls Event on the emitting
 // goroutine, one event at a time, in the order they were emitted: a consumer needs no lock
 // for state only Event touches, but must not block (one that does slow work hands it to a
-// goroutine of its own, as the outputs do). A consumer that reacts with an event of its own
+// goroutine of its own, as the outputs do). RunEnded, the run's last event, is the
+// exception: nothing is emitted beside it, so its consumers may write files and send the
+// results (the runner's recorder does). A consumer that reacts with an event of its own
 // passes it to emit, never to the stream: every consumer gets it after the current one.
 type Consumer interface {
 	Event(ev Event, emit func(Event))

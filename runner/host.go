@@ -50,7 +50,7 @@ func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics) 
 	}
 	h.admit.Start(ctx, func([]hostadmit.TrialMemory) {
 		if m, ok := h.admit.Memory(); ok {
-			met.hostMemory(m)
+			met.hostSample(m)
 		}
 	})
 	return h.admit.Stop
