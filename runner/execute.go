@@ -23,7 +23,7 @@ func Run(p *plan.Plan, opts Options) (*results.Run, error) {
 
 // execute runs everything: downloads, tasks, uploads; then the summary.
 func (r *runDriver) execute() (*results.Run, error) {
-	r.start = time.Now()
+	start := time.Now()
 	if r.opts.ReapOrphans {
 		defer reapWhileRunning(r.launch.procs)()
 	}
@@ -43,7 +43,7 @@ func (r *runDriver) execute() (*results.Run, error) {
 		runErr = err
 	}
 	stopSignals()
-	return r.end(runErr)
+	return r.end(start, runErr)
 }
 
 // runAll starts what the tasks need (metrics, claims, downloads, GPU and host sampling)
@@ -90,7 +90,7 @@ func (r *runDriver) runAll(ctx context.Context) error {
 func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 	stopGPU := func() {}
 	if gpu := r.launch.gpu; gpu != nil {
-		w := newMemoryWatch(r.plan, r.logDir, r.life, r.met)
+		w := newMemoryWatch(r.plan, r.opts.runDir(), r.life, r.met)
 		gpu.Start(ctx, w.sample)
 		stopGPU = func() {
 			gpu.Stop()
@@ -106,8 +106,8 @@ func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 
 // end records the history, ends the run on its stream (whose consumers write the results,
 // the report, and notify), closes the output, and says how the run ended.
-func (r *runDriver) end(runErr error) (*results.Run, error) {
-	res := r.gather()
+func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
+	res := r.gather(start)
 	r.hist.Record(res, tasksByID(r.plan))
 	if err := r.hist.Save(); err != nil {
 		r.life.say("could not save run history: " + err.Error())
@@ -133,13 +133,13 @@ func (r *runDriver) end(runErr error) (*results.Run, error) {
 	return res, closeErr
 }
 
-// gather gathers every command task's result in plan order.
-func (r *runDriver) gather() *results.Run {
+// gather gathers the run's results (it started at start): every command task's in plan order.
+func (r *runDriver) gather(start time.Time) *results.Run {
 	status, _, _ := r.life.ledger.status()
 	logs := r.launch.logs
 	res := &results.Run{
-		File: r.plan.File, RunID: r.opts.RunID, StartedAt: r.start, FinishedAt: time.Now(),
-		LogDir: r.logDir, Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.taskLogPath),
+		File: r.plan.File, RunID: r.opts.RunID, StartedAt: start, FinishedAt: time.Now(),
+		LogDir: r.opts.runDir(), Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.taskLogPath),
 	}
 	if r.opts.Shard.active() {
 		res.Shard = r.opts.Shard.String()

@@ -96,5 +96,8 @@ func newRunID(now time.Time) string {
 	return now.Format("20060102-150405") + "-" + hex.EncodeToString(b)
 }
 
+// runDir is the run's log directory, <LogDir>/<run-id>.
+func (o Options) runDir() string { return filepath.Join(o.LogDir, o.RunID) }
+
 // claiming reports whether the run takes its trials from claims.
 func (o Options) claiming() bool { return o.Claims != "" || o.ClaimStore != nil }

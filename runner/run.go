@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
@@ -22,13 +21,11 @@ import (
 // none reaches back to it.
 type runDriver struct {
 	plan   *plan.Plan
-	opts   Options // with its defaults; RunID set
-	logDir string  // <LogDir>/<run-id>
-	start  time.Time
+	opts   Options    // with its defaults; RunID set
 	life   *lifecycle // the one stream of events, and the ledger that records it
 	hist   *history.History
 	launch *launcher   // runs admitted trials: processes, logs, GPU and host memory
-	s3     *transfers  // nil without S3 transfers
+	s3     *transfers  // nil without S3 transfers in the task file
 	met    *metrics    // nil without --metrics-addr
 	claims *claimer    // nil unless trials are claimed (Options.Claims)
 	rec    *recorder   // writes what the run leaves when it ends
@@ -39,7 +36,8 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	opts = opts.withDefaults()
 	mask := secretMasker(opts.Environ, p)
 	maskNames(p, mask)
-	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts, logDir: filepath.Join(opts.LogDir, opts.RunID)}
+	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts}
+	logDir := opts.runDir()
 	r.life = &lifecycle{stream: &event.Stream{}, ledger: newLedger(mask)}
 	if err := makeLogDir(opts.LogDir, opts.RunID); err != nil {
 		return nil, err
@@ -49,23 +47,23 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	if err != nil {
 		return nil, err
 	}
-	logs, err := openLogs(r.logDir, p.Config.LogPath, func(path string) string { return taskPath(p.Dir, path) })
+	logs, err := openLogs(logDir, p.Config.LogPath, func(path string) string { return taskPath(p.Dir, path) })
 	if err != nil {
 		return nil, err
 	}
 	if opts.MetricsAddr != "" {
 		r.met = newMetrics(r.plan)
 	}
-	base := baseEnv(opts.Environ, opts.RunID, r.logDir, opts.Shard)
+	base := baseEnv(opts.Environ, opts.RunID, logDir, opts.Shard)
 	halt := newStopping()
 	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, halt: halt, mask: mask, base: base,
 		dir: p.Dir, runID: opts.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
 		live: opts.Mode == output.Live, every: opts.StatusEvery, grace: opts.Grace, stopped: r.stopped})
 	r.launch = &launcher{life: r.life, procs: proc.NewTable(), running: executor.NewRunning(opts.Grace), logs: logs,
-		scripts: &scripts{dir: filepath.Join(r.logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,
+		scripts: &scripts{dir: filepath.Join(logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,
 		stop: newStopWhen(r.plan), sync: r.s3, mask: mask, gpu: gpu, host: openHost(r.plan, opts.HostMemory, r.hist),
 		base: base, grace: opts.Grace}
-	r.rec = &recorder{logDir: r.logDir, resultsFile: opts.ResultsFile, report: opts.Report, sync: r.s3,
+	r.rec = &recorder{logDir: logDir, resultsFile: opts.ResultsFile, report: opts.Report, sync: r.s3,
 		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.stopped}
 	return r, nil
 }
