@@ -1,20 +1,20 @@
 package runner
 
 import (
-	"github.com/runall/runall/runner/plan"
 	"time"
 
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/output"
+	"github.com/runall/runall/runner/plan"
 )
 
 // openStream adds the run's consumers to its one lifecycle stream, in the order they see
 // each event: the ledger (the results recorder) first, so that a consumer after it that
 // reads a task's result reads it with the event applied; then the recorder of the run's
-// end (results file, report, upload, notify), Prometheus, stop-when, early stopping, the
-// claims (added as they are joined), Options.Consumers, and the output last. To add a
-// consumer, add it here (or pass it in Options.Consumers); neither the scheduler nor the
-// executor changes.
+// end (results file, report, upload, notify), Prometheus, stop-when, early stopping,
+// Options.Consumers and the output. The claims are added after them as the sweep is joined
+// (runAll). To add a consumer, add it here (or pass it in Options.Consumers); neither the
+// scheduler nor the executor changes.
 func (r *runDriver) openStream() {
 	stream := r.life.stream
 	stream.Add(r.life.ledger)
