@@ -21,11 +21,14 @@ func (r *runDriver) newPruner() *prune.Pruner {
 	return p
 }
 
-// rungStore is where a block's asha keeps its rung values: in memory, or under the claims
-// prefix when the run shares its trials.
+// rungStore is where a block's rule keeps what it compares (asha's rung values, median's
+// running averages): in memory, or under the claims prefix when the run shares its trials.
 func (r *runDriver) rungStore(block *plan.Task) (earlystop.Store, error) {
 	if r.claims == nil {
 		return nil, nil
+	}
+	if block.EarlyStop.Method == earlystop.Median {
+		return claims.NewRunningAverages(context.Background(), r.claims.sweep.Store(), block.Key)
 	}
 	return claims.NewRungs(context.Background(), r.claims.sweep.Store(), block.Key)
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 
 	"github.com/runall/runall/runner/plan"
@@ -31,8 +29,7 @@ Flags:
 
 // runCheck loads a tasks file and prints its plan.
 func runCheck(_ context.Context, a *app, args []string) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
+	fs := newFlags(a, "check", checkUsage)
 	tags := fs.String("tags", "", "keep only tasks with one of these comma-separated `tags` (own or inherited)")
 	var sim simulateFlags
 	fs.BoolVar(&sim.on, "simulate", false, "predict the run on GPUs: a timeline per GPU, peak memory and makespan")
@@ -41,15 +38,8 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	fs.StringVar(&sim.logDir, "log-dir", ".runall/logs", "with --simulate: the log directory `DIR` whose state holds earlier runs' durations and learned needs")
 	fs.StringVar(&sim.memoryLimit, "memory-limit", "", "with --simulate: pack memory: needs into a container memory limit of `SIZE` (default: this container's, when one applies)")
 	maxTasks := fs.Int("max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), checkUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errSilentUsage
+	if done, err := fs.parse(args); done {
+		return err
 	}
 	if fs.NArg() == 0 {
 		return usagef("check: missing the tasks file")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,12 +41,10 @@ const demoPath = ".runall/demo/demo.yml"
 // runDemo runs the embedded demo on demoGPUs, unless told otherwise: the
 // quickest way to see what runall is for, on a laptop.
 func runDemo(ctx context.Context, a *app, args []string) error {
-	if slices.ContainsFunc(args, func(s string) bool { return s == "-h" || s == "-help" || s == "--help" }) {
-		fmt.Fprintf(a.stderr, demoUsage, demoGPUs, demoPath)
-		fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-		fs.SetOutput(a.stderr)
-		new(runOptions).flags(fs)
-		fs.PrintDefaults()
+	if wantsHelp(args) {
+		fs := newFlags(a, "demo", fmt.Sprintf(demoUsage, demoGPUs, demoPath))
+		new(runOptions).flags(fs.FlagSet)
+		fs.printHelp()
 		return nil
 	}
 	if err := writeDemo(demoPath); err != nil {

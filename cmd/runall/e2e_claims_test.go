@@ -6,6 +6,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -432,6 +433,8 @@ func TestClaimsUsageErrors(t *testing.T) {
 		{"with shards", []string{"--claims", "s3://b/p/", "--shard", "0/2", testdata("claims/sweep.yml")}, "alternatives"},
 		{"short lease", []string{"--claims", "s3://b/p/", "--lease", "100ms", testdata("claims/sweep.yml")}, "at least 1s"},
 		{"config", []string{bad}, "bad.yml:2:11: claims: want an s3://BUCKET/PREFIX/ URL"},
+		{"search", []string{"--claims", "s3://b/p/", testdata("adapt/badask.yml")}, "badask.yml:10:9: search: runs in one runall, not with --claims: its trials are asked for as the run goes"},
+		{"search shards", []string{"--shard", "1/2", testdata("adapt/badask.yml")}, "not with --shard"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -452,9 +455,34 @@ func TestClaimsUsageErrors(t *testing.T) {
 func TestClaimsASHAShared(t *testing.T) {
 	t.Parallel()
 	c := newClaimsE2E(t)
+	c.prunedByOthers("claims/asha.yml", "asha: acc 0.1 at step 1 is not in the top 1/3 of the 3 values recorded")
+	if rung := c.keys(c.prefix + "rungs/"); len(rung) != 3 {
+		t.Errorf("rung values under the prefix: %q, want 3 (step 1 of each trial)", rung)
+	}
+}
+
+// TestClaimsMedianShared: three runalls share one median sweep through the claims prefix;
+// the bad trial is stopped by its runall on the running averages the other two recorded.
+func TestClaimsMedianShared(t *testing.T) {
+	t.Parallel()
+	c := newClaimsE2E(t)
+	c.prunedByOthers("claims/median.yml", "worse than the median 0.9 of 2 other trials' running averages")
+	if keys := c.keys(c.prefix + "averages/"); len(keys) < 80 {
+		t.Errorf("%d running averages under the prefix, want 40 of each good trial and bad's", len(keys))
+	}
+	if keys := c.keys(c.prefix + "rungs/"); len(keys) != 0 {
+		t.Errorf("median wrote asha's rung values: %q", keys)
+	}
+}
+
+// prunedByOthers runs file in three runalls, one trial each (good-1, good-2, bad): all exit
+// 0, and the one that ran bad pruned it, saying why, by values only the others recorded.
+func (c *claimsE2E) prunedByOthers(file, why string) {
+	t := c.t
+	t.Helper()
 	var procs []*proc
 	for n := range 3 {
-		procs = append(procs, c.start(n, "claims/asha.yml"))
+		procs = append(procs, c.start(n, file))
 	}
 	var prunedBy *proc
 	for n, p := range procs {
@@ -462,8 +490,8 @@ func TestClaimsASHAShared(t *testing.T) {
 		r.wantCode(t, 0)
 		if strings.Contains(r.stdout, "[bad] pruned") {
 			prunedBy = p
-			if !strings.Contains(r.stdout, "asha: acc 0.1 at step 1 is not in the top 1/3 of the 3 values recorded") {
-				t.Errorf("runall %d: the prune does not say it compared 3 values\n%v", n, r)
+			if !strings.Contains(r.stdout, why) {
+				t.Errorf("runall %d: the prune does not say %q\n%v", n, why, r)
 			}
 		}
 	}
@@ -478,18 +506,49 @@ func TestClaimsASHAShared(t *testing.T) {
 			t.Errorf("%s: ran in the runall that pruned bad: its values came from another", l)
 		}
 	}
-	var rung []string
-	for _, k := range c.keys(c.prefix + "rungs/") {
-		rung = append(rung, k)
-	}
-	if len(rung) != 3 {
-		t.Errorf("rung values under the prefix: %q, want 3 (step 1 of each trial)", rung)
-	}
+	c.wantMerged(map[string]string{"good-1": "ok", "good-2": "ok", "bad": "pruned"})
+}
+
+// wantMerged checks the statuses in the merged results under the prefix.
+func (c *claimsE2E) wantMerged(want map[string]string) {
+	c.t.Helper()
+	got := map[string]string{}
 	for _, tr := range c.merged().Tasks {
-		if want := map[bool]string{true: "pruned", false: "ok"}[tr.Name == "bad"]; tr.Status != want {
-			t.Errorf("merged results: %s: %s, want %s", tr.Name, tr.Status, want)
-		}
+		got[tr.Name] = tr.Status
 	}
+	if !maps.Equal(got, want) {
+		c.t.Errorf("merged results: %v, want %v", got, want)
+	}
+}
+
+// TestClaimsMedianKilled: the running averages of a runall that was SIGKILLed stay under the
+// prefix, and stop a trial of the runall that takes the sweep over, which recorded none of
+// its own.
+func TestClaimsMedianKilled(t *testing.T) {
+	t.Parallel()
+	c := newClaimsE2E(t)
+	first := c.start(0, "claims/median-killed.yml", "--lease", "2s")
+	// Steps 1 to 5 of good-1 and good-2: ten values recorded, none in flight.
+	eventually(t, "the first runall to record good-1's and good-2's five running averages", func() bool {
+		return len(c.keys(c.prefix+"averages/")) == 10
+	})
+	first.signal(syscall.SIGKILL)
+	_ = first.cmd.Wait() // killed: no exit code to check
+	for _, l := range c.lines("pgids.txt") {
+		pgid, _ := strconv.Atoi(l)
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	c.writeFile("killed", "")
+
+	r := c.start(1, "claims/median-killed.yml", "--lease", "2s").wait()
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, "[bad] pruned") || !strings.Contains(r.stdout, "worse than the median 0.9 of 2 other trials' running averages") {
+		t.Errorf("bad was not stopped by the killed runall's running averages\n%v", r)
+	}
+	if slices.ContainsFunc(c.lines("trials.txt"), func(l string) bool { return strings.HasPrefix(l, "bad ") }) {
+		t.Errorf("bad ran to its end:\n%s", c.read("trials.txt"))
+	}
+	c.wantMerged(map[string]string{"good-1": "ok", "good-2": "ok", "bad": "pruned"})
 }
 
 // TestClaimsMergedObjective: two runalls share a sweep with an objective. The merged results

@@ -176,7 +176,7 @@ func TestDemo(t *testing.T) {
 	e := newE2E(t)
 	h := e.run("demo", "--help")
 	h.wantCode(t, 0)
-	if !strings.Contains(h.stderr, "Usage: runall demo") || strings.Contains(h.stderr, "Usage: runall [run]") {
+	if !strings.Contains(h.stdout, "Usage: runall demo") || strings.Contains(h.stdout, "Usage: runall [run]") {
 		t.Errorf("demo --help does not print demo's usage\n%v", h)
 	}
 	for range 2 {

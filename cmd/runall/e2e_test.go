@@ -719,18 +719,36 @@ func TestExitCodes(t *testing.T) {
 
 func TestVersionAndHelp(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"--version"}, {"version"}, {"--help"}, {"-h"}, {"help"}, {"run", "--help"}, {"check", "--help"}} {
+	cases := [][]string{{"--version"}, {"version"}, {"--help"}, {"-h"}, {"help"}, {"tasks.yml", "-h"}}
+	for _, cmd := range []string{"run", "demo", "check", "gpus", "resources", "sync", "report", "fake-alloc"} {
+		cases = append(cases, []string{cmd, "--help"})
+	}
+	for _, args := range cases {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
 			r := newE2E(t).run(args...)
 			r.wantCode(t, 0)
-			out := r.stdout + r.stderr
 			if strings.Contains(args[len(args)-1], "version") {
 				if !regexp.MustCompile(`^runall \S+\n$`).MatchString(r.stdout) {
 					t.Errorf("version output %q, want \"runall VERSION\"", r.stdout)
 				}
-			} else if !strings.Contains(out, "Usage") {
-				t.Errorf("no usage in the help\n%v", r)
+			} else if !strings.Contains(r.stdout, "Usage") || r.stderr != "" {
+				t.Errorf("want the usage on stdout (to page or grep it) and nothing on stderr\n%v", r)
+			}
+		})
+	}
+}
+
+// A flag that does not exist is a usage error that says where the flags are listed.
+func TestUnknownFlag(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"run", "check", "gpus", "resources", "sync", "report", "fake-alloc"} {
+		t.Run(cmd, func(t *testing.T) {
+			t.Parallel()
+			r := newE2E(t).run(cmd, "--no-such-flag")
+			r.wantCode(t, 2)
+			if want := "Run 'runall " + cmd + " --help' for the flags."; !strings.Contains(r.stderr, want) {
+				t.Errorf("stderr lacks %q\n%v", want, r)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -43,8 +42,7 @@ Flags:
 `
 
 func runFakeAlloc(ctx context.Context, a *app, args []string) error {
-	fs := flag.NewFlagSet("fake-alloc", flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
+	fs := newFlags(a, "fake-alloc", fakeAllocUsage)
 	var f fakeAllocFlags
 	fs.StringVar(&f.size, "size", "", "hold at most `SIZE` on each of the trial's GPUs, e.g. 7GiB or 512MiB (this or --steps)")
 	fs.DurationVar(&f.ramp, "ramp", 2*time.Second, "reach SIZE this long after the start (0: all at once)")
@@ -54,17 +52,10 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 	fs.StringVar(&f.steps, "steps", "", "the process's totals over time instead of --size and --ramp: `SIZE@TIME,...`, e.g. 2GiB@1s,6GiB@2.5s")
 	fs.StringVar(&f.spike, "spike", "", "a transient allocation above what is held: `SIZE@TIME+DURATION`, e.g. 2GiB@3s+500ms")
 	fs.DurationVar(&f.lag, "release-lag", gpu.DefaultFakeReleaseLag, "how long its memory stays counted after it ended (0: freed at once)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), fakeAllocUsage)
-		fs.PrintDefaults()
+	if done, err := fs.parse(args); done {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errSilentUsage
-	}
-	opts, err := f.options(fs)
+	opts, err := f.options(fs.FlagSet)
 	if err != nil {
 		return err
 	}

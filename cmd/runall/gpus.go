@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -39,19 +37,11 @@ Flags:
 `
 
 func runGPUs(_ context.Context, a *app, args []string) error {
-	fs := flag.NewFlagSet("gpus", flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
+	fs := newFlags(a, "gpus", gpusUsage)
 	fakeGPUs := fs.String("fake-gpus", "", "list simulated GPUs of these `SIZES` (e.g. 32GiB,16GiB or 4x16GiB) instead of NVML's (env RUNALL_FAKE_GPUS)")
 	asJSON := fs.Bool("json", false, "print JSON (sizes in bytes) instead of a table")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), gpusUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errSilentUsage
+	if done, err := fs.parse(args); done {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("gpus: unexpected argument %q", fs.Arg(0))

@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -200,4 +201,60 @@ var errSilentUsage = errors.New("usage error")
 func runVersion(_ context.Context, a *app, _ []string) error {
 	fmt.Fprintf(a.stdout, "runall %s\n", version)
 	return nil
+}
+
+// flags is a subcommand's flag set with its usage text.
+type flags struct {
+	*flag.FlagSet
+	a     *app
+	usage string
+}
+
+func newFlags(a *app, name, usage string) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	fs.Usage = func() {} // parse prints the help, or where to find it
+	return &flags{FlagSet: fs, a: a, usage: usage}
+}
+
+// parse parses args. -h or --help prints the usage and the flags on stdout (to page or
+// grep them); a mistake is printed on stderr. done is true when the subcommand has nothing
+// more to do: after help (err is nil) or a mistake (errSilentUsage).
+func (f *flags) parse(args []string) (done bool, err error) {
+	err = f.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		f.printHelp()
+		return true, nil
+	case err != nil:
+		return true, f.mistake()
+	}
+	return false, nil
+}
+
+// mistake follows the message of a flag that could not be parsed: where to look.
+func (f *flags) mistake() error {
+	fmt.Fprintf(f.a.stderr, "Run 'runall %s --help' for the flags.\n", f.Name())
+	return errSilentUsage
+}
+
+// wantsHelp reports whether args ask for help before a "--".
+func wantsHelp(args []string) bool {
+	for _, arg := range args {
+		switch arg {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
+// printHelp prints the usage and the flags on stdout.
+func (f *flags) printHelp() {
+	fmt.Fprint(f.a.stdout, f.usage)
+	f.SetOutput(f.a.stdout)
+	f.PrintDefaults()
+	f.SetOutput(f.a.stderr)
 }

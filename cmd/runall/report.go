@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/runall/runall/report"
@@ -28,24 +27,16 @@ Flags:
 `
 
 func runReport(ctx context.Context, a *app, args []string) error {
-	fs := flag.NewFlagSet("runall report", flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
+	fs := newFlags(a, "report", reportUsage)
 	var out string
 	opts := report.LoadOptions{Getenv: a.getenv}
 	fs.StringVar(&out, "o", "report.html", "write the report to `FILE`")
 	fs.StringVar(&opts.Endpoint, "endpoint", "", "S3 endpoint `URL` for an s3:// source (default: $AWS_ENDPOINT_URL_S3 and the like, as runall sync)")
 	fs.StringVar(&opts.Region, "region", "", "AWS `REGION` for an s3:// source")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), reportUsage)
-		fs.PrintDefaults()
-	}
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if err == flag.ErrHelp {
-				return nil
-			}
-			return errSilentUsage
+		if done, err := fs.parse(args); done {
+			return err
 		}
 		if args = fs.Args(); len(args) == 0 {
 			break

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -28,19 +27,11 @@ Flags:
 `
 
 func runResources(_ context.Context, a *app, args []string) error {
-	fs := flag.NewFlagSet("resources", flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
+	fs := newFlags(a, "resources", resourcesUsage)
 	fakeGPUs := fs.String("fake-gpus", "", "show simulated GPUs of these `SIZES` instead of NVML's (env RUNALL_FAKE_GPUS)")
 	asJSON := fs.Bool("json", false, "print JSON (sizes in bytes) instead of a table")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), resourcesUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errSilentUsage
+	if done, err := fs.parse(args); done {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("resources: unexpected argument %q", fs.Arg(0))

@@ -184,23 +184,15 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (file string, rest []stri
 // splitList splits a comma-separated flag value, dropping blanks.
 // parseRunArgs reads run's flags, which may come before or after the file.
 func parseRunArgs(a *app, args []string) (o runOptions, file string, taskArgs []string, err error) {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
-	o.flags(fs)
-	// The whole text for -h; after a mistake, the mistake and where to look.
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Run 'runall run --help' for the flags.") }
-	if slices.ContainsFunc(args, func(s string) bool { return s == "-h" || s == "-help" || s == "--help" }) {
-		fs.Usage = func() {
-			fmt.Fprint(fs.Output(), runUsage)
-			fs.PrintDefaults()
-		}
-	}
-	file, taskArgs, err = parseInterleaved(fs, args)
+	fs := newFlags(a, "run", runUsage)
+	o.flags(fs.FlagSet)
+	file, taskArgs, err = parseInterleaved(fs.FlagSet, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
+		fs.printHelp()
 		return o, "", nil, nil
 	case err != nil:
-		return o, "", nil, errSilentUsage
+		return o, "", nil, fs.mistake()
 	case file == "":
 		return o, "", nil, usagef("run: no tasks file given")
 	}

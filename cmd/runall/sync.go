@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -38,8 +37,7 @@ func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func runSync(ctx context.Context, a *app, args []string) error {
-	fs := flag.NewFlagSet("runall sync", flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
+	fs := newFlags(a, "sync", syncUsage)
 	var (
 		opts     s3sync.Options
 		copts    = s3sync.ClientOptions{Getenv: a.getenv}
@@ -56,24 +54,16 @@ func runSync(ctx context.Context, a *app, args []string) error {
 	fs.StringVar(&opts.StateDir, "state-dir", "", "keep the record of past syncs in `DIR` (default: $XDG_CACHE_HOME/runall/sync\nor ~/.cache/runall/sync); put it on a volume to keep skips across containers")
 	fs.BoolVar(&verbose, "verbose", false, "print each file transferred or deleted")
 	fs.BoolVar(&verbose, "v", false, "short for --verbose")
-	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Run 'runall sync --help' for the flags.") }
-	for _, arg := range args {
-		if arg == "--" {
-			break
-		}
-		if arg == "-h" || arg == "-help" || arg == "--help" {
-			fmt.Fprint(a.stdout, syncUsage)
-			fs.SetOutput(a.stdout)
-			fs.PrintDefaults()
-			return nil
-		}
+	if wantsHelp(args) {
+		fs.printHelp()
+		return nil
 	}
 
 	// Flags may come before, between or after SRC and DST.
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return errSilentUsage
+			return fs.mistake()
 		}
 		args = fs.Args()
 		if len(args) == 0 {

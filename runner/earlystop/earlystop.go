@@ -12,11 +12,16 @@
 //     better than all before it does (as Optuna's successive halving pruner decides).
 //   - median: from step grace on, a trial whose best value so far is worse than the median of
 //     the other trials' running averages at the same step stops, once at least min-trials
-//     others have reached that step.
+//     others have recorded one there.
+//
+// Both keep what they compare in a Store, by step: asha the values at its rungs, median each
+// trial's running average at each step from grace on. Runalls that share a Store decide with
+// each other's trials.
 package earlystop
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -64,34 +69,71 @@ func (c Config) Rungs() []int {
 	return out
 }
 
-// RungBudget is how many trials reach one rung when n start, at most.
+// RungBudget is about how many trials reach one rung.
 type RungBudget struct {
 	Step   int
-	Trials int
+	Trials float64 // expected
 }
 
-// Budget is what asha lets n trials reach, rung by rung: all of them the first rung, then
-// 1/reduction of those at each next. steps is the trials' full length (0: unknown), which
-// caps the rungs listed.
+// Budget is about how many of n trials asha lets reach each rung, all of them the first:
+// the expected count when trials reach a rung in random order, as they do when they train at
+// different speeds. Asynchronous, asha lets more than 1/reduction through (the first at a
+// rung always continues): 27 trials, reduction 3, give about 9.1, 3.5 and 2.0 at the next
+// three rungs, not 9, 3 and 1. steps is the trials' full length (0: unknown), which caps the
+// rungs listed.
 func (c Config) Budget(n, steps int) []RungBudget {
 	var out []RungBudget
-	left := n
+	left := float64(n)
 	for _, step := range c.Rungs() {
 		if steps > 0 && step >= steps {
 			break
 		}
 		out = append(out, RungBudget{step, left})
-		left = max(1, (left+max(c.Reduction, 2)-1)/max(c.Reduction, 2))
+		left = c.passing(left)
 	}
 	return out
 }
 
-// Store holds asha's rung values. Each runall of a sweep that shares its claims keeps them
-// where all of them see every trial's; a single runall keeps them in memory.
+// passing is the expected number of m trials (m may be fractional: itself an expectation)
+// that continue at a rung they reach in random order. The j-th to arrive continues if it is
+// among the best max(1, j/reduction) of the j values there, which in random order it is
+// with probability max(1, j/reduction)/j, independently of the others' ranks.
+func (c Config) passing(m float64) float64 {
+	r := max(c.Reduction, 2)
+	sum := 0.0
+	for j := 1; float64(j) <= m+1; j++ {
+		p := float64(max(1, j/r)) / float64(j)
+		sum += p * min(1, m-float64(j-1)) // the last, fractional arrival counts in part
+	}
+	return sum
+}
+
+// ExpectedSteps is about how many steps n trials of steps steps run in all under asha: a
+// trial stopped at a rung ran its step; one past the last rung runs to the end. Without
+// early stopping they would run n·steps.
+func (c Config) ExpectedSteps(n, steps int) float64 {
+	rungs := c.Budget(n, steps)
+	if len(rungs) == 0 {
+		return float64(n) * float64(steps)
+	}
+	total := 0.0
+	for i, r := range rungs {
+		next := c.passing(r.Trials)
+		total += (r.Trials - next) * float64(r.Step) // stopped here
+		if i == len(rungs)-1 {
+			total += next * float64(steps) // past the last rung: to the end
+		}
+	}
+	return total
+}
+
+// Store holds what a rule compares, by step: asha's rung values, median's running averages.
+// Each runall of a sweep that shares its claims keeps them where all of them see every
+// trial's; a single runall keeps them in memory.
 type Store interface {
-	// Rung returns the values recorded at a rung's step, by trial.
+	// Rung returns the values recorded at a step, by trial.
 	Rung(step int) (map[string]float64, error)
-	// Put records a trial's value at a rung's step.
+	// Put records a trial's value at a step (again: the value it has now).
 	Put(step int, trial string, v float64) error
 }
 
@@ -138,21 +180,21 @@ type Rule interface {
 	Observe(trial string, step int, value float64) (Decision, error)
 }
 
-// New makes the rule c names; asha keeps its rung values in st (a MemoryStore when nil).
+// New makes the rule c names, keeping what it compares in st (a MemoryStore when nil).
 func New(c Config, st Store) (Rule, error) {
 	if c.Mode != "max" && c.Mode != "min" {
 		return nil, fmt.Errorf("early-stop: mode %q: want max or min", c.Mode)
 	}
 	c.Grace = max(c.Grace, 1)
+	if st == nil {
+		st = &MemoryStore{}
+	}
 	switch c.Method {
 	case ASHA:
-		if st == nil {
-			st = &MemoryStore{}
-		}
 		c.Reduction = max(c.Reduction, 2)
 		return &asha{c: c, rungs: c.Rungs(), st: st, recorded: map[string]map[int]bool{}}, nil
 	case Median:
-		return &median{c: c, curves: map[string][]point{}}, nil
+		return &median{c: c, st: st, curves: map[string][]point{}}, nil
 	}
 	return nil, fmt.Errorf("early-stop: method %q: want asha or median", c.Method)
 }
@@ -244,48 +286,50 @@ type point struct {
 }
 
 type median struct {
-	c Config
+	c  Config
+	st Store // every trial's running average at each step from grace on
 
 	mu     sync.Mutex
-	curves map[string][]point // each trial's values, by step
+	curves map[string][]point // the values of this runall's trials, by step
 }
 
 func (m *median) Observe(trial string, step int, v float64) (Decision, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	curve := m.curves[trial]
-	if n := len(curve); n > 0 && curve[n-1].step == step {
+	switch n := len(curve); {
+	case n > 0 && curve[n-1].step == step:
 		curve[n-1].value = v // the same step drawn again
-	} else if n == 0 || curve[n-1].step < step {
+	case n > 0 && curve[n-1].step > step:
+		curve = []point{{step, v}} // a retried command's new attempt counts from 1 again
+	default:
 		curve = append(curve, point{step, v})
 	}
 	m.curves[trial] = curve
-	if step < m.c.Grace {
-		return Decision{}, nil
-	}
-	best := curve[0].value
+	best, sum := curve[0].value, 0.0
 	for _, p := range curve {
 		if better(m.c.Mode, p.value, best) {
 			best = p.value
 		}
+		sum += p.value
 	}
-	var avgs []float64
-	for other, c := range m.curves {
-		if other == trial || len(c) == 0 || c[len(c)-1].step < step {
-			continue
-		}
-		sum, n := 0.0, 0
-		for _, p := range c {
-			if p.step <= step {
-				sum += p.value
-				n++
-			}
-		}
-		avgs = append(avgs, sum/float64(n))
+	avg := sum / float64(len(curve))
+	m.mu.Unlock()
+	if step < m.c.Grace {
+		return Decision{}, nil // no other trial compares before grace: nothing to record
 	}
-	if len(avgs) < max(m.c.MinTrials, 1) {
+
+	others, err := m.st.Rung(step)
+	if err != nil {
+		return Decision{}, fmt.Errorf("early-stop: read the running averages at step %d: %w", step, err)
+	}
+	delete(others, trial) // its own, from an earlier attempt or drawing
+	if err := m.st.Put(step, trial, avg); err != nil {
+		return Decision{}, fmt.Errorf("early-stop: record the running average at step %d: %w", step, err)
+	}
+	if len(others) < max(m.c.MinTrials, 1) {
 		return Decision{}, nil
 	}
+	avgs := slices.Collect(maps.Values(others))
 	med := percentile(avgs, 0.5)
 	if better(m.c.Mode, med, best) {
 		return Decision{Stop: true, Reason: fmt.Sprintf("median: best %s %s by step %d is worse than the median %s of %d other trials' running averages there",

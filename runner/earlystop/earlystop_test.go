@@ -2,6 +2,8 @@ package earlystop
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -27,11 +29,52 @@ func TestRungs(t *testing.T) {
 	}
 }
 
+// TestBudget holds Budget and ExpectedSteps against the rule itself: trials reaching each
+// rung in random order, with random values, many times over.
 func TestBudget(t *testing.T) {
-	got := Config{Grace: 1, Reduction: 3}.Budget(27, 20)
-	want := []RungBudget{{1, 27}, {3, 9}, {9, 3}}
-	if !slices.Equal(got, want) {
-		t.Errorf("budget %v, want %v", got, want)
+	c := Config{Method: ASHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 3}
+	const n, steps, rounds = 27, 27, 3000
+	budget := c.Budget(n, steps)
+	if len(budget) != 3 || budget[0] != (RungBudget{1, 27}) || budget[1].Step != 3 || budget[2].Step != 9 {
+		t.Fatalf("budget %v, want rungs 1 (27 trials), 3 and 9", budget)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	reached := make([]float64, len(budget))
+	ran := 0.0
+	for round := range rounds {
+		rule, _ := New(c, nil)
+		alive := make([]string, n)
+		for i := range alive {
+			alive[i] = fmt.Sprint(round, "-", i)
+		}
+		for k, r := range budget {
+			reached[k] += float64(len(alive))
+			rng.Shuffle(len(alive), func(i, j int) { alive[i], alive[j] = alive[j], alive[i] })
+			var next []string
+			for _, trial := range alive {
+				if d, _ := rule.Observe(trial, r.Step, rng.Float64()); d.Stop {
+					ran += float64(r.Step)
+				} else {
+					next = append(next, trial)
+				}
+			}
+			alive = next
+		}
+		ran += float64(len(alive) * steps)
+	}
+	for k, r := range budget {
+		if got := reached[k] / rounds; math.Abs(got-r.Trials) > 0.05*got {
+			t.Errorf("rung %d: %.2f trials reached it in %d rounds; Budget says %.2f", r.Step, got, rounds, r.Trials)
+		}
+	}
+	if got, want := ran/rounds, c.ExpectedSteps(n, steps); math.Abs(got-want) > 0.05*got {
+		t.Errorf("%.1f steps run in all; ExpectedSteps says %.1f", got, want)
+	}
+	if got := (Config{Grace: 1, Reduction: 3}).Budget(27, 3); len(got) != 1 {
+		t.Errorf("trials of 3 steps: rungs %v, want only step 1", got)
+	}
+	if got := (Config{Grace: 5, Reduction: 3}).ExpectedSteps(4, 3); got != 12 {
+		t.Errorf("no rung before the end: %g steps, want 12", got)
 	}
 }
 
@@ -81,6 +124,12 @@ func TestRules(t *testing.T) {
 				{"c", 1, 0.9, false}, {"c", 2, 0.95, false}, // a's average 0.6, b's 0.15: median 0.375, c best 0.95
 				{"d", 1, 0.3, false}, {"d", 2, 0.35, true}}, // a 0.6, b 0.15, c 0.925: median 0.6 > 0.35
 			why: "worse than the median 0.6 of 3 other trials' running averages"},
+		{name: "median: a new attempt's curve starts again, the old one's values are not its own",
+			c: Config{Method: Median, Metric: "acc", Mode: "max", Grace: 1, MinTrials: 1},
+			obs: []obs{{"a", 1, 0.5, false}, {"a", 2, 0.5, false},
+				{"b", 1, 0.9, false}, {"b", 2, 0.9, false}, // b's first attempt: best 0.9
+				{"b", 1, 0.1, true}}, // its retry: best 0.1, below a's 0.5
+			why: "best acc 0.1 by step 1 is worse than the median 0.5 of 1 other"},
 		{name: "median min, grace",
 			c:   Config{Method: Median, Metric: "loss", Mode: "min", Grace: 3, MinTrials: 1},
 			obs: []obs{{"a", 1, 1, false}, {"a", 2, 1, false}, {"a", 3, 1, false}, {"b", 1, 5, false}, {"b", 2, 5, false}, {"b", 3, 5, true}},
@@ -125,6 +174,35 @@ func TestASHAShared(t *testing.T) {
 	}
 }
 
+// TestMedianShared: two median rules over one store (two runalls of one sweep) compare with
+// each other's running averages, also those of a runall that is gone.
+func TestMedianShared(t *testing.T) {
+	st := &MemoryStore{}
+	c := Config{Method: Median, Metric: "acc", Mode: "max", Grace: 2, MinTrials: 2}
+	one, _ := New(c, st)
+	for i, curve := range [][]float64{{0.6, 0.8}, {0.7, 0.9}} {
+		for step, v := range curve {
+			if d, _ := one.Observe(fmt.Sprint("one-", i), step+1, v); d.Stop {
+				t.Fatalf("one-%d stopped: %s", i, d.Reason)
+			}
+		}
+	}
+	if got, _ := st.Rung(1); len(got) != 0 {
+		t.Errorf("values recorded before grace: %v", got)
+	}
+	if got, _ := st.Rung(2); len(got) != 2 || got["one-0"] != 0.7 || got["one-1"] != 0.8 {
+		t.Errorf("running averages at step 2: %v, want one-0 0.7, one-1 0.8", got)
+	}
+	two, _ := New(c, st) // a runall that never saw one's trials
+	if d, _ := two.Observe("two-0", 1, 0.7); d.Stop {
+		t.Errorf("two-0 stopped before grace: %s", d.Reason)
+	}
+	d, _ := two.Observe("two-0", 2, 0.72)
+	if !d.Stop || !strings.Contains(d.Reason, "worse than the median 0.75 of 2 other trials' running averages") {
+		t.Errorf("two-0 at step 2 (best 0.72, the others' averages 0.7 and 0.8): %+v", d)
+	}
+}
+
 func TestNewErrors(t *testing.T) {
 	if _, err := New(Config{Method: "hyperband", Mode: "max"}, nil); err == nil || !strings.Contains(err.Error(), "want asha or median") {
 		t.Errorf("method: %v", err)
@@ -144,6 +222,45 @@ func TestPercentile(t *testing.T) {
 	} {
 		if got := percentile(tc.vals, tc.q); got != tc.want {
 			t.Errorf("percentile(%v, %g) = %g, want %g", tc.vals, tc.q, got, tc.want)
+		}
+	}
+}
+
+// countingStore counts a rule's reads and writes.
+type countingStore struct {
+	MemoryStore
+	reads, writes int
+}
+
+func (c *countingStore) Rung(step int) (map[string]float64, error) {
+	c.reads++
+	return c.MemoryStore.Rung(step)
+}
+
+func (c *countingStore) Put(step int, trial string, v float64) error {
+	c.writes++
+	return c.MemoryStore.Put(step, trial, v)
+}
+
+// TestStoreRequests: what docs/taskfile.md says each value costs a shared store: median reads
+// a step's values and writes its own once per value from grace on, asha once per rung.
+func TestStoreRequests(t *testing.T) {
+	for _, tc := range []struct {
+		c    Config
+		want int // reads and writes each, for steps 1 to 9 of one trial
+	}{
+		{Config{Method: Median, Mode: "max", Grace: 3}, 7},
+		{Config{Method: ASHA, Mode: "max", Grace: 1, Reduction: 3}, 3}, // rungs 1, 3, 9
+	} {
+		st := &countingStore{}
+		rule, _ := New(tc.c, st)
+		for step := 1; step <= 9; step++ {
+			if _, err := rule.Observe("a", step, float64(step)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if st.reads != tc.want || st.writes != tc.want {
+			t.Errorf("%s: %d reads, %d writes for 9 steps; want %d each", tc.c.Method, st.reads, st.writes, tc.want)
 		}
 	}
 }

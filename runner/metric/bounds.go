@@ -22,11 +22,12 @@ const (
 	MaxPoints = 1000
 )
 
-// valueRE is a number as Python, Keras, numpy or a shell print it: decimal digits with an
-// optional point and exponent. Go's ParseFloat alone would also take hex floats (0x1p-2),
-// digit separators (1_000), "+1" and words (inf); no trainer prints those, so one that
+// valueRE is a number as Python, Keras, numpy or a shell print it: a sign, decimal digits
+// with an optional point and exponent (a leading + is what Python's "{:+.4f}" prints, and
+// what Katib's metric filter takes). Go's ParseFloat alone would also take hex floats
+// (0x1p-2), digit separators (1_000) and words (inf); no trainer prints those, so one that
 // shows up is a mistake to report, not a value to guess.
-var valueRE = regexp.MustCompile(`^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+var valueRE = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
 
 // ParseValue parses a metric value as printed: a finite decimal number. Every metric
 // source goes through it.

@@ -19,7 +19,7 @@ func TestMetricValuesPythonPrints(t *testing.T) {
 		{"0.3021", 0.3021, true}, {"1e-05", 1e-05, true}, {"1.2345e-04", 1.2345e-04, true},
 		{"-0.0", 0, true}, {"3", 3, true}, {"1.2345678901234567e+16", 1.2345678901234567e+16, true},
 		{"2E3", 2000, true}, {".8", 0.8, true}, {"8.", 8, true},
-		{"0x1p-2", 0, false}, {"1_000", 0, false}, {"0x10", 0, false}, {"+1", 0, false},
+		{"0x1p-2", 0, false}, {"1_000", 0, false}, {"0x10", 0, false}, {"+1", 1, true}, {"+2.5e-3", 2.5e-3, true}, {"+-1", 0, false}, {"--1", 0, false},
 		{"inf", 0, false}, {"Infinity", 0, false}, {"nan", 0, false}, {"1e", 0, false}, {"", 0, false},
 		{"1,5", 0, false}, {" 1", 0, false}, {"0b1", 0, false}, {"1e+", 0, false},
 	} {

@@ -162,3 +162,35 @@ func TestInstantiate(t *testing.T) {
 		t.Errorf("name %q", unnamed.Name)
 	}
 }
+
+// TestSearchTrialAsMatrixTrial: a trial a sampler hands out is the task the same child with
+// a matrix of those values makes, placeholders filled in the same fields (url included), so
+// that a key that takes a placeholder in one takes it in the other.
+func TestSearchTrialAsMatrixTrial(t *testing.T) {
+	const child = `
+      - name: m=<m>
+        cwd: runs/<m>
+        url: https://example.com/<m>/train.sh
+        cmd: bash <exec> --m <m>
+        log-path: logs/<m>.log
+        metrics: out/<m>.json
+        tags: [t-<m>]
+        env: {M: <m>}
+        upload: [{from: out/<m>, to: "s3://b/<m>/"}]
+`
+	head := "config: {objective: {metric: acc, mode: max}}\ntasks:\n  - name: sweep\n    parallel-tasks:" + child
+	matrix := mustLoadYAML(t, head+"        matrix: {m: [x1]}\n", LoadOptions{}).Tasks[0].Parallel[0]
+	tmpl := mustLoadYAML(t, head+"        trials: 1\n        search: {ask: a, tell: b}\n", LoadOptions{}).Tasks[0].Parallel[0]
+	got := tmpl.Instantiate(0, []Param{{"m", "x1"}})
+
+	// What only the way a trial is made decides: its identity, its position, its template.
+	for _, c := range []*Task{matrix, got} {
+		c.ID, c.Key, c.Pos, c.KeyPos, c.Search = 0, "", Pos{}, nil, nil
+		for i := range c.Upload {
+			c.Upload[i].Pos, c.Upload[i].FromPos, c.Upload[i].ToPos = Pos{}, Pos{}, Pos{}
+		}
+	}
+	if !reflect.DeepEqual(got, matrix) {
+		t.Errorf("search trial:\n%+v\nmatrix trial:\n%+v", got, matrix)
+	}
+}

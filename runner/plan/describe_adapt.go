@@ -23,8 +23,9 @@ func describeFormats(f metric.Formats) []string {
 	return out
 }
 
-// DescribeEarlyStop is one line for an early-stop rule; with asha and trials > 0, the most
-// trials each rung lets through.
+// DescribeEarlyStop is one line for an early-stop rule; with asha and trials > 0, its budget:
+// about how many trials reach each rung and, with max (the trials' length), how many steps
+// they run in all.
 func DescribeEarlyStop(c *earlystop.Config, trials int) string {
 	mode := "higher"
 	if c.Mode == "min" {
@@ -37,19 +38,30 @@ func DescribeEarlyStop(c *earlystop.Config, trials int) string {
 			s += fmt.Sprintf(", max %d", c.Max)
 		}
 		var rungs []string
-		for _, r := range c.Budget(max(trials, 1), c.Max) {
-			if trials > 0 {
-				rungs = append(rungs, fmt.Sprintf("step %d: at most %d", r.Step, r.Trials))
-			} else {
+		for i, r := range c.Budget(max(trials, 1), c.Max) {
+			switch {
+			case trials <= 0:
 				rungs = append(rungs, "step "+strconv.Itoa(r.Step))
+			case i == 0:
+				rungs = append(rungs, fmt.Sprintf("step %d: %d", r.Step, trials))
+			default:
+				rungs = append(rungs, fmt.Sprintf("step %d: %.1f", r.Step, r.Trials))
 			}
 			if len(rungs) == 6 {
 				rungs = append(rungs, "...")
 				break
 			}
 		}
-		if len(rungs) > 0 {
+		switch {
+		case len(rungs) > 0 && trials > 0:
+			s += "; trials reaching each rung, about: " + strings.Join(rungs, ", ")
+		case len(rungs) > 0:
 			s += "; rungs " + strings.Join(rungs, ", ")
+		}
+		if trials > 0 && c.Max > 0 {
+			all := trials * c.Max
+			run := c.ExpectedSteps(trials, c.Max)
+			s += fmt.Sprintf("; about %.0f steps in all, of the %d that every trial run to step %d takes (%.0f%%)", run, all, c.Max, 100*run/float64(all))
 		}
 		return s
 	case earlystop.Median:

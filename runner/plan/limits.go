@@ -57,6 +57,10 @@ func (l *loader) checkExpansion(tasks []*rawTask, limit int) bool {
 		return true
 	}
 	at, what := Pos{File: l.path}, "the file"
+	split := "split the sweep into files or shards, "
+	if worst.task != nil && worst.task.search != nil {
+		split = "" // search: cannot be sharded: asked trials are no list known before the run
+	}
 	if worst.task != nil {
 		key := "for-each"
 		switch {
@@ -69,8 +73,8 @@ func (l *loader) checkExpansion(tasks []*rawTask, limit int) bool {
 		what = fmt.Sprintf("%s: %s make %s tasks, and the file", key, describeCopies(worst.task), countText(worst.count))
 	}
 	l.problems = append(l.problems, Problem{at, fmt.Sprintf(
-		"%s %s in all, more than max-tasks (%d): use fewer values, split the sweep into files or shards, or raise max-tasks in config: (or --max-tasks)",
-		what, countText(total), limit)})
+		"%s %s in all, more than max-tasks (%d): use fewer values, %sor raise max-tasks in config: (or --max-tasks)",
+		what, countText(total), limit, split)})
 	return false
 }
 

@@ -45,6 +45,17 @@ func TestMaxTasks(t *testing.T) {
 	}
 }
 
+// TestMaxTasksSearch: a search's trials count against max-tasks, and the advice leaves out
+// shards, which search: cannot use.
+func TestMaxTasksSearch(t *testing.T) {
+	file := "config:\n  max-tasks: 5\ntasks:\n  - name: s\n    parallel-tasks:\n      - name: t\n        cmd: train --lr <lr>\n" +
+		"        search: {ask: ask.sh, tell: tell.sh}\n        trials: 12\n"
+	got := problems(t, file, LoadOptions{})
+	if !strings.Contains(got, "more than max-tasks (5)") || strings.Contains(got, "shards") {
+		t.Errorf("got %s", got)
+	}
+}
+
 // TestMaxTasksCountsWithoutExpanding: a matrix whose product overflows int64 is refused, by
 // count, with no copy made.
 func TestMaxTasksCountsWithoutExpanding(t *testing.T) {

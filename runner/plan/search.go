@@ -8,7 +8,7 @@ import (
 
 // Instantiate makes trial number n of a search template (a parallel child with search:) from
 // the params its sampler handed out: a copy with <name> replaced by each param's value, in
-// its name, command, cwd, env, log and metrics paths and uploads, and its steps'. A name
+// the texts for-each and matrix fill (see placeholders.go), and its steps'. A name
 // without placeholders gets the params appended, as matrix names its copies. IDs are left
 // to the caller; the key is the template's and the trial's number.
 func (t *Task) Instantiate(n int, params []Param) *Task {
@@ -30,21 +30,8 @@ func (t *Task) Instantiate(n int, params []Param) *Task {
 func (t *Task) instantiate(r *strings.Replacer, params []Param) *Task {
 	c := *t
 	c.Search = nil
-	c.Name, c.Cmd, c.Cwd, c.LogPath, c.Metrics = r.Replace(t.Name), r.Replace(t.Cmd), r.Replace(t.Cwd), r.Replace(t.LogPath), r.Replace(t.Metrics)
+	fill(r, c.placeholderTexts())
 	c.Params = slices.Concat(t.Params, params)
-	c.Tags = nil
-	for _, tag := range t.Tags {
-		c.Tags = append(c.Tags, r.Replace(tag))
-	}
-	c.Env = nil
-	for _, e := range t.Env {
-		c.Env = append(c.Env, EnvVar{e.Name, r.Replace(e.Value)})
-	}
-	c.Upload = nil
-	for _, u := range t.Upload {
-		u.From, u.To = r.Replace(u.From), r.Replace(u.To)
-		c.Upload = append(c.Upload, u)
-	}
 	c.Steps = nil
 	for _, s := range t.Steps {
 		cs := s.instantiate(r, params)

@@ -188,6 +188,12 @@ func decodeEarlyStop(d *nodeDecoder, p nodePair) *earlystop.Config {
 			d.unknownKey(q, "early-stop:", earlyKeys)
 		}
 	}
+	checkEarlyStop(d, p, c, seen)
+	return c
+}
+
+// checkEarlyStop fills in the method's defaults and refuses the other method's keys.
+func checkEarlyStop(d *nodeDecoder, p nodePair, c *earlystop.Config, seen map[string]*yaml.Node) {
 	switch c.Method {
 	case "":
 		d.errorf(p.value, "early-stop: method: missing: asha or median")
@@ -211,7 +217,6 @@ func decodeEarlyStop(d *nodeDecoder, p nodePair) *earlystop.Config {
 			}
 		}
 	}
-	return c
 }
 
 // decodePatterns reads metric-pattern: one regexp or a list of them.

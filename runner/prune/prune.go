@@ -7,7 +7,9 @@
 package prune
 
 import (
+	"cmp"
 	"sync"
+	"time"
 
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/event"
@@ -22,13 +24,20 @@ type Options struct {
 	// every runall of the sweep); nil, or a nil Store: in memory. Asked once per block,
 	// when its first value arrives.
 	Store func(block *plan.Task) (earlystop.Store, error)
+	// Drain bounds how long the run's end waits for the values still queued to be written
+	// (DefaultDrain when 0).
+	Drain time.Duration
 }
+
+// DefaultDrain is how long the run's end waits for the values still queued: a few hundred
+// requests to a store that answers.
+const DefaultDrain = 30 * time.Second
 
 // Pruner is the early-stopping consumer. Each block's decisions run on a goroutine of its
 // own, in the order the values came, so that a rule that reads a remote store never holds
 // up the run's events. What goes wrong there (a rung value that could not be read: the
 // trial runs on) is told as a status line with the next event. The goroutines end with the
-// run (its RunEnded event); Close also waits for them.
+// run: its RunEnded event waits for them to write what they hold; Close also waits.
 type Pruner struct {
 	o      Options
 	blocks map[*earlystop.Config]*plan.Task // each rule's block, by its config
@@ -84,6 +93,15 @@ type worker struct {
 
 // Event takes the values of each block's early-stop metric.
 func (pr *Pruner) Event(ev event.Event, emit func(event.Event)) {
+	if ev.Kind == event.RunEnded {
+		// The run's last event: the process exits after it. The values still queued are
+		// decided and written first, or a shared sweep's other runalls would never see them.
+		// The workers never emit, so waiting here holds up nothing but the exit.
+		pr.end()
+		if !pr.wait(cmp.Or(pr.o.Drain, DefaultDrain)) {
+			pr.warn("early-stop: values not written after " + cmp.Or(pr.o.Drain, DefaultDrain).String() + ": the other runalls of the sweep will not see them")
+		}
+	}
 	pr.mu.Lock()
 	warnings := pr.pending
 	pr.pending = nil
@@ -92,7 +110,6 @@ func (pr *Pruner) Event(ev event.Event, emit func(event.Event)) {
 		emit(event.Event{Kind: event.RunStatus, Line: w})
 	}
 	if ev.Kind == event.RunEnded {
-		pr.end()
 		return
 	}
 	if ev.Kind != event.TaskMetric || ev.Task == nil || ev.Task.EarlyStop == nil || ev.Metric != ev.Task.EarlyStop.Metric {
@@ -208,4 +225,21 @@ func (pr *Pruner) end() {
 func (pr *Pruner) Close() {
 	pr.end()
 	pr.wg.Wait()
+}
+
+// wait waits up to d for the workers to end, and reports whether they did.
+func (pr *Pruner) wait(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		pr.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }

@@ -133,3 +133,57 @@ func TestNoEarlyStopNoPruner(t *testing.T) {
 		t.Error("a pruner for a plan without early-stop")
 	}
 }
+
+// slowStore is a store whose writes take a while, or never end (block).
+type slowStore struct {
+	earlystop.MemoryStore
+	delay time.Duration
+	block chan struct{}
+	mu    sync.Mutex
+	puts  int
+}
+
+func (s *slowStore) Put(step int, trial string, v float64) error {
+	if s.block != nil {
+		<-s.block
+	}
+	time.Sleep(s.delay)
+	s.mu.Lock()
+	s.puts++
+	s.mu.Unlock()
+	return s.MemoryStore.Put(step, trial, v)
+}
+
+// TestRunEndWritesQueuedValues: the run's end waits for the values still queued to be
+// written (the process exits after it: the other runalls of the sweep would never see
+// them); a store that does not answer holds the end up only as long as Drain, with a warning.
+func TestRunEndWritesQueuedValues(t *testing.T) {
+	p, trials, _ := sweep("a", "b")
+	st := &slowStore{delay: 5 * time.Millisecond}
+	pr := New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return st, nil }})
+	pr.UseStopper(&stopper{})
+	emit := func(event.Event) {}
+	for step := range 9 { // rungs at 1, 3 and 9
+		for _, tr := range trials {
+			pr.Event(metric(tr, "acc", step+1, 0.5), emit)
+		}
+	}
+	pr.Event(event.Event{Kind: event.RunEnded}, emit)
+	st.mu.Lock()
+	puts := st.puts
+	st.mu.Unlock()
+	if puts != 6 {
+		t.Errorf("%d rung values written when the run's end returned, want 6", puts)
+	}
+
+	stuck := &slowStore{block: make(chan struct{})}
+	defer close(stuck.block)
+	pr = New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return stuck, nil }, Drain: 10 * time.Millisecond})
+	pr.UseStopper(&stopper{})
+	pr.Event(metric(trials[0], "acc", 1, 0.5), emit)
+	var lines []string
+	pr.Event(event.Event{Kind: event.RunEnded}, func(ev event.Event) { lines = append(lines, ev.Line) })
+	if len(lines) != 1 || !strings.Contains(lines[0], "values not written after 10ms: the other runalls of the sweep will not see them") {
+		t.Errorf("a store that does not answer: lines %q", lines)
+	}
+}

@@ -49,7 +49,7 @@ const maxOutput = 1 << 20
 func (s Sampler) Ask(ctx context.Context) (Trial, error) {
 	stdout, stderr, err := s.run(ctx, s.Spec.Ask, nil)
 	if err != nil {
-		return Trial{}, fmt.Errorf("search: ask %q: %w%s", s.Spec.Ask, err, said(stderr))
+		return Trial{}, fmt.Errorf("search: ask %q: %w%s", s.Spec.Ask, err, said(stdout, stderr))
 	}
 	t, err := ParseTrial(stdout)
 	if err != nil {
@@ -62,8 +62,8 @@ func (s Sampler) Ask(ctx context.Context) (Trial, error) {
 // and RUNALL_TRIAL_STATE set.
 func (s Sampler) Tell(ctx context.Context, number int, value, state string) error {
 	vars := []string{"RUNALL_TRIAL_NUMBER=" + strconv.Itoa(number), "RUNALL_OBJECTIVE_VALUE=" + value, "RUNALL_TRIAL_STATE=" + state}
-	if _, stderr, err := s.run(ctx, s.Spec.Tell, vars); err != nil {
-		return fmt.Errorf("search: tell %q (trial %d, %s): %w%s", s.Spec.Tell, number, state, err, said(stderr))
+	if stdout, stderr, err := s.run(ctx, s.Spec.Tell, vars); err != nil {
+		return fmt.Errorf("search: tell %q (trial %d, %s): %w%s", s.Spec.Tell, number, state, err, said(stdout, stderr))
 	}
 	return nil
 }
@@ -79,17 +79,27 @@ func (s Sampler) run(ctx context.Context, cmd string, vars []string) (stdout, st
 	return out.Bytes(), errb.Bytes(), err
 }
 
-// said is the end of what a failed command printed on stderr, for its error.
-func said(stderr []byte) string {
-	s := strings.TrimSpace(string(stderr))
-	if s == "" {
-		return ""
+// said is the end of what a failed command printed, stderr then stdout, for its error.
+func said(stdout, stderr []byte) string {
+	var parts []string
+	for _, out := range []struct {
+		name string
+		b    []byte
+	}{{"stderr", stderr}, {"stdout", stdout}} {
+		s := strings.TrimSpace(string(out.b))
+		if s == "" {
+			continue
+		}
+		lines := strings.Split(s, "\n")
+		if len(lines) > 5 {
+			lines = lines[len(lines)-5:]
+		}
+		parts = append(parts, "\n  "+out.name+": "+strings.Join(lines, "\n  "))
 	}
-	lines := strings.Split(s, "\n")
-	if len(lines) > 5 {
-		lines = lines[len(lines)-5:]
+	if len(parts) == 0 {
+		return ": it printed nothing"
 	}
-	return ": it said:\n  " + strings.Join(lines, "\n  ")
+	return ": it printed:" + strings.Join(parts, "")
 }
 
 // ParseTrial reads a trial from ask's output: its last line that is a JSON object, with a

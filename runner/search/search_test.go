@@ -62,9 +62,13 @@ func TestAskTell(t *testing.T) {
 		t.Errorf("told %q", b)
 	}
 
-	s.Spec.Ask = "echo 'no such study' >&2; exit 3"
-	if _, err := s.Ask(context.Background()); err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "no such study") || !strings.Contains(err.Error(), "ask \"echo") {
+	s.Spec.Ask = "echo 'loading study s'; echo 'no such study' >&2; exit 3"
+	if _, err := s.Ask(context.Background()); err == nil || !strings.Contains(err.Error(), "exit status 3: it printed:\n  stderr: no such study\n  stdout: loading study s") || !strings.Contains(err.Error(), "ask \"echo") {
 		t.Errorf("failed ask: %v", err)
+	}
+	s.Spec.Ask = "exit 4"
+	if _, err := s.Ask(context.Background()); err == nil || !strings.HasSuffix(err.Error(), "exit status 4: it printed nothing") {
+		t.Errorf("silent failed ask: %v", err)
 	}
 	s.Spec.Ask = "echo hello"
 	if _, err := s.Ask(context.Background()); err == nil || !strings.Contains(err.Error(), "got: hello") {

@@ -1,0 +1,278 @@
+package plan
+
+// Building plan tasks from the task file's tasks once for-each, matrix and sample have
+// expanded them: what each inherits from its block, and the settings it ends with.
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/runall/runall/runner/earlystop"
+	"github.com/runall/runall/runner/metric"
+)
+
+// inherited is what a parallel block passes to its children, and a trial to its steps.
+type inherited struct {
+	tags          []string
+	env           []EnvVar
+	stopOnFailure *bool // the parent's explicit stop-on-failure, if any
+	cwd           string
+	metrics       string            // metrics: the parent's file, for children and steps that set none
+	params        []Param           // the parent's for-each or matrix values
+	formats       metric.Formats    // recognize-metrics and metric-pattern: the parent's
+	earlyStop     *earlystop.Config // the block's early-stop, for its trials and their steps
+	// A block's GPU needs, timeout and retries are defaults for each of its trials.
+	gpuMemory *gpuMemory
+	gpus      int
+	gpuCap    *bool
+	// memory: a block's host memory need, and the group its trials learn an auto need in.
+	hostMemory *hostMemory
+	hostGroup  string
+	timeout    time.Duration
+	retries    *int
+	// gpuGroup is the block's identity when its trials inherit its GPU need: they learn a
+	// gpu-memory: auto need together, as one sweep.
+	gpuGroup string
+	// path and templatePath name the parent: its name path, with placeholders substituted
+	// and as written. They make Task.Key and Task.Group.
+	path, templatePath string
+}
+
+// task builds one plan task from an expanded raw task.
+func (l *loader) task(c *rawTask, in inherited, level int) *Task {
+	path := joinPath(in.path, c.name)
+	templatePath := joinPath(in.templatePath, c.template)
+	t := &Task{
+		Name:          c.name,
+		Cmd:           c.cmd,
+		Cwd:           cmp.Or(c.cwd, in.cwd),
+		Tags:          mergeTags(c.tags, in.tags),
+		Env:           mergeEnv(in.env, c.env),
+		Pos:           l.pos(c.node),
+		Key:           identity(path, c.cmd, c.url),
+		Group:         identity(templatePath),
+		Params:        slices.Concat(in.params, c.params),
+		Metrics:       cmp.Or(c.metrics, l.withParams(in.metrics, c.params)),
+		IgnoreFailure: boolOr(c.ignoreFailure, l.cfg.IgnoreFailure),
+		StopOnFailure: boolOr(c.stopOnFailure, boolOr(in.stopOnFailure, l.cfg.StopOnFailure)),
+		ShowOutput:    boolOr(c.showOutput, l.cfg.ShowOutput),
+		LogPath:       c.logPath,
+		URL:           c.url,
+		MD5:           strings.ToLower(c.md5),
+		Sudo:          c.sudo,
+		KeyPos:        l.keyPositions(c),
+	}
+	if c.url != "" && l.execPattern != "<exec>" {
+		t.Cmd = strings.ReplaceAll(t.Cmd, l.execPattern, "<exec>")
+	}
+	for _, u := range c.upload {
+		t.Upload = append(t.Upload, l.transfer(&u.rawTransfer))
+	}
+	l.adapt(t, c, in)
+	own := c.own(in)
+	hostGroup := t.Group
+	if c.hostMemory == nil && in.hostGroup != "" {
+		hostGroup = in.hostGroup
+	}
+	if c.gpuMemory == nil && c.gpus == 0 && in.gpuGroup != "" {
+		t.Group = in.gpuGroup
+	}
+	if len(c.parallel) > 0 {
+		l.block(t, c, own, hostGroup, path, templatePath)
+		return t
+	}
+	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
+	t.Host = hostSpec(own.hostMemory, hostGroup)
+	t.Timeout = max(own.timeout, 0) // noTimeout is none
+	if own.retries != nil {
+		t.Retries = *own.retries
+	}
+	if len(c.steps) > 0 {
+		stop := c.stopOnFailure
+		if stop == nil {
+			stop = in.stopOnFailure
+		}
+		t.Steps = l.expandTasks(c.steps, inherited{tags: t.Tags, env: t.Env, stopOnFailure: stop, cwd: t.Cwd,
+			metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop, path: path, templatePath: templatePath}, levelStep)
+	}
+	return t
+}
+
+// keyPositions is where c's url, metrics and cwd are written, for problems with their
+// ${VAR}s; nil when it sets none of them.
+func (l *loader) keyPositions(c *rawTask) map[string]Pos {
+	var out map[string]Pos
+	for _, key := range []string{"url", "metrics", "cwd"} {
+		if n := valueNode(c.node, key); n != nil {
+			if out == nil {
+				out = map[string]Pos{}
+			}
+			out[key] = l.pos(n)
+		}
+	}
+	return out
+}
+
+// adapt sets what t reads from its output and how its sweep adapts: metric formats, the
+// early-stop rule it inherits, and search.
+func (l *loader) adapt(t *Task, c *rawTask, in inherited) {
+	t.MetricFormats = in.formats
+	t.EarlyStop = in.earlyStop
+	if c.recognizeMetrics != nil {
+		t.MetricFormats.NoBuiltin = !*c.recognizeMetrics
+	}
+	if c.has("metric-pattern") {
+		t.MetricFormats.Patterns = c.metricPatterns
+	}
+	if c.search != nil {
+		t.Search = &Search{Ask: c.search.Ask, Tell: c.search.Tell, Trials: c.trials}
+		if l.cfg.Objective == nil {
+			l.problemAt(c, "search", "search: needs config objective: {metric, mode}: its value is what tell reports to the sampler")
+		}
+	}
+}
+
+// block makes t a parallel block: its order, its early-stop rule, and its trials, which
+// inherit what it sets (own) and its GPU and host memory groups.
+func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path, templatePath string) {
+	t.Order = cmp.Or(c.order, l.cfg.Order)
+	if c.earlyStop != nil {
+		t.EarlyStop = l.fillEarlyStop(c.earlyStop, c.keys["early-stop"])
+	} else if l.cfgEarlyStop != nil {
+		rule := *l.cfgEarlyStop // a rule of its own: blocks' trials are not compared
+		t.EarlyStop = &rule
+	}
+	t.Parallel = l.expandTasks(c.parallel, inherited{
+		tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
+		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, timeout: own.timeout, retries: own.retries,
+		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, templatePath: templatePath,
+		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
+	}, levelTrial)
+}
+
+// withParams replaces a copy's placeholders in what it inherits (a block's metrics: naming
+// its trials' <lr>).
+func (l *loader) withParams(s string, params []Param) string {
+	if s == "" || len(params) == 0 {
+		return s
+	}
+	var pairs []string
+	for _, p := range params {
+		pairs = append(pairs, "<"+p.Name+">", p.Value)
+		if p.Name == strings.Trim(l.cfg.ReplicaReplacePattern, "<>") {
+			pairs = append(pairs, l.cfg.ReplicaReplacePattern, p.Value)
+		}
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+// noTimeout is timeout: 0, which overrides a block's timeout with none: the zero value
+// means "not set" and inherits.
+const noTimeout time.Duration = -1
+
+// own is what a task sets for itself or takes from its block: GPU needs, timeout, retries.
+func (c *rawTask) own(in inherited) inherited {
+	o := inherited{gpuMemory: c.gpuMemory, gpus: cmp.Or(c.gpus, in.gpus), gpuCap: c.gpuCap,
+		timeout: cmp.Or(c.timeout, in.timeout), retries: c.retries, hostMemory: cmp.Or(c.hostMemory, in.hostMemory)}
+	if o.gpuMemory == nil {
+		o.gpuMemory = in.gpuMemory
+	}
+	if o.gpuCap == nil {
+		o.gpuCap = in.gpuCap
+	}
+	if o.retries == nil {
+		o.retries = in.retries
+	}
+	return o
+}
+
+// gpuGroupOf is the learning group a block hands its trials: its own identity when it sets a
+// GPU need for them, "" otherwise.
+func gpuGroupOf(mem *gpuMemory, gpus int, block string) string {
+	if mem == nil && gpus == 0 {
+		return ""
+	}
+	return block
+}
+
+// hostGroupOf is the learning group a block hands its trials for memory: auto: its own
+// identity when it sets memory: for them, "" otherwise.
+func hostGroupOf(mem *hostMemory, block string) string {
+	if mem == nil {
+		return ""
+	}
+	return block
+}
+
+// joinPath is a task's name path: its parents' names and its own, "/"-separated.
+func joinPath(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "/" + name
+}
+
+// gpuSpec is a trial's GPU need: gpu-memory (a size, or auto) on gpus devices. gpus alone
+// means auto.
+func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool) *GPUSpec {
+	capped := gpuCap != nil && *gpuCap
+	if mem == nil && gpus == 0 {
+		if capped {
+			l.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size")
+		}
+		return nil
+	}
+	s := &GPUSpec{Devices: max(gpus, 1), CapToNeed: capped}
+	if mem == nil || mem.auto {
+		s.Auto = true
+		if capped {
+			l.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size, not auto")
+		}
+	} else {
+		s.Memory = mem.bytes
+	}
+	return s
+}
+
+// problemAt records a problem at the task's key, or at the task when the key is inherited.
+func (l *loader) problemAt(t *rawTask, key, msg string) {
+	n := t.node
+	if k, ok := t.keys[key]; ok {
+		n = k
+	}
+	l.problems = append(l.problems, Problem{l.pos(n), msg})
+}
+
+func boolOr(b *bool, fallback bool) bool {
+	if b != nil {
+		return *b
+	}
+	return fallback
+}
+
+// mergeTags is the task's own tags, then its parent's, once each.
+func mergeTags(own, parent []string) []string {
+	var out []string
+	for _, t := range slices.Concat(own, parent) {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// mergeEnv is the parent's variables, then the task's: a task's value replaces its parent's
+// in place, a new name is added at the end.
+func mergeEnv(parent, own []EnvVar) []EnvVar {
+	out := slices.Clone(parent)
+	for _, e := range own {
+		if i := slices.IndexFunc(out, func(p EnvVar) bool { return p.Name == e.Name }); i >= 0 {
+			out[i].Value = e.Value
+		} else {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+package proc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Once the shell is gone, its pipes are read until they end, or until no line has come for
+// drainQuiet (a background process holds them), or for drainMost at most (one that never
+// stops writing). A slow consumer of the lines keeps them coming, so its lines are not lost.
+const (
+	drainQuiet = 2 * time.Second
+	drainMost  = 30 * time.Second
+)
+
+// pipes are a command's stdout and stderr, read line by line.
+type pipes struct {
+	stdout, stderr *os.File
+	lastLine       atomic.Int64 // unix nanoseconds of the last line handed on
+}
+
+func newPipes(c *exec.Cmd) (*pipes, error) {
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		stdoutR.Close()
+		stdoutW.Close()
+		return nil, err
+	}
+	c.Stdin = nil
+	c.Stdout, c.Stderr = stdoutW, stderrW
+	return &pipes{stdout: stdoutR, stderr: stderrR}, nil
+}
+
+// read calls onLine for every line of either stream, one line at a time, so that the log
+// file and the events keep each stream's order. The group is done when both streams end.
+func (p *pipes) read(mask Masker, onLine func(stream, line string)) *sync.WaitGroup {
+	var mu sync.Mutex
+	emit := func(stream, line string) {
+		mu.Lock()
+		onLine(stream, line)
+		p.lastLine.Store(time.Now().UnixNano())
+		mu.Unlock()
+	}
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); readLines(p.stdout, mask, func(l string) { emit("stdout", l) }) }()
+	go func() { defer readers.Done(); readLines(p.stderr, mask, func(l string) { emit("stderr", l) }) }()
+	return &readers
+}
+
+// drain reads the pipes until they end once the shell is gone, then stops reading
+// whatever background process still holds them: after quiet without a line, or at most.
+func (p *pipes) drain(readers *sync.WaitGroup, quiet, most time.Duration) {
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	deadline := time.Now().Add(most)
+	tick := time.NewTicker(quiet / 8)
+	defer tick.Stop()
+	for {
+		select {
+		case <-drained:
+			p.closeRead()
+			return
+		case now := <-tick.C:
+			since := now.Sub(time.Unix(0, max(p.lastLine.Load(), deadline.Add(-most).UnixNano())))
+			if since >= quiet || now.After(deadline) {
+				p.closeRead()
+				<-drained
+				return
+			}
+		}
+	}
+}
+
+func (p *pipes) closeRead() {
+	p.stdout.Close()
+	p.stderr.Close()
+}
+
+// maxLine caps one output line; longer lines are split rather than held in memory.
+const maxLine = 64 << 10
+
+// readLines calls fn for every line of r, without its newline. A carriage return also ends
+// a line, so that progress bars drawn with \r show up as lines in logs. A line longer than
+// maxLine is split; with mask, each piece is masked and its last Longest()-1 bytes go
+// with the next piece instead, so no secret is cut in two.
+func readLines(r io.Reader, mask Masker, fn func(string)) {
+	br := bufio.NewReaderSize(r, maxLine)
+	var partial []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			full := chunk[len(chunk)-1] == '\n'
+			if full {
+				chunk = chunk[:len(chunk)-1]
+			}
+			if len(partial) > 0 || !full {
+				partial = append(partial, chunk...)
+				switch {
+				case full:
+					emitCR(partial, fn)
+					partial = partial[:0]
+				case len(partial) >= maxLine:
+					partial = emitSplit(partial, mask, fn)
+				}
+			} else {
+				emitCR(chunk, fn)
+			}
+		}
+		if err != nil {
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if len(partial) > 0 {
+				emitCR(partial, fn)
+			}
+			return
+		}
+	}
+}
+
+// emitSplit passes on the piece of a long line held in partial and returns what is kept
+// for the next piece: nothing without a mask; else the masked piece's tail that may hold
+// the start of a secret.
+func emitSplit(partial []byte, mask Masker, fn func(string)) []byte {
+	keep := 0
+	if mask != nil {
+		keep = mask.Longest() - 1
+	}
+	if keep <= 0 || keep >= len(partial)/2 {
+		emitCR(partial, fn)
+		return partial[:0]
+	}
+	masked := mask.Replace(string(partial))
+	emitCR([]byte(masked[:len(masked)-keep]), fn)
+	return append(partial[:0], masked[len(masked)-keep:]...)
+}
+
+func emitCR(line []byte, fn func(string)) {
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if bytes.IndexByte(line, '\r') < 0 {
+		fn(string(line))
+		return
+	}
+	for _, part := range bytes.Split(line, []byte{'\r'}) {
+		if len(part) > 0 {
+			fn(string(part))
+		}
+	}
+}
