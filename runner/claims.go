@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -15,7 +14,6 @@ import (
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
-	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/s3sync"
 )
 
@@ -40,8 +38,19 @@ type claimer struct {
 	held   map[*plan.Task]*trialLease // claims this runall holds
 	failed bool                       // a trial of the sweep failed, here or elsewhere
 
-	r        *run                // for watch, which stops a trial whose claim was lost
 	commands map[*plan.Task]bool // the trials' commands: whose failure fails the sweep
+	o        claimOptions
+}
+
+// claimOptions is what the claims take from the run.
+type claimOptions struct {
+	life    *lifecycle
+	plan    *plan.Plan
+	runID   string
+	running *executor.Running // stops a trial whose claim was lost
+	grace   time.Duration
+	logPath func(*plan.Task) string  // a command's log, as the results name it
+	learned func() map[string]uint64 // learned GPU needs, for a trial's record
 }
 
 // trialKeys names every trial of the plan in the queue, in plan order, by its identity
@@ -60,167 +69,61 @@ func trialKeys(p *plan.Plan) (map[*plan.Task]string, []string, string) {
 	return keys, order, hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// trialKey is a trial's name in the claims queue and its resume marker: readable, and
-// unique by its Key.
-func trialKey(t *plan.Task) string { return plan.Slug(t.Name) + "-" + t.Key }
-
-// openClaims joins the sweep when the run takes its trials from claims. It reports whether
-// every trial was already done.
-func (r *run) openClaims(ctx context.Context) (complete bool, err error) {
-	if r.opts.Claims == "" && r.opts.ClaimStore == nil {
-		return false, nil
-	}
-	store, where := r.opts.ClaimStore, r.opts.Claims
+// openClaims joins the sweep the run takes its trials from: the queue under prefix where
+// (--claims), through store when given, else through S3 with the task file's settings
+// (base is the run's environment). It reports whether every trial was already done.
+func openClaims(ctx context.Context, store claims.Store, where string, lease time.Duration, base []string, o claimOptions) (c *claimer, complete bool, err error) {
 	if store == nil {
-		if store, err = r.claimStoreS3(ctx); err != nil {
-			return false, err
+		if store, err = claimStoreS3(ctx, o.plan, base, where); err != nil {
+			return nil, false, err
 		}
 	}
-	keys, order, hash := trialKeys(r.plan)
+	keys, order, hash := trialKeys(o.plan)
 	host, _ := os.Hostname()
-	lease := r.opts.Lease
 	if lease <= 0 {
 		lease = DefaultLease
 	}
 	sweep, err := claims.Open(ctx, store, claims.Options{
-		Identity: claims.Identity{Hash: hash, File: r.plan.File, Trials: len(order)},
-		Owner:    claims.Owner{Host: host, PID: os.Getpid(), RunID: r.id},
+		Identity: claims.Identity{Hash: hash, File: o.plan.File, Trials: len(order)},
+		Owner:    claims.Owner{Host: host, PID: os.Getpid(), RunID: o.runID},
 		Lease:    lease,
 	})
 	if err != nil {
-		return false, fmt.Errorf("claims %s: %w", where, err)
+		return nil, false, fmt.Errorf("claims %s: %w", where, err)
 	}
-	r.claims = &claimer{sweep: sweep, where: where, keys: keys, order: order, held: map[*plan.Task]*trialLease{},
-		r: r, commands: map[*plan.Task]bool{}}
-	for _, t := range r.plan.Trials() {
+	c = &claimer{sweep: sweep, where: where, keys: keys, order: order, held: map[*plan.Task]*trialLease{},
+		o: o, commands: map[*plan.Task]bool{}}
+	for _, t := range o.plan.Trials() {
 		for _, cmd := range trialCommands(t) {
-			r.claims.commands[cmd] = true
+			c.commands[cmd] = true
 		}
 	}
-	r.stream.Add(r.claims)
 	view, err := sweep.Refresh(ctx)
 	if err != nil {
-		return false, fmt.Errorf("claims %s: %w", where, err)
+		return c, false, fmt.Errorf("claims %s: %w", where, err)
 	}
 	for _, k := range order {
 		if !view.Done[k] {
-			return false, nil
+			return c, false, nil
 		}
 	}
-	return true, nil
+	return c, true, nil
 }
 
 // claimStoreS3 reaches the claims prefix with the task file's S3 settings.
-func (r *run) claimStoreS3(ctx context.Context) (claims.Store, error) {
+func claimStoreS3(ctx context.Context, p *plan.Plan, base []string, prefix string) (claims.Store, error) {
 	spec := plan.S3Spec{}
-	if r.plan.S3 != nil {
-		spec = *r.plan.S3
+	if p.S3 != nil {
+		spec = *p.S3
 	}
-	lookup := getenv(r.baseEnv())
+	lookup := getenv(base)
 	client, err := s3sync.NewClient(ctx, s3sync.ClientOptions{
 		Endpoint: os.Expand(spec.Endpoint, lookup), Region: os.Expand(spec.Region, lookup), Getenv: lookup,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claims: %w", err)
 	}
-	return claims.NewS3(client, r.opts.Claims)
-}
-
-// claimSource is a parallel block's trials as the claims queue hands them out: the ones
-// nobody holds, again and again, until every trial is done here, elsewhere, or here after
-// its claim expired elsewhere. Waiting for others' trials is what lets a trial whose Pod died
-// be taken over. A trial is claimed as it starts (Start) and recorded as it ends (Ended).
-type claimSource struct {
-	r    *run
-	c    *claimer
-	b    *plan.Task
-	poll time.Duration // how soon a runall that waits on others looks again
-	said string        // the last listing error told
-
-	mu      sync.Mutex
-	offered map[*plan.Task]bool // lined up or running here
-}
-
-// source is b's trials through the claims queue.
-func (c *claimer) source(r *run, b *plan.Task) *claimSource {
-	// How soon a runall that waits on others sees the sweep end, or a claim expire: a second
-	// at most, two LIST requests each time.
-	poll := min(max(c.sweep.Lease()/10, 100*time.Millisecond), time.Second)
-	return &claimSource{r: r, c: c, b: b, poll: poll, offered: map[*plan.Task]bool{}}
-}
-
-// Next lists the queue and offers the trials nobody else holds.
-func (s *claimSource) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
-	r, c := s.r, s.c
-	if r.isHalted() || ctx.Err() != nil {
-		return nil, false
-	}
-	view, err := c.refresh(ctx)
-	if err != nil {
-		if msg := "claims: " + err.Error() + " (trying again)"; msg != s.said {
-			r.emit(event.Event{Kind: event.RunStatus, Line: msg})
-			s.said = msg
-		}
-		return nil, true
-	}
-	s.said = ""
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var open []*sched.Trial
-	left := 0
-	for _, t := range s.b.Parallel {
-		key := c.keys[t]
-		if view.Done[key] {
-			r.skip(t, "done by another runall of the sweep ("+c.where+")")
-			continue
-		}
-		left++
-		if !s.offered[t] && (!view.Claimed[key] || c.sweep.Stale(key) || c.holds(t)) {
-			s.offered[t] = true
-			open = append(open, &sched.Trial{Task: t})
-		}
-	}
-	return open, left > 0
-}
-
-// Ready is closed after the poll interval: others' trials may have ended or expired.
-func (s *claimSource) Ready() <-chan struct{} {
-	ch := make(chan struct{})
-	time.AfterFunc(s.poll, func() { close(ch) })
-	return ch
-}
-
-// Start claims the trial; a trial another runall holds or finished is given back untouched.
-func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
-	r, c, t := s.r, s.c, tr.Task
-	if c.takenElsewhere(t) {
-		s.giveBack(t) // no request for what the last listing says is taken
-		return false
-	}
-	tl, err := c.hold(ctx, t)
-	if err != nil {
-		if errors.Is(err, claims.ErrTaken) {
-			c.refreshStale(ctx) // the block's list is behind: skip what others took since
-		} else if !errors.Is(err, claims.ErrDone) {
-			r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("claims: %s: %v (trying again)", t.Name, err)})
-		}
-		s.giveBack(t)
-		return false
-	}
-	tr.Lease = tl.lease
-	return true
-}
-
-// Ended records the trial's end for the whole sweep.
-func (s *claimSource) Ended(ctx context.Context, tr *sched.Trial) {
-	s.c.record(ctx, s.r, tr.Task)
-	s.giveBack(tr.Task)
-}
-
-func (s *claimSource) giveBack(t *plan.Task) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.offered, t)
+	return claims.NewS3(client, prefix)
 }
 
 // Event is the claims' consumer: a trial of the sweep that failed here fails the sweep.
@@ -337,9 +240,8 @@ func (c *claimer) watch(t *plan.Task, tl *trialLease) {
 	select {
 	case <-tl.done:
 	case <-tl.lease.Lost():
-		r := c.r
-		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: %v: stopping it", t.Name, tl.lease.Err())})
-		r.running.StopWithin(t, executor.Stop{Status: results.StatusFailed, Reason: tl.lease.Err().Error()},
-			min(r.opts.Grace, c.sweep.Lease()/12))
+		c.o.life.say(fmt.Sprintf("%s: %v: stopping it", t.Name, tl.lease.Err()))
+		c.o.running.StopWithin(t, executor.Stop{Status: results.StatusFailed, Reason: tl.lease.Err().Error()},
+			min(c.o.grace, c.sweep.Lease()/12))
 	}
 }

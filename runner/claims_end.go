@@ -10,14 +10,13 @@ import (
 	"time"
 
 	"github.com/runall/runall/claims"
-	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
 
 // record records a claimed trial's end for the whole sweep, unless its claim was lost: then
 // another runall runs it, and this one's outcome is not the sweep's.
-func (c *claimer) record(ctx context.Context, r *run, t *plan.Task) {
+func (c *claimer) record(ctx context.Context, t *plan.Task) {
 	c.mu.Lock()
 	tl := c.held[t]
 	c.mu.Unlock()
@@ -28,31 +27,30 @@ func (c *claimer) record(ctx context.Context, r *run, t *plan.Task) {
 	if tl.lease.Err() != nil {
 		return // its commands were stopped, saying why
 	}
+	ledger, p := c.o.life.ledger, c.o.plan
 	var ts []results.Task
 	failed, allOK := false, true
 	for _, cmd := range trialCommands(t) {
-		r.ledger.update(cmd, func(res *results.Task) {
+		ledger.update(cmd, func(res *results.Task) {
 			ts = append(ts, *res)
-			ts[len(ts)-1].LogFile = r.logs.taskLogPath(cmd) // as results() names it
+			ts[len(ts)-1].LogFile = c.o.logPath(cmd) // as results() names it
 			failed = failed || res.Status == results.StatusFailed
 			allOK = allOK && (res.Status == results.StatusOK || res.Status == results.StatusIgnored || res.Status == results.StatusPruned)
 		})
 	}
-	if _, _, sig := r.ledger.status(); sig != 0 && !allOK {
+	if _, _, sig := ledger.status(); sig != 0 && !allOK {
 		// Stopped by SIGTERM/SIGINT (preemption, eviction, kubectl delete): the trial did not
 		// fail for good. Give it back so another runall runs it at once.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		tl.lease.Release(ctx)
-		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: stopped by %v; its claim is given back for another runall", t.Name, sig)})
+		c.o.life.say(fmt.Sprintf("%s: stopped by %v; its claim is given back for another runall", t.Name, sig))
 		return
 	}
-	part := &results.Run{File: r.plan.File, RunID: r.id, Status: results.StatusOK, Objective: objectiveOf(r.plan), Tasks: ts}
+	part := &results.Run{File: p.File, RunID: c.o.runID, Status: results.StatusOK, Objective: objectiveOf(p), Tasks: ts,
+		LearnedGPUMemory: c.o.learned()}
 	if failed {
 		part.Status = results.StatusFailed
-	}
-	if r.admit != nil {
-		part.LearnedGPUMemory = r.learnedByName()
 	}
 	body, err := json.Marshal(part)
 	if err == nil {
@@ -61,27 +59,28 @@ func (c *claimer) record(ctx context.Context, r *run, t *plan.Task) {
 	switch {
 	case err == nil:
 	case errors.Is(err, claims.ErrDone):
-		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: %v; this run's outcome is not recorded", t.Name, err)})
+		c.o.life.say(fmt.Sprintf("%s: %v; this run's outcome is not recorded", t.Name, err))
 	default:
-		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: could not record its end: %v", t.Name, err)})
+		c.o.life.say(fmt.Sprintf("%s: could not record its end: %v", t.Name, err))
 	}
 	if failed {
-		c.mu.Lock()
-		c.failed = true
-		c.mu.Unlock()
+		c.setFailed()
 	}
 }
 
-// trialCommands is a trial's commands: itself, or its steps.
-func trialCommands(t *plan.Task) []*plan.Task {
-	if len(t.Steps) > 0 {
-		return t.Steps
-	}
-	return []*plan.Task{t}
+// setFailed records that a trial of the sweep failed.
+func (c *claimer) setFailed() {
+	c.mu.Lock()
+	c.failed = true
+	c.mu.Unlock()
 }
 
-// sweepFailed reports whether a trial of the sweep failed, as far as this runall knows.
+// sweepFailed reports whether a trial of the sweep failed, as far as this runall knows; a
+// nil *claimer (no claims) knows of none.
 func (c *claimer) sweepFailed() bool {
+	if c == nil {
+		return false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.failed
@@ -89,8 +88,7 @@ func (c *claimer) sweepFailed() bool {
 
 // concludeSweep, once every trial is done, reads the sweep's merged results, writing them
 // under the prefix when no runall did yet; it reports whether a trial failed.
-func (r *run) concludeSweep(ctx context.Context) (failed bool, err error) {
-	c := r.claims
+func (c *claimer) conclude(ctx context.Context) (failed bool, err error) {
 	view, err := c.sweep.Refresh(ctx)
 	if err != nil {
 		return false, err
@@ -110,7 +108,7 @@ func (r *run) concludeSweep(ctx context.Context) (failed bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	res, err := mergeRecords(r.plan, recs)
+	res, err := mergeRecords(c.o.plan, recs)
 	if err != nil {
 		return false, err
 	}
@@ -121,7 +119,7 @@ func (r *run) concludeSweep(ctx context.Context) (failed bool, err error) {
 	if err := c.sweep.WriteResults(ctx, append(b, '\n')); err != nil {
 		return false, err
 	}
-	r.emit(event.Event{Kind: event.RunStatus, Line: "claims: every trial is done; merged results in " + c.where + claims.ResultsKey})
+	c.o.life.say("claims: every trial is done; merged results in " + c.where + claims.ResultsKey)
 	return res.Status == results.StatusFailed, nil
 }
 
@@ -193,44 +191,37 @@ func latest(a, b time.Time) time.Time {
 
 // endClaims concludes the sweep after the run's tasks, and says what claiming cost. A
 // sweep that cannot be concluded (a record that cannot be read) fails the run.
-func (r *run) endClaims(ctx context.Context) error {
-	if r.claims == nil || r.isHalted() {
+func (c *claimer) end(ctx context.Context) error {
+	if c == nil || c.o.life.halted() {
 		return nil
 	}
-	failed, err := r.concludeSweep(ctx)
+	failed, err := c.conclude(ctx)
 	if err != nil {
-		err = fmt.Errorf("claims %s: could not conclude the sweep: %w", r.claims.where, err)
+		err = fmt.Errorf("claims %s: could not conclude the sweep: %w", c.where, err)
 	}
 	if failed {
-		r.claims.mu.Lock()
-		r.claims.failed = true
-		r.claims.mu.Unlock()
+		c.setFailed()
 	}
-	n := r.claims.sweep.Requests()
-	r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("claims: %d requests (%d GET, %d PUT, %d LIST)",
-		n.Total(), n.Get, n.Put, n.List)})
+	n := c.sweep.Requests()
+	c.o.life.say(fmt.Sprintf("claims: %d requests (%d GET, %d PUT, %d LIST)", n.Total(), n.Get, n.Put, n.List))
 	return err
 }
 
 // skipComplete skips everything when the sweep was already complete: a rerun of a finished
 // Job does nothing. Merged results that cannot be written fail it.
-func (r *run) skipComplete(ctx context.Context) error {
-	r.ledger.halt()
-	for _, t := range r.plan.Tasks {
-		r.skip(t, "not started: every trial of the sweep under "+r.claims.where+" is done")
-	}
+func (c *claimer) skipComplete(ctx context.Context) error {
+	life := c.o.life
+	life.skipAll(c.o.plan.Tasks, "not started: every trial of the sweep under "+c.where+" is done")
 	// A rerun exits with the sweep's status: 0 when every trial passed. A failed sweep stays
 	// failed, so that a Job's retries do not turn it into a Job that completed.
-	failed, err := r.concludeSweep(ctx)
+	failed, err := c.conclude(ctx)
 	if err != nil {
-		return fmt.Errorf("claims %s: could not write the merged results: %w", r.claims.where, err)
+		return fmt.Errorf("claims %s: could not write the merged results: %w", c.where, err)
 	}
 	if failed {
-		r.claims.mu.Lock()
-		r.claims.failed = true
-		r.claims.mu.Unlock()
-		r.emit(event.Event{Kind: event.RunStatus, Line: "claims: a trial of the sweep failed (see " + r.claims.where + claims.ResultsKey + ")"})
+		c.setFailed()
+		life.say("claims: a trial of the sweep failed (see " + c.where + claims.ResultsKey + ")")
 	}
-	r.emit(event.Event{Kind: event.RunStatus, Line: "claims: every trial of the sweep under " + r.claims.where + " is done; nothing to do"})
+	life.say("claims: every trial of the sweep under " + c.where + " is done; nothing to do")
 	return nil
 }

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -39,102 +38,61 @@ func (cr commandResult) outcome() sched.Outcome {
 	return sched.Outcome{Requeue: true, Reason: cmp.Or(cr.why, admit.RequeueReason(cr.need))}
 }
 
-// runCommand runs one command task of trial tr (tr.Task itself, or one of its steps) with
-// its retries, through the executor, and records its result. h is the trial's handle.
-func (r *run) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env []string, capture bool, h *executor.Handle) commandResult {
-	log, err := r.logs.open(t, func(msg string) { r.emit(event.Event{Kind: event.RunStatus, Line: msg}) })
-	if err != nil {
-		r.failUnrunnable(t, "cannot open its log file: "+err.Error()) // a failure like any other: exit 1, stop-on-failure
-		return commandResult{}
-	}
-	defer log.close()
-	cmdline, dir, err := r.prepare(ctx, t)
-	if err != nil {
-		r.failPrepare(t, err) // a failed download, md5 or cwd fails the run too
-		return commandResult{}
-	}
-	c := &command{r: r, t: t, p: tr.Placement, hp: tr.HostPlacement, log: log, cmd: cmdline, before: r.ledger.attempts(t), h: h}
-	if first := trialCommands(tr.Task)[0]; first == t {
-		c.passedOver = tr.PassedOver
-	}
-	c.metrics.Observe(c.metric)
-	c.reader = metric.NewReader(&c.metrics, t.MetricFormats)
-	env = r.taskEnv(t, env, c.p)
-	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
-		Procs: r.procs, KillWait: r.opts.Grace, Mask: r.mask}
-	a.OnStart = func(pgid int) {
-		if c.p != nil {
-			r.admit.Started(c.p, pgid)
-		}
-		c.hostStarted(pgid)
-	}
-	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, c.hooks())
-	if c.requeue != nil {
-		return *c.requeue
-	}
-	r.ledger.update(t, func(rt *results.Task) {
-		rt.StdoutTail, rt.StderrTail = c.tails.lines("stdout"), c.tails.lines("stderr")
-		if c.p != nil {
-			peak, source := r.admit.Peak(c.p)
-			rt.PeakGPUMemory, rt.PeakGPUMemorySource = max(rt.PeakGPUMemory, peak), string(source)
-			rt.GPUMemory = r.admit.Need(c.p) // a learned or raised need, settled to its peak
-		}
-		c.recordHost(rt)
-	})
-	r.recordMetrics(c, dir, env, res.Outcome.OK())
-	cr := c.conclude(res, env)
-	r.uploadAfter(ctx, t, res.Outcome.OK())
-	return cr
-}
-
 // command is one command task while it runs: the executor's hooks for it. They keep its
 // log, the tails of its output for the failure report, its metrics, and whether it ran out
 // of GPU memory; they tell the run's stream what happens.
 type command struct {
-	r          *run
+	life       *lifecycle
+	mask       *masker
+	gpu        *admit.Admitter // its placement's admitter; nil without one
 	t          *plan.Task
 	p          *admit.Placement
-	hp         *hostadmit.Placement // its room in host memory; nil without a host need
+	host       hostAttempt // its room in host memory, and the OOM kills that end it
 	h          *executor.Handle
 	log        *taskLog
 	cmd        string // the command line as prepared
 	before     int    // attempts in earlier admissions (a requeued trial's steps)
 	passedOver int    // told on the first attempt's start
 
-	tails     tailBuffer
-	attempt   int            // the attempt that runs now
-	oom       bool           // the current attempt printed a GPU out-of-memory error
-	hostKill  string         // the current attempt was the kernel's OOM killer's: what it says
-	oomBefore uint64         // the container's OOM kill count as the attempt started
-	oomKnown  bool           // whether it could be read
-	said      admit.OOM      // what its error messages said
-	fatal     error          // why it cannot run here at all, found when it ran out of memory
-	requeue   *commandResult // set when an attempt sent the trial back to the line
-	metrics   metric.Set     // what it reported in its output, then its metrics file
-	reader    *metric.Reader // reads metrics from its stdout into metrics, in the task's formats
+	tails   tailBuffer
+	attempt int            // the attempt that runs now
+	oom     bool           // the current attempt printed a GPU out-of-memory error
+	said    admit.OOM      // what its error messages said
+	fatal   error          // why it cannot run here at all, found when it ran out of memory
+	requeue *commandResult // set when an attempt sent the trial back to the line
+	metrics metric.Set     // what it reported in its output, then its metrics file
+	reader  *metric.Reader // reads metrics from its stdout into metrics, in the task's formats
 }
 
 func (c *command) hooks() executor.Hooks {
 	return executor.Hooks{Started: c.started, Line: c.onLine, Ended: c.ended}
 }
 
+// onStart ties an attempt's process group to the trial's rooms in GPU and host memory.
+func (c *command) onStart(pgid int) {
+	if c.p != nil {
+		c.gpu.Started(c.p, pgid)
+	}
+	c.host.started(pgid)
+}
+
 // started announces an attempt.
 func (c *command) started(n int) {
 	attempt := c.before + n
-	c.attempt, c.oom, c.said, c.hostKill = attempt, false, admit.OOM{}, ""
+	c.attempt, c.oom, c.said = attempt, false, admit.OOM{}
 	c.reader.Restart()
-	c.noteOOMCount()
-	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.r.mask.Replace(c.cmd))
+	c.host.restart()
+	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.mask.Replace(c.cmd))
 	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.passedOver}
 	if c.p != nil {
 		ev.Devices, ev.Need = c.p.UUIDs, c.p.Need
 	}
-	c.r.emit(ev)
+	c.life.emit(ev)
 }
 
 // onLine takes one line of the command's output; the executor calls it serially per attempt.
 func (c *command) onLine(n int, stream, line string) {
-	line = c.r.mask.Replace(line)
+	line = c.mask.Replace(line)
 	c.tails.add(stream, line)
 	if stream == "stdout" {
 		c.reader.Line(line)
@@ -144,19 +102,19 @@ func (c *command) onLine(n int, stream, line string) {
 		c.said = c.said.Add(admit.ParseOOM(line))
 	}
 	c.log.line(line)
-	c.r.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.before + n, Stream: stream, Line: line})
+	c.life.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.before + n, Stream: stream, Line: line})
 }
 
 // metric tells the stream a value the command reported (a runall-metric line as it came, or
 // its metrics file at its end).
 func (c *command) metric(name string, v float64, step int) {
-	c.r.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.attempt, Metric: name, Value: v, Step: step})
+	c.life.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.attempt, Metric: name, Value: v, Step: step})
 }
 
 // ended decides what follows a failed attempt: a retry, the trial back to the line when it
 // ran out of GPU memory, or the end.
 func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
-	r, t, attempt := c.r, c.t, c.before+n
+	t, attempt := c.t, c.before+n
 	if out.OK() {
 		return false
 	}
@@ -168,8 +126,8 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	if c.hostOOM(attempt, out) {
 		return false
 	}
-	if c.oom && c.p != nil && !r.isHalted() {
-		need, requeues, err := r.admit.Requeue(c.p, c.said)
+	if c.oom && c.p != nil && !c.life.halted() {
+		need, requeues, err := c.gpu.Requeue(c.p, c.said)
 		if err == nil {
 			c.requeued(attempt, out, requeues, "out of GPU memory; requeued")
 			c.requeue = &commandResult{oom: true, need: need}
@@ -180,57 +138,72 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 			return false
 		}
 	}
-	if !retry || r.isHalted() {
+	if !retry || c.life.halted() {
 		return false
 	}
-	r.emit(event.Event{Kind: event.TaskEnded, Task: t, Attempt: attempt, Status: results.StatusFailed,
+	c.life.emit(event.Event{Kind: event.TaskEnded, Task: t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started),
 		Reason: fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-n, t.Retries)})
+	return true
+}
+
+// hostOOM takes a failed attempt that the kernel's OOM killer ended: it says so, and sends
+// the trial back to the line with a raised need, or fails it when no need can fit or its
+// oom-retries are spent. It reports whether the attempt was one.
+func (c *command) hostOOM(attempt int, out proc.Outcome) bool {
+	why, ok := c.host.oomKilled(out, c.life.halted() || c.life.ledger.stoppedBy() != 0)
+	if !ok {
+		return false
+	}
+	c.log.mark("attempt %d: %s", attempt, why)
+	need, requeues, err := c.host.host.admit.Requeue(c.host.hp)
+	if err != nil {
+		c.fatal = err
+		return true
+	}
+	c.requeued(attempt, out, requeues, why+"; requeued")
+	c.requeue = &commandResult{oom: true, need: need, why: hostadmit.RequeueReason(need)}
 	return true
 }
 
 // requeued records that an attempt ran out of memory (GPU, or host: the OOM killer) and its
 // trial goes again; reason says which.
 func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason string) {
-	c.r.ledger.update(c.t, func(res *results.Task) { res.OOMRequeues = requeues })
-	c.r.emit(event.Event{Kind: event.TaskEnded, Requeued: true, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
+	c.life.emit(event.Event{Kind: event.TaskEnded, Requeued: true, Requeues: requeues, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason})
 }
 
-// conclude finishes the task by how its last attempt ended. One that ended, however, after
-// runall was told to stop is stopped, not failed: the stop ended it; one a consumer stopped
-// ends with the status it asked for.
-func (c *command) conclude(res executor.Result, env []string) commandResult {
-	t, out := c.t, res.Outcome
-	if out.Signal != 0 {
-		c.r.ledger.update(t, func(res *results.Task) { res.Signal = proc.SignalName(out.Signal) })
-	}
-	switch stop := c.r.ledger.stoppedBy(); {
+// conclude finishes the task by how its last attempt ended, with what it learned (d). One
+// that ended, however, after runall was told to stop is stopped, not failed: the stop ended
+// it; one a consumer stopped ends with the status it asked for.
+func (c *command) conclude(res executor.Result, env []string, d *event.Detail) commandResult {
+	t, out, life := c.t, res.Outcome, c.life
+	switch stop := life.ledger.stoppedBy(); {
 	case out.OK():
 		exported := proc.ExportedChanges(env, out.Exported)
-		c.r.mask.learn(exported) // before a later task can print them
-		c.r.finish(t, results.StatusOK, 0, "")
+		c.mask.learn(exported) // before a later task can print them
+		life.finish(t, results.StatusOK, 0, "", d)
 		return commandResult{ok: true, exported: exported}
 	case stop != 0:
-		c.r.finish(t, results.StatusStopped, out.ExitCode,
-			fmt.Sprintf("%s: runall was stopped by %s", c.failureReason(out), proc.SignalName(stop)))
+		life.finish(t, results.StatusStopped, out.ExitCode,
+			fmt.Sprintf("%s: runall was stopped by %s", c.failureReason(out), proc.SignalName(stop)), d)
 		return commandResult{}
 	case res.Stop != nil:
-		c.r.finish(t, res.Stop.Status, out.ExitCode, c.failureReason(out)+"; stopped: "+res.Stop.Reason)
+		life.finish(t, res.Stop.Status, out.ExitCode, c.failureReason(out)+"; stopped: "+res.Stop.Reason, d)
 		if res.Stop.Status == results.StatusFailed {
-			c.r.ledger.fail(t.StopOnFailure)
+			life.ledger.fail(t.StopOnFailure)
 		}
 		return commandResult{}
 	case t.IgnoreFailure:
-		c.r.finish(t, results.StatusIgnored, out.ExitCode, c.failureReason(out)+" (ignored)")
+		life.finish(t, results.StatusIgnored, out.ExitCode, c.failureReason(out)+" (ignored)", d)
 		return commandResult{ok: true}
 	}
 	reason := c.failureReason(out)
 	if c.fatal != nil {
 		reason += ": " + c.fatal.Error()
 	}
-	c.r.finish(t, results.StatusFailed, out.ExitCode, reason)
-	c.r.ledger.fail(t.StopOnFailure)
+	life.finish(t, results.StatusFailed, out.ExitCode, reason, d)
+	life.ledger.fail(t.StopOnFailure)
 	return commandResult{}
 }
 
@@ -238,14 +211,14 @@ func (c *command) conclude(res executor.Result, env []string) commandResult {
 // timeout, no stop) came from outside, most often from the kernel's OOM killer.
 func (c *command) failureReason(out proc.Outcome) string {
 	switch {
-	case c.hostKill != "":
-		return c.hostKill
+	case c.host.kill != "":
+		return c.host.kill
 	case out.Err != nil:
 		return out.Err.Error()
 	case out.TimedOut:
 		return fmt.Sprintf("timeout after %v", c.t.Timeout)
-	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && c.r.ledger.stoppedBy() == 0:
-		return c.outsideKill()
+	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && c.life.ledger.stoppedBy() == 0:
+		return c.host.outsideKill()
 	case out.ExitCode < 0 && out.Signal != 0:
 		return "killed by " + proc.SignalName(out.Signal)
 	case out.ExitCode < 0:

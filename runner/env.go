@@ -2,44 +2,48 @@ package runner
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 
-	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 )
 
-// baseEnv is runall's environment plus what identifies the run to its tasks.
-func (r *run) baseEnv() []string {
-	env := slices.Clone(r.opts.Environ)
-	env = proc.Setenv(env, "RUNALL_RUN_ID", r.id)
-	env = proc.Setenv(env, "RUNALL_LOG_DIR", r.logDir)
-	if r.opts.Shard.active() {
-		env = proc.Setenv(env, "RUNALL_SHARD", r.opts.Shard.String())
+// baseEnv is runall's environment plus what identifies the run to its tasks. It is
+// clipped: whoever appends to it gets a copy, so that the parts sharing it never see
+// each other's changes.
+func baseEnv(environ []string, runID, logDir string, shard Shard) []string {
+	env := slices.Clone(environ)
+	env = proc.Setenv(env, "RUNALL_RUN_ID", runID)
+	env = proc.Setenv(env, "RUNALL_LOG_DIR", logDir)
+	if shard.active() {
+		env = proc.Setenv(env, "RUNALL_SHARD", shard.String())
 	}
-	return env
+	return slices.Clip(env)
 }
 
-// taskEnv is the environment a task's command gets: runall's, what earlier tasks exported,
-// the task's env: (with $VAR expanded against what came before), and its GPU placement.
-func (r *run) taskEnv(t *plan.Task, env []string, p *admit.Placement) []string {
+// taskVars is the environment a task's command gets before its placement: runall's, what
+// earlier tasks exported, and the task's env: (with $VAR expanded against what came
+// before).
+func taskVars(t *plan.Task, env []string) []string {
 	env = slices.Clone(env)
 	for _, v := range t.Env {
 		val := plan.Expand(v.Value, func(name string) (string, bool) { return proc.Lookup(env, name) })
 		env = proc.Setenv(env, v.Name, val)
 	}
 	env = proc.Setenv(env, "RUNALL_TASK_NAME", t.Name)
-	env = proc.Setenv(env, "RUNALL_TASK_ID", fmt.Sprint(t.ID))
-	if p != nil {
-		own := func(name string) bool {
-			return slices.ContainsFunc(t.Env, func(v plan.EnvVar) bool { return v.Name == name })
-		}
-		env = r.fw.Env(env, r.admit.DeviceEnv(p), p.Need, p.Total, t.GPU.CapToNeed, own)
-	}
-	return env
+	return proc.Setenv(env, "RUNALL_TASK_ID", fmt.Sprint(t.ID))
 }
 
 // getenv looks names up in env, for os.Expand.
 func getenv(env []string) func(string) string {
 	return func(name string) string { v, _ := proc.Lookup(env, name); return v }
+}
+
+// taskPath resolves a path from the task file against the task file's directory.
+func taskPath(dir, p string) string {
+	if filepath.IsAbs(p) || dir == "" {
+		return p
+	}
+	return filepath.Join(dir, p)
 }

@@ -1,17 +1,20 @@
 package runner
 
-import "github.com/runall/runall/runner/plan"
+import (
+	"github.com/runall/runall/runner/history"
+	"github.com/runall/runall/runner/plan"
+)
 
-// learnedByName reports learned needs by the name of each group's first trial.
-func (r *run) learnedByName() map[string]uint64 {
+// learnedByName reports learned GPU needs by the name of each group's first trial.
+func learnedByName(p *plan.Plan, hist *history.History) map[string]uint64 {
 	out := map[string]uint64{}
 	seen := map[string]bool{}
-	plan.Walk(r.plan.Tasks, func(t *plan.Task) {
+	plan.Walk(p.Tasks, func(t *plan.Task) {
 		if t.GPU == nil || !t.GPU.Auto || seen[t.Group] {
 			return
 		}
 		seen[t.Group] = true
-		if n, ok := r.hist.Learned(t.Group); ok {
+		if n, ok := hist.Learned(t.Group); ok {
 			out[t.Name] = n
 		}
 	})
@@ -21,8 +24,8 @@ func (r *run) learnedByName() map[string]uint64 {
 	return out
 }
 
-func (r *run) tasksByID() map[int]*plan.Task {
+func tasksByID(p *plan.Plan) map[int]*plan.Task {
 	byID := map[int]*plan.Task{}
-	plan.Walk(r.plan.Tasks, func(t *plan.Task) { byID[t.ID] = t })
+	plan.Walk(p.Tasks, func(t *plan.Task) { byID[t.ID] = t })
 	return byID
 }

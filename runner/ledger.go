@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -96,9 +98,9 @@ func (l *ledger) haltReason() string {
 	return "not started: an earlier task failed (stop-on-failure)"
 }
 
-// Event records what the run's events say of a task: the results recorder. The details
-// an event does not carry (tails, metrics, peaks) are written with update as the command
-// learns them, before its final event.
+// Event records what the run's events say of a task: the results recorder. It learns a
+// task's result from its events alone: the final TaskEnded carries what the command
+// learned as it ran (its Detail), a requeue how often its trial went back.
 func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 	if ev.Task == nil {
 		return
@@ -118,28 +120,54 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 		}
 		res.PassedOver = max(res.PassedOver, ev.PassedOver)
 	case ev.Kind == event.TaskEnded && ev.Requeued:
-		res.Status = results.StatusPending
+		res.Status, res.OOMRequeues = results.StatusPending, ev.Requeues
 	case ev.Kind == event.TaskEnded && ev.Final:
 		res.Status, res.ExitCode, res.Reason = ev.Status, ev.ExitCode, ev.Reason
 		res.FinishedAt = ev.Time
 		if res.StartedAt.IsZero() {
 			res.StartedAt = res.FinishedAt
 		}
+		if ev.Detail != nil {
+			recordDetail(res, ev.Detail)
+		}
 	case ev.Kind == event.TaskSkipped:
 		res.Status, res.Reason, res.ExitCode = results.StatusSkipped, ev.Reason, -1
 	}
 }
 
-// ending is what a task's final event says of it besides its status: how long it ran,
-// its attempts and its metrics, as recorded so far.
-func (l *ledger) ending(t *plan.Task, now time.Time) (d time.Duration, attempts int, metrics map[string]float64) {
+// recordDetail keeps what a command learned as it ran in its result.
+func recordDetail(res *results.Task, d *event.Detail) {
+	res.StdoutTail, res.StderrTail = d.StdoutTail, d.StderrTail
+	if d.OnGPU {
+		res.PeakGPUMemory, res.PeakGPUMemorySource = max(res.PeakGPUMemory, d.PeakGPUMemory), d.PeakGPUMemorySource
+		res.GPUMemory = d.GPUMemory
+	}
+	if d.OnHost {
+		res.PeakHostMemory, res.HostMemory = max(res.PeakHostMemory, d.PeakHostMemory), d.HostMemory
+	}
+	if d.Signal != "" {
+		res.Signal = d.Signal
+	}
+	res.Metrics, res.MetricSeries, res.MetricWarnings = d.Metrics, d.MetricSeries, d.MetricWarnings
+}
+
+// ending is what a task's final event says of it besides its status: how long it ran and
+// its attempts, as recorded so far.
+func (l *ledger) ending(t *plan.Task, now time.Time) (d time.Duration, attempts int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	res := l.resultLocked(t)
 	if !res.StartedAt.IsZero() {
 		d = now.Sub(res.StartedAt)
 	}
-	return d, res.Attempts, res.Metrics
+	return d, res.Attempts
+}
+
+// startedAt is when t's first attempt started (zero before).
+func (l *ledger) startedAt(t *plan.Task) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.resultLocked(t).StartedAt
 }
 
 // attempts is how often t was started so far (across requeues).
@@ -185,4 +213,40 @@ func (l *ledger) status() (status results.Status, failed bool, interrupted sysca
 		status = results.StatusStopped
 	}
 	return status, l.failed, l.interrupted
+}
+
+// paramsOf is a task's for-each or matrix values as its result records them.
+func paramsOf(t *plan.Task) map[string]string {
+	if len(t.Params) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(t.Params))
+	for _, p := range t.Params {
+		m[p.Name] = p.Value
+	}
+	return m
+}
+
+// maxID is the highest task ID the ledger has a result for, 0 when none: tasks made while
+// the run goes on (a sampler's trials) are numbered after it.
+func (l *ledger) maxID() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for id := range maps.Keys(l.byID) {
+		n = max(n, id)
+	}
+	return n
+}
+
+// madeWhileRunning is the results of tasks the plan does not list (a sampler's trials), by
+// ID; l.mu is held.
+func (l *ledger) madeWhileRunning(inPlan map[int]bool) []results.Task {
+	var out []results.Task
+	for _, id := range slices.Sorted(maps.Keys(l.byID)) {
+		if !inPlan[id] {
+			out = append(out, *l.byID[id])
+		}
+	}
+	return out
 }

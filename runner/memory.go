@@ -16,18 +16,19 @@ import (
 // memory over time, kept in the log directory for the report. Only the admitter's sampler
 // calls it.
 type memoryWatch struct {
-	r       *run
+	life    *lifecycle
+	met     *metrics
 	byID    map[int]*plan.Task
 	told    map[int]uint64 // trial ID → the memory last told
 	file    *os.File       // the log directory's gpu-samples.jsonl; nil when it cannot be written
 	samples *results.SampleWriter
 }
 
-func newMemoryWatch(r *run) *memoryWatch {
-	w := &memoryWatch{r: r, byID: r.tasksByID(), told: map[int]uint64{}}
-	f, err := os.Create(filepath.Join(r.logDir, results.SamplesFile))
+func newMemoryWatch(p *plan.Plan, logDir string, life *lifecycle, met *metrics) *memoryWatch {
+	w := &memoryWatch{life: life, met: met, byID: tasksByID(p), told: map[int]uint64{}}
+	f, err := os.Create(filepath.Join(logDir, results.SamplesFile))
 	if err != nil {
-		r.emit(event.Event{Kind: event.RunStatus, Line: "cannot keep GPU memory samples for the report: " + err.Error()})
+		life.say("cannot keep GPU memory samples for the report: " + err.Error())
 		return w
 	}
 	w.file, w.samples = f, results.NewSampleWriter(f)
@@ -44,7 +45,7 @@ func (w *memoryWatch) close() {
 		err = cerr
 	}
 	if err != nil {
-		w.r.emit(event.Event{Kind: event.RunStatus, Line: "GPU memory samples are incomplete: " + err.Error()})
+		w.life.say("GPU memory samples are incomplete: " + err.Error())
 	}
 }
 
@@ -52,7 +53,7 @@ func (w *memoryWatch) close() {
 const memoryStep = 64 << 20
 
 func (w *memoryWatch) sample(s admit.Sample) {
-	w.r.met.gpus(s)
+	w.met.gpus(s)
 	if w.samples != nil {
 		devs := make([]results.SampleDevice, len(s.Devices))
 		used := make([]uint64, len(s.Devices))
@@ -71,7 +72,7 @@ func (w *memoryWatch) sample(s admit.Sample) {
 			continue
 		}
 		w.told[tm.ID] = tm.Memory
-		w.r.emit(event.Event{Kind: event.TaskMemory, Task: t, Memory: tm.Memory, Peak: tm.Peak})
+		w.life.emit(event.Event{Kind: event.TaskMemory, Task: t, Memory: tm.Memory, Peak: tm.Peak})
 	}
 }
 

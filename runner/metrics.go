@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/runall/runall/hostmem"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
@@ -31,7 +32,7 @@ type metrics struct {
 	ooms      prometheus.Counter
 	s3Bytes   *prometheus.CounterVec
 	s3Files   *prometheus.CounterVec
-	host      *hostGauges // nil when no task sets memory:
+	hostMem   *hostGauges // nil when no task sets memory:
 
 	// A task is pending, running or finished, never two at once: pending is what is
 	// neither of the others (an attempt that ran out of GPU memory is pending again).
@@ -72,7 +73,7 @@ func newMetrics(p *plan.Plan) *metrics {
 	m.reg.MustRegister(m.tasks, m.gpuFree, m.gpuRes, m.gpuTotal, m.durations, m.ooms, m.s3Bytes, m.s3Files,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	if p.NeedsHost() {
-		m.host = newHostGauges(m.reg)
+		m.hostMem = newHostGauges(m.reg)
 	}
 	plan.WalkCommands(p.Tasks, func(*plan.Task) { m.total++ })
 	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(m.total))
@@ -126,6 +127,13 @@ func (m *metrics) transferred(direction string, files, bytes int64) {
 	}
 }
 
+// hostSample records a measurement of the container's memory.
+func (m *metrics) hostSample(mem hostmem.Memory) {
+	if m != nil {
+		m.hostMem.set(mem)
+	}
+}
+
 func (m *metrics) gpus(s admit.Sample) {
 	if m == nil {
 		return
@@ -141,21 +149,21 @@ func (m *metrics) gpus(s admit.Sample) {
 	}
 }
 
-// serveMetrics serves /metrics on --metrics-addr until the returned stop is called.
-func (r *run) serveMetrics() (stop func(), err error) {
-	ln, err := net.Listen("tcp", r.opts.MetricsAddr)
+// serve serves /metrics on addr (--metrics-addr) until the returned stop is called.
+func (m *metrics) serve(addr string, say func(string)) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr %s: %w", r.opts.MetricsAddr, err)
+		return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(r.met.reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			r.emit(event.Event{Kind: event.RunStatus, Line: "metrics server: " + err.Error()})
+			say("metrics server: " + err.Error())
 		}
 	}()
-	r.emit(event.Event{Kind: event.RunStatus, Line: "serving metrics on http://" + ln.Addr().String() + "/metrics"})
+	say("serving metrics on http://" + ln.Addr().String() + "/metrics")
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

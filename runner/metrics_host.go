@@ -32,13 +32,13 @@ func newHostGauges(reg *prometheus.Registry) *hostGauges {
 	return g
 }
 
-// hostMemory records a measurement of the container's memory.
-func (m *metrics) hostMemory(mem hostmem.Memory) {
-	if m == nil || m.host == nil {
+// set records a measurement of the container's memory; a nil *hostGauges records nothing.
+func (g *hostGauges) set(mem hostmem.Memory) {
+	if g == nil {
 		return
 	}
-	m.host.limit.Set(float64(mem.Limit))
-	m.host.used.Set(float64(mem.Used))
-	m.host.room.Set(float64(mem.Room()))
-	m.host.oomKills.Set(float64(mem.OOMKills))
+	g.limit.Set(float64(mem.Limit))
+	g.used.Set(float64(mem.Used))
+	g.room.Set(float64(mem.Room()))
+	g.oomKills.Set(float64(mem.OOMKills))
 }

@@ -10,7 +10,7 @@ import (
 // TestHostGauges: a plan with memory: serves the container's memory; one without does not.
 func TestHostGauges(t *testing.T) {
 	m := newMetrics(simulatePlan(t, "tasks:\n  - {cmd: 'true', memory: 1GiB}\n"))
-	m.hostMemory(hostmem.Memory{Limit: 2 << 30, Limited: true, Used: 1 << 30, OOMKills: 3, HasOOMKills: true})
+	m.hostSample(hostmem.Memory{Limit: 2 << 30, Limited: true, Used: 1 << 30, OOMKills: 3, HasOOMKills: true})
 	want := map[string]float64{
 		"runall_host_memory_limit_bytes": 2 << 30, "runall_host_memory_used_bytes": 1 << 30,
 		"runall_host_memory_room_bytes": 1 << 30, "runall_host_oom_kills": 3,
@@ -25,7 +25,7 @@ func TestHostGauges(t *testing.T) {
 		}
 	}
 	without := newMetrics(simulatePlan(t, "tasks:\n  - {cmd: 'true'}\n"))
-	without.hostMemory(hostmem.Memory{Limit: 1})
+	without.hostSample(hostmem.Memory{Limit: 1})
 	if got := hostSeries(t, without); len(got) != 0 {
 		t.Errorf("a plan without memory: serves %v", got)
 	}

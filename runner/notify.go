@@ -13,7 +13,6 @@ import (
 
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/proc"
 )
 
 // config notify: the results JSON is POSTed when the run ends, whatever its status, retried
@@ -23,27 +22,44 @@ import (
 // notifyRequestTimeout bounds one attempt; notify.timeout bounds them all.
 const notifyRequestTimeout = 10 * time.Second
 
-// notify POSTs body to config notify's URL. After a signal it keeps within the grace
-// period, which is what the container's stop leaves runall.
-func (r *run) notify(body []byte, interrupted bool) {
-	n := r.plan.Config.Notify
-	if n == nil {
+// notifier POSTs the results to config notify's URL; a nil *notifier (no notify:) sends
+// nothing.
+type notifier struct {
+	spec  *plan.Notify
+	base  []string // the run's environment, which the URL and headers are expanded in
+	mask  *masker
+	grace time.Duration
+}
+
+func newNotifier(spec *plan.Notify, base []string, mask *masker, grace time.Duration) *notifier {
+	if spec == nil {
+		return nil
+	}
+	return &notifier{spec: spec, base: base, mask: mask, grace: grace}
+}
+
+// send POSTs body. After a signal it keeps within the grace period, which is what the
+// container's stop leaves runall.
+func (nt *notifier) send(body []byte, interrupted bool, emit func(event.Event)) {
+	if nt == nil {
 		return
 	}
-	lookup := getenv(r.baseEnv())
-	target, err := expandStrict(n.URL, r.baseEnv())
+	n := nt.spec
+	say := func(line string) { emit(event.Event{Kind: event.RunStatus, Line: line}) }
+	lookup := getenv(nt.base)
+	target, err := expandStrict(n.URL, nt.base)
 	if err != nil {
-		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("notify: url: %v: not sent", err)})
+		say(fmt.Sprintf("notify: url: %v: not sent", err))
 		return
 	}
 	shown := plan.RedactURL(target)
 	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("notify: url %s is not an http(s) address after expanding ${VARS}: not sent", r.mask.Replace(shown))})
+		say(fmt.Sprintf("notify: url %s is not an http(s) address after expanding ${VARS}: not sent", nt.mask.Replace(shown)))
 		return
 	}
 	budget := n.Timeout
 	if interrupted {
-		budget = min(budget, r.opts.Grace)
+		budget = min(budget, nt.grace)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
@@ -52,15 +68,14 @@ func (r *run) notify(body []byte, interrupted bool) {
 	for attempt := 1; ; attempt++ {
 		status, err := postOnce(ctx, client, target, n.Headers, lookup, body)
 		if err == nil {
-			r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("notify: sent the results to %s (HTTP %d)", shown, status)})
+			say(fmt.Sprintf("notify: sent the results to %s (HTTP %d)", shown, status))
 			return
 		}
 		var permanent *permanentError
 		retry := !errors.As(err, &permanent)
 		deadline, _ := ctx.Deadline()
 		if !retry || time.Until(deadline) < wait {
-			r.emit(event.Event{Kind: event.RunStatus, Line: r.mask.Replace(fmt.Sprintf(
-				"notify: could not send the results to %s after %d attempt(s): %v", shown, attempt, err))})
+			say(nt.mask.Replace(fmt.Sprintf("notify: could not send the results to %s after %d attempt(s): %v", shown, attempt, err)))
 			return
 		}
 		select {
@@ -142,61 +157,4 @@ func redirectWhy(resp *http.Response) string {
 		loc = u.String()
 	}
 	return "to " + plan.RedactURL(loc) + ": redirects are not followed"
-}
-
-// notifySecrets are the values config notify must not show: header values (whole, and
-// each word of them, for "Bearer TOKEN") and the variables they name; the URL's password,
-// query values, and the variables it names outside its host (a token in its path); and
-// the whole URL when it holds any of those.
-func notifySecrets(environ []string, p *plan.Plan) []string {
-	n := p.Config.Notify
-	if n == nil {
-		return nil
-	}
-	var out []string
-	add := func(v string, least int) {
-		if len(v) >= least {
-			out = append(out, v)
-		}
-	}
-	var named []string
-	lookup := func(name string) string {
-		v, _ := proc.Lookup(environ, name)
-		named = append(named, strings.TrimSpace(v)) // a Secret file's newline is not the secret
-		return v
-	}
-	for _, h := range n.Headers {
-		v := strings.TrimSpace(os.Expand(h.Value, lookup))
-		add(v, 4)
-		for _, w := range strings.Fields(v) {
-			add(w, 8)
-		}
-	}
-	for _, v := range named {
-		add(v, 4)
-	}
-	named = nil
-	target := os.Expand(n.URL, lookup)
-	u, err := url.Parse(target)
-	if err != nil {
-		return append(out, target)
-	}
-	if u.User != nil {
-		pw, _ := u.User.Password()
-		add(pw, 4)
-	}
-	for _, vs := range u.Query() {
-		for _, v := range vs {
-			add(v, 4)
-		}
-	}
-	for _, v := range named {
-		if !strings.Contains(u.Host, v) {
-			add(v, 8) // short values (a port) are no secret, and would mask too much
-		}
-	}
-	if u.User != nil || u.RawQuery != "" || len(named) > 0 {
-		add(target, 4)
-	}
-	return out
 }

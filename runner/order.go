@@ -15,10 +15,6 @@ import (
 // compares with other orders. Durations within sameLength of each other count as a tie, as
 // recorded durations vary from run to run. Trials with no recorded duration go first, in
 // file order, since any of them may be the longest; without history this is file order.
-func (r *run) orderTrials(b *plan.Task, trials []*plan.Task) []*plan.Task {
-	return orderTrials(b, trials, r.hist)
-}
-
 func orderTrials(b *plan.Task, trials []*plan.Task, hist *history.History) []*plan.Task {
 	if b.Order == plan.OrderFile || hist == nil {
 		return trials

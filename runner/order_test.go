@@ -15,7 +15,7 @@ import (
 // orderPlan loads a block of five trials a..e with the given block order ("" for the
 // default) and a history in which a took 1 s, b 3 s, c 2.8 s (within 10%: a tie, and c needs
 // more), d 2 s, e never ran.
-func orderPlan(t *testing.T, order string) (*run, *plan.Task) {
+func orderPlan(t *testing.T, order string) (*history.History, *plan.Task) {
 	t.Helper()
 	dir := t.TempDir()
 	file := "tasks:\n  - name: sweep\n" + order + "    parallel-tasks:\n" +
@@ -44,7 +44,7 @@ func orderPlan(t *testing.T, order string) (*run, *plan.Task) {
 		}
 	}
 	h.Record(res, byID)
-	return &run{plan: p, hist: h}, block
+	return h, block
 }
 
 func names(ts []*plan.Task) []string {
@@ -56,8 +56,8 @@ func names(ts []*plan.Task) []string {
 }
 
 func TestOrderLongestFirst(t *testing.T) {
-	r, block := orderPlan(t, "")
-	got := names(r.orderTrials(block, block.Parallel))
+	h, block := orderPlan(t, "")
+	got := names(orderTrials(block, block.Parallel, h))
 	// e has no recorded duration and may be the longest; then by duration, c before b for
 	// its larger need.
 	if want := []string{"e", "c", "b", "d", "a"}; !slices.Equal(got, want) {
@@ -67,8 +67,8 @@ func TestOrderLongestFirst(t *testing.T) {
 
 func TestOrderFileKeepsFileOrder(t *testing.T) {
 	for _, how := range []string{"    order: file\n"} {
-		r, block := orderPlan(t, how)
-		if got, want := names(r.orderTrials(block, block.Parallel)), []string{"a", "b", "c", "d", "e"}; !slices.Equal(got, want) {
+		h, block := orderPlan(t, how)
+		if got, want := names(orderTrials(block, block.Parallel, h)), []string{"a", "b", "c", "d", "e"}; !slices.Equal(got, want) {
 			t.Errorf("%q: order %v, want file order %v", how, got, want)
 		}
 	}

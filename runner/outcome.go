@@ -26,18 +26,41 @@ const (
 	ReportFile  = results.ReportName
 )
 
-// record writes the results and the report, uploads them and notifies. Only a --results
-// file that cannot be written is an error (as before); the rest is reported and goes on.
-func (r *run) record(res *results.Run) error {
-	samples := filepath.Join(r.logDir, results.SamplesFile)
+// recorder is the consumer of the run's end (RunEnded): it writes the results and the
+// report, uploads them and notifies, in that order. Only a --results file that cannot be
+// written is an error (Err), as before; the rest is reported and goes on.
+type recorder struct {
+	logDir      string
+	resultsFile string // --results
+	report      func(w io.Writer, res *results.Run, samples *results.GPUSamples) error
+	sync        *transfers
+	notify      *notifier
+	interrupted func() bool // whether a signal stopped the run
+
+	err error // the --results file's
+}
+
+// Event records the run's results when it ends. The run's last event may take its time:
+// nothing else is emitted meanwhile.
+func (rec *recorder) Event(ev event.Event, emit func(event.Event)) {
+	if ev.Kind == event.RunEnded && ev.Results != nil {
+		rec.err = rec.record(ev.Results, emit)
+	}
+}
+
+// Err is why the --results file could not be written, nil when it was.
+func (rec *recorder) Err() error { return rec.err }
+
+func (rec *recorder) record(res *results.Run, emit func(event.Event)) error {
+	samples := filepath.Join(rec.logDir, results.SamplesFile)
 	if _, err := os.Stat(samples); err == nil {
 		res.GPUSamples = samples
 	}
-	if r.opts.Report != nil {
-		res.Report = filepath.Join(r.logDir, ReportFile)
+	if rec.report != nil {
+		res.Report = filepath.Join(rec.logDir, ReportFile)
 	}
 	warn := func(format string, args ...any) {
-		r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf(format, args...)})
+		emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf(format, args...)})
 	}
 	body, err := json.MarshalIndent(res, "", "  ")
 	if err != nil { // metrics are checked to be finite: this is a bug
@@ -45,64 +68,62 @@ func (r *run) record(res *results.Run) error {
 		return err
 	}
 	body = append(body, '\n')
-	if err := results.WriteFileAtomic(filepath.Join(r.logDir, ResultsFile), body); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(rec.logDir, ResultsFile), body); err != nil {
 		warn("cannot write the results into the log directory: %v", err)
 	}
 	var runErr error
-	if r.opts.ResultsFile != "" {
-		runErr = results.WriteFileAtomic(r.opts.ResultsFile, body)
+	if rec.resultsFile != "" {
+		runErr = results.WriteFileAtomic(rec.resultsFile, body)
 	}
 	if res.Report != "" {
-		if err := r.writeReport(res); err != nil {
+		if err := rec.writeReport(res, warn); err != nil {
 			warn("cannot write the report: %v", err)
 			res.Report = ""
 		}
 	}
-	r.uploadResults(body)
-	_, _, interrupted := r.ledger.status()
-	r.notify(body, interrupted != 0)
+	rec.sync.uploadResults(body, res.RunID, rec.logDir, emit)
+	rec.notify.send(body, rec.interrupted(), emit)
 	return runErr
 }
 
-// writeReport draws the report from the results and the samples just kept, with
-// Options.Report.
-func (r *run) writeReport(res *results.Run) error {
+// writeReport draws the report from the results and the samples just kept.
+func (rec *recorder) writeReport(res *results.Run, warn func(string, ...any)) error {
 	samples, err := results.ReadSamplesFile(res.GPUSamples)
 	if err != nil {
-		r.emit(event.Event{Kind: event.RunStatus, Line: "the report leaves out GPU memory: " + err.Error()})
+		warn("the report leaves out GPU memory: %v", err)
 	}
-	return results.WriteAtomic(res.Report, func(w io.Writer) error { return r.opts.Report(w, res, samples) })
+	return results.WriteAtomic(res.Report, func(w io.Writer) error { return rec.report(w, res, samples) })
 }
 
 // uploadResults puts the results, the samples and the report under the first upload
 // destination, where `runall report s3://...` finds every shard's.
-func (r *run) uploadResults(body []byte) {
-	if r.sync == nil || len(r.sync.spec.Upload) == 0 {
+func (s *transfers) uploadResults(body []byte, runID, logDir string, emit func(event.Event)) {
+	if s == nil || s.client == nil || len(s.spec.Upload) == 0 {
 		return
 	}
-	to, err := expandStrict(r.sync.spec.Upload[0].To, r.baseEnv())
+	to, err := expandStrict(s.spec.Upload[0].To, s.o.base)
 	if err != nil || !strings.HasPrefix(to, "s3://") {
 		return
 	}
-	base := results.RunURL(to, r.id)
-	ctx, cancel := r.halt.finalUpload(r.ledger.stoppedBy() != 0, r.opts.Grace)
+	base := results.RunURL(to, runID)
+	ctx, cancel := s.o.halt.finalUpload(s.o.stopped(), s.o.grace)
 	defer cancel()
 	ctx, cancelMinute := context.WithTimeout(ctx, time.Minute)
 	defer cancelMinute()
 	files := map[string][]byte{ResultsFile: body}
 	for _, name := range []string{results.SamplesFile, ReportFile} {
-		b, err := os.ReadFile(filepath.Join(r.logDir, name))
+		b, err := os.ReadFile(filepath.Join(logDir, name))
 		if err == nil {
 			files[name] = b
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			r.emit(event.Event{Kind: event.SyncProgress, Line: "cannot read " + name + ": " + err.Error()})
+			emit(event.Event{Kind: event.SyncProgress, Line: "cannot read " + name + ": " + err.Error()})
 		}
 	}
 	for name, b := range files {
-		if err := r.sync.client.PutObject(ctx, base+name, b); err != nil {
-			r.emit(event.Event{Kind: event.SyncProgress, Line: fmt.Sprintf("could not upload the run's %s: %v", name, err)})
+		if err := s.client.PutObject(ctx, base+name, b); err != nil {
+			emit(event.Event{Kind: event.SyncProgress, Line: fmt.Sprintf("could not upload the run's %s: %v", name, err)})
 			return
 		}
 	}
-	r.emit(event.Event{Kind: event.SyncProgress, Line: "results uploaded to " + base})
+	emit(event.Event{Kind: event.SyncProgress, Line: "results uploaded to " + base})
 }

@@ -13,17 +13,17 @@ import (
 // losing trials through the run's Stopper; nil when no block sets it. With claims, each
 // block's rung values live under the sweep's prefix, so that every runall's decisions use
 // every runall's trials.
-func (r *run) newPruner() *prune.Pruner {
+func (r *runDriver) newPruner() *prune.Pruner {
 	p := prune.New(r.plan, prune.Options{Store: r.rungStore})
 	if p != nil {
-		p.UseStopper(r.running)
+		p.UseStopper(r.launch.running)
 	}
 	return p
 }
 
 // rungStore is where a block's rule keeps what it compares (asha's rung values, median's
 // running averages): in memory, or under the claims prefix when the run shares its trials.
-func (r *run) rungStore(block *plan.Task) (earlystop.Store, error) {
+func (r *runDriver) rungStore(block *plan.Task) (earlystop.Store, error) {
 	if r.claims == nil {
 		return nil, nil
 	}

@@ -8,7 +8,7 @@ import (
 
 // reapWhileRunning makes runall the subreaper of its tasks' orphans and collects those that
 // exit while the run goes on; the returned func stops collecting.
-func (r *run) reapWhileRunning() (stop func()) {
+func reapWhileRunning(procs *proc.Table) (stop func()) {
 	proc.BecomeSubreaper()
 	done := make(chan struct{})
 	go func() {
@@ -19,7 +19,7 @@ func (r *run) reapWhileRunning() (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				proc.ReapZombies(r.procs)
+				proc.ReapZombies(procs)
 			}
 		}
 	}()

@@ -20,18 +20,28 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
+// scripts prepares what a run's tasks run: their url: scripts, downloaded once each into
+// dir, and their directories.
+type scripts struct {
+	dir     string     // where url: scripts are kept
+	taskDir string     // the task file's directory
+	base    []string   // the run's environment (baseEnv)
+	halt    *stopping  // a stop ends a hanging download at once
+	mu      sync.Mutex // one download per url:, also when parallel children share it
+}
+
 // prepare resolves what a task runs and where: url: downloads (and md5 checks) a script,
 // sudo: wraps the command when runall is not root.
-func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, err error) {
+func (s *scripts) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, err error) {
 	cmdline = t.Cmd
-	env := r.taskEnv(t, r.baseEnv(), nil)
+	env := taskVars(t, s.base)
 	if t.URL != "" {
 		url, err := expandStrict(t.URL, env)
 		if err != nil {
 			return "", "", fmt.Errorf("url: %w", err)
 		}
-		fctx, stop := r.halt.download(ctx) // a stop ends a hanging download at once
-		script, err := r.scripts.fetch(fctx, url, t.MD5)
+		fctx, stop := s.halt.download(ctx) // a stop ends a hanging download at once
+		script, err := s.fetch(fctx, url, t.MD5)
 		stop()
 		if err != nil {
 			return "", "", err
@@ -51,13 +61,13 @@ func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, e
 		}
 		cmdline = "sudo -n -E " + shellQuote(proc.Shell()) + " -c " + shellQuote(cmdline)
 	}
-	dir = r.plan.Dir
+	dir = s.taskDir
 	if t.Cwd != "" {
 		cwd, err := expandStrict(t.Cwd, env)
 		if err != nil {
 			return "", "", fmt.Errorf("cwd: %w", err)
 		}
-		dir = r.taskPath(cwd)
+		dir = taskPath(s.taskDir, cwd)
 	}
 	if dir != "" {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -69,18 +79,12 @@ func (r *run) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, e
 
 // failPrepare ends a task that could not be prepared: failed, or stopped when a stop
 // cancelled its script's download.
-func (r *run) failPrepare(t *plan.Task, err error) {
-	if stop := r.ledger.stoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
-		r.finish(t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)))
+func failPrepare(life *lifecycle, t *plan.Task, err error) {
+	if stop := life.ledger.stoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
+		life.finish(t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)), nil)
 		return
 	}
-	r.failUnrunnable(t, err.Error())
-}
-
-// scripts are the url: scripts of a run, downloaded once each into dir.
-type scripts struct {
-	dir string
-	mu  sync.Mutex // one download per url:, also when parallel children share it
+	life.failUnrunnable(t, err.Error())
 }
 
 // fetch downloads a url: task's script once per run and checks its md5 (when given).

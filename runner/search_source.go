@@ -3,10 +3,10 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
-	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
@@ -20,7 +20,8 @@ import (
 // trial's tell runs beside the sweep, so that its GPU room is free at once; the next ask
 // waits for the tells before it, so that the sampler has every result it can.
 type searchSource struct {
-	r       *run
+	life    *lifecycle
+	plan    *plan.Plan
 	tmpl    *plan.Task
 	sampler search.Sampler
 
@@ -33,10 +34,11 @@ type searchSource struct {
 	mu      sync.Mutex         // numbers
 }
 
-// newSearchSource is the source of a block whose one child, tmpl, sets search:.
-func (r *run) newSearchSource(tmpl *plan.Task) *searchSource {
-	return &searchSource{r: r, tmpl: tmpl, numbers: map[*plan.Task]int{},
-		sampler: search.Sampler{Spec: tmpl.Search, Dir: r.plan.Dir, Env: r.baseEnv()}}
+// newSearchSource is the source of a block of plan p whose one child, tmpl, sets search:;
+// the sampler runs in the run's environment, base.
+func newSearchSource(life *lifecycle, p *plan.Plan, tmpl *plan.Task, base []string) *searchSource {
+	return &searchSource{life: life, plan: p, tmpl: tmpl, numbers: map[*plan.Task]int{},
+		sampler: search.Sampler{Spec: tmpl.Search, Dir: p.Dir, Env: slices.Clone(base)}}
 }
 
 // Next asks the sampler for as many trials as could start, up to trials: N in all. A
@@ -49,7 +51,7 @@ func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool
 	s.tells.wait() // the sampler learns every result before it proposes
 	var out []*sched.Trial
 	for range min(want, s.tmpl.Search.Trials-s.asked) {
-		if ctx.Err() != nil || s.r.isHalted() {
+		if ctx.Err() != nil || s.life.halted() {
 			return out, false
 		}
 		s.cmds.Lock()
@@ -57,8 +59,8 @@ func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool
 		s.cmds.Unlock()
 		if err != nil {
 			s.failed = true
-			s.r.emit(event.Event{Kind: event.RunStatus, Line: s.tmpl.Name + ": " + err.Error() + "; no more trials are asked for"})
-			s.r.ledger.fail(s.tmpl.StopOnFailure)
+			s.life.say(s.tmpl.Name + ": " + err.Error() + "; no more trials are asked for")
+			s.life.ledger.fail(s.tmpl.StopOnFailure)
 			return out, false
 		}
 		s.asked++
@@ -75,8 +77,8 @@ func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool
 // newID numbers a trial after every task the run has seen.
 func (s *searchSource) newID() int {
 	if s.nextID == 0 {
-		s.nextID = s.r.ledger.maxID() + 1
-		plan.Walk(s.r.plan.Tasks, func(t *plan.Task) { s.nextID = max(s.nextID, t.ID+1) })
+		s.nextID = s.life.ledger.maxID() + 1
+		plan.Walk(s.plan.Tasks, func(t *plan.Task) { s.nextID = max(s.nextID, t.ID+1) })
 	}
 	id := s.nextID
 	s.nextID += 1 + len(s.tmpl.Steps)
@@ -106,7 +108,7 @@ func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial) {
 		err := s.sampler.Tell(context.WithoutCancel(ctx), number, value, state)
 		s.cmds.Unlock()
 		if err != nil {
-			s.r.emit(event.Event{Kind: event.RunStatus, Line: tr.Task.Name + ": " + err.Error()})
+			s.life.say(tr.Task.Name + ": " + err.Error())
 		}
 	}()
 }
@@ -114,14 +116,14 @@ func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial) {
 // outcome is how a trial ended, in the sampler's words, and its objective's value.
 func (s *searchSource) outcome(t *plan.Task) (state, value string) {
 	metricName := "" // the plan requires an objective with search:
-	if obj := s.r.plan.Config.Objective; obj != nil {
+	if obj := s.plan.Config.Objective; obj != nil {
 		metricName = obj.Metric
 	}
 	state = search.StateComplete
 	var v float64
 	has := false
 	for _, c := range trialCommands(t) {
-		s.r.ledger.update(c, func(res *results.Task) {
+		s.life.ledger.update(c, func(res *results.Task) {
 			switch res.Status {
 			case results.StatusPruned:
 				state = search.StatePruned
@@ -135,7 +137,7 @@ func (s *searchSource) outcome(t *plan.Task) (state, value string) {
 		})
 	}
 	if state == search.StateComplete && !has {
-		s.r.emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf("%s: reported no %s: told as failed", t.Name, metricName)})
+		s.life.say(fmt.Sprintf("%s: reported no %s: told as failed", t.Name, metricName))
 		state = search.StateFail
 	}
 	if state != search.StateComplete {

@@ -131,9 +131,11 @@ func (s *simulation) slot(t *plan.Task) (Slot, error) {
 		s.note(fmt.Sprintf("* no earlier run recorded this task's duration: guessed at %s (--duration)", s.opts.Guess))
 	}
 	slot.End = d
-	if err := s.hostNeed(t, &slot); err != nil {
+	hostNeed, err := hostNeed(t, s.hist, s.opts.HostLimit, s.hostUsable, s.note)
+	if err != nil {
 		return slot, err
 	}
+	slot.HostNeed = hostNeed
 	if t.GPU == nil {
 		return slot, nil
 	}
@@ -175,21 +177,16 @@ func (e *endings) Pop() any {
 // block's order through the same waiting line (each overtaken at most max-parallel-commands
 // times), best fit.
 func (s *simulation) block(b *plan.Task) error {
-	var slots []Slot
-	for _, t := range orderTrials(b, b.Parallel, s.hist) {
-		slot, err := s.slot(t)
-		if err != nil {
-			return err
-		}
-		slots = append(slots, slot)
+	slots, err := s.blockSlots(b)
+	if err != nil {
+		return err
 	}
 	limit := max(s.plan.Config.MaxParallel, 1)
 	line := queue.New(seq(len(slots)), limit)
 	free := slices.Clone(s.usable)
 	used := make([]uint64, len(free))
-	host := s.hostRoom()
-	var running endings // by their end
-	var freeing endings // ended trials whose memory is still in use, by when it is given back
+	host := newHostRoom(s.hostUsable)
+	var running, freeing endings // by their end; ended trials whose memory is still in use, by when it is given back
 	var last time.Duration
 	for line.Len() > 0 || len(running) > 0 || len(freeing) > 0 {
 		line.Admit(func(i int) queue.Outcome {
@@ -238,6 +235,19 @@ func (s *simulation) block(b *plan.Task) error {
 		s.now = last // the block ends with its last trial, not with its memory
 	}
 	return nil
+}
+
+// blockSlots is a block's trials as the simulation places them, in the block's order.
+func (s *simulation) blockSlots(b *plan.Task) ([]Slot, error) {
+	var slots []Slot
+	for _, t := range orderTrials(b, b.Parallel, s.hist) {
+		slot, err := s.slot(t)
+		if err != nil {
+			return nil, err
+		}
+		slots = append(slots, slot)
+	}
+	return slots, nil
 }
 
 // seq is 0, 1, ..., n-1.

@@ -24,7 +24,7 @@ const (
 	TaskSkipped              // the task will not run; Reason says why
 	SyncProgress             // an S3 transfer made progress; Line is a human summary
 	RunStatus                // periodic: what runs and what waits (Line is a summary)
-	RunEnded                 // the run is over; Status is the overall status
+	RunEnded                 // the run is over; Status is the overall status, Results its results
 	TaskMemory               // a GPU trial's memory changed; Memory and Peak set
 	TaskMetric               // a runall-metric line gave a value; Metric and Value set
 )
@@ -60,18 +60,45 @@ type Event struct {
 	// or requeued ends without it.
 	Final bool
 	// Requeued is set on the TaskEnded of an attempt whose trial goes back to the waiting
-	// line (it ran out of GPU memory).
+	// line (it ran out of GPU memory); Requeues is how often its trial went back so far.
 	Requeued bool
+	Requeues int
 	// Metrics is a finished task's last value of each metric (TaskEnded with Final).
 	Metrics map[string]float64
-	// Results is the run's results (RunEnded).
+	// Detail is what a command learned as it ran, for its result (TaskEnded with Final;
+	// nil when it never ran).
+	Detail *Detail
+	// Results is the run's results (RunEnded), which its consumers (the results file, the
+	// report, notify) record.
 	Results *results.Run
+}
+
+// Detail is what a command's final TaskEnded tells the results besides its status: its
+// last lines, the memory it was admitted with and held, the signal that ended it, and its
+// metrics, so that the results recorder learns a task's result from its events alone.
+type Detail struct {
+	StdoutTail, StderrTail []string
+	// GPU memory (OnGPU: it had a placement): the need it ran with (learned or raised,
+	// settled to its peak), the most it held and how that was measured.
+	OnGPU                    bool
+	GPUMemory, PeakGPUMemory uint64
+	PeakGPUMemorySource      string
+	// Host memory (OnHost: it set memory:): the need it was admitted with and the most it
+	// held.
+	OnHost                     bool
+	HostMemory, PeakHostMemory uint64
+	Signal                     string // the signal that killed its last attempt ("SIGKILL")
+	Metrics                    map[string]float64
+	MetricSeries               map[string][]float64
+	MetricWarnings             []string
 }
 
 // Consumer reacts to the events of a run. The stream calls Event on the emitting
 // goroutine, one event at a time, in the order they were emitted: a consumer needs no lock
 // for state only Event touches, but must not block (one that does slow work hands it to a
-// goroutine of its own, as the outputs do). A consumer that reacts with an event of its own
+// goroutine of its own, as the outputs do). RunEnded, the run's last event, is the
+// exception: nothing is emitted beside it, so its consumers may write files and send the
+// results (the runner's recorder does). A consumer that reacts with an event of its own
 // passes it to emit, never to the stream: every consumer gets it after the current one.
 type Consumer interface {
 	Event(ev Event, emit func(Event))

@@ -1,0 +1,164 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/results"
+)
+
+// Run runs the plan. It returns ErrTaskFailed when a task failed, an *InterruptedError when
+// a signal stopped it, and other errors when it could not run at all.
+func Run(p *plan.Plan, opts Options) (*results.Run, error) {
+	r, err := newRun(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.execute()
+}
+
+// execute runs everything: downloads, tasks, uploads; then the summary.
+func (r *runDriver) execute() (*results.Run, error) {
+	start := time.Now()
+	if r.opts.ReapOrphans {
+		defer reapWhileRunning(r.launch.procs)()
+	}
+	r.openStream()
+	for _, note := range r.hist.Notes() {
+		r.life.say(note)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopSignals := watchSignals(r.opts.Signals, r.life, r.launch, r.s3 != nil, cancel)
+	runErr := r.runAll(ctx)
+	if r.opts.ReapOrphans {
+		proc.StopOrphans(2 * time.Second)
+	}
+	if err := r.s3.finish(); err != nil && runErr == nil {
+		runErr = err
+	}
+	stopSignals()
+	return r.end(start, runErr)
+}
+
+// runAll starts what the tasks need (metrics, claims, downloads, GPU and host sampling)
+// and runs them. A failure to start skips every task.
+func (r *runDriver) runAll(ctx context.Context) error {
+	skipAll := func(err error) { r.life.skipAll(r.plan.Tasks, "not started: "+firstLine(err.Error())) }
+	if r.met != nil {
+		stop, err := r.met.serve(r.opts.MetricsAddr, r.life.say)
+		if err != nil {
+			skipAll(err)
+			return err
+		}
+		defer stop()
+	}
+	if r.opts.claiming() {
+		c, complete, err := openClaims(ctx, r.opts.ClaimStore, r.opts.Claims, r.opts.Lease, r.launch.base, claimOptions{life: r.life, plan: r.plan,
+			runID: r.opts.RunID, running: r.launch.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
+			learned: r.learnedGPU})
+		if c != nil {
+			r.claims = c
+			r.life.stream.Add(c)
+		}
+		if err != nil {
+			skipAll(err)
+			return err
+		}
+		if complete {
+			return c.skipComplete(ctx)
+		}
+	}
+	if err := r.s3.start(ctx); err != nil {
+		skipAll(err)
+		if r.stopped() {
+			return nil // a signal cancelled the downloads: the exit code is the signal's
+		}
+		return err
+	}
+	defer r.startAdmission(ctx)()
+	r.runTasks(ctx, r.plan.Tasks, r.launch.base)
+	return r.claims.end(ctx)
+}
+
+// startAdmission starts measuring the GPUs and the host's memory; the returned func stops it.
+func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
+	stopGPU := func() {}
+	if gpu := r.launch.gpu; gpu != nil {
+		w := newMemoryWatch(r.plan, r.opts.runDir(), r.life, r.met)
+		gpu.Start(ctx, w.sample)
+		stopGPU = func() {
+			gpu.Stop()
+			w.close() // after the sampler has stopped
+		}
+	}
+	stopHost := r.launch.host.start(ctx, r.life.say, r.met)
+	return func() {
+		stopHost()
+		stopGPU()
+	}
+}
+
+// end records the history, ends the run on its stream (whose consumers write the results,
+// the report, and notify), closes the output, and says how the run ended.
+func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
+	res := r.gather(start)
+	r.hist.Record(res, tasksByID(r.plan))
+	if err := r.hist.Save(); err != nil {
+		r.life.say("could not save run history: " + err.Error())
+	}
+	r.life.emit(event.Event{Kind: event.RunEnded, Status: res.Status, Results: res})
+	if err := r.rec.Err(); err != nil && runErr == nil {
+		runErr = err
+	}
+	closeErr := r.out.close(res)
+	r.launch.logs.close()
+	_, failed, interrupted := r.life.ledger.status()
+	failed = failed || r.claims.sweepFailed()
+	switch {
+	case runErr != nil:
+		return res, runErr
+	case interrupted != 0:
+		return res, &InterruptedError{Signal: interrupted}
+	case failed:
+		return res, ErrTaskFailed
+	case len(res.LogErrors) > 0:
+		return res, r.launch.logs.incomplete()
+	}
+	return res, closeErr
+}
+
+// gather gathers the run's results (it started at start): every command task's in plan order.
+func (r *runDriver) gather(start time.Time) *results.Run {
+	status, _, _ := r.life.ledger.status()
+	logs := r.launch.logs
+	res := &results.Run{
+		File: r.plan.File, RunID: r.opts.RunID, StartedAt: start, FinishedAt: time.Now(),
+		LogDir: r.opts.runDir(), Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.taskLogPath),
+	}
+	if r.opts.Shard.active() {
+		res.Shard = r.opts.Shard.String()
+	}
+	if gpu := r.launch.gpu; gpu != nil {
+		res.LearnedGPUMemory = r.learnedGPU()
+		res.GPUProcessIDs = gpu.PIDs().String()
+	}
+	if host := r.launch.host; host.admit != nil {
+		res.LearnedHostMemory = host.learnedByName(r.plan)
+	}
+	res.Objective = objectiveOf(r.plan)
+	res.Best = res.Objective.BestTask(res.Tasks)
+	res.Stopped = r.launch.stop.stoppedReason()
+	res.LogErrors = logs.failed.list()
+	return res
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

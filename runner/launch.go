@@ -1,0 +1,158 @@
+package runner
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/framework"
+	"github.com/runall/runall/runner/metric"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/sched"
+)
+
+// launcher runs what the scheduler admits: a trial (a command, or its steps one after
+// another) or a top-level command, each command through the executor with its log, its
+// environment and its placement. It tells the stream what happens through life; it knows
+// nothing of where trials come from.
+type launcher struct {
+	life    *lifecycle
+	procs   *proc.Table       // running commands' process groups
+	running *executor.Running // running trials, for consumers that stop one
+	logs    *logs
+	scripts *scripts   // url: downloads, directories
+	halt    *stopping  // the signals' effect on downloads (signals.go)
+	stop    *stopWhen  // met: no new trial starts
+	sync    *transfers // a task's own uploads as it ends
+	mask    *masker
+	gpu     *admit.Admitter // nil when no task asks for a GPU (or --no-gpu)
+	host    *hostMemory
+	fw      framework.Framework
+	base    []string // the run's environment (baseEnv)
+	grace   time.Duration
+}
+
+// runTop runs a top-level command, admitted as a trial of one.
+func (l *launcher) runTop(ctx context.Context, tr *sched.Trial, env []string) commandResult {
+	return l.runCommand(ctx, tr, tr.Task, env, true, executor.NewHandle(l.procs))
+}
+
+// runTrial runs a parallel child: a command, or its own sequence of steps, on its placement.
+// While it runs, a consumer may stop it through l.running.
+func (l *launcher) runTrial(ctx context.Context, tr *sched.Trial, env []string) sched.Outcome {
+	t := tr.Task
+	if reason, skip := l.stop.gate(); skip { // stop-when met: no new trial starts
+		l.life.skip(t, reason)
+		return sched.Outcome{}
+	}
+	h := executor.NewHandle(l.procs)
+	defer l.running.Add(t, h)()
+	for _, s := range t.Steps {
+		defer l.running.Add(s, h)()
+	}
+	if tr.Lease != nil && tr.Lease.Err() != nil { // lost before it was running: stop it as it starts
+		h.Stop(executor.Stop{Status: results.StatusFailed, Reason: tr.Lease.Err().Error()}, 0)
+	}
+	if len(t.Steps) == 0 {
+		return l.runCommand(ctx, tr, t, env, false, h).outcome()
+	}
+	allOK := true
+	for i, s := range t.Steps {
+		if l.life.halted() || h.Stopped() != nil {
+			allOK = false
+			l.life.skip(s, l.stepSkipReason(h))
+			continue
+		}
+		res := l.runCommand(ctx, tr, s, env, true, h)
+		if res.oom {
+			// The whole trial goes back to the queue; its finished steps run again.
+			return res.outcome()
+		}
+		if !res.ok {
+			allOK = false
+			for _, rest := range t.Steps[i+1:] {
+				l.life.skip(rest, "not started: an earlier step of this trial failed")
+			}
+			break
+		}
+		env = append(env, res.exported...)
+	}
+	l.sync.uploadAfter(ctx, t, allOK)
+	return sched.Outcome{}
+}
+
+// stepSkipReason is why a step of a trial does not start: the run halted, or the trial was
+// stopped.
+func (l *launcher) stepSkipReason(h *executor.Handle) string {
+	if st := h.Stopped(); st != nil {
+		return "not started: the trial was stopped: " + st.Reason
+	}
+	return l.life.ledger.haltReason()
+}
+
+// runCommand runs one command task of trial tr (tr.Task itself, or one of its steps) with
+// its retries, through the executor, and tells its end. h is the trial's handle.
+func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env []string, capture bool, h *executor.Handle) commandResult {
+	log, err := l.logs.open(t, l.life.say)
+	if err != nil {
+		l.life.failUnrunnable(t, "cannot open its log file: "+err.Error()) // a failure like any other: exit 1, stop-on-failure
+		return commandResult{}
+	}
+	defer log.close()
+	cmdline, dir, err := l.scripts.prepare(ctx, t)
+	if err != nil {
+		failPrepare(l.life, t, err) // a failed download, md5 or cwd fails the run too
+		return commandResult{}
+	}
+	c := &command{life: l.life, mask: l.mask, gpu: l.gpu, t: t, p: tr.Placement, host: hostAttempt{host: l.host, hp: tr.HostPlacement}, log: log, cmd: cmdline, before: l.life.ledger.attempts(t), h: h}
+	if first := trialCommands(tr.Task)[0]; first == t {
+		c.passedOver = tr.PassedOver
+	}
+	c.metrics.Observe(c.metric)
+	c.reader = metric.NewReader(&c.metrics, t.MetricFormats)
+	env = l.taskEnv(t, env, c.p)
+	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
+		Procs: l.procs, KillWait: l.grace, Mask: l.mask, OnStart: c.onStart}
+	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, c.hooks())
+	if c.requeue != nil {
+		return *c.requeue
+	}
+	cr := c.conclude(res, env, c.detail(dir, env, res.Outcome))
+	l.sync.uploadAfter(ctx, t, res.Outcome.OK())
+	return cr
+}
+
+// taskEnv is the environment a task's command gets: taskVars, and its GPU placement's.
+func (l *launcher) taskEnv(t *plan.Task, env []string, p *admit.Placement) []string {
+	env = taskVars(t, env)
+	if p != nil {
+		own := func(name string) bool {
+			return slices.ContainsFunc(t.Env, func(v plan.EnvVar) bool { return v.Name == name })
+		}
+		env = l.fw.Env(env, l.gpu.DeviceEnv(p), p.Need, p.Total, t.GPU.CapToNeed, own)
+	}
+	return env
+}
+
+// detail is what the command learned as it ran, for its final event: the tails of its
+// output, the memory it held, its metrics (its metrics file read now) and the signal that
+// ended its last attempt.
+func (c *command) detail(dir string, env []string, out proc.Outcome) *event.Detail {
+	d := &event.Detail{StdoutTail: c.tails.lines("stdout"), StderrTail: c.tails.lines("stderr")}
+	if c.p != nil {
+		peak, source := c.gpu.Peak(c.p)
+		d.OnGPU, d.PeakGPUMemory, d.PeakGPUMemorySource = true, peak, string(source)
+		d.GPUMemory = c.gpu.Need(c.p) // a learned or raised need, settled to its peak
+	}
+	c.host.detail(d)
+	d.Metrics, d.MetricSeries, d.MetricWarnings = c.readMetrics(dir, env, out.OK())
+	if out.Signal != 0 {
+		d.Signal = proc.SignalName(out.Signal)
+	}
+	return d
+}

@@ -1,0 +1,43 @@
+package runner
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// The results recorder learns a command's result from its events alone: a requeue's count,
+// and the final end's Detail.
+func TestLedgerLearnsFromEvents(t *testing.T) {
+	task := &plan.Task{ID: 7, Name: "train", Cmd: "python train.py"}
+	l := newLedger(secretMasker(nil, &plan.Plan{}))
+	s := &event.Stream{}
+	s.Add(l)
+	s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1, Devices: []string{"GPU-0"}, Need: 4 << 30})
+	s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 1, Requeued: true, Requeues: 1, Status: results.StatusFailed})
+	s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 2, Devices: []string{"GPU-0"}, Need: 6 << 30})
+	s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 2, Final: true, Status: results.StatusFailed, ExitCode: -1,
+		Metrics: map[string]float64{"loss": 0.5},
+		Detail: &event.Detail{StdoutTail: []string{"epoch 2"}, StderrTail: []string{"killed"},
+			OnGPU: true, GPUMemory: 6 << 30, PeakGPUMemory: 5 << 30, PeakGPUMemorySource: "process",
+			OnHost: true, HostMemory: 1 << 30, PeakHostMemory: 900 << 20, Signal: "SIGKILL",
+			Metrics: map[string]float64{"loss": 0.5}, MetricSeries: map[string][]float64{"loss": {0.9, 0.5}},
+			MetricWarnings: []string{"metrics file: not found"}}})
+	var got results.Task
+	l.update(task, func(r *results.Task) { got = *r })
+	if got.Status != results.StatusFailed || got.Attempts != 2 || got.OOMRequeues != 1 || got.Signal != "SIGKILL" {
+		t.Errorf("status %s, attempts %d, requeues %d, signal %q; want failed, 2, 1, SIGKILL", got.Status, got.Attempts, got.OOMRequeues, got.Signal)
+	}
+	if got.GPUMemory != 6<<30 || got.PeakGPUMemory != 5<<30 || got.PeakGPUMemorySource != "process" || got.HostMemory != 1<<30 || got.PeakHostMemory != 900<<20 {
+		t.Errorf("memory: GPU %d peak %d (%q), host %d peak %d", got.GPUMemory, got.PeakGPUMemory, got.PeakGPUMemorySource, got.HostMemory, got.PeakHostMemory)
+	}
+	if !slices.Equal(got.StdoutTail, []string{"epoch 2"}) || !slices.Equal(got.StderrTail, []string{"killed"}) {
+		t.Errorf("tails %q, %q", got.StdoutTail, got.StderrTail)
+	}
+	if got.Metrics["loss"] != 0.5 || !slices.Equal(got.MetricSeries["loss"], []float64{0.9, 0.5}) || len(got.MetricWarnings) != 1 {
+		t.Errorf("metrics %v, series %v, warnings %q", got.Metrics, got.MetricSeries, got.MetricWarnings)
+	}
+}

@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// stopWhen carries config stop-when through a run: once a finished trial's metrics meet
+// the condition, the trials not yet started are skipped.
+type stopWhen struct {
+	cond    *plan.Condition
+	members map[*plan.Task]bool // the trials and their steps: whose metrics count
+
+	mu     sync.Mutex
+	reason string // why trials are skipped; "" until the condition is met
+}
+
+func newStopWhen(p *plan.Plan) *stopWhen {
+	s := &stopWhen{cond: p.Config.StopWhen, members: map[*plan.Task]bool{}}
+	for _, c := range p.Trials() {
+		s.members[c] = true
+		for _, step := range c.Steps {
+			s.members[step] = true
+		}
+	}
+	return s
+}
+
+// Event is stop-when's consumer: a trial's command that ends ok with metrics that meet
+// the condition stops new trials from starting.
+func (s *stopWhen) Event(ev event.Event, emit func(event.Event)) {
+	if s.cond == nil || ev.Kind != event.TaskEnded || !ev.Final || ev.Status != results.StatusOK || !s.members[ev.Task] {
+		return
+	}
+	v, has := ev.Metrics[s.cond.Metric]
+	if !has || !s.cond.Met(v) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reason != "" {
+		return
+	}
+	s.reason = fmt.Sprintf("stop-when %q was met by %q (%s=%s)", s.cond.Text, ev.Task.Name, s.cond.Metric, strconv.FormatFloat(v, 'g', -1, 64))
+	emit(event.Event{Kind: event.RunStatus, Line: s.reason + ": trials not started yet are skipped, running ones finish"})
+}
+
+// gate is where a trial about to start asks whether it should be skipped instead; it says
+// why.
+func (s *stopWhen) gate() (reason string, skip bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reason == "" {
+		return "", false
+	}
+	return "not started: " + s.reason, true
+}
+
+// stoppedReason is why stop-when skipped trials, "" when it did not.
+func (s *stopWhen) stoppedReason() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reason
+}
+
+// objectiveOf is config objective as the results record it.
+func objectiveOf(p *plan.Plan) *results.Objective {
+	if o := p.Config.Objective; o != nil {
+		return &results.Objective{Metric: o.Metric, Mode: o.Mode}
+	}
+	return nil
+}
