@@ -32,7 +32,7 @@ build: ## build ./runall for this machine (VERSION=... to override the git versi
 	$(GO) build -ldflags "$(LDFLAGS)" -o runall ./cmd/runall
 
 test: ## go test -race ./..., then the Kubernetes manifest tests
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 25m ./... # cmd/runall alone takes 8-10 minutes under -race on 2 cores
 	cd $(K8S_TEST) && $(GO) test ./...
 
 check: ## gofmt, go vet, and no go.mod/go.sum drift after go mod tidy
