@@ -185,10 +185,10 @@ func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string) []results.
 	inPlan := map[int]bool{}
 	plan.WalkCommands(p.Tasks, func(t *plan.Task) {
 		inPlan[t.ID] = true
-		if t.Search != nil {
-			return // a sampler's template: its trials are listed, not it
-		}
 		tr, ok := l.byID[t.ID]
+		if t.Search != nil && !ok {
+			return // a sampler's template: its trials are listed, not it, unless its sampler failed
+		}
 		if !ok {
 			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: results.StatusSkipped, ExitCode: -1, Params: paramsOf(t)}
 		}

@@ -58,9 +58,10 @@ func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool
 		tr, err := s.sampler.Ask(ctx)
 		s.cmds.Unlock()
 		if err != nil {
+			// The template fails with the sampler's error, in the summary and the results
+			// beside the trials it made; those already asked for run on.
 			s.failed = true
-			s.life.say(s.tmpl.Name + ": " + err.Error() + "; no more trials are asked for")
-			s.life.ledger.fail(s.tmpl.StopOnFailure)
+			s.life.failUnrunnable(s.tmpl, err.Error()+"; no more trials are asked for")
 			return out, false
 		}
 		s.asked++

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -234,7 +235,8 @@ func TestOptunaAskTell(t *testing.T) {
 }
 
 // TestSearchAskFails: a sampler that fails after two trials: they run and are told, the
-// error names the command and says what it printed, the run fails (exit 1) and stops.
+// error names the command and says what it printed, the run fails (exit 1) and stops; the
+// summary and the results show the search's task failed with that error, not only the run.
 func TestSearchAskFails(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
@@ -253,9 +255,15 @@ func TestSearchAskFails(t *testing.T) {
 	status := map[string]string{}
 	for _, tr := range res.Tasks {
 		status[tr.Name] = tr.Status
+		if tr.Name == "x=<x>" && !strings.Contains(tr.Reason, "no more trials are asked for") {
+			t.Errorf("the search's task failed with %q, want the sampler's error", tr.Reason)
+		}
 	}
-	if !maps.Equal(status, map[string]string{"x=0.5": "ok", "x=1.5": "ok", "after": "skipped"}) {
+	if !maps.Equal(status, map[string]string{"x=0.5": "ok", "x=1.5": "ok", "x=<x>": "failed", "after": "skipped"}) {
 		t.Errorf("statuses %v", status)
+	}
+	if !regexp.MustCompile(`(?m)^failed .*x=<x> \(search: ask`).MatchString(r.stdout) {
+		t.Errorf("the summary does not show the search's task failed with its reason\n%v", r)
 	}
 }
 
