@@ -41,9 +41,7 @@ func readV1(dir string) (Memory, error) {
 	m.Limit, m.Limited = limit, limit < noLimit
 	m.Cache = min(inactive, usage)
 	m.Used = usage - m.Cache
-	if oc, err := readKeyed(filepath.Join(dir, "memory.oom_control"), " "); err == nil {
-		m.OOMKills, m.HasOOMKills = oc["oom_kill"] // kernels before 4.13 keep no counter
-	}
+	m.OOMKills, m.HasOOMKills = readOOMKills(filepath.Join(dir, "memory.oom_control")) // kernels before 4.13 keep no counter
 	if n, err := readUint(filepath.Join(dir, "memory.failcnt")); err == nil {
 		m.LimitHits = n
 	}
@@ -70,9 +68,7 @@ func readV2(dir, top string) (Memory, error) {
 	m.Limit, m.Limited = limit, limit < noLimit
 	m.Cache = min(stat["inactive_file"], usage)
 	m.Used = usage - m.Cache
-	if ev, err := readKeyed(filepath.Join(dir, "memory.events"), " "); err == nil {
-		m.OOMKills, m.HasOOMKills = ev["oom_kill"]
-	}
+	m.OOMKills, m.HasOOMKills = readOOMKills(filepath.Join(dir, "memory.events"))
 	return m, nil
 }
 
@@ -107,6 +103,17 @@ func limitV2(dir, top string) (uint64, error) {
 		}
 	}
 	return limit, nil
+}
+
+// readOOMKills reads the oom_kill counter of a cgroup's memory.events (v2) or
+// memory.oom_control (v1); ok is false where the file or the counter is missing.
+func readOOMKills(path string) (n uint64, ok bool) {
+	kv, err := readKeyed(path, " ")
+	if err != nil {
+		return 0, false
+	}
+	n, ok = kv["oom_kill"]
+	return n, ok
 }
 
 // readUint reads a file holding one number.

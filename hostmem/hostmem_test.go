@@ -79,12 +79,16 @@ func TestCgroupV1(t *testing.T) {
 			dir := t.TempDir()
 			write(t, dir, c.files)
 			write(t, dir, map[string]string{"meminfo": meminfoFile})
-			got, err := NewCgroupV1(dir, filepath.Join(dir, "meminfo")).Read()
+			p := NewCgroupV1(dir, filepath.Join(dir, "meminfo"))
+			got, err := p.Read()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got != c.want {
 				t.Errorf("Read() = %+v, want %+v", got, c.want)
+			}
+			if n, ok := p.OOMKills(); n != c.want.OOMKills || ok != c.want.HasOOMKills {
+				t.Errorf("OOMKills() = %d, %v; want %d, %v", n, ok, c.want.OOMKills, c.want.HasOOMKills)
 			}
 		})
 	}
@@ -134,12 +138,16 @@ func TestCgroupV2(t *testing.T) {
 			write(t, top, c.files)
 			info := filepath.Join(t.TempDir(), "meminfo")
 			write(t, filepath.Dir(info), map[string]string{"meminfo": meminfoFile})
-			got, err := NewCgroupV2(filepath.Join(top, "kubepods/pod/ctr"), top, info).Read()
+			p := NewCgroupV2(filepath.Join(top, "kubepods/pod/ctr"), top, info)
+			got, err := p.Read()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got != c.want {
 				t.Errorf("Read() = %+v, want %+v", got, c.want)
+			}
+			if n, ok := p.OOMKills(); n != c.want.OOMKills || ok != c.want.HasOOMKills {
+				t.Errorf("OOMKills() = %d, %v; want %d, %v", n, ok, c.want.OOMKills, c.want.HasOOMKills)
 			}
 		})
 	}
@@ -153,6 +161,9 @@ func TestMeminfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Memory{Limit: 16 * gib, Used: 4 * gib, Available: 12 * gib}
+	if n, ok := NewMeminfo(filepath.Join(dir, "meminfo")).OOMKills(); n != 0 || ok {
+		t.Errorf("OOMKills() = %d, %v without a cgroup; want 0, false", n, ok)
+	}
 	if got != want || got.Room() != 12*gib {
 		t.Errorf("Read() = %+v (room %d), want %+v", got, got.Room(), want)
 	}

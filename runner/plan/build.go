@@ -35,15 +35,16 @@ type inherited struct {
 	// gpuGroup is the block's identity when its trials inherit its GPU need: they learn a
 	// gpu-memory: auto need together, as one sweep.
 	gpuGroup string
-	// path and templatePath name the parent: its name path, with placeholders substituted
-	// and as written. They make Task.Key and Task.Group.
-	path, templatePath string
+	// path and template name the parent: its name path with placeholders substituted, and
+	// its template path (names and commands as written). They make Task.Key and Task.Group.
+	path     string
+	template *templatePath
 }
 
 // task builds one plan task from an expanded raw task.
 func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 	path := joinPath(in.path, c.name)
-	templatePath := joinPath(in.templatePath, c.template)
+	template := &templatePath{parent: in.template, own: c.template}
 	t := &Task{
 		Name:          c.name,
 		Cmd:           c.cmd,
@@ -52,7 +53,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		Env:           mergeEnv(in.env, c.env),
 		Pos:           l.pos(c.node),
 		Key:           identity(path, c.cmd, c.url),
-		Group:         identity(templatePath),
+		Group:         template.group(),
 		Params:        slices.Concat(in.params, c.params),
 		Metrics:       cmp.Or(c.metrics, l.withParams(in.metrics, c.params)),
 		IgnoreFailure: boolOr(c.ignoreFailure, l.cfg.IgnoreFailure),
@@ -80,7 +81,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Group = in.gpuGroup
 	}
 	if len(c.parallel) > 0 {
-		l.block(t, c, own, hostGroup, path, templatePath)
+		l.block(t, c, own, hostGroup, path, template)
 		return t
 	}
 	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
@@ -95,7 +96,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 			stop = in.stopOnFailure
 		}
 		t.Steps = l.expandTasks(c.steps, inherited{tags: t.Tags, env: t.Env, stopOnFailure: stop, cwd: t.Cwd,
-			metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop, path: path, templatePath: templatePath}, levelStep)
+			metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop, path: path, template: template}, levelStep)
 	}
 	return t
 }
@@ -136,7 +137,7 @@ func (l *loader) adapt(t *Task, c *rawTask, in inherited) {
 
 // block makes t a parallel block: its order, its early-stop rule, and its trials, which
 // inherit what it sets (own) and its GPU and host memory groups.
-func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path, templatePath string) {
+func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path string, template *templatePath) {
 	t.Order = cmp.Or(c.order, l.cfg.Order)
 	if c.earlyStop != nil {
 		t.EarlyStop = l.fillEarlyStop(c.earlyStop, c.keys["early-stop"])
@@ -147,7 +148,7 @@ func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path, temp
 	t.Parallel = l.expandTasks(c.parallel, inherited{
 		tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
 		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, timeout: own.timeout, retries: own.retries,
-		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, templatePath: templatePath,
+		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
 		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
 	}, levelTrial)
 }

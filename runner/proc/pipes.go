@@ -91,12 +91,19 @@ func (p *pipes) closeRead() {
 // maxLine caps one output line; longer lines are split rather than held in memory.
 const maxLine = 64 << 10
 
+// readBuf is what each pipe's reader holds. It is small because every running attempt
+// has two readers and most lines are short: a line longer than it is gathered in
+// readLines' partial (up to maxLine) instead. With readers of maxLine, 8 trials at once
+// held 1 MiB and 1000 short trials allocated 128 MiB, which set the pace of the GC and
+// raised runall's peak RSS (docs/benchmarks.md, the core benchmark).
+const readBuf = 4 << 10
+
 // readLines calls fn for every line of r, without its newline. A carriage return also ends
 // a line, so that progress bars drawn with \r show up as lines in logs. A line longer than
 // maxLine is split; with mask, each piece is masked and its last Longest()-1 bytes go
 // with the next piece instead, so no secret is cut in two.
 func readLines(r io.Reader, mask Masker, fn func(string)) {
-	br := bufio.NewReaderSize(r, maxLine)
+	br := bufio.NewReaderSize(r, readBuf)
 	var partial []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
