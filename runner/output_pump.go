@@ -19,7 +19,9 @@ type outputPump struct {
 // startOutput starts the pump. Between events it ticks the output: every updateInterval
 // for the live view (bashful's update-interval), four times a second otherwise.
 func startOutput(o output.Options, mode output.Mode, updateInterval time.Duration) *outputPump {
-	e := &outputPump{events: make(chan event.Event, 4096), out: output.New(mode, o), done: make(chan struct{})}
+	// 256 events: bursts still pass without the emitters waiting (bashful's 09 file takes the
+	// same time); 4096 of them were 983 KB that the GC counted as live (docs/benchmarks.md).
+	e := &outputPump{events: make(chan event.Event, 256), out: output.New(mode, o), done: make(chan struct{})}
 	if updateInterval <= 0 || mode != output.Live {
 		updateInterval = 250 * time.Millisecond
 	}
