@@ -230,6 +230,9 @@ func (s *Scheduler) tell(t *Trial, reason string) {
 // tellFull says, of each trial that was told a reason to wait, that what holds it now is
 // the limit: a reason from before (GPU memory, say) would be stale.
 func (s *Scheduler) tellFull() {
+	if len(s.told) == 0 {
+		return // no waiting trial was told a reason (the line is not copied at every admission)
+	}
 	reason := fmt.Sprintf("%d running, as many as max-parallel-commands allows", s.running)
 	for _, t := range s.line.All() {
 		if _, waited := s.told[t]; waited {
