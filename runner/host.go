@@ -33,7 +33,7 @@ func openHost(p *plan.Plan, mem hostadmit.Reader, hist *history.History) *hostMe
 	h := &hostMemory{mem: mem, hist: hist}
 	if p.NeedsHost() {
 		h.admit = hostadmit.New(hostadmit.Options{Memory: mem, Margin: p.Config.HostMemoryMargin.For,
-			OOMRetries: p.Config.OOMRetries, Needs: hostNeeds{hist}})
+			OOMRetries: p.Config.OOMRetries, Needs: hist.Host()})
 	}
 	return h
 }
@@ -54,14 +54,6 @@ func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics) 
 		}
 	})
 	return h.admit.Stop
-}
-
-// hostNeeds keeps learned host needs in the run's history, beside learned GPU needs.
-type hostNeeds struct{ h *history.History }
-
-func (n hostNeeds) Learned(group string) (uint64, bool) { return n.h.HostLearned(group) }
-func (n hostNeeds) SetLearned(group, name string, need uint64) {
-	n.h.SetHostLearned(group, name, need)
 }
 
 // hostAttempt is a command's side of the container's memory: its room (memory:, nil
@@ -149,7 +141,7 @@ func (h *hostMemory) learnedByName(p *plan.Plan) map[string]uint64 {
 			return
 		}
 		seen[t.Host.Group] = true
-		if n, ok := h.hist.HostLearned(t.Host.Group); ok {
+		if n, ok := h.hist.Host().Learned(t.Host.Group); ok {
 			out[t.Name] = n
 		}
 	})

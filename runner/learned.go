@@ -14,7 +14,7 @@ func learnedByName(p *plan.Plan, hist *history.History) map[string]uint64 {
 			return
 		}
 		seen[t.Group] = true
-		if n, ok := hist.Learned(t.Group); ok {
+		if n, ok := hist.GPU().Learned(t.Group); ok {
 			out[t.Name] = n
 		}
 	})

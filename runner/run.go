@@ -97,7 +97,7 @@ func openGPU(p *plan.Plan, opts Options, hist *history.History) (*admit.Admitter
 	}
 	m := p.Config.GPUMemoryMargin
 	return admit.New(admit.Options{Probe: opts.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
-		OOMRetries: p.Config.OOMRetries, History: hist}), nil
+		OOMRetries: p.Config.OOMRetries, History: hist.GPU()}), nil
 }
 
 // trialSet is the plan's trials: the children of its parallel blocks.

@@ -141,7 +141,7 @@ func (s *simulation) slot(t *plan.Task) (Slot, error) {
 	}
 	slot.Need = t.GPU.Memory
 	if t.GPU.Auto {
-		need, learned := s.hist.Learned(t.Group)
+		need, learned := s.hist.GPU().Learned(t.Group)
 		if !learned {
 			need = slices.Max(s.usable)
 			s.note("gpu-memory: auto groups that never ran are taken to fill a device (their first trial learns the need)")

@@ -18,7 +18,7 @@ func hostNeed(t *plan.Task, hist *history.History, limit, usable uint64, note fu
 	}
 	need := t.Host.Memory
 	if t.Host.Auto {
-		learned, ok := hist.HostLearned(t.Host.Group)
+		learned, ok := hist.Host().Learned(t.Host.Group)
 		if !ok {
 			learned = usable
 			note("memory: auto groups that never ran are taken to fill the container (their first trial learns the need)")

@@ -141,47 +141,57 @@ func (h *History) keep(st historyFile, p *plan.Plan) {
 			hostGroups[t.Host.Group] = true
 		}
 	})
-	for g, e := range st.HostLearned {
-		switch {
-		case hostGroups[g] || p.Filtered:
-			h.state.HostLearned[g] = e
-		default:
-			h.notes = append(h.notes, fmt.Sprintf("learned host memory %s of %q dropped: no task of %s matches it any more "+
-				"(renamed, or its command changed); it will be learned again", size.Format(e.Bytes), e.Name, p.File))
-		}
-	}
+	h.keepLearned(h.state.HostLearned, st.HostLearned, hostGroups, "host memory", p)
 	for k, e := range st.Durations {
 		if keys[k] || p.Filtered {
 			h.state.Durations[k] = e
 		}
 	}
-	for g, e := range st.Learned {
-		switch {
-		case groups[g] || p.Filtered:
-			h.state.Learned[g] = e
-		default:
-			h.notes = append(h.notes, fmt.Sprintf("learned GPU memory %s of %q dropped: no task of %s matches it any more "+
-				"(renamed, or its command changed); it will be learned again", size.Format(e.Bytes), e.Name, p.File))
+	h.keepLearned(h.state.Learned, st.Learned, groups, "GPU memory", p)
+}
+
+// keepLearned keeps in into the needs of learned that one of groups still has (all of them
+// with p filtered); Notes says which were dropped.
+func (h *History) keepLearned(into, learned map[string]entry, groups map[string]bool, what string, p *plan.Plan) {
+	for g, e := range learned {
+		if groups[g] || p.Filtered {
+			into[g] = e
+			continue
 		}
+		h.notes = append(h.notes, fmt.Sprintf("learned %s %s of %q dropped: no task of %s matches it any more "+
+			"(renamed, or its command changed); it will be learned again", what, size.Format(e.Bytes), e.Name, p.File))
 	}
 }
 
 // Notes says what loading dropped, for the user.
 func (h *History) Notes() []string { return h.notes }
 
+// Needs is one resource's learned needs, by group: GPU memory or host memory. Its methods
+// are safe for concurrent use.
+type Needs struct {
+	mu *sync.Mutex
+	m  map[string]entry
+}
+
+// GPU is the GPU memory learned for each gpu-memory: auto group (plan.Task.Group).
+func (h *History) GPU() Needs { return Needs{&h.mu, h.state.Learned} }
+
+// Host is the host memory learned for each memory: auto group (plan.HostSpec.Group).
+func (h *History) Host() Needs { return Needs{&h.mu, h.state.HostLearned} }
+
 // Learned is the need learned for group.
-func (h *History) Learned(group string) (uint64, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	e, ok := h.state.Learned[group]
+func (n Needs) Learned(group string) (uint64, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	e, ok := n.m[group]
 	return e.Bytes, ok
 }
 
 // SetLearned records the need learned for group; name is the trial it was learned from.
-func (h *History) SetLearned(group, name string, need uint64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.state.Learned[group] = entry{Name: name, Bytes: need}
+func (n Needs) SetLearned(group, name string, need uint64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.m[group] = entry{Name: name, Bytes: need}
 }
 
 // Duration is how long the task with this key took when it last succeeded.

@@ -43,7 +43,7 @@ func TestHistoryKeys(t *testing.T) {
 	p := loadPlan(t, dir, sweepFile)
 	trial := p.Tasks[1].Parallel[0]
 	h := Load(logs, p)
-	h.SetLearned(trial.Group, trial.Name, 7<<30)
+	h.GPU().SetLearned(trial.Group, trial.Name, 7<<30)
 	h.Record(&results.Run{Tasks: []results.Task{{ID: trial.ID, Status: results.StatusOK,
 		StartedAt: time.Unix(0, 0), FinishedAt: time.Unix(42, 0)}}}, map[int]*plan.Task{trial.ID: trial})
 	if err := h.Save(); err != nil {
@@ -53,7 +53,7 @@ func TestHistoryKeys(t *testing.T) {
 	edited := loadPlan(t, dir, "# a comment\n"+strings.Replace(sweepFile, "tasks:\n", "tasks:\n  - name: more setup\n    cmd: 'true'\n", 1))
 	trial2 := edited.Tasks[2].Parallel[0]
 	h = Load(logs, edited)
-	if n, ok := h.Learned(trial2.Group); !ok || n != 7<<30 {
+	if n, ok := h.GPU().Learned(trial2.Group); !ok || n != 7<<30 {
 		t.Errorf("after lines inserted above: learned %d %v, want 7 GiB", n, ok)
 	}
 	if d, ok := h.Duration(trial2.Key); !ok || d != 42*time.Second {
@@ -70,7 +70,7 @@ func TestHistoryKeys(t *testing.T) {
 
 	renamed := loadPlan(t, dir, strings.Replace(sweepFile, "name: sweep", "name: renamed", 1))
 	h = Load(logs, renamed)
-	if _, ok := h.Learned(renamed.Tasks[1].Parallel[0].Group); ok {
+	if _, ok := h.GPU().Learned(renamed.Tasks[1].Parallel[0].Group); ok {
 		t.Error("after a rename: the learned need was kept")
 	}
 	if notes := strings.Join(h.Notes(), "\n"); !strings.Contains(notes, `"trial 1" dropped`) {
@@ -95,7 +95,7 @@ func TestHistoryMigratesVersion1(t *testing.T) {
 	}
 	h := Load(logs, p)
 	trial := p.Tasks[1].Parallel[1]
-	if n, ok := h.Learned(trial.Group); !ok || n != 8<<30 {
+	if n, ok := h.GPU().Learned(trial.Group); !ok || n != 8<<30 {
 		t.Errorf("learned %d %v, want the 8 GiB of the block at 4:5", n, ok)
 	}
 	if d, ok := h.Duration(trial.Key); !ok || d != 12500*time.Millisecond {
