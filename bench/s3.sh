@@ -218,6 +218,14 @@ row() {
 		print line
 	}'
 }
+# set_label names a set of files in the tables.
+set_label() {
+	case $1 in
+	small) echo "$SMALL x $SMALL_KB KB" ;;
+	large) echo "$LARGE x $LARGE_MB MiB" ;;
+	huge) echo "1 x $HUGE_MB MiB" ;;
+	esac
+}
 echo
 if [[ -n $have_rclone ]]; then
 	echo "| case | runall wall | aws wall | vs aws | rclone wall | vs rclone | runall peak RSS | aws peak RSS | rclone peak RSS | runall CPU | aws CPU | rclone CPU |"
@@ -227,11 +235,7 @@ else
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 fi
 for set in $sets; do
-	case $set in
-	small) label="$SMALL x $SMALL_KB KB" ;;
-	large) label="$LARGE x $LARGE_MB MiB" ;;
-	huge) label="1 x $HUGE_MB MiB" ;;
-	esac
+	label=$(set_label "$set")
 	row "upload $label" "up_$set"
 	row "download $label" "down_$set"
 done
@@ -242,11 +246,7 @@ if [[ -n $BASE ]]; then
 	echo "| case | runall wall | base wall | base / runall | runall CPU | base CPU | runall peak RSS | base peak RSS |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 	for set in $sets; do
-		case $set in
-		small) label="$SMALL x $SMALL_KB KB" ;;
-		large) label="$LARGE x $LARGE_MB MiB" ;;
-		huge) label="1 x $HUGE_MB MiB" ;;
-		esac
+		label=$(set_label "$set")
 		for op in up down; do
 			awk -v l="$([[ $op == up ]] && echo upload || echo download) $label" -v r="${T[runall_${op}_$set]}" -v b="${T[base_${op}_$set]}" 'BEGIN {
 				split(r, rv, " "); split(b, bv, " ")
