@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/runall/runall/internal/lazyre"
 )
 
 // Metrics are recognised in a trial's output as training scripts already print them, with no
@@ -230,11 +232,11 @@ var (
 	// kerasHeadRE is how an epoch's last line starts: "293/293 [=====] - 39s ..." (Keras 2),
 	// "293/293 ━━━━ 39s ..." (Keras 3), "293/293 - 39s - ..." (verbose=2), or " - 39s - "
 	// (Keras before 2.3 with verbose=2).
-	kerasHeadRE = regexp.MustCompile(`^\s*(?:(\d+)/(\d+)\s|-\s+\d+m?s\s)`)
+	kerasHeadRE = lazyre.New(`^\s*(?:(\d+)/(\d+)\s|-\s+\d+m?s\s)`)
 	// kerasFieldRE is one "name: value" of the line.
-	kerasFieldRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.:/-]*): (\S+)$`)
+	kerasFieldRE = lazyre.New(`^([A-Za-z_][A-Za-z0-9_.:/-]*): (\S+)$`)
 	// kerasEpochRE is the line Keras prints as an epoch starts.
-	kerasEpochRE = regexp.MustCompile(`^\s*Epoch \d+/\d+\s*$`)
+	kerasEpochRE = lazyre.New(`^\s*Epoch \d+/\d+\s*$`)
 )
 
 // kerasEpoch reads the metrics of the line Keras prints at an epoch's end; a line of an
