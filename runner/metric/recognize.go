@@ -239,9 +239,20 @@ var (
 	kerasEpochRE = lazyre.New(`^\s*Epoch \d+/\d+\s*$`)
 )
 
+// mayBeKeras reports whether s can match kerasHeadRE or kerasEpochRE at all: after its
+// indent, a batch count, " - " or "Epoch". Most lines of most output are none of these and
+// run no regexp.
+func mayBeKeras(s string) bool {
+	s = strings.TrimLeft(s, " \t\n\f\r") // \s, as the regexps read it
+	return s != "" && ('0' <= s[0] && s[0] <= '9' || s[0] == '-' || s[0] == 'E')
+}
+
 // kerasEpoch reads the metrics of the line Keras prints at an epoch's end; a line of an
 // epoch in progress (its batch short of the total) is not one.
 func kerasEpoch(s string) ([]field, bool) {
+	if !mayBeKeras(s) {
+		return nil, false
+	}
 	m := kerasHeadRE.FindStringSubmatch(s)
 	if m == nil || m[1] != m[2] {
 		return nil, false
@@ -258,6 +269,9 @@ func kerasEpoch(s string) ([]field, bool) {
 // kerasBoundary reports whether a line starts a new epoch: its header, or a batch short of
 // the total.
 func kerasBoundary(s string) bool {
+	if !mayBeKeras(s) {
+		return false
+	}
 	if kerasEpochRE.MatchString(s) {
 		return true
 	}
