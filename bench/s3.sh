@@ -106,12 +106,28 @@ if [[ -n $BASE ]]; then
 	tools+=" base"
 fi
 
+# settle waits, up to 30 s, until MinIO uses under 5% of a CPU over half a second.
+settle() {
+	local hz before after
+	hz=$(getconf CLK_TCK)
+	for _ in $(seq 60); do
+		before=$(awk '{ print $14 + $15 }' "/proc/$minio_pid/stat")
+		sleep 0.5
+		after=$(awk '{ print $14 + $15 }' "/proc/$minio_pid/stat")
+		((after - before <= hz / 40)) && return
+	done
+	log "MinIO still busy after 30 s; measuring anyway"
+}
+
 # measure CMD...: run CMD; print its wall time, its CPU time (user + sys) and its peak RSS
 # in MB.
 measure() {
-	# Write back what the last run left dirty first (outside the timing): otherwise each run
-	# pays for the one before it, as the kernel throttles writers once dirty pages pile up.
+	# Outside the timing, let the last run's work end first: otherwise each run pays for the
+	# one before it. sync writes back its dirty pages (the kernel throttles writers once they
+	# pile up); settle waits for MinIO to finish in the background what it was asked (it
+	# purges deleted objects after answering).
 	sync
+	settle
 	/usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || {
 		cat "$work/stderr" >&2
 		exit 1
