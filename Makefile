@@ -18,7 +18,7 @@ K8S_TEST := examples/k8s/test
 DEMO_GPUS ?= 2x32GiB:reserve=512MiB
 
 # The fuzz targets (package:target) and how long `make fuzz` runs each.
-FUZZ_TARGETS := ./runner/plan:FuzzLoad ./runner/plan:FuzzDuration ./size:FuzzParse
+FUZZ_TARGETS := ./runner/plan:FuzzLoad ./runner/plan:FuzzDuration ./size:FuzzParse ./runner/metric:FuzzMayBeKeras
 FUZZTIME ?= 20s
 
 .DEFAULT_GOAL := build

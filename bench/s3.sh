@@ -4,7 +4,7 @@
 #   bench/s3.sh                 # 1000 x 10 KB, 4 x 256 MiB and 1 x 2 GiB, each case once
 #   RUNS=3 bench/s3.sh          # best of 3 for each case
 #   SMALL=1000 LARGE=4 LARGE_MB=256 HUGE_MB=2048 BENCH_DIR=/mnt/fast bench/s3.sh
-#   HUGE_MB=0 bench/s3.sh       # without the single large file
+#   HUGE_MB=0 bench/s3.sh       # without the single large file (SMALL=0, LARGE=0: without those)
 #   BASE=/tmp/runall-old bench/s3.sh  # also another runall build, side by side (a second table)
 #
 # Needs: go, minio ($MINIO_BIN, PATH or $(go env GOPATH)/bin/minio), aws (the CLI), python3,
@@ -91,7 +91,9 @@ EOF
 for i in $(seq 1 "$LARGE"); do
 	head -c $((LARGE_MB << 20)) /dev/urandom >"$work/large/part-$i.bin"
 done
-sets="small large"
+sets=""
+((SMALL > 0)) && sets+=" small"
+((LARGE > 0)) && sets+=" large"
 if ((HUGE_MB > 0)); then
 	head -c $((HUGE_MB << 20)) /dev/urandom >"$work/huge/model.bin"
 	sets+=" huge"
@@ -104,9 +106,28 @@ if [[ -n $BASE ]]; then
 	tools+=" base"
 fi
 
+# settle waits, up to 30 s, until MinIO uses under 5% of a CPU over half a second.
+settle() {
+	local hz before after
+	hz=$(getconf CLK_TCK)
+	for _ in $(seq 60); do
+		before=$(awk '{ print $14 + $15 }' "/proc/$minio_pid/stat")
+		sleep 0.5
+		after=$(awk '{ print $14 + $15 }' "/proc/$minio_pid/stat")
+		((after - before <= hz / 40)) && return
+	done
+	log "MinIO still busy after 30 s; measuring anyway"
+}
+
 # measure CMD...: run CMD; print its wall time, its CPU time (user + sys) and its peak RSS
 # in MB.
 measure() {
+	# Outside the timing, let the last run's work end first: otherwise each run pays for the
+	# one before it. sync writes back its dirty pages (the kernel throttles writers once they
+	# pile up); settle waits for MinIO to finish in the background what it was asked (it
+	# purges deleted objects after answering).
+	sync
+	settle
 	/usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || {
 		cat "$work/stderr" >&2
 		exit 1
@@ -185,25 +206,27 @@ done
 # No-op re-syncs of the small files. The first runall re-sync after an upload may hash files
 # written less than 2 s before they were uploaded (see docs/s3.md, racily clean files);
 # measure the steady state, as a periodic sync sees it.
-"$runall" sync "$work/small" s3://bench/runall-1/small/ >/dev/null 2>&1
-for tool in $tools; do
-	mkdir -p "$work/down-$tool-1"
-	# shellcheck disable=SC2046
-	measure $(cmd "$tool" down small 1) >/dev/null
-	# shellcheck disable=SC2046
-	T[${tool}_noopup]=$(measure $(cmd "$tool" up small 1))
-	# shellcheck disable=SC2046
-	T[${tool}_noopdown]=$(measure $(cmd "$tool" down small 1))
-	for r in $(seq 2 "$RUNS"); do
+if ((SMALL > 0)); then
+	"$runall" sync "$work/small" s3://bench/runall-1/small/ >/dev/null 2>&1
+	for tool in $tools; do
+		mkdir -p "$work/down-$tool-1"
 		# shellcheck disable=SC2046
-		t=$(measure $(cmd "$tool" up small 1))
-		awk -v a="${t%% *}" -v b="${T[${tool}_noopup]%% *}" 'BEGIN { exit !(a < b) }' && T[${tool}_noopup]=$t
+		measure $(cmd "$tool" down small 1) >/dev/null
 		# shellcheck disable=SC2046
-		t=$(measure $(cmd "$tool" down small 1))
-		awk -v a="${t%% *}" -v b="${T[${tool}_noopdown]%% *}" 'BEGIN { exit !(a < b) }' && T[${tool}_noopdown]=$t
+		T[${tool}_noopup]=$(measure $(cmd "$tool" up small 1))
+		# shellcheck disable=SC2046
+		T[${tool}_noopdown]=$(measure $(cmd "$tool" down small 1))
+		for r in $(seq 2 "$RUNS"); do
+			# shellcheck disable=SC2046
+			t=$(measure $(cmd "$tool" up small 1))
+			awk -v a="${t%% *}" -v b="${T[${tool}_noopup]%% *}" 'BEGIN { exit !(a < b) }' && T[${tool}_noopup]=$t
+			# shellcheck disable=SC2046
+			t=$(measure $(cmd "$tool" down small 1))
+			awk -v a="${t%% *}" -v b="${T[${tool}_noopdown]%% *}" 'BEGIN { exit !(a < b) }' && T[${tool}_noopdown]=$t
+		done
+		log "$tool no-op re-sync up, down: ${T[${tool}_noopup]}; ${T[${tool}_noopdown]}"
 	done
-	log "$tool no-op re-sync up, down: ${T[${tool}_noopup]}; ${T[${tool}_noopdown]}"
-done
+fi
 
 row() {
 	local label=$1 key=$2 r=${T[runall_$2]} a=${T[aws_$2]} c=${T[rclone_$2]:-}
@@ -239,8 +262,10 @@ for set in $sets; do
 	row "upload $label" "up_$set"
 	row "download $label" "down_$set"
 done
-row "no-op re-sync up, $SMALL files" noopup
-row "no-op re-sync down, $SMALL files" noopdown
+if ((SMALL > 0)); then
+	row "no-op re-sync up, $SMALL files" noopup
+	row "no-op re-sync down, $SMALL files" noopdown
+fi
 if [[ -n $BASE ]]; then
 	echo
 	echo "| case | runall wall | base wall | base / runall | runall CPU | base CPU | runall peak RSS | base peak RSS |"

@@ -3,11 +3,11 @@ package runner
 import (
 	"cmp"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/runall/runall/internal/lazyre"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/s3sync"
 )
@@ -87,7 +87,7 @@ func (m *masker) secretOf(kv string) (string, bool) {
 }
 
 // assignmentRE is NAME=value in a shell command, the value bare or quoted.
-var assignmentRE = regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|'[^']*'|[^\s;&|)]+)`)
+var assignmentRE = lazyre.New(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|'[^']*'|[^\s;&|)]+)`)
 
 // assignments are the NAME=value pairs a command sets (export WANDB_API_KEY=...): a secret
 // written into a command is a secret from the start, in the name it gives an unnamed task

@@ -21,7 +21,8 @@ import (
 // kept in the metadata (and, for files under smallFile, the SHA-256) is for comparing files
 // across machines; it is computed once, in the same read as the parts' CRCs.
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is CRC32C's table, made on first use: a run that never syncs does not build it.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // metaCRC32C is the user-metadata key (x-amz-meta-runall-crc32c) holding the content's
 // CRC32C, hex: a download checks what it wrote against it.
@@ -163,7 +164,7 @@ func crcSection(ctx context.Context, f io.ReaderAt, off, n int64) (uint32, error
 		}
 		k, err := r.Read(buf)
 		if k > 0 {
-			c = crc32.Update(c, castagnoli, buf[:k])
+			c = crc32.Update(c, castagnoli(), buf[:k])
 			got += int64(k)
 		}
 		if err == io.EOF {
@@ -182,6 +183,6 @@ func crcSection(ctx context.Context, f io.ReaderAt, off, n int64) (uint32, error
 // sumBytes is sumFile for content already in memory, sent in one request; at this size
 // (under smallFile) the SHA-256 costs little and stays in the metadata.
 func sumBytes(b []byte) sums {
-	c := crc32.Checksum(b, castagnoli)
+	c := crc32.Checksum(b, castagnoli())
 	return sums{sha: sha256Hex(b), crc: c, parts: []uint32{c}}
 }

@@ -265,7 +265,7 @@ func TestMinIODownloadIsVerified(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	put("crc/model.bin", map[string]string{metaCRC32C: crcHex(crc32.Checksum([]byte("other"), castagnoli))})
+	put("crc/model.bin", map[string]string{metaCRC32C: crcHex(crc32.Checksum([]byte("other"), castagnoli()))})
 	put("sha/model.bin", map[string]string{metaSHA256: sha256Hex([]byte("other"))})
 	put("plain/model.bin", nil)
 	for _, prefix := range []string{"crc", "sha"} {

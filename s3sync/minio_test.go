@@ -160,7 +160,7 @@ func TestMinIOMultipart(t *testing.T) {
 	if etag := aws.ToString(head.ETag); !strings.HasSuffix(strings.Trim(etag, `"`), "-3") {
 		t.Errorf("ETag %s: want a 3-part multipart object", etag)
 	}
-	if got, want := head.Metadata[metaCRC32C], crcHex(crc32.Checksum(big, castagnoli)); got != want {
+	if got, want := head.Metadata[metaCRC32C], crcHex(crc32.Checksum(big, castagnoli())); got != want {
 		t.Errorf("metadata CRC32C = %q, want %q", got, want)
 	}
 	if got := head.Metadata[metaSHA256]; got != "" {

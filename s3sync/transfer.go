@@ -326,7 +326,7 @@ func (s *s3Store) getRange(ctx context.Context, t transfer, w io.WriterAt, off, 
 					out.Body.Close()
 					return object{}, 0, err
 				}
-				crc = crc32.Update(crc, castagnoli, buf[:k])
+				crc = crc32.Update(crc, castagnoli(), buf[:k])
 				got += int64(k)
 				if t.progress != nil {
 					t.progress(int64(k))

@@ -1,13 +1,14 @@
 package admit
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/runall/runall/internal/lazyre"
 )
 
 // oomPatterns are what frameworks print when the GPU runs out of memory.
-var oomPatterns = regexp.MustCompile(`CUDA out of memory|OutOfMemoryError|OOM when allocating|` +
+var oomPatterns = lazyre.New(`CUDA out of memory|OutOfMemoryError|OOM when allocating|` +
 	`ran out of memory trying to allocate|RESOURCE_EXHAUSTED: Out of memory|CUDA_ERROR_OUT_OF_MEMORY|` +
 	`CUBLAS_STATUS_ALLOC_FAILED|CUDA error: out of memory`)
 
@@ -19,11 +20,11 @@ const sizeRE = `([0-9]+(?:\.[0-9]+)?)\s*(bytes|B|KiB|MiB|GiB|TiB)`
 var (
 	// What the process tried to allocate when it failed. PyTorch: "Tried to allocate 2.00
 	// GiB"; XLA: "while trying to allocate 17179869184 bytes"; runall fake-alloc as PyTorch.
-	triedRE = regexp.MustCompile(`(?i)(?:tried|trying) to allocate ` + sizeRE)
+	triedRE = lazyre.New(`(?i)(?:tried|trying) to allocate ` + sizeRE)
 	// What it already held. PyTorch 2.x: "this process has 10.00 GiB memory in use";
 	// PyTorch 1.x: "13.4 GiB reserved in total by PyTorch"; fake-alloc: "already allocated
 	// by this process".
-	heldRE = regexp.MustCompile(`this process has ` + sizeRE + ` memory in use|` +
+	heldRE = lazyre.New(`this process has ` + sizeRE + ` memory in use|` +
 		sizeRE + ` reserved in total by PyTorch|` + sizeRE + ` already allocated by this process`)
 )
 

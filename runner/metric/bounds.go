@@ -3,9 +3,10 @@ package metric
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
+
+	"github.com/runall/runall/internal/lazyre"
 )
 
 // A trial's metrics are bounded, whatever reports them: a trial that prints a million
@@ -27,7 +28,7 @@ const (
 // what Katib's metric filter takes). Go's ParseFloat alone would also take hex floats
 // (0x1p-2), digit separators (1_000) and words (inf); no trainer prints those, so one that
 // shows up is a mistake to report, not a value to guess.
-var valueRE = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+var valueRE = lazyre.New(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
 
 // ParseValue parses a metric value as printed: a finite decimal number. Every metric
 // source goes through it.

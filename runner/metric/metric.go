@@ -8,16 +8,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/runall/runall/internal/lazyre"
 )
 
 // LinePrefix starts a metric line on a task's stdout: "runall-metric loss=0.31 acc=0.9".
 const LinePrefix = "runall-metric"
 
-var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:/-]*$`)
+var nameRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_.:/-]*$`)
 
 // ValidName reports whether s may name a metric: letters, digits, _ . : / -, starting with
 // a letter or _.

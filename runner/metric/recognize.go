@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/runall/runall/internal/lazyre"
 )
 
 // Metrics are recognised in a trial's output as training scripts already print them, with no
@@ -230,16 +232,27 @@ var (
 	// kerasHeadRE is how an epoch's last line starts: "293/293 [=====] - 39s ..." (Keras 2),
 	// "293/293 ━━━━ 39s ..." (Keras 3), "293/293 - 39s - ..." (verbose=2), or " - 39s - "
 	// (Keras before 2.3 with verbose=2).
-	kerasHeadRE = regexp.MustCompile(`^\s*(?:(\d+)/(\d+)\s|-\s+\d+m?s\s)`)
+	kerasHeadRE = lazyre.New(`^\s*(?:(\d+)/(\d+)\s|-\s+\d+m?s\s)`)
 	// kerasFieldRE is one "name: value" of the line.
-	kerasFieldRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.:/-]*): (\S+)$`)
+	kerasFieldRE = lazyre.New(`^([A-Za-z_][A-Za-z0-9_.:/-]*): (\S+)$`)
 	// kerasEpochRE is the line Keras prints as an epoch starts.
-	kerasEpochRE = regexp.MustCompile(`^\s*Epoch \d+/\d+\s*$`)
+	kerasEpochRE = lazyre.New(`^\s*Epoch \d+/\d+\s*$`)
 )
+
+// mayBeKeras reports whether s can match kerasHeadRE or kerasEpochRE at all: after its
+// indent, a batch count, " - " or "Epoch". Most lines of most output are none of these and
+// run no regexp.
+func mayBeKeras(s string) bool {
+	s = strings.TrimLeft(s, " \t\n\f\r") // \s, as the regexps read it
+	return s != "" && ('0' <= s[0] && s[0] <= '9' || s[0] == '-' || s[0] == 'E')
+}
 
 // kerasEpoch reads the metrics of the line Keras prints at an epoch's end; a line of an
 // epoch in progress (its batch short of the total) is not one.
 func kerasEpoch(s string) ([]field, bool) {
+	if !mayBeKeras(s) {
+		return nil, false
+	}
 	m := kerasHeadRE.FindStringSubmatch(s)
 	if m == nil || m[1] != m[2] {
 		return nil, false
@@ -256,6 +269,9 @@ func kerasEpoch(s string) ([]field, bool) {
 // kerasBoundary reports whether a line starts a new epoch: its header, or a batch short of
 // the total.
 func kerasBoundary(s string) bool {
+	if !mayBeKeras(s) {
+		return false
+	}
 	if kerasEpochRE.MatchString(s) {
 		return true
 	}

@@ -2,16 +2,16 @@ package plan
 
 import (
 	"bytes"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/runall/runall/internal/lazyre"
 	"gopkg.in/yaml.v3"
 )
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLineRE = lazyre.New(`^yaml: line (\d+): (.*)$`)
 
 // yamlSyntaxProblem places a yaml.v3 parse error. yaml.v3 says only a line, and often the
 // line where the enclosing block began rather than the one with the mistake (a bad key on

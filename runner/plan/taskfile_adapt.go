@@ -3,10 +3,10 @@ package plan
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/runall/runall/internal/lazyre"
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/metric"
 	"gopkg.in/yaml.v3"
@@ -58,7 +58,7 @@ type sampleAxis struct {
 }
 
 var (
-	distRE       = regexp.MustCompile(`^\s*(uniform|loguniform|int)\s*\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)\s*$`)
+	distRE       = lazyre.New(`^\s*(uniform|loguniform|int)\s*\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)\s*$`)
 	searchKeys   = []string{"ask", "tell"}
 	earlyKeys    = []string{"method", "metric", "mode", "grace", "reduction", "max", "min-trials"}
 	ashaOnly     = []string{"reduction", "max"}

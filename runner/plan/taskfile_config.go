@@ -2,11 +2,11 @@ package plan
 
 import (
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/runall/runall/internal/lazyre"
 	"github.com/runall/runall/size"
 	"gopkg.in/yaml.v3"
 )
@@ -263,7 +263,7 @@ func decodeMask(d *nodeDecoder, p nodePair) []string {
 	return names
 }
 
-var maskNameRE = regexp.MustCompile(`^[A-Za-z_*][A-Za-z0-9_*]*$`)
+var maskNameRE = lazyre.New(`^[A-Za-z_*][A-Za-z0-9_*]*$`)
 
 // decodeOrder reads order: file or longest-first.
 func decodeOrder(d *nodeDecoder, p nodePair) Order {

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/runall/runall/internal/lazyre"
 	"github.com/runall/runall/runner/metric"
 	"gopkg.in/yaml.v3"
 )
@@ -61,8 +61,8 @@ const DefaultNotifyTimeout = 30 * time.Second
 var (
 	objectiveKeys = []string{"metric", "mode"}
 	notifyKeys    = []string{"url", "headers", "timeout"}
-	conditionRE   = regexp.MustCompile(`^\s*([^\s<>=!]+)\s*(>=|<=|==|>|<)\s*([^\s<>=!]+)\s*$`)
-	headerNameRE  = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	conditionRE   = lazyre.New(`^\s*([^\s<>=!]+)\s*(>=|<=|==|>|<)\s*([^\s<>=!]+)\s*$`)
+	headerNameRE  = lazyre.New("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
 func decodeObjective(d *nodeDecoder, p nodePair) *Objective {

@@ -1,10 +1,10 @@
 package plan
 
 import (
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/runall/runall/internal/lazyre"
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/size"
@@ -73,8 +73,8 @@ var taskKeys = []string{
 }
 
 var (
-	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	md5RE     = regexp.MustCompile(`^[0-9a-fA-F]{32}$`)
+	envNameRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	md5RE     = lazyre.New(`^[0-9a-fA-F]{32}$`)
 )
 
 func (t *rawTask) has(key string) bool { _, ok := t.keys[key]; return ok }
