@@ -73,11 +73,12 @@ Commands:
 Run 'runall COMMAND --help' for a command's flags. Documentation: README.md and docs/.
 `
 
-// gcPercent is how much runall's heap grows before a garbage collection, unless GOGC is set.
-// runall supervises: it holds 1-2 MB live for a thousand trials, and with Go's default (100,
-// and a 4 MB minimum goal) garbage would take the rest of that goal in the memory it shares
-// with the trials. 50 lowers peak RSS by about 1-2 MB for a few percent more of runall's
-// own CPU (docs/benchmarks.md, core benchmark).
+// gcPercent is how much runall's heap grows before a garbage collection while it runs a
+// tasks file, unless GOGC is set. runall supervises: it holds 1-2 MB live for a thousand
+// trials, and with Go's default (100, and a 4 MB minimum goal) garbage would take the rest of
+// that goal in the memory it shares with the trials. 50 lowers peak RSS by 1-2 MB for a few
+// percent more of runall's own CPU (docs/benchmarks.md, core benchmark). sync keeps Go's
+// default: it is busy rather than waiting, and well within its memory.
 const gcPercent = 50
 
 // tuneGC sets gcPercent unless GOGC says otherwise.
@@ -88,7 +89,6 @@ func tuneGC(getenv func(string) string) {
 }
 
 func main() {
-	tuneGC(os.Getenv)
 	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, environ: os.Environ}
 	os.Exit(realMain(a, os.Args[1:]))
 }

@@ -82,6 +82,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 }
 
 func runRun(_ context.Context, a *app, args []string) error {
+	tuneGC(a.getenv)
 	o, file, taskArgs, err := parseRunArgs(a, args)
 	if err != nil || file == "" {
 		return err // file "" with no error: --help was asked for and printed
