@@ -4,6 +4,11 @@ bench/packing.py run with GPU admission (max-parallel 24, 2x32 GiB simulated) by
 before a change and the build after it, alternating which goes first, ROUNDS times.
 
     RUNALL_BEFORE=/path/to/old/runall RUNALL=/path/to/new/runall ROUNDS=2 python3 bench/packing_ab.py
+
+PROFILE picks how the simulated trials hold memory (benchlib.PROFILE_ARGS; realistic by
+default). A build from before fake-alloc had profiles (173fe31 and older) knows the linear
+one only, with no flag for it: OLD_FAKE_ALLOC=1 PROFILE=linear compares it with a newer
+build on the same simulation.
 """
 import os, statistics, sys, tempfile
 
@@ -14,6 +19,10 @@ from packing import lower_bound, run, workload
 def main():
     builds = [("before", os.path.abspath(os.environ["RUNALL_BEFORE"])), ("after", os.path.abspath(benchlib.RUNALL))]
     rounds = int(os.environ.get("ROUNDS", "2"))
+    profile = os.environ.get("PROFILE", "realistic")
+    if profile not in benchlib.PROFILE_ARGS:
+        sys.exit(f"PROFILE={profile}: want one of {', '.join(benchlib.PROFILE_ARGS)}")
+    old_fake_alloc = os.environ.get("OLD_FAKE_ALLOC") == "1"
     seeds = [1, 2, 3, 4, 5, 7]
     work = tempfile.mkdtemp()
     eff = {name: [] for name, _ in builds}
@@ -27,7 +36,9 @@ def main():
             cells, failed, requeues = {}, 0, 0
             for name, path in order:
                 benchlib.RUNALL = path
-                res = run(trials, "gpu", 24, "32GiB,32GiB", work)
+                # "realistic" passes no flag: an old fake-alloc's only (linear) behaviour.
+                p = "realistic" if name == "before" and old_fake_alloc else profile
+                res = run(trials, "gpu", 24, "32GiB,32GiB", work, p)
                 e = lb / res["makespan"]
                 eff[name].append(e)
                 cells[name] = f"{res['makespan']:.2f}, **{e:.2f}**"
