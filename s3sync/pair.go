@@ -119,19 +119,12 @@ func (j *job) quick(p *pair) verdict {
 	if e.vouchesLocal(*p.local) && e.ETag != "" && e.ETag == p.remote.etag {
 		return same // neither side changed since they were last in sync
 	}
-	lh, rh := e.localSHA(*p.local), e.remoteSHA(p.remote.etag)
-	if rh == "" {
-		rh = p.remote.sha
+	l, r := e.local(*p.local), e.remote(p.remote.etag).or(p.remote.ident())
+	if l.sha != "" && r.sha != "" {
+		return verdictOf(l.sha == r.sha)
 	}
-	if lh != "" && rh != "" {
-		return verdictOf(lh == rh)
-	}
-	lc, rc := e.localCRC(*p.local), e.remoteCRC(p.remote.etag)
-	if rc == "" && p.remote.hasCRC {
-		rc = crcHex(p.remote.crc)
-	}
-	if rh == "" && lc != "" && rc != "" { // no SHA-256 on the object: its CRC32C decides
-		return verdictOf(lc == rc)
+	if r.sha == "" && l.crc != "" && r.crc != "" { // no SHA-256 on the object: its CRC32C decides
+		return verdictOf(l.crc == r.crc)
 	}
 	return unknown
 }
@@ -147,6 +140,26 @@ func verdictOf(equal bool) verdict {
 // unknown.
 type ident struct{ sha, crc string }
 
+// or fills what id does not know from other.
+func (id ident) or(other ident) ident {
+	if id.sha == "" {
+		id.sha = other.sha
+	}
+	if id.crc == "" {
+		id.crc = other.crc
+	}
+	return id
+}
+
+// ident is what the object's metadata says of its content.
+func (o object) ident() ident {
+	id := ident{sha: o.sha}
+	if o.hasCRC {
+		id.crc = crcHex(o.crc)
+	}
+	return id
+}
+
 // compare settles an unknown verdict by hashing the local file and, for an object whose
 // ETag is not an MD5 (multipart), reading its metadata with a HEAD request. It returns what
 // it learnt of the local file's identity.
@@ -158,16 +171,8 @@ type ident struct{ sha, crc string }
 func (j *job) compare(ctx context.Context, bucket string, p *pair) (bool, ident, error) {
 	e, _ := j.rec.get(p.rel)
 	r := p.remote
-	rh := e.remoteSHA(r.etag)
-	if rh == "" {
-		rh = r.sha
-	}
-	rc := e.remoteCRC(r.etag)
-	if rc == "" && r.hasCRC {
-		rc = crcHex(r.crc)
-	}
-	plain := isMD5Hex(r.etag)
-	if rh == "" && rc == "" && !plain {
+	rid := e.remote(r.etag).or(r.ident())
+	if rid == (ident{}) && !isMD5Hex(r.etag) {
 		o, err := j.c.store.head(ctx, bucket, p.key)
 		if err != nil {
 			if errors.Is(err, errNotFound) {
@@ -178,26 +183,23 @@ func (j *job) compare(ctx context.Context, bucket string, p *pair) (bool, ident,
 		if o.etag != r.etag {
 			return false, ident{}, nil // changed since listed
 		}
-		rh = o.sha
-		if o.hasCRC {
-			rc = crcHex(o.crc)
-		}
-		if rh == "" && rc == "" {
+		if rid = o.ident(); rid == (ident{}) {
 			return false, ident{}, nil // no hash to compare with
 		}
 	}
-	if rh != "" {
-		lh := e.localSHA(*p.local)
+	local := e.local(*p.local)
+	if rid.sha != "" {
+		lh := local.sha
 		if lh == "" {
 			var err error
 			if lh, _, err = hashFile(p.path, p.local.Size, false); err != nil {
 				return false, ident{}, fmt.Errorf("hash %s: %w", p.path, err)
 			}
 		}
-		return lh == rh, ident{sha: lh}, nil
+		return lh == rid.sha, ident{sha: lh}, nil
 	}
-	if rc != "" {
-		lc := e.localCRC(*p.local)
+	if rid.crc != "" {
+		lc := local.crc
 		if lc == "" {
 			c, err := crcFile(ctx, p.path, p.local.Size)
 			if err != nil {
@@ -205,7 +207,7 @@ func (j *job) compare(ctx context.Context, bucket string, p *pair) (bool, ident,
 			}
 			lc = crcHex(c)
 		}
-		return lc == rc, ident{crc: lc}, nil
+		return lc == rid.crc, ident{crc: lc}, nil
 	}
 	// No hash for the object, but a single-part object's ETag is its MD5.
 	lh, lmd5, err := hashFile(p.path, p.local.Size, true)

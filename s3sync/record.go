@@ -75,36 +75,20 @@ func (e entry) vouchesLocal(st stamp) bool {
 	return !e.Racy && e.Size == st.Size && e.MTime == st.MTime
 }
 
-// localSHA is the SHA-256 of a local file with stamp st, if the entry knows it.
-func (e entry) localSHA(st stamp) string {
+// local is what the entry knows of the content of the local file with stamp st.
+func (e entry) local(st stamp) ident {
 	if !e.vouchesLocal(st) {
-		return ""
+		return ident{}
 	}
-	return e.SHA
+	return ident{sha: e.SHA, crc: e.CRC}
 }
 
-// remoteSHA is the SHA-256 of an object with this ETag, if the entry knows it.
-func (e entry) remoteSHA(etag string) string {
+// remote is what the entry knows of the content of an object with this ETag.
+func (e entry) remote(etag string) ident {
 	if e.ETag == "" || e.ETag != etag {
-		return ""
+		return ident{}
 	}
-	return e.SHA
-}
-
-// localCRC is the CRC32C (hex) of a local file with stamp st, if the entry knows it.
-func (e entry) localCRC(st stamp) string {
-	if !e.vouchesLocal(st) {
-		return ""
-	}
-	return e.CRC
-}
-
-// remoteCRC is the CRC32C (hex) of an object with this ETag, if the entry knows it.
-func (e entry) remoteCRC(etag string) string {
-	if e.ETag == "" || e.ETag != etag {
-		return ""
-	}
-	return e.CRC
+	return ident{sha: e.SHA, crc: e.CRC}
 }
 
 // isRacy reports whether a stamp taken at seen may miss a same-size write in the same
