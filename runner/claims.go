@@ -210,6 +210,7 @@ func (c *claimer) drop(t *plan.Task) {
 		close(tl.done)
 		delete(c.held, t)
 	}
+	c.o.running.Forget(t)
 }
 
 // releaseAll gives back the claims this runall still holds: it was stopped, or trials it
@@ -221,8 +222,9 @@ func (c *claimer) releaseAll() {
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, tl := range held {
+	for t, tl := range held {
 		close(tl.done)
+		c.o.running.Forget(t)
 		tl.lease.Release(ctx)
 	}
 }
@@ -241,7 +243,7 @@ func (c *claimer) watch(t *plan.Task, tl *trialLease) {
 	case <-tl.done:
 	case <-tl.lease.Lost():
 		c.o.life.say(fmt.Sprintf("%s: %v: stopping it", t.Name, tl.lease.Err()))
-		c.o.running.StopWithin(t, executor.Stop{Status: results.StatusFailed, Reason: tl.lease.Err().Error()},
+		c.o.running.StopAtStart(t, executor.Stop{Status: results.StatusFailed, Reason: tl.lease.Err().Error()},
 			min(c.o.grace, c.sweep.Lease()/12))
 	}
 }

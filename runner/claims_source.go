@@ -82,8 +82,7 @@ func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
 		s.giveBack(t) // no request for what the last listing says is taken
 		return false
 	}
-	tl, err := c.hold(ctx, t)
-	if err != nil {
+	if _, err := c.hold(ctx, t); err != nil { // a claim lost from now on stops the trial, even before it runs
 		if errors.Is(err, claims.ErrTaken) {
 			c.refreshStale(ctx) // the block's list is behind: skip what others took since
 		} else if !errors.Is(err, claims.ErrDone) {
@@ -92,12 +91,11 @@ func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
 		s.giveBack(t)
 		return false
 	}
-	tr.Lease = tl.lease
 	return true
 }
 
 // Ended records the trial's end for the whole sweep.
-func (s *claimSource) Ended(ctx context.Context, tr *sched.Trial) {
+func (s *claimSource) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outcome) {
 	s.c.record(ctx, tr.Task)
 	s.giveBack(tr.Task)
 }

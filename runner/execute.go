@@ -89,11 +89,11 @@ func (r *runDriver) runAll(ctx context.Context) error {
 // startAdmission starts measuring the GPUs and the host's memory; the returned func stops it.
 func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 	stopGPU := func() {}
-	if gpu := r.launch.gpu; gpu != nil {
+	if gpu := r.launch.rooms.gpu; gpu != nil {
 		w := newMemoryWatch(r.plan, r.opts.runDir(), r.life, r.met)
-		gpu.Start(ctx, w.sample)
+		gpu.admit.Start(ctx, w.sample)
 		stopGPU = func() {
-			gpu.Stop()
+			gpu.admit.Stop()
 			w.close() // after the sampler has stopped
 		}
 	}
@@ -144,9 +144,9 @@ func (r *runDriver) gather(start time.Time) *results.Run {
 	if r.opts.Shard.active() {
 		res.Shard = r.opts.Shard.String()
 	}
-	if gpu := r.launch.gpu; gpu != nil {
+	if gpu := r.launch.rooms.gpu; gpu != nil {
 		res.LearnedGPUMemory = r.learnedGPU()
-		res.GPUProcessIDs = gpu.PIDs().String()
+		res.GPUProcessIDs = gpu.admit.PIDs().String()
 	}
 	if host := r.launch.host; host.admit != nil {
 		res.LearnedHostMemory = host.learnedByName(r.plan)

@@ -12,7 +12,6 @@ import (
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
-	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
 )
 
@@ -30,7 +29,7 @@ type launcher struct {
 	stop    *stopWhen  // met: no new trial starts
 	sync    *transfers // a task's own uploads as it ends
 	mask    *masker
-	gpu     *admit.Admitter // nil when no task asks for a GPU (or --no-gpu)
+	rooms   rooms // the resources trials are admitted by, and each running trial's room in them
 	host    *hostMemory
 	fw      framework.Framework
 	base    []string // the run's environment (baseEnv)
@@ -54,9 +53,6 @@ func (l *launcher) runTrial(ctx context.Context, tr *sched.Trial, env []string) 
 	defer l.running.Add(t, h)()
 	for _, s := range t.Steps {
 		defer l.running.Add(s, h)()
-	}
-	if tr.Lease != nil && tr.Lease.Err() != nil { // lost before it was running: stop it as it starts
-		h.Stop(executor.Stop{Status: results.StatusFailed, Reason: tr.Lease.Err().Error()}, 0)
 	}
 	if len(t.Steps) == 0 {
 		return l.runCommand(ctx, tr, t, env, false, h).outcome()
@@ -109,7 +105,11 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		failPrepare(l.life, t, err) // a failed download, md5 or cwd fails the run too
 		return commandResult{}
 	}
-	c := &command{life: l.life, mask: l.mask, gpu: l.gpu, t: t, p: tr.Placement, host: hostAttempt{host: l.host, hp: tr.HostPlacement}, log: log, cmd: cmdline, before: l.life.ledger.attempts(t), h: h}
+	c := &command{life: l.life, mask: l.mask, t: t, host: hostAttempt{host: l.host, hp: l.rooms.hostPlacement(tr)},
+		log: log, cmd: cmdline, before: l.life.ledger.attempts(t), h: h}
+	if p := l.rooms.placement(tr); p != nil {
+		c.gpu, c.p = l.rooms.gpu.admit, p
+	}
 	if first := trialCommands(tr.Task)[0]; first == t {
 		c.passedOver = tr.PassedOver
 	}
@@ -134,7 +134,7 @@ func (l *launcher) taskEnv(t *plan.Task, env []string, p *admit.Placement) []str
 		own := func(name string) bool {
 			return slices.ContainsFunc(t.Env, func(v plan.EnvVar) bool { return v.Name == name })
 		}
-		env = l.fw.Env(env, l.gpu.DeviceEnv(p), p.Need, p.Total, t.GPU.CapToNeed, own)
+		env = l.fw.Env(env, l.rooms.gpu.admit.DeviceEnv(p), p.Need, p.Total, t.GPU.CapToNeed, own)
 	}
 	return env
 }

@@ -61,8 +61,9 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		live: opts.Mode == output.Live, every: opts.StatusEvery, grace: opts.Grace, stopped: r.stopped})
 	r.launch = &launcher{life: r.life, procs: proc.NewTable(), running: executor.NewRunning(opts.Grace), logs: logs,
 		scripts: &scripts{dir: filepath.Join(logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,
-		stop: newStopWhen(r.plan), sync: r.s3, mask: mask, gpu: gpu, host: openHost(r.plan, opts.HostMemory, r.hist),
+		stop: newStopWhen(r.plan), sync: r.s3, mask: mask, host: openHost(r.plan, opts.HostMemory, r.hist),
 		base: base, grace: opts.Grace}
+	r.launch.rooms = newRooms(gpu, r.launch.host.admit)
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.ResultsFile, report: opts.Report, sync: r.s3,
 		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.stopped}
 	return r, nil
@@ -117,7 +118,7 @@ func (r *runDriver) stopped() bool { return r.life.ledger.stoppedBy() != 0 }
 // learnedGPU reports learned GPU needs by the name of each group's first trial; nil
 // without GPU admission.
 func (r *runDriver) learnedGPU() map[string]uint64 {
-	if r.launch.gpu == nil {
+	if r.launch.rooms.gpu == nil {
 		return nil
 	}
 	return learnedByName(r.plan, r.hist)

@@ -48,16 +48,9 @@ func (r *runDriver) runBlock(ctx context.Context, b *plan.Task, env []string) {
 
 // schedule runs a source's trials through the scheduler, run running each admitted one.
 func (r *runDriver) schedule(ctx context.Context, src sched.Source, limit int, run func(context.Context, *sched.Trial) sched.Outcome) {
-	var resources []sched.Resource
-	if host := r.launch.host.admit; host != nil {
-		resources = append(resources, sched.Host{Admitter: host})
-	}
-	if gpu := r.launch.gpu; gpu != nil {
-		resources = append(resources, sched.GPU{Admitter: gpu})
-	}
 	life := r.life
 	sched.Run(ctx, src, sched.Options{
-		Limit: limit, Resources: resources, Run: run,
+		Limit: limit, Resources: r.launch.rooms.resources(), Run: run,
 		Halted: func() (string, bool) {
 			if !life.halted() {
 				return "", false

@@ -94,7 +94,7 @@ func (s *searchSource) Start(context.Context, *sched.Trial) bool { return true }
 
 // Ended tells the sampler how a trial ended: complete with the objective's value, pruned,
 // or fail (it failed, or reported no value).
-func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial) {
+func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outcome) {
 	s.mu.Lock()
 	number, ok := s.numbers[tr.Task]
 	s.mu.Unlock()

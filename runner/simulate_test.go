@@ -11,7 +11,6 @@ import (
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/sched"
 )
 
 func simulatePlan(t *testing.T, content string) *plan.Plan {
@@ -132,7 +131,7 @@ tasks:
 		}
 	}
 	for _, trial := range p.Tasks[0].Parallel {
-		pl, _, err := a.Place(sched.Request(trial))
+		pl, _, err := a.Place(gpuRequest(trial))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,6 +63,9 @@ type Event struct {
 	// line (it ran out of GPU memory); Requeues is how often its trial went back so far.
 	Requeued bool
 	Requeues int
+	// Paused is set on the TaskEnded of an attempt that stopped at a checkpoint, to be
+	// resumed from it later (Status paused); like a requeued trial, it is pending again.
+	Paused bool
 	// Metrics is a finished task's last value of each metric (TaskEnded with Final).
 	Metrics map[string]float64
 	// Detail is what a command learned as it ran, for its result (TaskEnded with Final;
@@ -125,7 +128,7 @@ type Stream struct {
 type state uint8
 
 const (
-	pending state = iota // not started, or requeued
+	pending state = iota // not started, requeued, or paused
 	running
 	ended // for good
 )
@@ -193,7 +196,7 @@ func (s *Stream) transition(ev *Event) bool {
 			return false
 		}
 		s.states[ev.Task] = ended
-	case ev.Kind == TaskEnded && ev.Requeued:
+	case ev.Kind == TaskEnded && (ev.Requeued || ev.Paused):
 		s.states[ev.Task] = pending
 	}
 	return true

@@ -77,18 +77,29 @@ type Running struct {
 
 	mu     sync.Mutex
 	byTask map[*plan.Task]*Handle
+	early  map[*plan.Task]early // stops asked before the trial ran (StopAtStart)
+}
+
+// early is a stop asked of a trial that did not run yet.
+type early struct {
+	st    Stop
+	grace time.Duration
 }
 
 // NewRunning is an empty table whose stops give commands grace between SIGTERM and SIGKILL.
 func NewRunning(grace time.Duration) *Running {
-	return &Running{grace: grace, byTask: map[*plan.Task]*Handle{}}
+	return &Running{grace: grace, byTask: map[*plan.Task]*Handle{}, early: map[*plan.Task]early{}}
 }
 
-// Add records that t runs, under h; the returned func removes it when it ends.
+// Add records that t runs, under h; the returned func removes it when it ends. A stop
+// asked of t before it ran (StopAtStart) is asked of h now.
 func (r *Running) Add(t *plan.Task, h *Handle) (remove func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.byTask[t] = h
+	if e, ok := r.early[t]; ok {
+		h.Stop(e.st, e.grace)
+	}
 	return func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -99,6 +110,24 @@ func (r *Running) Add(t *plan.Task, h *Handle) (remove func()) {
 // Stop asks t to end with status, with the run's grace period.
 func (r *Running) Stop(t *plan.Task, status results.Status, reason string) bool {
 	return r.StopWithin(t, Stop{Status: status, Reason: reason}, r.grace)
+}
+
+// StopAtStart asks t to end as st now, or as it starts when it does not run yet, until
+// Forget(t): a claim lost between its trial's admission and its start stops it as it starts.
+func (r *Running) StopAtStart(t *plan.Task, st Stop, grace time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.early[t] = early{st, grace}
+	if h := r.byTask[t]; h != nil {
+		h.Stop(st, grace)
+	}
+}
+
+// Forget drops a stop StopAtStart asked of t.
+func (r *Running) Forget(t *plan.Task) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.early, t)
 }
 
 // StopWithin asks t to end as st, with grace between SIGTERM and SIGKILL.

@@ -25,6 +25,7 @@ const (
 	StatusSkipped Status = "skipped" // never ran: stop-on-failure, tags, shard, resume, interrupt
 	StatusStopped Status = "stopped" // ended because runall itself was stopped (SIGINT/SIGTERM)
 	StatusPruned  Status = "pruned"  // stopped early by early-stop: losing; not a failure
+	StatusPaused  Status = "paused"  // stopped at a checkpoint, to be resumed from it; not an end
 )
 
 // Run is the outcome of a run: what --results writes and the summary prints.

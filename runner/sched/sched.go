@@ -32,7 +32,10 @@ type Outcome struct {
 	// Requeue sends the trial back to the front of the line, Reason saying why it waits
 	// (it ran out of GPU memory and goes again with a larger need).
 	Requeue bool
-	Reason  string
+	// Pause gives the trial back to its source, which offers it again when it is to resume
+	// (from its checkpoint); Reason says why it paused.
+	Pause  bool
+	Reason string
 }
 
 // Scheduler runs the trials of one source. Its loop owns the line; nothing else touches it.
@@ -252,7 +255,7 @@ func (s *Scheduler) start(ctx context.Context, t *Trial) {
 		if s.src.Start(ctx, t) {
 			out = s.o.Run(ctx, t)
 			if !out.Requeue {
-				s.src.Ended(ctx, t)
+				s.src.Ended(ctx, t, out)
 			}
 		}
 		s.ended <- ended{t, out}

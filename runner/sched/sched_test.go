@@ -243,3 +243,70 @@ func TestTwoResources(t *testing.T) {
 		t.Errorf("free after the run: %d and %d, want all given back", a.free, b.free)
 	}
 }
+
+// resumes is a source that pauses t1 once and offers it again after t2 and t3 ran: what a
+// rule that pauses trials at a rung does.
+type resumes struct {
+	mu     sync.Mutex
+	trials []*Trial
+	paused *Trial
+	ended  int
+	ready  chan struct{}
+}
+
+func (s *resumes) Next(context.Context, int) ([]*Trial, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.trials
+	s.trials = nil
+	if s.paused != nil && s.ended == 2 {
+		out, s.paused = append(out, s.paused), nil
+	}
+	return out, s.ended < 3
+}
+
+func (s *resumes) Ready() <-chan struct{} { return s.ready }
+func (s *resumes) Start(context.Context, *Trial) bool {
+	return true
+}
+
+func (s *resumes) Ended(_ context.Context, t *Trial, out Outcome) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if out.Pause {
+		s.paused = t
+	} else {
+		s.ended++
+	}
+	if s.ended == 2 && s.paused != nil {
+		close(s.ready)
+	}
+}
+
+// A paused trial leaves the scheduler, its room released at once for the next trial, and
+// runs again, as the same trial, when its source offers it again.
+func TestPauseGivesTheTrialBackToItsSource(t *testing.T) {
+	r := newRecorder()
+	src := &resumes{ready: make(chan struct{})}
+	for _, tk := range tasks(3) {
+		src.trials = append(src.trials, &Trial{Task: tk})
+	}
+	o := r.options(1, &slots{free: 1})
+	run := o.Run
+	paused := false
+	o.Run = func(ctx context.Context, t *Trial) Outcome {
+		out := run(ctx, t)
+		if t.Task.Name == "t1" && !paused {
+			paused = true
+			return Outcome{Pause: true, Reason: "at its rung"}
+		}
+		return out
+	}
+	Run(context.Background(), src, o)
+	if want := []string{"t1", "t2", "t3", "t1"}; !slices.Equal(r.started, want) {
+		t.Errorf("started %q, want %q", r.started, want)
+	}
+	if r.attempts["t1"] != 2 {
+		t.Errorf("t1 attempt %d, want 2", r.attempts["t1"])
+	}
+}

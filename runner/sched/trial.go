@@ -11,29 +11,27 @@
 //	                  │   └─ halted: skipped               Resources released ◀───┘
 //	                  │                                           │
 //	                  └──────────── requeued (front of the line) ◀┤
-//	                                                              └─▶ Source.Ended
+//	                                                              └─▶ Source.Ended (ended, or paused)
+//
+// A paused trial leaves the scheduler like an ended one (its room is released), and its
+// source offers the same *Trial again from Next when it is to resume.
+//
+// The scheduler's trial carries no resource: each Resource and Source keeps what it holds
+// for a trial itself, keyed by the *Trial, so that adding a resource touches no type here.
 package sched
 
 import (
 	"context"
 
-	"github.com/runall/runall/claims"
-	"github.com/runall/runall/runner/admit"
-	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/plan"
 )
 
 // Trial is one trial on its way through the scheduler: what travels from the source to
 // the executor, and nothing else.
 type Trial struct {
-	Task      *plan.Task
-	Placement *admit.Placement // its GPU room, set by the GPU resource; nil without one
-	// HostPlacement is its room in the container's host memory, set by the Host resource;
-	// nil without a host need.
-	HostPlacement *hostadmit.Placement
-	Lease         *claims.Lease // the claim it runs under, set by a claims source; nil without
-	Attempt       int           // how often it was admitted: 2 once it was requeued
-	PassedOver    int           // how often a trial behind it started while it waited
+	Task       *plan.Task
+	Attempt    int // how often it was admitted: 2 once it was requeued or resumed
+	PassedOver int // how often a trial behind it started while it waited
 }
 
 // Source hands the scheduler its trials. The plan's trials in their order are one source,
@@ -51,9 +49,9 @@ type Source interface {
 	// Start is called on the trial's goroutine once it was admitted, before it runs; false
 	// gives it back untouched (another runall holds it): it leaves the line, unrun.
 	Start(ctx context.Context, t *Trial) bool
-	// Ended is called on the trial's goroutine once it ran for good (not when it goes back
-	// to the line).
-	Ended(ctx context.Context, t *Trial)
+	// Ended is called on the trial's goroutine once it ran for good, or paused (out.Pause),
+	// not when it goes back to the line. A source may offer a paused trial again from Next.
+	Ended(ctx context.Context, t *Trial, out Outcome)
 }
 
 // List is a source of a fixed list of trials: the plan's, in its order.
@@ -87,4 +85,4 @@ func (l *List) Ready() <-chan struct{} { return nil }
 func (l *List) Start(context.Context, *Trial) bool { return true }
 
 // Ended does nothing.
-func (l *List) Ended(context.Context, *Trial) {}
+func (l *List) Ended(context.Context, *Trial, Outcome) {}

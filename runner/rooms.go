@@ -1,0 +1,156 @@
+package runner
+
+import (
+	"sync"
+
+	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/hostadmit"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/sched"
+)
+
+// rooms are the resources trials are admitted by, as the scheduler asks them: host memory
+// first, then the GPUs. Each keeps the room it reserved for a trial until the trial
+// releases it; the launcher reads a running trial's rooms from here.
+type rooms struct {
+	host *hostResource // nil when no task sets memory:
+	gpu  *gpuResource  // nil when no task asks for GPU memory (or --no-gpu)
+}
+
+// newRooms are the rooms of the GPU and host admitters (either nil: not admitted by).
+func newRooms(gpu *admit.Admitter, host *hostadmit.Admitter) rooms {
+	var r rooms
+	if gpu != nil {
+		r.gpu = &gpuResource{admit: gpu}
+	}
+	if host != nil {
+		r.host = &hostResource{admit: host}
+	}
+	return r
+}
+
+// resources is the rooms in the order admission asks them.
+func (r rooms) resources() []sched.Resource {
+	var out []sched.Resource
+	if r.host != nil {
+		out = append(out, r.host)
+	}
+	if r.gpu != nil {
+		out = append(out, r.gpu)
+	}
+	return out
+}
+
+// placement is tr's GPU room; nil without one.
+func (r rooms) placement(tr *sched.Trial) *admit.Placement {
+	if r.gpu == nil {
+		return nil
+	}
+	return r.gpu.held.get(tr)
+}
+
+// hostPlacement is tr's room in host memory; nil without one.
+func (r rooms) hostPlacement(tr *sched.Trial) *hostadmit.Placement {
+	if r.host == nil {
+		return nil
+	}
+	return r.host.held.get(tr)
+}
+
+// held is what a resource reserved for each trial it admitted, until the trial releases it.
+type held[P any] struct {
+	mu sync.Mutex
+	m  map[*sched.Trial]P
+}
+
+func (h *held[P]) put(tr *sched.Trial, p P) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[*sched.Trial]P{}
+	}
+	h.m[tr] = p
+}
+
+func (h *held[P]) get(tr *sched.Trial) P {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.m[tr]
+}
+
+// take removes and returns tr's reservation; ok is false when there was none.
+func (h *held[P]) take(tr *sched.Trial) (p P, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p, ok = h.m[tr]
+	delete(h.m, tr)
+	return p, ok
+}
+
+// gpuResource admits trials by their GPU memory, through the admitter; tasks that ask for
+// none pass.
+type gpuResource struct {
+	admit *admit.Admitter
+	held  held[*admit.Placement]
+}
+
+// Admit places tr on a device with room for its need.
+func (g *gpuResource) Admit(tr *sched.Trial) (bool, string, error) {
+	if tr.Task.GPU == nil {
+		return true, "", nil
+	}
+	p, reason, err := g.admit.Place(gpuRequest(tr.Task))
+	if err != nil || p == nil {
+		return false, reason, err
+	}
+	g.held.put(tr, p)
+	return true, "", nil
+}
+
+// Release frees tr's placement.
+func (g *gpuResource) Release(tr *sched.Trial) {
+	if p, ok := g.held.take(tr); ok {
+		g.admit.Release(p)
+	}
+}
+
+// Changed is closed when the devices' memory or the reservations changed.
+func (g *gpuResource) Changed() <-chan struct{} { return g.admit.Changed() }
+
+// gpuRequest is what a task asks of the GPUs, in the admitter's terms.
+func gpuRequest(t *plan.Task) admit.Request {
+	return admit.Request{ID: t.ID, Name: t.Name, Group: t.Group, Memory: t.GPU.Memory, Auto: t.GPU.Auto, Devices: t.GPU.Devices}
+}
+
+// hostResource admits trials by the container's host memory, through the host admitter;
+// tasks that set no memory: pass.
+type hostResource struct {
+	admit *hostadmit.Admitter
+	held  held[*hostadmit.Placement]
+}
+
+// Admit reserves room in the container's memory for tr's host need.
+func (h *hostResource) Admit(tr *sched.Trial) (bool, string, error) {
+	spec := tr.Task.Host
+	if spec == nil {
+		return true, "", nil
+	}
+	p, reason, err := h.admit.Place(hostadmit.Request{
+		ID: tr.Task.ID, Name: tr.Task.Name, Group: spec.Group, Memory: spec.Memory, Auto: spec.Auto,
+	})
+	if err != nil || p == nil {
+		return false, reason, err
+	}
+	h.held.put(tr, p)
+	return true, "", nil
+}
+
+// Release frees tr's room.
+func (h *hostResource) Release(tr *sched.Trial) {
+	if p, ok := h.held.take(tr); ok {
+		h.admit.Release(p)
+	}
+}
+
+// Changed is closed when the container's memory was measured again, or a trial released.
+func (h *hostResource) Changed() <-chan struct{} { return h.admit.Changed() }
