@@ -17,10 +17,11 @@ import (
 // its claim expired elsewhere. Waiting for others' trials is what lets a trial whose Pod died
 // be taken over. A trial is claimed as it starts (Start) and recorded as it ends (Ended).
 type claimSource struct {
-	c    *claimer
-	b    *plan.Task
-	poll time.Duration // how soon a runall that waits on others looks again
-	said string        // the last listing error told
+	c      *claimer
+	b      *plan.Task
+	trials []*plan.Task  // b's, in the order they are offered: order: shuffled's, else file order
+	poll   time.Duration // how soon a runall that waits on others looks again
+	said   string        // the last listing error told
 
 	mu      sync.Mutex
 	offered map[*plan.Task]bool // lined up or running here
@@ -31,7 +32,9 @@ func (c *claimer) source(b *plan.Task) *claimSource {
 	// How soon a runall that waits on others sees the sweep end, or a claim expire: a second
 	// at most, two LIST requests each time.
 	poll := min(max(c.sweep.Lease()/10, 100*time.Millisecond), time.Second)
-	return &claimSource{c: c, b: b, poll: poll, offered: map[*plan.Task]bool{}}
+	// Recorded durations differ from Pod to Pod: only an order every runall draws the same
+	// (shuffled, file) is kept here.
+	return &claimSource{c: c, b: b, trials: orderTrials(b, b.Parallel, nil), poll: poll, offered: map[*plan.Task]bool{}}
 }
 
 // Next lists the queue and offers the trials nobody else holds.
@@ -53,7 +56,7 @@ func (s *claimSource) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
 	defer s.mu.Unlock()
 	var open []*sched.Trial
 	left := 0
-	for _, t := range s.b.Parallel {
+	for _, t := range s.trials {
 		key := c.keys[t]
 		if view.Done[key] {
 			life.skip(t, "done by another runall of the sweep ("+c.where+")")

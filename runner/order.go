@@ -2,6 +2,7 @@ package runner
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"slices"
 	"time"
 
@@ -16,7 +17,10 @@ import (
 // recorded durations vary from run to run. Trials with no recorded duration go first, in
 // file order, since any of them may be the longest; without history this is file order.
 func orderTrials(b *plan.Task, trials []*plan.Task, hist *history.History) []*plan.Task {
-	if b.Order == plan.OrderFile || hist == nil {
+	switch {
+	case b.Order == plan.OrderShuffled:
+		return shuffled(b, trials)
+	case b.Order == plan.OrderFile || hist == nil:
 		return trials
 	}
 	type keyed struct {
@@ -53,6 +57,20 @@ func orderTrials(b *plan.Task, trials []*plan.Task, hist *history.History) []*pl
 	for i, k := range ks {
 		out[i] = k.t
 	}
+	return out
+}
+
+// shuffled is order: shuffled: the trials sorted by a digest of their block's identity and
+// their own, an order that has nothing to do with the one they are written in (a matrix
+// writes its worst learning rate first as readily as its best), and that every run of the
+// file and every runall of a sweep draws the same.
+func shuffled(b *plan.Task, trials []*plan.Task) []*plan.Task {
+	digest := func(t *plan.Task) string {
+		h := sha256.Sum256([]byte(b.Key + "\x00" + t.Key))
+		return string(h[:])
+	}
+	out := slices.Clone(trials)
+	slices.SortStableFunc(out, func(x, y *plan.Task) int { return cmp.Compare(digest(x), digest(y)) })
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,4 +126,57 @@ tasks:
 	if big.PassedOver != overtook {
 		t.Errorf("big's result says it was passed over %d times; %d trials behind it started first", big.PassedOver, overtook)
 	}
+}
+
+// TestAshaOrderShuffled (issue 27, point 3): a block under asha or median starts its trials
+// in an order drawn from their identities, not the written one: the same trials written
+// worst first or best first start in the same order, which is neither; order: file, on the
+// block or in config, keeps the written order; a block under sha keeps longest-first.
+func TestAshaOrderShuffled(t *testing.T) {
+	load := func(config, block string, values []string) *plan.Task {
+		dir := t.TempDir()
+		file := config + "tasks:\n  - name: sweep\n" + block + "    parallel-tasks:\n" +
+			"      - {name: 'lr=<lr>', cmd: 'train <lr>', matrix: {lr: [" + strings.Join(values, ", ") + "]}}\n"
+		if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Tasks[0]
+	}
+	worstFirst := []string{"1", "2", "3", "4", "5", "6", "7", "8"}
+	bestFirst := slices.Clone(worstFirst)
+	slices.Reverse(bestFirst)
+	const asha = "    early-stop: {method: asha, metric: acc, mode: max}\n"
+	tests := []struct {
+		name, config, block string
+		want                func(a, b []string) bool
+	}{
+		{"asha", "", asha, func(a, b []string) bool {
+			return slices.Equal(a, b) && !slices.Equal(a, names8(worstFirst)) && !slices.Equal(a, names8(bestFirst))
+		}},
+		{"median in config", "config: {early-stop: {method: median, metric: acc, mode: max}}\n", "", func(a, b []string) bool { return slices.Equal(a, b) && !slices.Equal(a, names8(worstFirst)) }},
+		{"order file", "", asha + "    order: file\n", func(a, b []string) bool {
+			return slices.Equal(a, names8(worstFirst)) && slices.Equal(b, names8(bestFirst))
+		}},
+		{"config order file", "config: {order: file}\n", asha, func(a, b []string) bool { return slices.Equal(a, names8(worstFirst)) }},
+		{"no early stop", "", "", func(a, b []string) bool { return slices.Equal(a, names8(worstFirst)) }},
+	}
+	for _, tc := range tests {
+		a, b := load(tc.config, tc.block, worstFirst), load(tc.config, tc.block, bestFirst)
+		ga, gb := names(orderTrials(a, a.Parallel, history.New(""))), names(orderTrials(b, b.Parallel, history.New("")))
+		if !tc.want(ga, gb) {
+			t.Errorf("%s: written worst first: %v; best first: %v", tc.name, ga, gb)
+		}
+	}
+}
+
+func names8(values []string) []string {
+	var out []string
+	for _, v := range values {
+		out = append(out, "lr="+v)
+	}
+	return out
 }

@@ -138,19 +138,30 @@ func (l *loader) adapt(t *Task, c *rawTask, in inherited) {
 // block makes t a parallel block: its order, its early-stop rule, and its trials, which
 // inherit what it sets (own) and its GPU and host memory groups.
 func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path string, template *templatePath) {
-	t.Order = cmp.Or(c.order, l.cfg.Order)
 	if c.earlyStop != nil {
 		t.EarlyStop = l.fillEarlyStop(c.earlyStop, c.keys["early-stop"])
 	} else if l.cfgEarlyStop != nil {
 		rule := *l.cfgEarlyStop // a rule of its own: blocks' trials are not compared
 		t.EarlyStop = &rule
 	}
+	t.Order = cmp.Or(c.order, l.cfg.Order, defaultOrder(t.EarlyStop))
 	t.Parallel = l.expandTasks(c.parallel, inherited{
 		tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
 		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, timeout: own.timeout, retries: own.retries,
 		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
 		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
 	}, levelTrial)
+}
+
+// defaultOrder is a block's order when neither it nor config sets one: shuffled under an
+// asynchronous early-stopping rule (asha, median), whose decisions depend on the order the
+// trials reach a step; longest-first otherwise (the synchronous rules decide the same in
+// any order, and longest-first packs the GPUs best).
+func defaultOrder(rule *earlystop.Config) Order {
+	if rule != nil && (rule.Method == earlystop.ASHA || rule.Method == earlystop.Median) {
+		return OrderShuffled
+	}
+	return OrderLongestFirst
 }
 
 // withParams replaces a copy's placeholders in what it inherits (a block's metrics: naming

@@ -148,7 +148,11 @@ func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent 
 		fmt.Fprintf(b, "%s%s\n", in, line)
 	}
 	if t.IsBlock() {
-		fmt.Fprintf(b, "%sparallel: %s, at most %d at once\n", in, plural(blockTrials(t), "trial", "trials"), p.Config.MaxParallel)
+		started := ""
+		if t.Order == OrderShuffled {
+			started = ", started in a shuffled order (order: shuffled)"
+		}
+		fmt.Fprintf(b, "%sparallel: %s, at most %d at once%s\n", in, plural(blockTrials(t), "trial", "trials"), p.Config.MaxParallel, started)
 		if t.EarlyStop != nil {
 			fmt.Fprintf(b, "%s%s\n", in, DescribeEarlyStop(t.EarlyStop, blockTrials(t)))
 		}

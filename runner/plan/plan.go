@@ -48,7 +48,7 @@ type Config struct {
 	Notify                *Notify       // notify: POST the results here when the run ends
 	MaxTasks              int           // max-tasks: the most tasks the file may expand to (default 100,000)
 	Mask                  []string      // mask: more variable names (or NAME_* patterns) whose values are secrets
-	Order                 Order         // order: how a block's trials are ordered (default OrderLongestFirst)
+	Order                 Order         // order: how a block's trials are ordered; "" unset (see Task.Order)
 	Claims                string        // claims: the s3:// prefix of a sweep's shared queue of trials
 	// MetricFormats are recognize-metrics and metric-pattern: what is read from the output
 	// of tasks that set neither.
@@ -68,6 +68,12 @@ const (
 	OrderLongestFirst Order = "longest-first"
 	// OrderFile starts trials in file order.
 	OrderFile Order = "file"
+	// OrderShuffled starts trials in an order drawn from their identities and their
+	// block's: the same on every run of the file and every runall of a sweep, unrelated to
+	// the order they are written in. The default of a block under asha or median early
+	// stopping, whose decisions depend on the order trials reach a step: a matrix written
+	// worst first would let every trial through.
+	OrderShuffled Order = "shuffled"
 )
 
 // Margin is memory kept free on every device: a fixed size, a fraction of the device, or both
@@ -127,7 +133,7 @@ type Task struct {
 	Upload []Transfer // upload: run when this task ends
 
 	Parallel []*Task // parallel-tasks: children run concurrently, at most Config.MaxParallel at once
-	Order    Order   // a block's order: (its own, else the config's)
+	Order    Order   // a block's order: its own, else the config's, else shuffled under asha or median, else longest-first
 	Steps    []*Task // tasks: a parallel child's own sequential tasks
 
 	// EarlyStop is a block's early-stop (its own, else a copy of config's), metric and

@@ -45,7 +45,6 @@ func DefaultConfig() Config {
 		HostMemoryMargin:      DefaultHostMargin,
 		OOMRetries:            2,
 		MaxTasks:              DefaultMaxTasks,
-		Order:                 OrderLongestFirst,
 	}
 }
 
@@ -268,9 +267,9 @@ var maskNameRE = lazyre.New(`^[A-Za-z_*][A-Za-z0-9_*]*$`)
 // decodeOrder reads order: file or longest-first.
 func decodeOrder(d *nodeDecoder, p nodePair) Order {
 	switch o := Order(d.str(p)); o {
-	case OrderFile, OrderLongestFirst:
+	case OrderFile, OrderLongestFirst, OrderShuffled:
 		return o
 	}
-	d.errorf(p.value, "order: want file (start trials in file order) or longest-first (the default: longest recorded duration first), got %s", describeNode(p.value))
+	d.errorf(p.value, "order: want file (start trials in file order), longest-first (longest recorded duration first: the default) or shuffled (an order drawn from the trials' identities: the default under asha or median early stopping), got %s", describeNode(p.value))
 	return ""
 }
