@@ -43,6 +43,8 @@ type Config struct {
 	Reduction int    // asha: the rungs' factor, and the 1/reduction that continue (default 3)
 	Max       int    // asha: no rung at or above this many steps; 0: none
 	MinTrials int    // median: the others needed at a step before it compares (default 3)
+
+	Population Population // pbt: how its population evolves (sync_config.go)
 }
 
 // Defaults.
