@@ -32,6 +32,8 @@ func DescribeEarlyStop(c *earlystop.Config, trials int) string {
 		mode = "lower"
 	}
 	switch c.Method {
+	case earlystop.SHA, earlystop.Hyperband, earlystop.PBT:
+		return describeRounds(c, trials, mode)
 	case earlystop.ASHA:
 		s := fmt.Sprintf("early stop: asha on %s (%s is better), grace %d, reduction %d", c.Metric, mode, c.Grace, c.Reduction)
 		if c.Max > 0 {

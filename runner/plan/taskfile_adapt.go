@@ -60,7 +60,7 @@ type sampleAxis struct {
 var (
 	distRE       = lazyre.New(`^\s*(uniform|loguniform|int)\s*\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)\s*$`)
 	searchKeys   = []string{"ask", "tell"}
-	earlyKeys    = []string{"method", "metric", "mode", "grace", "reduction", "max", "min-trials"}
+	earlyKeys    = []string{"method", "metric", "mode", "grace", "reduction", "max", "min-trials", "interval", "quantile", "perturb", "resample"}
 	ashaOnly     = []string{"reduction", "max"}
 	maxSampleDim = 1000 // the Halton sequence's dimensions
 )
@@ -163,8 +163,8 @@ func decodeEarlyStop(d *nodeDecoder, p nodePair) *earlystop.Config {
 		switch q.name {
 		case "method":
 			c.Method = d.str(q)
-			if c.Method != earlystop.ASHA && c.Method != earlystop.Median {
-				d.errorf(q.value, "early-stop: method: want asha (successive halving) or median (median stopping), got %s", describeNode(q.value))
+			if !knownMethod(c.Method) {
+				d.errorf(q.value, "early-stop: method: want %s, got %s", methodList(), describeNode(q.value))
 			}
 		case "metric":
 			c.Metric = d.str(q)
@@ -185,7 +185,9 @@ func decodeEarlyStop(d *nodeDecoder, p nodePair) *earlystop.Config {
 		case "min-trials":
 			c.MinTrials, _ = d.integer(nodePair{"early-stop: min-trials", q.key, q.value}, 1)
 		default:
-			d.unknownKey(q, "early-stop:", earlyKeys)
+			if !decodeRoundsKey(d, q, c) {
+				d.unknownKey(q, "early-stop:", earlyKeys)
+			}
 		}
 	}
 	checkEarlyStop(d, p, c, seen)
@@ -196,8 +198,11 @@ func decodeEarlyStop(d *nodeDecoder, p nodePair) *earlystop.Config {
 func checkEarlyStop(d *nodeDecoder, p nodePair, c *earlystop.Config, seen map[string]*yaml.Node) {
 	switch c.Method {
 	case "":
-		d.errorf(p.value, "early-stop: method: missing: asha or median")
+		d.errorf(p.value, "early-stop: method: missing: want %s", methodList())
+	case earlystop.SHA, earlystop.Hyperband, earlystop.PBT:
+		checkRounds(d, p, c, seen)
 	case earlystop.ASHA:
+		checkMethodKeys(d, c, seen, pbtKeys)
 		if c.Reduction == 0 {
 			c.Reduction = earlystop.DefaultReduction
 		}
@@ -208,6 +213,7 @@ func checkEarlyStop(d *nodeDecoder, p nodePair, c *earlystop.Config, seen map[st
 			d.errorf(seen["max"], "early-stop: max: %d is not above grace %d: no rung would be left", c.Max, c.Grace)
 		}
 	case earlystop.Median:
+		checkMethodKeys(d, c, seen, pbtKeys)
 		if c.MinTrials == 0 {
 			c.MinTrials = earlystop.DefaultMinTrials
 		}
