@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/runall/runall/runner/earlystop"
 )
 
 // applyArgs replaces $1..$n and $* in every cmd and name with the command line's extra
@@ -42,13 +44,19 @@ func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
 	for _, rt := range list {
 		copies := l.copies(rt)
 		l.checkIdentical(rt, copies)
+		var space *Space
+		if level == levelTrial && in.earlyStop != nil && in.earlyStop.Method == earlystop.PBT && (len(rt.matrix) > 0 || len(rt.sample) > 0) {
+			space = l.space(rt, in, level)
+		}
 		for _, c := range copies {
 			if ft, ok := named[rt]; ok {
 				c.params = ft.params
 				c.name = cmp.Or(ft.name, c.name)
 			}
 			l.checkName(c)
-			out = append(out, l.task(c, in, level))
+			t := l.task(c, in, level)
+			t.Space = space
+			out = append(out, t)
 		}
 	}
 	return out

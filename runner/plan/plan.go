@@ -140,6 +140,9 @@ type Task struct {
 	// mode filled in: the rule its trials are stopped by. Its trials and their steps point
 	// to the same one. nil: they run to their end.
 	EarlyStop *earlystop.Config
+	// Space is where a trial under pbt draws new values from, and its task as written
+	// (space.go); nil for any other trial.
+	Space *Space
 	// Search is a parallel child's search: its copies come from the sampler, one per trial
 	// as room frees; the child itself is their template, its placeholders unreplaced.
 	Search *Search

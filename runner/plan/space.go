@@ -1,0 +1,143 @@
+package plan
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/runall/runall/runner/earlystop"
+)
+
+// A trial of a block under population-based training (early-stop: {method: pbt}) changes
+// its values as it runs: at an exploit it continues from another trial's checkpoint with
+// that trial's values, perturbed or drawn again from the space its own were drawn from. Its
+// Space is that space and the task as written, so that runall can make the command it runs
+// with the new values through the same placeholders.
+
+// Space is the search space a trial's values come from: its matrix and sample keys, and
+// the task as written (placeholders unreplaced) that its copies are made from.
+type Space struct {
+	Template *Task
+	Axes     []Axis
+}
+
+// Axis is one key of a space: a matrix key's values, or a sample key's distribution.
+type Axis struct {
+	name   string
+	values []string      // matrix, or a sample list
+	dist   *Distribution // sample's uniform, loguniform or int
+}
+
+// Name is the key.
+func (a Axis) Name() string { return a.name }
+
+// Draw is the key's value at u in [0, 1): a list's item, a distribution's value.
+func (a Axis) Draw(u float64) string {
+	if a.dist != nil {
+		return a.dist.At(u)
+	}
+	return a.values[min(int(u*float64(len(a.values))), len(a.values)-1)]
+}
+
+// Perturb multiplies a number of the key by f, kept within the key's range (a list of
+// numbers: its least and greatest); a list of words moves to the next item (f above 1) or
+// the one before. False when value cannot be read.
+func (a Axis) Perturb(value string, f float64) (string, bool) {
+	if d := a.dist; d != nil {
+		x, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return "", false
+		}
+		v := min(max(x*f, d.Low), d.High)
+		if d.Kind == "int" {
+			return strconv.FormatInt(int64(math.Round(v)), 10), true
+		}
+		return formatSample(v), true
+	}
+	if lo, hi, ok := numbers(a.values); ok {
+		x, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return "", false
+		}
+		return formatSample(min(max(x*f, lo), hi)), true
+	}
+	i := slices.Index(a.values, value)
+	if i < 0 {
+		return "", false
+	}
+	if f > 1 {
+		return a.values[min(i+1, len(a.values)-1)], true
+	}
+	return a.values[max(i-1, 0)], true
+}
+
+// numbers is the least and greatest of values when every one is a number.
+func numbers(values []string) (lo, hi float64, ok bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, v := range values {
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, 0, false
+		}
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi, len(values) > 0
+}
+
+// EarlyStopAxes is the space as the rule sees it.
+func (s *Space) EarlyStopAxes() []earlystop.Axis {
+	out := make([]earlystop.Axis, 0, len(s.Axes))
+	for _, a := range s.Axes {
+		out = append(out, a)
+	}
+	return out
+}
+
+// Variant is t as it runs with params instead of its own values of its space: its
+// command, environment and the other texts placeholders fill, made from its template. Its
+// name, identity and checkpoint stay its own: it is the same trial, run on with other
+// values. t itself when it has no space.
+func (t *Task) Variant(params []Param) *Task {
+	if t.Space == nil {
+		return t
+	}
+	var pairs []string
+	for _, p := range params {
+		pairs = append(pairs, "<"+p.Name+">", p.Value)
+	}
+	v := t.Space.Template.instantiate(strings.NewReplacer(pairs...), params)
+	v.ID, v.Name, v.Key, v.Group, v.Pos, v.Space = t.ID, t.Name, t.Key, t.Group, t.Pos, t.Space
+	for i, s := range v.Steps {
+		if i < len(t.Steps) {
+			s.ID, s.Name, s.Key, s.Pos = t.Steps[i].ID, t.Steps[i].Name, t.Steps[i].Key, t.Steps[i].Pos
+		}
+	}
+	return v
+}
+
+// space is the Space of a task with matrix or sample under pbt: its template built as its
+// copies are, from the task as written.
+func (l *loader) space(rt *rawTask, in inherited, level int) *Space {
+	tmpl := *rt
+	tmpl.matrix, tmpl.sample = nil, nil
+	tmpl.name = l.defaultName(rt)
+	seen := len(l.problems)
+	t := l.task(&tmpl, in, level)
+	l.problems = l.problems[:seen] // what the template would report, its copies report
+	s := &Space{Template: t}
+	for _, a := range rt.matrix {
+		s.Axes = append(s.Axes, Axis{name: a.name, values: a.values})
+	}
+	for _, a := range rt.sample {
+		ax := Axis{name: a.name}
+		if a.dist.Kind == "choice" {
+			ax.values = a.dist.Choices
+		} else {
+			d := a.dist
+			ax.dist = &d
+		}
+		s.Axes = append(s.Axes, ax)
+	}
+	return s
+}

@@ -1,0 +1,80 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPBTVariant (issue 27, point 4): a trial under pbt runs on with new values through its
+// placeholders: the command, env and metrics file change, its name and identity do not; a
+// trial of another rule has no space.
+func TestPBTVariant(t *testing.T) {
+	p, err := Load("valid/rounds.yml", LoadOptions{Dir: taskfileDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pbt, sha *Task
+	for _, b := range p.Tasks {
+		switch b.Name {
+		case "pbt":
+			pbt = b.Parallel[0]
+		case "sha":
+			sha = b.Parallel[0]
+		}
+	}
+	if sha.Space != nil {
+		t.Errorf("a trial under sha has a space: %+v", sha.Space)
+	}
+	if pbt.Space == nil || len(pbt.Space.Axes) != 3 {
+		t.Fatalf("pbt trial's space: %+v", pbt.Space)
+	}
+	v := pbt.Variant([]Param{{"lr", "0.05"}, {"alpha", "0.5"}, {"hidden", "64"}})
+	if want := "python train.py --lr 0.05 --alpha 0.5 --hidden 64 --ckpt ckpt/pbt/0.05-0.5-64"; v.Cmd != want {
+		t.Errorf("variant runs %q, want %q", v.Cmd, want)
+	}
+	if v.Name != pbt.Name || v.Key != pbt.Key || v.ID != pbt.ID {
+		t.Errorf("variant is %q %s %d, want the trial's own name, key and id: %q %s %d", v.Name, v.Key, v.ID, pbt.Name, pbt.Key, pbt.ID)
+	}
+	if strings.Contains(pbt.Cmd, "0.05") {
+		t.Errorf("the trial itself changed: %q", pbt.Cmd)
+	}
+	if sha.Variant(nil) != sha {
+		t.Error("a trial without a space is its own variant")
+	}
+}
+
+// TestAxisPerturb: a number is multiplied and kept within its key's range; a list of words
+// moves to a neighbour; a value that is not of the space is refused.
+func TestAxisPerturb(t *testing.T) {
+	lr := Axis{name: "lr", dist: &Distribution{Kind: "loguniform", Low: 0.001, High: 0.1}}
+	layers := Axis{name: "layers", dist: &Distribution{Kind: "int", Low: 2, High: 8}}
+	grid := Axis{name: "lr", values: []string{"0.001", "0.01", "0.1"}}
+	act := Axis{name: "act", values: []string{"relu", "tanh", "gelu"}}
+	tests := []struct {
+		a     Axis
+		value string
+		f     float64
+		want  string
+		ok    bool
+	}{
+		{lr, "0.01", 0.8, "0.008", true},
+		{lr, "0.09", 1.25, "0.1", true},
+		{lr, "x", 1.25, "", false},
+		{layers, "4", 1.25, "5", true},
+		{layers, "8", 1.25, "8", true},
+		{grid, "0.01", 1.25, "0.0125", true},
+		{grid, "0.001", 0.8, "0.001", true},
+		{act, "tanh", 1.25, "gelu", true},
+		{act, "relu", 0.8, "relu", true},
+		{act, "swish", 0.8, "", false},
+	}
+	for _, tc := range tests {
+		got, ok := tc.a.Perturb(tc.value, tc.f)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s %s ×%g: %q %v, want %q %v", tc.a.name, tc.value, tc.f, got, ok, tc.want, tc.ok)
+		}
+	}
+	if got := act.Draw(0.99); got != "gelu" {
+		t.Errorf("draw 0.99 of %v: %q", act.values, got)
+	}
+}
