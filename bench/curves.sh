@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
 # Sweeps that adapt (docs/benchmarks.md): real learning curves (scikit-learn's digits, an MLP
 # trained one epoch at a time with partial_fit, each epoch padded to EPOCH seconds so that a
-# trial behaves like GPU training) on simulated GPUs, 4 trials at a time. The same 27
-# configurations (a 3×3×3 grid) run without early stopping, with asha and with median
-# stopping; then 27 trials sampled from the same space. For each: GPU-time (the sum of the trials' seconds), wall
-# time, the best objective (val_accuracy), and how many trials were pruned.
+# trial behaves like GPU training, saving a checkpoint after each epoch) on simulated GPUs, 4
+# trials at a time. The same 27 configurations (a 3×3×3 grid, written as a matrix: the worst
+# learning rate first) run without early stopping and under each rule; the rules that pause
+# trials at their checkpoints (sha, hyperband, pbt) resume them from there. For each sweep:
+# GPU-time (the seconds of every attempt of every trial, start-up included: a paused trial's
+# waits are not counted, its restarts are), wall time, the best objective (val_accuracy) of
+# the trials that ran to their end, how many were pruned, and how often trials started.
 #
 #   RUNALL=./runall EPOCH=0.7 OUT=curves-results bench/curves.sh   (OUT keeps the results)
+#   SWEEPS="grid asha asha-file" bench/curves.sh                   (some of the sweeps)
+#
+# The sweeps: grid (every trial to its end), asha and median (the default order: shuffled),
+# asha-file and median-file (order: file, the written order: as runall ran them before order:
+# shuffled), sha and hyperband (written order), sha-shuffled (the grid listed in a shuffled
+# order), pbt (9 trials sampled from the grid's space, exploiting every 9 epochs), sample (27
+# sampled trials, no early stopping).
 set -euo pipefail
 RUNALL=${RUNALL:-$PWD/runall}
 EPOCH=${EPOCH:-0.7}
 EPOCHS=${EPOCHS:-27}
 PY=${PYTHON:-/usr/bin/python3}
+SWEEPS=${SWEEPS:-grid asha asha-file median median-file sha sha-shuffled hyperband pbt sample}
 TRAIN=$(cd "$(dirname "$0")" && pwd)/curves/train_digits.py
 "$PY" -c 'import sklearn' 2>/dev/null || { echo "bench: scikit-learn is missing (apt-get install python3-sklearn)" >&2; exit 1; }
 
@@ -20,29 +31,37 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-# The 27 configurations of the 3x3x3 grid, listed in one shuffled order (the same for every
-# sweep): in the matrix's own order the trials would come from worst to best learning rate,
-# and an asynchronous rule can never stop a trial better than every one before it.
-grid_trials=$("$PY" - "$PY" "$TRAIN" "$EPOCHS" "$EPOCH" <<'PY'
+cmd="$PY $TRAIN --lr <lr> --alpha <alpha> --hidden <hidden> --epochs $EPOCHS --epoch-seconds $EPOCH"
+# The grid as a matrix writes it: lr varies slowest, its worst value (0.001) first.
+matrix_trial="      - name: lr=<lr> alpha=<alpha> hidden=<hidden>
+        cmd: $cmd --checkpoint ckpt/<lr>-<alpha>-<hidden>
+        checkpoint: ckpt/<lr>-<alpha>-<hidden>
+        matrix: {lr: [0.001, 0.01, 0.1], alpha: [0.0001, 0.01, 1], hidden: [8, 32, 128]}"
+# The same 27 configurations written out in one shuffled order.
+shuffled_trials=$("$PY" - "$cmd" <<'PY'
 import itertools, random, sys
-py, train, epochs, epoch = sys.argv[1:]
+cmd = sys.argv[1]
 configs = list(itertools.product(["0.001", "0.01", "0.1"], ["0.0001", "0.01", "1"], ["8", "32", "128"]))
 random.Random(1).shuffle(configs)
 for lr, alpha, hidden in configs:
+    c = cmd.replace("<lr>", lr).replace("<alpha>", alpha).replace("<hidden>", hidden)
     print(f"      - name: lr={lr} alpha={alpha} hidden={hidden}")
-    print(f"        cmd: {py} {train} --lr {lr} --alpha {alpha} --hidden {hidden} --epochs {epochs} --epoch-seconds {epoch}")
+    print(f"        cmd: {c} --checkpoint ckpt/{lr}-{alpha}-{hidden}")
+    print(f"        checkpoint: ckpt/{lr}-{alpha}-{hidden}")
 PY
 )
-sample_trials="      - name: lr=<lr> alpha=<alpha> hidden=<hidden>
-        cmd: $PY $TRAIN --lr <lr> --alpha <alpha> --hidden <hidden> --epochs $EPOCHS --epoch-seconds $EPOCH
-        sample: {lr: 'loguniform(0.001, 0.1)', alpha: 'loguniform(0.0001, 1)', hidden: 'int(8, 128)'}
-        trials: 27
+sample_trial() { # how many
+  echo "      - name: lr=<lr> alpha=<alpha> hidden=<hidden>
+        cmd: $cmd --checkpoint ckpt/<lr>-<alpha>-<hidden>
+        checkpoint: ckpt/<lr>-<alpha>-<hidden>
+        sample: {lr: 'loguniform(0.001, 0.1)', alpha: 'loguniform(0.0001, 1)', hidden: [8, 32, 128]}
+        trials: $1
         seed: 1"
-sweep() { # name, early-stop line (or ""), the trials
+}
+sweep() { # name, block keys (or ""), the trials
   cat > "$1.yml" <<YML
 config:
   max-parallel-commands: 4
-  order: file
   objective: {metric: val_accuracy, mode: max}
 tasks:
   - name: $1
@@ -52,26 +71,46 @@ $2
 $3
 YML
 }
-sweep grid "" "$grid_trials"
-sweep asha "    early-stop: {method: asha, grace: 1, reduction: 3, max: $EPOCHS}" "$grid_trials"
-sweep median "    early-stop: {method: median, grace: 3, min-trials: 3}" "$grid_trials"
-sweep sample "" "$sample_trials"
+asha="    early-stop: {method: asha, grace: 1, reduction: 3, max: $EPOCHS}"
+median="    early-stop: {method: median, grace: 3, min-trials: 3}"
+sha="    early-stop: {method: sha, grace: 1, reduction: 3, max: $EPOCHS}"
+sweep grid "" "$matrix_trial"
+sweep asha "$asha" "$matrix_trial"
+sweep asha-file "$asha
+    order: file" "$matrix_trial"
+sweep median "$median" "$matrix_trial"
+sweep median-file "$median
+    order: file" "$matrix_trial"
+sweep sha "$sha" "$matrix_trial"
+sweep sha-shuffled "$sha" "$shuffled_trials"
+sweep hyperband "    early-stop: {method: hyperband, grace: 1, reduction: 3, max: $EPOCHS}" "$matrix_trial"
+sweep pbt "    early-stop: {method: pbt, interval: 9, max: $EPOCHS, quantile: 0.25, perturb: [0.8, 1.25], resample: 0.25}" "$(sample_trial 9)"
+sweep sample "" "$(sample_trial 27)"
 
-printf '%-8s %14s %10s %10s %8s\n' sweep gpu-time-s wall-s best pruned
-for s in grid asha median sample; do
-  "$RUNALL" --output plain --fake-gpus 2x16GiB --log-dir logs --results "$s.json" "$s.yml" > "$s.out"
+printf '%-13s %11s %8s %8s %7s %7s %7s\n' sweep gpu-time-s wall-s best pruned starts ratio
+for s in $SWEEPS; do
+  rm -rf ckpt
+  "$RUNALL" --output json --fake-gpus 2x16GiB --log-dir logs --results "$s.json" "$s.yml" > "$s.events"
   "$PY" - "$s" <<'PY'
 import json, sys
 from datetime import datetime
 name = sys.argv[1]
 r = json.load(open(name + ".json"))
 t = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00"))
-gpu = sum((t(x["finished_at"]) - t(x["started_at"])).total_seconds() for x in r["tasks"] if x.get("started_at"))
+ends = [json.loads(l) for l in open(name + ".events") if '"event":"end"' in l]
+gpu = sum(e.get("duration_seconds", 0) for e in ends)
 wall = (t(r["finished_at"]) - t(r["started_at"])).total_seconds()
-best = max((x["metrics"]["val_accuracy"] for x in r["tasks"] if x["status"] in ("ok", "pruned") and "val_accuracy" in x.get("metrics", {})), default=float("nan"))
-ok_best = max((x["metrics"]["val_accuracy"] for x in r["tasks"] if x["status"] == "ok" and "val_accuracy" in x.get("metrics", {})), default=float("nan"))
+best = max((x["metrics"]["val_accuracy"] for x in r["tasks"] if x["status"] == "ok" and "val_accuracy" in x.get("metrics", {})), default=float("nan"))
 pruned = sum(1 for x in r["tasks"] if x["status"] == "pruned")
-print(f"{name:8s} {gpu:14.1f} {wall:10.1f} {ok_best:10.4f} {pruned:8d}")
+try:
+    grid = float(open("grid.gpu").read())
+    ratio = f"{gpu / grid:.2f}x"
+except OSError:
+    ratio = "-"
+if name == "grid":
+    open("grid.gpu", "w").write(str(gpu))
+    ratio = "1.00x"
+print(f"{name:13s} {gpu:11.1f} {wall:8.1f} {best:8.4f} {pruned:7d} {len(ends):7d} {ratio:>7s}")
 PY
 done
-if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp ./*.json ./*.yml "$OUT"/; fi
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp ./*.json ./*.yml ./*.events "$OUT"/; fi

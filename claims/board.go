@@ -1,0 +1,133 @@
+package claims
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// boardDir holds the boards of the early-stopping rules that pause trials at their
+// checkpoints (sha, hyperband, pbt), one per block: <dir><rule>/<step>/<trial>.json holds a
+// trial's value at a round's step, written once it has paused there;
+// <dir><rule>/ended/<trial>.json says that it ended for good. Every runall of the sweep
+// decides the rounds from the same board.
+const boardDir = "rounds/"
+
+// endedDir is the folder of a board's ended trials.
+const endedDir = "ended/"
+
+// Board is the values of one synchronous rule (one parallel block) at its rounds' steps,
+// and its trials that ended, kept in the sweep's store. Safe for concurrent use.
+type Board struct {
+	store Store
+	dir   string
+
+	mu    sync.Mutex
+	known map[string]known // values read or written, by key
+}
+
+// NewBoard keeps the board of rule (a short name without /, the block's key) in st.
+func NewBoard(st Store, rule string) (*Board, error) {
+	if rule == "" || strings.ContainsAny(rule, "/ ") {
+		return nil, fmt.Errorf("claims: board: bad rule name %q", rule)
+	}
+	return &Board{store: st, dir: boardDir + rule + "/", known: map[string]known{}}, nil
+}
+
+// Load reads the whole board: one LIST (per 1,000 entries), and one GET per value not read
+// before or changed since. ended is the trials that ended; values are by step, by trial.
+func (b *Board) Load(ctx context.Context) (values map[int]map[string]float64, ended map[string]bool, err error) {
+	keys, err := b.store.List(ctx, b.dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list %s: %w", b.dir, err)
+	}
+	values, ended = map[int]map[string]float64{}, map[string]bool{}
+	for rel, etag := range keys {
+		at, file, ok := strings.Cut(rel, "/")
+		trial, isJSON := strings.CutSuffix(file, ".json")
+		if !ok || !isJSON {
+			continue
+		}
+		if at+"/" == endedDir {
+			ended[trial] = true
+			continue
+		}
+		step, err := strconv.Atoi(at)
+		if err != nil {
+			continue // not a board this version wrote
+		}
+		v, ok, err := b.value(ctx, b.dir+rel, etag)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			if values[step] == nil {
+				values[step] = map[string]float64{}
+			}
+			values[step][trial] = v
+		}
+	}
+	return values, ended, nil
+}
+
+// value reads one value, from what was read before when its ETag is the same.
+func (b *Board) value(ctx context.Context, key, etag string) (float64, bool, error) {
+	b.mu.Lock()
+	k, seen := b.known[key]
+	b.mu.Unlock()
+	if seen && k.etag == etag {
+		return k.value, true, nil
+	}
+	body, etag, err := b.store.Get(ctx, key)
+	if errors.Is(err, ErrNotFound) {
+		return 0, false, nil // deleted since the listing
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("read %s: %w", key, err)
+	}
+	var rv rungValue
+	if err := json.Unmarshal(body, &rv); err != nil || math.IsNaN(rv.Value) {
+		return 0, false, nil // not a value this version wrote: left out
+	}
+	b.mu.Lock()
+	b.known[key] = known{etag, rv.Value}
+	b.mu.Unlock()
+	return rv.Value, true, nil
+}
+
+// Value records trial's value at a round's step.
+func (b *Board) Value(ctx context.Context, step int, trial string, v float64) error {
+	if trial == "" || strings.ContainsAny(trial, "/ ") {
+		return fmt.Errorf("claims: board: bad trial name %q", trial)
+	}
+	body, err := json.Marshal(rungValue{v})
+	if err != nil {
+		return fmt.Errorf("claims: board: %s's value at step %d: %w", trial, step, err)
+	}
+	key := b.dir + strconv.Itoa(step) + "/" + trial + ".json"
+	etag, err := b.store.Put(ctx, key, body, Cond{})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
+	}
+	b.mu.Lock()
+	b.known[key] = known{etag, v}
+	b.mu.Unlock()
+	return nil
+}
+
+// Ended records that trial ended for good: no round waits for it any more.
+func (b *Board) Ended(ctx context.Context, trial string) error {
+	if trial == "" || strings.ContainsAny(trial, "/ ") {
+		return fmt.Errorf("claims: board: bad trial name %q", trial)
+	}
+	key := b.dir + endedDir + trial + ".json"
+	if _, err := b.store.Put(ctx, key, []byte("{}\n"), Cond{}); err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
+	}
+	return nil
+}

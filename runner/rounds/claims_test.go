@@ -1,0 +1,144 @@
+package rounds
+
+import (
+	"context"
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runall/runall/claims"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// pod is one runall of a shared sweep in the fake: its own consumer and slots; paused
+// trials are shared (a trial paused on one pod may be resumed on another, once).
+type pod struct {
+	*sweep
+	shared *shared
+}
+
+// shared is what the pods of a sweep share: the paused trials, and how each trial ended.
+type shared struct {
+	mu     sync.Mutex
+	paused map[*plan.Task]int // the step each paused trial is paused at
+	pods   []*pod
+	next   int
+}
+
+func (p *pod) PauseAt(t *plan.Task, n int, reason string, otherwise results.Status) bool {
+	return p.sweep.PauseAt(t, n, reason, otherwise)
+}
+
+// Resume starts t on the next pod in turn, once: a resume asked again, or of a trial
+// paused at another step, is a no-op, as the claims make it.
+func (p *pod) Resume(t *plan.Task, n int) bool {
+	s := p.shared
+	s.mu.Lock()
+	if at, ok := s.paused[t]; !ok || at != n {
+		s.mu.Unlock()
+		return false
+	}
+	delete(s.paused, t)
+	on := s.pods[s.next%len(s.pods)]
+	s.next++
+	s.mu.Unlock()
+	on.start(t)
+	return true
+}
+
+func (p *pod) End(t *plan.Task, n int, status results.Status, reason string) bool {
+	s := p.shared
+	s.mu.Lock()
+	if at, ok := s.paused[t]; !ok || at != n {
+		s.mu.Unlock()
+		return false
+	}
+	delete(s.paused, t)
+	s.mu.Unlock()
+	return p.sweep.End(t, n, status, reason)
+}
+
+func (p *pod) Copy(ctx context.Context, from, t *plan.Task, n int) error {
+	for _, q := range p.shared.pods { // the checkpoint is where every pod reaches it
+		q.mu.Lock()
+		at, ok := q.at[from]
+		q.mu.Unlock()
+		if ok {
+			for _, r := range p.shared.pods {
+				r.mu.Lock()
+				r.at[t] = at
+				r.mu.Unlock()
+			}
+		}
+	}
+	return nil
+}
+
+// TestSHAAcrossRunalls (issue 27, point 3): two runalls share a sweep's board (the claims
+// prefix): each runs some trials, a trial paused on one is resumed on whichever the other
+// picks, and every decision is the one a single runall makes.
+func TestSHAAcrossRunalls(t *testing.T) {
+	p := loadRounds(t, "{method: sha, grace: 1, reduction: 3, max: 9}",
+		"      - {name: 'lr=<lr> w=<w>', cmd: 'train <lr> <w>', matrix: {lr: [0.0001, 0.001, 0.01], w: [1, 2, 3]}}\n")
+	trials := p.Tasks[0].Parallel
+	alone := runSweep(t, p, trials, 4, 9)
+
+	store := claims.NewMem()
+	sh := &shared{paused: map[*plan.Task]int{}}
+	ends := map[string]string{}
+	var endsMu sync.Mutex
+	for range 2 {
+		s := &sweep{t: t, steps: 9, slots: make(chan struct{}, 2), at: map[*plan.Task]int{},
+			pause: map[*plan.Task]int{}, ends: map[string]string{}}
+		pd := &pod{sweep: s, shared: sh}
+		r, err := New(p, Options{Pauser: pd, Poll: 5 * time.Millisecond,
+			Board: func(b *plan.Task) (Board, error) { return claims.NewBoard(store, "sweep") }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.r = r
+		s.onPause = func(t *plan.Task, n int) {
+			sh.mu.Lock()
+			sh.paused[t] = n
+			sh.mu.Unlock()
+		}
+		s.onEnd = func(name, how string) {
+			endsMu.Lock()
+			ends[name] = how
+			endsMu.Unlock()
+		}
+		sh.pods = append(sh.pods, pd)
+	}
+	for i, tr := range trials {
+		sh.pods[i%2].start(tr)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		endsMu.Lock()
+		n := len(ends)
+		endsMu.Unlock()
+		if n == len(trials) {
+			break
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("the sweep did not end: %v\n%s", ends, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, pd := range sh.pods {
+		pd.wg.Wait()
+		pd.r.Close()
+	}
+	if !maps.Equal(alone, ends) {
+		t.Errorf("two runalls: %v\none runall: %v", ends, alone)
+	}
+	if !slices.ContainsFunc(slices.Collect(maps.Values(ends)), func(s string) bool { return strings.HasPrefix(s, "ok") }) {
+		t.Errorf("no trial ran to its end: %v", ends)
+	}
+}

@@ -1,0 +1,166 @@
+// Package rounds is a run's early stopping by the rules that pause trials at their
+// checkpoints and resume them (sha, hyperband, pbt: runner/earlystop/rounds.go): a consumer
+// of the run's events. When a trial reports its value at its round's step, it is paused
+// there once its checkpoint holds that step; once paused, its value goes on the block's
+// board; once every trial of the round is on the board, the rule decides, and the trials
+// are resumed (pbt: some from a copy of a better trial's checkpoint, with new values) or
+// ended as pruned. The board is shared by every runall of a sweep (--claims), and each one
+// acts on what it decides; what it asks of the run (pause, resume, end, copy) must be safe
+// to ask twice.
+//
+//	metric at step ≥ Until ──▶ PauseAt(Until) ──▶ TaskEnded{Paused} ──▶ board: value
+//	TaskEnded{Final} ──▶ board: ended                                        │
+//	           ┌────────────────────────────── decide (every trial there) ◀──┘
+//	           ├─▶ pbt exploit: Copy(donor → trial), then Resume
+//	           ├─▶ Resume (to the next round's step)
+//	           └─▶ End as pruned (sha, hyperband)
+package rounds
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/runall/runall/runner/earlystop"
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// Pauser is what the run gives the rule to pause, resume and end its trials. Each call may
+// be made for a trial another runall paused (--claims), and again for one already resumed
+// or ended: it is then a no-op.
+type Pauser interface {
+	// PauseAt pauses running trial t once its kept checkpoint holds step n or later; when
+	// none does within the trial's wait, it is stopped with status otherwise instead.
+	// False when t does not run here.
+	PauseAt(t *plan.Task, n int, reason string, otherwise results.Status) bool
+	// Resume offers t, paused at step n, to run again from its checkpoint.
+	Resume(t *plan.Task, n int) bool
+	// End ends t, paused at step n, for good with status, unrun.
+	End(t *plan.Task, n int, status results.Status, reason string) bool
+	// Copy makes a copy of from's kept checkpoint t's, as the exploit of round n (a no-op
+	// when t's checkpoint already holds that exploit).
+	Copy(ctx context.Context, from, t *plan.Task, n int) error
+}
+
+// Board is where a block's board is kept: in memory, or under the claims prefix.
+type Board interface {
+	Load(ctx context.Context) (values map[int]map[string]float64, ended map[string]bool, err error)
+	Value(ctx context.Context, step int, trial string, v float64) error
+	Ended(ctx context.Context, trial string) error
+}
+
+// Options configures the rule's consumer.
+type Options struct {
+	Pauser Pauser
+	// Board is where each block's board is kept; nil, or a nil Board: in memory.
+	Board func(block *plan.Task) (Board, error)
+	// Poll is how often a shared board is read again for other runalls' values (0: only
+	// when this runall's own trials report).
+	Poll time.Duration
+	// Key is a trial's identity on the board, the same on every runall (Task.Key when nil).
+	Key func(*plan.Task) string
+}
+
+// Rounds is the consumer of every block whose early-stop rule pauses. Each block's work
+// (board reads and writes, pauses) runs on a goroutine of its own, in the order of its
+// events, so that a remote board never holds up the run's events.
+type Rounds struct {
+	o      Options
+	blocks map[*earlystop.Config]*block // by the rule its trials point to
+
+	mu      sync.Mutex
+	pending []string // lines to tell with the next event
+	wg      sync.WaitGroup
+	closed  bool
+}
+
+// New is the consumer of p's blocks whose early-stop rule pauses; nil when none has one.
+func New(p *plan.Plan, o Options) (*Rounds, error) {
+	r := &Rounds{o: o, blocks: map[*earlystop.Config]*block{}}
+	for _, b := range p.Tasks {
+		if !b.IsBlock() || b.EarlyStop == nil || !b.EarlyStop.Pauses() {
+			continue
+		}
+		blk, err := newBlock(b, o, r.say)
+		if err != nil {
+			return nil, err
+		}
+		r.blocks[b.EarlyStop] = blk
+	}
+	if len(r.blocks) == 0 {
+		return nil, nil
+	}
+	for _, blk := range r.blocks {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			blk.run(o.Poll)
+		}()
+	}
+	return r, nil
+}
+
+// Event takes the metric values, pauses and ends of the blocks' trials.
+func (r *Rounds) Event(ev event.Event, emit func(event.Event)) {
+	r.mu.Lock()
+	lines := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	for _, l := range lines {
+		emit(event.Event{Kind: event.RunStatus, Line: l})
+	}
+	if ev.Kind == event.RunEnded {
+		r.Close()
+		return
+	}
+	if ev.Task == nil || ev.Task.EarlyStop == nil {
+		return
+	}
+	blk := r.blocks[ev.Task.EarlyStop]
+	if blk == nil || !blk.has(ev.Task) {
+		return
+	}
+	switch {
+	case ev.Kind == event.TaskMetric && ev.Metric == blk.cfg.Metric:
+		blk.push(note{kind: noteValue, t: ev.Task, step: ev.Step, value: ev.Value})
+	case ev.Kind == event.TaskEnded && ev.Paused:
+		blk.push(note{kind: notePaused, t: ev.Task})
+	case ev.Kind == event.TaskEnded && ev.Final:
+		blk.push(note{kind: noteEnded, t: ev.Task, status: ev.Status})
+	}
+}
+
+// Variant is what trial t runs with now: pbt's values for it, and its lineage so far; t
+// itself and no lineage under any other rule.
+func (r *Rounds) Variant(t *plan.Task) (*plan.Task, []Exploit) {
+	if t.EarlyStop == nil {
+		return t, nil
+	}
+	blk := r.blocks[t.EarlyStop]
+	if blk == nil || !blk.has(t) {
+		return t, nil
+	}
+	return blk.variant(t)
+}
+
+func (r *Rounds) say(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending = append(r.pending, line)
+}
+
+// Close ends the blocks' goroutines once they have done what they hold, and waits.
+func (r *Rounds) Close() {
+	r.mu.Lock()
+	closed := r.closed
+	r.closed = true
+	r.mu.Unlock()
+	if !closed {
+		for _, blk := range r.blocks {
+			blk.close()
+		}
+	}
+	r.wg.Wait()
+}
