@@ -46,14 +46,15 @@ func (r *Rounds) exploit(b Board, st state, ranked []string, step int) state {
 	return next
 }
 
-// explore is pbt's new values from a donor's: each key drawn again from the space with
-// probability resample, else multiplied by one of the perturb factors (drawn).
+// explore is pbt's new values from a donor's: each key explored drawn again from the space
+// with probability resample, else multiplied by one of the perturb factors (drawn); the
+// others stay the donor's, whose checkpoint the trial continues from.
 func (r *Rounds) explore(rng *rand.Rand, donor []Param) []Param {
 	out := slices.Clone(donor)
 	for i, p := range out {
 		ax := r.axis(p.Name)
-		if ax == nil {
-			continue // a value the space does not hold (a for-each item, a parent's): kept
+		if ax == nil || len(r.c.Population.Explore) > 0 && !slices.Contains(r.c.Population.Explore, p.Name) {
+			continue // a value it does not explore (a for-each item, a parent's, a width): the donor's
 		}
 		if rng.Float64() < r.c.Population.Resample {
 			out[i].Value = ax.Draw(rng.Float64())

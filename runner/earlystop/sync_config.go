@@ -13,6 +13,7 @@ type Population struct {
 	Quantile float64   // pbt: the fraction at the bottom that exploits, and at the top that is copied
 	Perturb  []float64 // pbt: the factors a number is multiplied by
 	Resample float64   // pbt: the chance a value is drawn from the space again instead
+	Explore  []string  // pbt: the keys explored; none: every key of the space (the others are the donor's)
 }
 
 // pbt's defaults, as Ray Tune's.

@@ -151,6 +151,7 @@ func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path strin
 		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
 		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
 	}, levelTrial)
+	l.checkExplore(t, c.keys["early-stop"])
 }
 
 // defaultOrder is a block's order when neither it nor config sets one: shuffled under an

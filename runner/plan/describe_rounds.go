@@ -21,8 +21,12 @@ func describeRounds(c *earlystop.Config, trials int, mode string) string {
 		if c.Max > 0 {
 			s += fmt.Sprintf(" to max %d", c.Max)
 		}
-		s += fmt.Sprintf(": at each round the trials pause at their checkpoints, and the bottom %s continue from a copy of a top-%s trial's checkpoint with its values multiplied by %s or, with chance %s, drawn again from the space",
-			percent(p.Quantile), percent(p.Quantile), factors(p.Perturb), strconv.FormatFloat(p.Resample, 'g', 3, 64))
+		values := "its values"
+		if len(p.Explore) > 0 {
+			values = "its " + strings.Join(p.Explore, ", ") + " (the rest as they are)"
+		}
+		s += fmt.Sprintf(": at each round the trials pause at their checkpoints, and the bottom %s continue from a copy of a top-%s trial's checkpoint with %s multiplied by %s or, with chance %s, drawn again from the space",
+			percent(p.Quantile), percent(p.Quantile), values, factors(p.Perturb), strconv.FormatFloat(p.Resample, 'g', 3, 64))
 	default:
 		s += fmt.Sprintf(", grace %d, reduction %d", c.Grace, c.Reduction)
 		if c.Max > 0 {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -16,14 +17,14 @@ import (
 
 var (
 	roundsMethods = []string{earlystop.SHA, earlystop.Hyperband, earlystop.PBT}
-	pbtKeys       = []string{"interval", "quantile", "perturb", "resample"}
+	pbtKeys       = []string{"interval", "quantile", "perturb", "resample", "explore"}
 	// methodKeys are the keys each method takes besides method, metric and mode.
 	methodKeys = map[string][]string{
 		earlystop.ASHA:      {"grace", "reduction", "max"},
 		earlystop.Median:    {"grace", "min-trials"},
 		earlystop.SHA:       {"grace", "reduction", "max"},
 		earlystop.Hyperband: {"grace", "reduction", "max"},
-		earlystop.PBT:       {"interval", "quantile", "perturb", "resample", "max"},
+		earlystop.PBT:       {"interval", "quantile", "perturb", "resample", "explore", "max"},
 	}
 )
 
@@ -43,6 +44,8 @@ func decodeRoundsKey(d *nodeDecoder, q nodePair, c *earlystop.Config) bool {
 		p.Resample = d.fraction(at, 0, 1, "the chance that a value is drawn from the space again instead of perturbed")
 	case "perturb":
 		p.Perturb = d.factors(at)
+	case "explore":
+		p.Explore = d.stringOrList(at)
 	default:
 		return false
 	}
@@ -123,6 +126,38 @@ func checkRounds(d *nodeDecoder, p nodePair, c *earlystop.Config, seen map[strin
 			c.Population.Perturb = earlystop.DefaultPerturb()
 		}
 	}
+}
+
+// checkExplore reports, for a block under pbt, trials with nothing to explore (no matrix or
+// sample key) and explore: names that are none of its keys, at the block's early-stop.
+func (l *loader) checkExplore(b *Task, at *yaml.Node) {
+	if b.EarlyStop == nil || b.EarlyStop.Method != earlystop.PBT {
+		return
+	}
+	keys := map[string]bool{}
+	for _, t := range b.Parallel {
+		if t.Space == nil {
+			l.problemNear(at, b, fmt.Sprintf("early-stop: pbt explores the values of its trials' matrix or sample keys, and trial %q has none (at %s): give it a matrix or sample: of the values to explore", t.Name, t.Pos))
+			return
+		}
+		for _, a := range t.Space.Axes {
+			keys[a.Name()] = true
+		}
+	}
+	for _, name := range b.EarlyStop.Population.Explore {
+		if !keys[name] {
+			l.problemNear(at, b, fmt.Sprintf("early-stop: explore: %q is not a matrix or sample key of the block's trials (they have %s)", name, strings.Join(slices.Sorted(maps.Keys(keys)), ", ")))
+		}
+	}
+}
+
+// problemNear is a problem at a block's early-stop key, or at the block when config sets it.
+func (l *loader) problemNear(at *yaml.Node, b *Task, msg string) {
+	pos := b.Pos
+	if at != nil {
+		pos = l.pos(at)
+	}
+	l.problems = append(l.problems, Problem{pos, msg})
 }
 
 // methodList is the methods as an error lists them.
