@@ -141,3 +141,16 @@ func TestPBTExplore(t *testing.T) {
 		}
 	}
 }
+
+// TestPBTExploreOnly: with explore set, only those keys change; the others are the donor's.
+func TestPBTExploreOnly(t *testing.T) {
+	c := Config{Method: PBT, Metric: "acc", Mode: "max",
+		Population: Population{Interval: 1, Perturb: []float64{0.8, 1.25}, Resample: 0.5, Explore: []string{"lr"}}}
+	r, _ := NewRounds(c, "b", nil, pbtSpace())
+	for i := range 50 {
+		out := r.explore(r.draws(i, "x"), []Param{{"lr", "0.01"}, {"width", "32"}})
+		if out[1].Value != "32" || out[0].Value == "0.01" {
+			t.Fatalf("explore lr only: %v", out)
+		}
+	}
+}
