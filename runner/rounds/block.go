@@ -21,20 +21,18 @@ type Exploit struct {
 	Params []plan.Param // the values it went on with
 }
 
-// note is one thing a block's goroutine reacts to, in the order the run told them.
-type note struct {
-	kind   int
-	t      *plan.Task
-	step   int
-	value  float64
-	status results.Status // noteEnded: how it ended
-}
-
+// retryAct is how soon a resume or end the run refused is asked again, for at most
+// retryFor after the trial paused.
 const (
-	noteValue  = iota // a value of the rule's metric
-	notePaused        // its pause completed
-	noteEnded         // it ended for good
+	retryAct = 200 * time.Millisecond
+	retryFor = 10 * time.Second
 )
+
+// pausedAt is a trial's pause here: the round's step, and when it was through.
+type pausedAt struct {
+	step int
+	at   time.Time
+}
 
 // asked is a pause asked of a trial: the round's step, and its value there.
 type asked struct {
@@ -52,18 +50,22 @@ type block struct {
 	say    func(string)
 	key    func(*plan.Task) string
 	trials map[string]*plan.Task // by key
+	in     *inbox
+	seen   *progress
+}
 
-	mu      sync.Mutex
-	settled *sync.Cond // broadcast as notes are handled
-	pushed  int        // notes pushed so far
-	handled int        // notes handled so far
-	queue   []note
-	wake    chan struct{}
-	done    chan struct{}
-	view    earlystop.Board        // the board as last read
-	asked   map[*plan.Task]asked   // pauses asked and not completed
-	acted   map[string]int         // the round each trial was last resumed or ended from, here
-	given   map[*plan.Task]Exploit // exploits told, so that each is told once
+// progress is what a block's goroutine knows of its trials; view is also read by Variant,
+// on the trials' goroutines.
+type progress struct {
+	mu    sync.Mutex
+	view  earlystop.Board      // the board as last read
+	asked map[*plan.Task]asked // pauses asked and not completed
+	acted map[string]int       // the round each trial was last resumed or ended from, here
+	// here is each trial that paused here, until it runs or ends again: a resume or end of
+	// one of these that the run refused (its pause not through yet) is asked again, for a
+	// while (another runall may have resumed it meanwhile).
+	here  map[*plan.Task]pausedAt
+	again bool // an act to ask again soon
 }
 
 func newBlock(b *plan.Task, o Options, say func(string)) (*block, error) {
@@ -71,11 +73,9 @@ func newBlock(b *plan.Task, o Options, say func(string)) (*block, error) {
 	if key == nil {
 		key = func(t *plan.Task) string { return t.Key }
 	}
-	blk := &block{b: b, cfg: *b.EarlyStop, pauser: o.Pauser, say: say, key: key, trials: map[string]*plan.Task{},
-		wake: make(chan struct{}, 1), done: make(chan struct{}), asked: map[*plan.Task]asked{},
-		acted: map[string]int{}, given: map[*plan.Task]Exploit{},
-		view: earlystop.Board{Values: map[int]map[string]float64{}, Ended: map[string]bool{}}}
-	blk.settled = sync.NewCond(&blk.mu)
+	blk := &block{b: b, cfg: *b.EarlyStop, pauser: o.Pauser, say: say, key: key, trials: map[string]*plan.Task{}, in: newInbox(),
+		seen: &progress{asked: map[*plan.Task]asked{}, acted: map[string]int{}, here: map[*plan.Task]pausedAt{},
+			view: earlystop.Board{Values: map[int]map[string]float64{}, Ended: map[string]bool{}}}}
 	var members []earlystop.Member
 	var space []earlystop.Axis
 	for _, t := range b.Parallel {
@@ -103,32 +103,6 @@ func newBlock(b *plan.Task, o Options, say func(string)) (*block, error) {
 
 func (blk *block) has(t *plan.Task) bool { return blk.trials[blk.key(t)] == t }
 
-func (blk *block) push(n note) {
-	blk.mu.Lock()
-	blk.queue = append(blk.queue, n)
-	blk.pushed++
-	blk.mu.Unlock()
-	select {
-	case blk.wake <- struct{}{}:
-	default:
-	}
-}
-
-// settle waits until the notes pushed so far are handled.
-func (blk *block) settle() {
-	blk.mu.Lock()
-	defer blk.mu.Unlock()
-	for n := blk.pushed; blk.handled < n; {
-		blk.settled.Wait()
-	}
-}
-
-// close ends the block's goroutine once the notes pushed so far are handled.
-func (blk *block) close() {
-	blk.settle()
-	close(blk.done)
-}
-
 // run reacts to the block's notes in order until close; with poll, it also reads the board
 // again that often, for what other runalls put there.
 func (blk *block) run(poll time.Duration) {
@@ -140,30 +114,27 @@ func (blk *block) run(poll time.Duration) {
 	}
 	ctx := context.Background()
 	for {
-		blk.mu.Lock()
-		batch := blk.queue
-		blk.queue = nil
-		blk.mu.Unlock()
+		var retry <-chan time.Time
+		if blk.seen.again {
+			retry = time.After(retryAct)
+		}
+		batch := blk.in.take()
 		for _, n := range batch {
 			blk.react(ctx, n)
 		}
 		if len(batch) > 0 {
 			blk.act(ctx)
-			blk.mu.Lock()
-			blk.handled += len(batch)
-			blk.settled.Broadcast()
-			blk.mu.Unlock()
+			blk.in.handledN(len(batch))
 			continue
 		}
 		select {
-		case <-blk.wake:
+		case <-blk.in.wake:
 		case <-tick:
 			blk.act(ctx)
-		case <-blk.done:
-			blk.mu.Lock()
-			left := len(blk.queue)
-			blk.mu.Unlock()
-			if left == 0 {
+		case <-retry:
+			blk.act(ctx)
+		case <-blk.in.done:
+			if blk.in.empty() {
 				return
 			}
 		}
@@ -176,30 +147,36 @@ func (blk *block) react(ctx context.Context, n note) {
 	k := blk.key(n.t)
 	switch n.kind {
 	case noteValue:
-		if _, already := blk.asked[n.t]; already {
+		delete(blk.seen.here, n.t) // it runs
+		if _, already := blk.seen.asked[n.t]; already {
 			return
 		}
-		a := blk.rule.Action(blk.view, k)
+		a := blk.rule.Action(blk.seen.snapshot(), k)
 		if a.Do != earlystop.Run || a.Until > 0 && n.step >= a.Until {
 			// Before a pause, and when a trial that runs seems to wait at a round or to be
 			// out, the board is read again: as last read, it may be older than the decision
 			// that resumed the trial (on another runall).
 			blk.refresh(ctx)
-			a = blk.rule.Action(blk.view, k)
+			a = blk.rule.Action(blk.seen.snapshot(), k)
 		}
 		if a.Do != earlystop.Run || a.Until == 0 || n.step < a.Until {
 			return
 		}
-		blk.asked[n.t] = asked{a.Until, blk.usable(n.value)}
+		blk.seen.asked[n.t] = asked{a.Until, blk.usable(n.value)}
 		reason := fmt.Sprintf("%s: paused at step %d for its round: %s %s", blk.cfg.Method, a.Until, blk.cfg.Metric, num(n.value))
 		blk.pauser.PauseAt(n.t, a.Until, reason, results.StatusPruned)
 	case notePaused, noteEnded:
+		if p, ok := blk.seen.asked[n.t]; ok && n.kind == notePaused {
+			blk.seen.here[n.t] = pausedAt{p.step, time.Now()}
+		} else {
+			delete(blk.seen.here, n.t)
+		}
 		// A trial that ended on its own after its round's value (its last step) was there
 		// too; one stopped instead of paused (its checkpoint never held the step) is out.
-		if p, ok := blk.asked[n.t]; ok && (n.kind == notePaused || n.status == results.StatusOK) {
+		if p, ok := blk.seen.asked[n.t]; ok && (n.kind == notePaused || n.status == results.StatusOK) {
 			blk.put(n.t, blk.board.Value(ctx, p.step, k, p.value))
 		}
-		delete(blk.asked, n.t)
+		delete(blk.seen.asked, n.t)
 		if n.kind == noteEnded {
 			blk.put(n.t, blk.board.Ended(ctx, k))
 		}
@@ -229,27 +206,35 @@ func (blk *block) act(ctx context.Context) {
 	if !blk.refresh(ctx) {
 		return
 	}
-	blk.mu.Lock()
-	view := blk.view
-	blk.mu.Unlock()
+	view := blk.seen.snapshot()
 	ended := view.Ended
+	blk.seen.again = false
 	for k, t := range blk.trials {
 		step := lastStep(view, k)
-		if step == 0 || ended[k] || blk.acted[k] >= step {
+		if step == 0 || ended[k] || blk.seen.acted[k] >= step {
 			continue
 		}
 		a := blk.rule.Action(view, k)
+		var done bool
 		switch {
 		case a.Do == earlystop.Drop:
-			blk.acted[k] = step
-			blk.pauser.End(t, step, results.StatusPruned, a.Reason)
+			done = blk.pauser.End(t, step, results.StatusPruned, a.Reason)
 		case a.Do == earlystop.Run && a.Until != step:
 			if a.From != nil && a.From.Step == step && !blk.exploit(ctx, t, a.From) {
-				continue // the copy failed: tried again at the next reading
+				blk.seen.again = true
+				continue // the copy failed: tried again soon
 			}
-			blk.acted[k] = step
-			blk.pauser.Resume(t, step)
+			done = blk.pauser.Resume(t, step)
+		default:
+			continue // its round is not decided yet
 		}
+		if h := blk.seen.here[t]; done || h.step != step || time.Since(h.at) > retryFor {
+			// Refused elsewhere: another runall's trial, resumed or ended there already.
+			blk.seen.acted[k] = step
+			delete(blk.seen.here, t)
+			continue
+		}
+		blk.seen.again = true // refused here: its pause is not through yet
 	}
 }
 
@@ -260,9 +245,9 @@ func (blk *block) refresh(ctx context.Context) bool {
 		blk.say("early-stop: read the board of " + blk.b.Name + ": " + err.Error() + " (trying again)")
 		return false
 	}
-	blk.mu.Lock()
-	blk.view = earlystop.Board{Values: values, Ended: ended}
-	blk.mu.Unlock()
+	blk.seen.mu.Lock()
+	blk.seen.view = earlystop.Board{Values: values, Ended: ended}
+	blk.seen.mu.Unlock()
 	return true
 }
 
@@ -280,9 +265,7 @@ func (blk *block) exploit(ctx context.Context, t *plan.Task, e *earlystop.Exploi
 
 // variant is t with pbt's values for it, and its lineage.
 func (blk *block) variant(t *plan.Task) (*plan.Task, []Exploit) {
-	blk.mu.Lock()
-	view := blk.view
-	blk.mu.Unlock()
+	view := blk.seen.snapshot()
 	k := blk.key(t)
 	a := blk.rule.Action(view, k)
 	var lineage []Exploit
@@ -297,6 +280,13 @@ func (blk *block) variant(t *plan.Task) (*plan.Task, []Exploit) {
 		return t, lineage
 	}
 	return t.Variant(fromRule(a.Params)[len(t.Space.Template.Params):]), lineage
+}
+
+// snapshot is the board as last read.
+func (p *progress) snapshot() earlystop.Board {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.view
 }
 
 // lastStep is the last round's step the board holds a value of trial at; 0: none.

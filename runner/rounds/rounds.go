@@ -124,11 +124,11 @@ func (r *Rounds) Event(ev event.Event, emit func(event.Event)) {
 	}
 	switch {
 	case ev.Kind == event.TaskMetric && ev.Metric == blk.cfg.Metric:
-		blk.push(note{kind: noteValue, t: ev.Task, step: ev.Step, value: ev.Value})
+		blk.in.push(note{kind: noteValue, t: ev.Task, step: ev.Step, value: ev.Value})
 	case ev.Kind == event.TaskEnded && ev.Paused:
-		blk.push(note{kind: notePaused, t: ev.Task})
+		blk.in.push(note{kind: notePaused, t: ev.Task})
 	case ev.Kind == event.TaskEnded && ev.Final:
-		blk.push(note{kind: noteEnded, t: ev.Task, status: ev.Status})
+		blk.in.push(note{kind: noteEnded, t: ev.Task, status: ev.Status})
 	}
 }
 
@@ -159,7 +159,7 @@ func (r *Rounds) Close() {
 	r.mu.Unlock()
 	if !closed {
 		for _, blk := range r.blocks {
-			blk.close()
+			blk.in.close()
 		}
 	}
 	r.wg.Wait()

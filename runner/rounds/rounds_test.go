@@ -59,7 +59,7 @@ func (s *sweep) emit(ev event.Event) {
 	s.r.Event(ev, func(event.Event) {})
 	s.stream.Unlock()
 	for _, blk := range s.r.blocks {
-		blk.settle()
+		blk.in.settle()
 	}
 }
 
