@@ -21,7 +21,9 @@ type Dir struct{ root string }
 func NewDir(root string) *Dir { return &Dir{root: root} }
 
 // Where is the trial's folder.
-func (d *Dir) Where(trial string) string { return filepath.Join(d.root, trial) + string(filepath.Separator) }
+func (d *Dir) Where(trial string) string {
+	return filepath.Join(d.root, trial) + string(filepath.Separator)
+}
 
 func (d *Dir) ReadManifest(_ context.Context, trial string) ([]byte, string, error) {
 	b, err := os.ReadFile(filepath.Join(d.root, trial, manifestName))
