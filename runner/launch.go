@@ -29,7 +29,8 @@ type launcher struct {
 	stop    *stopWhen  // met: no new trial starts
 	sync    *transfers // a task's own uploads as it ends
 	mask    *masker
-	rooms   rooms // the resources trials are admitted by, and each running trial's room in them
+	rooms   rooms        // the resources trials are admitted by, and each running trial's room in them
+	ckpts   *checkpoints // trials' checkpoint: directories; nil when no trial sets one
 	host    *hostMemory
 	fw      framework.Framework
 	base    []string // the run's environment (baseEnv)
@@ -118,7 +119,12 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	env = l.taskEnv(t, env, c.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: l.procs, KillWait: l.grace, Mask: l.mask, OnStart: c.onStart}
-	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, c.hooks())
+	hooks := c.hooks()
+	if tr.Task.Checkpoint != nil && l.ckpts != nil {
+		c.resume = &trialResume{ckpts: l.ckpts, trial: tr.Task, dir: dir, stopped: func() bool { return l.life.ledger.stoppedBy() != 0 }}
+		hooks.Prepare = func(n int, env []string) ([]string, error) { return c.prepare(ctx, n, env) }
+	}
+	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, hooks)
 	if c.requeue != nil {
 		return *c.requeue
 	}
@@ -151,6 +157,9 @@ func (c *command) detail(dir string, env []string, out proc.Outcome) *event.Deta
 	}
 	c.host.detail(d)
 	d.Metrics, d.MetricSeries, d.MetricWarnings = c.readMetrics(dir, env, out.OK())
+	if c.resume != nil {
+		d.Resumes = c.resume.resumes
+	}
 	if out.Signal != 0 {
 		d.Signal = proc.SignalName(out.Signal)
 	}

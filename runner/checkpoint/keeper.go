@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/runall/runall/runner/results"
 )
 
 // Options is what a Keeper is given for one attempt of a trial.
@@ -25,11 +28,12 @@ type Options struct {
 // settles, or the script says so (a runall-checkpoint line), and one when the attempt
 // ends. Safe for concurrent use.
 type Keeper struct {
-	o     Options
-	poke  chan struct{}
-	stop  chan struct{}
-	done  chan struct{}
-	steps *steps
+	o       Options
+	poke    chan struct{}
+	started time.Time
+	stop    chan struct{}
+	done    chan struct{}
+	steps   *steps
 
 	mu      sync.Mutex
 	seq     int
@@ -44,7 +48,7 @@ type Keeper struct {
 // restored from o.Base) as what is already kept.
 func Start(ctx context.Context, o Options) *Keeper {
 	o.Every = max(o.Every, 10*time.Millisecond)
-	k := &Keeper{o: o, poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	k := &Keeper{o: o, started: time.Now().UTC(), poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		steps: newSteps(o.Base), landed: -1, arrived: make(chan struct{})}
 	if o.Base != nil {
 		k.landed, k.changed = o.Base.Step, o.Base.Step
@@ -65,6 +69,16 @@ func (k *Keeper) Said(step int) {
 	case k.poke <- struct{}{}:
 	default:
 	}
+}
+
+// Resumes are the trial's starts from a kept checkpoint up to this attempt's, this one
+// included; nil for an attempt that started fresh.
+func (k *Keeper) Resumes() []results.Resume {
+	b := k.o.Base
+	if b == nil {
+		return nil
+	}
+	return append(slices.Clone(b.Resumes), results.Resume{Step: b.Step, RunID: k.o.RunID, At: k.started})
 }
 
 // Landed is the step the newest kept copy holds; -1 when none.
@@ -125,7 +139,6 @@ func (k *Keeper) loop(ctx context.Context) {
 	defer close(k.done)
 	t := time.NewTicker(k.o.Every)
 	defer t.Stop()
-	var prev scan
 	for {
 		said := false
 		select {
@@ -139,19 +152,43 @@ func (k *Keeper) loop(ctx context.Context) {
 		}
 		s, err := scanDir(k.o.Dir)
 		if err != nil || s.empty() || k.isKept(s) {
-			prev = s
 			continue
 		}
 		k.mu.Lock()
 		k.changed = max(k.changed, k.steps.stepAt(s.newest))
 		k.mu.Unlock()
-		// A changed directory is copied once it has settled (two looks alike), or at once
-		// when the script says it is complete; a script that says so is taken at its word.
-		if said || (s.same(prev) && !k.steps.explicit()) {
-			k.keep(ctx, s, k.steps.stepAt(s.newest))
+		// A changed directory is copied once it holds still for a moment, or at once when
+		// the script says it is complete; a script that says so is taken at its word.
+		if !said && k.steps.explicit() {
+			continue
 		}
-		prev = s
+		if !said {
+			var still bool
+			if s, still = k.settled(ctx, s); !still {
+				continue // still being written: the next look tries again
+			}
+		}
+		k.keep(ctx, s, k.steps.stepAt(s.newest))
 	}
+}
+
+// settle is how long a changed directory must hold still before it is copied: enough for
+// a script that writes several files to be seen writing the next.
+func (k *Keeper) settle() time.Duration { return min(k.o.Every/2, 250*time.Millisecond) }
+
+// settled looks at the directory again after settle; still is whether it held still.
+func (k *Keeper) settled(ctx context.Context, s scan) (scan, bool) {
+	timer := time.NewTimer(k.settle())
+	defer timer.Stop()
+	select {
+	case <-k.stop:
+		return s, false // Close takes the last copy
+	case <-ctx.Done():
+		return s, false
+	case <-timer.C:
+	}
+	again, err := scanDir(k.o.Dir)
+	return again, err == nil && again.same(s)
 }
 
 func (k *Keeper) isKept(s scan) bool {
@@ -180,8 +217,9 @@ func (k *Keeper) keep(ctx context.Context, s scan, step int) {
 	m := Manifest{Trial: k.o.Trial, Step: step, Version: version, Files: len(s.files), Bytes: s.bytes,
 		Writer: k.o.Writer, RunID: k.o.RunID, SavedAt: time.Now().UTC(), Series: upTo(k.steps.series(), step)}
 	if b := k.o.Base; b != nil {
-		m.Base, m.Resumes, m.From = b.Version, b.Resumes, b.From
+		m.Base, m.From = b.Version, b.From
 	}
+	m.Resumes = k.Resumes()
 	old, err := k.name(ctx, m)
 	if err != nil {
 		_ = st.Drop(ctx, k.o.Trial, version)

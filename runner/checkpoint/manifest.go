@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/runall/runall/runner/results"
 )
 
 // Manifest is the one pointer to a trial's kept checkpoint.
@@ -35,7 +37,7 @@ type Manifest struct {
 	// whole on any runall of the sweep.
 	Series map[string][]Point `json:"series,omitempty"`
 	// Resumes are the steps the trial was resumed at before this copy was kept.
-	Resumes []Resume `json:"resumes,omitempty"`
+	Resumes []results.Resume `json:"resumes,omitempty"`
 	// From is set on a copy of another trial's checkpoint (population-based training).
 	From *Origin `json:"from,omitempty"`
 }
@@ -44,13 +46,6 @@ type Manifest struct {
 type Point struct {
 	Step  int     `json:"step"`
 	Value float64 `json:"value"`
-}
-
-// Resume is a start of a trial from its kept checkpoint.
-type Resume struct {
-	Step  int       `json:"step"`
-	RunID string    `json:"run_id"`
-	At    time.Time `json:"at"`
 }
 
 // Origin is the trial (and its step) whose checkpoint another was started from.
