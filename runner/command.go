@@ -62,7 +62,6 @@ type command struct {
 	requeue *commandResult // set when an attempt sent the trial back to the line
 	metrics metric.Set     // what it reported in its output, then its metrics file
 	reader  *metric.Reader // reads metrics from its stdout into metrics, in the task's formats
-	resume  *trialResume   // its trial's checkpoint: restored and kept; nil without one
 }
 
 func (c *command) hooks() executor.Hooks {
@@ -81,7 +80,7 @@ func (c *command) onStart(pgid int) {
 func (c *command) started(n int) {
 	attempt := c.before + n
 	c.attempt, c.oom, c.said = attempt, false, admit.OOM{}
-	c.reader.Resume(c.resumeStep())
+	c.reader.Restart()
 	c.host.restart()
 	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.mask.Replace(c.cmd))
 	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.passedOver}
@@ -97,7 +96,6 @@ func (c *command) onLine(n int, stream, line string) {
 	c.tails.add(stream, line)
 	if stream == "stdout" {
 		c.reader.Line(line)
-		c.checkpointLine(line)
 	}
 	if c.p != nil {
 		c.oom = c.oom || admit.IsOOM(line)
@@ -110,7 +108,6 @@ func (c *command) onLine(n int, stream, line string) {
 // metric tells the stream a value the command reported (a runall-metric line as it came, or
 // its metrics file at its end).
 func (c *command) metric(name string, v float64, step int) {
-	c.keepMetric(name, v, step)
 	c.life.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.attempt, Metric: name, Value: v, Step: step})
 }
 
@@ -118,7 +115,6 @@ func (c *command) metric(name string, v float64, step int) {
 // ran out of GPU memory, or the end.
 func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	t, attempt := c.t, c.before+n
-	c.endAttempt()
 	if out.OK() {
 		return false
 	}

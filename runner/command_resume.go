@@ -5,13 +5,16 @@ import (
 
 	"github.com/runall/runall/runner/checkpoint"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
 )
 
 // trialResume is a command of a trial with checkpoint: as its attempts restore and keep
-// the trial's checkpoint directory.
+// the trial's checkpoint directory: hooks around the command's own.
 type trialResume struct {
+	c       *command
 	ckpts   *checkpoints
 	trial   *plan.Task
 	dir     string       // the command's working directory
@@ -21,11 +24,38 @@ type trialResume struct {
 	stopped func() bool // whether runall was stopped (the last copy gets --grace)
 }
 
+// wrap adds the checkpoint's part to the command's hooks and metric observer.
+func (r *trialResume) wrap(ctx context.Context, h executor.Hooks) executor.Hooks {
+	started, line, ended := h.Started, h.Line, h.Ended
+	h.Prepare = func(n int, env []string) ([]string, error) { return r.prepare(ctx, n, env) }
+	h.Started = func(n int) {
+		started(n)
+		r.c.reader.Resume(r.step)
+	}
+	h.Line = func(n int, stream, s string) {
+		line(n, stream, s)
+		if stream == "stdout" {
+			r.line(r.c.mask.Replace(s))
+		}
+	}
+	h.Ended = func(n int, out proc.Outcome, retry bool) bool {
+		r.end()
+		return ended(n, out, retry)
+	}
+	r.c.metrics.Observe(func(name string, v float64, step int) {
+		r.c.metric(name, v, step)
+		if r.cur != nil {
+			r.cur.keeper.Metric(name, v, step)
+		}
+	})
+	return h
+}
+
 // prepare readies attempt n: the checkpoint restored (or the directory emptied), the
 // metric series cut back to what the restored checkpoint holds, the environment that
 // tells the script.
-func (c *command) prepare(ctx context.Context, n int, env []string) ([]string, error) {
-	r := c.resume
+func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]string, error) {
+	c := r.c
 	a, env, err := r.ckpts.begin(ctx, r.trial, r.dir, env, c.before+n, func(line string) {
 		c.log.mark("%s", line)
 		c.life.emit(event.Event{Kind: event.RunStatus, Task: c.t, Line: c.t.Name + ": " + line})
@@ -45,41 +75,25 @@ func (c *command) prepare(ctx context.Context, n int, env []string) ([]string, e
 	return env, nil
 }
 
-// resumeStep is the step the current attempt goes on from: 0 unless it resumed.
-func (c *command) resumeStep() int {
-	if c.resume == nil {
-		return 0
-	}
-	return c.resume.step
-}
-
-// checkpointLine takes a runall-checkpoint line of the script's stdout.
-func (c *command) checkpointLine(line string) {
-	if c.resume == nil || c.resume.cur == nil {
+// line takes a runall-checkpoint line of the script's stdout.
+func (r *trialResume) line(s string) {
+	if r.cur == nil {
 		return
 	}
-	step, ok, err := checkpoint.ParseLine(line)
+	step, ok, err := checkpoint.ParseLine(s)
 	switch {
 	case err != nil:
-		c.metrics.Warn("%v", err)
+		r.c.metrics.Warn("%v", err)
 	case ok:
-		c.resume.cur.keeper.Said(step)
+		r.cur.keeper.Said(step)
 	}
 }
 
-// keepMetric hands a value the script reported to its checkpoint's keeper: the step count
-// a copy holds, and the series a resumed attempt goes on from.
-func (c *command) keepMetric(name string, v float64, step int) {
-	if c.resume != nil && c.resume.cur != nil {
-		c.resume.cur.keeper.Metric(name, v, step)
-	}
-}
-
-// endAttempt keeps the checkpoint directory as the attempt left it.
-func (c *command) endAttempt() {
-	if c.resume == nil || c.resume.cur == nil {
+// end keeps the checkpoint directory as the attempt left it.
+func (r *trialResume) end() {
+	if r.cur == nil {
 		return
 	}
-	c.resume.ckpts.end(c.resume.trial, c.resume.cur, c.resume.stopped())
-	c.resume.cur = nil
+	r.ckpts.end(r.trial, r.cur, r.stopped())
+	r.cur = nil
 }

@@ -120,15 +120,20 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: l.procs, KillWait: l.grace, Mask: l.mask, OnStart: c.onStart}
 	hooks := c.hooks()
+	var resume *trialResume
 	if tr.Task.Checkpoint != nil && l.ckpts != nil {
-		c.resume = &trialResume{ckpts: l.ckpts, trial: tr.Task, dir: dir, stopped: func() bool { return l.life.ledger.stoppedBy() != 0 }}
-		hooks.Prepare = func(n int, env []string) ([]string, error) { return c.prepare(ctx, n, env) }
+		resume = &trialResume{c: c, ckpts: l.ckpts, trial: tr.Task, dir: dir, stopped: func() bool { return l.life.ledger.stoppedBy() != 0 }}
+		hooks = resume.wrap(ctx, hooks)
 	}
 	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, hooks)
 	if c.requeue != nil {
 		return *c.requeue
 	}
-	cr := c.conclude(res, env, c.detail(dir, env, res.Outcome))
+	d := c.detail(dir, env, res.Outcome)
+	if resume != nil {
+		d.Resumes = resume.resumes
+	}
+	cr := c.conclude(res, env, d)
 	l.sync.uploadAfter(ctx, t, res.Outcome.OK())
 	return cr
 }
@@ -157,9 +162,6 @@ func (c *command) detail(dir string, env []string, out proc.Outcome) *event.Deta
 	}
 	c.host.detail(d)
 	d.Metrics, d.MetricSeries, d.MetricWarnings = c.readMetrics(dir, env, out.OK())
-	if c.resume != nil {
-		d.Resumes = c.resume.resumes
-	}
 	if out.Signal != 0 {
 		d.Signal = proc.SignalName(out.Signal)
 	}

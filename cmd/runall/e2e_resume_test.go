@@ -307,28 +307,38 @@ func TestResumeAfterRetry(t *testing.T) {
 		steps := kept()
 		return len(steps) == 2 && slices.Min(slices.Collect(mapsValues(steps))) >= 2
 	})
-	// The trials crash: runall retries each from its kept checkpoint.
+	// The trials crash: runall retries each from its kept checkpoint. Frozen first, so that
+	// the epochs each had saved are known when it dies.
 	pid := p.cmd.Process.Pid
-	_ = syscall.Kill(pid, syscall.SIGSTOP)
-	atCrash := map[string]int{}
-	for m, step := range kept() {
-		name := "lr=0.01"
-		if strings.Contains(m, "/lr-0.05-") {
-			name = "lr=0.05"
-		}
-		atCrash[name] = step
-	}
+	var trials []int
 	for _, d := range descendants(pid) {
 		if b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(d), "cmdline")); strings.Contains(string(b), "sgd.py") {
-			_ = syscall.Kill(d, syscall.SIGKILL)
+			trials = append(trials, d)
+			_ = syscall.Kill(d, syscall.SIGSTOP)
 		}
 	}
-	_ = syscall.Kill(pid, syscall.SIGCONT)
+	saved := map[string]int{} // the last epoch each logged: saved before it was logged
+	for name, ran := range e.epochsRun() {
+		saved[name] = slices.Max(ran)
+	}
+	for _, d := range trials {
+		_ = syscall.Kill(d, syscall.SIGKILL)
+	}
 	p.wait().wantCode(t, 0)
 	res := readResumeResults(t, []byte(e.read("results.json")))
-	// Without runall-checkpoint lines, a copy is taken once the directory holds still: up
-	// to two epochs may be run again.
-	checkResumed(t, res, e.epochsRun(), want, atCrash, 2)
+	// The disk is the same: the attempt's last copy is taken when it ends, so the retry
+	// goes on from the last epoch it saved (logged, or saved and not logged yet when it died)
+	// and runs none again.
+	resumed := map[string]int{}
+	for _, tr := range res.Tasks {
+		if len(tr.Resumes) > 0 {
+			resumed[tr.Name] = tr.Resumes[0].Step
+		}
+		if s := resumed[tr.Name]; s != saved[tr.Name] && s != saved[tr.Name]+1 {
+			t.Errorf("%s: resumed at step %d; it had saved epoch %d when it died", tr.Name, s, saved[tr.Name])
+		}
+	}
+	checkResumed(t, res, e.epochsRun(), want, resumed, 0)
 	for _, tr := range res.Tasks {
 		if tr.Attempts != 2 {
 			t.Errorf("%s: %d attempts, want 2", tr.Name, tr.Attempts)

@@ -36,7 +36,6 @@ type Keeper struct {
 	steps   *steps
 
 	mu      sync.Mutex
-	seq     int
 	kept    scan // what the newest copy holds (or what was restored)
 	landed  int  // the step the newest copy holds; -1: none
 	changed int  // the step the directory last changed at, kept or not
@@ -118,7 +117,9 @@ func (k *Keeper) WaitFor(ctx context.Context, n int, wait time.Duration) bool {
 }
 
 // Close stops looking and keeps what the directory holds now, once the attempt's
-// processes have ended and it is quiet. It returns the step the newest copy holds.
+// processes have ended and it is quiet; unless the script prints runall-checkpoint lines:
+// what it saved after its last line is not said to be whole. It returns the step the
+// newest copy holds.
 func (k *Keeper) Close(ctx context.Context) int {
 	k.mu.Lock()
 	if k.closed {
@@ -129,7 +130,7 @@ func (k *Keeper) Close(ctx context.Context) int {
 	k.mu.Unlock()
 	close(k.stop)
 	<-k.done
-	if s, err := scanDir(k.o.Dir); err == nil && !s.empty() && !k.isKept(s) {
+	if s, err := scanDir(k.o.Dir); err == nil && !s.empty() && !k.isKept(s) && !k.steps.explicit() {
 		k.keep(ctx, s, k.steps.stepAt(s.newest))
 	}
 	return k.Landed()
@@ -200,10 +201,7 @@ func (k *Keeper) isKept(s scan) bool {
 // keep copies the directory as s saw it into a new version, and names it in the manifest
 // when nothing newer is kept. A directory that changed while it was copied is not kept.
 func (k *Keeper) keep(ctx context.Context, s scan, step int) {
-	k.mu.Lock()
-	k.seq++
-	version := versionName(step, k.o.Writer, k.seq)
-	k.mu.Unlock()
+	version := versionName(step, k.o.Writer, time.Now().UnixNano())
 	st := k.o.Store
 	if err := st.Put(ctx, k.o.Dir, k.o.Trial, version); err != nil {
 		k.say("could not copy %s (tried again when it changes or the trial ends): %v", k.o.Dir, err)

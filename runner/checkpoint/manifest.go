@@ -74,8 +74,8 @@ func decodeManifest(trial string, b []byte) (Manifest, error) {
 }
 
 // versionName names a new copy: its step first, so that a listing reads in order.
-func versionName(step int, writer string, seq int) string {
-	return fmt.Sprintf("s%08d-%s-%d", step, writer, seq)
+func versionName(step int, writer string, seq int64) string {
+	return fmt.Sprintf("s%08d-%s-%x", step, writer, seq)
 }
 
 // replaces reports whether a copy of step by writer, which resumed from base, may replace

@@ -1,8 +1,8 @@
 """A training script that checkpoints, as issue 27's tests need one: scikit-learn's
-SGDClassifier trained epoch by epoch with partial_fit on the digits data set, its model
-pickled into the checkpoint directory after each epoch (written to a temporary file and
-renamed, as careful scripts do), then the epoch's validation accuracy printed as a
-runall-metric line. With --resume it goes on from the pickled model. Deterministic: an
+SGDClassifier trained epoch by epoch with partial_fit on the digits data set; after each
+epoch its validation accuracy is printed as a runall-metric line, then its model is pickled
+into the checkpoint directory (written to a temporary file and renamed, as careful scripts
+do). With --resume it goes on from the pickled model. Deterministic: an
 epoch's order comes from the epoch's number, so a resumed run ends exactly where an
 uninterrupted one does.
 
@@ -49,12 +49,12 @@ for epoch in range(start + 1, a.epochs + 1):
     model.partial_fit(Xtr[order], ytr[order], classes=np.arange(10))
     acc = model.score(Xva, yva)
     time.sleep(a.sleep)
+    print(f"runall-metric val_accuracy={acc:.6f}", flush=True)
     with open(path + ".tmp", "wb") as f:
         pickle.dump((epoch, model), f)
     os.replace(path + ".tmp", path)
     if os.environ.get("WORK"):
         with open(os.environ["WORK"], "a") as f:
             f.write(f"{a.name} {epoch}\n")
-    print(f"runall-metric val_accuracy={acc:.6f}", flush=True)
     if a.say:
         print(f"runall-checkpoint step={epoch}", flush=True)
