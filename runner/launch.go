@@ -60,12 +60,18 @@ func (l *launcher) runTrial(ctx context.Context, tr *sched.Trial, env []string) 
 	}
 	allOK := true
 	for i, s := range t.Steps {
+		if tr.Attempt > 1 && l.life.ledger.endedOK(s) {
+			continue // done before the trial paused: a resumed trial goes on from the step it paused in
+		}
 		if l.life.halted() || h.Stopped() != nil {
 			allOK = false
 			l.life.skip(s, l.stepSkipReason(h))
 			continue
 		}
 		res := l.runCommand(ctx, tr, s, env, true, h)
+		if res.paused {
+			return res.outcome()
+		}
 		if res.oom {
 			// The whole trial goes back to the queue; its finished steps run again.
 			return res.outcome()
@@ -134,7 +140,9 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		d.Resumes = resume.resumes
 	}
 	cr := c.conclude(res, env, d)
-	l.sync.uploadAfter(ctx, t, res.Outcome.OK())
+	if !cr.paused { // a paused command's uploads wait for its end
+		l.sync.uploadAfter(ctx, t, res.Outcome.OK())
+	}
 	return cr
 }
 

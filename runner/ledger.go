@@ -177,6 +177,19 @@ func (l *ledger) startedAt(t *plan.Task) time.Time {
 }
 
 // attempts is how often t was started so far (across requeues).
+// endedOK reports whether t ended for good and counted as a success (ok, or ignored).
+func (l *ledger) endedOK(t *plan.Task) bool {
+	st := l.statusOf(t)
+	return st == results.StatusOK || st == results.StatusIgnored
+}
+
+// statusOf is t's status as recorded so far.
+func (l *ledger) statusOf(t *plan.Task) results.Status {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.resultLocked(t).Status
+}
+
 func (l *ledger) attempts(t *plan.Task) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
