@@ -134,8 +134,21 @@ func (p *page) curves() {
 		}
 		p.printf("<polyline class=\"%s\" points=\"%s\"><title>%s: %s%s</title></polyline>\n",
 			class, strings.TrimSpace(pts.String()), esc(t.Name), formatNum(t.MetricSeries[m][len(t.MetricSeries[m])-1]), esc(end))
+		p.resumeMarks(t, t.MetricSeries[m], xs, ys)
 	}
 	p.printf("</svg>\n</section>\n")
+}
+
+// resumeMarks marks where a trial resumed from its checkpoint on its curve: at the step its
+// checkpoint held, the last value before the resumed attempt's first.
+func (p *page) resumeMarks(t results.Task, s []float64, xs, ys scale) {
+	for _, r := range t.Resumes {
+		if r.Step < 1 || r.Step > len(s) {
+			continue
+		}
+		p.printf("<circle class=\"resumed\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>%s: resumed from its checkpoint at epoch %d (run %s)</title></circle>\n",
+			xs.at(float64(r.Step)), ys.at(s[r.Step-1]), esc(t.Name), r.Step, esc(r.RunID))
+	}
 }
 
 func noSeries(m string) string {

@@ -230,6 +230,7 @@ svg text{fill:#57606a}.axis{stroke:#8c959f;stroke-width:1}.grid{stroke:#eaeef2;s
 .bar.ok{fill:#2da44e}.bar.failed{fill:#cf222e}.bar.ignored{fill:#d4a72c}.bar.other{fill:#54aeff}.bar.pruned{fill:#8c959f}
 .mem{fill:#ddf4ff;stroke:#54aeff;stroke-width:1}
 .curve{fill:none;stroke:#8c959f;stroke-opacity:.55;stroke-width:1.2}.curve.best{stroke:#bf3989;stroke-opacity:1;stroke-width:2.5}.curve.pruned{stroke-dasharray:3 2}
+.resumed{fill:#fff;stroke:#0969da;stroke-width:1.5}
 .pt{fill:#0969da;fill-opacity:.6}.pt.best{fill:#bf3989;fill-opacity:1}.pt.failed{fill:#cf222e}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 `

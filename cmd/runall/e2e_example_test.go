@@ -197,6 +197,13 @@ func (e *e2e) runWithin(limit time.Duration, args ...string) result {
 // one the test skips, except in CI.
 func torchPython(t *testing.T) string {
 	t.Helper()
+	return pythonWith(t, "torch", "python3-torch")
+}
+
+// pythonWith is a python3 that imports module: $PYTHON, /usr/bin/python3 or the one on the
+// PATH; pkg is the Debian package that installs it.
+func pythonWith(t *testing.T, module, pkg string) string {
+	t.Helper()
 	var candidates []string
 	if p := os.Getenv("PYTHON"); p != "" {
 		candidates = append(candidates, p)
@@ -208,7 +215,7 @@ func torchPython(t *testing.T) string {
 	var tried []string
 	for _, p := range candidates {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		err := exec.CommandContext(ctx, p, "-c", "import torch").Run()
+		err := exec.CommandContext(ctx, p, "-c", "import "+module).Run()
 		cancel()
 		if err == nil {
 			if abs, err := filepath.Abs(p); err == nil {
@@ -218,7 +225,7 @@ func torchPython(t *testing.T) string {
 		}
 		tried = append(tried, p+": "+err.Error())
 	}
-	msg := "no python3 with torch (set PYTHON, or apt-get install python3-torch); tried " + strings.Join(tried, "; ")
+	msg := "no python3 with " + module + " (set PYTHON, or apt-get install " + pkg + "); tried " + strings.Join(tried, "; ")
 	citest.Unavailable(t, "%s", msg)
 	return ""
 }

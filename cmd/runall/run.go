@@ -74,7 +74,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 		"each claims the next trial it has room for (env RUNALL_CLAIMS, config claims:; see docs/kubernetes.md)")
 	fs.DurationVar(&o.lease, "lease", runner.DefaultLease, "with --claims: a claim not renewed for this long may be taken over by another runall\n"+
 		"(renewed every third of it; at least 1s)")
-	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done")
+	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done, and start trials with checkpoint: over")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (e.g. :9100)")
 	fs.IntVar(&o.maxParallel, "max-parallel", 0, "override the file's max-parallel-commands (`N` at once)")
 	fs.IntVar(&o.maxTasks, "max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")

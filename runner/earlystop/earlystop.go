@@ -339,3 +339,14 @@ func (m *median) Observe(trial string, step int, v float64) (Decision, error) {
 	}
 	return Decision{}, nil
 }
+
+// Pauses reports whether the rule pauses trials and resumes them from their checkpoints
+// (successive halving, hyperband, population-based training) rather than stopping them:
+// each trial of its block then needs checkpoint:.
+func (c Config) Pauses() bool {
+	switch c.Method {
+	case "sha", "hyperband", "pbt":
+		return true
+	}
+	return false
+}

@@ -25,12 +25,6 @@ const (
 // DefaultPerturb are pbt's default factors.
 func DefaultPerturb() []float64 { return []float64{0.8, 1.2} }
 
-// Pauses reports whether the method pauses trials at their checkpoints (sha, hyperband,
-// pbt), and so needs them to have one.
-func (c Config) Pauses() bool {
-	return c.Method == SHA || c.Method == Hyperband || c.Method == PBT
-}
-
 // withDefaults fills in what the task file left out.
 func (c Config) withDefaults() Config {
 	c.Grace = max(c.Grace, 1)

@@ -140,6 +140,8 @@ type Task struct {
 	// mode filled in: the rule its trials are stopped by. Its trials and their steps point
 	// to the same one. nil: they run to their end.
 	EarlyStop *earlystop.Config
+	// Checkpoint is a trial's checkpoint: the directory runall keeps and restores; nil: none.
+	Checkpoint *Checkpoint
 	// Space is where a trial under pbt draws new values from, and its task as written
 	// (space.go); nil for any other trial.
 	Space *Space

@@ -107,7 +107,7 @@ func (t *Task) Variant(params []Param) *Task {
 		pairs = append(pairs, "<"+p.Name+">", p.Value)
 	}
 	v := t.Space.Template.instantiate(strings.NewReplacer(pairs...), params)
-	v.ID, v.Name, v.Key, v.Group, v.Pos, v.Space = t.ID, t.Name, t.Key, t.Group, t.Pos, t.Space
+	v.ID, v.Name, v.Key, v.Group, v.Pos, v.Checkpoint, v.Space = t.ID, t.Name, t.Key, t.Group, t.Pos, t.Checkpoint, t.Space
 	for i, s := range v.Steps {
 		if i < len(t.Steps) {
 			s.ID, s.Name, s.Key, s.Pos = t.Steps[i].ID, t.Steps[i].Name, t.Steps[i].Key, t.Steps[i].Pos

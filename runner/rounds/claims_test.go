@@ -84,7 +84,7 @@ func (p *pod) Copy(ctx context.Context, from, t *plan.Task, n int) error {
 // picks, and every decision is the one a single runall makes.
 func TestSHAAcrossRunalls(t *testing.T) {
 	p := loadRounds(t, "{method: sha, grace: 1, reduction: 3, max: 9}",
-		"      - {name: 'lr=<lr> w=<w>', cmd: 'train <lr> <w>', matrix: {lr: [0.0001, 0.001, 0.01], w: [1, 2, 3]}}\n")
+		"      - {name: 'lr=<lr> w=<w>', cmd: 'train <lr> <w>', checkpoint: 'ck/<lr>-<w>', matrix: {lr: [0.0001, 0.001, 0.01], w: [1, 2, 3]}}\n")
 	trials := p.Tasks[0].Parallel
 	alone := runSweep(t, p, trials, 4, 9)
 

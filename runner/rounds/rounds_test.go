@@ -185,7 +185,7 @@ func loadRounds(t *testing.T, rule, trials string) *plan.Plan {
 // however many run at once; the rest end as pruned with the rung's reason.
 func TestSHAPausesAndResumes(t *testing.T) {
 	p := loadRounds(t, "{method: sha, grace: 1, reduction: 3, max: 9}",
-		"      - {name: 'lr=<lr> w=<w>', cmd: 'train <lr> <w>', matrix: {lr: [0.0001, 0.001, 0.01], w: [1, 2, 3]}}\n")
+		"      - {name: 'lr=<lr> w=<w>', cmd: 'train <lr> <w>', checkpoint: 'ck/<lr>-<w>', matrix: {lr: [0.0001, 0.001, 0.01], w: [1, 2, 3]}}\n")
 	trials := p.Tasks[0].Parallel
 	reversed := slices.Clone(trials)
 	slices.Reverse(reversed)
@@ -226,7 +226,7 @@ func TestSHAPausesAndResumes(t *testing.T) {
 // placeholders), the same whatever the order; their lineage says from whom, when, with what.
 func TestPBTExploitsThroughTheRun(t *testing.T) {
 	p := loadRounds(t, "{method: pbt, interval: 3, max: 9, quantile: 0.25, perturb: [0.8, 1.25], resample: 0.25}",
-		"      - {name: 'lr=<lr>', cmd: 'train --lr <lr>', matrix: {lr: [0.0001, 0.0003, 0.001, 0.002, 0.003, 0.005, 0.008, 0.01]}}\n")
+		"      - {name: 'lr=<lr>', cmd: 'train --lr <lr>', checkpoint: 'ck/<lr>', matrix: {lr: [0.0001, 0.0003, 0.001, 0.002, 0.003, 0.005, 0.008, 0.01]}}\n")
 	trials := p.Tasks[0].Parallel
 	reversed := slices.Clone(trials)
 	slices.Reverse(reversed)
