@@ -18,8 +18,14 @@ import (
 // decides the rounds from the same board.
 const boardDir = "rounds/"
 
-// endedDir is the folder of a board's ended trials.
-const endedDir = "ended/"
+// The folders of a board's ended trials, and of pbt's copies of checkpoints: copying/ names
+// the runall that took a copy on (created if absent: one runall copies), copied/ says the copy
+// is there, so that the trial may resume from it.
+const (
+	endedDir   = "ended/"
+	copyingDir = "copying/"
+	copiedDir  = "copied/"
+)
 
 // Board is the values of one synchronous rule (one parallel block) at its rounds' steps,
 // and its trials that ended, kept in the sweep's store. Safe for concurrent use.
@@ -40,14 +46,19 @@ func NewBoard(st Store, rule string) (*Board, error) {
 }
 
 // Load reads the whole board: one LIST (per 1,000 entries), and one GET per value not read
-// before or changed since. ended is the trials that ended; values are by step, by trial.
-func (b *Board) Load(ctx context.Context) (values map[int]map[string]float64, ended map[string]bool, err error) {
+// before or changed since. values are by step, by trial; ended is the trials that ended;
+// copied is pbt's copies made, by "step/trial".
+func (b *Board) Load(ctx context.Context) (values map[int]map[string]float64, ended, copied map[string]bool, err error) {
 	keys, err := b.store.List(ctx, b.dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("list %s: %w", b.dir, err)
+		return nil, nil, nil, fmt.Errorf("list %s: %w", b.dir, err)
 	}
-	values, ended = map[int]map[string]float64{}, map[string]bool{}
+	values, ended, copied = map[int]map[string]float64{}, map[string]bool{}, map[string]bool{}
 	for rel, etag := range keys {
+		if c, ok := strings.CutPrefix(rel, copiedDir); ok {
+			copied[strings.TrimSuffix(c, ".json")] = true
+			continue
+		}
 		at, file, ok := strings.Cut(rel, "/")
 		trial, isJSON := strings.CutSuffix(file, ".json")
 		if !ok || !isJSON {
@@ -63,7 +74,7 @@ func (b *Board) Load(ctx context.Context) (values map[int]map[string]float64, en
 		}
 		v, ok, err := b.value(ctx, b.dir+rel, etag)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if ok {
 			if values[step] == nil {
@@ -72,7 +83,7 @@ func (b *Board) Load(ctx context.Context) (values map[int]map[string]float64, en
 			values[step][trial] = v
 		}
 	}
-	return values, ended, nil
+	return values, ended, copied, nil
 }
 
 // value reads one value, from what was read before when its ETag is the same.
@@ -126,6 +137,29 @@ func (b *Board) Ended(ctx context.Context, trial string) error {
 		return fmt.Errorf("claims: board: bad trial name %q", trial)
 	}
 	key := b.dir + endedDir + trial + ".json"
+	if _, err := b.store.Put(ctx, key, []byte("{}\n"), Cond{}); err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
+	}
+	return nil
+}
+
+// TakeCopy reports whether this runall is the one to copy a checkpoint for trial at a pbt
+// round's step: the first to ask is.
+func (b *Board) TakeCopy(ctx context.Context, step int, trial string) (bool, error) {
+	key := b.dir + copyingDir + strconv.Itoa(step) + "/" + trial + ".json"
+	_, err := b.store.Put(ctx, key, []byte("{}\n"), Cond{IfAbsent: true})
+	switch {
+	case errors.Is(err, ErrConflict):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("write %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// Copied records that trial's copy at a pbt round's step is made.
+func (b *Board) Copied(ctx context.Context, step int, trial string) error {
+	key := b.dir + copiedDir + strconv.Itoa(step) + "/" + trial + ".json"
 	if _, err := b.store.Put(ctx, key, []byte("{}\n"), Cond{}); err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
 	}

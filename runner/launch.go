@@ -12,6 +12,7 @@ import (
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/rounds"
 	"github.com/runall/runall/runner/sched"
 )
 
@@ -107,7 +108,8 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		return commandResult{}
 	}
 	defer log.close()
-	cmdline, dir, err := l.scripts.prepare(ctx, t)
+	run, lineage := l.runnable(tr, t)
+	cmdline, dir, err := l.scripts.prepare(ctx, run)
 	if err != nil {
 		failPrepare(l.life, t, err) // a failed download, md5 or cwd fails the run too
 		return commandResult{}
@@ -122,7 +124,7 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	}
 	c.metrics.Observe(c.metric)
 	c.reader = metric.NewReader(&c.metrics, t.MetricFormats)
-	env = l.taskEnv(t, env, c.p)
+	env = l.taskEnv(run, env, c.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: l.procs, KillWait: l.grace, Mask: l.mask, OnStart: c.onStart}
 	hooks := c.hooks()
@@ -139,11 +141,31 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	if resume != nil {
 		d.Resumes = resume.resumes
 	}
+	d.Lineage = resultLineage(lineage)
 	cr := c.conclude(res, env, d)
 	if !cr.paused { // a paused command's uploads wait for its end
 		l.sync.uploadAfter(ctx, t, res.Outcome.OK())
 	}
 	return cr
+}
+
+// runnable is what command t of trial tr runs as: pbt's variant of it, made with the values
+// the trial goes on with, and the trial's lineage; t itself otherwise. Its events and
+// results are t's.
+func (l *launcher) runnable(tr *sched.Trial, t *plan.Task) (*plan.Task, []rounds.Exploit) {
+	if l.scripts.variant == nil {
+		return t, nil
+	}
+	v, lineage := l.scripts.variant(tr.Task)
+	if t == tr.Task {
+		return v, lineage
+	}
+	for i, s := range tr.Task.Steps {
+		if s == t && i < len(v.Steps) {
+			return v.Steps[i], lineage
+		}
+	}
+	return t, lineage
 }
 
 // taskEnv is the environment a task's command gets: taskVars, and its GPU placement's.

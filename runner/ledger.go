@@ -155,6 +155,9 @@ func recordDetail(res *results.Task, d *event.Detail) {
 	}
 	res.Metrics, res.MetricSeries, res.MetricWarnings = d.Metrics, d.MetricSeries, d.MetricWarnings
 	res.Resumes = d.Resumes
+	if d.Lineage != nil {
+		res.Lineage = d.Lineage
+	}
 }
 
 // ending is what a task's final event says of it besides its status: how long it ran and

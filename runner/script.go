@@ -18,6 +18,7 @@ import (
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/rounds"
 )
 
 // scripts prepares what a run's tasks run: their url: scripts, downloaded once each into
@@ -28,6 +29,9 @@ type scripts struct {
 	base    []string   // the run's environment (baseEnv)
 	halt    *stopping  // a stop ends a hanging download at once
 	mu      sync.Mutex // one download per url:, also when parallel children share it
+	// variant is what a trial runs as now (pbt: its command made with the values it goes
+	// on with) and its lineage; nil: as written.
+	variant func(*plan.Task) (*plan.Task, []rounds.Exploit)
 }
 
 // prepare resolves what a task runs and where: url: downloads (and md5 checks) a script,

@@ -26,6 +26,9 @@ func (r *runDriver) openStream() {
 	if p := r.newPruner(); p != nil {
 		stream.Add(p)
 	}
+	if rr := r.newRounds(); rr != nil {
+		stream.Add(rr)
+	}
 	for _, c := range r.opts.Consumers {
 		if s, ok := c.(StopperUser); ok {
 			s.UseStopper(r.launch.running)

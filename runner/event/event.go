@@ -95,6 +95,8 @@ type Detail struct {
 	MetricSeries               map[string][]float64
 	MetricWarnings             []string
 	Resumes                    []results.Resume // the attempts that started from its kept checkpoint
+
+	Lineage []results.Exploit // pbt: the exploits it went through, as its attempt knew them
 }
 
 // Consumer reacts to the events of a run. The stream calls Event on the emitting

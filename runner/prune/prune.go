@@ -54,7 +54,8 @@ type Pruner struct {
 func New(p *plan.Plan, o Options) *Pruner {
 	pr := &Pruner{o: o, blocks: map[*earlystop.Config]*plan.Task{}, rules: map[*earlystop.Config]*worker{}}
 	for _, b := range p.Tasks {
-		if b.IsBlock() && b.EarlyStop != nil {
+		if b.IsBlock() && b.EarlyStop != nil && !b.EarlyStop.Pauses() { // rules that pause are runner/rounds'
+
 			pr.blocks[b.EarlyStop] = b
 		}
 	}

@@ -104,9 +104,12 @@ type Task struct {
 	MetricWarnings []string             `json:"metric_warnings,omitempty"`
 	// Resumes are the attempts that started from the trial's kept checkpoint (checkpoint:),
 	// in order: the step each went on from; its metric series goes on there.
-	Resumes    []Resume `json:"resumes,omitempty"`
-	StdoutTail []string `json:"-"` // last lines, for the failure report
-	StderrTail []string `json:"-"`
+	Resumes []Resume `json:"resumes,omitempty"`
+	// Lineage is a pbt trial's exploits (early-stop: {method: pbt}), in order: at each, the
+	// trial whose checkpoint it continued from and the values it went on with.
+	Lineage    []Exploit `json:"lineage,omitempty"`
+	StdoutTail []string  `json:"-"` // last lines, for the failure report
+	StderrTail []string  `json:"-"`
 }
 
 // Resume is an attempt of a trial that started from its kept checkpoint.
@@ -114,6 +117,14 @@ type Resume struct {
 	Step  int       `json:"step"`   // the step the checkpoint held: the series goes on at Step+1
 	RunID string    `json:"run_id"` // the run that resumed it (another Pod's, under claims)
 	At    time.Time `json:"at"`
+}
+
+// Exploit is one step of a pbt trial's lineage.
+type Exploit struct {
+	Step   int               `json:"step"`   // the round's step
+	From   string            `json:"from"`   // the trial whose checkpoint it continued from
+	Value  float64           `json:"value"`  // its own value there, which put it in the bottom quantile
+	Params map[string]string `json:"params"` // the values it went on with
 }
 
 // PeakEstimated reports whether PeakGPUMemory is an estimate rather than its own processes'.

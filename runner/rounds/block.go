@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -45,7 +47,8 @@ type block struct {
 	b      *plan.Task
 	cfg    earlystop.Config
 	rule   *earlystop.Rounds
-	board  Board
+	open   func() (Board, error)
+	board  Board // opened by store, on the block's goroutine
 	pauser Pauser
 	say    func(string)
 	key    func(*plan.Task) string
@@ -66,6 +69,11 @@ type progress struct {
 	// while (another runall may have resumed it meanwhile).
 	here  map[*plan.Task]pausedAt
 	again bool // an act to ask again soon
+	// copied are pbt's copies made (by any runall), taken the ones this runall makes, both
+	// by copyKey.
+	copied, taken map[string]bool
+	// rounds are the values each trial running here reported at its rounds' steps.
+	rounds map[*plan.Task]map[int]float64
 }
 
 func newBlock(b *plan.Task, o Options, say func(string)) (*block, error) {
@@ -74,7 +82,7 @@ func newBlock(b *plan.Task, o Options, say func(string)) (*block, error) {
 		key = func(t *plan.Task) string { return t.Key }
 	}
 	blk := &block{b: b, cfg: *b.EarlyStop, pauser: o.Pauser, say: say, key: key, trials: map[string]*plan.Task{}, in: newInbox(),
-		seen: &progress{asked: map[*plan.Task]asked{}, acted: map[string]int{}, here: map[*plan.Task]pausedAt{},
+		seen: &progress{asked: map[*plan.Task]asked{}, acted: map[string]int{}, here: map[*plan.Task]pausedAt{}, taken: map[string]bool{}, rounds: map[*plan.Task]map[int]float64{},
 			view: earlystop.Board{Values: map[int]map[string]float64{}, Ended: map[string]bool{}}}}
 	var members []earlystop.Member
 	var space []earlystop.Axis
@@ -90,15 +98,31 @@ func newBlock(b *plan.Task, o Options, say func(string)) (*block, error) {
 	if blk.rule, err = earlystop.NewRounds(blk.cfg, key(b), members, space); err != nil {
 		return nil, fmt.Errorf("block %s: %w", b.Name, err)
 	}
-	if o.Board != nil {
-		if blk.board, err = o.Board(b); err != nil {
-			return nil, fmt.Errorf("block %s: early-stop board: %w", b.Name, err)
+	blk.open = func() (Board, error) {
+		if o.Board == nil {
+			return nil, nil
 		}
-	}
-	if blk.board == nil {
-		blk.board = newMemBoard()
+		return o.Board(b)
 	}
 	return blk, nil
+}
+
+// store is the block's board, opened at its first use: a shared one lives under the claims,
+// which are joined after the consumers are made. One that cannot be opened is said, and the
+// board is kept here only.
+func (blk *block) store() Board {
+	if blk.board != nil {
+		return blk.board
+	}
+	b, err := blk.open()
+	if err != nil {
+		blk.say(fmt.Sprintf("early-stop: %s: the board: %v: its rounds are decided with this runall's trials only", blk.b.Name, err))
+	}
+	if b == nil || err != nil {
+		b = newMemBoard()
+	}
+	blk.board = b
+	return b
 }
 
 func (blk *block) has(t *plan.Task) bool { return blk.trials[blk.key(t)] == t }
@@ -144,43 +168,60 @@ func (blk *block) run(poll time.Duration) {
 // react takes one note: a value at the trial's round asks its pause; a completed pause puts
 // the value on the board; an end says so there.
 func (blk *block) react(ctx context.Context, n note) {
-	k := blk.key(n.t)
-	switch n.kind {
-	case noteValue:
-		delete(blk.seen.here, n.t) // it runs
-		if _, already := blk.seen.asked[n.t]; already {
-			return
-		}
-		a := blk.rule.Action(blk.seen.snapshot(), k)
-		if a.Do != earlystop.Run || a.Until > 0 && n.step >= a.Until {
-			// Before a pause, and when a trial that runs seems to wait at a round or to be
-			// out, the board is read again: as last read, it may be older than the decision
-			// that resumed the trial (on another runall).
-			blk.refresh(ctx)
-			a = blk.rule.Action(blk.seen.snapshot(), k)
-		}
-		if a.Do != earlystop.Run || a.Until == 0 || n.step < a.Until {
-			return
-		}
-		blk.seen.asked[n.t] = asked{a.Until, blk.usable(n.value)}
-		reason := fmt.Sprintf("%s: paused at step %d for its round: %s %s", blk.cfg.Method, a.Until, blk.cfg.Metric, num(n.value))
-		blk.pauser.PauseAt(n.t, a.Until, reason, results.StatusPruned)
-	case notePaused, noteEnded:
-		if p, ok := blk.seen.asked[n.t]; ok && n.kind == notePaused {
-			blk.seen.here[n.t] = pausedAt{p.step, time.Now()}
-		} else {
-			delete(blk.seen.here, n.t)
-		}
-		// A trial that ended on its own after its round's value (its last step) was there
-		// too; one stopped instead of paused (its checkpoint never held the step) is out.
-		if p, ok := blk.seen.asked[n.t]; ok && (n.kind == notePaused || n.status == results.StatusOK) {
-			blk.put(n.t, blk.board.Value(ctx, p.step, k, p.value))
-		}
-		delete(blk.seen.asked, n.t)
-		if n.kind == noteEnded {
-			blk.put(n.t, blk.board.Ended(ctx, k))
-		}
+	if n.kind == noteValue {
+		blk.value(ctx, n)
+		return
 	}
+	k := blk.key(n.t)
+	p, asked := blk.seen.asked[n.t]
+	delete(blk.seen.asked, n.t)
+	delete(blk.seen.here, n.t)
+	if asked && n.kind == notePaused {
+		blk.seen.here[n.t] = pausedAt{p.step, time.Now()}
+	}
+	// A trial that ended on its own after its round's value (its last step) was there
+	// too; one stopped instead of paused (its checkpoint never held the step) is out.
+	if asked && (n.kind == notePaused || n.status == results.StatusOK) {
+		blk.put(n.t, blk.store().Value(ctx, p.step, k, p.value))
+	}
+	if n.kind == noteEnded {
+		delete(blk.seen.rounds, n.t)
+		blk.put(n.t, blk.store().Ended(ctx, k))
+	}
+}
+
+// value takes a value of the rule's metric: at or past the trial's round's step, it asks
+// the trial's pause there, with its value at that step.
+func (blk *block) value(ctx context.Context, n note) {
+	k := blk.key(n.t)
+	delete(blk.seen.here, n.t) // it runs
+	if _, steps := blk.rule.Bracket(k); slices.Contains(steps, n.step) {
+		if blk.seen.rounds[n.t] == nil {
+			blk.seen.rounds[n.t] = map[int]float64{}
+		}
+		blk.seen.rounds[n.t][n.step] = n.value // what it compares at that round, even if it pauses later
+	}
+	if _, already := blk.seen.asked[n.t]; already {
+		return
+	}
+	a := blk.rule.Action(blk.seen.snapshot(), k)
+	if a.Do != earlystop.Run || a.Until > 0 && n.step >= a.Until {
+		// Before a pause, and when a trial that runs seems to wait at a round or to be
+		// out, the board is read again: as last read, it may be older than the decision
+		// that resumed the trial (on another runall).
+		blk.refresh(ctx)
+		a = blk.rule.Action(blk.seen.snapshot(), k)
+	}
+	if a.Do != earlystop.Run || a.Until == 0 || n.step < a.Until {
+		return
+	}
+	v, ok := blk.seen.rounds[n.t][a.Until]
+	if !ok {
+		v = n.value // it resumed past the round's step elsewhere: its first value since
+	}
+	blk.seen.asked[n.t] = asked{a.Until, blk.usable(v)}
+	reason := fmt.Sprintf("%s: paused at step %d for its round: %s %s", blk.cfg.Method, a.Until, blk.cfg.Metric, num(v))
+	blk.pauser.PauseAt(n.t, a.Until, reason, results.StatusPruned)
 }
 
 // usable is a value the board can keep: a step with none (nan) is the worst there is.
@@ -240,28 +281,53 @@ func (blk *block) act(ctx context.Context) {
 
 // refresh reads the board again; false when it cannot be read (said, and tried again later).
 func (blk *block) refresh(ctx context.Context) bool {
-	values, ended, err := blk.board.Load(ctx)
+	values, ended, copied, err := blk.store().Load(ctx)
 	if err != nil {
 		blk.say("early-stop: read the board of " + blk.b.Name + ": " + err.Error() + " (trying again)")
 		return false
 	}
 	blk.seen.mu.Lock()
 	blk.seen.view = earlystop.Board{Values: values, Ended: ended}
+	blk.seen.copied = copied
 	blk.seen.mu.Unlock()
 	return true
 }
 
-// exploit copies the donor's checkpoint for t, as pbt decided at e.Step, and says so.
+// exploit sees to it that t continues from a copy of the donor's checkpoint, as pbt decided
+// at e.Step: true once the copy is there. One runall makes it (the first to take it on);
+// the others wait for the board to say it is made.
 func (blk *block) exploit(ctx context.Context, t *plan.Task, e *earlystop.Exploit) bool {
-	donor := blk.trials[e.From]
+	k, donor := blk.key(t), blk.trials[e.From]
+	ck := copyKey(e.Step, k)
+	if blk.seen.copied[ck] {
+		return true
+	}
+	if !blk.seen.taken[ck] {
+		mine, err := blk.store().TakeCopy(ctx, e.Step, k)
+		if err != nil || !mine {
+			if err != nil {
+				blk.say(fmt.Sprintf("pbt: %s: %v (trying again)", t.Name, err))
+			}
+			return false
+		}
+		blk.seen.taken[ck] = true
+	}
 	if err := blk.pauser.Copy(ctx, donor, t, e.Step); err != nil {
 		blk.say(fmt.Sprintf("pbt: %s: copy the checkpoint of %s: %v (trying again)", t.Name, donor.Name, err))
 		return false
 	}
+	if err := blk.store().Copied(ctx, e.Step, k); err != nil {
+		blk.say(fmt.Sprintf("pbt: %s: %v (trying again)", t.Name, err))
+		return false
+	}
+	blk.seen.copied[ck] = true
 	blk.say(fmt.Sprintf("pbt: %s (%s %s at step %d) continues from %s's checkpoint with %s",
 		t.Name, blk.cfg.Metric, num(e.Value), e.Step, donor.Name, paramsText(fromRule(e.Params))))
 	return true
 }
+
+// copyKey names pbt's copy for trial at a round's step on the board.
+func copyKey(step int, trial string) string { return strconv.Itoa(step) + "/" + trial }
 
 // variant is t with pbt's values for it, and its lineage.
 func (blk *block) variant(t *plan.Task) (*plan.Task, []Exploit) {

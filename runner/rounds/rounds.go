@@ -46,9 +46,15 @@ type Pauser interface {
 
 // Board is where a block's board is kept: in memory, or under the claims prefix.
 type Board interface {
-	Load(ctx context.Context) (values map[int]map[string]float64, ended map[string]bool, err error)
+	// Load is the board: values by step, by trial; the trials that ended; pbt's copies made,
+	// by "step/trial".
+	Load(ctx context.Context) (values map[int]map[string]float64, ended, copied map[string]bool, err error)
 	Value(ctx context.Context, step int, trial string, v float64) error
 	Ended(ctx context.Context, trial string) error
+	// TakeCopy reports whether this runall makes trial's copy at a pbt round (the first to
+	// ask does); Copied says that it is made.
+	TakeCopy(ctx context.Context, step int, trial string) (bool, error)
+	Copied(ctx context.Context, step int, trial string) error
 }
 
 // Options configures the rule's consumer.
