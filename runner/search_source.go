@@ -21,6 +21,7 @@ import (
 // waits for the tells before it, so that the sampler has every result it can.
 type searchSource struct {
 	life    *lifecycle
+	stop    *stopWhen // once met, no trial is asked for
 	plan    *plan.Plan
 	tmpl    *plan.Task
 	sampler search.Sampler
@@ -36,8 +37,8 @@ type searchSource struct {
 
 // newSearchSource is the source of a block of plan p whose one child, tmpl, sets search:;
 // the sampler runs in the run's environment, base.
-func newSearchSource(life *lifecycle, p *plan.Plan, tmpl *plan.Task, base []string) *searchSource {
-	return &searchSource{life: life, plan: p, tmpl: tmpl, numbers: map[*plan.Task]int{},
+func newSearchSource(life *lifecycle, p *plan.Plan, tmpl *plan.Task, base []string, stop *stopWhen) *searchSource {
+	return &searchSource{life: life, stop: stop, plan: p, tmpl: tmpl, numbers: map[*plan.Task]int{},
 		sampler: search.Sampler{Spec: tmpl.Search, Dir: p.Dir, Env: slices.Clone(base)}}
 }
 
@@ -48,10 +49,10 @@ func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool
 	if s.failed || s.asked >= s.tmpl.Search.Trials {
 		return nil, false
 	}
-	s.tells.wait() // the sampler learns every result before it proposes
+	s.tells.wait() // the sampler learns every result before it proposes (and stop-when its end)
 	var out []*sched.Trial
 	for range min(want, s.tmpl.Search.Trials-s.asked) {
-		if ctx.Err() != nil || s.life.halted() {
+		if _, met := s.stop.gate(); met || ctx.Err() != nil || s.life.halted() {
 			return out, false
 		}
 		s.cmds.Lock()

@@ -53,7 +53,7 @@ type Event struct {
 	Memory     uint64  // TaskMemory: what the trial holds now, bytes (on its fullest device)
 	Peak       uint64  // TaskMemory: the most it has held
 	Metric     string  // TaskMetric: the metric's name
-	Value      float64 // TaskMetric: its value
+	Value      float64 // TaskMetric: its value; NaN when the step had none (the trial printed nan or inf)
 	Step       int     // TaskMetric: how many values of the metric the task reported, this one included
 
 	// Final is set on the TaskEnded that ends the task for good; an attempt that is retried
