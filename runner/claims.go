@@ -55,7 +55,8 @@ type claimOptions struct {
 
 // trialKeys names every trial of the plan in the queue, in plan order, by its identity
 // (Task.Key, unique in the plan, as resume markers and history name it), and hashes what
-// decides them: a file whose trials differ is another sweep.
+// decides them: a file whose trials differ in anything that changes what one does (the
+// Key: runner/plan/identity.go) is another sweep.
 func trialKeys(p *plan.Plan) (map[*plan.Task]string, []string, string) {
 	keys := map[*plan.Task]string{}
 	var order []string

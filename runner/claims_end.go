@@ -145,7 +145,7 @@ func mergeRecords(p *plan.Plan, recs []claims.Record) (*results.Run, error) {
 	merged.File = p.File
 	if merged.Objective == nil {
 		merged.Objective = objectiveOf(p)
-		merged.Best = merged.Objective.BestTask(merged.Tasks)
+		merged.SetBest()
 	}
 	return merged, nil
 }

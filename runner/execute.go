@@ -152,7 +152,7 @@ func (r *runDriver) gather(start time.Time) *results.Run {
 		res.LearnedHostMemory = host.learnedByName(r.plan)
 	}
 	res.Objective = objectiveOf(r.plan)
-	res.Best = res.Objective.BestTask(res.Tasks)
+	res.SetBest()
 	res.Stopped = r.launch.stop.stoppedReason()
 	res.LogErrors = logs.failed.list()
 	return res

@@ -32,13 +32,14 @@ type searchSource struct {
 	nextID  int
 	failed  bool
 	numbers map[*plan.Task]int // each trial's number in the sampler
+	names   map[string]bool    // the names given, which a trial must not share
 	mu      sync.Mutex         // numbers
 }
 
 // newSearchSource is the source of a block of plan p whose one child, tmpl, sets search:;
 // the sampler runs in the run's environment, base.
 func newSearchSource(life *lifecycle, p *plan.Plan, tmpl *plan.Task, base []string, stop *stopWhen) *searchSource {
-	return &searchSource{life: life, stop: stop, plan: p, tmpl: tmpl, numbers: map[*plan.Task]int{},
+	return &searchSource{life: life, stop: stop, plan: p, tmpl: tmpl, numbers: map[*plan.Task]int{}, names: map[string]bool{},
 		sampler: search.Sampler{Spec: tmpl.Search, Dir: p.Dir, Env: slices.Clone(base)}}
 }
 
@@ -68,12 +69,26 @@ func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool
 		s.asked++
 		t := s.tmpl.Instantiate(tr.Number, tr.Params)
 		t.ID = s.newID()
+		s.nameApart(t, tr.Number)
 		s.mu.Lock()
 		s.numbers[t] = tr.Number
 		s.mu.Unlock()
 		out = append(out, &sched.Trial{Task: t})
 	}
 	return out, s.asked < s.tmpl.Search.Trials
+}
+
+// nameApart gives t a name no trial of the search has: a sampler may hand out the same params
+// twice, or a name may leave out the param that differs. The trial's number tells it apart.
+func (s *searchSource) nameApart(t *plan.Task, number int) {
+	base := t.Name
+	for n := 1; s.names[t.Name]; n++ {
+		t.Name = fmt.Sprintf("%s [trial=%d]", base, number)
+		if n > 1 {
+			t.Name = fmt.Sprintf("%s [trial=%d #%d]", base, number, n)
+		}
+	}
+	s.names[t.Name] = true
 }
 
 // newID numbers a trial after every task the run has seen.

@@ -134,6 +134,7 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 	}
 	numberTasks(plan.Tasks)
 	uniqueKeys(plan.Tasks)
+	distinctNames(plan.Tasks)
 	plan.Warnings = append(plan.Warnings, duplicateNames(plan.Tasks)...)
 	return plan, nil
 }
