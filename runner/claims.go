@@ -51,6 +51,7 @@ type claimOptions struct {
 	grace   time.Duration
 	logPath func(*plan.Task) string  // a command's log, as the results name it
 	learned func() map[string]uint64 // learned GPU needs, for a trial's record
+	mask    *masker                  // a trial's record passes it (mask_gate.go)
 }
 
 // trialKeys names every trial of the plan in the queue, in plan order, by its identity
