@@ -19,7 +19,7 @@ import (
 func orderTrials(b *plan.Task, trials []*plan.Task, hist *history.History) []*plan.Task {
 	switch {
 	case b.Order == plan.OrderShuffled:
-		return shuffled(b, trials)
+		return shuffled(trials)
 	case b.Order == plan.OrderFile || hist == nil:
 		return trials
 	}
@@ -60,13 +60,14 @@ func orderTrials(b *plan.Task, trials []*plan.Task, hist *history.History) []*pl
 	return out
 }
 
-// shuffled is order: shuffled: the trials sorted by a digest of their block's identity and
-// their own, an order that has nothing to do with the one they are written in (a matrix
-// writes its worst learning rate first as readily as its best), and that every run of the
-// file and every runall of a sweep draws the same.
-func shuffled(b *plan.Task, trials []*plan.Task) []*plan.Task {
+// shuffled is order: shuffled: the trials sorted by a digest of their identities (which
+// hold their block's name), an order that has nothing to do with the one they are written
+// in (a matrix writes its worst learning rate first as readily as its best), and that
+// every run of the file and every runall of a sweep draws the same. Not the block's
+// identity: it holds its trials' in their written order.
+func shuffled(trials []*plan.Task) []*plan.Task {
 	digest := func(t *plan.Task) string {
-		h := sha256.Sum256([]byte(b.Key + "\x00" + t.Key))
+		h := sha256.Sum256([]byte(t.Key))
 		return string(h[:])
 	}
 	out := slices.Clone(trials)

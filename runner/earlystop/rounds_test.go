@@ -11,9 +11,9 @@ import (
 	"testing"
 )
 
-// curve is a made-up learning curve: trial i approaches its own ceiling at its own pace, so
+// learning is a made-up learning curve: trial i approaches its own ceiling at its own pace, so
 // that the best at step 1 is not the best at the end.
-func curve(params []Param, step int) float64 {
+func learning(params []Param, step int) float64 {
 	lr, _ := strconv.ParseFloat(paramValue(params, "lr"), 64)
 	width, _ := strconv.ParseFloat(paramValue(params, "width"), 64)
 	ceiling := 0.6 + 0.35*math.Exp(-math.Pow(math.Log10(lr)+2, 2)) + 0.02*math.Log2(width)/7
@@ -84,7 +84,7 @@ func simulate(t *testing.T, r *Rounds, members []Member, order []int, slots, ste
 			if until == 0 {
 				until = steps
 			}
-			v := curve(a.Params, until)
+			v := learning(a.Params, until)
 			if a.Until == 0 {
 				b.Ended[m.Key] = true
 				end[m.Key] = fmt.Sprintf("ok %.4f", v)
@@ -261,7 +261,7 @@ func TestSchedule(t *testing.T) {
 					if b.Values[until] == nil {
 						b.Values[until] = map[string]float64{}
 					}
-					b.Values[until][m.Key] = curve(a.Params, until)
+					b.Values[until][m.Key] = learning(a.Params, until)
 				}
 				steps += until - counting[m.Key]
 				counting[m.Key] = until

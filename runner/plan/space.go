@@ -106,7 +106,7 @@ func (t *Task) Variant(params []Param) *Task {
 	for _, p := range params {
 		pairs = append(pairs, "<"+p.Name+">", p.Value)
 	}
-	v := t.Space.Template.instantiate(strings.NewReplacer(pairs...), params)
+	v := t.Space.Template.filled(strings.NewReplacer(pairs...), params)
 	v.ID, v.Name, v.Key, v.Group, v.Pos, v.Checkpoint, v.Space = t.ID, t.Name, t.Key, t.Group, t.Pos, t.Checkpoint, t.Space
 	for i, s := range v.Steps {
 		if i < len(t.Steps) {
@@ -114,6 +114,20 @@ func (t *Task) Variant(params []Param) *Task {
 		}
 	}
 	return v
+}
+
+// filled is a copy of t with r's placeholders replaced in its texts and its steps', as a
+// matrix fills its copies: its values are the task file's, or runall's perturbations of its
+// numbers, not data from outside (a sampler's go through Instantiate).
+func (t *Task) filled(r *strings.Replacer, params []Param) *Task {
+	c := *t
+	fill(r, c.placeholderTexts())
+	c.Params = slices.Concat(t.Params, params)
+	c.Steps = nil
+	for _, s := range t.Steps {
+		c.Steps = append(c.Steps, s.filled(r, params))
+	}
+	return &c
 }
 
 // space is the Space of a task with matrix or sample under pbt: its template built as its

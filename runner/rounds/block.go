@@ -95,7 +95,9 @@ func newBlock(b *plan.Task, o Options, say func(string)) (*block, error) {
 		}
 	}
 	var err error
-	if blk.rule, err = earlystop.NewRounds(blk.cfg, key(b), members, space); err != nil {
+	// Seeded by the block's name, not its identity, which holds its trials' in their
+	// written order: the same trials written in another order get the same brackets.
+	if blk.rule, err = earlystop.NewRounds(blk.cfg, b.Name, members, space); err != nil {
 		return nil, fmt.Errorf("block %s: %w", b.Name, err)
 	}
 	blk.open = func() (Board, error) {

@@ -283,3 +283,21 @@ func TestPBTExploitsThroughTheRun(t *testing.T) {
 	}
 	r.Close()
 }
+
+// TestWrittenOrderFree (issue 27, point 3): the same trials written worst first and best
+// first (two files: two plans, the block's identity differs) end the same under sha and
+// hyperband, hyperband's brackets included.
+func TestWrittenOrderFree(t *testing.T) {
+	for _, rule := range []string{"{method: sha, grace: 1, reduction: 3, max: 9}", "{method: hyperband, grace: 1, reduction: 3, max: 9}"} {
+		var first map[string]string
+		for _, lrs := range []string{"0.0001, 0.0003, 0.001, 0.002, 0.003, 0.005, 0.008, 0.01, 0.03", "0.03, 0.01, 0.008, 0.005, 0.003, 0.002, 0.001, 0.0003, 0.0001"} {
+			p := loadRounds(t, rule, "      - {name: 'lr=<lr>', cmd: 'train <lr>', checkpoint: 'ck/<lr>', matrix: {lr: ["+lrs+"]}}\n")
+			got := runSweep(t, p, p.Tasks[0].Parallel, 3, 9)
+			if first == nil {
+				first = got
+			} else if !maps.Equal(first, got) {
+				t.Errorf("%s: written best first: %v\nworst first: %v", rule, got, first)
+			}
+		}
+	}
+}
