@@ -107,6 +107,11 @@ func (t *Task) Variant(params []Param) *Task {
 		pairs = append(pairs, "<"+p.Name+">", p.Value)
 	}
 	v := t.Space.Template.filled(strings.NewReplacer(pairs...), params)
+	if v.Checkpoint != nil && t.Checkpoint != nil && v.Checkpoint.Dir != t.Checkpoint.Dir {
+		// The checkpoint directory stays the trial's own (runall restores its copy there),
+		// also where the command names it through the values that changed: --ckpt ck/<lr>.
+		v.keepDir(v.Checkpoint.Dir, t.Checkpoint.Dir)
+	}
 	v.ID, v.Name, v.Key, v.Group, v.Pos, v.Checkpoint, v.Space = t.ID, t.Name, t.Key, t.Group, t.Pos, t.Checkpoint, t.Space
 	for i, s := range v.Steps {
 		if i < len(t.Steps) {
@@ -114,6 +119,19 @@ func (t *Task) Variant(params []Param) *Task {
 		}
 	}
 	return v
+}
+
+// keepDir names the directory own wherever v's command, environment or working directory
+// (and its steps') name it moved.
+func (v *Task) keepDir(moved, own string) {
+	r := strings.NewReplacer(moved, own)
+	v.Cmd, v.Cwd = r.Replace(v.Cmd), r.Replace(v.Cwd)
+	for i := range v.Env {
+		v.Env[i].Value = r.Replace(v.Env[i].Value)
+	}
+	for _, s := range v.Steps {
+		s.keepDir(moved, own)
+	}
 }
 
 // filled is a copy of t with r's placeholders replaced in its texts and its steps', as a

@@ -29,8 +29,12 @@ func TestPBTVariant(t *testing.T) {
 		t.Fatalf("pbt trial's space: %+v", pbt.Space)
 	}
 	v := pbt.Variant([]Param{{"lr", "0.05"}, {"alpha", "0.5"}, {"hidden", "64"}})
-	if want := "python train.py --lr 0.05 --alpha 0.5 --hidden 64 --ckpt ckpt/pbt/0.05-0.5-64"; v.Cmd != want {
+	own := strings.TrimPrefix(pbt.Checkpoint.Dir, "ckpt/pbt/")
+	if want := "python train.py --lr 0.05 --alpha 0.5 --hidden 64 --ckpt ckpt/pbt/" + own; v.Cmd != want {
 		t.Errorf("variant runs %q, want %q", v.Cmd, want)
+	}
+	if v.Checkpoint.Dir != pbt.Checkpoint.Dir {
+		t.Errorf("variant's checkpoint %q, want the trial's own %q", v.Checkpoint.Dir, pbt.Checkpoint.Dir)
 	}
 	if v.Name != pbt.Name || v.Key != pbt.Key || v.ID != pbt.ID {
 		t.Errorf("variant is %q %s %d, want the trial's own name, key and id: %q %s %d", v.Name, v.Key, v.ID, pbt.Name, pbt.Key, pbt.ID)
