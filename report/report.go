@@ -56,6 +56,7 @@ func Write(w io.Writer, in Input) error {
 	p.table()
 	p.timeline()
 	p.curves()
+	p.lineage()
 	p.scatter()
 	p.printf("<script>%s</script>\n</body>\n</html>\n", sortScript)
 	return p.w.Flush()

@@ -1,0 +1,211 @@
+package main_test
+
+// End-to-end tests of the early-stopping rules that pause trials at their checkpoints and
+// resume them (issue 27, points 3, 4 and 5): sha, hyperband and pbt, with a real training
+// script that checkpoints (testdata/rounds/train.py: scikit-learn's partial_fit, its model
+// pickled each epoch, resumed from it when runall says so).
+
+import (
+	"encoding/json"
+	"maps"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// roundsResults is what these tests read of a results file.
+type roundsResults struct {
+	Tasks []struct {
+		Name         string               `json:"name"`
+		Status       string               `json:"status"`
+		Reason       string               `json:"reason"`
+		Attempts     int                  `json:"attempts"`
+		Metrics      map[string]float64   `json:"metrics"`
+		MetricSeries map[string][]float64 `json:"metric_series"`
+		Resumes      []struct {
+			Step int `json:"step"`
+		} `json:"resumes"`
+		Lineage []struct {
+			Step   int               `json:"step"`
+			From   string            `json:"from"`
+			Params map[string]string `json:"params"`
+		} `json:"lineage"`
+	} `json:"tasks"`
+}
+
+func (e *e2e) roundsResults(t *testing.T, name string) roundsResults {
+	t.Helper()
+	var r roundsResults
+	if err := json.Unmarshal([]byte(e.read(name)), &r); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return r
+}
+
+// statuses maps each trial to its status and, when pruned, the round it was pruned at.
+func (r roundsResults) statuses() map[string]string {
+	out := map[string]string{}
+	for _, tr := range r.Tasks {
+		s := tr.Status
+		if at := strings.Index(tr.Reason, " at step "); at >= 0 && tr.Status == "pruned" {
+			s += strings.Fields(tr.Reason[at:])[2]
+		}
+		out[tr.Name] = s
+	}
+	return out
+}
+
+// roundsE2E is an e2e whose task files find train.py and a python with scikit-learn.
+func roundsE2E(t *testing.T) (*e2e, string) {
+	e := newE2E(t)
+	python := pythonWith(t, "sklearn", "python3-sklearn")
+	e.env = append(e.env, "PYTHON="+python, "SCRIPTS="+testdata("rounds"), "WORK="+e.path("work.txt"), "OMP_NUM_THREADS=1")
+	return e, python
+}
+
+// TestSHAPausesAndResumes (issue 27, point 3): sha pauses every trial at its checkpoint at
+// each rung (status paused, its room to the next trial), resumes the best third from their
+// checkpoints, and prunes the rest; the trials written best first end exactly as written
+// worst first; the trial that ran to its end has the curve of a run never paused.
+func TestSHAPausesAndResumes(t *testing.T) {
+	t.Parallel()
+	e, python := roundsE2E(t)
+	var first map[string]string
+	for i, file := range []string{"rounds/sha.yml", "rounds/sha-best-first.yml"} {
+		// A log directory each: the same trials' checkpoints are kept under its state.
+		r := e.run("--output", "json", "--log-dir", "logs"+strconv.Itoa(i), "--results", "results.json", testdata(file))
+		r.wantCode(t, 0)
+		res := e.roundsResults(t, "results.json")
+		got := res.statuses()
+		if first == nil {
+			first = got
+		} else if !maps.Equal(first, got) {
+			t.Errorf("written best first: %v\nworst first: %v", got, first)
+		}
+		counts := map[string]int{}
+		for _, s := range got {
+			counts[s]++
+		}
+		if !maps.Equal(counts, map[string]int{"ok": 1, "pruned1": 6, "pruned3": 2}) {
+			t.Errorf("%s: %v, want 1 ok, 6 pruned at step 1 and 2 at step 3", file, got)
+		}
+		if n := strings.Count(r.stdout, `"status":"paused"`); n != 9+3 {
+			t.Errorf("%s: %d pauses, want 12 (9 at step 1, 3 at step 3)", file, n)
+		}
+		for _, tr := range res.Tasks {
+			if tr.Status != "ok" {
+				continue
+			}
+			if len(tr.Resumes) != 2 {
+				t.Errorf("%s: %s resumed %d times, want 2: %+v", file, tr.Name, len(tr.Resumes), tr.Resumes)
+			}
+			lr := strings.TrimPrefix(tr.Name, "lr=")
+			want := sgdCurve(t, python, lr)
+			if got := tr.MetricSeries["val_accuracy"]; !slices.Equal(got, want) {
+				t.Errorf("%s: %s's curve %v, want %v as never paused", file, tr.Name, got, want)
+			}
+		}
+	}
+}
+
+// TestHyperbandBrackets (issue 27, point 3): hyperband's brackets (five trials halved at
+// step 2, four run to their end) are the same whatever the order.
+func TestHyperbandBrackets(t *testing.T) {
+	t.Parallel()
+	e, _ := roundsE2E(t)
+	r := e.run("--log-dir", "logs", "--results", "results.json", testdata("rounds/hyperband.yml"))
+	r.wantCode(t, 0)
+	counts := map[string]int{}
+	for _, s := range e.roundsResults(t, "results.json").statuses() {
+		counts[s]++
+	}
+	if !maps.Equal(counts, map[string]int{"ok": 5, "pruned2": 4}) {
+		t.Errorf("statuses %v, want 5 ok (1 of the first bracket, the 4 of the second) and 4 pruned at step 2\n%v", counts, r)
+	}
+	if !strings.Contains(r.stdout, "hyperband: val_accuracy") {
+		t.Errorf("no trial pruned by hyperband\n%v", r)
+	}
+}
+
+// TestPBTLineage (issue 27, point 4): pbt pauses the population every 2 epochs; the worst
+// trial continues from a copy of the best one's checkpoint with explored values, which its
+// command gets; the results keep each trial's lineage.
+func TestPBTLineage(t *testing.T) {
+	t.Parallel()
+	e, _ := roundsE2E(t)
+	r := e.run("--log-dir", "logs", "--results", "results.json", testdata("rounds/pbt.yml"))
+	r.wantCode(t, 0)
+	res := e.roundsResults(t, "results.json")
+	exploits := 0
+	for _, tr := range res.Tasks {
+		if tr.Status != "ok" {
+			t.Errorf("%s: %s, want ok", tr.Name, tr.Status)
+		}
+		for _, l := range tr.Lineage {
+			exploits++
+			if l.From == tr.Name || l.From == "" || (l.Step != 2 && l.Step != 4) || l.Params["lr"] == "" {
+				t.Errorf("%s: lineage %+v", tr.Name, l)
+			}
+			said := "[" + tr.Name + "] resumed after epoch " + strconv.Itoa(l.Step) + " with lr "
+			if !strings.Contains(r.stdout, said) {
+				t.Errorf("%s did not resume at step %d (%q)\n%v", tr.Name, l.Step, said, r)
+			}
+			if !strings.Contains(r.stdout, "pbt: "+tr.Name+" (val_accuracy ") || !strings.Contains(r.stdout, "continues from "+l.From+"'s checkpoint") {
+				t.Errorf("the output does not tell %s's exploit\n%v", tr.Name, r)
+			}
+		}
+	}
+	if exploits != 2 {
+		t.Errorf("%d exploits, want one at each of steps 2 and 4\n%v", exploits, r)
+	}
+}
+
+// TestCheckPrintsSchedule (issue 27, point 5): check prints each block's schedule, its rungs
+// and what they cost against every trial run to its end.
+func TestCheckPrintsSchedule(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.run("check", testdata("rounds/sha.yml"))
+	r.wantCode(t, 0)
+	want := "early stop: sha on val_accuracy (higher is better), grace 1, reduction 3, max 6: the trials pause at their checkpoints at each rung, and the best 1/3 of each rung resume; rungs at step 1: 9 trials, step 3: 3, then 1 run to step 6; GPU-time, about: 18 of the 54 steps that every trial run to step 6 takes (33%), in 13 starts instead of 9"
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("check does not print %q\n%v", want, r)
+	}
+}
+
+// TestPauseCheckpointStale (issue 27, point 5): a trial whose checkpoint has not changed
+// since step 1 when its pause needs step 2 is told so in its output and the summary after
+// the checkpoint's wait, and stopped as pruned; the round goes on without it.
+func TestPauseCheckpointStale(t *testing.T) {
+	t.Parallel()
+	e, _ := roundsE2E(t)
+	r := e.run("--output", "plain", "--log-dir", "logs", "--results", "results.json", testdata("rounds/stale.yml"))
+	r.wantCode(t, 0)
+	got := e.roundsResults(t, "results.json").statuses()
+	if !strings.HasPrefix(got["lr=0.1 stale"], "pruned") || got["lr=0.01"] != "ok" && got["lr=0.001"] != "ok" {
+		t.Errorf("statuses %v, want the stale trial pruned and the round decided without it\n%v", got, r)
+	}
+	said := "has not changed since step 1, and pausing needs step 2"
+	if strings.Count(r.stdout, said) < 2 {
+		t.Errorf("the output and the summary do not both say %q\n%v", said, r)
+	}
+}
+
+// sgdCurve is train.py's validation accuracy at each of 6 epochs, uninterrupted.
+func sgdCurve(t *testing.T, python, lr string) []float64 {
+	t.Helper()
+	out, err := exec.Command(python, testdata("rounds/train.py"), "--name", "x", "--lr", lr, "--epochs", "6", "--ckpt", t.TempDir()).Output()
+	if err != nil {
+		t.Fatalf("train.py: %v\n%s", err, out)
+	}
+	var accs []float64
+	for _, l := range lines(string(out)) {
+		if v, ok := strings.CutPrefix(l, "runall-metric val_accuracy="); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			accs = append(accs, f)
+		}
+	}
+	return accs
+}
