@@ -209,3 +209,36 @@ func sgdCurve(t *testing.T, python, lr string) []float64 {
 	}
 	return accs
 }
+
+// TestSHAAcrossClaims (issue 27, point 3): two runalls share sha.yml's sweep through the
+// claims prefix: each trial ends once, the rounds' values are under the prefix, and the
+// sweep ends as one runall alone ends it.
+func TestSHAAcrossClaims(t *testing.T) {
+	t.Parallel()
+	alone, _ := roundsE2E(t)
+	alone.run("--log-dir", "logs", "--results", "results.json", testdata("rounds/sha.yml")).wantCode(t, 0)
+	want := alone.roundsResults(t, "results.json").statuses()
+
+	c := newClaimsE2E(t)
+	python := pythonWith(t, "sklearn", "python3-sklearn")
+	c.env = append(c.env, "PYTHON="+python, "SCRIPTS="+testdata("rounds"), "OMP_NUM_THREADS=1")
+	first := c.start(0, "rounds/claims-sha.yml")
+	second := c.start(1, "rounds/claims-sha.yml")
+	first.wait().wantCode(t, 0)
+	second.wait().wantCode(t, 0)
+	if recs := c.records(); len(recs) != 9 {
+		t.Errorf("done records %v, want one per trial", recs)
+	}
+	got := map[string]string{}
+	for _, tr := range c.merged().Tasks {
+		got[tr.Name] = tr.Status
+	}
+	for name, s := range want {
+		if !strings.HasPrefix(s, got[name]) {
+			t.Errorf("%s: %s across two runalls, %s alone", name, got[name], s)
+		}
+	}
+	if keys := c.keys(c.prefix + "rounds/"); len(keys) < 9+3 {
+		t.Errorf("the rounds' values under the prefix: %q, want 12 (9 at step 1, 3 at step 3) and the ended", keys)
+	}
+}
