@@ -84,7 +84,7 @@ sweep median-file "$median
 sweep sha "$sha" "$matrix_trial"
 sweep sha-shuffled "$sha" "$shuffled_trials"
 sweep hyperband "    early-stop: {method: hyperband, grace: 1, reduction: 3, max: $EPOCHS}" "$matrix_trial"
-sweep pbt "    early-stop: {method: pbt, interval: 9, max: $EPOCHS, quantile: 0.25, perturb: [0.8, 1.25], resample: 0.25}" "$(sample_trial 9)"
+sweep pbt "    early-stop: {method: pbt, interval: $((EPOCHS / 3)), max: $EPOCHS, quantile: 0.25, perturb: [0.8, 1.25], resample: 0.25, explore: [lr, alpha]}" "$(sample_trial 9)"
 sweep sample "" "$(sample_trial 27)"
 
 printf '%-13s %11s %8s %8s %7s %7s %7s\n' sweep gpu-time-s wall-s best pruned starts ratio
@@ -97,8 +97,18 @@ from datetime import datetime
 name = sys.argv[1]
 r = json.load(open(name + ".json"))
 t = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00"))
-ends = [json.loads(l) for l in open(name + ".events") if '"event":"end"' in l]
-gpu = sum(e.get("duration_seconds", 0) for e in ends)
+evs = [json.loads(l) for l in open(name + ".events") if '"event":"end"' in l or '"event":"start"' in l]
+# Each attempt's seconds from its start event to its first end event: a paused trial that
+# the rule then ends gets a second end event for the same attempt, after its wait.
+began, ran = {}, {}
+for e in evs:
+    k = (e["task_id"], e.get("attempt"))
+    if e["event"] == "start":
+        began[k] = t(e["time"])
+    elif k in began and k not in ran:
+        ran[k] = (t(e["time"]) - began[k]).total_seconds()
+gpu = sum(ran.values())
+starts = sum(1 for e in evs if e["event"] == "start")
 wall = (t(r["finished_at"]) - t(r["started_at"])).total_seconds()
 best = max((x["metrics"]["val_accuracy"] for x in r["tasks"] if x["status"] == "ok" and "val_accuracy" in x.get("metrics", {})), default=float("nan"))
 pruned = sum(1 for x in r["tasks"] if x["status"] == "pruned")
@@ -110,7 +120,7 @@ except OSError:
 if name == "grid":
     open("grid.gpu", "w").write(str(gpu))
     ratio = "1.00x"
-print(f"{name:13s} {gpu:11.1f} {wall:8.1f} {best:8.4f} {pruned:7d} {len(ends):7d} {ratio:>7s}")
+print(f"{name:13s} {gpu:11.1f} {wall:8.1f} {best:8.4f} {pruned:7d} {starts:7d} {ratio:>7s}")
 PY
 done
 if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp ./*.json ./*.yml ./*.events "$OUT"/; fi

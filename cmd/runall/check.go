@@ -11,7 +11,9 @@ const checkUsage = `Usage: runall check [--tags a,b] [--max-tasks N] FILE [ARGS.
        runall check --simulate [--fake-gpus SIZES] [--memory-limit SIZE] [--duration D] [--log-dir DIR] FILE [ARGS...]
 
 Check validates a tasks file and prints its plan: the setup steps in order, each parallel
-block's trials with their GPU needs, and the S3 transfers. ARGS replace $1..$n and $* in
+block's trials with their GPU needs and its early-stopping rule (for sha, hyperband and pbt,
+its schedule: the rungs or rounds, how many trials pause at each, and the steps they run
+against every trial run to its end), and the S3 transfers. ARGS replace $1..$n and $* in
 commands, as for runall run. It exits 0 when the file is valid, 2 with every problem listed
 when it is not. Flags go before FILE.
 
