@@ -3,7 +3,6 @@ package earlystop
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -84,18 +83,4 @@ func (r *Rounds) axis(name string) Axis {
 func (r *Rounds) draws(step int, trial string) *rand.Rand {
 	h := sha256.Sum256([]byte(r.seed + "\x00" + strconv.Itoa(step) + "\x00" + trial))
 	return rand.New(rand.NewPCG(binary.LittleEndian.Uint64(h[:8]), binary.LittleEndian.Uint64(h[8:16])))
-}
-
-// String is one line of a lineage, as the summary and the report show it.
-func (e Exploit) String() string {
-	s := fmt.Sprintf("step %d: from %s's checkpoint", e.Step, e.From)
-	for i, p := range e.Params {
-		if i == 0 {
-			s += " with "
-		} else {
-			s += " "
-		}
-		s += p.Name + "=" + p.Value
-	}
-	return s
 }
