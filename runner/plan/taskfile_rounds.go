@@ -128,10 +128,20 @@ func checkRounds(d *nodeDecoder, p nodePair, c *earlystop.Config, seen map[strin
 	}
 }
 
-// checkExplore reports, for a block under pbt, trials with nothing to explore (no matrix or
-// sample key) and explore: names that are none of its keys, at the block's early-stop.
+// checkExplore reports, at the block's early-stop, a rule that pauses over a search: trial
+// (rounds need every trial before the run), and under pbt, trials with nothing to explore
+// (no matrix or sample key) and explore: names that are none of its keys.
 func (l *loader) checkExplore(b *Task, at *yaml.Node) {
-	if b.EarlyStop == nil || b.EarlyStop.Method != earlystop.PBT {
+	if b.EarlyStop == nil || !b.EarlyStop.Pauses() {
+		return
+	}
+	for _, t := range b.Parallel {
+		if t.Search != nil {
+			l.problemNear(at, b, fmt.Sprintf("early-stop: %s runs a block's trials in rounds, which needs them all before the run, and trial %q (at %s) has search:, whose trials are made as its sampler is asked: use sample: or matrix:, or asha or median", b.EarlyStop.Method, t.Name, t.Pos))
+			return
+		}
+	}
+	if b.EarlyStop.Method != earlystop.PBT {
 		return
 	}
 	keys := map[string]bool{}
