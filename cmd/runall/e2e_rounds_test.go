@@ -242,3 +242,42 @@ func TestSHAAcrossClaims(t *testing.T) {
 		t.Errorf("the rounds' values under the prefix: %q, want 12 (9 at step 1, 3 at step 3) and the ended", keys)
 	}
 }
+
+// TestPBTAcrossClaims (issue 27, point 4): two runalls share pbt.yml's population through the
+// claims prefix: each trial ends once, each exploit's copy is made once, under the prefix,
+// and the merged results keep the lineage.
+func TestPBTAcrossClaims(t *testing.T) {
+	t.Parallel()
+	c := newClaimsE2E(t)
+	python := pythonWith(t, "sklearn", "python3-sklearn")
+	c.env = append(c.env, "PYTHON="+python, "SCRIPTS="+testdata("rounds"), "OMP_NUM_THREADS=1")
+	first := c.start(0, "rounds/claims-pbt.yml")
+	second := c.start(1, "rounds/claims-pbt.yml")
+	r0, r1 := first.wait(), second.wait()
+	r0.wantCode(t, 0)
+	r1.wantCode(t, 0)
+	if recs := c.records(); len(recs) != 4 {
+		t.Errorf("done records %v, want one per trial", recs)
+	}
+	var merged roundsResults
+	body, _ := c.get(c.prefix + "results.json")
+	if err := json.Unmarshal([]byte(body), &merged); err != nil {
+		t.Fatal(err)
+	}
+	exploits := 0
+	for _, tr := range merged.Tasks {
+		if tr.Status != "ok" {
+			t.Errorf("%s: %s, want ok", tr.Name, tr.Status)
+		}
+		exploits += len(tr.Lineage)
+	}
+	copied := 0
+	for _, k := range c.keys(c.prefix + "rounds/") {
+		if strings.Contains(k, "/copied/") {
+			copied++
+		}
+	}
+	if exploits != 2 || copied != 2 {
+		t.Errorf("%d exploits in the merged results and %d copies under the prefix, want 2 and 2\n%v\n%v", exploits, copied, r0, r1)
+	}
+}
