@@ -159,7 +159,7 @@ func (p *page) curve(t results.Task, m string, xs, ys scale) {
 		s = []float64{t.Metrics[m]}
 	}
 	class, end := "curve", ""
-	if t.Name == p.run.Best {
+	if p.run.IsBest(t) {
 		class += " best"
 	}
 	if rule := prunedBy(t); rule != "" {
@@ -278,7 +278,7 @@ func (p *page) scatterOne(param, m string) {
 	for _, q := range pts {
 		class := "pt"
 		switch {
-		case q.t.Name == p.run.Best:
+		case p.run.IsBest(q.t):
 			class += " best"
 		case q.t.Status == results.StatusRunning:
 			class += " running" // its value so far

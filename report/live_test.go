@@ -32,7 +32,7 @@ func running() Input {
 			t.Status = results.StatusPaused
 		}
 	}
-	r.Best = r.Objective.BestTask(r.Tasks)
+	r.SetBest()
 	in.Now = r.Tasks[6].StartedAt.Add(4 * time.Second)
 	return in
 }

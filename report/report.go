@@ -176,7 +176,7 @@ func (p *page) best() string {
 	}
 	best := "best" + so + ": <strong>" + esc(r.Best) + "</strong>"
 	for _, t := range r.Tasks {
-		if t.Name != r.Best {
+		if !r.IsBest(t) {
 			continue
 		}
 		var about []string

@@ -54,7 +54,7 @@ func (p *page) table() {
 const pageRows = 100
 
 func (p *page) row(rank int, t results.Task) {
-	best := p.run.Best != "" && t.Name == p.run.Best
+	best := p.run.IsBest(t)
 	class := ""
 	if best {
 		class = " class=\"best\""

@@ -124,6 +124,7 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 	}
 	plan.Tasks = l.expandTasks(raw.tasks, inherited{formats: plan.Config.MetricFormats}, levelTop)
 	plan.LogParams = logSampled(raw.tasks)
+	l.checkUnfilled(plan.Tasks)
 	if err := l.fileError(); err != nil {
 		return nil, err
 	}
@@ -135,6 +136,7 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 	}
 	numberTasks(plan.Tasks)
 	uniqueKeys(plan.Tasks)
+	distinctNames(plan.Tasks)
 	plan.Warnings = append(plan.Warnings, duplicateNames(plan.Tasks)...)
 	return plan, nil
 }

@@ -51,9 +51,10 @@ type Run struct {
 	GPUProcessIDs string `json:"gpu_process_ids,omitempty"`
 
 	// Objective is config objective: the metric trials are ranked by; Best names the best
-	// trial by it (see Rank).
+	// trial by it (see Rank), and BestID is that trial's ID, which identifies it (IsBest).
 	Objective *Objective `json:"objective,omitempty"`
 	Best      string     `json:"best,omitempty"`
+	BestID    int        `json:"best_id,omitempty"`
 	// LogParams are the hyperparameters drawn log-uniformly (sample: loguniform): the
 	// report draws them on a logarithmic axis however narrow their range.
 	LogParams []string `json:"log_params,omitempty"`
