@@ -40,6 +40,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts}
 	logDir := opts.runDir()
 	r.life = &lifecycle{stream: &event.Stream{}, ledger: newLedger(mask)}
+	r.life.stream.Gate(mask.event)
 	if err := makeLogDir(opts.LogDir, opts.RunID); err != nil {
 		return nil, err
 	}
