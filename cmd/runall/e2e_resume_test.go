@@ -81,8 +81,9 @@ func (e *e2e) epochsRun() map[string][]int {
 	}
 	for _, l := range lines(e.read("work.txt")) {
 		f := strings.Fields(l)
-		n, _ := strconv.Atoi(f[1])
-		out[f[0]] = append(out[f[0]], n)
+		if n, err := strconv.Atoi(f[1]); err == nil { // not "NAME end ACCURACY"
+			out[f[0]] = append(out[f[0]], n)
+		}
 	}
 	return out
 }
