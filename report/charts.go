@@ -176,6 +176,7 @@ func (p *page) curve(t results.Task, m string, xs, ys scale) {
 		fmt.Fprintf(&pts, "%.1f,%.1f ", xs.at(float64(e+1)), ys.at(s[e]))
 	}
 	p.printf("<polyline class=\"%s\" data-task=\"%d\" points=\"%s\">%s</polyline>\n", class, t.ID, strings.TrimSpace(pts.String()), title)
+	p.resumeMarks(t, s, xs, ys)
 }
 
 // thinCurve is the indexes of n values to draw, at most about limit: all of them when
@@ -212,6 +213,18 @@ func thinCurve(n, limit int, at func(int) float64) []int {
 		out = append(out, n-1)
 	}
 	return out
+}
+
+// resumeMarks marks where a trial resumed from its checkpoint on its curve: at the step its
+// checkpoint held, the last value before the resumed attempt's first.
+func (p *page) resumeMarks(t results.Task, s []float64, xs, ys scale) {
+	for _, r := range t.Resumes {
+		if r.Step < 1 || r.Step > len(s) {
+			continue
+		}
+		p.printf("<circle class=\"resumed\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>%s: resumed from its checkpoint at epoch %d (run %s)</title></circle>\n",
+			xs.at(float64(r.Step)), ys.at(s[r.Step-1]), esc(t.Name), r.Step, esc(r.RunID))
+	}
 }
 
 func noSeries(m string) string {

@@ -123,6 +123,11 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 		res.PassedOver = max(res.PassedOver, ev.PassedOver)
 	case ev.Kind == event.TaskEnded && ev.Requeued:
 		res.Status, res.OOMRequeues = results.StatusPending, ev.Requeues
+	case ev.Kind == event.TaskEnded && ev.Paused:
+		res.Status, res.Reason = results.StatusPaused, ev.Reason
+		if ev.Detail != nil {
+			recordDetail(res, ev.Detail) // what it did up to its pause, until it resumes
+		}
 	case ev.Kind == event.TaskEnded && ev.Final:
 		res.Status, res.ExitCode, res.Reason = ev.Status, ev.ExitCode, ev.Reason
 		res.FinishedAt = ev.Time
@@ -151,6 +156,7 @@ func recordDetail(res *results.Task, d *event.Detail) {
 		res.Signal = d.Signal
 	}
 	res.Metrics, res.MetricSeries, res.MetricWarnings = d.Metrics, d.MetricSeries, d.MetricWarnings
+	res.Resumes = d.Resumes
 }
 
 // ending is what a task's final event says of it besides its status: how long it ran and
@@ -173,6 +179,19 @@ func (l *ledger) startedAt(t *plan.Task) time.Time {
 }
 
 // attempts is how often t was started so far (across requeues).
+// endedOK reports whether t ended for good and counted as a success (ok, or ignored).
+func (l *ledger) endedOK(t *plan.Task) bool {
+	st := l.statusOf(t)
+	return st == results.StatusOK || st == results.StatusIgnored
+}
+
+// statusOf is t's status as recorded so far.
+func (l *ledger) statusOf(t *plan.Task) results.Status {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.resultLocked(t).Status
+}
+
 func (l *ledger) attempts(t *plan.Task) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -33,6 +33,9 @@ func (r *runDriver) openStream() {
 		if s, ok := c.(StopperUser); ok {
 			s.UseStopper(r.launch.running)
 		}
+		if p, ok := c.(PauserUser); ok && r.pause != nil {
+			p.UsePauser(r.pause)
+		}
 		stream.Add(c)
 	}
 	hist := r.hist

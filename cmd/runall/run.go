@@ -76,7 +76,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 		"each claims the next trial it has room for (env RUNALL_CLAIMS, config claims:; see docs/kubernetes.md)")
 	fs.DurationVar(&o.lease, "lease", runner.DefaultLease, "with --claims: a claim not renewed for this long may be taken over by another runall\n"+
 		"(renewed every third of it; at least 1s)")
-	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done")
+	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done, and start trials with checkpoint: over")
 	fs.StringVar(&o.serve, "serve", "", "serve the run's live report on `ADDR` while it runs (e.g. 127.0.0.1:9090): the page, its state as\n"+
 		"JSON (/api/run), each trial's log, Prometheus metrics (/metrics); env RUNALL_SERVE. No authentication:\n"+
 		"bind to 127.0.0.1 (kubectl port-forward reaches it) or the Pod's network, never a public address")

@@ -288,6 +288,9 @@ func checkNesting(d *nodeDecoder, t *rawTask, level int) {
 			d.errorf(t.keys["tasks"], "tasks: a step cannot have steps of its own")
 		}
 	}
+	if t.has("checkpoint") && level != levelTrial {
+		d.errorf(t.keys["checkpoint"], "checkpoint: is a trial's: set it on a child of parallel-tasks (placeholders such as ckpt/<lr> give each trial its own)")
+	}
 	if level == levelStep {
 		for _, k := range gpuKeys {
 			if t.has(k) {

@@ -106,8 +106,18 @@ type Task struct {
 	Metrics        map[string]float64   `json:"metrics,omitempty"`
 	MetricSeries   map[string][]float64 `json:"metric_series,omitempty"`
 	MetricWarnings []string             `json:"metric_warnings,omitempty"`
-	StdoutTail     []string             `json:"-"` // last lines, for the failure report
-	StderrTail     []string             `json:"-"`
+	// Resumes are the attempts that started from the trial's kept checkpoint (checkpoint:),
+	// in order: the step each went on from; its metric series goes on there.
+	Resumes    []Resume `json:"resumes,omitempty"`
+	StdoutTail []string `json:"-"` // last lines, for the failure report
+	StderrTail []string `json:"-"`
+}
+
+// Resume is an attempt of a trial that started from its kept checkpoint.
+type Resume struct {
+	Step  int       `json:"step"`   // the step the checkpoint held: the series goes on at Step+1
+	RunID string    `json:"run_id"` // the run that resumed it (another Pod's, under claims)
+	At    time.Time `json:"at"`
 }
 
 // PeakEstimated reports whether PeakGPUMemory is an estimate rather than its own processes'.
