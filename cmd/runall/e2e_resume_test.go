@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // resumeResults is what these tests read of a results file.
@@ -80,8 +81,9 @@ func (e *e2e) epochsRun() map[string][]int {
 	}
 	for _, l := range lines(e.read("work.txt")) {
 		f := strings.Fields(l)
-		n, _ := strconv.Atoi(f[1])
-		out[f[0]] = append(out[f[0]], n)
+		if n, err := strconv.Atoi(f[1]); err == nil { // not "NAME end ACCURACY"
+			out[f[0]] = append(out[f[0]], n)
+		}
 	}
 	return out
 }
@@ -133,6 +135,19 @@ func descendants(pid int) []int {
 		}
 	}
 	return out
+}
+
+// slowly waits for cond as eventually does, for longer: a checkpoint of a second epoch comes
+// after the script's start (scikit-learn's or PyTorch's import), slow on a loaded machine.
+func slowly(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // keptSteps reads the steps of the kept checkpoints' manifests under prefix, by trial folder.
@@ -216,7 +231,7 @@ func TestPreemptionResumes(t *testing.T) {
 	}
 	p := s.start("--log-dir", "logs", testdata("resume/preempt.yml"))
 	const where = "run/.runall-checkpoints/"
-	eventually(t, "both trials' checkpoints of epoch 2 to be kept in S3", func() bool {
+	slowly(t, "both trials' checkpoints of epoch 2 to be kept in S3", func() bool {
 		steps := s.keptSteps(where)
 		return len(steps) == 2 && slices.Min(slices.Collect(mapsValues(steps))) >= 2
 	})
@@ -253,7 +268,7 @@ func TestClaimsTakeoverResumes(t *testing.T) {
 	where := c.prefix + "checkpoints/"
 	first := c.start(0, "resume/claims.yml", "--lease", "2s")
 	second := c.start(1, "resume/claims.yml", "--lease", "2s")
-	eventually(t, "each runall's trial to keep epoch 2", func() bool {
+	slowly(t, "each runall's trial to keep epoch 2", func() bool {
 		steps := c.keptSteps(where)
 		return len(steps) == 2 && slices.Min(slices.Collect(mapsValues(steps))) >= 2
 	})
@@ -303,7 +318,7 @@ func TestResumeAfterRetry(t *testing.T) {
 		}
 		return out
 	}
-	eventually(t, "both trials to keep epoch 2 on the local disk", func() bool {
+	slowly(t, "both trials to keep epoch 2 on the local disk", func() bool {
 		steps := kept()
 		return len(steps) == 2 && slices.Min(slices.Collect(mapsValues(steps))) >= 2
 	})

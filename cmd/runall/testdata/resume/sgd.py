@@ -6,8 +6,9 @@ do). With --resume it goes on from the pickled model. Deterministic: an
 epoch's order comes from the epoch's number, so a resumed run ends exactly where an
 uninterrupted one does.
 
-Each epoch it appends "NAME EPOCH" to $WORK (when set): the tests count the epochs run
-again after a kill from it.
+Each epoch it appends "NAME EPOCH TIME" to $WORK (when set), and "NAME end ACCURACY" once it
+has trained every epoch: the tests and bench/preempt.py count from it the epochs run again
+after a kill and the trials that finished.
 """
 import argparse
 import os
@@ -55,6 +56,10 @@ for epoch in range(start + 1, a.epochs + 1):
     os.replace(path + ".tmp", path)
     if os.environ.get("WORK"):
         with open(os.environ["WORK"], "a") as f:
-            f.write(f"{a.name} {epoch}\n")
+            f.write(f"{a.name} {epoch} {time.time():.3f}\n")
     if a.say:
         print(f"runall-checkpoint step={epoch}", flush=True)
+
+if os.environ.get("WORK"):
+    with open(os.environ["WORK"], "a") as f:
+        f.write(f"{a.name} end {model.score(Xva, yva):.6f}\n")
