@@ -38,6 +38,7 @@ type pausedAt struct {
 type asked struct {
 	step  int
 	value float64
+	held  bool // the board has its value already: it only waits there (taken over)
 }
 
 // block is one block's rule, board and trials.
@@ -178,10 +179,11 @@ func (blk *block) react(ctx context.Context, n note) {
 	delete(blk.seen.here, n.t)
 	if asked && n.kind == notePaused {
 		blk.seen.here[n.t] = pausedAt{p.step, time.Now()}
+		delete(blk.seen.acted, k) // paused here: its round's decision is to be carried out here
 	}
 	// A trial that ended on its own after its round's value (its last step) was there
 	// too; one stopped instead of paused (its checkpoint never held the step) is out.
-	if asked && (n.kind == notePaused || n.status == results.StatusOK) {
+	if asked && !p.held && (n.kind == notePaused || n.status == results.StatusOK) {
 		blk.put(n.t, blk.store().Value(ctx, p.step, k, p.value))
 	}
 	if n.kind == noteEnded {
@@ -212,16 +214,34 @@ func (blk *block) value(ctx context.Context, n note) {
 		blk.refresh(ctx)
 		a = blk.rule.Action(blk.seen.snapshot(), k)
 	}
-	if a.Do != earlystop.Run || a.Until == 0 || n.step < a.Until {
+	if a.Do != earlystop.Run {
+		blk.hold(n.t, k, n.step, a)
+		return
+	}
+	if a.Until == 0 || n.step < a.Until {
 		return
 	}
 	v, ok := blk.seen.rounds[n.t][a.Until]
 	if !ok {
 		v = n.value // it resumed past the round's step elsewhere: its first value since
 	}
-	blk.seen.asked[n.t] = asked{a.Until, blk.usable(v)}
+	blk.seen.asked[n.t] = asked{step: a.Until, value: blk.usable(v)}
 	reason := fmt.Sprintf("%s: paused at step %d for its round: %s %s", blk.cfg.Method, a.Until, blk.cfg.Metric, num(v))
 	blk.pauser.PauseAt(n.t, a.Until, reason, results.StatusPruned)
+}
+
+// hold pauses at once a trial that runs while the board has it waiting at its round, or
+// out: another runall paused it and died, and this one took its claim over. Its value at
+// the round is on the board already; once paused, its round's decision is carried out as
+// for any trial paused there.
+func (blk *block) hold(t *plan.Task, k string, step int, a earlystop.Action) {
+	round := lastStep(blk.seen.snapshot(), k)
+	blk.seen.asked[t] = asked{step: round, held: true}
+	why := fmt.Sprintf("%s: paused at step %d: it waits for its round at step %d", blk.cfg.Method, step, round)
+	if a.Do == earlystop.Drop {
+		why = a.Reason
+	}
+	blk.pauser.PauseAt(t, step, why, results.StatusPruned)
 }
 
 // usable is a value the board can keep: a step with none (nan) is the worst there is.

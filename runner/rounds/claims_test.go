@@ -142,3 +142,49 @@ func TestSHAAcrossRunalls(t *testing.T) {
 		t.Errorf("no trial ran to its end: %v", ends)
 	}
 }
+
+// TestTakenOverWhilePaused (issue 27, point 3): a runall died while two of its trials were
+// paused at a round the third had not reached; another took the sweep over and started one
+// of them again. It pauses that one at once (its value at the round is on the board), and
+// once the third reaches the round, carries out the decision: the best runs on, the rest
+// are pruned; none runs past its round before.
+func TestTakenOverWhilePaused(t *testing.T) {
+	p := loadRounds(t, "{method: sha, grace: 1, reduction: 3, max: 9}",
+		"      - {name: 'lr=<lr>', cmd: 'train <lr>', checkpoint: 'ck/<lr>', matrix: {lr: [0.0001, 0.001, 0.01]}}\n")
+	trials := p.Tasks[0].Parallel
+	a, b, c := trials[0], trials[1], trials[2]
+	store := claims.NewMem()
+	dead, _ := claims.NewBoard(store, "sweep")
+	for _, tr := range []*plan.Task{a, b} {
+		if err := dead.Value(context.Background(), 1, tr.Key, value(tr, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &sweep{t: t, steps: 9, slots: make(chan struct{}, 3), at: map[*plan.Task]int{a: 1, b: 1},
+		pause: map[*plan.Task]int{}, ends: map[string]string{}}
+	r, err := New(p, Options{Pauser: s, Board: func(*plan.Task) (Board, error) { return claims.NewBoard(store, "sweep") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.r = r
+	s.start(a) // taken over: its checkpoint holds step 1
+	s.start(c)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s.mu.Lock()
+		n := len(s.ends)
+		s.mu.Unlock()
+		if n == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sweep did not end: %v", s.ends)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.wg.Wait()
+	r.Close()
+	if !strings.HasPrefix(s.ends[c.Name], "ok") || !strings.HasPrefix(s.ends[a.Name], "pruned: sha") || !strings.HasPrefix(s.ends[b.Name], "pruned: sha") {
+		t.Errorf("ends %v, want lr=0.01 to run on and the others pruned at step 1", s.ends)
+	}
+}
