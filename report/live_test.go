@@ -211,3 +211,27 @@ func TestRelativeLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestContainerMemory: the container's memory is drawn under the tasks on no GPU, and said
+// in the legend; in a report merged from several runs (Pods), whose containers one row
+// cannot tell apart, it is left out.
+func TestContainerMemory(t *testing.T) {
+	in := sweep(4, 2, 3)
+	s := in.Samples[0]
+	s.Devices = append(s.Devices, results.SampleDevice{UUID: results.ContainerDevice, Name: "container", Total: 64 << 30})
+	for i := range s.Samples {
+		s.Samples[i].Used[results.ContainerDevice] = uint64(i+1) << 30
+	}
+	page := string(write(t, in))
+	row := regexp.MustCompile(`(?s)<g class="cpu-row" data-gpu="">.*?</g>`).FindString(page)
+	if !strings.Contains(row, ">container</text>") || !strings.Contains(row, `<path class="mem"`) || !strings.Contains(row, "/ 64.0 GiB</text>") {
+		t.Errorf("the container's row has no memory strip:\n%s", row)
+	}
+	if !strings.Contains(page, "under the container's, the container's memory") {
+		t.Errorf("the legend does not say what the container's strip is")
+	}
+	in.Samples = append(in.Samples, &results.GPUSamples{Devices: []results.SampleDevice{{UUID: results.ContainerDevice, Total: 8 << 30}}})
+	if page := string(write(t, in)); strings.Contains(page, ">container</text>") {
+		t.Errorf("a merged report draws one container for several")
+	}
+}
