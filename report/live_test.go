@@ -163,8 +163,8 @@ func TestLogScale(t *testing.T) {
 	}
 }
 
-// TestLightWithAThousandTrials: 1000 trials of 100 points each (100,000 points) draw no
-// more than curvePoints points a curve, and the table pages.
+// TestLightWithAThousandTrials: 1000 trials of 1000 points each draw about curveBudget
+// points in all (not a million), and the table pages.
 func TestLightWithAThousandTrials(t *testing.T) {
 	in := sweep(1000, 8, 100)
 	for i := range in.Run.Tasks {
@@ -177,10 +177,12 @@ func TestLightWithAThousandTrials(t *testing.T) {
 		}
 	}
 	page := string(write(t, in))
+	drawn := 0
 	for _, pts := range regexp.MustCompile(`<polyline class="curve[^"]*" data-task="\d+" points="([^"]*)"`).FindAllStringSubmatch(page, -1) {
-		if n := len(strings.Fields(pts[1])); n > curvePoints+2 {
-			t.Fatalf("a curve of %d points is drawn from %d", 1000, n)
-		}
+		drawn += len(strings.Fields(pts[1]))
+	}
+	if drawn > curveBudget*11/10 {
+		t.Errorf("1000 curves of 1000 points are drawn from %d points, want about %d", drawn, curveBudget)
 	}
 	if !strings.Contains(page, `<p class="pager" hidden=""></p>`) || !strings.Contains(page, "100 rows a page.") {
 		t.Errorf("the table of 1000 trials does not page")
