@@ -14,20 +14,21 @@ import (
 )
 
 // ledger is the record of a run: each command's result, kept by the run's events (it is
-// their first consumer), and whether the run was halted, failed or interrupted.
-// results() reads it at the end.
+// their first consumer), and whether the run was halted, failed or interrupted. gather
+// reads it at the end, and whenever the live report asks for the results so far.
 type ledger struct {
 	mask *masker
 
 	mu          sync.Mutex
 	byID        map[int]*results.Task // results of command tasks, by Task.ID
+	byIDLive    map[int]*liveTask     // what tasks that have not ended reported so far, by Task.ID
 	halted      bool                  // no new task starts
 	failed      bool                  // a task failed and its failure was not ignored
 	interrupted syscall.Signal        // 0 unless a signal stopped the run
 }
 
 func newLedger(mask *masker) *ledger {
-	return &ledger{mask: mask, byID: map[int]*results.Task{}}
+	return &ledger{mask: mask, byID: map[int]*results.Task{}, byIDLive: map[int]*liveTask{}}
 }
 
 // update runs fn on t's result under the ledger's lock.
@@ -107,6 +108,7 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.live(ev)
 	res := l.resultLocked(ev.Task)
 	switch {
 	case ev.Kind == event.TaskStarted:
@@ -196,8 +198,9 @@ func (l *ledger) attempts(t *plan.Task) int {
 	return l.resultLocked(t).Attempts
 }
 
-// tasks is every command task's result in plan order; logFile names each one's log.
-func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string) []results.Task {
+// tasks is every command task's result in plan order; logFile names each one's log, and
+// unseen is the status of a task no event told of.
+func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string, unseen results.Status) []results.Task {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []results.Task
@@ -209,13 +212,13 @@ func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string) []results.
 			return // a sampler's template: its trials are listed, not it, unless its sampler failed
 		}
 		if !ok {
-			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: results.StatusSkipped, ExitCode: -1, Params: paramsOf(t)}
+			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: unseen, ExitCode: -1, Params: paramsOf(t)}
 		}
 		tr.LogFile = logFile(t)
 		if tr.Status == results.StatusSkipped || tr.Status == results.StatusPending {
 			tr.LogFile = ""
 		}
-		out = append(out, *tr)
+		out = append(out, l.withLive(*tr))
 	})
 	return append(out, l.madeWhileRunning(inPlan)...)
 }
@@ -264,7 +267,7 @@ func (l *ledger) madeWhileRunning(inPlan map[int]bool) []results.Task {
 	var out []results.Task
 	for _, id := range slices.Sorted(maps.Keys(l.byID)) {
 		if !inPlan[id] {
-			out = append(out, *l.byID[id])
+			out = append(out, l.withLive(*l.byID[id]))
 		}
 	}
 	return out

@@ -26,7 +26,7 @@ type runDriver struct {
 	hist   *history.History
 	launch *launcher   // runs admitted trials: processes, logs, GPU and host memory
 	s3     *transfers  // nil without S3 transfers in the task file
-	met    *metrics    // nil without --metrics-addr
+	met    *metrics    // nil without a server (--serve)
 	claims *claimer    // nil unless trials are claimed (Options.Claims)
 	rec    *recorder   // writes what the run leaves when it ends
 	out    *outputPump // the outputs' consumer
@@ -53,7 +53,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.MetricsAddr != "" {
+	if opts.Server != nil {
 		r.met = newMetrics(r.plan)
 	}
 	base := baseEnv(opts.Environ, opts.RunID, logDir, opts.Shard)

@@ -123,6 +123,7 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 		l.cfgEarlyStop = plan.Config.EarlyStop
 	}
 	plan.Tasks = l.expandTasks(raw.tasks, inherited{formats: plan.Config.MetricFormats}, levelTop)
+	plan.LogParams = logSampled(raw.tasks)
 	l.checkUnfilled(plan.Tasks)
 	if err := l.fileError(); err != nil {
 		return nil, err

@@ -17,6 +17,9 @@ type Plan struct {
 	S3     *S3Spec // the s3: block; nil when absent
 	Tasks  []*Task // top-level tasks, run one after another
 
+	// LogParams are the sample: keys drawn log-uniformly (loguniform), sorted.
+	LogParams []string
+
 	// Filtered is set when --tags left tasks out: what earlier runs recorded of them is kept.
 	Filtered bool
 

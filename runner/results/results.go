@@ -35,7 +35,7 @@ type Run struct {
 	Shard      string    `json:"shard,omitempty"` // "I/N" when sharded
 	Status     Status    `json:"status"`          // ok, failed, or stopped (SIGINT/SIGTERM)
 	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"`
+	FinishedAt time.Time `json:"finished_at,omitzero"` // none while the run goes on (--serve's /api/run)
 	LogDir     string    `json:"log_dir"`
 	Tasks      []Task    `json:"tasks"`
 	// LearnedGPUMemory is the need learned for each gpu-memory: auto group, by group name
@@ -55,6 +55,9 @@ type Run struct {
 	Objective *Objective `json:"objective,omitempty"`
 	Best      string     `json:"best,omitempty"`
 	BestID    int        `json:"best_id,omitempty"`
+	// LogParams are the hyperparameters drawn log-uniformly (sample: loguniform): the
+	// report draws them on a logarithmic axis however narrow their range.
+	LogParams []string `json:"log_params,omitempty"`
 	// Stopped says why trials were skipped by config stop-when, when they were.
 	Stopped string `json:"stopped,omitempty"`
 	// Report and GPUSamples are the HTML report and the GPU memory samples in LogDir.
