@@ -121,3 +121,27 @@ tasks:
 		t.Errorf("the output says %q fewer than twice\n%s", why, out)
 	}
 }
+
+// TestEndAsItPauses: a rule that ends a trial as soon as it says it paused (before the trial
+// is back in its source) ends it: the run does not wait for it for ever.
+func TestEndAsItPauses(t *testing.T) {
+	for range 3 {
+		h := &halver{at: 2}
+		res, out, err := runFile(t, `
+tasks:
+  - name: sweep
+    parallel-tasks:
+      - name: <n>
+        matrix: {n: [a]}
+        cmd: |
+          `+checkpointing+`
+        checkpoint: ck/<n>
+`, Options{Consumers: []event.Consumer{h}, Grace: 5 * time.Second})
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, out)
+		}
+		if a := byName(res)["a"]; a.Status != results.StatusPruned || !strings.Contains(a.Reason, "not in the top 1/2") {
+			t.Errorf("a: %s (%s), want pruned while paused", a.Status, a.Reason)
+		}
+	}
+}
