@@ -175,7 +175,7 @@ type resumable struct {
 	mu      sync.Mutex
 	waiting map[*plan.Task]*sched.Trial // paused
 	again   []*sched.Trial              // resumed, to be offered
-	ready   chan struct{}               // closed when a trial is resumed
+	ready   chan struct{}               // closed when a trial is resumed or ended
 }
 
 // Next offers the resumed trials first, then the source's. More may come while a trial
@@ -197,8 +197,8 @@ func (r *resumable) Next(ctx context.Context, want int) ([]*sched.Trial, bool) {
 	return ts, more || paused
 }
 
-// Ready is the source's; with none (a fixed list), closed when a trial is resumed. A
-// source that polls (claims) offers a resumed trial at its next poll.
+// Ready is the source's; with none (a fixed list), closed when a paused trial is resumed or
+// ended. A source that polls (claims) offers a resumed trial at its next poll.
 func (r *resumable) Ready() <-chan struct{} {
 	if c := r.Source.Ready(); c != nil {
 		return c
@@ -240,11 +240,17 @@ func (r *resumable) trial(t *plan.Task) *sched.Trial {
 	return r.waiting[t]
 }
 
+// forget drops paused trial t for good, and wakes a scheduler that waits for it to come
+// back: with nothing else running or paused, the run ends instead of waiting for ever.
 func (r *resumable) forget(t *plan.Task) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, ok := r.waiting[t]
 	delete(r.waiting, t)
+	if ok {
+		close(r.ready)
+		r.ready = make(chan struct{})
+	}
 	return ok
 }
 

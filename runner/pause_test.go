@@ -18,6 +18,7 @@ type halver struct {
 	p        Pauser
 	at       int
 	resumeOn string // resume a once this trial ends; "" never: end it as pruned once paused
+	endOn    string // end a as pruned once this trial ends, instead
 	mu       sync.Mutex
 	asked    bool
 	a        *plan.Task
@@ -40,13 +41,16 @@ func (h *halver) Event(ev event.Event, _ func(event.Event)) {
 		}
 	case ev.Kind == event.TaskEnded && ev.Paused:
 		h.seen = append(h.seen, ev.Task.Name+":paused")
-		if h.resumeOn == "" {
+		if h.resumeOn == "" && h.endOn == "" {
 			go h.p.End(ev.Task, results.StatusPruned, "not in the top 1/2 of rung 2")
 		}
 	case ev.Kind == event.TaskEnded && ev.Final:
 		h.seen = append(h.seen, ev.Task.Name+":"+string(ev.Status))
 		if ev.Task.Name == h.resumeOn {
 			go h.p.Resume(h.a) // not from the stream's goroutine: Resume is a call into the run
+		}
+		if ev.Task.Name == h.endOn {
+			go h.p.End(h.a, results.StatusPruned, "not in the top 1/2 of rung 2")
 		}
 	case ev.Kind == event.TaskStarted:
 		h.seen = append(h.seen, ev.Task.Name+":start")
@@ -144,4 +148,49 @@ tasks:
 			t.Errorf("a: %s (%s), want pruned while paused", a.Status, a.Reason)
 		}
 	}
+}
+
+// TestEndLastPausedEndsRun: a paused trial ended once every other trial has ended (the last
+// decision of a rung whose best trials ran to their end) ends the run: the scheduler, which
+// waits for the paused trial to come back, is told that it will not.
+func TestEndLastPausedEndsRun(t *testing.T) {
+	h := &halver{at: 2, endOn: "b"}
+	type ran struct {
+		res *results.Run
+		out string
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		res, out, err := runFile(t, `
+config: {max-parallel-commands: 1, order: file}
+tasks:
+  - name: sweep
+    parallel-tasks:
+      - name: <n>
+        matrix: {n: [a, b]}
+        cmd: |
+          `+checkpointing+`
+        checkpoint: ck/<n>
+`, Options{Consumers: []event.Consumer{h}, Grace: 5 * time.Second})
+		done <- ran{res, out, err}
+	}()
+	var r ran
+	select {
+	case r = <-done:
+	case <-time.After(2 * time.Minute): // a hang, not a slow run: the run takes seconds
+		t.Fatalf("the run did not end after its last paused trial was ended; transitions %q", h.transitions())
+	}
+	if r.err != nil {
+		t.Fatalf("run: %v\n%s", r.err, r.out)
+	}
+	if a := byName(r.res)["a"]; a.Status != results.StatusPruned {
+		t.Errorf("a: %s (%s), want pruned while paused", a.Status, a.Reason)
+	}
+}
+
+func (h *halver) transitions() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.seen)
 }
