@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Sweeps that adapt (docs/benchmarks.md): real learning curves (scikit-learn's digits, an MLP
-# trained one epoch at a time with partial_fit, each epoch padded to EPOCH seconds so that a
-# trial behaves like GPU training, saving a checkpoint after each epoch) on simulated GPUs, 4
-# trials at a time. The same 27 configurations (a 3×3×3 grid, written as a matrix: the worst
-# learning rate first) run without early stopping and under each rule; the rules that pause
-# trials at their checkpoints (sha, hyperband, pbt) resume them from there. For each sweep:
-# GPU-time (the seconds of every attempt of every trial, start-up included: a paused trial's
-# waits are not counted, its restarts are), wall time, the best objective (val_accuracy) of
-# the trials that ran to their end, how many were pruned, and how often trials started.
+# Sweeps that adapt (docs/benchmarks.md): real learning curves (scikit-learn's digits, learned
+# one epoch at a time by the MLP scikit-learn's MLPClassifier trains, written in numpy alone:
+# curves/train_digits.py; each epoch padded to EPOCH seconds so that a trial behaves like GPU
+# training, saving a checkpoint after each epoch) on simulated GPUs, 4 trials at a time. The
+# same 27 configurations (a 3×3×3 grid, written as a matrix: the worst learning rate first) run
+# without early stopping and under each rule; the rules that pause trials at their
+# checkpoints (sha, hyperband, pbt) resume them from there. For each sweep: GPU-time (the
+# seconds of every attempt of every trial, start-up included: a paused trial's waits are not
+# counted, its restarts are), wall time, the best objective (val_accuracy) of the trials that
+# ran to their end, how many were pruned, and how often trials started.
 #
-#   RUNALL=./runall EPOCH=0.7 OUT=curves-results bench/curves.sh   (OUT keeps the results)
+#   RUNALL=./runall EPOCH=1.5 OUT=curves-results bench/curves.sh   (OUT keeps the results)
 #   SWEEPS="grid asha asha-file" bench/curves.sh                   (some of the sweeps)
 #
 # The sweeps: grid (every trial to its end), asha and median (the default order: shuffled),
