@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/plan"
 )
 
@@ -45,8 +46,7 @@ func (l *logs) taskLogPath(t *plan.Task) string {
 // open opens everything a task's output goes to. A log-path that cannot be opened is
 // reported through warn and left out; the task's own log is a must.
 func (l *logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
-	path := l.taskLogPath(t)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := outfile.OpenAppend(l.taskLogPath(t))
 	if err != nil {
 		return nil, err
 	}
@@ -165,8 +165,9 @@ func (w *writeFailures) list() []string {
 	return slices.Clone(w.files)
 }
 
-// ErrIncompleteRecord is a run whose tasks' logs could not all be written: its exit code
-// is 1 even when every task succeeded, since what it leaves is not the whole record.
+// ErrIncompleteRecord is a run whose record (its tasks' logs, its results, its report) could
+// not all be written: its exit code is 1 even when every task succeeded, since what it
+// leaves is not the whole record.
 var ErrIncompleteRecord = errors.New("the run's record is incomplete")
 
 // incomplete is an error naming the logs that could not be written, nil when none.
@@ -185,13 +186,10 @@ type lockedFile struct {
 	failed *writeFailures
 }
 
+// openAppend opens a log-path: without waiting (a FIFO no process reads is an error, not a
+// run deaf to SIGTERM: internal/outfile).
 func openAppend(path string, failed *writeFailures) (*lockedFile, error) {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := outfile.OpenAppend(path)
 	if err != nil {
 		return nil, err
 	}

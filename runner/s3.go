@@ -73,7 +73,7 @@ func (s *transfers) start(ctx context.Context) error {
 		return fmt.Errorf("s3: %w", err)
 	}
 	s.client = client
-	dctx, stop := s.o.halt.download(ctx)
+	dctx, stop := s.o.halt.untilStop(ctx)
 	defer stop()
 	for _, d := range s.spec.Download {
 		if err := s.transfer(dctx, d, s.o.base, "download"); err != nil {

@@ -242,7 +242,7 @@ func TestSearchAskFails(t *testing.T) {
 	e := newE2E(t)
 	r := e.runFile("adapt/badask.yml")
 	r.wantCode(t, 1)
-	for _, want := range []string{`search: ask "n=$(cat asked`, "exit status 3: it printed:", "stderr: no such study", "stdout: loading study s", "no more trials are asked for"} {
+	for _, want := range []string{"search: ask `n=$(flock asked.lock", "exit status 3: it printed:", "stderr: no such study", "stdout: loading study s", "no more trials are asked for"} {
 		if !strings.Contains(r.stdout+r.stderr, want) {
 			t.Errorf("output does not say %q\n%v", want, r)
 		}
@@ -257,6 +257,12 @@ func TestSearchAskFails(t *testing.T) {
 		status[tr.Name] = tr.Status
 		if tr.Name == "x=<x>" && !strings.Contains(tr.Reason, "no more trials are asked for") {
 			t.Errorf("the search's task failed with %q, want the sampler's error", tr.Reason)
+		}
+		if tr.Name == "x=<x>" && tr.LogFile != "" {
+			t.Errorf("the search's task names the log file %s, which it never wrote", tr.LogFile)
+		}
+		if _, err := os.Stat(tr.LogFile); tr.Name != "x=<x>" && tr.Status == "ok" && err != nil {
+			t.Errorf("%s: log file %q, want its log", tr.Name, tr.LogFile)
 		}
 	}
 	if !maps.Equal(status, map[string]string{"x=0.5": "ok", "x=1.5": "ok", "x=<x>": "failed", "after": "skipped"}) {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/size"
@@ -225,5 +226,5 @@ func (h *History) Save() error {
 	if err != nil {
 		return err
 	}
-	return results.WriteFileAtomic(h.path, b)
+	return outfile.WriteFile(h.path, b)
 }

@@ -27,7 +27,7 @@ type plainOutput struct {
 func NewPlain(o Options) Output {
 	o = withDefaults(o)
 	now := o.Now()
-	return &plainOutput{o: o, rs: newRunState(o.Plan), start: now, lastStatus: now, prefix: make(map[*taskNode]string)}
+	return &plainOutput{o: o, rs: newRunState(o.Plan, o.ParentOf), start: now, lastStatus: now, prefix: make(map[*taskNode]string)}
 }
 
 // withDefaults fills in what Options may leave out.
@@ -193,7 +193,7 @@ func (p *plainOutput) statusText(now time.Time) string {
 		parts = append(parts, fmt.Sprintf("%d waiting (%s)", len(waiting), s))
 	}
 	done := finished(c)
-	parts = append(parts, fmt.Sprintf("%d/%d done", done, len(p.rs.leaves)))
+	parts = append(parts, fmt.Sprintf("%d/%d done", done, p.rs.total()))
 	for _, s := range []taskStatus{stFailed, stStopped, stPruned, stIgnored, stSkipped} {
 		if c[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/runall/runall/internal/lazyre"
 	"github.com/runall/runall/runner/earlystop"
@@ -19,10 +20,15 @@ import (
 // Search is search: on a parallel child: its trials' params come from a sampler the user
 // runs (Optuna's CLI, say), asked for one trial at a time and told each one's result.
 type Search struct {
-	Ask    string // prints {"number": N, "params": {...}}
-	Tell   string // run after each trial with RUNALL_TRIAL_NUMBER, RUNALL_OBJECTIVE_VALUE, RUNALL_TRIAL_STATE
-	Trials int    // trials: how many to ask for
+	Ask     string        // prints {"number": N, "params": {...}}
+	Tell    string        // run after each trial with RUNALL_TRIAL_NUMBER, RUNALL_OBJECTIVE_VALUE, RUNALL_TRIAL_STATE
+	Trials  int           // trials: how many to ask for
+	Timeout time.Duration // the most one ask or tell may take (DefaultSearchTimeout when 0)
 }
+
+// DefaultSearchTimeout is how long an ask or a tell may take unless search: sets timeout:
+// a sampler that loads a large study takes seconds, one that hangs must not hold the sweep.
+const DefaultSearchTimeout = 5 * time.Minute
 
 // Distribution is one key of sample:: how its values are drawn from a point of the unit
 // interval.
@@ -59,7 +65,7 @@ type sampleAxis struct {
 
 var (
 	distRE       = lazyre.New(`^\s*(uniform|loguniform|int)\s*\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)\s*$`)
-	searchKeys   = []string{"ask", "tell"}
+	searchKeys   = []string{"ask", "tell", "timeout"}
 	earlyKeys    = []string{"method", "metric", "mode", "grace", "reduction", "max", "min-trials"}
 	ashaOnly     = []string{"reduction", "max"}
 	maxSampleDim = 1000 // the Halton sequence's dimensions
@@ -136,6 +142,8 @@ func decodeSearch(d *nodeDecoder, p nodePair) *Search {
 			s.Ask = strings.TrimSpace(d.str(q))
 		case "tell":
 			s.Tell = strings.TrimSpace(d.str(q))
+		case "timeout":
+			s.Timeout = d.duration(nodePair{"search: timeout", q.key, q.value}, "")
 		default:
 			d.unknownKey(q, "search:", searchKeys)
 		}
