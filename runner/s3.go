@@ -191,7 +191,7 @@ func (s *transfers) transfer(ctx context.Context, tr plan.Transfer, env []string
 		every, lastLine = s.o.every, time.Now()
 	}
 	st, err := s.client.Sync(ctx, src, dst, s3sync.Options{
-		Exclude: exclude, Delete: tr.Delete, Extract: tr.Extract,
+		Exclude: exclude, Delete: tr.Delete, WholeBucket: tr.WholeBucket, Extract: tr.Extract,
 		Progress: func(p s3sync.Progress) {
 			if time.Since(lastLine) >= every {
 				lastLine = time.Now()
