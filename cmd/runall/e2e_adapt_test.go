@@ -103,10 +103,14 @@ func TestASHAPrunes(t *testing.T) {
 	if strings.Contains(r.stdout, "acc=0.2") {
 		t.Errorf("c ran past its first epoch\n%v", r)
 	}
-	for _, want := range []string{"[c] got TERM", "[c] pruned (exit code 143)", "Summary: 3 ok, 1 pruned"} {
+	for _, want := range []string{"[c] got TERM", "[c] pruned in ", "Summary: 3 ok, 1 pruned"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output does not say %q\n%v", want, r)
 		}
+	}
+	// The pruned trial's row says why, not the exit code and signal its stop made.
+	if !regexp.MustCompile(`(?m)^pruned +- +.* c \(stopped: asha: `).MatchString(r.stdout) || strings.Contains(r.stdout, "killed by SIGTERM") {
+		t.Errorf("the summary shows the pruned trial with noise\n%v", r)
 	}
 	// d could only start once c's room was free: it waited for c.
 	if strings.Index(r.stdout, "[d] started") < strings.Index(r.stdout, "[c] pruned") {

@@ -188,6 +188,14 @@ func (n Needs) Learned(group string) (uint64, bool) {
 	return e.Bytes, ok
 }
 
+// LearnedFrom is the name of the trial group's need was learned from (measured), "" when
+// none was.
+func (n Needs) LearnedFrom(group string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.m[group].Name
+}
+
 // SetLearned records the need learned for group; name is the trial it was learned from.
 func (n Needs) SetLearned(group, name string, need uint64) {
 	n.mu.Lock()

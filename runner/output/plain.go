@@ -73,7 +73,9 @@ func (p *plainOutput) Event(ev event.Event) {
 			p.line(p.prefixOf(n), cleanLine(ev.Line))
 		}
 	case event.TaskWaiting:
-		if changed {
+		// A reason is said once while it holds: ten trials waiting on one thing are one line
+		// (the status line counts them), not ten that read as ten refusals.
+		if changed && !p.rs.waitingFor(ev.Reason, n) {
 			p.line(p.prefixOf(n), "waiting: "+cleanLine(ev.Reason))
 		}
 	case event.TaskStarted:
@@ -130,7 +132,7 @@ func endText(ev event.Event) string {
 	case results.StatusStopped:
 		head = "stopped with " + exitText(ev.ExitCode) + " in " + humanDuration(ev.Duration)
 	case results.StatusPruned:
-		head = "pruned (" + exitText(ev.ExitCode) + ") in " + humanDuration(ev.Duration)
+		head = "pruned in " + humanDuration(ev.Duration)
 	case results.StatusFailed:
 	default:
 		head = fmt.Sprintf("attempt %d ended with %s in %s", ev.Attempt, exitText(ev.ExitCode), humanDuration(ev.Duration))

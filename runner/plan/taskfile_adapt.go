@@ -42,7 +42,8 @@ type Distribution struct {
 func (d Distribution) At(u float64) string {
 	switch d.Kind {
 	case "uniform":
-		return formatSample(d.Low + u*(d.High-d.Low))
+		// Weighted, not Low + u·(High-Low): the difference of ±1.7e308 is infinite.
+		return formatSample(d.Low*(1-u) + d.High*u)
 	case "loguniform":
 		return formatSample(math.Exp(math.Log(d.Low) + u*(math.Log(d.High)-math.Log(d.Low))))
 	case "int":
@@ -120,8 +121,10 @@ func decodeDistribution(d *nodeDecoder, k nodePair) (Distribution, bool) {
 	switch {
 	case err1 != nil || err2 != nil || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0):
 		return bad(fmt.Sprintf("%q: LOW and HIGH must be numbers", k.value.Value))
-	case m[1] == "int" && (lo != math.Trunc(lo) || hi != math.Trunc(hi) || lo > hi || math.Abs(lo) > 1<<52 || math.Abs(hi) > 1<<52):
+	case m[1] == "int" && (lo != math.Trunc(lo) || hi != math.Trunc(hi) || lo > hi):
 		return bad(fmt.Sprintf("%q: LOW and HIGH must be whole numbers, LOW at most HIGH", k.value.Value))
+	case m[1] == "int" && (math.Abs(lo) > 1<<52 || math.Abs(hi) > 1<<52):
+		return bad(fmt.Sprintf("%q: LOW and HIGH must be within ±%d (2^52), where every whole number is drawn exactly", k.value.Value, int64(1)<<52))
 	case m[1] != "int" && lo >= hi:
 		return bad(fmt.Sprintf("%q: LOW must be less than HIGH", k.value.Value))
 	case m[1] == "loguniform" && lo <= 0:
