@@ -64,6 +64,28 @@ tasks:
 	}
 }
 
+// span is when a sampler command ran.
+type span struct{ from, to float64 }
+
+// readSpans reads the log TestSearchAsksAtOnce's commands write: "ask FROM TO", "tell FROM
+// TO", "trial START X".
+func readSpans(log string) (asks, tells []span, starts []float64) {
+	for _, l := range strings.Split(strings.TrimSpace(log), "\n") {
+		var kind string
+		var a, z float64
+		fmt.Sscan(l, &kind, &a, &z)
+		switch kind {
+		case "ask":
+			asks = append(asks, span{a, z})
+		case "tell":
+			tells = append(tells, span{a, z})
+		case "trial":
+			starts = append(starts, a)
+		}
+	}
+	return asks, tells, starts
+}
+
 // TestSearchAsksAtOnce: with room for several trials, their asks run at once, each trial
 // starts as soon as its own ask returns (the first batch waited for every ask: 8 slots and a
 // 3 s ask started the first trial 24 s in), and asks are not held behind tells (with 4-5 s
@@ -91,22 +113,7 @@ tasks:
 		t.Fatalf("%v\n%s", err, out)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "log"))
-	type span struct{ from, to float64 }
-	var asks, tells []span
-	var starts []float64
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var kind string
-		var a, z float64
-		fmt.Sscan(l, &kind, &a, &z)
-		switch kind {
-		case "ask":
-			asks = append(asks, span{a, z})
-		case "tell":
-			tells = append(tells, span{a, z})
-		case "trial":
-			starts = append(starts, a)
-		}
-	}
+	asks, tells, starts := readSpans(string(b))
 	overlap := func(xs, ys []span) bool {
 		for i, x := range xs {
 			for j, y := range ys {

@@ -17,6 +17,15 @@ import (
 // ended it, with no record) or a run that never ended.
 func TestEveryWaitObeysStop(t *testing.T) {
 	t.Parallel()
+	t.Run("commands", waitsOnCommands)
+	t.Run("claims store that never answers", waitsOnClaims)
+	t.Run("FIFO", waitsOnFIFOs)
+}
+
+// waitsOnCommands: a sampler's ask and tell that hang, past their timeout or stopped, and a
+// task stopped by SIGQUIT.
+func waitsOnCommands(t *testing.T) {
+	t.Parallel()
 	// hang is a command that never returns, with a child that holds its pipes: it writes
 	// "its pid, its child's pid" to FILE.
 	hang := func(file string) string {
@@ -73,59 +82,63 @@ tasks:
 			}
 		})
 	}
+}
 
-	t.Run("claims store that never answers", func(t *testing.T) {
-		t.Parallel()
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
+// waitsOnClaims: joining a sweep whose store accepts connections and never answers says it
+// tries again, and SIGTERM ends it.
+func waitsOnClaims(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() { // accept, and never answer
+		var held []net.Conn
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	e := newE2E(t).withEnv("RUNALL_CLAIMS=s3://bucket/sweep/", "AWS_ENDPOINT_URL=http://"+ln.Addr().String(),
+		"AWS_ACCESS_KEY_ID=runalltest", "AWS_SECRET_ACCESS_KEY=runalltestsecret", "AWS_REGION=us-east-1")
+	e.writeFile("tasks.yml", "tasks:\n  - name: sweep\n    parallel-tasks:\n      - cmd: touch ran\n")
+	p := e.start("--log-dir", "logs", "--results", "results.json", "--grace", "2s", "tasks.yml")
+	p.waitOutput("(trying again)")
+	p.signal(syscall.SIGTERM)
+	r := p.wait()
+	r.wantCode(t, 143)
+	if res := e.wantRecord(r); res.Status != "stopped" || e.exists("ran") {
+		t.Errorf("run status %q, ran: %v\n%v", res.Status, e.exists("ran"), r)
+	}
+}
+
+// waitsOnFIFOs: a FIFO no process reads, named where runall writes or reads, is an error at
+// once and stays a FIFO.
+func waitsOnFIFOs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, file, say string }{
+		{"task log-path", "tasks:\n  - cmd: echo hi\n    log-path: fifo\n", "fifo is a FIFO that no process reads"},
+		{"config log-path", "config: {log-path: fifo}\ntasks:\n  - cmd: echo hi\n", "fifo is a FIFO that no process reads"},
+		{"metrics", "tasks:\n  - cmd: echo hi\n    metrics: fifo\n", "is not a regular file"},
+	} {
+		e := newE2E(t)
+		if err := syscall.Mkfifo(e.path("fifo"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { ln.Close() })
-		go func() { // accept, and never answer
-			var held []net.Conn
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					for _, c := range held {
-						c.Close()
-					}
-					return
-				}
-				held = append(held, c)
-			}
-		}()
-		e := newE2E(t).withEnv("RUNALL_CLAIMS=s3://bucket/sweep/", "AWS_ENDPOINT_URL=http://"+ln.Addr().String(),
-			"AWS_ACCESS_KEY_ID=runalltest", "AWS_SECRET_ACCESS_KEY=runalltestsecret", "AWS_REGION=us-east-1")
-		e.writeFile("tasks.yml", "tasks:\n  - name: sweep\n    parallel-tasks:\n      - cmd: touch ran\n")
-		p := e.start("--log-dir", "logs", "--results", "results.json", "--grace", "2s", "tasks.yml")
-		p.waitOutput("(trying again)")
-		p.signal(syscall.SIGTERM)
-		r := p.wait()
-		r.wantCode(t, 143)
-		if res := e.wantRecord(r); res.Status != "stopped" || e.exists("ran") {
-			t.Errorf("run status %q, ran: %v\n%v", res.Status, e.exists("ran"), r)
+		e.writeFile("tasks.yml", tc.file)
+		r := e.run("--log-dir", "logs", "--results", "results.json", "tasks.yml")
+		if !strings.Contains(r.stdout+r.stderr, tc.say) {
+			t.Errorf("%s: the run does not say %q\n%v", tc.name, tc.say, r)
 		}
-	})
-
-	t.Run("FIFO", func(t *testing.T) {
-		t.Parallel()
-		for _, tc := range []struct{ name, file, say string }{
-			{"task log-path", "tasks:\n  - cmd: echo hi\n    log-path: fifo\n", "fifo is a FIFO that no process reads"},
-			{"config log-path", "config: {log-path: fifo}\ntasks:\n  - cmd: echo hi\n", "fifo is a FIFO that no process reads"},
-			{"metrics", "tasks:\n  - cmd: echo hi\n    metrics: fifo\n", "is not a regular file"},
-		} {
-			e := newE2E(t)
-			if err := syscall.Mkfifo(e.path("fifo"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			e.writeFile("tasks.yml", tc.file)
-			r := e.run("--log-dir", "logs", "--results", "results.json", "tasks.yml")
-			if !strings.Contains(r.stdout+r.stderr, tc.say) {
-				t.Errorf("%s: the run does not say %q\n%v", tc.name, tc.say, r)
-			}
-			if fi, err := os.Lstat(e.path("fifo")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
-				t.Errorf("%s: the FIFO is gone or replaced", tc.name)
-			}
+		if fi, err := os.Lstat(e.path("fifo")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("%s: the FIFO is gone or replaced", tc.name)
 		}
-	})
+	}
 }

@@ -26,54 +26,60 @@ func TestWritesGoWherePointed(t *testing.T) {
 	for _, w := range writers {
 		t.Run(w.name, func(t *testing.T) {
 			t.Parallel()
-			e := newE2E(t)
-			e.writeFile("tasks.yml", "tasks:\n  - cmd: echo hi\n")
-			e.run("--log-dir", "logs", "--results", "results.json", "tasks.yml").wantCode(t, 0)
-
-			// A symlink: the file it points to is written, the link stays.
-			if err := os.Symlink("target.out", e.path("link.out")); err != nil {
-				t.Fatal(err)
-			}
-			e.run(w.args("link.out")...).wantCode(t, 0)
-			if fi, err := os.Lstat(e.path("link.out")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-				t.Errorf("the symlink was replaced")
-			}
-			if b, _ := os.ReadFile(e.path("target.out")); len(b) == 0 {
-				t.Errorf("nothing written through the symlink")
-			}
-
-			// A FIFO with a reader: written through, still a FIFO.
-			if err := syscall.Mkfifo(e.path("fifo"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			reader := readFIFO(t, e.path("fifo"))
-			e.run(w.args("fifo")...).wantCode(t, 0)
-			eventually(t, "the whole file through the FIFO", func() bool {
-				got := strings.TrimSpace(reader.String())
-				return strings.HasSuffix(got, "}") || strings.HasSuffix(got, "</html>")
-			})
-			reader.close()
-			if fi, err := os.Lstat(e.path("fifo")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
-				t.Errorf("the FIFO was replaced")
-			}
-
-			// A FIFO no process reads: an error, at once.
-			r := e.run(w.args("fifo")...)
-			r.wantCode(t, 1)
-			if !strings.Contains(r.stdout+r.stderr, "is a FIFO that no process reads") {
-				t.Errorf("no error for a FIFO without a reader\n%v", r)
-			}
-
-			// A device: written through; /dev/full's error fails the command, the device stays.
-			r = e.run(w.args("/dev/full")...)
-			r.wantCode(t, 1)
-			if fi, err := os.Stat("/dev/full"); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-				t.Fatalf("/dev/full is no longer a device")
-			}
-			if !strings.Contains(r.stdout+r.stderr, "no space left on device") {
-				t.Errorf("the write error is not said\n%v", r)
-			}
+			writesWherePointed(t, w.args)
 		})
+	}
+}
+
+// writesWherePointed runs a command whose args write to the path given, through a symlink,
+// a FIFO with and without a reader, and /dev/full.
+func writesWherePointed(t *testing.T, args func(path string) []string) {
+	e := newE2E(t)
+	e.writeFile("tasks.yml", "tasks:\n  - cmd: echo hi\n")
+	e.run("--log-dir", "logs", "--results", "results.json", "tasks.yml").wantCode(t, 0)
+
+	// A symlink: the file it points to is written, the link stays.
+	if err := os.Symlink("target.out", e.path("link.out")); err != nil {
+		t.Fatal(err)
+	}
+	e.run(args("link.out")...).wantCode(t, 0)
+	if fi, err := os.Lstat(e.path("link.out")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink was replaced")
+	}
+	if b, _ := os.ReadFile(e.path("target.out")); len(b) == 0 {
+		t.Errorf("nothing written through the symlink")
+	}
+
+	// A FIFO with a reader: written through, still a FIFO.
+	if err := syscall.Mkfifo(e.path("fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reader := readFIFO(t, e.path("fifo"))
+	e.run(args("fifo")...).wantCode(t, 0)
+	eventually(t, "the whole file through the FIFO", func() bool {
+		got := strings.TrimSpace(reader.String())
+		return strings.HasSuffix(got, "}") || strings.HasSuffix(got, "</html>")
+	})
+	reader.close()
+	if fi, err := os.Lstat(e.path("fifo")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced")
+	}
+
+	// A FIFO no process reads: an error, at once.
+	r := e.run(args("fifo")...)
+	r.wantCode(t, 1)
+	if !strings.Contains(r.stdout+r.stderr, "is a FIFO that no process reads") {
+		t.Errorf("no error for a FIFO without a reader\n%v", r)
+	}
+
+	// A device: written through; /dev/full's error fails the command, the device stays.
+	r = e.run(args("/dev/full")...)
+	r.wantCode(t, 1)
+	if fi, err := os.Stat("/dev/full"); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("/dev/full is no longer a device")
+	}
+	if !strings.Contains(r.stdout+r.stderr, "no space left on device") {
+		t.Errorf("the write error is not said\n%v", r)
 	}
 }
 
