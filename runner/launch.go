@@ -29,7 +29,8 @@ type launcher struct {
 	stop    *stopWhen  // met: no new trial starts
 	sync    *transfers // a task's own uploads as it ends
 	mask    *masker
-	rooms   rooms // the resources trials are admitted by, and each running trial's room in them
+	rooms   rooms        // the resources trials are admitted by, and each running trial's room in them
+	ckpts   *checkpoints // trials' checkpoint: directories; nil when no trial sets one
 	host    *hostMemory
 	fw      framework.Framework
 	base    []string // the run's environment (baseEnv)
@@ -59,12 +60,18 @@ func (l *launcher) runTrial(ctx context.Context, tr *sched.Trial, env []string) 
 	}
 	allOK := true
 	for i, s := range t.Steps {
+		if tr.Attempt > 1 && l.life.ledger.endedOK(s) {
+			continue // done before the trial paused: a resumed trial goes on from the step it paused in
+		}
 		if l.life.halted() || h.Stopped() != nil {
 			allOK = false
 			l.life.skip(s, l.stepSkipReason(h))
 			continue
 		}
 		res := l.runCommand(ctx, tr, s, env, true, h)
+		if res.paused {
+			return res.outcome()
+		}
 		if res.oom {
 			// The whole trial goes back to the queue; its finished steps run again.
 			return res.outcome()
@@ -118,12 +125,24 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	env = l.taskEnv(t, env, c.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: l.procs, KillWait: l.grace, Mask: l.mask, OnStart: c.onStart}
-	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, c.hooks())
+	hooks := c.hooks()
+	var resume *trialResume
+	if tr.Task.Checkpoint != nil && l.ckpts != nil {
+		resume = &trialResume{c: c, ckpts: l.ckpts, trial: tr.Task, dir: dir, stopped: func() bool { return l.life.ledger.stoppedBy() != 0 }}
+		hooks = resume.wrap(ctx, hooks)
+	}
+	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, hooks)
 	if c.requeue != nil {
 		return *c.requeue
 	}
-	cr := c.conclude(res, env, c.detail(dir, env, res.Outcome))
-	l.sync.uploadAfter(ctx, t, res.Outcome.OK())
+	d := c.detail(dir, env, res.Outcome)
+	if resume != nil {
+		d.Resumes = resume.resumes
+	}
+	cr := c.conclude(res, env, d)
+	if !cr.paused { // a paused command's uploads wait for its end
+		l.sync.uploadAfter(ctx, t, res.Outcome.OK())
+	}
 	return cr
 }
 

@@ -14,20 +14,21 @@ import (
 )
 
 // ledger is the record of a run: each command's result, kept by the run's events (it is
-// their first consumer), and whether the run was halted, failed or interrupted.
-// results() reads it at the end.
+// their first consumer), and whether the run was halted, failed or interrupted. gather
+// reads it at the end, and whenever the live report asks for the results so far.
 type ledger struct {
 	mask *masker
 
 	mu          sync.Mutex
 	byID        map[int]*results.Task // results of command tasks, by Task.ID
+	byIDLive    map[int]*liveTask     // what tasks that have not ended reported so far, by Task.ID
 	halted      bool                  // no new task starts
 	failed      bool                  // a task failed and its failure was not ignored
 	interrupted syscall.Signal        // 0 unless a signal stopped the run
 }
 
 func newLedger(mask *masker) *ledger {
-	return &ledger{mask: mask, byID: map[int]*results.Task{}}
+	return &ledger{mask: mask, byID: map[int]*results.Task{}, byIDLive: map[int]*liveTask{}}
 }
 
 // update runs fn on t's result under the ledger's lock.
@@ -107,6 +108,7 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.live(ev)
 	res := l.resultLocked(ev.Task)
 	switch {
 	case ev.Kind == event.TaskStarted:
@@ -121,6 +123,11 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 		res.PassedOver = max(res.PassedOver, ev.PassedOver)
 	case ev.Kind == event.TaskEnded && ev.Requeued:
 		res.Status, res.OOMRequeues = results.StatusPending, ev.Requeues
+	case ev.Kind == event.TaskEnded && ev.Paused:
+		res.Status, res.Reason = results.StatusPaused, ev.Reason
+		if ev.Detail != nil {
+			recordDetail(res, ev.Detail) // what it did up to its pause, until it resumes
+		}
 	case ev.Kind == event.TaskEnded && ev.Final:
 		res.Status, res.ExitCode, res.Reason = ev.Status, ev.ExitCode, ev.Reason
 		res.FinishedAt = ev.Time
@@ -149,6 +156,7 @@ func recordDetail(res *results.Task, d *event.Detail) {
 		res.Signal = d.Signal
 	}
 	res.Metrics, res.MetricSeries, res.MetricWarnings = d.Metrics, d.MetricSeries, d.MetricWarnings
+	res.Resumes = d.Resumes
 }
 
 // ending is what a task's final event says of it besides its status: how long it ran and
@@ -171,14 +179,28 @@ func (l *ledger) startedAt(t *plan.Task) time.Time {
 }
 
 // attempts is how often t was started so far (across requeues).
+// endedOK reports whether t ended for good and counted as a success (ok, or ignored).
+func (l *ledger) endedOK(t *plan.Task) bool {
+	st := l.statusOf(t)
+	return st == results.StatusOK || st == results.StatusIgnored
+}
+
+// statusOf is t's status as recorded so far.
+func (l *ledger) statusOf(t *plan.Task) results.Status {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.resultLocked(t).Status
+}
+
 func (l *ledger) attempts(t *plan.Task) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.resultLocked(t).Attempts
 }
 
-// tasks is every command task's result in plan order; logFile names each one's log.
-func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string) []results.Task {
+// tasks is every command task's result in plan order; logFile names each one's log, and
+// unseen is the status of a task no event told of.
+func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string, unseen results.Status) []results.Task {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []results.Task
@@ -190,9 +212,9 @@ func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string) []results.
 			return // a sampler's template: its trials are listed, not it, unless its sampler failed
 		}
 		if !ok {
-			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: results.StatusSkipped, ExitCode: -1, Params: paramsOf(t)}
+			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: unseen, ExitCode: -1, Params: paramsOf(t)}
 		}
-		out = append(out, withLog(*tr, logFile(t)))
+		out = append(out, l.withLive(withLog(*tr, logFile(t))))
 	})
 	return append(out, l.madeWhileRunning(inPlan, logFile)...)
 }
@@ -250,7 +272,7 @@ func (l *ledger) madeWhileRunning(inPlan map[int]bool, logFile func(*plan.Task) 
 	var out []results.Task
 	for _, id := range slices.Sorted(maps.Keys(l.byID)) {
 		if r := l.byID[id]; !inPlan[id] {
-			out = append(out, withLog(*r, logFile(&plan.Task{ID: r.ID, Name: r.Name})))
+			out = append(out, l.withLive(withLog(*r, logFile(&plan.Task{ID: r.ID, Name: r.Name}))))
 		}
 	}
 	return out

@@ -50,7 +50,9 @@ type Options struct {
 	Lease      time.Duration // how long a claim holds without renewal (default DefaultLease)
 	ClaimStore claims.Store  // the queue's store instead of Claims' S3 prefix (tests)
 
-	MetricsAddr string // serve Prometheus metrics here while running ("" = off)
+	// Server shows the run while it goes: the live report, its state as JSON, Prometheus
+	// metrics (the CLI's --serve passes one); nil: none.
+	Server Server
 
 	// Report draws the run's HTML report into its log directory (the CLI passes
 	// report.WriteRun); nil: no report. The runner does not know how a report looks.

@@ -26,11 +26,12 @@ type runDriver struct {
 	hist   *history.History
 	launch *launcher   // runs admitted trials: processes, logs, GPU and host memory
 	s3     *transfers  // nil without S3 transfers in the task file
-	met    *metrics    // nil without --metrics-addr
+	met    *metrics    // nil without a server (--serve)
 	claims *claimer    // nil unless trials are claimed (Options.Claims)
 	rec    *recorder   // writes what the run leaves when it ends
 	out    *outputPump // the outputs' consumer
 	made   *madeTasks  // the tasks made as the run went (a sampler's trials), for the outputs
+	pause  *pauser     // pauses and resumes trials at their checkpoints; nil when none has one
 }
 
 func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
@@ -53,7 +54,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.MetricsAddr != "" {
+	if opts.Server != nil {
 		r.met = newMetrics(r.plan)
 	}
 	base := baseEnv(opts.Environ, opts.RunID, logDir, opts.Shard)
@@ -66,6 +67,9 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		stop: newStopWhen(r.plan), sync: r.s3, mask: mask, host: openHost(r.plan, opts.HostMemory, r.hist),
 		base: base, grace: opts.Grace}
 	r.launch.rooms = newRooms(gpu, r.launch.host.admit)
+	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, base: base, claims: opts.Claims,
+		local: filepath.Join(opts.LogDir, "state", "checkpoints"), runID: opts.RunID, fresh: opts.Fresh, grace: opts.Grace})
+	r.pause = newPauser(r.launch.running, r.launch.ckpts, r.life)
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.ResultsFile, report: opts.Report, sync: r.s3,
 		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.stopped}
 	return r, nil

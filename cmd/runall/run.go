@@ -55,6 +55,8 @@ type runOptions struct {
 	lease       time.Duration
 	fresh       bool
 	metricsAddr string
+	serve       string
+	serveAfter  time.Duration
 	maxParallel int
 	maxTasks    int
 	noColor     bool
@@ -74,8 +76,13 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 		"each claims the next trial it has room for (env RUNALL_CLAIMS, config claims:; see docs/kubernetes.md)")
 	fs.DurationVar(&o.lease, "lease", runner.DefaultLease, "with --claims: a claim not renewed for this long may be taken over by another runall\n"+
 		"(renewed every third of it; at least 1s)")
-	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done")
-	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (e.g. :9100)")
+	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done, and start trials with checkpoint: over")
+	fs.StringVar(&o.serve, "serve", "", "serve the run's live report on `ADDR` while it runs (e.g. 127.0.0.1:9090): the page, its state as\n"+
+		"JSON (/api/run), each trial's log, Prometheus metrics (/metrics); env RUNALL_SERVE. No authentication:\n"+
+		"bind to 127.0.0.1 (kubectl port-forward reaches it) or the Pod's network, never a public address")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "the same as --serve `ADDR` (it serves /metrics too)")
+	fs.DurationVar(&o.serveAfter, "serve-after", 0, "with --serve: keep serving the finished run's report this long after it ends\n"+
+		"(until SIGTERM or SIGINT), so that a Job's last state can still be looked at")
 	fs.IntVar(&o.maxParallel, "max-parallel", 0, "override the file's max-parallel-commands (`N` at once)")
 	fs.IntVar(&o.maxTasks, "max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")
 	fs.BoolVar(&o.noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
@@ -108,34 +115,17 @@ func runRun(_ context.Context, a *app, args []string) error {
 		plan.Config.MaxParallel = o.maxParallel
 	}
 
-	opts := runner.Options{
-		Stdout:      a.stdout,
-		Report:      report.WriteRun,
-		Environ:     withSelfOnPath(a.environ()),
-		LogDir:      o.logDir,
-		ResultsFile: o.results,
-		Grace:       o.grace,
-		StatusEvery: o.statusEvery,
-		NoGPU:       o.noGPU,
-		Fresh:       o.fresh,
-		MetricsAddr: o.metricsAddr,
-		ReapOrphans: true,
-	}
-	if opts.Shard, err = shardFrom(o.shard, a.getenv); err != nil {
-		return usageError{err.Error()}
-	}
-	if opts.Claims, opts.Lease, err = claimsFrom(o, plan.Config.Claims, opts.Shard, a.getenv); err != nil {
+	opts, err := runnerOptions(o, a, plan)
+	if err != nil {
 		return err
 	}
-	if err := searchAlone(plan, opts); err != nil {
+	srv, err := newServer(o, a.getenv)
+	if err != nil {
 		return err
 	}
-	if opts.Mode, err = outputMode(o.output, a); err != nil {
-		return err
-	}
-	opts.Color = !o.noColor && output.UseColor(opts.Mode, a.getenv)
-	if opts.Mode == output.Live {
-		opts.Width = func() int { w, _ := output.TerminalSize(os.Stdout); return w }
+	if srv != nil {
+		opts.Server = srv
+		defer srv.Close()
 	}
 	if !o.noGPU && plan.NeedsGPU() {
 		opts.Probe, opts.ProbeErr = openProbe(a, o.fakeGPUs)
@@ -147,7 +137,45 @@ func runRun(_ context.Context, a *app, args []string) error {
 	opts.Signals = sigs
 
 	_, err = runner.Run(plan, opts)
+	if srv != nil {
+		serveAfter(srv, o.serveAfter, err, sigs, a)
+	}
 	return err
+}
+
+// runnerOptions are the run's options from its flags and environment, but for what must be
+// closed when it ends (the GPU probe, the server).
+func runnerOptions(o runOptions, a *app, p *plan.Plan) (runner.Options, error) {
+	opts := runner.Options{
+		Stdout:      a.stdout,
+		Report:      report.WriteRun,
+		Environ:     withSelfOnPath(a.environ()),
+		LogDir:      o.logDir,
+		ResultsFile: o.results,
+		Grace:       o.grace,
+		StatusEvery: o.statusEvery,
+		NoGPU:       o.noGPU,
+		Fresh:       o.fresh,
+		ReapOrphans: true,
+	}
+	var err error
+	if opts.Shard, err = shardFrom(o.shard, a.getenv); err != nil {
+		return opts, usageError{err.Error()}
+	}
+	if opts.Claims, opts.Lease, err = claimsFrom(o, p.Config.Claims, opts.Shard, a.getenv); err != nil {
+		return opts, err
+	}
+	if err := searchAlone(p, opts); err != nil {
+		return opts, err
+	}
+	if opts.Mode, err = outputMode(o.output, a); err != nil {
+		return opts, err
+	}
+	opts.Color = !o.noColor && output.UseColor(opts.Mode, a.getenv)
+	if opts.Mode == output.Live {
+		opts.Width = func() int { w, _ := output.TerminalSize(os.Stdout); return w }
+	}
+	return opts, nil
 }
 
 // parseInterleaved parses flags before and after the file name: `runall tasks.yml --no-gpu`

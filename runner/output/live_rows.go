@@ -26,6 +26,8 @@ func (l *liveOutput) glyph(st taskStatus) (string, string) {
 		return "■", sgrIgnored
 	case stPruned:
 		return "✂", sgrDim
+	case stPaused:
+		return "‖", sgrDim
 	}
 	return " ", ""
 }

@@ -40,6 +40,7 @@ type rawTask struct {
 	seed                                     uint64
 	earlyStop                                *earlystop.Config
 	search                                   *Search
+	checkpoint                               rawCheckpoint
 
 	parallel []*rawTask // parallel-tasks:
 	steps    []*rawTask // tasks: (inside a parallel child)
@@ -70,6 +71,7 @@ var taskKeys = []string{
 	"collapse-on-completion", "event-driven", "show-task-times",
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "upload",
 	"metrics", "order", "recognize-metrics", "metric-pattern", "sample", "trials", "seed", "early-stop", "search", "memory",
+	"checkpoint",
 }
 
 var (
@@ -176,6 +178,8 @@ func (t *rawTask) UnmarshalYAML(n *yaml.Node) error {
 			t.earlyStop = decodeEarlyStop(d, p)
 		case "search":
 			t.search = decodeSearch(d, p)
+		case "checkpoint":
+			t.checkpoint = decodeCheckpoint(d, p)
 		default:
 			t.unknownKeys = true
 			d.unknownKey(p, "a task", taskKeys)
