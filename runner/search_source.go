@@ -113,6 +113,11 @@ func (s *searchSource) askOne(ctx context.Context) {
 		a.trials = append(a.trials, &sched.Trial{Task: t})
 	}
 	a.mu.Unlock()
+	a.wake()
+}
+
+// wake has the scheduler, if it waits on Ready, ask Next again.
+func (a *asking) wake() {
 	select {
 	case a.ready <- struct{}{}:
 	default:
@@ -176,6 +181,7 @@ func (s *searchSource) Start(context.Context, *sched.Trial) bool { return true }
 // or fail (it failed, or reported no value). The tell runs beside the sweep, so that the
 // trial's room goes to the next at once.
 func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outcome) {
+	defer s.asks.wake() // a trial ended while paused leaves the scheduler waiting on Ready
 	s.trials.mu.Lock()
 	number, ok := s.trials.numbers[tr.Task]
 	s.trials.mu.Unlock()
