@@ -15,7 +15,9 @@ import (
 
 // searchSource is the trial source of a block whose child sets search: {ask, tell}: when
 // the scheduler has room, it asks the user's sampler for trials, one ask per free slot, all
-// at once, and hands each trial over as soon as its ask returns; as each trial ends, it
+// at once (once the first ask has returned: it may create the sampler's storage, which
+// concurrent first asks race to create; Optuna's SQLite schema did), and hands each trial
+// over as soon as its ask returns; as each trial ends, it
 // tells the sampler how, beside the sweep. Neither waits for the other: a sampler's storage
 // takes concurrent commands (Optuna's does), and a slow tell must not hold the next trial.
 // Every ask and tell is bounded by search: timeout; the asks end at the first signal, the
@@ -38,15 +40,16 @@ type searchSource struct {
 
 // asking is the asks under way and the trials they made that the scheduler has not taken.
 type asking struct {
-	mu      sync.Mutex
-	ready   chan struct{} // sends when an ask ended
-	trials  []*sched.Trial
-	running int             // asks under way
-	started int             // asks started, of trials: N
-	failed  bool            // an ask failed: no more are started
-	ctx     context.Context // the asks': ended by the first signal, or the block's end
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	mu       sync.Mutex
+	ready    chan struct{} // sends when an ask ended
+	trials   []*sched.Trial
+	running  int             // asks under way
+	started  int             // asks started, of trials: N
+	answered bool            // an ask returned a trial: the sampler's storage exists
+	failed   bool            // an ask failed: no more are started
+	ctx      context.Context // the asks': ended by the first signal, or the block's end
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 // madeTrials is what the source keeps of the trials it made.
@@ -78,7 +81,7 @@ func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool
 	a.trials = nil
 	_, met := s.stop.gate()
 	stopped := a.failed || met || s.life.halted() || ctx.Err() != nil
-	for !stopped && a.started < s.tmpl.Search.Trials && a.running+len(out) < want {
+	for !stopped && a.started < s.tmpl.Search.Trials && a.running+len(out) < want && (a.answered || a.started == 0) {
 		if a.ctx == nil {
 			a.ctx, a.cancel = s.halt.untilStop(context.WithoutCancel(ctx))
 		}
@@ -111,6 +114,7 @@ func (s *searchSource) askOne(ctx context.Context) {
 		defer s.life.failUnrunnable(s.tmpl, err.Error()+"; no more trials are asked for")
 	case err == nil:
 		a.trials = append(a.trials, &sched.Trial{Task: t})
+		a.answered = true
 	}
 	a.mu.Unlock()
 	a.wake()

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -165,25 +166,22 @@ import json, optuna
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 s = optuna.load_study(study_name="s", storage="sqlite:///study.db")
 for t in s.trials:
-    print(json.dumps({"number": t.number, "state": t.state.name, "params": t.params, "values": t.values,
-                      "start": t.datetime_start.timestamp(),
-                      "complete": t.datetime_complete.timestamp() if t.datetime_complete else None}))
+    print(json.dumps({"number": t.number, "state": t.state.name, "params": t.params, "values": t.values}))
 `
 
 type studyTrial struct {
-	Number   int                `json:"number"`
-	State    string             `json:"state"`
-	Params   map[string]float64 `json:"params"`
-	Values   []float64          `json:"values"`
-	Start    float64            `json:"start"`
-	Complete *float64           `json:"complete"`
+	Number int                `json:"number"`
+	State  string             `json:"state"`
+	Params map[string]float64 `json:"params"`
+	Values []float64          `json:"values"`
 }
 
 // TestOptunaAskTell: Optuna's own CLI as the sampler, with SQLite storage. 12 trials are
 // asked, run 3 at a time on a simulated GPU and told: the study then holds 12 complete
-// trials whose values are the ones runall read, and every trial was asked with the
-// results of all but the (at most 3) trials still running in the study, so that TPE could
-// use them.
+// trials whose values are the ones runall read. How many results each ask saw is not
+// asserted: tells run beside the sweep (issue 28 point 7: asks are not held behind tells), so
+// it depends on how long Optuna's tells take on the machine; the first ask runs alone, as it
+// creates the study's SQLite schema (concurrent first asks raced on it and failed).
 func TestOptunaAskTell(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("optuna"); err != nil {
@@ -226,15 +224,6 @@ func TestOptunaAskTell(t *testing.T) {
 		if st.State != "COMPLETE" || len(st.Values) != 1 || !ok || st.Values[0] != v {
 			t.Errorf("trial %d: %s x=%s values %v; runall read %v (%v)", st.Number, st.State, x, st.Values, v, ok)
 		}
-		done := 0
-		for _, other := range trials {
-			if other.Complete != nil && *other.Complete <= st.Start {
-				done++
-			}
-		}
-		if done < st.Number-3 {
-			t.Errorf("trial %d was asked when only %d trials were told: want all but the 3 running", st.Number, done)
-		}
 	}
 }
 
@@ -265,7 +254,7 @@ func TestSearchAskFails(t *testing.T) {
 		if tr.Name == "x=<x>" && tr.LogFile != "" {
 			t.Errorf("the search's task names the log file %s, which it never wrote", tr.LogFile)
 		}
-		if _, err := os.Stat(tr.LogFile); tr.Name != "x=<x>" && tr.Status == "ok" && err != nil {
+		if _, err := os.Stat(filepath.Join(e.dir, tr.LogFile)); tr.Name != "x=<x>" && tr.Status == "ok" && err != nil {
 			t.Errorf("%s: log file %q, want its log", tr.Name, tr.LogFile)
 		}
 	}
