@@ -78,18 +78,35 @@ func (p *page) timelineRows() []*tlRow {
 		rows = append(rows, r)
 		return r
 	}
+	// The container's memory goes under the tasks on no GPU; merged runs (several Pods) have
+	// one container each, which one row cannot tell apart: theirs are left out.
+	row := func(id string) (*tlRow, bool) {
+		if id != results.ContainerDevice {
+			return get(id), true
+		}
+		if len(p.samples) > 1 {
+			return nil, false
+		}
+		r := get("")
+		r.label = "container"
+		return r, true
+	}
 	for _, s := range p.samples {
 		for _, d := range s.Devices {
-			r := get(d.UUID)
+			r, ok := row(d.UUID)
+			if !ok {
+				continue
+			}
 			r.total = d.Total
-			if d.Name != "" {
+			if d.Name != "" && d.UUID != results.ContainerDevice {
 				r.label = shortDevice(d.UUID) + " " + d.Name
 			}
 		}
 		for _, smp := range s.Samples {
 			for id, used := range smp.Used {
-				r := get(id)
-				r.samples = append(r.samples, memPoint{smp.Time, used})
+				if r, ok := row(id); ok {
+					r.samples = append(r.samples, memPoint{smp.Time, used})
+				}
 			}
 		}
 	}
@@ -154,7 +171,7 @@ func (p *page) drawRow(b *strings.Builder, r *tlRow, y float64, x func(time.Time
 	laneH := min(14, max(3, float64(tlMaxBars)/float64(nLanes)))
 	barsH := laneH * float64(nLanes)
 	memH := 0.0
-	if r.id != "" {
+	if r.id != "" || len(r.samples) > 0 { // a GPU, or the container
 		memH = tlMemH
 	}
 	h := barsH + memH + tlRowGap
@@ -227,7 +244,11 @@ func (p *page) legend(rows []*tlRow) {
 	if drawn["other"] {
 		p.printf(" <span class=\"key other\"></span>other")
 	}
-	p.printf(". The shaded strip under a GPU's bars is its used memory (all processes), from runall's samples. Hover for details.</p>\n")
+	p.printf(". The shaded strip under a GPU's bars is its used memory (all processes), from runall's samples")
+	if slices.ContainsFunc(rows, func(r *tlRow) bool { return r.id == "" && len(r.samples) > 0 }) {
+		p.printf("; under the container's, the container's memory (less the page cache the kernel reclaims first) against its limit")
+	}
+	p.printf(". Hover for details.</p>\n")
 }
 
 func (p *page) barTitle(t results.Task) string {
@@ -300,7 +321,7 @@ func (p *page) memoryStrip(b *strings.Builder, r *tlRow, y, h float64, x func(ti
 	end := max(x(p.end), col)
 	fmt.Fprintf(&path, "L%.1f %.1fL%.1f %.1fZ", end, base-h*float64(last)/float64(total), end, base)
 	fmt.Fprintf(b, "<path class=\"mem\" d=\"%s\"><title>%s: used memory, peak %s of %s</title></path>\n",
-		path.String(), esc(r.id), size.Format(peak), size.Format(total))
+		path.String(), esc(cmpOr(r.id, "the container")), size.Format(peak), size.Format(total))
 	fmt.Fprintf(b, "<text x=\"4\" y=\"%.1f\">memory, peak %s / %s</text>\n", y+h/2+4, size.Format(peak), size.Format(total))
 }
 

@@ -89,21 +89,24 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 	return r.claims.end(ctx)
 }
 
-// startAdmission starts measuring the GPUs and the host's memory; the returned func stops it.
+// startAdmission starts measuring the GPUs and the host's memory, keeping samples of the
+// GPUs' and the container's memory for the report; the returned func stops it.
 func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
-	stopGPU := func() {}
-	if gpu := r.launch.rooms.gpu; gpu != nil {
-		w := newMemoryWatch(r.plan, r.opts.runDir(), r.life, r.met)
-		gpu.admit.Start(ctx, w.sample)
-		stopGPU = func() {
-			gpu.admit.Stop()
-			w.close() // after the sampler has stopped
-		}
+	gpu, host := r.launch.rooms.gpu, r.launch.host
+	if gpu == nil && host.admit == nil {
+		return func() {} // nothing is measured: no GPU, no memory:
 	}
-	stopHost := r.launch.host.start(ctx, r.life.say, r.met)
+	w := newMemoryWatch(r.plan, r.opts.runDir(), r.life, r.met, host.mem)
+	stopGPU, onHost := func() {}, w.sampleContainer
+	if gpu != nil {
+		gpu.admit.Start(ctx, w.sample)
+		stopGPU, onHost = gpu.admit.Stop, nil // the GPU samples hold the container's memory
+	}
+	stopHost := host.start(ctx, r.life.say, r.met, onHost)
 	return func() {
 		stopHost()
 		stopGPU()
+		w.close() // after the samplers have stopped
 	}
 }
 

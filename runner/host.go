@@ -39,10 +39,10 @@ func openHost(p *plan.Plan, mem hostadmit.Reader, hist *history.History) *hostMe
 	return h
 }
 
-// start measures the container's memory and the trials' processes while the run lasts;
-// the returned func stops it. A memory that cannot be read is said once: admission by host
-// memory is then off.
-func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics) (stop func()) {
+// start measures the container's memory and the trials' processes while the run lasts,
+// calling onSample (when not nil) after each measurement; the returned func stops it. A
+// memory that cannot be read is said once: admission by host memory is then off.
+func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics, onSample func()) (stop func()) {
 	if h.admit == nil {
 		return func() {}
 	}
@@ -52,6 +52,9 @@ func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics) 
 	h.admit.Start(ctx, func([]hostadmit.TrialMemory) {
 		if m, ok := h.admit.Memory(); ok {
 			met.hostSample(m)
+		}
+		if onSample != nil {
+			onSample()
 		}
 	})
 	return h.admit.Stop
