@@ -57,6 +57,8 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 		}
 	}
 	if r.opts.claiming() {
+		ctx, stop := r.launch.halt.untilStop(ctx) // a stop ends the joining, however long it tries
+		defer stop()
 		c, complete, err := openClaims(ctx, r.opts.ClaimStore, r.opts.Claims, r.opts.Lease, r.launch.base, claimOptions{life: r.life, plan: r.plan,
 			runID: r.opts.RunID, running: r.launch.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
 			learned: r.learnedGPU, mask: r.launch.mask})
@@ -66,6 +68,9 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 		}
 		if err != nil {
 			skipAll(err)
+			if r.stopped() {
+				return nil // a signal ended the joining: the exit code is the signal's
+			}
 			return err
 		}
 		if complete {
@@ -114,9 +119,6 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 		r.life.say("could not save run history: " + err.Error())
 	}
 	r.life.emit(event.Event{Kind: event.RunEnded, Status: res.Status, Results: res})
-	if err := r.rec.Err(); err != nil && runErr == nil {
-		runErr = err
-	}
 	closeErr := r.out.close(res)
 	r.launch.logs.close()
 	_, failed, interrupted := r.life.ledger.status()
@@ -128,6 +130,8 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 		return res, &InterruptedError{Signal: interrupted}
 	case failed:
 		return res, ErrTaskFailed
+	case r.rec.Err() != nil:
+		return res, r.rec.Err()
 	case len(res.LogErrors) > 0:
 		return res, r.launch.logs.incomplete()
 	}

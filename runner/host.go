@@ -4,6 +4,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"syscall"
 
@@ -135,7 +136,8 @@ func (h *hostMemory) oomKills() (n uint64, ok bool) {
 // oomCounter reads the OOM kill counter alone (a *hostmem.Probe does).
 type oomCounter interface{ OOMKills() (uint64, bool) }
 
-// learnedByName reports learned host needs by the name of each group's first trial.
+// learnedByName reports learned host needs by the name of the trial each was measured from
+// (as history recorded it; the group's first trial's when none is recorded).
 func (h *hostMemory) learnedByName(p *plan.Plan) map[string]uint64 {
 	out := map[string]uint64{}
 	seen := map[string]bool{}
@@ -145,7 +147,7 @@ func (h *hostMemory) learnedByName(p *plan.Plan) map[string]uint64 {
 		}
 		seen[t.Host.Group] = true
 		if n, ok := h.hist.Host().Learned(t.Host.Group); ok {
-			out[t.Name] = n
+			out[cmp.Or(h.hist.Host().LearnedFrom(t.Host.Group), t.Name)] = n // the trial measured
 		}
 	})
 	return out

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/hostmem"
+	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/hostadmit"
@@ -30,7 +31,7 @@ type memoryWatch struct {
 
 func newMemoryWatch(p *plan.Plan, logDir string, life *lifecycle, met *metrics, container hostadmit.Reader) *memoryWatch {
 	w := &memoryWatch{life: life, met: met, byID: tasksByID(p), told: map[int]uint64{}, container: containerMemory{mem: container}}
-	f, err := os.Create(filepath.Join(logDir, results.SamplesFile))
+	f, err := outfile.OpenAppend(filepath.Join(logDir, results.SamplesFile))
 	if err != nil {
 		life.say("cannot keep GPU memory samples for the report: " + err.Error())
 		return w

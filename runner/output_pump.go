@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bufio"
 	"time"
 
 	"github.com/runall/runall/runner/event"
@@ -14,6 +15,7 @@ type outputPump struct {
 	events chan event.Event
 	out    output.Output
 	done   chan struct{}
+	w      *bufio.Writer // the plain and JSON outputs' stdout, written out per burst; nil live
 }
 
 // startOutput starts the pump. Between events it ticks the output: every updateInterval
@@ -21,7 +23,15 @@ type outputPump struct {
 func startOutput(o output.Options, mode output.Mode, updateInterval time.Duration) *outputPump {
 	// 256 events: bursts still pass without the emitters waiting (bashful's 09 file takes the
 	// same time); 4096 of them were 983 KB that the GC counted as live (docs/benchmarks.md).
-	e := &outputPump{events: make(chan event.Event, 256), out: output.New(mode, o), done: make(chan struct{})}
+	e := &outputPump{events: make(chan event.Event, 256), done: make(chan struct{})}
+	if mode != output.Live {
+		// A line per write(2) cost a chatty trial a core at 110k lines/s: the lines of a
+		// burst go out together, once the pump has no event left to take. The live view
+		// draws a frame per tick, and asks its terminal for its size.
+		e.w = bufio.NewWriterSize(o.W, 64<<10)
+		o.W = e.w
+	}
+	e.out = output.New(mode, o)
 	if updateInterval <= 0 || mode != output.Live {
 		updateInterval = 250 * time.Millisecond
 	}
@@ -48,9 +58,21 @@ func (e *outputPump) pump(interval time.Duration) {
 				return
 			}
 			e.out.Event(ev)
+			if len(e.events) == 0 {
+				e.flush()
+			}
 		case now := <-tick.C:
 			e.out.Tick(now)
+			e.flush()
 		}
+	}
+}
+
+// flush writes out what the plain or JSON output wrote; a stdout that cannot take it (closed)
+// is no reason to stop, as before.
+func (e *outputPump) flush() {
+	if e.w != nil {
+		_ = e.w.Flush()
 	}
 }
 
@@ -58,5 +80,7 @@ func (e *outputPump) pump(interval time.Duration) {
 func (e *outputPump) close(res *results.Run) error {
 	close(e.events)
 	<-e.done
-	return e.out.Close(res)
+	err := e.out.Close(res)
+	e.flush()
+	return err
 }

@@ -229,9 +229,14 @@ func (r *resumable) resume(t *plan.Task) bool {
 	}
 	delete(r.waiting, t)
 	r.again = append(r.again, tr)
+	r.wakeLocked()
+	return true
+}
+
+// wakeLocked tells a scheduler waiting on Ready to ask Next again; r.mu is held.
+func (r *resumable) wakeLocked() {
 	close(r.ready)
 	r.ready = make(chan struct{})
-	return true
 }
 
 func (r *resumable) trial(t *plan.Task) *sched.Trial {
@@ -240,16 +245,15 @@ func (r *resumable) trial(t *plan.Task) *sched.Trial {
 	return r.waiting[t]
 }
 
-// forget drops paused trial t for good, and wakes a scheduler that waits for it to come
-// back: with nothing else running or paused, the run ends instead of waiting for ever.
+// forget drops paused trial t, ended for good. The scheduler may be waiting on Ready only
+// because t was paused (Next said more): it is woken to learn that there is no more.
 func (r *resumable) forget(t *plan.Task) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, ok := r.waiting[t]
 	delete(r.waiting, t)
 	if ok {
-		close(r.ready)
-		r.ready = make(chan struct{})
+		r.wakeLocked()
 	}
 	return ok
 }

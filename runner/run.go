@@ -30,6 +30,7 @@ type runDriver struct {
 	claims *claimer    // nil unless trials are claimed (Options.Claims)
 	rec    *recorder   // writes what the run leaves when it ends
 	out    *outputPump // the outputs' consumer
+	made   *madeTasks  // the tasks made as the run went (a sampler's trials), for the outputs
 	pause  *pauser     // pauses and resumes trials at their checkpoints; nil when none has one
 }
 
@@ -37,7 +38,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	opts = opts.withDefaults()
 	mask := secretMasker(opts.Environ, p)
 	maskNames(p, mask)
-	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts}
+	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts, made: &madeTasks{}}
 	logDir := opts.runDir()
 	r.life = &lifecycle{stream: &event.Stream{}, ledger: newLedger(mask)}
 	r.life.stream.Gate(mask.event)
@@ -57,7 +58,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		r.met = newMetrics(r.plan)
 	}
 	base := baseEnv(opts.Environ, opts.RunID, logDir, opts.Shard)
-	halt := newStopping()
+	halt := newStopping(opts.Grace)
 	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, halt: halt, mask: mask, base: base,
 		dir: p.Dir, runID: opts.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
 		live: opts.Mode == output.Live, every: opts.StatusEvery, grace: opts.Grace, stopped: r.stopped})

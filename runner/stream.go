@@ -46,6 +46,7 @@ func (r *runDriver) openStream() {
 		Plan: r.plan, W: r.opts.Stdout, Color: r.opts.Color, Width: r.opts.Width,
 		StatusEvery: r.opts.StatusEvery, Now: time.Now,
 		Estimate: func(t *plan.Task) (time.Duration, bool) { return hist.Duration(t.Key) },
+		ParentOf: r.made.parentOf,
 	}, r.opts.Mode, r.plan.Config.UpdateInterval)
 	stream.Add(r.out)
 }

@@ -139,6 +139,12 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		return nil, "", err
 	}
 	cands, why := a.candidatesLocked(need, learning)
+	if len(cands) < want && len(cands)+a.tyingWithRoomLocked(need) >= want && !learning {
+		// Room enough, held only while a just-started trial is tied to its processes: one
+		// plain reason, the same for every trial that waits on it (the outputs say it once),
+		// not a line per trial that reads as a refusal on an empty card.
+		return nil, TieWait, nil
+	}
 	if len(cands) < want {
 		head := "needs " + gpu.FormatSize(need)
 		if want > 1 {
@@ -163,6 +169,24 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		a.provisionLocked(p)
 	}
 	return p, "", nil
+}
+
+// TieWait is why a trial waits while the GPUs it has room on each hold a trial that just
+// started, until runall has seen which processes are that trial's (their PIDs are not
+// visible here, or no trial's process was seen yet: docs/gpu.md).
+const TieWait = "a moment: the GPUs with room hold a trial that just started, until runall sees which processes are its own"
+
+// tyingWithRoomLocked counts the devices that have room for need but hold a just-started
+// trial still being tied to its processes.
+func (a *Admitter) tyingWithRoomLocked(need uint64) int {
+	n, now := 0, a.now()
+	for i, d := range a.snap {
+		avail := sub(sub(d.Free, a.reservedOnLocked(i)), a.margin.For(d.Total))
+		if !a.devs[i].exclusive() && a.devs[i].tying(a.pids, now) && avail >= need {
+			n++
+		}
+	}
+	return n
 }
 
 // candidate is a device a trial fits on now, and the room it has.

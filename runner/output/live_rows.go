@@ -146,7 +146,7 @@ func (l *liveOutput) footer(now time.Time, w int) string {
 	c := l.rs.counts()
 	done := finished(c)
 	lb := l.lineBuf(w)
-	lb.add(fmt.Sprintf("%d/%d done", done, len(l.rs.leaves)), "")
+	lb.add(fmt.Sprintf("%d/%d done", done, l.rs.total()), "")
 	for _, s := range []taskStatus{stRunning, stWaiting, stFailed} {
 		if c[s] > 0 {
 			sgr := ""

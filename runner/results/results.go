@@ -4,13 +4,12 @@
 package results
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/runall/runall/internal/outfile"
 )
 
 // Status is the outcome of a task or run.
@@ -142,13 +141,14 @@ func (r Task) Duration() time.Duration {
 	return r.FinishedAt.Sub(r.StartedAt)
 }
 
-// Write writes a results file atomically: a reader never sees half a file.
+// Write writes a results file where path points (internal/outfile): a reader never sees
+// half a file.
 func Write(path string, res *Run) error {
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, append(b, '\n'))
+	return outfile.WriteFile(path, append(b, '\n'))
 }
 
 // Read reads a results file.
@@ -171,45 +171,4 @@ func Parse(b []byte) (*Run, error) {
 		return nil, fmt.Errorf("not a runall results file: %w", err)
 	}
 	return &res, nil
-}
-
-// WriteFileAtomic writes data to path through a temporary file and a rename, so that a
-// reader sees the old file or the new one, never half of one.
-func WriteFileAtomic(path string, data []byte) error {
-	return WriteAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// WriteAtomic writes the file at path with what write writes, buffered, through a temporary
-// file renamed into place: readers see the old file or the whole new one, and a large one
-// is never held in memory whole.
-func WriteAtomic(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp's 0600 is for secrets; these are outputs
-		tmp.Close()
-		return err
-	}
-	bw := bufio.NewWriter(tmp)
-	if err := write(bw); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
