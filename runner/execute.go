@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -113,10 +114,14 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 		r.life.say("could not save run history: " + err.Error())
 	}
 	r.life.emit(event.Event{Kind: event.RunEnded, Status: res.Status, Results: res})
-	if err := r.rec.Err(); err != nil && runErr == nil {
+	res, err := r.rec.wait(res)
+	if err != nil && runErr == nil {
 		runErr = err
 	}
-	closeErr := r.out.close(res)
+	lost, closeErr := r.out.close(res)
+	if lost != "" {
+		fmt.Fprintln(r.opts.Stderr, "runall: "+lost)
+	}
 	r.launch.logs.close()
 	_, failed, interrupted := r.life.ledger.status()
 	failed = failed || r.claims.sweepFailed()

@@ -19,6 +19,7 @@ import (
 // Options configures a run. The zero value of each field is a sane default.
 type Options struct {
 	Stdout      io.Writer
+	Stderr      io.Writer // where runall says what a stdout it could not write lost
 	Mode        output.Mode
 	Color       bool
 	Width       func() int
@@ -68,6 +69,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
 	}
 	if o.Mode == "" {
 		o.Mode = output.Plain

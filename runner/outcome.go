@@ -27,38 +27,64 @@ const (
 )
 
 // recorder is the consumer of the run's end (RunEnded): it writes the results and the
-// report, uploads them and notifies, in that order. Only a --results file that cannot be
-// written is an error (Err), as before; the rest is reported and goes on.
+// report, uploads them and notifies, in that order, on a goroutine of its own, so that no
+// emitter waits on a disk, S3 or a webhook; the run's end waits for it (wait). Only a
+// --results file that cannot be written is an error, as before; the rest is reported and
+// goes on.
 type recorder struct {
 	logDir      string
 	resultsFile string // --results
 	report      func(w io.Writer, res *results.Run, samples *results.GPUSamples) error
 	sync        *transfers
 	notify      *notifier
-	interrupted func() bool // whether a signal stopped the run
+	interrupted func() bool       // whether a signal stopped the run
+	emit        func(event.Event) // the run's stream, for what the recorder says as it goes
 
-	err error // the --results file's
+	done     chan struct{} // closed when the record is written; nil before RunEnded
+	recorded *results.Run  // the results as recorded: without the report when it failed
+	err      error         // the --results file's
 }
 
-// Event records the run's results when it ends. The run's last event may take its time:
-// nothing else is emitted meanwhile.
-func (rec *recorder) Event(ev event.Event, emit func(event.Event)) {
-	if ev.Kind == event.RunEnded && ev.Results != nil {
-		rec.err = rec.record(ev.Results, emit)
+// Event starts recording the run's results when it ends. What it says goes on the stream
+// after RunEnded, as nothing else is emitted then.
+func (rec *recorder) Event(ev event.Event, _ func(event.Event)) {
+	if ev.Kind != event.RunEnded || ev.Results == nil || rec.done != nil {
+		return
 	}
-}
-
-// Err is why the --results file could not be written, nil when it was.
-func (rec *recorder) Err() error { return rec.err }
-
-func (rec *recorder) record(res *results.Run, emit func(event.Event)) error {
-	samples := filepath.Join(rec.logDir, results.SamplesFile)
-	if _, err := os.Stat(samples); err == nil {
+	res := ev.Results
+	if samples := filepath.Join(rec.logDir, results.SamplesFile); fileExists(samples) {
 		res.GPUSamples = samples
 	}
 	if rec.report != nil {
 		res.Report = filepath.Join(rec.logDir, ReportFile)
 	}
+	// Its own copy, so that the consumers after it read the event's results unchanged.
+	recorded := *res
+	rec.recorded, rec.done = &recorded, make(chan struct{})
+	go func() {
+		defer close(rec.done)
+		rec.err = rec.record(rec.recorded)
+	}()
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// wait waits for the record of the run's end to be written. It returns the results as
+// recorded (res when RunEnded never reached the recorder) and why the --results file
+// could not be written, nil when it was.
+func (rec *recorder) wait(res *results.Run) (*results.Run, error) {
+	if rec.done == nil {
+		return res, nil
+	}
+	<-rec.done
+	return rec.recorded, rec.err
+}
+
+func (rec *recorder) record(res *results.Run) error {
+	emit := rec.emit
 	warn := func(format string, args ...any) {
 		emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf(format, args...)})
 	}

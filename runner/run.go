@@ -65,7 +65,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		base: base, grace: opts.Grace}
 	r.launch.rooms = newRooms(gpu, r.launch.host.admit)
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.ResultsFile, report: opts.Report, sync: r.s3,
-		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.stopped}
+		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.stopped, emit: r.life.emit}
 	return r, nil
 }
 

@@ -37,7 +37,7 @@ func (r *runDriver) openStream() {
 		Plan: r.plan, W: r.opts.Stdout, Color: r.opts.Color, Width: r.opts.Width,
 		StatusEvery: r.opts.StatusEvery, Now: time.Now,
 		Estimate: func(t *plan.Task) (time.Duration, bool) { return hist.Duration(t.Key) },
-	}, r.opts.Mode, r.plan.Config.UpdateInterval)
+	}, r.opts.Mode, r.plan.Config.UpdateInterval, r.opts.runDir())
 	stream.Add(r.out)
 }
 

@@ -35,7 +35,9 @@ objective ranks them, config stop-when ends the sweep early (docs/taskfile.md).
 
 Exit codes: 0 every task succeeded (or its failure was ignored), 1 a task failed,
 2 usage or task-file error, 129 stopped by SIGHUP, 130 stopped by SIGINT, 143 stopped by
-SIGTERM. A closed stdout (runall ... | head) does not stop the run.
+SIGTERM. A slow stdout holds no task back: lines it could not take in time are left out of
+it, and said; a closed stdout (runall ... | head) does not stop the run. Every line is in
+the tasks' logs.
 
 Flags:
 `
@@ -110,6 +112,7 @@ func runRun(_ context.Context, a *app, args []string) error {
 
 	opts := runner.Options{
 		Stdout:      a.stdout,
+		Stderr:      a.stderr,
 		Report:      report.WriteRun,
 		Environ:     withSelfOnPath(a.environ()),
 		LogDir:      o.logDir,
