@@ -111,7 +111,7 @@ func (a *hostAttempt) outsideKill() string {
 // detail tells the trial's result the most its processes held in host memory.
 func (a *hostAttempt) detail(d *event.Detail) {
 	if a.hp != nil {
-		d.OnHost, d.PeakHostMemory, d.HostMemory = true, a.host.admit.Peak(a.hp), a.hp.Need
+		d.OnHost, d.PeakHostMemory, d.HostMemory = true, a.host.admit.Peak(a.hp), a.host.admit.Need(a.hp)
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner/needs"
 	"github.com/runall/runall/runner/proc"
 )
 
@@ -38,6 +39,11 @@ type Request struct {
 	Devices int    // how many devices (0 means 1)
 }
 
+// needs is the request as the book of needs knows it.
+func (r Request) needs() needs.Request {
+	return needs.Request{ID: r.ID, Name: r.Name, Group: r.Group, Memory: r.Memory, Auto: r.Auto}
+}
+
 // Placement is a trial's place on one or more devices, from Place to Release.
 type Placement struct {
 	Devices []int    // device indices
@@ -45,17 +51,11 @@ type Placement struct {
 	Need    uint64   // bytes per device it was admitted with; 0 when it learns its group's
 	Total   uint64   // the smallest total memory among its devices
 
-	req        Request
-	reserve    uint64         // what its reservation counts: Need, the learned need once known, or a learner's provisional one
-	learning   bool           // the first trial of a gpu-memory: auto group
-	exclusive  bool           // alone on its devices: learning where per-trial figures are not to be had
-	raisedNeed bool           // admitted on a need raised after an out-of-memory error (settle.go)
-	settled    uint64         // its need settled to its own peak plus the margin; 0 until then
-	peakOwn    bool           // its peak is its own figure: from its processes, or alone on its device with nothing draining
-	usage      map[int]uint64 // device → what it holds there now
-	peak       uint64         // the most it held on one device
-	grewAt     time.Time      // when peak last grew
-	held       map[int]uint64 // device → what it was last seen holding there, kept after its processes exit
+	req       Request
+	entry     *needs.Trial   // the book's: what it reserves (its need, learned, raised or settled), its peak
+	exclusive bool           // while it learns: alone on its devices, where per-trial figures are not to be had
+	usage     map[int]uint64 // device → what it holds there now
+	held      map[int]uint64 // device → what it was last seen holding there, kept after its processes exit
 
 	roots      []int     // the process groups of its attempts' shells
 	launchedAt time.Time // its latest launch (placement, then each attempt)
@@ -66,9 +66,9 @@ type Placement struct {
 // Options configures an Admitter.
 type Options struct {
 	Probe      gpu.Probe
-	Margin     Margin // kept free on every device
-	OOMRetries int    // how often a trial may be requeued after running out of memory
-	History    Needs  // learned needs: read, and written when learned; nil keeps them in memory
+	Margin     Margin        // kept free on every device
+	OOMRetries int           // how often a trial may be requeued after running out of memory
+	History    needs.History // learned needs: read, and written when learned; nil keeps them in memory
 	// Lineage finds a process's group and ancestors (nil: proc.LineageOf, from /proc).
 	Lineage func(pid int) (proc.Lineage, bool)
 	Now     func() time.Time // nil: time.Now
@@ -77,15 +77,25 @@ type Options struct {
 // Admitter places GPU trials. Its methods are safe for concurrent use.
 //
 // It is three parts under one lock: the meter measures the devices and the processes on
-// them (meter.go); the book keeps what trials need, learned and raised (book.go); the
-// admitter itself keeps the placements on each device (devState) and decides where a
-// trial goes.
+// them (meter.go); the book of needs (runner/needs, with GPUPolicy) keeps what trials need,
+// learned and raised; the admitter itself keeps the placements on each device (devState)
+// and decides where a trial goes.
 type Admitter struct {
 	mu     sync.Mutex
 	margin Margin     // kept free on every device
 	devs   []devState // per device: its trials, baseline and processes
+	book   *needs.Book
 	meter
-	book
+}
+
+// GPUPolicy is the book of needs' policy for GPU memory. A requeued need is rounded up to
+// 256 MiB: frameworks' caching allocators take GPU memory in large blocks, a device holds
+// tens of GiB, and a finer step would send a trial back for a few MiB more. What a requeue
+// measured is what the trial held and the allocation that failed, as its processes or its
+// error message tell.
+func GPUPolicy(oomRetries int) needs.Policy {
+	return needs.Policy{Resource: "GPU memory", RanOut: "out of GPU memory", Measured: "it needed at least %s",
+		Step: 256 << 20, OOMRetries: oomRetries}
 }
 
 // sampleEvery is how often the devices are measured while GPU trials run.
@@ -97,9 +107,6 @@ const tieSampleEvery = 50 * time.Millisecond
 
 // New returns an admitter over o.Probe's devices.
 func New(o Options) *Admitter {
-	if o.History == nil {
-		o.History = memNeeds{}
-	}
 	if o.Lineage == nil {
 		o.Lineage = proc.LineageOf
 	}
@@ -109,7 +116,7 @@ func New(o Options) *Admitter {
 	return &Admitter{
 		margin: o.Margin,
 		meter:  meter{probe: o.Probe, lineage: o.Lineage, now: o.Now},
-		book:   newBook(o.History, o.OOMRetries),
+		book:   needs.New(GPUPolicy(o.OOMRetries), o.History),
 	}
 }
 
@@ -131,7 +138,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	if want > len(a.snap) {
 		return nil, "", fmt.Errorf("asks for %d GPUs, %d are visible", want, len(a.snap))
 	}
-	need, learning, wait := a.needLocked(req)
+	need, learning, wait := a.book.Need(req.needs())
 	if wait != "" {
 		return nil, wait, nil
 	}
@@ -149,7 +156,8 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		}
 		return nil, head + "; " + why, nil
 	}
-	p := &Placement{req: req, Need: need, reserve: need, learning: learning, raisedNeed: a.raisedLocked(req), usage: map[int]uint64{}, held: map[int]uint64{}, launchedAt: a.now()}
+	p := &Placement{req: req, Need: need, entry: a.book.Admit(req.needs(), need, learning),
+		usage: map[int]uint64{}, held: map[int]uint64{}, launchedAt: a.now()}
 	for _, dev := range BestFit(cands, want) {
 		p.Devices = append(p.Devices, dev)
 		p.UUIDs = append(p.UUIDs, a.snap[dev].UUID)
@@ -159,7 +167,6 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		a.devs[dev].trials = append(a.devs[dev].trials, p)
 	}
 	if learning {
-		a.learning[req.Group] = p
 		a.provisionLocked(p)
 	}
 	return p, "", nil
@@ -229,7 +236,7 @@ func (a *Admitter) Release(p *Placement) {
 	// Measure now: the trial's last peak, and the memory its end gave back, which the
 	// trials waiting for room are told of (Changed) at once.
 	a.sampleLocked()
-	a.endLearningLocked(p)
+	a.book.End(p.entry)
 	now := a.now()
 	for _, d := range p.Devices {
 		a.devs[d].drain(p, d, a.snap[d].Used, a.exactLocked, now)

@@ -103,13 +103,14 @@ func (p *fakeProbe) Close() error          { return nil }
 type world struct {
 	*fakeProbe
 	a     *Admitter
+	hist  memNeeds // the learned needs
 	clock time.Time
 	tree  map[int]proc.Lineage
 }
 
 func newWorld(totals ...uint64) *world {
-	w := &world{fakeProbe: newFakeProbe(totals...), clock: time.Unix(1000, 0), tree: map[int]proc.Lineage{}}
-	w.a = New(Options{Probe: w.fakeProbe, Margin: defaultMargin, OOMRetries: 2,
+	w := &world{fakeProbe: newFakeProbe(totals...), clock: time.Unix(1000, 0), tree: map[int]proc.Lineage{}, hist: memNeeds{}}
+	w.a = New(Options{Probe: w.fakeProbe, Margin: defaultMargin, OOMRetries: 2, History: w.hist,
 		Now:     func() time.Time { return w.clock },
 		Lineage: func(pid int) (proc.Lineage, bool) { l, ok := w.tree[pid]; return l, ok },
 	})
@@ -331,7 +332,7 @@ func TestLearningNeedsAnEmptyDevice(t *testing.T) {
 // quarter of the device), and each learns its own need, not the device's.
 func TestLearningBesideOthers(t *testing.T) {
 	w := newWorld(32 * gi)
-	hist := w.a.hist
+	hist := w.hist
 	other, _, _ := place(w.a, mem(9, 4*gi))
 	w.start(other, 900, 901, 4*gi, true)
 	w.tick(100 * time.Millisecond)
@@ -636,7 +637,7 @@ func TestBaselineWhileReleasing(t *testing.T) {
 	w.use(0, 6*gi)
 	w.tick(100 * time.Millisecond)
 	w.a.Release(learner)
-	if got, _ := w.a.hist.Learned("g"); got != learnedNeed(6*gi) {
+	if got, _ := w.hist.Learned("g"); got != learnedNeed(6*gi) {
 		t.Errorf("learned %d MiB, want %d MiB: the 6 GiB the learner used", got>>20, learnedNeed(6*gi)>>20)
 	}
 }

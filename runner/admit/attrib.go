@@ -244,11 +244,9 @@ func (a *Admitter) usageLocked(dev int) {
 		if u := p.usage[dev]; u > 0 {
 			p.held[dev] = u
 		}
-		if u := p.usage[dev]; u > p.peak {
-			p.peak, p.grewAt = u, a.snapAt
-			// Alone, its device's growth is its own, unless memory on its way out blurs it.
-			p.peakOwn = a.exactLocked(p) || (len(st.trials) == 1 && st.draining == 0)
-		}
+		// Alone, its device's growth is its own, unless memory on its way out blurs it.
+		own := a.exactLocked(p) || (len(st.trials) == 1 && st.draining == 0)
+		p.entry.Grew(p.usage[dev], own, a.snapAt)
 	}
 }
 
@@ -259,13 +257,13 @@ func (a *Admitter) usageLocked(dev int) {
 func shares(trials []*Placement, grown uint64) map[*Placement]uint64 {
 	var declared uint64
 	for _, p := range trials {
-		declared += p.reserve
+		declared += p.entry.Reserve()
 	}
 	over := sub(grown, declared)
 	out := make(map[*Placement]uint64, len(trials))
 	left := grown
 	for _, p := range trials {
-		s := min(left, p.reserve)
+		s := min(left, p.entry.Reserve())
 		left -= s
 		out[p] = s + over
 	}
@@ -285,10 +283,10 @@ func (st *devState) reserved(dev int, used uint64, exact func(*Placement) bool) 
 	var reserved, estimated uint64
 	for _, p := range st.trials {
 		if exact(p) {
-			reserved += sub(p.reserve, p.usage[dev])
+			reserved += sub(p.entry.Reserve(), p.usage[dev])
 			grown = sub(grown, p.usage[dev])
 		} else {
-			estimated += p.reserve
+			estimated += p.entry.Reserve()
 		}
 	}
 	return reserved + sub(estimated, grown)

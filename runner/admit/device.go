@@ -23,5 +23,5 @@ type devState struct {
 
 // exclusive reports whether a trial here learns its need alone on the device.
 func (st *devState) exclusive() bool {
-	return slices.ContainsFunc(st.trials, func(p *Placement) bool { return p.exclusive })
+	return slices.ContainsFunc(st.trials, func(p *Placement) bool { return p.exclusive && p.entry.Learning() })
 }

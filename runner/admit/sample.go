@@ -143,7 +143,7 @@ func (a *Admitter) trialMemoryLocked() []TrialMemory {
 			for _, u := range p.usage {
 				now = max(now, u)
 			}
-			out = append(out, TrialMemory{ID: p.req.ID, Memory: now, Peak: p.peak})
+			out = append(out, TrialMemory{ID: p.req.ID, Memory: now, Peak: p.entry.Peak()})
 		}
 	}
 	return out
@@ -164,11 +164,11 @@ func (a *Admitter) Peak(p *Placement) (uint64, Source) {
 	defer a.mu.Unlock()
 	switch {
 	case !a.exactLocked(p):
-		return p.peak, SourceDevice
+		return p.entry.Peak(), SourceDevice
 	case a.pids == PIDsHere:
-		return p.peak, SourceProcess
+		return p.entry.Peak(), SourceProcess
 	}
-	return p.peak, SourceOrder
+	return p.entry.Peak(), SourceOrder
 }
 
 // Usage is what the placement's trial holds now, on the device where it holds most.

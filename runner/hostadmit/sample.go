@@ -39,7 +39,7 @@ func (a *Admitter) Start(ctx context.Context, onSample func([]TrialMemory)) {
 				a.sampleLocked()
 				tm := make([]TrialMemory, 0, len(a.running))
 				for _, p := range a.running {
-					tm = append(tm, TrialMemory{ID: p.req.ID, Memory: p.usage, Peak: p.peak})
+					tm = append(tm, TrialMemory{ID: p.req.ID, Memory: p.usage, Peak: p.entry.Peak()})
 				}
 				a.mu.Unlock()
 				if onSample != nil {
@@ -86,12 +86,10 @@ func (a *Admitter) sampleLocked() {
 				held += trees[r].Bytes()
 			}
 			p.usage = held
-			if held > p.peak {
-				p.peak, p.grewAt = held, now
-			}
+			p.entry.Grew(held, true, now) // a process tree's memory is the trial's own
 		}
 	}
-	a.book.settle(now)
+	a.book.Settle(now)
 	a.changedLocked()
 }
 
