@@ -10,7 +10,7 @@ import (
 // from its own processes, a provisional one beside other trials; elsewhere none, alone on
 // its devices, which its measured growth then is.
 func (a *Admitter) provisionLocked(p *Placement) {
-	if !a.perTrialLocked() {
+	if !a.meter.perTrial() {
 		p.exclusive = true
 		p.entry.Provision(0)
 		return
@@ -18,7 +18,7 @@ func (a *Admitter) provisionLocked(p *Placement) {
 	p.exclusive = false
 	var reserve uint64
 	for _, d := range p.Devices {
-		reserve = max(reserve, a.provisional(d))
+		reserve = max(reserve, a.meter.provisional(d))
 	}
 	p.entry.Provision(reserve)
 }
@@ -26,8 +26,8 @@ func (a *Admitter) provisionLocked(p *Placement) {
 // provisionLearnersLocked gives the learners placed before the admitter knew how per-trial
 // memory is measured the reservation they would get now.
 func (a *Admitter) provisionLearnersLocked() {
-	for i := range a.devs {
-		for _, p := range a.devs[i].trials {
+	for i := range a.devs.list {
+		for _, p := range a.devs.list[i].trials {
 			if p.entry.Learning() {
 				a.provisionLocked(p)
 			}
@@ -49,14 +49,14 @@ func (a *Admitter) Requeue(p *Placement, oom OOM) (need uint64, requeues int, er
 	defer a.mu.Unlock()
 	var measured uint64
 	switch {
-	case a.exactLocked(p):
+	case a.meter.exact(p):
 		measured = max(p.entry.Peak(), oom.Held) + oom.Tried
 	case oom.Held > 0: // a device estimate is no trial's own figure; its message is
 		measured = oom.Held + oom.Tried
 	}
 	// One allocation it tried is a need too, whatever is known of what it held: a trial
 	// that asked for 90 GiB at once fails here even where its processes are not told apart.
-	most := a.largestLocked()
+	most := largest(a.meter.snap, a.margin)
 	if max(measured, oom.Tried) > most {
 		return 0, a.book.Requeues(p.req.ID), fmt.Errorf("%w: it ran out of memory needing at least %s; the largest GPU gives %s after the margin",
 			ErrNeverFits, gpu.FormatSize(max(measured, oom.Tried)), gpu.FormatSize(most))
@@ -67,4 +67,13 @@ func (a *Admitter) Requeue(p *Placement, oom OOM) (need uint64, requeues int, er
 // RequeueReason says why a requeued trial waits, for its waiting line.
 func RequeueReason(need uint64) string {
 	return "requeued after running out of GPU memory; now needs " + gpu.FormatSize(need)
+}
+
+// Need is the need p's trial ends with, for its results: the one it was admitted with; or,
+// where it learned its group's need or ran on a need runall raised, its own peak plus the
+// margin (needs.Book.Final).
+func (a *Admitter) Need(p *Placement) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.book.Final(p.entry)
 }

@@ -92,7 +92,7 @@ func TestLearnerReportsLearnedNeed(t *testing.T) {
 func TestRequeuedSettlesOnlyOnItsOwnPeak(t *testing.T) {
 	for _, alone := range []bool{true, false} {
 		w := newWorld(80 * gi)
-		w.a.pids = PIDsNone
+		w.a.meter.pids = PIDsNone
 		p, _, _ := place(w.a, mem(1, 4*gi))
 		w.use(0, 6*gi)
 		w.tick(100 * time.Millisecond)

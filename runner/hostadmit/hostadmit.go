@@ -21,7 +21,6 @@ package hostadmit
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -155,20 +154,21 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	if wait != "" {
 		return nil, wait, nil
 	}
-	if most := a.mostLocked(); need > most {
-		return nil, "", a.neverFitsLocked(need)
+	margin := a.margin(a.snap.Limit)
+	if most := a.snap.most(margin); need > most {
+		return nil, "", a.snap.neverFits(need, margin)
 	}
 	reserve := need
 	if learning {
-		reserve = a.provisionalLocked()
+		reserve = a.snap.provisional()
 	}
-	room, reserved := a.roomLocked()
+	room, reserved := a.snap.room(margin, a.running)
 	if reserve > room {
 		head := "needs " + size.Format(need) + " of host memory"
 		if learning {
 			head = "learning its host memory: needs room for " + size.Format(reserve) + " to start"
 		}
-		return nil, head + "; " + a.describeRoomLocked(room, reserved), nil
+		return nil, head + "; " + a.snap.describe(room, reserved, margin), nil
 	}
 	p := &Placement{req: req, Need: need, entry: a.book.Admit(req.needs(), need, learning)}
 	p.entry.Provision(reserve)
@@ -179,38 +179,6 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 func (a *Admitter) startLocked(p *Placement) {
 	p.oomStart = a.snap.OOMKills
 	a.running = append(a.running, p)
-}
-
-// mostLocked is the most one trial can have: the limit less the margin.
-func (a *Admitter) mostLocked() uint64 {
-	return sub(a.snap.Limit, a.margin(a.snap.Limit))
-}
-
-func (a *Admitter) neverFitsLocked(need uint64) error {
-	m := a.margin(a.snap.Limit)
-	what := "the container's memory limit is"
-	if !a.snap.Limited {
-		what = "the machine (no container limit) has"
-	}
-	return fmt.Errorf("%w: needs %s, %s %s (%s after the %s margin)", ErrNeverFits, size.Format(need),
-		what, size.Format(a.snap.Limit), size.Format(sub(a.snap.Limit, m)), size.Format(m))
-}
-
-// roomLocked is what a trial may take now, and what the running trials hold reserved.
-func (a *Admitter) roomLocked() (room, reserved uint64) {
-	for _, p := range a.running {
-		reserved += sub(p.entry.Reserve(), p.usage)
-	}
-	return sub(sub(a.snap.Room(), a.margin(a.snap.Limit)), reserved), reserved
-}
-
-// describeRoomLocked is the waiting line's account of the container's memory.
-func (a *Admitter) describeRoomLocked(room, reserved uint64) string {
-	s := fmt.Sprintf("the container has %s free of %s (in use %s", size.Format(room), size.Format(a.snap.Limit), size.Format(a.snap.Used))
-	if reserved > 0 {
-		s += ", " + size.Format(reserved) + " reserved for trials still growing"
-	}
-	return s + ", " + size.Format(a.margin(a.snap.Limit)) + " margin)"
 }
 
 // Started tells the admitter that one of p's attempts started, its shell leading process

@@ -39,7 +39,7 @@ func (a *Admitter) OOMKilled(p *Placement, killed bool) (reason string, ok bool)
 func (a *Admitter) Requeue(p *Placement) (need uint64, requeues int, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	measured, most := p.entry.Peak(), a.mostLocked()
+	measured, most := p.entry.Peak(), a.snap.most(a.margin(a.snap.Limit))
 	if measured > most {
 		return 0, a.book.Requeues(p.req.ID), fmt.Errorf("%w: it was killed holding %s; the container's limit gives %s after the margin",
 			ErrNeverFits, size.Format(measured), size.Format(most))

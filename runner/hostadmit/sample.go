@@ -92,10 +92,3 @@ func (a *Admitter) sampleLocked() {
 	a.book.Settle(now)
 	a.changedLocked()
 }
-
-// provisionalLocked is what a learning trial reserves until its need is known: a quarter of
-// the limit. It grows past that at its own risk: an OOM kill requeues it with its peak.
-func (a *Admitter) provisionalLocked() uint64 {
-	const step = 64 << 20
-	return a.snap.Limit / 4 / step * step
-}
