@@ -151,7 +151,7 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 // the trial back to the line with a raised need, or fails it when no need can fit or its
 // oom-retries are spent. It reports whether the attempt was one.
 func (c *command) hostOOM(attempt int, out proc.Outcome) bool {
-	why, ok := c.host.oomKilled(out, c.life.halted() || c.life.ledger.stoppedBy() != 0)
+	why, ok := c.host.oomKilled(out, c.life.halted() || c.life.stoppedBy() != 0)
 	if !ok {
 		return false
 	}
@@ -178,7 +178,7 @@ func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason s
 // it; one a consumer stopped ends with the status it asked for.
 func (c *command) conclude(res executor.Result, env []string, d *event.Detail) commandResult {
 	t, out, life := c.t, res.Outcome, c.life
-	switch stop := life.ledger.stoppedBy(); {
+	switch stop := life.stoppedBy(); {
 	case out.OK():
 		exported := proc.ExportedChanges(env, out.Exported)
 		c.mask.learn(exported) // before a later task can print them
@@ -191,7 +191,7 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 	case res.Stop != nil:
 		life.finish(t, res.Stop.Status, out.ExitCode, c.failureReason(out)+"; stopped: "+res.Stop.Reason, d)
 		if res.Stop.Status == results.StatusFailed {
-			life.ledger.fail(t.StopOnFailure)
+			life.fail(t.StopOnFailure)
 		}
 		return commandResult{}
 	case t.IgnoreFailure:
@@ -203,7 +203,7 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 		reason += ": " + c.fatal.Error()
 	}
 	life.finish(t, results.StatusFailed, out.ExitCode, reason, d)
-	life.ledger.fail(t.StopOnFailure)
+	life.fail(t.StopOnFailure)
 	return commandResult{}
 }
 
@@ -217,7 +217,7 @@ func (c *command) failureReason(out proc.Outcome) string {
 		return out.Err.Error()
 	case out.TimedOut:
 		return fmt.Sprintf("timeout after %v", c.t.Timeout)
-	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && c.life.ledger.stoppedBy() == 0:
+	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && c.life.stoppedBy() == 0:
 		return c.host.outsideKill()
 	case out.ExitCode < 0 && out.Signal != 0:
 		return "killed by " + proc.SignalName(out.Signal)

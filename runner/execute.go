@@ -123,7 +123,7 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 		fmt.Fprintln(r.opts.Stderr, "runall: "+lost)
 	}
 	r.launch.logs.close()
-	_, failed, interrupted := r.life.ledger.status()
+	_, failed, interrupted := r.life.outcome()
 	failed = failed || r.claims.sweepFailed()
 	switch {
 	case runErr != nil:
@@ -140,7 +140,7 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 
 // gather gathers the run's results (it started at start): every command task's in plan order.
 func (r *runDriver) gather(start time.Time) *results.Run {
-	status, _, _ := r.life.ledger.status()
+	status, _, _ := r.life.outcome()
 	logs := r.launch.logs
 	res := &results.Run{
 		File: r.plan.File, RunID: r.opts.RunID, StartedAt: start, FinishedAt: time.Now(),

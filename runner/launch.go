@@ -88,7 +88,7 @@ func (l *launcher) stepSkipReason(h *executor.Handle) string {
 	if st := h.Stopped(); st != nil {
 		return "not started: the trial was stopped: " + st.Reason
 	}
-	return l.life.ledger.haltReason()
+	return l.life.haltReason()
 }
 
 // runCommand runs one command task of trial tr (tr.Task itself, or one of its steps) with

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/runall/runall/runner/admit"
-	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/output"
@@ -38,7 +37,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	maskNames(p, mask)
 	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts}
 	logDir := opts.runDir()
-	r.life = &lifecycle{stream: &event.Stream{}, ledger: newLedger(mask)}
+	r.life = newLifecycle(mask)
 	if err := makeLogDir(opts.LogDir, opts.RunID); err != nil {
 		return nil, err
 	}
@@ -113,7 +112,7 @@ func trialSet(p *plan.Plan) map[*plan.Task]bool {
 }
 
 // stopped reports whether a signal stopped the run.
-func (r *runDriver) stopped() bool { return r.life.ledger.stoppedBy() != 0 }
+func (r *runDriver) stopped() bool { return r.life.stoppedBy() != 0 }
 
 // learnedGPU reports learned GPU needs by the name of each group's first trial; nil
 // without GPU admission.

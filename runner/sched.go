@@ -12,7 +12,7 @@ import (
 func (r *runDriver) runTasks(ctx context.Context, tasks []*plan.Task, env []string) []string {
 	for _, t := range tasks {
 		if r.life.halted() {
-			r.life.skip(t, r.life.ledger.haltReason())
+			r.life.skip(t, r.life.haltReason())
 			continue
 		}
 		if t.IsBlock() {
@@ -55,7 +55,7 @@ func (r *runDriver) schedule(ctx context.Context, src sched.Source, limit int, r
 			if !life.halted() {
 				return "", false
 			}
-			return life.ledger.haltReason(), true
+			return life.haltReason(), true
 		},
 		Emit: life.stream.Emit,
 		Skip: life.skip,

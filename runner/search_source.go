@@ -124,18 +124,17 @@ func (s *searchSource) outcome(t *plan.Task) (state, value string) {
 	var v float64
 	has := false
 	for _, c := range trialCommands(t) {
-		s.life.ledger.update(c, func(res *results.Task) {
-			switch res.Status {
-			case results.StatusPruned:
-				state = search.StatePruned
-			case results.StatusOK, results.StatusIgnored:
-			default:
-				state = search.StateFail
-			}
-			if x, ok := res.Metrics[metricName]; ok && metricName != "" {
-				v, has = x, true
-			}
-		})
+		res := s.life.ledger.result(c)
+		switch res.Status {
+		case results.StatusPruned:
+			state = search.StatePruned
+		case results.StatusOK, results.StatusIgnored:
+		default:
+			state = search.StateFail
+		}
+		if x, ok := res.Metrics[metricName]; ok && metricName != "" {
+			v, has = x, true
+		}
 	}
 	if state == search.StateComplete && !has {
 		s.life.say(fmt.Sprintf("%s: reported no %s: told as failed", t.Name, metricName))

@@ -33,7 +33,7 @@ func watchSignals(sigs <-chan os.Signal, life *lifecycle, l *launcher, uploads b
 				return
 			case s := <-sigs:
 				sig, _ := s.(syscall.Signal)
-				if life.ledger.interrupt(sig) {
+				if life.interrupt(sig) {
 					life.say(fmt.Sprintf("received %s: stopping tasks (SIGKILL in %v)", proc.SignalName(sig), l.grace))
 					l.procs.Signal(syscall.SIGTERM, true)
 					l.halt.first()
