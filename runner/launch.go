@@ -106,21 +106,21 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		return commandResult{}
 	}
 	c := &command{life: l.life, mask: l.mask, t: t, host: hostAttempt{host: l.host, hp: l.rooms.hostPlacement(tr)},
-		log: log, cmd: cmdline, before: l.life.ledger.attempts(t), h: h}
+		log: log, cmd: cmdline, turn: turn{before: l.life.ledger.attempts(t)}, h: h}
 	if p := l.rooms.placement(tr); p != nil {
-		c.gpu, c.p = l.rooms.gpu.admit, p
+		c.gpu = gpuAttempt{admit: l.rooms.gpu.admit, p: p}
 	}
 	if first := trialCommands(tr.Task)[0]; first == t {
-		c.passedOver = tr.PassedOver
+		c.turn.passedOver = tr.PassedOver
 	}
-	c.metrics.Observe(c.metric)
-	c.reader = metric.NewReader(&c.metrics, t.MetricFormats)
-	env = l.taskEnv(t, env, c.p)
+	c.metrics.set.Observe(c.metric)
+	c.metrics.reader = metric.NewReader(&c.metrics.set, t.MetricFormats)
+	env = l.taskEnv(t, env, c.gpu.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: l.procs, KillWait: l.grace, Mask: l.mask, OnStart: c.onStart}
 	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, c.hooks())
-	if c.requeue != nil {
-		return *c.requeue
+	if c.next.requeue != nil {
+		return *c.next.requeue
 	}
 	cr := c.conclude(res, env, c.detail(dir, env, res.Outcome))
 	l.sync.uploadAfter(ctx, t, res.Outcome.OK())
@@ -144,11 +144,7 @@ func (l *launcher) taskEnv(t *plan.Task, env []string, p *admit.Placement) []str
 // ended its last attempt.
 func (c *command) detail(dir string, env []string, out proc.Outcome) *event.Detail {
 	d := &event.Detail{StdoutTail: c.tails.lines("stdout"), StderrTail: c.tails.lines("stderr")}
-	if c.p != nil {
-		peak, source := c.gpu.Peak(c.p)
-		d.OnGPU, d.PeakGPUMemory, d.PeakGPUMemorySource = true, peak, string(source)
-		d.GPUMemory = c.gpu.Need(c.p) // a learned or raised need, settled to its peak
-	}
+	c.gpu.detail(d)
 	c.host.detail(d)
 	d.Metrics, d.MetricSeries, d.MetricWarnings = c.readMetrics(dir, env, out.OK())
 	if out.Signal != 0 {
