@@ -17,13 +17,11 @@ import (
 // record records a claimed trial's end for the whole sweep, unless its claim was lost: then
 // another runall runs it, and this one's outcome is not the sweep's.
 func (c *claimer) record(ctx context.Context, t *plan.Task) {
-	c.mu.Lock()
-	tl := c.held[t]
-	c.mu.Unlock()
+	tl := c.leases.get(t)
 	if tl == nil {
 		return
 	}
-	defer c.drop(t)
+	defer c.leases.drop(t)
 	if tl.lease.Err() != nil {
 		return // its commands were stopped, saying why
 	}

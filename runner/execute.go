@@ -60,17 +60,14 @@ func (r *runDriver) runAll(ctx context.Context) error {
 		defer stop()
 	}
 	if r.opts.claiming() {
-		c, complete, err := openClaims(ctx, r.opts.ClaimStore, r.opts.Claims, r.opts.Lease, r.launch.base, claimOptions{life: r.life, plan: r.plan,
+		c, complete, err := openClaims(ctx, r.opts.ClaimStore, r.opts.Claims, r.opts.Lease, r.base, claimOptions{life: r.life, plan: r.plan,
 			runID: r.opts.RunID, running: r.launch.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
 			learned: r.learnedGPU})
-		if c != nil {
-			r.claims = c
-			r.life.stream.Add(c)
-		}
 		if err != nil {
 			skipAll(err)
 			return err
 		}
+		r.claims = c
 		if complete {
 			return c.skipComplete(ctx)
 		}
@@ -83,7 +80,7 @@ func (r *runDriver) runAll(ctx context.Context) error {
 		return err
 	}
 	defer r.startAdmission(ctx)()
-	r.runTasks(ctx, r.plan.Tasks, r.launch.base)
+	r.runTasks(ctx, r.plan.Tasks, r.base)
 	return r.claims.end(ctx)
 }
 
@@ -98,7 +95,7 @@ func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 			w.close() // after the sampler has stopped
 		}
 	}
-	stopHost := r.launch.host.start(ctx, r.life.say, r.met)
+	stopHost := r.launch.rooms.mem.start(ctx, r.life.say, r.met)
 	return func() {
 		stopHost()
 		stopGPU()
@@ -153,7 +150,7 @@ func (r *runDriver) gather(start time.Time) *results.Run {
 		res.LearnedGPUMemory = r.learnedGPU()
 		res.GPUProcessIDs = gpu.admit.PIDs().String()
 	}
-	if host := r.launch.host; host.admit != nil {
+	if host := r.launch.rooms.mem; host.admit != nil {
 		res.LearnedHostMemory = host.learnedByName(r.plan)
 	}
 	res.Objective = objectiveOf(r.plan)

@@ -30,9 +30,7 @@ type launcher struct {
 	sync    *transfers // a task's own uploads as it ends
 	mask    *masker
 	rooms   rooms // the resources trials are admitted by, and each running trial's room in them
-	host    *hostMemory
 	fw      framework.Framework
-	base    []string // the run's environment (baseEnv)
 	grace   time.Duration
 }
 
@@ -105,7 +103,7 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		failPrepare(l.life, t, err) // a failed download, md5 or cwd fails the run too
 		return commandResult{}
 	}
-	c := &command{life: l.life, mask: l.mask, t: t, host: hostAttempt{host: l.host, hp: l.rooms.hostPlacement(tr)},
+	c := &command{life: l.life, mask: l.mask, t: t, host: hostAttempt{host: l.rooms.mem, hp: l.rooms.hostPlacement(tr)},
 		log: log, cmd: cmdline, turn: turn{before: l.life.ledger.attempts(t)}, h: h}
 	if p := l.rooms.placement(tr); p != nil {
 		c.gpu = gpuAttempt{admit: l.rooms.gpu.admit, p: p}

@@ -23,6 +23,7 @@ type runDriver struct {
 	opts   Options    // with its defaults; RunID set
 	life   *lifecycle // the one stream of events, and the ledger that records it
 	hist   *history.History
+	base   []string    // the run's environment (baseEnv): every task's starts from it
 	launch *launcher   // runs admitted trials: processes, logs, GPU and host memory
 	s3     *transfers  // nil without S3 transfers in the task file
 	met    *metrics    // nil without --metrics-addr
@@ -60,9 +61,9 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		live: opts.Mode == output.Live, every: opts.StatusEvery, grace: opts.Grace, stopped: r.stopped})
 	r.launch = &launcher{life: r.life, procs: proc.NewTable(), running: executor.NewRunning(opts.Grace), logs: logs,
 		scripts: &scripts{dir: filepath.Join(logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,
-		stop: newStopWhen(r.plan), sync: r.s3, mask: mask, host: openHost(r.plan, opts.HostMemory, r.hist),
-		base: base, grace: opts.Grace}
-	r.launch.rooms = newRooms(gpu, r.launch.host.admit)
+		stop: newStopWhen(r.plan), sync: r.s3, mask: mask, grace: opts.Grace,
+		rooms: newRooms(gpu, openHost(r.plan, opts.HostMemory, r.hist))}
+	r.base = base
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.ResultsFile, report: opts.Report, sync: r.s3,
 		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.stopped, emit: r.life.emit}
 	return r, nil

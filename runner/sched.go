@@ -36,7 +36,7 @@ func (r *runDriver) runTasks(ctx context.Context, tasks []*plan.Task, env []stri
 // the resources allow.
 func (r *runDriver) runBlock(ctx context.Context, b *plan.Task, env []string) {
 	if r.claims != nil {
-		defer r.claims.releaseAll()
+		defer r.claims.leases.releaseAll()
 	}
 	src := r.source(ctx, b)
 	r.schedule(ctx, src, max(r.plan.Config.MaxParallel, 1),
@@ -70,7 +70,7 @@ func (r *runDriver) source(ctx context.Context, b *plan.Task) sched.Source {
 		return r.claims.source(b)
 	}
 	if t := searchChild(b); t != nil {
-		return newSearchSource(r.life, r.plan, t, r.launch.base)
+		return newSearchSource(r.life, r.plan, t, r.base)
 	}
 	var pending []*plan.Task
 	for _, t := range orderTrials(b, b.Parallel, r.hist) {
