@@ -49,7 +49,7 @@ func TestClaimsShareTrials(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, _, err := runFile(t, file, Options{ClaimStore: store, Lease: 2 * time.Second})
+			r, _, err := runFile(t, file, Options{Claims: ClaimsOptions{Store: store, Lease: 2 * time.Second}})
 			if err != nil {
 				t.Errorf("run %d: %v", i, err)
 			}
@@ -84,7 +84,7 @@ func TestClaimsOnlyWhatStarts(t *testing.T) {
 	most := 0
 	go func() {
 		defer close(done)
-		_, _, err := runFile(t, sweepFile(out, 4, "0.3", 1), Options{ClaimStore: store, Lease: 2 * time.Second})
+		_, _, err := runFile(t, sweepFile(out, 4, "0.3", 1), Options{Claims: ClaimsOptions{Store: store, Lease: 2 * time.Second}})
 		if err != nil {
 			t.Error(err)
 		}
@@ -121,7 +121,7 @@ func TestClaimsStoreOutage(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		store.Fail(false)
 	}()
-	res, _, err := runFile(t, sweepFile(out, 1, "1.5", 1), Options{ClaimStore: store, Lease: 6 * time.Second})
+	res, _, err := runFile(t, sweepFile(out, 1, "1.5", 1), Options{Claims: ClaimsOptions{Store: store, Lease: 6 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestClaimsStoreGoneStopsTrial(t *testing.T) {
 		}
 		store.Fail(true)
 	}()
-	res, output, err := runFile(t, sweepFile(out, 1, "30", 1), Options{ClaimStore: store, Lease: time.Second, Grace: time.Second})
+	res, output, err := runFile(t, sweepFile(out, 1, "30", 1), Options{Grace: time.Second, Claims: ClaimsOptions{Store: store, Lease: time.Second}})
 	if err == nil {
 		t.Fatalf("the run succeeded; want the trial stopped\n%s", output)
 	}
@@ -179,7 +179,7 @@ func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
 		}
 		sigs <- syscall.SIGTERM
 	}()
-	_, output, err := runFile(t, file, Options{ClaimStore: store, Lease: time.Hour, Grace: time.Second, Signals: sigs})
+	_, output, err := runFile(t, file, Options{Grace: time.Second, Signals: sigs, Claims: ClaimsOptions{Store: store, Lease: time.Hour}})
 	var ie *InterruptedError
 	if !errors.As(err, &ie) {
 		t.Fatalf("run: %v, want interrupted\n%s", err, output)
@@ -197,7 +197,7 @@ func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
 	if err := os.WriteFile(quick, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, output, err := runFile(t, file, Options{ClaimStore: store, Lease: time.Hour, Signals: stop})
+	res, output, err := runFile(t, file, Options{Signals: stop, Claims: ClaimsOptions{Store: store, Lease: time.Hour}})
 	if err != nil || res.Tasks[0].Status != results.StatusOK || !slices.Equal(ranLines(t, out), []string{"t00"}) {
 		t.Fatalf("the next runall did not run the given-back trial: %v\n%s", err, output)
 	}

@@ -60,8 +60,8 @@ func (r *runDriver) runAll(ctx context.Context) error {
 		defer stop()
 	}
 	if r.opts.claiming() {
-		c, complete, err := openClaims(ctx, r.opts.ClaimStore, r.opts.Claims, r.opts.Lease, r.base, claimOptions{life: r.life, plan: r.plan,
-			runID: r.opts.RunID, running: r.launch.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
+		c, complete, err := openClaims(ctx, r.opts.Claims.Store, r.opts.Claims.Prefix, r.opts.Claims.Lease, r.base, claimOptions{life: r.life, plan: r.plan,
+			runID: r.opts.Record.RunID, running: r.launch.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
 			learned: r.learnedGPU})
 		if err != nil {
 			skipAll(err)
@@ -117,7 +117,7 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 	}
 	lost, closeErr := r.out.close(res)
 	if lost != "" {
-		fmt.Fprintln(r.opts.Stderr, "runall: "+lost)
+		fmt.Fprintln(r.opts.Output.Stderr, "runall: "+lost)
 	}
 	r.launch.logs.close()
 	_, failed, interrupted := r.life.outcome()
@@ -140,7 +140,7 @@ func (r *runDriver) gather(start time.Time) *results.Run {
 	status, _, _ := r.life.outcome()
 	logs := r.launch.logs
 	res := &results.Run{
-		File: r.plan.File, RunID: r.opts.RunID, StartedAt: start, FinishedAt: time.Now(),
+		File: r.plan.File, RunID: r.opts.Record.RunID, StartedAt: start, FinishedAt: time.Now(),
 		LogDir: r.opts.runDir(), Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.taskLogPath),
 	}
 	if r.opts.Shard.active() {

@@ -39,10 +39,10 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts}
 	logDir := opts.runDir()
 	r.life = newLifecycle(mask)
-	if err := makeLogDir(opts.LogDir, opts.RunID); err != nil {
+	if err := makeLogDir(opts.Record.LogDir, opts.Record.RunID); err != nil {
 		return nil, err
 	}
-	r.hist = history.Load(opts.LogDir, p)
+	r.hist = history.Load(opts.Record.LogDir, p)
 	gpu, err := openGPU(p, opts, r.hist)
 	if err != nil {
 		return nil, err
@@ -54,17 +54,17 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	if opts.MetricsAddr != "" {
 		r.met = newMetrics(r.plan)
 	}
-	base := baseEnv(opts.Environ, opts.RunID, logDir, opts.Shard)
+	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
 	halt := newStopping()
 	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, halt: halt, mask: mask, base: base,
-		dir: p.Dir, runID: opts.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
-		live: opts.Mode == output.Live, every: opts.StatusEvery, grace: opts.Grace, stopped: r.stopped})
+		dir: p.Dir, runID: opts.Record.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
+		live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery, grace: opts.Grace, stopped: r.stopped})
 	r.launch = &launcher{life: r.life, procs: proc.NewTable(), running: executor.NewRunning(opts.Grace), logs: logs,
 		scripts: &scripts{dir: filepath.Join(logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,
 		stop: newStopWhen(r.plan), sync: r.s3, mask: mask, grace: opts.Grace,
-		rooms: newRooms(gpu, openHost(r.plan, opts.HostMemory, r.hist))}
+		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
 	r.base = base
-	r.rec = &recorder{logDir: logDir, resultsFile: opts.ResultsFile, report: opts.Report, sync: r.s3,
+	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
 		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.stopped, emit: r.life.emit}
 	return r, nil
 }
@@ -83,12 +83,12 @@ func makeLogDir(logDir, id string) error {
 // openGPU makes the GPU memory admitter when a task asks for GPU memory; nil otherwise,
 // or with --no-gpu.
 func openGPU(p *plan.Plan, opts Options, hist *history.History) (*admit.Admitter, error) {
-	if !p.NeedsGPU() || opts.NoGPU {
+	if !p.NeedsGPU() || opts.Resources.NoGPU {
 		return nil, nil
 	}
-	if opts.Probe == nil {
+	if opts.Resources.Probe == nil {
 		t := p.FirstGPUTask()
-		cause := opts.ProbeErr
+		cause := opts.Resources.ProbeErr
 		if cause == nil {
 			cause = errors.New("no GPU probe")
 		}
@@ -97,7 +97,7 @@ func openGPU(p *plan.Plan, opts Options, hist *history.History) (*admit.Admitter
 			"or --fake-gpus 32GiB,32GiB to simulate GPUs", t.Pos, t.Name, cause)
 	}
 	m := p.Config.GPUMemoryMargin
-	return admit.New(admit.Options{Probe: opts.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
+	return admit.New(admit.Options{Probe: opts.Resources.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
 		OOMRetries: p.Config.OOMRetries, History: hist.GPU()}), nil
 }
 

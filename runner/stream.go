@@ -34,10 +34,10 @@ func (r *runDriver) openStream() {
 	}
 	hist := r.hist
 	r.out = startOutput(output.Options{
-		Plan: r.plan, W: r.opts.Stdout, Color: r.opts.Color, Width: r.opts.Width,
-		StatusEvery: r.opts.StatusEvery, Now: time.Now,
+		Plan: r.plan, W: r.opts.Output.Stdout, Color: r.opts.Output.Color, Width: r.opts.Output.Width,
+		StatusEvery: r.opts.Output.StatusEvery, Now: time.Now,
 		Estimate: func(t *plan.Task) (time.Duration, bool) { return hist.Duration(t.Key) },
-	}, r.opts.Mode, r.plan.Config.UpdateInterval, r.opts.runDir())
+	}, r.opts.Output.Mode, r.plan.Config.UpdateInterval, r.opts.runDir())
 	stream.Add(r.out)
 }
 

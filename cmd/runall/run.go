@@ -109,48 +109,52 @@ func runRun(_ context.Context, a *app, args []string) error {
 	if o.maxParallel > 0 {
 		plan.Config.MaxParallel = o.maxParallel
 	}
+	opts, err := o.runnerOptions(a, plan)
+	if err != nil {
+		return err
+	}
+	if !o.noGPU && plan.NeedsGPU() {
+		opts.Resources.Probe, opts.Resources.ProbeErr = openProbe(a, o.fakeGPUs)
+		if opts.Resources.Probe != nil {
+			defer opts.Resources.Probe.Close()
+		}
+	}
+	opts.Signals = sigs
+	_, err = runner.Run(plan, opts)
+	return err
+}
 
+// runnerOptions are the run's options from its flags, the task file's config and the
+// environment: where it shows and records itself, its shard or claims, and its grace.
+func (o *runOptions) runnerOptions(a *app, p *plan.Plan) (runner.Options, error) {
 	opts := runner.Options{
-		Stdout:      a.stdout,
-		Stderr:      a.stderr,
-		Report:      report.WriteRun,
+		Output:      runner.OutputOptions{Stdout: a.stdout, Stderr: a.stderr, StatusEvery: o.statusEvery},
+		Record:      runner.RecordOptions{LogDir: o.logDir, ResultsFile: o.results, Report: report.WriteRun},
 		Environ:     withSelfOnPath(a.environ()),
-		LogDir:      o.logDir,
-		ResultsFile: o.results,
 		Grace:       o.grace,
-		StatusEvery: o.statusEvery,
-		NoGPU:       o.noGPU,
+		Resources:   runner.ResourceOptions{NoGPU: o.noGPU},
 		Fresh:       o.fresh,
 		MetricsAddr: o.metricsAddr,
 		ReapOrphans: true,
 	}
+	var err error
 	if opts.Shard, err = shardFrom(o.shard, a.getenv); err != nil {
-		return usageError{err.Error()}
+		return opts, usageError{err.Error()}
 	}
-	if opts.Claims, opts.Lease, err = claimsFrom(o, plan.Config.Claims, opts.Shard, a.getenv); err != nil {
-		return err
+	if opts.Claims.Prefix, opts.Claims.Lease, err = claimsFrom(*o, p.Config.Claims, opts.Shard, a.getenv); err != nil {
+		return opts, err
 	}
-	if err := searchAlone(plan, opts); err != nil {
-		return err
+	if err := searchAlone(p, opts); err != nil {
+		return opts, err
 	}
-	if opts.Mode, err = outputMode(o.output, a); err != nil {
-		return err
+	if opts.Output.Mode, err = outputMode(o.output, a); err != nil {
+		return opts, err
 	}
-	opts.Color = !o.noColor && output.UseColor(opts.Mode, a.getenv)
-	if opts.Mode == output.Live {
-		opts.Width = func() int { w, _ := output.TerminalSize(os.Stdout); return w }
+	opts.Output.Color = !o.noColor && output.UseColor(opts.Output.Mode, a.getenv)
+	if opts.Output.Mode == output.Live {
+		opts.Output.Width = func() int { w, _ := output.TerminalSize(os.Stdout); return w }
 	}
-	if !o.noGPU && plan.NeedsGPU() {
-		opts.Probe, opts.ProbeErr = openProbe(a, o.fakeGPUs)
-		if opts.Probe != nil {
-			defer opts.Probe.Close()
-		}
-	}
-
-	opts.Signals = sigs
-
-	_, err = runner.Run(plan, opts)
-	return err
+	return opts, nil
 }
 
 // parseInterleaved parses flags before and after the file name: `runall tasks.yml --no-gpu`

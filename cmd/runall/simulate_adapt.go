@@ -89,7 +89,7 @@ func searchAlone(p *plan.Plan, o runner.Options) error {
 	switch {
 	case o.Shard.Count > 1:
 		how = "--shard"
-	case o.Claims == "":
+	case o.Claims.Prefix == "":
 		return nil
 	}
 	for _, b := range p.Tasks {
