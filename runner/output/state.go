@@ -52,24 +52,29 @@ type taskNode struct {
 	children []*taskNode // Parallel or Steps
 	seq      bool        // children are Steps, run one after another
 
-	status   taskStatus // own state; for a block or sequence only waiting or skipped
-	attempt  int
-	devices  []string
-	memory   uint64 // a GPU trial's memory now, and its peak
-	peak     uint64
+	status taskStatus // own state; for a block or sequence only waiting or skipped
+	memory uint64     // a GPU trial's memory now
+	run    runTimes   // when its attempts ran, and how the last ended
+	reason string     // waiting, skipped or failure reason
+	last   string     // last output line, raw (cleaned when drawn)
+
+	label string   // cached display name; see runState.label
+	est   estimate // Estimate, asked once
+}
+
+// runTimes are when a task's attempts ran, and how the last one ended.
+type runTimes struct {
 	started  time.Time // the current or last attempt
 	first    time.Time // the first attempt
 	ended    time.Time
 	duration time.Duration
 	exitCode int
-	reason   string // waiting, skipped or failure reason
-	last     string // last output line, raw (cleaned when drawn)
+}
 
-	label string // cached display name; see runState.label
-
-	est      time.Duration // Estimate, asked once
-	estOK    bool
-	estAsked bool
+// estimate is how long a task took in earlier runs, asked of Options.Estimate once.
+type estimate struct {
+	d         time.Duration
+	ok, asked bool
 }
 
 func (n *taskNode) isLeaf() bool { return len(n.children) == 0 }
@@ -108,9 +113,9 @@ func (n *taskNode) span(now time.Time) (start time.Time, d time.Duration) {
 	if n.isLeaf() {
 		switch {
 		case n.status == stRunning:
-			return n.started, now.Sub(n.started)
-		case n.status.final() && !n.started.IsZero():
-			return n.started, n.duration
+			return n.run.started, now.Sub(n.run.started)
+		case n.status.final() && !n.run.started.IsZero():
+			return n.run.started, n.run.duration
 		}
 		return time.Time{}, 0
 	}
@@ -173,7 +178,7 @@ func newRunState(p *plan.Plan) *runState {
 }
 
 func (rs *runState) add(t *plan.Task, parent *taskNode, index int) *taskNode {
-	n := &taskNode{t: t, parent: parent, index: index, exitCode: -1}
+	n := &taskNode{t: t, parent: parent, index: index, run: runTimes{exitCode: -1}}
 	rs.nodes[t] = n
 	kids := t.Parallel
 	if len(kids) == 0 {
@@ -194,7 +199,7 @@ func (rs *runState) node(t *plan.Task) *taskNode {
 	if n, ok := rs.nodes[t]; ok {
 		return n
 	}
-	n := &taskNode{t: t, index: len(rs.top), exitCode: -1}
+	n := &taskNode{t: t, index: len(rs.top), run: runTimes{exitCode: -1}}
 	rs.nodes[t] = n
 	rs.top = append(rs.top, n)
 	rs.leaves = append(rs.leaves, n)
@@ -234,9 +239,9 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 		n.status, n.reason = stWaiting, ev.Reason
 	case event.TaskStarted:
 		n.status, n.reason, n.last = stRunning, "", ""
-		n.attempt, n.devices, n.started = ev.Attempt, ev.Devices, now
-		if n.first.IsZero() {
-			n.first = now
+		n.run.started = now
+		if n.run.first.IsZero() {
+			n.run.first = now
 		}
 		for p := n.parent; p != nil; p = p.parent {
 			if p.status == stWaiting {
@@ -244,9 +249,9 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 			}
 		}
 	case event.TaskEnded:
-		n.ended, n.duration, n.exitCode, n.reason = now, ev.Duration, ev.ExitCode, ev.Reason
-		if n.duration == 0 && !n.started.IsZero() {
-			n.duration = now.Sub(n.started)
+		n.run.ended, n.run.duration, n.run.exitCode, n.reason = now, ev.Duration, ev.ExitCode, ev.Reason
+		if n.run.duration == 0 && !n.run.started.IsZero() {
+			n.run.duration = now.Sub(n.run.started)
 		}
 		switch {
 		case ev.Requeued: // the attempt ended but the trial goes again (out of GPU memory)
@@ -265,7 +270,7 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 			n.status = stStopped
 		}
 	case event.TaskMemory:
-		n.memory, n.peak = ev.Memory, ev.Peak
+		n.memory = ev.Memory
 	case event.TaskSkipped:
 		n.reason = ev.Reason
 		skipPending(n)
