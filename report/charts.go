@@ -121,7 +121,7 @@ func (p *page) curves() {
 	for _, i := range series {
 		t := p.run.Tasks[i]
 		class, end := "curve", ""
-		if t.Name == p.run.Best {
+		if p.run.IsBest(t) {
 			class += " best"
 		}
 		if rule := prunedBy(t); rule != "" {
@@ -201,7 +201,7 @@ func (p *page) scatterOne(param, m string) {
 	for _, q := range pts {
 		class := "pt"
 		switch {
-		case q.t.Name == p.run.Best:
+		case p.run.IsBest(q.t):
 			class += " best"
 		case q.t.Status != results.StatusOK:
 			class += " failed"

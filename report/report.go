@@ -131,7 +131,7 @@ func (p *page) summary() {
 		if r.Best != "" {
 			best = "best: <strong>" + esc(r.Best) + "</strong>"
 			for _, t := range r.Tasks {
-				if v, ok := o.Value(t); ok && t.Name == r.Best {
+				if v, ok := o.Value(t); ok && r.IsBest(t) {
 					best += " (" + esc(o.Metric) + " " + formatNum(v) + ")"
 					break
 				}

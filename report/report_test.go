@@ -55,7 +55,7 @@ func sweep(n, gpus, epochs int) Input {
 		}
 		samples.Samples = append(samples.Samples, results.GPUSample{Time: s, Used: used})
 	}
-	run.Best = run.Objective.BestTask(run.Tasks)
+	run.SetBest()
 	return Input{Run: run, Samples: []*results.GPUSamples{samples}}
 }
 

@@ -39,7 +39,7 @@ func (p *page) table() {
 }
 
 func (p *page) row(rank int, t results.Task) {
-	best := p.run.Best != "" && t.Name == p.run.Best
+	best := p.run.IsBest(t)
 	if best {
 		p.printf("<tr class=\"best\">")
 	} else {

@@ -49,11 +49,13 @@ type claimOptions struct {
 	grace   time.Duration
 	logPath func(*plan.Task) string  // a command's log, as the results name it
 	learned func() map[string]uint64 // learned GPU needs, for a trial's record
+	mask    *masker                  // a trial's record passes it (mask_gate.go)
 }
 
 // trialKeys names every trial of the plan in the queue, in plan order, by its identity
 // (Task.Key, unique in the plan, as resume markers and history name it), and hashes what
-// decides them: a file whose trials differ is another sweep.
+// decides them: a file whose trials differ in anything that changes what one does (the
+// Key: runner/plan/identity.go) is another sweep.
 func trialKeys(p *plan.Plan) (map[*plan.Task]string, []string, string) {
 	keys := map[*plan.Task]string{}
 	var order []string

@@ -49,6 +49,7 @@ func (c *claimer) record(ctx context.Context, t *plan.Task) {
 	if failed {
 		part.Status = results.StatusFailed
 	}
+	c.o.mask.all(part) // the results' gate, for the part of them the other runalls read
 	body, err := json.Marshal(part)
 	if err == nil {
 		err = tl.lease.Finish(ctx, claims.Record{Failed: failed, Result: body})
@@ -142,7 +143,7 @@ func mergeRecords(p *plan.Plan, recs []claims.Record) (*results.Run, error) {
 	merged.File = p.File
 	if merged.Objective == nil {
 		merged.Objective = objectiveOf(p)
-		merged.Best = merged.Objective.BestTask(merged.Tasks)
+		merged.SetBest()
 	}
 	return merged, nil
 }

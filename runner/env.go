@@ -23,10 +23,13 @@ func baseEnv(environ []string, runID, logDir string, shard Shard) []string {
 }
 
 // taskVars is the environment a task's command gets before its placement: runall's, what
-// earlier tasks exported, and the task's env: (with $VAR expanded against what came
-// before).
+// earlier tasks exported, its params (each in plan.ParamVar: how a sampler's values reach its
+// commands as data), and the task's env: (with $VAR expanded against what came before).
 func taskVars(t *plan.Task, env []string) []string {
 	env = slices.Clone(env)
+	for _, p := range t.Params {
+		env = proc.Setenv(env, plan.ParamVar(p.Name), p.Value)
+	}
 	for _, v := range t.Env {
 		val := plan.Expand(v.Value, func(name string) (string, bool) { return proc.Lookup(env, name) })
 		env = proc.Setenv(env, v.Name, val)

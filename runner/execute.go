@@ -62,7 +62,7 @@ func (r *runDriver) runAll(ctx context.Context) error {
 	if r.opts.claiming() {
 		c, complete, err := openClaims(ctx, r.opts.Claims.Store, r.opts.Claims.Prefix, r.opts.Claims.Lease, r.base, claimOptions{life: r.life, plan: r.plan,
 			runID: r.opts.Record.RunID, running: r.launch.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
-			learned: r.learnedGPU})
+			learned: r.learnedGPU, mask: r.launch.mask})
 		if err != nil {
 			skipAll(err)
 			return err
@@ -154,9 +154,10 @@ func (r *runDriver) gather(start time.Time) *results.Run {
 		res.LearnedHostMemory = host.learnedByName(r.plan)
 	}
 	res.Objective = objectiveOf(r.plan)
-	res.Best = res.Objective.BestTask(res.Tasks)
+	res.SetBest()
 	res.Stopped = r.launch.stop.stoppedReason()
 	res.LogErrors = logs.failed.list()
+	r.launch.mask.all(res) // the results' gate: every record of the run is made from them
 	return res
 }
 

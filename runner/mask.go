@@ -147,14 +147,17 @@ func (m *masker) Longest() int {
 	return m.longest
 }
 
-// maskNames masks the secrets in task names and matrix values, which runall writes
-// everywhere: output, results, the report, log file names, the state file, S3 markers. A
-// name taken from a command or from $1 may hold a token.
+// maskNames has every task of the plan pass the task gate (mask_gate.go): a name taken from
+// a command or from $1 may hold a token.
 func maskNames(p *plan.Plan, m *masker) {
-	plan.Walk(p.Tasks, func(t *plan.Task) {
-		t.Name = m.Replace(t.Name)
-		for i := range t.Params {
-			t.Params[i].Value = m.Replace(t.Params[i].Value)
-		}
-	})
+	for _, t := range p.Tasks {
+		m.task(t)
+	}
+}
+
+// empty reports whether there is no secret to mask.
+func (m *masker) empty() bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.values) == 0
 }

@@ -39,6 +39,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts}
 	logDir := opts.runDir()
 	r.life = newLifecycle(mask)
+	r.life.stream.Gate(mask.event)
 	if err := makeLogDir(opts.Record.LogDir, opts.Record.RunID); err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func (r *runDriver) source(ctx context.Context, b *plan.Task) sched.Source {
 		return r.claims.source(b)
 	}
 	if t := searchChild(b); t != nil {
-		return newSearchSource(r.life, r.plan, t, r.base)
+		return newSearchSource(r.life, r.plan, t, r.base, r.launch.stop, r.launch.mask)
 	}
 	var pending []*plan.Task
 	for _, t := range orderTrials(b, b.Parallel, r.hist) {

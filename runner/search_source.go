@@ -21,23 +21,32 @@ import (
 // waits for the tells before it, so that the sampler has every result it can.
 type searchSource struct {
 	life    *lifecycle
+	stop    *stopWhen // once met, no trial is asked for
+	mask    *masker   // each trial passes it as it is made (mask_gate.go)
 	plan    *plan.Plan
 	tmpl    *plan.Task
 	sampler search.Sampler
 
-	cmds    sync.Mutex // one sampler command at a time
-	tells   tellCount
-	asked   int
-	nextID  int
-	failed  bool
+	cmds   sync.Mutex // one sampler command at a time
+	tells  tellCount
+	asked  int
+	nextID int
+	failed bool
+	made   madeTrials
+}
+
+// madeTrials is what the source keeps of the trials it made.
+type madeTrials struct {
+	mu      sync.Mutex
 	numbers map[*plan.Task]int // each trial's number in the sampler
-	mu      sync.Mutex         // numbers
+	names   map[string]bool    // the names given, which a trial must not share
 }
 
 // newSearchSource is the source of a block of plan p whose one child, tmpl, sets search:;
 // the sampler runs in the run's environment, base.
-func newSearchSource(life *lifecycle, p *plan.Plan, tmpl *plan.Task, base []string) *searchSource {
-	return &searchSource{life: life, plan: p, tmpl: tmpl, numbers: map[*plan.Task]int{},
+func newSearchSource(life *lifecycle, p *plan.Plan, tmpl *plan.Task, base []string, stop *stopWhen, mask *masker) *searchSource {
+	return &searchSource{life: life, stop: stop, mask: mask, plan: p, tmpl: tmpl,
+		made:    madeTrials{numbers: map[*plan.Task]int{}, names: map[string]bool{}},
 		sampler: search.Sampler{Spec: tmpl.Search, Dir: p.Dir, Env: slices.Clone(base)}}
 }
 
@@ -48,15 +57,19 @@ func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool
 	if s.failed || s.asked >= s.tmpl.Search.Trials {
 		return nil, false
 	}
-	s.tells.wait() // the sampler learns every result before it proposes
+	s.tells.wait() // the sampler learns every result before it proposes (and stop-when its end)
 	var out []*sched.Trial
 	for range min(want, s.tmpl.Search.Trials-s.asked) {
-		if ctx.Err() != nil || s.life.halted() {
+		if _, met := s.stop.gate(); met || ctx.Err() != nil || s.life.halted() {
 			return out, false
 		}
 		s.cmds.Lock()
 		tr, err := s.sampler.Ask(ctx)
 		s.cmds.Unlock()
+		var t *plan.Task
+		if err == nil {
+			t, err = s.trial(tr)
+		}
 		if err != nil {
 			// The template fails with the sampler's error, in the summary and the results
 			// beside the trials it made; those already asked for run on.
@@ -65,14 +78,43 @@ func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool
 			return out, false
 		}
 		s.asked++
-		t := s.tmpl.Instantiate(tr.Number, tr.Params)
-		t.ID = s.newID()
-		s.mu.Lock()
-		s.numbers[t] = tr.Number
-		s.mu.Unlock()
 		out = append(out, &sched.Trial{Task: t})
 	}
 	return out, s.asked < s.tmpl.Search.Trials
+}
+
+// trial makes the task of a trial the sampler handed out: its params are data (plan.Instantiate),
+// a param named as a secret is one, and the task passes the mask gate before anything shows it.
+func (s *searchSource) trial(tr search.Trial) (*plan.Task, error) {
+	t, err := s.tmpl.Instantiate(tr.Number, tr.Params)
+	if err != nil {
+		return nil, fmt.Errorf("search: trial %d: %w", tr.Number, err)
+	}
+	var named []string
+	for _, p := range tr.Params {
+		named = append(named, p.Name+"="+p.Value)
+	}
+	s.mask.learn(named)
+	s.mask.task(t)
+	t.ID = s.newID()
+	s.made.mu.Lock()
+	defer s.made.mu.Unlock()
+	s.nameApart(t, tr.Number)
+	s.made.numbers[t] = tr.Number
+	return t, nil
+}
+
+// nameApart gives t a name no trial of the search has: a sampler may hand out the same params
+// twice, or a name may leave out the param that differs. The trial's number tells it apart.
+func (s *searchSource) nameApart(t *plan.Task, number int) {
+	base := t.Name
+	for n := 1; s.made.names[t.Name]; n++ {
+		t.Name = fmt.Sprintf("%s [trial=%d]", base, number)
+		if n > 1 {
+			t.Name = fmt.Sprintf("%s [trial=%d #%d]", base, number, n)
+		}
+	}
+	s.made.names[t.Name] = true
 }
 
 // newID numbers a trial after every task the run has seen.
@@ -95,9 +137,9 @@ func (s *searchSource) Start(context.Context, *sched.Trial) bool { return true }
 // Ended tells the sampler how a trial ended: complete with the objective's value, pruned,
 // or fail (it failed, or reported no value).
 func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outcome) {
-	s.mu.Lock()
-	number, ok := s.numbers[tr.Task]
-	s.mu.Unlock()
+	s.made.mu.Lock()
+	number, ok := s.made.numbers[tr.Task]
+	s.made.mu.Unlock()
 	if !ok {
 		return
 	}

@@ -11,22 +11,21 @@ import (
 )
 
 // stopWhen carries config stop-when through a run: once a finished trial's metrics meet
-// the condition, the trials not yet started are skipped.
+// the condition, the trials not yet started are skipped, and no sampler is asked for more.
 type stopWhen struct {
-	cond    *plan.Condition
-	members map[*plan.Task]bool // the trials and their steps: whose metrics count
+	cond *plan.Condition
+	// top are the file's top-level commands: every other command is a trial or a trial's
+	// step, whose metrics count, also one a sampler proposed as the run went (search:).
+	top map[*plan.Task]bool
 
 	mu     sync.Mutex
 	reason string // why trials are skipped; "" until the condition is met
 }
 
 func newStopWhen(p *plan.Plan) *stopWhen {
-	s := &stopWhen{cond: p.Config.StopWhen, members: map[*plan.Task]bool{}}
-	for _, c := range p.Trials() {
-		s.members[c] = true
-		for _, step := range c.Steps {
-			s.members[step] = true
-		}
+	s := &stopWhen{cond: p.Config.StopWhen, top: map[*plan.Task]bool{}}
+	for _, t := range p.Tasks {
+		s.top[t] = !t.IsBlock()
 	}
 	return s
 }
@@ -34,7 +33,7 @@ func newStopWhen(p *plan.Plan) *stopWhen {
 // Event is stop-when's consumer: a trial's command that ends ok with metrics that meet
 // the condition stops new trials from starting.
 func (s *stopWhen) Event(ev event.Event, emit func(event.Event)) {
-	if s.cond == nil || ev.Kind != event.TaskEnded || !ev.Final || ev.Status != results.StatusOK || !s.members[ev.Task] {
+	if s.cond == nil || ev.Kind != event.TaskEnded || !ev.Final || ev.Status != results.StatusOK || s.top[ev.Task] {
 		return
 	}
 	v, has := ev.Metrics[s.cond.Metric]

@@ -15,13 +15,18 @@
 //     others have recorded one there.
 //
 // Both keep what they compare in a Store, by step: asha the values at its rungs, median each
-// trial's running average at each step from grace on. Runalls that share a Store decide with
-// each other's trials.
+// trial's running average at the steps it decides at (every step from grace on for 128 steps,
+// then ever fewer: a bounded number for any length of training). Runalls that share a Store
+// decide with each other's trials.
+//
+// A step with no usable value (the trial printed nan or inf: it diverged) counts as the worst
+// value there can be, so that a diverged trial is the first to stop, not one that runs to its
+// end because it has nothing to compare. What a rule keeps per trial is bounded, and each
+// value costs it a constant amount of work besides the store's.
 package earlystop
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -176,8 +181,29 @@ type Decision struct {
 
 // Rule decides, value by value, which trials stop. Safe for concurrent use.
 type Rule interface {
-	// Observe takes a trial's value of the metric at a step (1 for its first).
+	// Observe takes a trial's value of the metric at a step (1 for its first); a NaN or an
+	// infinity is a step with no usable value, which counts as the worst value.
 	Observe(trial string, step int, value float64) (Decision, error)
+}
+
+// worst is a value worse than any a trial can report in mode, and finite, so that a shared
+// store can write it as JSON and the median's arithmetic stays finite.
+func worst(mode string) float64 {
+	if mode == "min" {
+		return math.MaxFloat64
+	}
+	return -math.MaxFloat64
+}
+
+// usable reports whether v is a value a trial reported, not a step without one.
+func usable(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// shown is a value as a reason quotes it: the worst value is the missing one it stands for.
+func shown(v float64) string {
+	if v == math.MaxFloat64 || v == -math.MaxFloat64 || !usable(v) {
+		return "no usable value (nan)"
+	}
+	return num(v)
 }
 
 // New makes the rule c names, keeping what it compares in st (a MemoryStore when nil).
@@ -194,7 +220,7 @@ func New(c Config, st Store) (Rule, error) {
 		c.Reduction = max(c.Reduction, 2)
 		return &asha{c: c, rungs: c.Rungs(), st: st, recorded: map[string]map[int]bool{}}, nil
 	case Median:
-		return &median{c: c, st: st, curves: map[string][]point{}}, nil
+		return &median{c: c, st: st, curves: map[string]*curve{}}, nil
 	}
 	return nil, fmt.Errorf("early-stop: method %q: want asha or median", c.Method)
 }
@@ -233,6 +259,10 @@ func (a *asha) Observe(trial string, step int, v float64) (Decision, error) {
 	a.recorded[trial][step] = true
 	a.mu.Unlock()
 
+	missing := !usable(v)
+	if missing {
+		v = worst(a.c.Mode)
+	}
 	before, err := a.st.Rung(step)
 	if err != nil {
 		return Decision{}, fmt.Errorf("early-stop: read rung %d: %w", step, err)
@@ -249,7 +279,7 @@ func (a *asha) Observe(trial string, step int, v float64) (Decision, error) {
 	ahead := 0
 	for _, x := range before {
 		vals = append(vals, x)
-		if better(a.c.Mode, x, v) {
+		if better(a.c.Mode, x, v) || missing && x == v { // no value ties with none: both lose
 			ahead++
 		}
 	}
@@ -266,74 +296,5 @@ func (a *asha) Observe(trial string, step int, v float64) (Decision, error) {
 		return 0
 	})
 	return Decision{Stop: true, Reason: fmt.Sprintf("asha: %s %s at step %d is not in the top 1/%d of the %d values recorded at that rung (the best %d continue: %s and better)",
-		a.c.Metric, num(v), step, a.c.Reduction, n, keep, num(vals[keep-1]))}, nil
-}
-
-// percentile is the q-quantile of vals (0 ≤ q ≤ 1), interpolated linearly between the two
-// nearest ranks (numpy's default).
-func percentile(vals []float64, q float64) float64 {
-	s := slices.Clone(vals)
-	slices.Sort(s)
-	pos := q * float64(len(s)-1)
-	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(s)-1)
-	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
-}
-
-type point struct {
-	step  int
-	value float64
-}
-
-type median struct {
-	c  Config
-	st Store // every trial's running average at each step from grace on
-
-	mu     sync.Mutex
-	curves map[string][]point // the values of this runall's trials, by step
-}
-
-func (m *median) Observe(trial string, step int, v float64) (Decision, error) {
-	m.mu.Lock()
-	curve := m.curves[trial]
-	switch n := len(curve); {
-	case n > 0 && curve[n-1].step == step:
-		curve[n-1].value = v // the same step drawn again
-	case n > 0 && curve[n-1].step > step:
-		curve = []point{{step, v}} // a retried command's new attempt counts from 1 again
-	default:
-		curve = append(curve, point{step, v})
-	}
-	m.curves[trial] = curve
-	best, sum := curve[0].value, 0.0
-	for _, p := range curve {
-		if better(m.c.Mode, p.value, best) {
-			best = p.value
-		}
-		sum += p.value
-	}
-	avg := sum / float64(len(curve))
-	m.mu.Unlock()
-	if step < m.c.Grace {
-		return Decision{}, nil // no other trial compares before grace: nothing to record
-	}
-
-	others, err := m.st.Rung(step)
-	if err != nil {
-		return Decision{}, fmt.Errorf("early-stop: read the running averages at step %d: %w", step, err)
-	}
-	delete(others, trial) // its own, from an earlier attempt or drawing
-	if err := m.st.Put(step, trial, avg); err != nil {
-		return Decision{}, fmt.Errorf("early-stop: record the running average at step %d: %w", step, err)
-	}
-	if len(others) < max(m.c.MinTrials, 1) {
-		return Decision{}, nil
-	}
-	avgs := slices.Collect(maps.Values(others))
-	med := percentile(avgs, 0.5)
-	if better(m.c.Mode, med, best) {
-		return Decision{Stop: true, Reason: fmt.Sprintf("median: best %s %s by step %d is worse than the median %s of %d other trials' running averages there",
-			m.c.Metric, num(best), step, num(med), len(avgs))}, nil
-	}
-	return Decision{}, nil
+		a.c.Metric, shown(v), step, a.c.Reduction, n, keep, shown(vals[keep-1]))}, nil
 }

@@ -53,7 +53,7 @@ type Event struct {
 	Memory     uint64  // TaskMemory: what the trial holds now, bytes (on its fullest device)
 	Peak       uint64  // TaskMemory: the most it has held
 	Metric     string  // TaskMetric: the metric's name
-	Value      float64 // TaskMetric: its value
+	Value      float64 // TaskMetric: its value; NaN when the step had none (the trial printed nan or inf)
 	Step       int     // TaskMetric: how many values of the metric the task reported, this one included
 
 	// Final is set on the TaskEnded that ends the task for good; an attempt that is retried
@@ -122,6 +122,7 @@ func (f Func) Event(ev Event, emit func(Event)) { f(ev, emit) }
 type Stream struct {
 	mu        sync.Mutex
 	consumers []Consumer
+	gate      func(*Event) // every event passes it before any consumer sees it
 	states    map[*plan.Task]state
 	reacted   []Event // emitted by consumers while an event is delivered
 }
@@ -143,6 +144,15 @@ func (s *Stream) Add(c Consumer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.consumers = append(s.consumers, c)
+}
+
+// Gate has every event emitted from now on, a consumer's reaction too, pass f before any
+// consumer sees it: the run masks secrets in its texts there (runner/mask_gate.go), so that
+// no consumer can show one.
+func (s *Stream) Gate(f func(*Event)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gate = f
 }
 
 // Emit sends ev to every consumer, stamped with the time when it has none. It reports
@@ -177,6 +187,9 @@ func (s *Stream) react(ev Event) { s.reacted = append(s.reacted, ev) }
 // transition stamps ev and moves its task along its lifecycle; false when ev cannot happen
 // to the task now.
 func (s *Stream) transition(ev *Event) bool {
+	if s.gate != nil {
+		s.gate(ev)
+	}
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}

@@ -35,7 +35,8 @@ type Set struct {
 }
 
 // Observe has fn told each value as it is added (its step counts the metric's values from
-// 1), on the goroutine that added it, under the set's lock: fn must not call the set.
+// 1), on the goroutine that added it, under the set's lock: fn must not call the set. A step
+// a trial printed nan or inf at is told too, with v NaN: it took its step, with no value.
 func (s *Set) Observe(fn func(name string, v float64, step int)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

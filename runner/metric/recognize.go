@@ -2,6 +2,7 @@ package metric
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 
@@ -201,6 +202,11 @@ func (r *Reader) record(rs []reading, replace bool) []Value {
 			r.steps[x.name]++
 		}
 		if x.missing {
+			// Not a value to record, but a step with none: early stopping counts it as the
+			// worst, where leaving it out would let a diverged trial run to its end.
+			if r.set.observe != nil {
+				r.set.observe(x.name, math.NaN(), r.steps[x.name])
+			}
 			continue
 		}
 		if !same || !r.set.replaceLast(x.name, x.value) {

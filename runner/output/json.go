@@ -56,6 +56,7 @@ type jsonRunEnd struct {
 	GPUProcessIDs    string                 `json:"gpu_process_ids,omitempty"`
 	Objective        *results.Objective     `json:"objective,omitempty"`
 	Best             string                 `json:"best,omitempty"`
+	BestID           int                    `json:"best_id,omitempty"`
 	Stopped          string                 `json:"stopped,omitempty"`
 	Report           string                 `json:"report,omitempty"`
 }
@@ -131,7 +132,7 @@ func (j *jsonOutput) Close(res *results.Run) error {
 	if res != nil {
 		end.Status, end.File, end.RunID, end.Shard, end.LogDir = res.Status, res.File, res.RunID, res.Shard, res.LogDir
 		end.LearnedGPUMemory, end.GPUProcessIDs = res.LearnedGPUMemory, res.GPUProcessIDs
-		end.Objective, end.Best, end.Stopped, end.Report = res.Objective, res.Best, res.Stopped, res.Report
+		end.Objective, end.Best, end.BestID, end.Stopped, end.Report = res.Objective, res.Best, res.BestID, res.Stopped, res.Report
 		if res.Tasks != nil {
 			end.Tasks = res.Tasks
 		}

@@ -141,7 +141,7 @@ func writeTaskTable(b *bytes.Buffer, res *results.Run, width int, paint func(s, 
 	for _, i := range obj.Rank(tasks) {
 		row := taskRow(tasks[i], gpus)
 		if obj != nil { // before the name, which stays last
-			row = slices.Insert(row, len(row)-1, objectiveText(obj, tasks[i], res.Best))
+			row = slices.Insert(row, len(row)-1, objectiveText(obj, tasks[i], res.IsBest(tasks[i])))
 		}
 		rows = append(rows, row)
 	}
@@ -280,13 +280,13 @@ func writeFailure(b *bytes.Buffer, r results.Task, n int, paint func(s, sgr stri
 
 // objectiveText is a task's value of the objective, "-" when it reported none; the best
 // task's is marked.
-func objectiveText(o *results.Objective, r results.Task, best string) string {
+func objectiveText(o *results.Objective, r results.Task, best bool) string {
 	v, ok := o.Value(r)
 	if !ok {
 		return "-"
 	}
 	s := strconv.FormatFloat(v, 'g', 4, 64)
-	if best != "" && r.Name == best {
+	if best {
 		s += " (best)"
 	}
 	return s

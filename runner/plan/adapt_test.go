@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -142,9 +143,12 @@ func TestInstantiate(t *testing.T) {
 	tmpl := &Task{Name: "train <lr>", Cmd: "train --lr <lr> --act <act>", Metrics: "out/<lr>.json", Key: "k",
 		Env: []EnvVar{{"LR", "<lr>"}}, Params: []Param{{"block", "1"}}, Search: &Search{Trials: 3},
 		Steps: []*Task{{Name: "eval", Cmd: "eval <lr>", Key: "s"}}}
-	got := tmpl.Instantiate(4, []Param{{"lr", "0.01"}, {"act", "relu"}})
-	if got.Name != "train 0.01" || got.Cmd != "train --lr 0.01 --act relu" || got.Metrics != "out/0.01.json" ||
-		got.Env[0].Value != "0.01" || got.Search != nil || got.Steps[0].Cmd != "eval 0.01" || got.Key == tmpl.Key {
+	got, err := tmpl.Instantiate(4, []Param{{"lr", "0.01"}, {"act", "relu"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "train 0.01" || got.Cmd != `train --lr "${RUNALL_PARAM_lr}" --act "${RUNALL_PARAM_act}"` || got.Metrics != "out/${RUNALL_PARAM_lr}.json" ||
+		got.Env[0].Value != "${RUNALL_PARAM_lr}" || got.Search != nil || got.Steps[0].Cmd != `eval "${RUNALL_PARAM_lr}"` || got.Key == tmpl.Key {
 		t.Errorf("%+v", got)
 	}
 	if !reflect.DeepEqual(got.Params, []Param{{"block", "1"}, {"lr", "0.01"}, {"act", "relu"}}) {
@@ -153,11 +157,11 @@ func TestInstantiate(t *testing.T) {
 	if tmpl.Cmd != "train --lr <lr> --act <act>" || tmpl.Steps[0].Cmd != "eval <lr>" {
 		t.Error("the template changed")
 	}
-	other := tmpl.Instantiate(5, []Param{{"lr", "0.01"}, {"act", "relu"}})
+	other, _ := tmpl.Instantiate(5, []Param{{"lr", "0.01"}, {"act", "relu"}})
 	if other.Key == got.Key {
 		t.Error("two trials share a key")
 	}
-	unnamed := (&Task{Name: "python t.py", Cmd: "python t.py --lr <lr>"}).Instantiate(0, []Param{{"lr", "1"}})
+	unnamed, _ := (&Task{Name: "python t.py", Cmd: "python t.py --lr <lr>"}).Instantiate(0, []Param{{"lr", "1"}})
 	if unnamed.Name != "python t.py [trial=0 lr=1]" {
 		t.Errorf("name %q", unnamed.Name)
 	}
@@ -165,7 +169,9 @@ func TestInstantiate(t *testing.T) {
 
 // TestSearchTrialAsMatrixTrial: a trial a sampler hands out is the task the same child with
 // a matrix of those values makes, placeholders filled in the same fields (url included), so
-// that a key that takes a placeholder in one takes it in the other.
+// that a key that takes a placeholder in one takes it in the other; where the matrix's value
+// is put into a text that is expanded (or run), the sampler's is a reference to its
+// variable, which expands to the same text.
 func TestSearchTrialAsMatrixTrial(t *testing.T) {
 	const child = `
       - name: m=<m>
@@ -181,7 +187,16 @@ func TestSearchTrialAsMatrixTrial(t *testing.T) {
 	head := "config: {objective: {metric: acc, mode: max}}\ntasks:\n  - name: sweep\n    parallel-tasks:" + child
 	matrix := mustLoadYAML(t, head+"        matrix: {m: [x1]}\n", LoadOptions{}).Tasks[0].Parallel[0]
 	tmpl := mustLoadYAML(t, head+"        trials: 1\n        search: {ask: a, tell: b}\n", LoadOptions{}).Tasks[0].Parallel[0]
-	got := tmpl.Instantiate(0, []Param{{"m", "x1"}})
+	got, err := tmpl.Instantiate(0, []Param{{"m", "x1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expand := func(s string) string {
+		return Expand(strings.ReplaceAll(s, `"`, ""), func(name string) (string, bool) { return "x1", name == ParamVar("m") })
+	}
+	got.Cmd, got.Cwd, got.URL, got.Metrics = expand(got.Cmd), expand(got.Cwd), expand(got.URL), expand(got.Metrics)
+	got.Env[0].Value = expand(got.Env[0].Value)
+	got.Upload[0].From, got.Upload[0].To = expand(got.Upload[0].From), expand(got.Upload[0].To)
 
 	// What only the way a trial is made decides: its identity, its position, its template.
 	for _, c := range []*Task{matrix, got} {

@@ -52,7 +52,6 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		Tags:          mergeTags(c.tags, in.tags),
 		Env:           mergeEnv(in.env, c.env),
 		Pos:           l.pos(c.node),
-		Key:           identity(path, c.cmd, c.url),
 		Group:         template.group(),
 		Params:        slices.Concat(in.params, c.params),
 		Metrics:       cmp.Or(c.metrics, l.withParams(in.metrics, c.params)),
@@ -82,6 +81,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 	}
 	if len(c.parallel) > 0 {
 		l.block(t, c, own, hostGroup, path, template)
+		t.Key = t.digest(path)
 		return t
 	}
 	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
@@ -98,6 +98,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Steps = l.expandTasks(c.steps, inherited{tags: t.Tags, env: t.Env, stopOnFailure: stop, cwd: t.Cwd,
 			metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop, path: path, template: template}, levelStep)
 	}
+	t.Key = t.digest(path)
 	return t
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -128,13 +129,15 @@ func TestDuplicateNamesWarn(t *testing.T) {
 	}
 	want := []string{
 		`tasks.yml:4:5: the name "setup" is also used at tasks.yml:2:5: results, logs and the summary will not tell the two apart; rename one`,
-		`tasks.yml:8:9: the copies of this task share the name "same": put the for-each or matrix placeholder in name: to tell them apart`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// The two setup steps run the same command in different places: their keys (and so
 	// their durations and resume markers) differ.
+	if got := taskNames(p.Tasks[2].Parallel); !slices.Equal(got, []string{"same [replace=a]", "same [replace=b]"}) {
+		t.Errorf("the copies are named %q: not told apart", got)
+	}
 	if p.Tasks[0].Key == p.Tasks[1].Key {
 		t.Error("identical tasks at two places share a key")
 	}

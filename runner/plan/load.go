@@ -123,6 +123,7 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 		l.cfgEarlyStop = plan.Config.EarlyStop
 	}
 	plan.Tasks = l.expandTasks(raw.tasks, inherited{formats: plan.Config.MetricFormats}, levelTop)
+	l.checkUnfilled(plan.Tasks)
 	if err := l.fileError(); err != nil {
 		return nil, err
 	}
@@ -134,6 +135,7 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 	}
 	numberTasks(plan.Tasks)
 	uniqueKeys(plan.Tasks)
+	distinctNames(plan.Tasks)
 	plan.Warnings = append(plan.Warnings, duplicateNames(plan.Tasks)...)
 	return plan, nil
 }

@@ -565,8 +565,8 @@ func TestTaskfileSuggestKey(t *testing.T) {
 		{"x", ""},
 	}
 	for _, tt := range tests {
-		if got := suggestKey(tt.got, taskKeys); got != tt.want {
-			t.Errorf("suggestKey(%q) = %q, want %q", tt.got, got, tt.want)
+		if got := Suggest(tt.got, taskKeys); got != tt.want {
+			t.Errorf("Suggest(%q) = %q, want %q", tt.got, got, tt.want)
 		}
 	}
 }

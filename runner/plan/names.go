@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -68,8 +69,11 @@ func quoteShort(s string) string {
 	return fmt.Sprintf("%+q", s)
 }
 
-// checkIdentical refuses for-each and matrix copies that would be the same task: same name,
-// same command. They would run the same thing twice and be told apart nowhere.
+// checkIdentical refuses for-each and matrix copies that would be the same task: the same
+// name, and the same texts wherever a placeholder is filled (command, env, cwd, ...: a param
+// reaches a task through those alone). They would run the same thing twice and be told apart
+// nowhere. Copies that differ only where their names do not show it are named apart
+// (distinctNames).
 func (l *loader) checkIdentical(t *rawTask, copies []*rawTask) {
 	if len(copies) < 2 {
 		return
@@ -84,7 +88,7 @@ func (l *loader) checkIdentical(t *rawTask, copies []*rawTask) {
 	first := map[string]int{}
 	dupA, dupB := -1, -1
 	for i, c := range copies {
-		id := c.name + "\x00" + commandTemplate(c)
+		id := filledTexts(c)
 		if j, dup := first[id]; !dup {
 			first[id] = i
 		} else if dupA < 0 {
@@ -103,8 +107,23 @@ func (l *loader) checkIdentical(t *rawTask, copies []*rawTask) {
 		what = "every copy"
 	}
 	l.problemAt(t, key, fmt.Sprintf(
-		"%s: %s would be the same task (name %s, same command): put %s in name: or cmd: so that each copy differs, or list each value once",
+		"%s: %s would be the same task (name %s, and the same command, env and paths): put %s in name: or cmd: so that each copy differs, or list each value once",
 		key, what, quoteShort(copies[dupB].name), placeholder))
+}
+
+// filledTexts joins every text of c a placeholder is filled in, its steps' and trials' too.
+func filledTexts(c *rawTask) string {
+	cc := *c // placeholderTexts clones c's lists: c's own stay as they are
+	var b strings.Builder
+	for _, s := range cc.placeholderTexts() {
+		b.WriteString(*s)
+		b.WriteByte(0)
+	}
+	for _, s := range slices.Concat(c.steps, c.parallel) {
+		b.WriteString(filledTexts(s))
+		b.WriteByte(1)
+	}
+	return b.String()
 }
 
 func paramText(ps []Param) string {
@@ -115,14 +134,59 @@ func paramText(ps []Param) string {
 	return strings.Join(parts, " ")
 }
 
+// distinctNames names apart the copies of one task (for-each, matrix, sample) that would share
+// a name because a param that differs is not in it (<lr> in the name, <seed> only in env):
+// each gets the params that differ among them, as matrix names a copy whose name has no
+// placeholder ("lr=0.1 [seed=2]"). The summary, the logs and the results show trials by
+// name; a trial is identified by its ID, but a reader needs the names apart too.
+func distinctNames(tasks []*Task) {
+	type copyName struct {
+		pos  Pos
+		name string
+	}
+	groups := map[copyName][]*Task{}
+	for _, t := range tasks {
+		k := copyName{t.Pos, t.Name}
+		groups[k] = append(groups[k], t)
+	}
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		for _, t := range g {
+			if labels := differingParams(g, t); labels != "" {
+				t.Name += " [" + labels + "]"
+			}
+		}
+	}
+	for _, t := range tasks {
+		distinctNames(t.Parallel)
+		distinctNames(t.Steps)
+	}
+}
+
+// differingParams is t's params whose values are not the same across its group, as labels.
+func differingParams(group []*Task, t *Task) string {
+	var labels []string
+	for i, p := range t.Params {
+		for _, o := range group {
+			if i < len(o.Params) && o.Params[i].Value != p.Value {
+				labels = append(labels, p.Name+"="+p.Value)
+				break
+			}
+		}
+	}
+	return strings.Join(labels, " ")
+}
+
 // maxNameWarnings bounds the duplicate-name warnings: a file may have thousands.
 const maxNameWarnings = 10
 
-// duplicateNames warns of tasks that share a name path: results, logs and the summary show
-// them by name, so one could not be told from the other.
+// duplicateNames warns of tasks written at two places that share a name path: results, logs
+// and the summary show them by name, so one could not be told from the other. (Copies of one
+// task are named apart: distinctNames.)
 func duplicateNames(tasks []*Task) []Problem {
 	first := map[string]Pos{}
-	warned := map[Pos]bool{}
 	var out []Problem
 	more := 0
 	var walk func(ts []*Task, parent string)
@@ -133,10 +197,7 @@ func duplicateNames(tasks []*Task) []Problem {
 				first[path] = t.Pos
 			} else if len(out) >= maxNameWarnings {
 				more++
-			} else if at == t.Pos && !warned[at] {
-				warned[at] = true
-				out = append(out, Problem{t.Pos, fmt.Sprintf("the copies of this task share the name %s: put the for-each or matrix placeholder in name: to tell them apart", quoteShort(t.Name))})
-			} else if at != t.Pos {
+			} else {
 				out = append(out, Problem{t.Pos, fmt.Sprintf("the name %s is also used at %s: results, logs and the summary will not tell the two apart; rename one", quoteShort(t.Name), at)})
 			}
 			walk(t.Parallel, path)

@@ -1,42 +1,107 @@
 package plan
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 )
 
 // Instantiate makes trial number n of a search template (a parallel child with search:) from
-// the params its sampler handed out: a copy with <name> replaced by each param's value, in
-// the texts for-each and matrix fill (see placeholders.go), and its steps'. A name
-// without placeholders gets the params appended, as matrix names its copies. IDs are left
-// to the caller; the key is the template's and the trial's number.
-func (t *Task) Instantiate(n int, params []Param) *Task {
-	var pairs, labels []string
-	labels = append(labels, "trial="+strconv.Itoa(n))
+// the params its sampler handed out. They come from outside the task file, so they are data
+// (bind.go): in the texts for-each and matrix fill (see placeholders.go), and its steps', a
+// placeholder in a command becomes a quoted reference to the param's variable (ParamVar,
+// which the runner sets from Params); one in a text that is expanded against the
+// environment (env: values, cwd, url, metrics, upload) a ${reference} to it; one in a text
+// that is only shown or names a file (name, tags, log-path) the value itself. A name without
+// placeholders gets the params appended, as matrix names its copies. IDs are left to the
+// caller; the key is the trial's identity (identity.go) at the template's key and the trial's
+// number. Params that cannot be handed over safely are an error.
+func (t *Task) Instantiate(n int, params []Param) (*Task, error) {
+	if err := checkParams(params); err != nil {
+		return nil, err
+	}
+	left := slices.DeleteFunc(unfilledIn(t), func(name string) bool {
+		return slices.ContainsFunc(params, func(p Param) bool { return p.Name == name })
+	})
+	if len(left) > 0 {
+		return nil, fmt.Errorf("the sampler gave no value for <%s>, which the command would read as a redirection: have ask print it among the params", strings.Join(slices.Compact(slices.Sorted(slices.Values(left))), ">, <"))
+	}
+	labels := []string{"trial=" + strconv.Itoa(n)}
 	for _, p := range params {
-		pairs = append(pairs, "<"+p.Name+">", p.Value)
 		labels = append(labels, p.Name+"="+p.Value)
 	}
-	r := strings.NewReplacer(pairs...)
-	c := t.instantiate(r, params)
-	c.Key = identity(t.Key, "trial", strconv.Itoa(n))
+	c, err := t.instantiate(params, identity(t.Key, "trial", strconv.Itoa(n)))
+	if err != nil {
+		return nil, err
+	}
 	if c.Name == t.Name {
 		c.Name += " [" + strings.Join(labels, " ") + "]"
 	}
-	return c
+	return c, nil
 }
 
-func (t *Task) instantiate(r *strings.Replacer, params []Param) *Task {
+// unfilledIn lists the placeholders left in the commands of t and its steps.
+func unfilledIn(t *Task) []string {
+	var out []string
+	Walk([]*Task{t}, func(t *Task) { out = append(out, unfilledOf(t)...) })
+	return out
+}
+
+// checkParams refuses params that no variable can hand over: a value with a NUL, an empty
+// name, or two names that would be the same variable.
+func checkParams(params []Param) error {
+	vars := map[string]string{}
+	for _, p := range params {
+		switch {
+		case p.Name == "":
+			return errors.New("a param with an empty name")
+		case strings.ContainsRune(p.Value, 0) || strings.ContainsRune(p.Name, 0):
+			return fmt.Errorf("param %q holds a NUL character, which no command or variable can carry", p.Name)
+		}
+		v := ParamVar(p.Name)
+		if other, ok := vars[v]; ok {
+			return fmt.Errorf("params %q and %q would both be handed over as $%s: rename one", other, p.Name, v)
+		}
+		vars[v] = p.Name
+	}
+	return nil
+}
+
+// instantiate is the copy of t at place (its template's key and its trial's number) with
+// the placeholders of params filled in, identified by what it does there (identity.go).
+func (t *Task) instantiate(params []Param, place string) (*Task, error) {
+	var values, refs []string
+	for _, p := range params {
+		values = append(values, "<"+p.Name+">", p.Value)
+		refs = append(refs, "<"+p.Name+">", "${"+ParamVar(p.Name)+"}")
+	}
 	c := *t
 	c.Search = nil
-	fill(r, c.placeholderTexts())
+	cmd, err := bindCommand(t.Cmd, params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	fill(strings.NewReplacer(values...), c.placeholderTexts())
+	c.Cmd = cmd
+	expanded := strings.NewReplacer(refs...)
+	c.Cwd, c.URL, c.Metrics = expanded.Replace(t.Cwd), expanded.Replace(t.URL), expanded.Replace(t.Metrics)
+	for i := range c.Env {
+		c.Env[i].Value = expanded.Replace(t.Env[i].Value)
+	}
+	for i := range c.Upload {
+		c.Upload[i].From, c.Upload[i].To = expanded.Replace(t.Upload[i].From), expanded.Replace(t.Upload[i].To)
+	}
 	c.Params = slices.Concat(t.Params, params)
 	c.Steps = nil
 	for _, s := range t.Steps {
-		cs := s.instantiate(r, params)
-		cs.Key = identity(s.Key, c.Name)
+		cs, err := s.instantiate(params, identity(place, s.Key))
+		if err != nil {
+			return nil, err
+		}
 		c.Steps = append(c.Steps, cs)
 	}
-	return &c
+	c.Key = c.digest(place)
+	return &c, nil
 }

@@ -258,15 +258,16 @@ func (d *nodeDecoder) globs(p nodePair) []string {
 
 // unknownKey reports a key that has no meaning where it is, suggesting the nearest valid one.
 func (d *nodeDecoder) unknownKey(p nodePair, where string, valid []string) {
-	if s := suggestKey(p.name, valid); s != "" {
+	if s := Suggest(p.name, valid); s != "" {
 		d.errorf(p.key, "unknown key %q (did you mean %q?)", p.name, s)
 		return
 	}
 	d.errorf(p.key, "unknown key %q in %s (docs/taskfile.md lists the keys)", p.name, where)
 }
 
-// suggestKey returns the valid key nearest to got, or "" when none is near enough to be a typo.
-func suggestKey(got string, valid []string) string {
+// Suggest returns the valid name nearest to got, or "" when none is near enough to be a typo:
+// a key of the task file, or a metric the trials reported.
+func Suggest(got string, valid []string) string {
 	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "-") }
 	g := norm(got)
 	limit := 1
@@ -357,7 +358,7 @@ func (f *rawFile) UnmarshalYAML(n *yaml.Node) error {
 		case strings.HasPrefix(p.name, "x-"):
 			// Holders of anchors for the rest of the file, as in docker-compose.
 		default:
-			if s := suggestKey(p.name, topLevelKeys); s != "" {
+			if s := Suggest(p.name, topLevelKeys); s != "" {
 				d.errorf(p.key, "unknown key %q (did you mean %q?)", p.name, s)
 			} else {
 				d.errorf(p.key, "unknown top-level key %q: want config, tasks, s3, $include, or a name starting with x- to hold anchors", p.name)

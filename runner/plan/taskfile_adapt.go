@@ -234,22 +234,32 @@ func decodePatterns(d *nodeDecoder, p nodePair) []*metric.Pattern {
 }
 
 // fillEarlyStop takes metric and mode from the objective where early-stop leaves them out.
+// The objective's mode is the metric's own: early stopping on another metric takes none of
+// it (val_loss under an objective of val_accuracy, max, would keep the worst trials).
 func (l *loader) fillEarlyStop(c *earlystop.Config, at *yaml.Node) *earlystop.Config {
 	if c == nil {
 		return nil
 	}
 	out := *c
-	if o := l.cfg.Objective; o != nil {
-		if out.Metric == "" {
-			out.Metric = o.Metric
-		}
-		if out.Mode == "" {
-			out.Mode = o.Mode
-		}
+	problem := func(msg string, args ...any) {
+		l.problems = append(l.problems, Problem{l.pos(at), fmt.Sprintf(msg, args...)})
+	}
+	o := l.cfg.Objective
+	if o != nil && out.Metric == "" {
+		out.Metric = o.Metric
+	}
+	switch {
+	case o == nil || out.Metric == "":
+	case out.Metric != o.Metric && out.Mode == "":
+		problem("early-stop: mode: missing: %s is not the objective's metric (%s), so it does not take the objective's mode %s: set mode: max or min for %s", out.Metric, o.Metric, o.Mode, out.Metric)
+		return &out
+	case out.Mode == "":
+		out.Mode = o.Mode
+	case out.Metric == o.Metric && out.Mode != o.Mode:
+		problem("early-stop: mode: %s contradicts the objective's mode %s for the same metric %s: early stopping would keep the trials the summary ranks worst; leave mode out, or make them agree", out.Mode, o.Mode, out.Metric)
 	}
 	if out.Metric == "" || out.Mode == "" {
-		l.problems = append(l.problems, Problem{l.pos(at),
-			"early-stop: metric and mode: missing: set them here, or set config objective: {metric, mode}, which early stopping then uses"})
+		problem("early-stop: metric and mode: missing: set them here, or set config objective: {metric, mode}, which early stopping then uses")
 	}
 	return &out
 }

@@ -41,6 +41,8 @@ const DefaultDrain = 30 * time.Second
 type Pruner struct {
 	o      Options
 	blocks map[*earlystop.Config]*plan.Task // each rule's block, by its config
+	order  []*earlystop.Config              // the rules in plan order
+	absent map[*earlystop.Config]*absence   // whether each rule's metric is reported
 
 	mu      sync.Mutex
 	stopper executor.Stopper
@@ -52,10 +54,13 @@ type Pruner struct {
 
 // New is the pruner of p's blocks that set early-stop; nil when none does.
 func New(p *plan.Plan, o Options) *Pruner {
-	pr := &Pruner{o: o, blocks: map[*earlystop.Config]*plan.Task{}, rules: map[*earlystop.Config]*worker{}}
+	pr := &Pruner{o: o, blocks: map[*earlystop.Config]*plan.Task{}, rules: map[*earlystop.Config]*worker{},
+		absent: map[*earlystop.Config]*absence{}}
 	for _, b := range p.Tasks {
 		if b.IsBlock() && b.EarlyStop != nil {
 			pr.blocks[b.EarlyStop] = b
+			pr.order = append(pr.order, b.EarlyStop)
+			pr.absent[b.EarlyStop] = &absence{}
 		}
 	}
 	if len(pr.blocks) == 0 {
@@ -91,7 +96,8 @@ type worker struct {
 	stopped map[*plan.Task]bool
 }
 
-// Event takes the values of each block's early-stop metric.
+// Event takes the values of each block's early-stop metric, and notices a rule whose metric
+// no trial reports.
 func (pr *Pruner) Event(ev event.Event, emit func(event.Event)) {
 	if ev.Kind == event.RunEnded {
 		// The run's last event: the process exits after it. The values still queued are
@@ -100,6 +106,21 @@ func (pr *Pruner) Event(ev event.Event, emit func(event.Event)) {
 		pr.end()
 		if !pr.wait(cmp.Or(pr.o.Drain, DefaultDrain)) {
 			pr.warn("early-stop: values not written after " + cmp.Or(pr.o.Drain, DefaultDrain).String() + ": the other runalls of the sweep will not see them")
+		}
+		for _, c := range pr.order {
+			if w := pr.absent[c].atEnd(pr.blocks[c], c.Metric); w != "" {
+				pr.warn(w)
+			}
+		}
+	}
+	if a := pr.absenceOf(ev); a != nil {
+		switch ev.Kind {
+		case event.TaskStarted:
+			a.ran = true
+		case event.TaskMetric:
+			if w := a.metric(pr.blocks[ev.Task.EarlyStop], ev.Task.EarlyStop.Metric, ev.Metric, ev.Step); w != "" {
+				pr.warn(w)
+			}
 		}
 	}
 	pr.mu.Lock()
@@ -126,6 +147,15 @@ func (pr *Pruner) Event(ev event.Event, emit func(event.Event)) {
 	case w.wake <- struct{}{}:
 	default:
 	}
+}
+
+// absenceOf is what is noticed of the metrics of ev's task's block; nil for a task without
+// early-stop.
+func (pr *Pruner) absenceOf(ev event.Event) *absence {
+	if ev.Task == nil || ev.Task.EarlyStop == nil {
+		return nil
+	}
+	return pr.absent[ev.Task.EarlyStop]
 }
 
 // worker is the block's worker, started with its first value; nil once closed.

@@ -20,7 +20,13 @@ func Merge(runs []*Run) *Run {
 	}
 	out := &Run{File: runs[0].File, Status: StatusOK, LearnedGPUMemory: map[string]uint64{}}
 	var ids, shards []string
-	byName := map[string]Task{}
+	// A task is known by its ID and name together: the same in every shard of one file, and
+	// apart for two trials that share a name.
+	type taskID struct {
+		id   int
+		name string
+	}
+	byID := map[taskID]Task{}
 	for _, r := range runs {
 		ids = append(ids, r.RunID)
 		if r.Shard != "" {
@@ -40,8 +46,9 @@ func Merge(runs []*Run) *Run {
 		out.GPUProcessIDs = cmp.Or(out.GPUProcessIDs, r.GPUProcessIDs)
 		maps.Copy(out.LearnedGPUMemory, r.LearnedGPUMemory)
 		for _, t := range r.Tasks {
-			if old, ok := byName[t.Name]; !ok || preferred(t, old) {
-				byName[t.Name] = t
+			k := taskID{t.ID, t.Name}
+			if old, ok := byID[k]; !ok || preferred(t, old) {
+				byID[k] = t
 			}
 		}
 	}
@@ -52,10 +59,10 @@ func Merge(runs []*Run) *Run {
 	if len(out.LearnedGPUMemory) == 0 {
 		out.LearnedGPUMemory = nil
 	}
-	out.Tasks = slices.SortedFunc(maps.Values(byName), func(a, b Task) int {
+	out.Tasks = slices.SortedFunc(maps.Values(byID), func(a, b Task) int {
 		return cmp.Or(cmp.Compare(a.ID, b.ID), strings.Compare(a.Name, b.Name))
 	})
-	out.Best = out.Objective.BestTask(out.Tasks)
+	out.SetBest()
 	return out
 }
 

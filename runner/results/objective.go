@@ -62,15 +62,32 @@ func (o *Objective) Rank(tasks []Task) []int {
 	return idx
 }
 
-// BestTask is the name of the best task that succeeded and reported the objective; "" when
-// none did.
-func (o *Objective) BestTask(tasks []Task) string {
+// BestTask is the best task that succeeded and reported the objective; false when none did.
+func (o *Objective) BestTask(tasks []Task) (Task, bool) {
 	for _, i := range o.Rank(tasks) {
 		t := tasks[i]
 		if _, ok := o.Value(t); ok && t.Status == StatusOK {
-			return t.Name
+			return t, true
 		}
 		break
 	}
-	return ""
+	return Task{}, false
+}
+
+// SetBest names the best task of r's by its objective (Best, BestID); none when no task that
+// succeeded reported it.
+func (r *Run) SetBest() {
+	r.Best, r.BestID = "", 0
+	if t, ok := r.Objective.BestTask(r.Tasks); ok {
+		r.Best, r.BestID = t.Name, t.ID
+	}
+}
+
+// IsBest reports whether t is the run's best task: by its ID, which no other task has (two
+// trials may share a name); by its name in a results file written before best_id.
+func (r *Run) IsBest(t Task) bool {
+	if r.BestID != 0 {
+		return t.ID == r.BestID
+	}
+	return r.Best != "" && t.Name == r.Best
 }

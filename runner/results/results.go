@@ -51,9 +51,10 @@ type Run struct {
 	GPUProcessIDs string `json:"gpu_process_ids,omitempty"`
 
 	// Objective is config objective: the metric trials are ranked by; Best names the best
-	// trial by it (see Rank).
+	// trial by it (see Rank), and BestID is that trial's ID, which identifies it (IsBest).
 	Objective *Objective `json:"objective,omitempty"`
 	Best      string     `json:"best,omitempty"`
+	BestID    int        `json:"best_id,omitempty"`
 	// Stopped says why trials were skipped by config stop-when, when they were.
 	Stopped string `json:"stopped,omitempty"`
 	// Report and GPUSamples are the HTML report and the GPU memory samples in LogDir.

@@ -34,10 +34,14 @@ func TestObjectiveRank(t *testing.T) {
 	if got := names(nil); !slices.Equal(got, []string{"setup", "a", "b", "c", "d", "e"}) {
 		t.Errorf("no objective: %v", got)
 	}
-	if maxObj.BestTask(tasks) != "c" || minObj.BestTask(tasks) != "a" || (*Objective)(nil).BestTask(tasks) != "" {
-		t.Errorf("best: %q %q", maxObj.BestTask(tasks), minObj.BestTask(tasks))
+	best := func(o *Objective, tasks []Task) string {
+		t, _ := o.BestTask(tasks)
+		return t.Name
 	}
-	if got := maxObj.BestTask(tasks[2:3]); got != "" {
+	if best(maxObj, tasks) != "c" || best(minObj, tasks) != "a" || best(nil, tasks) != "" {
+		t.Errorf("best: %q %q", best(maxObj, tasks), best(minObj, tasks))
+	}
+	if got := best(maxObj, tasks[2:3]); got != "" {
 		t.Errorf("best of a failed trial alone: %q, want none", got)
 	}
 }

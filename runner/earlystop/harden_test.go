@@ -1,0 +1,92 @@
+package earlystop
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestNaNStepCountsAsWorst: a trial that prints nan at every step (it diverged) is stopped
+// under both rules as soon as another trial's value is there to compare, instead of keeping
+// its GPU to the end; what the rules record for it is finite, so that a shared store can
+// write it.
+func TestNaNStepCountsAsWorst(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name string
+		c    Config
+		obs  []obs
+	}{
+		{name: "asha max: nan at a rung with a value is last",
+			c:   Config{Method: ASHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 3},
+			obs: []obs{{"a", 1, 0.1, false}, {"nan", 1, nan, true}}},
+		{name: "asha min: nan at a rung with a value is last",
+			c:   Config{Method: ASHA, Metric: "loss", Mode: "min", Grace: 1, Reduction: 3},
+			obs: []obs{{"a", 1, 1e300, false}, {"nan", 1, nan, true}}},
+		{name: "asha: two trials with no value do not tie to continue",
+			c:   Config{Method: ASHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 3},
+			obs: []obs{{"nan1", 1, nan, false}, {"nan2", 1, math.Inf(1), true}, {"a", 1, 0.2, false}}},
+		{name: "median max: nan at every step",
+			c: Config{Method: Median, Metric: "acc", Mode: "max", Grace: 1, MinTrials: 1},
+			obs: []obs{{"a", 1, 0.1, false}, {"a", 2, 0.2, false},
+				{"nan", 1, nan, true}, {"nan", 2, nan, true}}},
+		{name: "median min: a trial that diverges after good steps",
+			c: Config{Method: Median, Metric: "loss", Mode: "min", Grace: 1, MinTrials: 1},
+			obs: []obs{{"a", 1, 2, false}, {"a", 2, 1.5, false}, {"a", 3, 1.4, false},
+				{"b", 1, 1, false}, {"b", 2, 0.5, false}, {"b", 3, nan, true}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &MemoryStore{}
+			r, err := New(tc.c, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, o := range tc.obs {
+				d, err := r.Observe(o.trial, o.step, o.value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.Stop != o.stop {
+					t.Errorf("#%d %s@%d=%g: stop %v (%s), want %v", i, o.trial, o.step, o.value, d.Stop, d.Reason, o.stop)
+				}
+				if d.Stop && !strings.Contains(d.Reason, "no usable value (nan)") {
+					t.Errorf("#%d: reason %q does not say the value was missing", i, d.Reason)
+				}
+			}
+			for step := 1; step <= 3; step++ {
+				vals, _ := st.Rung(step)
+				if _, err := json.Marshal(vals); err != nil {
+					t.Errorf("step %d: the recorded values %v cannot be written to a shared store: %v", step, vals, err)
+				}
+			}
+		})
+	}
+}
+
+// TestMedianBoundedState: median keeps a constant amount per trial and records at a bounded
+// number of steps (2 trials of 200,000 steps kept every value and took 40 s), and decides as
+// the rule that kept every value does, redrawn steps and retried attempts included.
+func TestMedianBoundedState(t *testing.T) {
+	c := Config{Method: Median, Metric: "loss", Mode: "min", Grace: 2, MinTrials: 2}
+	st := &MemoryStore{}
+	rule, _ := New(c, st)
+	const steps = 200_000
+	for step := 1; step <= steps; step++ {
+		for _, trial := range []string{"a", "b"} {
+			if _, err := rule.Observe(trial, step, 1/float64(step)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	st.mu.Lock()
+	recorded := len(st.rungs)
+	st.mu.Unlock()
+	if recorded > 1100 {
+		t.Errorf("%d steps of 2 trials: running averages recorded at %d steps, want about 1,000 at most", steps, recorded)
+	}
+	if allocs := testing.AllocsPerRun(1000, func() { rule.Observe("a", steps+3, 0.5) }); allocs != 0 {
+		t.Errorf("a value at a step median does not decide at: %g allocations, want none", allocs)
+	}
+}
