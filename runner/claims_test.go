@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"github.com/runall/runall/internal/claimstest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,7 +41,7 @@ func ranLines(t *testing.T, path string) []string {
 // TestClaimsShareTrials runs two runs of one file on one in-memory queue: each trial runs
 // in exactly one of them, and the other lists it as done elsewhere.
 func TestClaimsShareTrials(t *testing.T) {
-	store := claims.NewMem()
+	store := claimstest.NewMem()
 	out := filepath.Join(t.TempDir(), "ran")
 	file := sweepFile(out, 8, "0.05", 2)
 	var wg sync.WaitGroup
@@ -78,7 +79,7 @@ func TestClaimsShareTrials(t *testing.T) {
 // TestClaimsOnlyWhatStarts checks that a run holds no more claims than it runs trials:
 // admission decides when it claims the next.
 func TestClaimsOnlyWhatStarts(t *testing.T) {
-	store := claims.NewMem()
+	store := claimstest.NewMem()
 	out := filepath.Join(t.TempDir(), "ran")
 	done := make(chan struct{})
 	most := 0
@@ -111,7 +112,7 @@ func TestClaimsOnlyWhatStarts(t *testing.T) {
 // TestClaimsStoreOutage takes the store away for a moment, well inside the lease: the trial
 // goes on, and is recorded once the store is back.
 func TestClaimsStoreOutage(t *testing.T) {
-	store := claims.NewMem()
+	store := claimstest.NewMem()
 	out := filepath.Join(t.TempDir(), "ran")
 	go func() {
 		for !slices.ContainsFunc(store.Keys(), func(k string) bool { return strings.HasPrefix(k, "claims/") }) {
@@ -133,7 +134,7 @@ func TestClaimsStoreOutage(t *testing.T) {
 	}
 }
 
-func claimKeyOf(m *claims.Mem) string {
+func claimKeyOf(m *claimstest.Mem) string {
 	for _, k := range m.Keys() {
 		if strings.HasPrefix(k, "claims/") {
 			return k
@@ -145,7 +146,7 @@ func claimKeyOf(m *claims.Mem) string {
 // TestClaimsStoreGoneStopsTrial takes the store away for good: the lease cannot be renewed,
 // so the trial is stopped rather than risk running twice.
 func TestClaimsStoreGoneStopsTrial(t *testing.T) {
-	store := claims.NewMem()
+	store := claimstest.NewMem()
 	out := filepath.Join(t.TempDir(), "ran")
 	go func() {
 		for claimKeyOf(store) == "" {
@@ -166,7 +167,7 @@ func TestClaimsStoreGoneStopsTrial(t *testing.T) {
 // is: the trial did not fail for good, so it is not recorded as done, and its claim is given
 // back for another runall to take at once rather than after the lease.
 func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
-	store := claims.NewMem()
+	store := claimstest.NewMem()
 	dir := t.TempDir()
 	out, quick := filepath.Join(dir, "ran"), filepath.Join(dir, "quick")
 	// Long in the first runall, quick in the next: the same trial, so the same sweep.

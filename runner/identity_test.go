@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"github.com/runall/runall/internal/claimstest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,7 +82,7 @@ tasks:
         timeout: 1h
 `
 	for _, other := range []string{strings.Replace(file, "/data/a", "/data/b", 1), strings.Replace(file, "1h", "2h", 1)} {
-		store := claims.NewMem()
+		store := claimstest.NewMem()
 		if _, out, err := runFile(t, file, Options{Claims: ClaimsOptions{Store: store, Lease: time.Minute}}); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
