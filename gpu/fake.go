@@ -150,15 +150,6 @@ func (d *FakeDevice) parseOptions(opts string) error {
 	return nil
 }
 
-// FakeSizes is simulated GPUs of the given sizes, with no reserve and no foreign process.
-func FakeSizes(sizes ...uint64) []FakeDevice {
-	out := make([]FakeDevice, len(sizes))
-	for i, s := range sizes {
-		out[i] = FakeDevice{Total: s}
-	}
-	return out
-}
-
 // FormatFakeSpec writes devices back as a spec ParseFakeSpec reads exactly.
 func FormatFakeSpec(devs []FakeDevice) string {
 	parts := make([]string, len(devs))

@@ -120,7 +120,11 @@ tasks:
 // running the test binary as fake-alloc (see TestMain).
 func fakeGPUs(t *testing.T, sizes ...uint64) gpu.Probe {
 	t.Helper()
-	p, err := gpu.OpenFake(gpu.FakeOptions{Devices: gpu.FakeSizes(sizes...), StateDir: t.TempDir()})
+	devs := make([]gpu.FakeDevice, len(sizes))
+	for i, s := range sizes {
+		devs[i] = gpu.FakeDevice{Total: s}
+	}
+	p, err := gpu.OpenFake(gpu.FakeOptions{Devices: devs, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

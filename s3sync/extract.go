@@ -18,15 +18,6 @@ import (
 	"time"
 )
 
-// Extract unpacks archive (.zip, .tar, .tar.gz or .tgz; recognised by name, else by content)
-// into dir. Entries with absolute paths or "..", and links that point outside dir, are
-// refused with an error naming the entry, before anything is written to dir: entries are
-// unpacked into a staging directory inside dir first, then renamed into place one by one.
-func Extract(archive, dir string) error {
-	_, err := extractFile(context.Background(), archive, filepath.Base(archive), dir, nil)
-	return err
-}
-
 type archiveKind int
 
 const (

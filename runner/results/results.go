@@ -118,15 +118,6 @@ func (r Task) Duration() time.Duration {
 	return r.FinishedAt.Sub(r.StartedAt)
 }
 
-// Write writes a results file atomically: a reader never sees half a file.
-func Write(path string, res *Run) error {
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(path, append(b, '\n'))
-}
-
 // Read reads a results file.
 func Read(path string) (*Run, error) {
 	b, err := os.ReadFile(path)
