@@ -29,6 +29,8 @@ const (
 )
 
 // Run is the outcome of a run: what --results writes and the summary prints.
+//
+//limits:flat results.json's top-level object, one field per key of its documented schema (README, --results); sub-structs would nest the JSON or need a marshaller of their own.
 type Run struct {
 	File       string    `json:"file"`
 	RunID      string    `json:"run_id"`
@@ -67,6 +69,8 @@ type Run struct {
 
 // Task is one command task's outcome. Blocks and sequences are not listed; their
 // commands are.
+//
+//limits:flat one object of results.json's tasks, one field per key of its documented schema (README, --results), which the report and merged runs read back.
 type Task struct {
 	ID          int    `json:"id"`
 	Name        string `json:"name"`
