@@ -51,7 +51,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		Cwd:           cmp.Or(c.cwd, in.cwd),
 		Tags:          mergeTags(c.tags, in.tags),
 		Env:           mergeEnv(in.env, c.env),
-		Pos:           l.pos(c.node),
+		Pos:           l.src.pos(c.node),
 		Group:         template.group(),
 		Params:        slices.Concat(in.params, c.params),
 		Metrics:       cmp.Or(c.metrics, l.withParams(in.metrics, c.params)),
@@ -68,7 +68,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Cmd = strings.ReplaceAll(t.Cmd, l.execPattern, "<exec>")
 	}
 	for _, u := range c.upload {
-		t.Upload = append(t.Upload, l.transfer(&u.rawTransfer))
+		t.Upload = append(t.Upload, l.src.transfer(&u.rawTransfer))
 	}
 	l.adapt(t, c, in)
 	own := c.own(in)
@@ -111,7 +111,7 @@ func (l *loader) keyPositions(c *rawTask) map[string]Pos {
 			if out == nil {
 				out = map[string]Pos{}
 			}
-			out[key] = l.pos(n)
+			out[key] = l.src.pos(n)
 		}
 	}
 	return out
@@ -131,7 +131,7 @@ func (l *loader) adapt(t *Task, c *rawTask, in inherited) {
 	if c.search != nil {
 		t.Search = &Search{Ask: c.search.Ask, Tell: c.search.Tell, Trials: c.trials}
 		if l.cfg.Objective == nil {
-			l.problemAt(c, "search", "search: needs config objective: {metric, mode}: its value is what tell reports to the sampler")
+			l.src.problemAt(c, "search", "search: needs config objective: {metric, mode}: its value is what tell reports to the sampler")
 		}
 	}
 }
@@ -222,7 +222,7 @@ func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool) *GP
 	capped := gpuCap != nil && *gpuCap
 	if mem == nil && gpus == 0 {
 		if capped {
-			l.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size")
+			l.src.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size")
 		}
 		return nil
 	}
@@ -230,7 +230,7 @@ func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool) *GP
 	if mem == nil || mem.auto {
 		s.Auto = true
 		if capped {
-			l.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size, not auto")
+			l.src.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size, not auto")
 		}
 	} else {
 		s.Memory = mem.bytes
@@ -239,12 +239,12 @@ func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool) *GP
 }
 
 // problemAt records a problem at the task's key, or at the task when the key is inherited.
-func (l *loader) problemAt(t *rawTask, key, msg string) {
+func (src *sources) problemAt(t *rawTask, key, msg string) {
 	n := t.node
 	if k, ok := t.keys[key]; ok {
 		n = k
 	}
-	l.problems = append(l.problems, Problem{l.pos(n), msg})
+	src.problems = append(src.problems, Problem{src.pos(n), msg})
 }
 
 func boolOr(b *bool, fallback bool) bool {
