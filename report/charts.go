@@ -92,21 +92,32 @@ func (p *page) frame(w, h float64, xs, ys scale, xLabel, yLabel string, xTicks [
 	p.printf("<text x=\"12\" y=\"%.0f\" text-anchor=\"middle\" transform=\"rotate(-90 12 %.0f)\">%s</text>\n", (h-chartPadB)/2, (h-chartPadB)/2, esc(yLabel))
 }
 
-// curves draws the focus metric per epoch: one line per trial, the best one on top.
+// curves draws the focus metric per epoch: one line per trial that reported it more than
+// once, the best one on top, and a point for each that reported it once (pruned at its first
+// epoch, or just started). Each line is drawn from at most curvePoints points.
 func (p *page) curves() {
 	m := p.focus
 	p.printf("<section id=\"curves\">\n<h2>%s per epoch</h2>\n", esc(cmpOr(m, "Metrics")))
-	var series []int
-	lo, hi, longest := math.Inf(1), math.Inf(-1), 0
+	var lines, points []int
+	lo, hi, longest := math.Inf(1), math.Inf(-1), 1
 	for _, i := range p.order {
-		s := p.run.Tasks[i].MetricSeries[m]
-		if len(s) < 2 {
-			continue
+		t := p.run.Tasks[i]
+		s := t.MetricSeries[m]
+		if len(s) == 0 {
+			v, ok := t.Metrics[m]
+			if !ok {
+				continue
+			}
+			s = []float64{v}
 		}
-		series = append(series, i)
+		if len(s) == 1 {
+			points = append(points, i)
+		} else {
+			lines = append(lines, i)
+		}
 		lo, hi, longest = math.Min(lo, slices.Min(s)), math.Max(hi, slices.Max(s)), max(longest, len(s))
 	}
-	if len(series) == 0 {
+	if len(lines) == 0 {
 		p.printf("<p class=\"note\">%s</p>\n</section>\n", esc(noSeries(m)))
 		return
 	}
@@ -114,28 +125,106 @@ func (p *page) curves() {
 	xs := scale{lo: 1, hi: float64(longest), p0: chartPadL + 6, p1: w - chartPadR - 6}
 	lo, hi = padded(lo, hi)
 	ys := scale{lo: lo, hi: hi, p0: h - chartPadB, p1: chartPadT}
-	p.printf("<p class=\"note\">One line per trial (%d); the best trial's is drawn thick. Hover a line for its trial.</p>\n", len(series))
+	p.printf("<p class=\"note\">%s</p>\n", curvesNote(len(lines), len(points), longest > curvePoints))
 	p.printf("<svg class=\"curves\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", w, h, w, h)
 	p.frame(w, h, xs, ys, "epoch", m, epochTicks(longest), func(v float64) string { return strconv.Itoa(int(v)) })
-	slices.Reverse(series) // the best last, drawn over the others
-	for _, i := range series {
-		t := p.run.Tasks[i]
-		class, end := "curve", ""
-		if p.run.IsBest(t) {
-			class += " best"
-		}
-		if rule := prunedBy(t); rule != "" {
-			class += " pruned"
-			end = fmt.Sprintf(" (pruned by %s at epoch %d)", rule, len(t.MetricSeries[m]))
-		}
-		var pts strings.Builder
-		for e, v := range t.MetricSeries[m] {
-			fmt.Fprintf(&pts, "%.1f,%.1f ", xs.at(float64(e+1)), ys.at(v))
-		}
-		p.printf("<polyline class=\"%s\" points=\"%s\"><title>%s: %s%s</title></polyline>\n",
-			class, strings.TrimSpace(pts.String()), esc(t.Name), formatNum(t.MetricSeries[m][len(t.MetricSeries[m])-1]), esc(end))
+	drawn := slices.Concat(points, lines)
+	slices.Reverse(drawn) // the best last, drawn over the others
+	for _, i := range drawn {
+		p.curve(p.run.Tasks[i], m, xs, ys)
 	}
 	p.printf("</svg>\n</section>\n")
+}
+
+// curvePoints is the most points a curve is drawn from: a thousand trials of a thousand
+// epochs are a million points, which no browser draws quickly and no screen shows.
+const curvePoints = 200
+
+func curvesNote(lines, points int, thinned bool) string {
+	note := fmt.Sprintf("One line per trial that reported it more than once (%d)", lines)
+	if points > 0 {
+		note += fmt.Sprintf(", a point at epoch 1 for each that reported it once (%d: pruned at its first epoch, or just started)", points)
+	}
+	note += "; the best trial's is drawn thick. Hover a line for its trial."
+	if thinned {
+		note += fmt.Sprintf(" Longer curves are drawn from %d of their points, their lowest and highest kept.", curvePoints)
+	}
+	return note
+}
+
+// curve draws one trial's series of m (or its one value, as a point).
+func (p *page) curve(t results.Task, m string, xs, ys scale) {
+	s := t.MetricSeries[m]
+	if len(s) == 0 {
+		s = []float64{t.Metrics[m]}
+	}
+	class, end := "curve", ""
+	if p.run.IsBest(t) {
+		class += " best"
+	}
+	if rule := prunedBy(t); rule != "" {
+		class += " pruned"
+		end = fmt.Sprintf(" (pruned by %s at epoch %d)", rule, len(s))
+	}
+	title := fmt.Sprintf("<title>%s: %s%s</title>", esc(t.Name), formatNum(s[len(s)-1]), esc(end))
+	if len(s) == 1 {
+		p.printf("<circle class=\"%s one\" data-task=\"%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\">%s</circle>\n", class, t.ID, xs.at(1), ys.at(s[0]), title)
+		return
+	}
+	var pts strings.Builder
+	for _, e := range thinCurve(len(s), curvePoints, func(i int) float64 { return s[i] }) {
+		fmt.Fprintf(&pts, "%.1f,%.1f ", xs.at(float64(e+1)), ys.at(s[e]))
+	}
+	p.printf("<polyline class=\"%s\" data-task=\"%d\" points=\"%s\">%s</polyline>\n", class, t.ID, strings.TrimSpace(pts.String()), title)
+	p.resumeMarks(t, s, xs, ys)
+}
+
+// thinCurve is the indexes of n values to draw, at most about limit: all of them when
+// there are that few; else, per run of values, the lowest and the highest, in order, and
+// always the first and the last.
+func thinCurve(n, limit int, at func(int) float64) []int {
+	if n <= limit {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	buckets := max(limit/2, 1)
+	out := []int{0}
+	for b := range buckets {
+		from, to := b*n/buckets, (b+1)*n/buckets
+		lo, hi := from, from
+		for i := from; i < to; i++ {
+			if at(i) < at(lo) {
+				lo = i
+			}
+			if at(i) > at(hi) {
+				hi = i
+			}
+		}
+		for _, i := range []int{min(lo, hi), max(lo, hi)} {
+			if i > out[len(out)-1] {
+				out = append(out, i)
+			}
+		}
+	}
+	if out[len(out)-1] != n-1 {
+		out = append(out, n-1)
+	}
+	return out
+}
+
+// resumeMarks marks where a trial resumed from its checkpoint on its curve: at the step its
+// checkpoint held, the last value before the resumed attempt's first.
+func (p *page) resumeMarks(t results.Task, s []float64, xs, ys scale) {
+	for _, r := range t.Resumes {
+		if r.Step < 1 || r.Step > len(s) {
+			continue
+		}
+		p.printf("<circle class=\"resumed\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>%s: resumed from its checkpoint at epoch %d (run %s)</title></circle>\n",
+			xs.at(float64(r.Step)), ys.at(s[r.Step-1]), esc(t.Name), r.Step, esc(r.RunID))
+	}
 }
 
 func noSeries(m string) string {
@@ -188,7 +277,8 @@ func (p *page) scatterOne(param, m string) {
 		return
 	}
 	const w, h = 360.0, 240.0
-	xs, ticks, text := scatterXScale(param, pts, cats, numeric, positive, w)
+	logSampled := positive && slices.Contains(p.run.LogParams, param)
+	xs, ticks, text := scatterXScale(param, pts, cats, numeric, positive, logSampled, w)
 	lo, hi := pts[0].y, pts[0].y
 	for _, q := range pts {
 		lo, hi = math.Min(lo, q.y), math.Max(hi, q.y)
@@ -203,11 +293,13 @@ func (p *page) scatterOne(param, m string) {
 		switch {
 		case p.run.IsBest(q.t):
 			class += " best"
+		case q.t.Status == results.StatusRunning:
+			class += " running" // its value so far
 		case q.t.Status != results.StatusOK:
 			class += " failed"
 		}
-		p.printf("<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>%s: %s=%s, %s=%s</title></circle>\n",
-			class, xs.at(q.x), ys.at(q.y), esc(q.t.Name), esc(param), esc(q.t.Params[param]), esc(m), formatNum(q.y))
+		p.printf("<circle class=\"%s\" data-task=\"%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>%s: %s=%s, %s=%s</title></circle>\n",
+			class, q.t.ID, xs.at(q.x), ys.at(q.y), esc(q.t.Name), esc(param), esc(q.t.Params[param]), esc(m), formatNum(q.y))
 	}
 	p.printf("</svg>\n")
 }
@@ -234,17 +326,21 @@ func (p *page) scatterPoints(param, m string) (pts []scatterPoint, cats []string
 	return pts, cats, numeric, positive
 }
 
-// scatterXScale is the x axis: a number line (logarithmic when the values are positive and
-// span two orders of magnitude) or, for other values, one place per value, sorted. It
-// sets the points' x for categories.
-func scatterXScale(param string, pts []scatterPoint, cats []string, numeric, positive bool, w float64) (scale, []float64, func(float64) string) {
+// scatterXScale is the x axis: a number line (logarithmic when the values were sampled
+// log-uniformly, or are positive and span two orders of magnitude) or, for other values,
+// one place per value, sorted. It sets the points' x for categories.
+func scatterXScale(param string, pts []scatterPoint, cats []string, numeric, positive, logSampled bool, w float64) (scale, []float64, func(float64) string) {
 	if numeric {
 		lo, hi := pts[0].x, pts[0].x
 		for _, q := range pts {
 			lo, hi = math.Min(lo, q.x), math.Max(hi, q.x)
 		}
-		xs := scale{lo: lo, hi: hi, p0: chartPadL + 14, p1: w - chartPadR - 14, log: positive && hi/lo >= 100}
-		return xs, xs.ticks(4), formatNum
+		xs := scale{lo: lo, hi: hi, p0: chartPadL + 14, p1: w - chartPadR - 14, log: logSampled || positive && hi/lo >= 100}
+		ticks := xs.ticks(4)
+		if xs.log && len(ticks) < 2 { // within a decade: the ends say where the points lie
+			ticks = []float64{lo, hi}
+		}
+		return xs, ticks, formatNum
 	}
 	slices.Sort(cats)
 	for i := range pts {

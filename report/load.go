@@ -76,11 +76,17 @@ func ReadSamplesFile(name string) (*results.GPUSamples, error) { return results.
 // WriteRun draws the report of one run that just ended, from its results and the GPU
 // samples it kept (nil without).
 func WriteRun(w io.Writer, res *results.Run, samples *results.GPUSamples) error {
+	return Write(w, RunInput(res, samples))
+}
+
+// RunInput is what the report of one run draws: its results and the GPU samples it kept
+// (nil without). The page served while it runs (--serve) is drawn from it too.
+func RunInput(res *results.Run, samples *results.GPUSamples) Input {
 	in := Input{Run: res}
 	if samples != nil {
 		in.Samples = append(in.Samples, samples)
 	}
-	return Write(w, in)
+	return in
 }
 
 // loadS3 merges the results of every run under an s3:// prefix.

@@ -7,6 +7,7 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"html"
 	"io"
@@ -26,6 +27,13 @@ import (
 type Input struct {
 	Run     *results.Run
 	Samples []*results.GPUSamples
+	// Version marks a page served while the run goes on (--serve): its script follows the
+	// run, replacing the parts that changed without reloading, and Version tells it which
+	// state it shows. 0 is a page written to disk, which follows nothing.
+	Version uint64
+	// Now is when a running run (no finished_at) is drawn to: its running trials' bars and
+	// times end there. Zero: the time of writing.
+	Now time.Time
 }
 
 // page is the report being written, with what its sections share.
@@ -33,11 +41,12 @@ type page struct {
 	w       *bufio.Writer
 	run     *results.Run
 	samples []*results.GPUSamples
-	order   []int    // tasks in ranked order
-	focus   string   // the metric the charts draw: the objective's, else the first reported
-	params  []string // hyperparameter names, in the order first seen
-	metrics []string // metric names: the focus first, then sorted
-	gpus    bool     // some task ran on a GPU: the table has GPU columns
+	end     time.Time // when the run ended, or now while it runs
+	order   []int     // tasks in ranked order
+	focus   string    // the metric the charts draw: the objective's, else the first reported
+	params  []string  // hyperparameter names, in the order first seen
+	metrics []string  // metric names: the focus first, then sorted
+	gpus    bool      // some task ran on a GPU: the table has GPU columns
 }
 
 // maxMetricColumns bounds the table's width when a task reports hundreds of metrics.
@@ -48,16 +57,20 @@ func Write(w io.Writer, in Input) error {
 	if in.Run == nil {
 		return fmt.Errorf("report: no results")
 	}
-	p := &page{w: bufio.NewWriterSize(w, 64<<10), run: in.Run, samples: in.Samples}
+	p := &page{w: bufio.NewWriterSize(w, 64<<10), run: in.Run, samples: in.Samples, end: in.Run.FinishedAt}
+	if p.end.IsZero() {
+		p.end = cmp.Or(in.Now, time.Now())
+	}
 	p.order = in.Run.Objective.Rank(in.Run.Tasks)
 	p.collectNames()
-	p.head()
+	p.head(in.Version)
 	p.summary()
 	p.table()
 	p.timeline()
 	p.curves()
 	p.scatter()
-	p.printf("<script>%s</script>\n</body>\n</html>\n", sortScript)
+	p.logPanel()
+	p.printf("<script>%s</script>\n</body>\n</html>\n", script)
 	return p.w.Flush()
 }
 
@@ -96,20 +109,26 @@ func (p *page) collectNames() {
 	}
 }
 
-func (p *page) head() {
+// head opens the page; a served one (version > 0) says which state of the run it shows.
+func (p *page) head(version uint64) {
 	title := "runall report"
 	if p.run.File != "" {
 		title += ": " + p.run.File
 	}
-	p.printf("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"+
+	live := ""
+	if version > 0 {
+		live = fmt.Sprintf(" data-live=\"%d\"", version)
+	}
+	p.printf("<!DOCTYPE html>\n<html lang=\"en\"%s>\n<head>\n<meta charset=\"utf-8\"/>\n"+
 		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n"+
-		"<title>%s</title>\n<style>%s</style>\n</head>\n<body>\n", esc(title), css)
+		"<title>%s</title>\n<style>%s</style>\n</head>\n<body>\n<p id=\"live\" class=\"meta\" hidden=\"\"></p>\n", live, esc(title), css)
 }
 
-// summary is the page's heading: the file, the run, its outcome, the best trial.
+// summary is the page's heading: the file, the run, its outcome (or how far it is), the
+// best trial so far with its peak memory.
 func (p *page) summary() {
 	r := p.run
-	p.printf("<header>\n<h1>%s</h1>\n<p class=\"meta\">", esc(cmpOr(r.File, "runall run")))
+	p.printf("<header id=\"summary\">\n<h1>%s</h1>\n<p class=\"meta\">", esc(cmpOr(r.File, "runall run")))
 	var facts []string
 	if r.RunID != "" {
 		facts = append(facts, "run "+esc(r.RunID))
@@ -121,28 +140,58 @@ func (p *page) summary() {
 	if !r.StartedAt.IsZero() {
 		facts = append(facts, "started "+esc(r.StartedAt.Format("2006-01-02 15:04:05 MST")))
 	}
-	if d := r.FinishedAt.Sub(r.StartedAt); !r.StartedAt.IsZero() && d > 0 {
-		facts = append(facts, "took "+humanDuration(d))
+	if d := p.end.Sub(r.StartedAt); !r.StartedAt.IsZero() && d > 0 {
+		facts = append(facts, tookOrRunning(r)+humanDuration(d))
 	}
 	facts = append(facts, esc(countLine(r.Tasks)))
+	if left, ok := eta(r.Tasks, p.end); ok && r.FinishedAt.IsZero() {
+		facts = append(facts, "ETA about "+humanDuration(left)+" (from the trials ended so far)")
+	}
 	p.printf("%s</p>\n", strings.Join(facts, " · "))
 	if o := r.Objective; o != nil {
-		best := "no trial that succeeded reported it"
-		if r.Best != "" {
-			best = "best: <strong>" + esc(r.Best) + "</strong>"
-			for _, t := range r.Tasks {
-				if v, ok := o.Value(t); ok && r.IsBest(t) {
-					best += " (" + esc(o.Metric) + " " + formatNum(v) + ")"
-					break
-				}
-			}
-		}
-		p.printf("<p class=\"meta\">objective: %s %s · %s</p>\n", esc(o.Mode), esc(o.Metric), best)
+		p.printf("<p class=\"meta\">objective: %s %s · %s</p>\n", esc(o.Mode), esc(o.Metric), p.best())
 	}
 	if r.Stopped != "" {
 		p.printf("<p class=\"meta\">%s: the trials not started then were skipped</p>\n", esc(r.Stopped))
 	}
 	p.printf("</header>\n")
+}
+
+func tookOrRunning(r *results.Run) string {
+	if r.FinishedAt.IsZero() {
+		return "running for "
+	}
+	return "took "
+}
+
+// best names the best trial (so far, while the run goes on), its value and its peak memory.
+func (p *page) best() string {
+	r, o := p.run, p.run.Objective
+	so := ""
+	if r.FinishedAt.IsZero() {
+		so = " so far"
+	}
+	if r.Best == "" {
+		return "no trial that succeeded reported it" + so
+	}
+	best := "best" + so + ": <strong>" + esc(r.Best) + "</strong>"
+	for _, t := range r.Tasks {
+		if !r.IsBest(t) {
+			continue
+		}
+		var about []string
+		if v, ok := o.Value(t); ok {
+			about = append(about, esc(o.Metric)+" "+formatNum(v))
+		}
+		if peak := peakText(t); peak != "" {
+			about = append(about, "peak "+peak)
+		}
+		if len(about) > 0 {
+			best += " (" + strings.Join(about, ", ") + ")"
+		}
+		break
+	}
+	return best
 }
 
 func countLine(tasks []results.Task) string {
@@ -152,12 +201,20 @@ func countLine(tasks []results.Task) string {
 	}
 	var parts []string
 	for _, s := range []results.Status{results.StatusOK, results.StatusFailed, results.StatusPruned, results.StatusIgnored,
-		results.StatusSkipped, results.StatusRunning, results.StatusPending} {
+		results.StatusStopped, results.StatusSkipped, results.StatusRunning, results.StatusPaused, results.StatusPending} {
 		if count[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", count[s], s))
+			parts = append(parts, fmt.Sprintf("%d %s", count[s], statusWord(s)))
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// statusWord is how the page names a status: a pending trial waits.
+func statusWord(s results.Status) string {
+	if s == results.StatusPending {
+		return "waiting"
+	}
+	return string(s)
 }
 
 // esc makes text safe in HTML text and attributes, and in XML: control characters and
@@ -194,7 +251,8 @@ func cmpOr(a, b string) string {
 
 func statusClass(s results.Status) string {
 	switch s {
-	case results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusSkipped, results.StatusPruned:
+	case results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusSkipped, results.StatusPruned,
+		results.StatusRunning, results.StatusPaused, results.StatusStopped:
 		return string(s)
 	}
 	return "other"
@@ -216,42 +274,29 @@ func humanDuration(d time.Duration) string {
 const css = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#1f2328;background:#fff}
 h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px}
-.meta{margin:2px 0;color:#57606a}.note{color:#57606a;font-size:13px}
+.meta{margin:2px 0;color:#57606a}.note{color:#57606a;font-size:13px}#live{color:#0969da;font-size:12px}
 table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}
 th,td{padding:3px 8px;border-bottom:1px solid #d0d7de;text-align:left;white-space:nowrap}
 th{cursor:pointer;background:#f6f8fa;position:sticky;top:0;user-select:none}
 th[aria-sort=ascending]::after{content:" \25B2"}th[aria-sort=descending]::after{content:" \25BC"}
-td.num{text-align:right}tr.best td{background:#fff8c5}.star{color:#9a6700}
+td.num{text-align:right}tr.best td{background:#fff8c5}.star{color:#9a6700}tr.hl td{background:#ddf4ff}
 .wrap{max-height:640px;overflow:auto;border:1px solid #d0d7de;display:inline-block;max-width:100%}
+.pager button{font:inherit;margin:0 4px}a.log{font-size:12px;color:#0969da}
 .st{font-weight:600}.st.ok{color:#1a7f37}.st.failed{color:#cf222e}.st.ignored{color:#9a6700}.st.skipped,.st.pruned,.st.other{color:#57606a}
+.st.running{color:#0969da}.st.paused{color:#8250df}.st.stopped{color:#bc4c00}.why{color:#57606a;font-size:12px}
 svg{display:block;margin:4px 0;font-size:11px;font-family:inherit;max-width:100%;height:auto}
 svg text{fill:#57606a}.axis{stroke:#8c959f;stroke-width:1}.grid{stroke:#eaeef2;stroke-width:1}
-.bar{stroke:#fff;stroke-width:1}svg text.barname{fill:#fff;font-size:10px;pointer-events:none}
-.bar.ok{fill:#2da44e}.bar.failed{fill:#cf222e}.bar.ignored{fill:#d4a72c}.bar.other{fill:#54aeff}.bar.pruned{fill:#8c959f}
+.bar{stroke:#fff;stroke-width:1}svg text.barname{fill:#fff;font-size:10px;pointer-events:none}.bar.hl{stroke:#1f2328;stroke-width:2}
+.bar.ok,.key.ok{fill:#2da44e;background:#2da44e}.bar.failed,.key.failed{fill:#cf222e;background:#cf222e}
+.bar.ignored,.key.ignored{fill:#d4a72c;background:#d4a72c}.bar.pruned,.key.pruned{fill:#8c959f;background:#8c959f}
+.bar.paused,.key.paused{fill:#c297ff;background:#c297ff}.bar.stopped,.key.stopped{fill:#fb8f44;background:#fb8f44}
+.bar.running,.key.running,.bar.other,.key.other{fill:#54aeff;background:#54aeff}
+.key{display:inline-block;width:10px;height:10px;margin:0 3px 0 8px;vertical-align:-1px}
 .mem{fill:#ddf4ff;stroke:#54aeff;stroke-width:1}
 .curve{fill:none;stroke:#8c959f;stroke-opacity:.55;stroke-width:1.2}.curve.best{stroke:#bf3989;stroke-opacity:1;stroke-width:2.5}.curve.pruned{stroke-dasharray:3 2}
-.pt{fill:#0969da;fill-opacity:.6}.pt.best{fill:#bf3989;fill-opacity:1}.pt.failed{fill:#cf222e}
+.resumed{fill:#fff;stroke:#0969da;stroke-width:1.5}
+.curve.one{fill:#8c959f;fill-opacity:.8;stroke:none}.curve.one.best{fill:#bf3989}.curve.hl{stroke:#0969da;stroke-opacity:1;stroke-width:3}.curve.one.hl{fill:#0969da;stroke:none}
+.pt{fill:#0969da;fill-opacity:.6}.pt.best{fill:#bf3989;fill-opacity:1}.pt.failed{fill:#cf222e}.pt.running{fill:#fff;stroke:#0969da;stroke-width:1.5}.pt.hl{fill:#1f2328;fill-opacity:1;stroke:#0969da;stroke-width:3}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
-`
-
-// sortScript sorts a table by the clicked column: numbers as numbers, empty cells last. It
-// holds no "<" or "&", so that the page is well-formed XML too.
-const sortScript = `
-document.querySelectorAll("table.sortable th").forEach(function (th, col) {
-  th.addEventListener("click", function () {
-    var table = th.closest("table"), body = table.tBodies[0];
-    var rows = Array.prototype.slice.call(body.rows);
-    var dir = th.getAttribute("aria-sort") === "ascending" ? -1 : 1;
-    table.querySelectorAll("th").forEach(function (h) { h.removeAttribute("aria-sort"); });
-    th.setAttribute("aria-sort", dir === 1 ? "ascending" : "descending");
-    rows.sort(function (a, b) {
-      var x = a.cells[col].getAttribute("data-v"), y = b.cells[col].getAttribute("data-v");
-      if ((x === "") !== (y === "")) { return x === "" ? 1 : -1; }
-      var nx = Number(x), ny = Number(y);
-      var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
-      return c * dir;
-    });
-    rows.forEach(function (r) { body.appendChild(r); });
-  });
-});
+#log pre{max-height:480px;overflow:auto;background:#f6f8fa;border:1px solid #d0d7de;padding:8px;font:12px/1.4 ui-monospace,monospace;white-space:pre-wrap}
 `

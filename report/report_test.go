@@ -158,15 +158,29 @@ func TestReport(t *testing.T) {
 	}
 }
 
-// TestReportSelfContained: nothing in the page is fetched from anywhere.
+// TestReportSelfContained: nothing in the page is fetched from anywhere; it links only the
+// trials' logs beside it, relatively.
 func TestReportSelfContained(t *testing.T) {
-	page := write(t, sweep(30, 2, 20))
+	in := sweep(30, 2, 20)
+	in.Run.LogDir = "logs/r1"
+	for i := range in.Run.Tasks {
+		in.Run.Tasks[i].LogFile = fmt.Sprintf("logs/r1/%03d-t.log", i)
+	}
+	page := write(t, in)
+	links := 0
 	for _, e := range parse(t, page) {
+		if v, ok := e.attrs["href"]; ok && e.name == "a" && !strings.ContainsAny(v, ":/") {
+			links++ // a link the user follows, to a file beside the page: it loads nothing
+			continue
+		}
 		for _, a := range []string{"src", "href", "xlink:href", "action", "srcset", "data"} {
 			if v, ok := e.attrs[a]; ok && e.name != "g" && e.name != "svg" {
 				t.Errorf("<%s %s=%q>: the page must load nothing", e.name, a, v)
 			}
 		}
+	}
+	if links != len(in.Run.Tasks) {
+		t.Errorf("%d log links, want %d", links, len(in.Run.Tasks))
 	}
 	for _, re := range []string{`(?i)url\(`, `(?i)@import`, `(?i)<link`, `(?i)https?://`, `(?i)<script[^>]+src`} {
 		if m := regexp.MustCompile(re).Find(page); m != nil {

@@ -45,10 +45,7 @@ func (p *page) timeline() {
 		p.printf("<p class=\"note\">No task ran long enough to draw.</p>\n</section>\n")
 		return
 	}
-	p.printf("<p class=\"note\">Each bar is a task, from its start to its end: " +
-		"<span class=\"st ok\">ok</span>, <span class=\"st failed\">failed</span>, <span class=\"st ignored\">failed, ignored</span>, " +
-		"blue still running when the results were written. The shaded strip under a GPU's bars is its used memory (all processes), " +
-		"from runall's samples. Hover for details.</p>\n")
+	p.legend(rows)
 	x := func(t time.Time) float64 {
 		return tlLabel + float64(t.Sub(t0))/float64(t1.Sub(t0))*(tlWidth-tlLabel-10)
 	}
@@ -127,7 +124,7 @@ func (p *page) timelineRows() []*tlRow {
 
 // span is the time the timeline covers: the run's, widened to every task and sample.
 func (p *page) span(rows []*tlRow) (t0, t1 time.Time) {
-	t0, t1 = p.run.StartedAt, p.run.FinishedAt
+	t0, t1 = p.run.StartedAt, p.end
 	widen := func(a, b time.Time) {
 		if !a.IsZero() && (t0.IsZero() || a.Before(t0)) {
 			t0 = a
@@ -149,7 +146,7 @@ func (p *page) span(rows []*tlRow) (t0, t1 time.Time) {
 
 // drawRow draws one row at y and returns its height.
 func (p *page) drawRow(b *strings.Builder, r *tlRow, y float64, x func(time.Time) float64) float64 {
-	lanes := assignLanes(r.tasks, p.run.FinishedAt)
+	lanes := assignLanes(r.tasks, p.end)
 	nLanes := 1
 	for _, l := range lanes {
 		nLanes = max(nLanes, l+1)
@@ -172,12 +169,12 @@ func (p *page) drawRow(b *strings.Builder, r *tlRow, y float64, x func(time.Time
 	for i, t := range r.tasks {
 		end := t.FinishedAt
 		if end.IsZero() || end.Before(t.StartedAt) {
-			end = p.run.FinishedAt
+			end = p.end
 		}
 		x0, x1 := x(t.StartedAt), x(end)
 		top := y + float64(lanes[i])*laneH
-		fmt.Fprintf(b, "<rect class=\"bar %s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>%s</title></rect>\n",
-			barClass(t.Status), x0, top, max(x1-x0, 1), max(laneH-1, 1), esc(barTitle(t)))
+		fmt.Fprintf(b, "<rect class=\"bar %s\" data-task=\"%d\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>%s</title></rect>\n",
+			barClass(t.Status), t.ID, x0, top, max(x1-x0, 1), max(laneH-1, 1), esc(p.barTitle(t)))
 		if chars := int((x1 - x0 - 6) / 6); laneH >= 12 && chars >= 4 {
 			fmt.Fprintf(b, "<text class=\"barname\" x=\"%.1f\" y=\"%.1f\">%s</text>\n", x0+3, top+laneH-4, esc(truncate(t.Name, chars)))
 		}
@@ -189,16 +186,52 @@ func (p *page) drawRow(b *strings.Builder, r *tlRow, y float64, x func(time.Time
 	return h
 }
 
+// barStatuses are the statuses a bar is drawn in, in the legend's order, with what the
+// legend says of each.
+var barStatuses = []struct {
+	status results.Status
+	says   string
+}{
+	{results.StatusOK, "ok"},
+	{results.StatusFailed, "failed"},
+	{results.StatusIgnored, "failed, ignored"},
+	{results.StatusPruned, "pruned by early stopping"},
+	{results.StatusPaused, "paused at a checkpoint"},
+	{results.StatusStopped, "stopped with runall"},
+	{results.StatusRunning, "running"},
+}
+
 func barClass(s results.Status) string {
-	switch s {
-	case results.StatusOK, results.StatusFailed, results.StatusIgnored, results.StatusPruned:
-		return string(s)
+	for _, b := range barStatuses {
+		if b.status == s {
+			return string(s)
+		}
 	}
 	return "other"
 }
 
-func barTitle(t results.Task) string {
-	s := fmt.Sprintf("%s\n%s, %s", t.Name, t.Status, humanDuration(t.Duration()))
+// legend says what the bars' colours mean, for the statuses drawn, and what the strips are.
+func (p *page) legend(rows []*tlRow) {
+	drawn := map[string]bool{}
+	for _, r := range rows {
+		for _, t := range r.tasks {
+			drawn[barClass(t.Status)] = true
+		}
+	}
+	p.printf("<p class=\"note legend\">Each bar is a task, from its start to its end:")
+	for _, b := range barStatuses {
+		if drawn[string(b.status)] {
+			p.printf(" <span class=\"key %s\"></span>%s", b.status, esc(b.says))
+		}
+	}
+	if drawn["other"] {
+		p.printf(" <span class=\"key other\"></span>other")
+	}
+	p.printf(". The shaded strip under a GPU's bars is its used memory (all processes), from runall's samples. Hover for details.</p>\n")
+}
+
+func (p *page) barTitle(t results.Task) string {
+	s := fmt.Sprintf("%s\n%s, %s", t.Name, statusWord(t.Status), humanDuration(p.duration(t)))
 	if t.Reason != "" {
 		s += "\n" + t.Reason
 	}
@@ -262,7 +295,10 @@ func (p *page) memoryStrip(b *strings.Builder, r *tlRow, y, h float64, x func(ti
 		colMax = max(colMax, s.used)
 	}
 	flush()
-	fmt.Fprintf(&path, "L%.1f %.1fZ", col, base)
+	// A device's memory is sampled when it moves: the last sample holds until the end.
+	last := r.samples[len(r.samples)-1].used
+	end := max(x(p.end), col)
+	fmt.Fprintf(&path, "L%.1f %.1fL%.1f %.1fZ", end, base-h*float64(last)/float64(total), end, base)
 	fmt.Fprintf(b, "<path class=\"mem\" d=\"%s\"><title>%s: used memory, peak %s of %s</title></path>\n",
 		path.String(), esc(r.id), size.Format(peak), size.Format(total))
 	fmt.Fprintf(b, "<text x=\"4\" y=\"%.1f\">memory, peak %s / %s</text>\n", y+h/2+4, size.Format(peak), size.Format(total))

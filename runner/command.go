@@ -25,13 +25,17 @@ type commandResult struct {
 	ok       bool     // succeeded, or failed with ignore-failure
 	oom      bool     // ran out of memory (GPU, or host: the OOM killer) and goes again, after its trial is released
 	need     uint64   // the need it goes again with
-	why      string   // why it waits again ("": it ran out of GPU memory)
+	why      string   // why it waits again ("": it ran out of GPU memory); why it paused
 	exported []string // variables it exported (sequential tasks)
+	paused   bool     // stopped at its checkpoint, to be resumed (status paused)
 }
 
 // outcome is what the scheduler is told: a trial that ran out of GPU memory goes back to
 // the line.
 func (cr commandResult) outcome() sched.Outcome {
+	if cr.paused {
+		return sched.Outcome{Pause: true, Reason: cr.why}
+	}
 	if !cr.oom {
 		return sched.Outcome{}
 	}
@@ -198,6 +202,8 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 		life.finish(t, results.StatusStopped, out.ExitCode,
 			fmt.Sprintf("%s: runall was stopped by %s", c.failureReason(out), proc.SignalName(stop)), d)
 		return commandResult{}
+	case res.Stop != nil && res.Stop.Status == results.StatusPaused:
+		return c.paused(res, d)
 	case res.Stop != nil:
 		life.finish(t, res.Stop.Status, out.ExitCode, c.failureReason(out)+"; stopped: "+res.Stop.Reason, d)
 		if res.Stop.Status == results.StatusFailed {
@@ -215,6 +221,16 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 	life.finish(t, results.StatusFailed, out.ExitCode, reason, d)
 	life.fail(t.StopOnFailure)
 	return commandResult{}
+}
+
+// paused ends the attempt as paused: not an end, the trial is pending again and resumes
+// from its checkpoint when its source offers it again.
+func (c *command) paused(res executor.Result, d *event.Detail) commandResult {
+	out := res.Outcome
+	reason := res.Stop.Reason
+	c.life.emit(event.Event{Kind: event.TaskEnded, Paused: true, Task: c.t, Attempt: c.turn.now, Status: results.StatusPaused,
+		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Detail: d})
+	return commandResult{paused: true, why: reason}
 }
 
 // failureReason says how an attempt failed. A SIGKILL that runall did not send (no

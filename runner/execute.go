@@ -26,7 +26,7 @@ func Run(p *plan.Plan, opts Options) (*results.Run, error) {
 func (r *runDriver) execute() (*results.Run, error) {
 	start := time.Now()
 	if r.opts.ReapOrphans {
-		defer reapWhileRunning(r.launch.procs)()
+		defer reapWhileRunning(r.launch.procs.table)()
 	}
 	r.openStream()
 	for _, note := range r.hist.Notes() {
@@ -36,7 +36,7 @@ func (r *runDriver) execute() (*results.Run, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopSignals := watchSignals(r.opts.Signals, r.life, r.launch, r.s3 != nil, cancel)
-	runErr := r.runAll(ctx)
+	runErr := r.runAll(ctx, start)
 	if r.opts.ReapOrphans {
 		proc.StopOrphans(2 * time.Second)
 	}
@@ -47,21 +47,19 @@ func (r *runDriver) execute() (*results.Run, error) {
 	return r.end(start, runErr)
 }
 
-// runAll starts what the tasks need (metrics, claims, downloads, GPU and host sampling)
-// and runs them. A failure to start skips every task.
-func (r *runDriver) runAll(ctx context.Context) error {
+// runAll starts what the tasks need (the server, claims, downloads, GPU and host sampling)
+// and runs them (the run started at start). A failure to start skips every task.
+func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 	skipAll := func(err error) { r.life.skipAll(r.plan.Tasks, "not started: "+firstLine(err.Error())) }
-	if r.met != nil {
-		stop, err := r.met.serve(r.opts.MetricsAddr, r.life.say)
-		if err != nil {
+	if r.opts.Server != nil {
+		if err := r.serve(start); err != nil {
 			skipAll(err)
 			return err
 		}
-		defer stop()
 	}
 	if r.opts.claiming() {
 		c, complete, err := openClaims(ctx, r.opts.Claims.Store, r.opts.Claims.Prefix, r.opts.Claims.Lease, r.base, claimOptions{life: r.life, plan: r.plan,
-			runID: r.opts.Record.RunID, running: r.launch.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
+			runID: r.opts.Record.RunID, running: r.launch.procs.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
 			learned: r.learnedGPU, mask: r.launch.mask})
 		if err != nil {
 			skipAll(err)
@@ -74,7 +72,7 @@ func (r *runDriver) runAll(ctx context.Context) error {
 	}
 	if err := r.s3.start(ctx); err != nil {
 		skipAll(err)
-		if r.stopped() {
+		if r.life.stopped() {
 			return nil // a signal cancelled the downloads: the exit code is the signal's
 		}
 		return err
@@ -105,7 +103,7 @@ func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 // end records the history, ends the run on its stream (whose consumers write the results,
 // the report, and notify), closes the output, and says how the run ended.
 func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
-	res := r.gather(start)
+	res := r.gather(start, results.StatusSkipped)
 	r.hist.Record(res, tasksByID(r.plan))
 	if err := r.hist.Save(); err != nil {
 		r.life.say("could not save run history: " + err.Error())
@@ -135,13 +133,15 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 	return res, closeErr
 }
 
-// gather gathers the run's results (it started at start): every command task's in plan order.
-func (r *runDriver) gather(start time.Time) *results.Run {
+// gather gathers the run's results (it started at start): every command task's in plan
+// order, unseen the status of a task no event told of (skipped once the run ended: it
+// never started; pending while the run goes on).
+func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run {
 	status, _, _ := r.life.outcome()
 	logs := r.launch.logs
 	res := &results.Run{
 		File: r.plan.File, RunID: r.opts.Record.RunID, StartedAt: start, FinishedAt: time.Now(),
-		LogDir: r.opts.runDir(), Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.taskLogPath),
+		LogDir: r.opts.runDir(), Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.taskLogPath, unseen),
 	}
 	if r.opts.Shard.active() {
 		res.Shard = r.opts.Shard.String()
@@ -153,6 +153,7 @@ func (r *runDriver) gather(start time.Time) *results.Run {
 	if host := r.launch.rooms.mem; host.admit != nil {
 		res.LearnedHostMemory = host.learnedByName(r.plan)
 	}
+	res.LogParams = r.plan.LogParams
 	res.Objective = objectiveOf(r.plan)
 	res.SetBest()
 	res.Stopped = r.launch.stop.stoppedReason()

@@ -21,48 +21,61 @@ import (
 // nothing of where trials come from.
 type launcher struct {
 	life    *lifecycle
-	procs   *proc.Table       // running commands' process groups
-	running *executor.Running // running trials, for consumers that stop one
+	procs   processes
 	logs    *logs
 	scripts *scripts   // url: downloads, directories
 	halt    *stopping  // the signals' effect on downloads (signals.go)
 	stop    *stopWhen  // met: no new trial starts
 	sync    *transfers // a task's own uploads as it ends
 	mask    *masker
-	rooms   rooms // the resources trials are admitted by, and each running trial's room in them
+	rooms   rooms        // the resources trials are admitted by, and each running trial's room in them
+	ckpts   *checkpoints // trials' checkpoint: directories; nil when no trial sets one
 	fw      framework.Framework
+}
+
+// processes are how the launcher's commands run and are stopped: their process groups, the
+// running trials (for consumers that stop one), and the grace between SIGTERM and SIGKILL.
+type processes struct {
+	table   *proc.Table
+	running *executor.Running
 	grace   time.Duration
 }
 
 // runTop runs a top-level command, admitted as a trial of one.
 func (l *launcher) runTop(ctx context.Context, tr *sched.Trial, env []string) commandResult {
-	return l.runCommand(ctx, tr, tr.Task, env, true, executor.NewHandle(l.procs))
+	return l.runCommand(ctx, tr, tr.Task, env, true, executor.NewHandle(l.procs.table))
 }
 
 // runTrial runs a parallel child: a command, or its own sequence of steps, on its placement.
-// While it runs, a consumer may stop it through l.running.
+// While it runs, a consumer may stop it through l.procs.running.
 func (l *launcher) runTrial(ctx context.Context, tr *sched.Trial, env []string) sched.Outcome {
 	t := tr.Task
 	if reason, skip := l.stop.gate(); skip { // stop-when met: no new trial starts
 		l.life.skip(t, reason)
 		return sched.Outcome{}
 	}
-	h := executor.NewHandle(l.procs)
-	defer l.running.Add(t, h)()
+	h := executor.NewHandle(l.procs.table)
+	defer l.procs.running.Add(t, h)()
 	for _, s := range t.Steps {
-		defer l.running.Add(s, h)()
+		defer l.procs.running.Add(s, h)()
 	}
 	if len(t.Steps) == 0 {
 		return l.runCommand(ctx, tr, t, env, false, h).outcome()
 	}
 	allOK := true
 	for i, s := range t.Steps {
+		if tr.Attempt > 1 && l.life.ledger.endedOK(s) {
+			continue // done before the trial paused: a resumed trial goes on from the step it paused in
+		}
 		if l.life.halted() || h.Stopped() != nil {
 			allOK = false
 			l.life.skip(s, l.stepSkipReason(h))
 			continue
 		}
 		res := l.runCommand(ctx, tr, s, env, true, h)
+		if res.paused {
+			return res.outcome()
+		}
 		if res.oom {
 			// The whole trial goes back to the queue; its finished steps run again.
 			return res.outcome()
@@ -115,13 +128,25 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	c.metrics.reader = metric.NewReader(&c.metrics.set, t.MetricFormats)
 	env = l.taskEnv(t, env, c.gpu.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
-		Procs: l.procs, KillWait: l.grace, Mask: l.mask, OnStart: c.onStart}
-	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, c.hooks())
+		Procs: l.procs.table, KillWait: l.procs.grace, Mask: l.mask, OnStart: c.onStart}
+	hooks := c.hooks()
+	var resume *trialResume
+	if tr.Task.Checkpoint != nil && l.ckpts != nil {
+		resume = &trialResume{c: c, ckpts: l.ckpts, trial: tr.Task, dir: dir, stopped: func() bool { return l.life.stoppedBy() != 0 }}
+		hooks = resume.wrap(ctx, hooks)
+	}
+	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, hooks)
 	if c.next.requeue != nil {
 		return *c.next.requeue
 	}
-	cr := c.conclude(res, env, c.detail(dir, env, res.Outcome))
-	l.sync.uploadAfter(ctx, t, res.Outcome.OK())
+	d := c.detail(dir, env, res.Outcome)
+	if resume != nil {
+		d.Resumes = resume.resumes
+	}
+	cr := c.conclude(res, env, d)
+	if !cr.paused { // a paused command's uploads wait for its end
+		l.sync.uploadAfter(ctx, t, res.Outcome.OK())
+	}
 	return cr
 }
 

@@ -13,17 +13,19 @@ import (
 
 // ledger is the record of a run's tasks: each command's result, kept by the run's events
 // alone (it is their first consumer). The parts of the run read a task's result from it
-// (result, attempts) and the run's end gathers them all (tasks); whether the run goes on
-// is the lifecycle's (lifecycle.go).
+// (result, attempts), the run's end gathers them all (tasks), and so does the live report
+// whenever it asks for the results so far; whether the run goes on is the lifecycle's
+// (lifecycle.go).
 type ledger struct {
 	mask *masker
 
-	mu   sync.Mutex
-	byID map[int]*results.Task // results of command tasks, by Task.ID
+	mu       sync.Mutex
+	byID     map[int]*results.Task // results of command tasks, by Task.ID
+	byIDLive map[int]*liveTask     // what tasks that have not ended reported so far, by Task.ID
 }
 
 func newLedger(mask *masker) *ledger {
-	return &ledger{mask: mask, byID: map[int]*results.Task{}}
+	return &ledger{mask: mask, byID: map[int]*results.Task{}, byIDLive: map[int]*liveTask{}}
 }
 
 // result is t's result so far.
@@ -51,6 +53,7 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.live(ev)
 	res := l.resultLocked(ev.Task)
 	switch {
 	case ev.Kind == event.TaskStarted:
@@ -65,6 +68,11 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 		res.PassedOver = max(res.PassedOver, ev.PassedOver)
 	case ev.Kind == event.TaskEnded && ev.Requeued:
 		res.Status, res.OOMRequeues = results.StatusPending, ev.Requeues
+	case ev.Kind == event.TaskEnded && ev.Paused:
+		res.Status, res.Reason = results.StatusPaused, ev.Reason
+		if ev.Detail != nil {
+			recordDetail(res, ev.Detail) // what it did up to its pause, until it resumes
+		}
 	case ev.Kind == event.TaskEnded && ev.Final:
 		res.Status, res.ExitCode, res.Reason = ev.Status, ev.ExitCode, ev.Reason
 		res.FinishedAt = ev.Time
@@ -93,6 +101,7 @@ func recordDetail(res *results.Task, d *event.Detail) {
 		res.Signal = d.Signal
 	}
 	res.Metrics, res.MetricSeries, res.MetricWarnings = d.Metrics, d.MetricSeries, d.MetricWarnings
+	res.Resumes = d.Resumes
 }
 
 // ending is what a task's final event says of it besides its status: how long it ran and
@@ -115,14 +124,28 @@ func (l *ledger) startedAt(t *plan.Task) time.Time {
 }
 
 // attempts is how often t was started so far (across requeues).
+// endedOK reports whether t ended for good and counted as a success (ok, or ignored).
+func (l *ledger) endedOK(t *plan.Task) bool {
+	st := l.statusOf(t)
+	return st == results.StatusOK || st == results.StatusIgnored
+}
+
+// statusOf is t's status as recorded so far.
+func (l *ledger) statusOf(t *plan.Task) results.Status {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.resultLocked(t).Status
+}
+
 func (l *ledger) attempts(t *plan.Task) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.resultLocked(t).Attempts
 }
 
-// tasks is every command task's result in plan order; logFile names each one's log.
-func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string) []results.Task {
+// tasks is every command task's result in plan order; logFile names each one's log, and
+// unseen is the status of a task no event told of.
+func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string, unseen results.Status) []results.Task {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []results.Task
@@ -134,13 +157,13 @@ func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string) []results.
 			return // a sampler's template: its trials are listed, not it, unless its sampler failed
 		}
 		if !ok {
-			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: results.StatusSkipped, ExitCode: -1, Params: paramsOf(t)}
+			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: unseen, ExitCode: -1, Params: paramsOf(t)}
 		}
 		tr.LogFile = logFile(t)
 		if tr.Status == results.StatusSkipped || tr.Status == results.StatusPending {
 			tr.LogFile = ""
 		}
-		out = append(out, *tr)
+		out = append(out, l.withLive(*tr))
 	})
 	return append(out, l.madeWhileRunning(inPlan)...)
 }
@@ -175,7 +198,7 @@ func (l *ledger) madeWhileRunning(inPlan map[int]bool) []results.Task {
 	var out []results.Task
 	for _, id := range slices.Sorted(maps.Keys(l.byID)) {
 		if !inPlan[id] {
-			out = append(out, *l.byID[id])
+			out = append(out, l.withLive(*l.byID[id]))
 		}
 	}
 	return out

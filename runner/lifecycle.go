@@ -71,6 +71,9 @@ func (l *lifecycle) stoppedBy() syscall.Signal {
 	return l.interrupted
 }
 
+// stopped reports whether a signal stopped the run.
+func (l *lifecycle) stopped() bool { return l.stoppedBy() != 0 }
+
 // haltReason is why a task that was never started was skipped.
 func (l *lifecycle) haltReason() string {
 	if sig := l.stoppedBy(); sig != 0 {

@@ -1,16 +1,9 @@
 package runner
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/runall/runall/hostmem"
 	"github.com/runall/runall/runner/admit"
@@ -19,7 +12,7 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
-// metrics are the Prometheus series runall serves with --metrics-addr: a consumer of the
+// metrics are the Prometheus series runall serves with --serve (/metrics): a consumer of the
 // run's events for the task series, and told the GPU samples and S3 transfers. A nil
 // *metrics is valid for those and records nothing, so that call sites need no checks.
 type metrics struct {
@@ -152,26 +145,4 @@ func (m *metrics) gpus(s admit.Sample) {
 			m.gpu.reserved.WithLabelValues(idx, d.UUID).Set(float64(reserved[i]))
 		}
 	}
-}
-
-// serve serves /metrics on addr (--metrics-addr) until the returned stop is called.
-func (m *metrics) serve(addr string, say func(string)) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			say("metrics server: " + err.Error())
-		}
-	}()
-	say("serving metrics on http://" + ln.Addr().String() + "/metrics")
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	}, nil
 }

@@ -34,7 +34,9 @@ type Options struct {
 	Fresh  bool          // ignore resume markers from earlier runs
 	Claims ClaimsOptions // a sweep shared with other runalls (--claims)
 
-	MetricsAddr string // serve Prometheus metrics here while running ("" = off)
+	// Server shows the run while it goes: the live report, its state as JSON, Prometheus
+	// metrics (the CLI's --serve passes one); nil: none.
+	Server Server
 
 	// Consumers are told every event of the run, after runall's own consumers (the
 	// results, Prometheus, stop-when) and before the output.

@@ -26,10 +26,11 @@ type runDriver struct {
 	base   []string    // the run's environment (baseEnv): every task's starts from it
 	launch *launcher   // runs admitted trials: processes, logs, GPU and host memory
 	s3     *transfers  // nil without S3 transfers in the task file
-	met    *metrics    // nil without --metrics-addr
+	met    *metrics    // nil without a server (--serve)
 	claims *claimer    // nil unless trials are claimed (Options.Claims)
 	rec    *recorder   // writes what the run leaves when it ends
 	out    *outputPump // the outputs' consumer
+	pause  *pauser     // pauses and resumes trials at their checkpoints; nil when none has one
 }
 
 func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
@@ -52,21 +53,25 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.MetricsAddr != "" {
+	if opts.Server != nil {
 		r.met = newMetrics(r.plan)
 	}
 	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
 	halt := newStopping()
 	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, halt: halt, mask: mask, base: base,
 		dir: p.Dir, runID: opts.Record.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
-		live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery, grace: opts.Grace, stopped: r.stopped})
-	r.launch = &launcher{life: r.life, procs: proc.NewTable(), running: executor.NewRunning(opts.Grace), logs: logs,
+		live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery, grace: opts.Grace, stopped: r.life.stopped})
+	r.launch = &launcher{life: r.life, logs: logs,
+		procs:   processes{table: proc.NewTable(), running: executor.NewRunning(opts.Grace), grace: opts.Grace},
 		scripts: &scripts{dir: filepath.Join(logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,
-		stop: newStopWhen(r.plan), sync: r.s3, mask: mask, grace: opts.Grace,
+		stop: newStopWhen(r.plan), sync: r.s3, mask: mask,
 		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
 	r.base = base
+	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, base: base, claims: opts.Claims.Prefix,
+		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace})
+	r.pause = newPauser(r.launch.procs.running, r.launch.ckpts, r.life)
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
-		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.stopped, emit: r.life.emit}
+		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
 	return r, nil
 }
 
@@ -112,9 +117,6 @@ func trialSet(p *plan.Plan) map[*plan.Task]bool {
 	}
 	return trials
 }
-
-// stopped reports whether a signal stopped the run.
-func (r *runDriver) stopped() bool { return r.life.stoppedBy() != 0 }
 
 // learnedGPU reports learned GPU needs by the name of each group's first trial; nil
 // without GPU admission.

@@ -176,9 +176,9 @@ func (s *transfers) transfer(ctx context.Context, tr plan.Transfer, env []string
 	}
 	exclude := tr.Exclude
 	if direction == "upload" {
-		// Resume markers live under upload destinations. They are runall's, not the
-		// directory's: excluded, an upload with delete: true leaves them alone.
-		exclude = append(slices.Clone(exclude), markerDir)
+		// Resume markers and kept checkpoints live under upload destinations. They are
+		// runall's, not the directory's: excluded, an upload with delete: true leaves them alone.
+		exclude = append(slices.Clone(exclude), markerDir, checkpointDir)
 	}
 	lock := s.lockFor(dst)
 	lock.Lock()

@@ -11,8 +11,8 @@ import (
 // openStream adds the run's consumers to its one lifecycle stream, in the order they see
 // each event: the ledger (the results recorder) first, so that a consumer after it that
 // reads a task's result reads it with the event applied; then the recorder of the run's
-// end (results file, report, upload, notify), Prometheus, stop-when, early stopping,
-// Options.Consumers and the output. The claims are added after them as the sweep is joined
+// end (results file, report, upload, notify), Prometheus, stop-when, early stopping, the
+// server (--serve), Options.Consumers and the output. The claims are added after them as the sweep is joined
 // (runAll). To add a consumer, add it here (or pass it in Options.Consumers); neither the
 // scheduler nor the executor changes.
 func (r *runDriver) openStream() {
@@ -26,9 +26,15 @@ func (r *runDriver) openStream() {
 	if p := r.newPruner(); p != nil {
 		stream.Add(p)
 	}
+	if r.opts.Server != nil {
+		stream.Add(r.opts.Server)
+	}
 	for _, c := range r.opts.Consumers {
 		if s, ok := c.(StopperUser); ok {
-			s.UseStopper(r.launch.running)
+			s.UseStopper(r.launch.procs.running)
+		}
+		if p, ok := c.(PauserUser); ok && r.pause != nil {
+			p.UsePauser(r.pause)
 		}
 		stream.Add(c)
 	}

@@ -22,11 +22,20 @@ import (
 	"github.com/runall/runall/internal/miniotest"
 )
 
-// TestExampleTrain runs the worked example of docs/kubernetes.md as written: the dataset
+// example is the worked example of docs/kubernetes.md set up to run as written: the dataset
 // made by make_dataset.py in MinIO's "datasets" bucket, examples/train/tasks.yml run from
-// its own directory on a simulated 32 GiB GPU, the four PyTorch trials training on the CPU.
-func TestExampleTrain(t *testing.T) {
-	t.Parallel()
+// its own directory, `python3` the one with torch.
+type example struct {
+	*e2e
+	srv    *miniotest.Server
+	bucket string
+	python string
+	tmp    string
+}
+
+const exampleRunID = "e2e-run"
+
+func newExample(t *testing.T) *example {
 	python := torchPython(t)
 	srv := miniotest.Shared(t)
 	exampleDir, err := filepath.Abs(filepath.Join("..", "..", "examples", "train"))
@@ -59,18 +68,27 @@ func TestExampleTrain(t *testing.T) {
 
 	e := newE2E(t)
 	e.dir = exampleDir // tasks.yml runs `python3 train.py`: commands run where runall does
-	const runID = "e2e-run"
-	outputDir, dataDir, logDir := filepath.Join(tmp, "outputs"), filepath.Join(tmp, "data"), filepath.Join(tmp, "logs")
 	e.env = append(withoutAWS(e.env), srv.Env()...)
 	e.env = append(e.env,
 		"PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"),
-		"DATA_DIR="+dataDir, "OUTPUT_DIR="+outputDir, "RUN_ID="+runID, "S3_BUCKET="+bucket,
+		"DATA_DIR="+filepath.Join(tmp, "data"), "OUTPUT_DIR="+filepath.Join(tmp, "outputs"),
+		"CHECKPOINT_DIR="+filepath.Join(tmp, "checkpoints"), "RUN_ID="+exampleRunID, "S3_BUCKET="+bucket,
 		"XDG_CACHE_HOME="+filepath.Join(tmp, "cache"),
 		"PYTHONDONTWRITEBYTECODE=1", // no __pycache__ in examples/train
 		"OMP_NUM_THREADS=1",         // four trials on a small machine: no oversubscription
 	)
-	results := filepath.Join(tmp, "results.json")
-	r := e.runWithin(5*time.Minute, "--fake-gpus", "32GiB", "--log-dir", logDir, "--results", results, "tasks.yml")
+	return &example{e2e: e, srv: srv, bucket: bucket, python: python, tmp: tmp}
+}
+
+// TestExampleTrain runs the worked example of docs/kubernetes.md as written: the dataset
+// made by make_dataset.py in MinIO's "datasets" bucket, examples/train/tasks.yml run from
+// its own directory on a simulated 32 GiB GPU, the four PyTorch trials training on the CPU.
+func TestExampleTrain(t *testing.T) {
+	t.Parallel()
+	x := newExample(t)
+	srv, bucket, runID := x.srv, x.bucket, exampleRunID
+	results := filepath.Join(x.tmp, "results.json")
+	r := x.runWithin(5*time.Minute, "--fake-gpus", "32GiB", "--log-dir", filepath.Join(x.tmp, "logs"), "--results", results, "tasks.yml")
 	r.wantCode(t, 0)
 
 	res := readResults(t, results)
@@ -197,6 +215,13 @@ func (e *e2e) runWithin(limit time.Duration, args ...string) result {
 // one the test skips, except in CI.
 func torchPython(t *testing.T) string {
 	t.Helper()
+	return pythonWith(t, "torch", "python3-torch")
+}
+
+// pythonWith is a python3 that imports module: $PYTHON, /usr/bin/python3 or the one on the
+// PATH; pkg is the Debian package that installs it.
+func pythonWith(t *testing.T, module, pkg string) string {
+	t.Helper()
 	var candidates []string
 	if p := os.Getenv("PYTHON"); p != "" {
 		candidates = append(candidates, p)
@@ -208,7 +233,7 @@ func torchPython(t *testing.T) string {
 	var tried []string
 	for _, p := range candidates {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		err := exec.CommandContext(ctx, p, "-c", "import torch").Run()
+		err := exec.CommandContext(ctx, p, "-c", "import "+module).Run()
 		cancel()
 		if err == nil {
 			if abs, err := filepath.Abs(p); err == nil {
@@ -218,7 +243,7 @@ func torchPython(t *testing.T) string {
 		}
 		tried = append(tried, p+": "+err.Error())
 	}
-	msg := "no python3 with torch (set PYTHON, or apt-get install python3-torch); tried " + strings.Join(tried, "; ")
+	msg := "no python3 with " + module + " (set PYTHON, or apt-get install " + pkg + "); tried " + strings.Join(tried, "; ")
 	citest.Unavailable(t, "%s", msg)
 	return ""
 }

@@ -537,14 +537,15 @@ func TestResumeMarkersSurviveDelete(t *testing.T) {
 	}
 }
 
-// TestMetrics scrapes --metrics-addr while a GPU trial runs, after an upload.
+// TestMetrics scrapes --metrics-addr (--serve's old name) while a GPU trial runs, after an
+// upload.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	s := newS3E2E(t)
 	p := s.start("--log-dir", "logs", "--metrics-addr", "127.0.0.1:0", "--fake-gpus", "32GiB", testdata("s3/metrics.yml"))
 	t.Cleanup(func() { _ = os.WriteFile(s.path("release"), nil, 0o644) }) // a failed test leaves no task waiting
-	p.waitOutput("serving metrics on http://")
-	m := regexp.MustCompile(`serving metrics on (http://\S+/metrics)`).FindStringSubmatch(p.stdout.String())
+	p.waitOutput("Prometheus metrics on http://")
+	m := regexp.MustCompile(`Prometheus metrics on (http://\S+/metrics)`).FindStringSubmatch(p.stdout.String())
 	if m == nil {
 		t.Fatalf("no metrics address in the output:\n%s", p.stdout)
 	}

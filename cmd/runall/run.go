@@ -57,6 +57,8 @@ type runOptions struct {
 	lease       time.Duration
 	fresh       bool
 	metricsAddr string
+	serve       string
+	serveAfter  time.Duration
 	maxParallel int
 	maxTasks    int
 	noColor     bool
@@ -76,8 +78,13 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 		"each claims the next trial it has room for (env RUNALL_CLAIMS, config claims:; see docs/kubernetes.md)")
 	fs.DurationVar(&o.lease, "lease", runner.DefaultLease, "with --claims: a claim not renewed for this long may be taken over by another runall\n"+
 		"(renewed every third of it; at least 1s)")
-	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done")
-	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on `ADDR` (e.g. :9100)")
+	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done, and start trials with checkpoint: over")
+	fs.StringVar(&o.serve, "serve", "", "serve the run's live report on `ADDR` while it runs (e.g. 127.0.0.1:9090): the page, its state as\n"+
+		"JSON (/api/run), each trial's log, Prometheus metrics (/metrics); env RUNALL_SERVE. No authentication:\n"+
+		"bind to 127.0.0.1 (kubectl port-forward reaches it) or the Pod's network, never a public address")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "the same as --serve `ADDR` (it serves /metrics too)")
+	fs.DurationVar(&o.serveAfter, "serve-after", 0, "with --serve: keep serving the finished run's report this long after it ends\n"+
+		"(until SIGTERM or SIGINT), so that a Job's last state can still be looked at")
 	fs.IntVar(&o.maxParallel, "max-parallel", 0, "override the file's max-parallel-commands (`N` at once)")
 	fs.IntVar(&o.maxTasks, "max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")
 	fs.BoolVar(&o.noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
@@ -113,6 +120,14 @@ func runRun(_ context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	srv, err := newServer(o, a.getenv)
+	if err != nil {
+		return err
+	}
+	if srv != nil {
+		opts.Server = srv
+		defer srv.Close()
+	}
 	if !o.noGPU && plan.NeedsGPU() {
 		opts.Resources.Probe, opts.Resources.ProbeErr = openProbe(a, o.fakeGPUs)
 		if opts.Resources.Probe != nil {
@@ -121,11 +136,15 @@ func runRun(_ context.Context, a *app, args []string) error {
 	}
 	opts.Signals = sigs
 	_, err = runner.Run(plan, opts)
+	if srv != nil {
+		serveAfter(srv, o.serveAfter, err, sigs, a)
+	}
 	return err
 }
 
 // runnerOptions are the run's options from its flags, the task file's config and the
-// environment: where it shows and records itself, its shard or claims, and its grace.
+// environment (where it shows and records itself, its shard or claims, its grace), but
+// for what must be closed when it ends (the GPU probe, the server).
 func (o *runOptions) runnerOptions(a *app, p *plan.Plan) (runner.Options, error) {
 	opts := runner.Options{
 		Output:      runner.OutputOptions{Stdout: a.stdout, Stderr: a.stderr, StatusEvery: o.statusEvery},
@@ -134,7 +153,6 @@ func (o *runOptions) runnerOptions(a *app, p *plan.Plan) (runner.Options, error)
 		Grace:       o.grace,
 		Resources:   runner.ResourceOptions{NoGPU: o.noGPU},
 		Fresh:       o.fresh,
-		MetricsAddr: o.metricsAddr,
 		ReapOrphans: true,
 	}
 	var err error

@@ -8,6 +8,11 @@ metrics.json (loss, accuracy, val_loss and val_accuracy per epoch, as Keras' his
 reads it through the task's metrics: key) after every epoch, and results.json at the end, to
 --output-dir.
 
+With --checkpoint-dir it also saves last.pt there after every epoch (the model, the optimizer,
+the history and the random state) and prints "runall-checkpoint step=N", so that runall (the
+task's checkpoint: key) keeps it and knows its epoch; with --resume it goes on from it, to the
+same result as a run that nothing interrupted.
+
 --gpu-memory-gb holds that much GPU memory for the whole run, to show runall packing trials
 onto GPUs by free memory. A trial that does not fit fails with PyTorch's usual
 "CUDA out of memory" error, which runall recognises and retries when memory frees up.
@@ -47,6 +52,8 @@ def parse_args(argv=None):
                    help="hold about this much GPU memory for the run (CUDA only)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--checkpoint-dir", default="", help="save last.pt here after every epoch")
+    p.add_argument("--resume", action="store_true", help="go on from --checkpoint-dir's last.pt")
     return p.parse_args(argv)
 
 
@@ -143,6 +150,28 @@ def save_atomic(obj, path, save):
     os.replace(tmp, path)
 
 
+def save_checkpoint(ckpt_dir, epoch, model, opt, history):
+    """The state a resumed run needs to end as an uninterrupted one would; then say so."""
+    if not ckpt_dir:
+        return
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    save_atomic({"epoch": epoch, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                 "history": history, "rng": torch.get_rng_state()}, ckpt_dir / "last.pt", torch.save)
+    log(f"runall-checkpoint step={epoch}")
+
+
+def load_checkpoint(ckpt_dir, model, opt):
+    """The epoch and history last.pt holds, its state loaded into model and opt."""
+    if not ckpt_dir or not (ckpt_dir / "last.pt").is_file():
+        sys.exit("train.py: --resume needs --checkpoint-dir with a last.pt")
+    state = torch.load(ckpt_dir / "last.pt", weights_only=False)
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["optimizer"])
+    torch.set_rng_state(state["rng"])
+    log(f"resumed after epoch {state['epoch']} (RUNALL_RESUME_STEP={os.environ.get('RUNALL_RESUME_STEP')})")
+    return state["epoch"], state["history"]
+
+
 def write_json(obj, path):
     with open(path, "w") as f:
         json.dump(obj, f, indent=2)
@@ -181,10 +210,13 @@ def main(argv=None):
     model = Net(args.dropout).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = nn.CrossEntropyLoss()
-    history = []
+    history, done = [], 0
+    ckpt_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else None
+    if args.resume:
+        done, history = load_checkpoint(ckpt_dir, model, opt)
     status = "completed"
     try:
-        for epoch in range(1, args.epochs + 1):
+        for epoch in range(done + 1, args.epochs + 1):
             t0 = time.monotonic()
             model.train()
             perm = torch.randperm(len(x_train), device=device)
@@ -213,6 +245,7 @@ def main(argv=None):
             save_atomic({"epoch": epoch, "model": model.state_dict(),
                          "optimizer": opt.state_dict(), "args": vars(args)},
                         out_dir / f"checkpoint-epoch-{epoch}.pt", torch.save)
+            save_checkpoint(ckpt_dir, epoch, model, opt, history)
     except Interrupted as e:
         status = f"interrupted by {e}"
         log(f"trial {args.experiment_id}: {status}; writing results.json")

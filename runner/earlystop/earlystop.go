@@ -298,3 +298,14 @@ func (a *asha) Observe(trial string, step int, v float64) (Decision, error) {
 	return Decision{Stop: true, Reason: fmt.Sprintf("asha: %s %s at step %d is not in the top 1/%d of the %d values recorded at that rung (the best %d continue: %s and better)",
 		a.c.Metric, shown(v), step, a.c.Reduction, n, keep, shown(vals[keep-1]))}, nil
 }
+
+// Pauses reports whether the rule pauses trials and resumes them from their checkpoints
+// (successive halving, hyperband, population-based training) rather than stopping them:
+// each trial of its block then needs checkpoint:.
+func (c Config) Pauses() bool {
+	switch c.Method {
+	case "sha", "hyperband", "pbt":
+		return true
+	}
+	return false
+}

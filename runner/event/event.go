@@ -94,6 +94,7 @@ type Detail struct {
 	Metrics                    map[string]float64
 	MetricSeries               map[string][]float64
 	MetricWarnings             []string
+	Resumes                    []results.Resume // the attempts that started from its kept checkpoint
 }
 
 // Consumer reacts to the events of a run. The stream calls Event on the emitting

@@ -17,6 +17,7 @@ package executor
 
 import (
 	"context"
+	"time"
 
 	"github.com/runall/runall/runner/proc"
 )
@@ -30,6 +31,10 @@ type Command struct {
 // Hooks are told of a command's attempts, on the goroutine that called Run (Line on the
 // attempt's reader goroutine, one line at a time).
 type Hooks struct {
+	// Prepare, when set, readies an attempt before it starts (restores the trial's
+	// checkpoint) and returns its environment; an error fails the attempt unrun, with the
+	// error as its reason, as one that could not start.
+	Prepare func(attempt int, env []string) ([]string, error)
 	// Started is told an attempt begins; attempt counts from 1.
 	Started func(attempt int)
 	// Line is told each line of the attempt's output, stream "stdout" or "stderr".
@@ -60,9 +65,19 @@ func Run(ctx context.Context, c Command, h *Handle, hooks Hooks) Result {
 	}
 	var res Result
 	for n := 1; ; n++ {
+		var prepErr error
+		if hooks.Prepare != nil {
+			a.Env, prepErr = hooks.Prepare(n, c.Attempt.Env)
+		}
 		hooks.Started(n)
 		a.OnLine = func(stream, line string) { hooks.Line(n, stream, line) }
-		res.Outcome, res.Attempts = a.Run(ctx), n
+		if prepErr != nil {
+			now := time.Now()
+			res.Outcome = proc.Outcome{Err: prepErr, ExitCode: -1, Started: now, Finished: now}
+		} else {
+			res.Outcome = a.Run(ctx)
+		}
+		res.Attempts = n
 		res.Stop = h.Stopped()
 		retry := !res.Outcome.OK() && n <= c.Retries && res.Stop == nil
 		if again := hooks.Ended(n, res.Outcome, retry); !again || !retry {

@@ -54,9 +54,16 @@ func (s *Set) warn(format string, args ...any) {
 	}
 }
 
-// add records one value of a metric, within the bounds (MaxNames, MaxNameLen, MaxPoints):
-// every source of metrics (lines, files, recognisers of trainers' output) adds through it,
-// s.mu held.
+// Add records one value of a metric, within the bounds (MaxNames, MaxNameLen, MaxPoints):
+// what a live report keeps of a task that has not ended (runner/ledger_live.go).
+func (s *Set) Add(name string, v float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.add(name, v)
+}
+
+// add records one value of a metric, within the bounds: every source of metrics (lines,
+// files, recognisers of trainers' output) adds through it, s.mu held.
 func (s *Set) add(name string, v float64) {
 	if !s.record(name, v) {
 		return

@@ -82,6 +82,7 @@ type Reader struct {
 	set     *Set
 	formats Formats
 	steps   map[string]int  // values seen per name, missing ones included
+	base    int             // the step a resumed attempt goes on from (Resume)
 	open    map[string]bool // the names of the Keras epoch whose last state may still change
 }
 
@@ -94,7 +95,7 @@ func NewReader(s *Set, f Formats) *Reader {
 // The values already recorded stay.
 func (r *Reader) Restart() {
 	clear(r.steps)
-	r.open = nil
+	r.open, r.base = nil, 0
 }
 
 // Line reads one line of the trial's stdout and returns the values it recorded, in the
@@ -199,6 +200,9 @@ func (r *Reader) record(rs []reading, replace bool) []Value {
 	for _, x := range rs {
 		same := replace && r.open[x.name]
 		if !same {
+			if _, seen := r.steps[x.name]; !seen {
+				r.steps[x.name] = r.base
+			}
 			r.steps[x.name]++
 		}
 		if x.missing {

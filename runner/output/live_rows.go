@@ -27,6 +27,8 @@ func glyph(st taskStatus, spin int) (string, string) {
 		return "■", sgrIgnored
 	case stPruned:
 		return "✂", sgrDim
+	case stPaused:
+		return "‖", sgrDim
 	}
 	return " ", ""
 }

@@ -131,6 +131,8 @@ func endText(ev event.Event) string {
 		head = "stopped with " + exitText(ev.ExitCode) + " in " + humanDuration(ev.Duration)
 	case results.StatusPruned:
 		head = "pruned (" + exitText(ev.ExitCode) + ") in " + humanDuration(ev.Duration)
+	case results.StatusPaused:
+		head = "paused (" + exitText(ev.ExitCode) + ") in " + humanDuration(ev.Duration)
 	case results.StatusFailed:
 	default:
 		head = fmt.Sprintf("attempt %d ended with %s in %s", ev.Attempt, exitText(ev.ExitCode), humanDuration(ev.Duration))

@@ -18,6 +18,7 @@ const (
 	stPending taskStatus = iota
 	stWaiting
 	stRunning
+	stPaused // stopped at its checkpoint, to be resumed: not an end
 	stOK
 	stFailed
 	stIgnored
@@ -27,7 +28,7 @@ const (
 	numStatus
 )
 
-var statusWords = [numStatus]string{"pending", "waiting", "running", "ok", "failed", "ignored", "skipped", "stopped", "pruned"}
+var statusWords = [numStatus]string{"pending", "waiting", "running", "paused", "ok", "failed", "ignored", "skipped", "stopped", "pruned"}
 
 // finished is how many of the counts are of tasks that will not change any more.
 func finished(c [numStatus]int) int {
@@ -102,6 +103,8 @@ func (n *taskNode) state() taskStatus {
 		return stOK
 	case c[stRunning] > 0 || done > 0:
 		return stRunning
+	case c[stPaused] > 0:
+		return stPaused
 	case n.status == stWaiting || c[stWaiting] > 0:
 		return stWaiting
 	}
@@ -256,6 +259,8 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 		switch {
 		case ev.Requeued: // the attempt ended but the trial goes again (out of GPU memory)
 			n.status = stWaiting
+		case ev.Paused: // stopped at its checkpoint; it goes again when it is resumed
+			n.status = stPaused
 		case ev.Status == results.StatusOK:
 			n.status = stOK
 		case ev.Status == results.StatusFailed:

@@ -92,7 +92,7 @@ func summaryLine(res *results.Run, paint func(s, sgr string) string) string {
 	if count[results.StatusStopped] > 0 {
 		parts = append(parts, paint(fmt.Sprintf("%d stopped", count[results.StatusStopped]), "33"))
 	}
-	for _, s := range []results.Status{results.StatusPruned, results.StatusIgnored, results.StatusSkipped, results.StatusPending, results.StatusRunning} {
+	for _, s := range []results.Status{results.StatusPruned, results.StatusPaused, results.StatusIgnored, results.StatusSkipped, results.StatusPending, results.StatusRunning} {
 		if count[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", count[s], s))
 		}
@@ -114,7 +114,7 @@ func summaryLine(res *results.Run, paint func(s, sgr string) string) string {
 // status column grows by the same number of bytes and tabwriter still aligns it.
 var statusColor = map[results.Status]string{
 	results.StatusOK: "32", results.StatusFailed: "31", results.StatusIgnored: "33", results.StatusSkipped: "90", results.StatusRunning: "36",
-	results.StatusStopped: "33", results.StatusPruned: "90",
+	results.StatusStopped: "33", results.StatusPruned: "90", results.StatusPaused: "90",
 }
 
 // tableWidth is the width the summary table keeps within when the terminal's is unknown: a

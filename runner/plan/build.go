@@ -85,6 +85,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		return t
 	}
 	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
+	t.Checkpoint = l.src.checkpoint(c)
 	t.Host = hostSpec(own.hostMemory, hostGroup)
 	t.Timeout = max(own.timeout, 0) // noTimeout is none
 	if own.retries != nil {
@@ -152,6 +153,8 @@ func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path strin
 		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
 		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
 	}, levelTrial)
+	l.src.checkCheckpoints(t.Parallel)
+	l.src.checkPausingRule(t, c.keys["early-stop"])
 }
 
 // withParams replaces a copy's placeholders in what it inherits (a block's metrics: naming

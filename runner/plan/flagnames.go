@@ -10,28 +10,93 @@ import (
 // which their commands differ, which are also their params. A summary of two identical
 // truncated commands says nothing; "lr=0.01 batch_size=128" says what the trial was.
 
-// flagTrial is what a block's unnamed trial is named by.
+// Named trials written out one by one (name: lr=0.03 width=128, cmd: ... --lr 0.03
+// --width 128) keep their names, and get the same params, so that the report can plot their
+// metrics against them: the flags in which their commands differ or, when none does, the
+// k=v words of their names.
+
+// flagTrial is what a block's trial written out one by one is named by (name; "" keeps
+// its name) and what its params are.
 type flagTrial struct {
 	name   string
 	params []Param
 }
 
 // flagNames names the unnamed trials of a block by the flags in which their commands
-// differ. Trials with a name, copies (for-each, matrix, sample, search), scripts and trials
-// of steps keep theirs; so do all when fewer than two are left or no flag differs.
+// differ, and gives its named trials params. Copies (for-each, matrix, sample, search),
+// scripts and trials of steps keep theirs; so do all when fewer than two of a kind are
+// left or nothing tells them apart.
 func flagNames(list []*rawTask) map[*rawTask]flagTrial {
-	var cands []*rawTask
+	var unnamed, named []*rawTask
 	for _, t := range list {
-		if t.name == "" && t.cmd != "" && t.url == "" && len(t.steps) == 0 && len(t.forEach) == 0 &&
-			len(t.matrix) == 0 && len(t.sample) == 0 && t.search == nil {
-			cands = append(cands, t)
+		if t.cmd == "" || t.url != "" || len(t.steps) > 0 || len(t.forEach) > 0 ||
+			len(t.matrix) > 0 || len(t.sample) > 0 || t.search != nil {
+			continue
+		}
+		if t.name == "" {
+			unnamed = append(unnamed, t)
+		} else {
+			named = append(named, t)
 		}
 	}
-	if len(cands) < 2 {
+	out := map[*rawTask]flagTrial{}
+	nameByFlags(unnamed, out)
+	paramsOfNamed(named, out)
+	if len(out) == 0 {
 		return nil
 	}
+	return out
+}
+
+// nameByFlags names unnamed trials by the flags in which their commands differ.
+func nameByFlags(cands []*rawTask, out map[*rawTask]flagTrial) {
+	if len(cands) < 2 {
+		return
+	}
+	values, differ := differingFlags(cands)
+	if len(differ) == 0 {
+		return
+	}
+	names := map[string]bool{}
+	for i, t := range cands {
+		ft := flagTrial{params: flagParams(values[i], differ)}
+		var labels []string
+		for _, p := range ft.params {
+			labels = append(labels, p.Name+"="+p.Value)
+		}
+		ft.name = strings.Join(labels, " ")
+		if ft.name == "" || names[ft.name] {
+			ft.name = "" // not told apart by flags alone: named by the command, as before
+		}
+		names[ft.name] = true
+		out[t] = ft
+	}
+}
+
+// paramsOfNamed gives named trials the flags in which their commands differ as params or,
+// when none does, the k=v words of their names.
+func paramsOfNamed(cands []*rawTask, out map[*rawTask]flagTrial) {
+	if len(cands) < 2 {
+		return
+	}
+	if values, differ := differingFlags(cands); len(differ) > 0 {
+		for i, t := range cands {
+			out[t] = flagTrial{params: flagParams(values[i], differ)}
+		}
+		return
+	}
+	for _, t := range cands {
+		if params := nameParams(t.name); len(params) > 0 {
+			out[t] = flagTrial{params: params}
+		}
+	}
+}
+
+// differingFlags reads each command's flags (values[i] by flag name) and lists the flags in
+// which they differ, in the order first seen.
+func differingFlags(cands []*rawTask) (values []map[string]string, differ []string) {
 	var order []string
-	values := make([]map[string]string, len(cands))
+	values = make([]map[string]string, len(cands))
 	for i, t := range cands {
 		values[i] = map[string]string{}
 		for _, f := range commandFlags(t.cmd) {
@@ -44,7 +109,6 @@ func flagNames(list []*rawTask) map[*rawTask]flagTrial {
 			}
 		}
 	}
-	var differ []string
 	for _, flag := range order {
 		first, had := values[0][flag]
 		for _, v := range values[1:] {
@@ -54,28 +118,30 @@ func flagNames(list []*rawTask) map[*rawTask]flagTrial {
 			}
 		}
 	}
-	if len(differ) == 0 {
-		return nil
-	}
-	out := map[*rawTask]flagTrial{}
-	names := map[string]bool{}
-	for i, t := range cands {
-		var ft flagTrial
-		var labels []string
-		for _, flag := range differ {
-			if v, ok := values[i][flag]; ok {
-				ft.params = append(ft.params, Param{flag, v})
-				labels = append(labels, flag+"="+v)
-			}
+	return values, differ
+}
+
+// flagParams are a command's values of the flags that differ, as params.
+func flagParams(values map[string]string, differ []string) []Param {
+	var params []Param
+	for _, flag := range differ {
+		if v, ok := values[flag]; ok {
+			params = append(params, Param{flag, v})
 		}
-		ft.name = strings.Join(labels, " ")
-		if ft.name == "" || names[ft.name] {
-			ft.name = "" // not told apart by flags alone: named by the command, as before
-		}
-		names[ft.name] = true
-		out[t] = ft
 	}
-	return out
+	return params
+}
+
+// nameParams are the k=v words of a trial's name ("lr=0.03 width=128,"), in order.
+func nameParams(name string) []Param {
+	var params []Param
+	for _, w := range strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' || r == ';' }) {
+		k, v, ok := strings.Cut(w, "=")
+		if ok && v != "" && isFlagName(k) && !slices.ContainsFunc(params, func(p Param) bool { return p.Name == k }) {
+			params = append(params, Param{k, v})
+		}
+	}
+	return params
 }
 
 // commandFlags are the --flag value and --flag=value pairs of a command line, in order; a

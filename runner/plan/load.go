@@ -123,6 +123,7 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 		l.cfgEarlyStop = plan.Config.EarlyStop
 	}
 	plan.Tasks = l.expandTasks(raw.tasks, inherited{formats: plan.Config.MetricFormats}, levelTop)
+	plan.LogParams = logSampled(raw.tasks)
 	l.checkUnfilled(plan.Tasks)
 	if err := l.src.fileError(); err != nil {
 		return nil, err
@@ -292,6 +293,9 @@ func checkNesting(d *nodeDecoder, t *rawTask, level int) {
 		case levelStep:
 			d.errorf(t.keys["tasks"], "tasks: a step cannot have steps of its own")
 		}
+	}
+	if t.has("checkpoint") && level != levelTrial {
+		d.errorf(t.keys["checkpoint"], "checkpoint: is a trial's: set it on a child of parallel-tasks (placeholders such as ckpt/<lr> give each trial its own)")
 	}
 	if level == levelStep {
 		for _, k := range gpuKeys {

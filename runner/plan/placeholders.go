@@ -7,7 +7,7 @@ import (
 
 // The placeholders of for-each, matrix and sample (<name>, as the task file is expanded)
 // and of search (as its sampler hands out each trial) are filled in the same texts of a
-// task: name, cmd, cwd, url, log-path, metrics, tags, env values and upload from/to. The
+// task: name, cmd, cwd, url, log-path, metrics, checkpoint, tags, env values and upload from/to. The
 // two task types list them below, side by side; fill replaces them in both.
 
 // fill replaces r's placeholders in each text.
@@ -21,7 +21,7 @@ func fill(r *strings.Replacer, texts []*string) {
 // uploads are copied first, so that the pointers reach t's own and not those of the task it
 // was copied from.
 func (t *rawTask) placeholderTexts() []*string {
-	texts := []*string{&t.name, &t.cmd, &t.cwd, &t.url, &t.logPath, &t.metrics}
+	texts := []*string{&t.name, &t.cmd, &t.cwd, &t.url, &t.logPath, &t.metrics, &t.checkpoint.dir}
 	t.tags, t.env, t.upload = slices.Clone(t.tags), slices.Clone(t.env), slices.Clone(t.upload)
 	for i := range t.tags {
 		texts = append(texts, &t.tags[i])
@@ -41,6 +41,11 @@ func (t *rawTask) placeholderTexts() []*string {
 func (t *Task) placeholderTexts() []*string {
 	texts := []*string{&t.Name, &t.Cmd, &t.Cwd, &t.URL, &t.LogPath, &t.Metrics}
 	t.Tags, t.Env, t.Upload = slices.Clone(t.Tags), slices.Clone(t.Env), slices.Clone(t.Upload)
+	if t.Checkpoint != nil {
+		c := *t.Checkpoint
+		t.Checkpoint = &c
+		texts = append(texts, &c.Dir)
+	}
 	for i := range t.Tags {
 		texts = append(texts, &t.Tags[i])
 	}

@@ -17,6 +17,9 @@ type Plan struct {
 	S3     *S3Spec // the s3: block; nil when absent
 	Tasks  []*Task // top-level tasks, run one after another
 
+	// LogParams are the sample: keys drawn log-uniformly (loguniform), sorted.
+	LogParams []string
+
 	// Filtered is set when --tags left tasks out: what earlier runs recorded of them is kept.
 	Filtered bool
 
@@ -136,6 +139,8 @@ type Task struct {
 	// mode filled in: the rule its trials are stopped by. Its trials and their steps point
 	// to the same one. nil: they run to their end.
 	EarlyStop *earlystop.Config
+	// Checkpoint is a trial's checkpoint: the directory runall keeps and restores; nil: none.
+	Checkpoint *Checkpoint
 	// Search is a parallel child's search: its copies come from the sampler, one per trial
 	// as room frees; the child itself is their template, its placeholders unreplaced.
 	Search *Search

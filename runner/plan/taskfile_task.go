@@ -42,6 +42,7 @@ type rawTask struct {
 	seed                                     uint64
 	earlyStop                                *earlystop.Config
 	search                                   *Search
+	checkpoint                               rawCheckpoint
 
 	parallel []*rawTask // parallel-tasks:
 	steps    []*rawTask // tasks: (inside a parallel child)
@@ -72,6 +73,7 @@ var taskKeys = []string{
 	"collapse-on-completion", "event-driven", "show-task-times",
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "upload",
 	"metrics", "order", "recognize-metrics", "metric-pattern", "sample", "trials", "seed", "early-stop", "search", "memory",
+	"checkpoint",
 }
 
 var (
@@ -151,7 +153,7 @@ func (t *rawTask) commandKey(d *nodeDecoder, p nodePair) bool {
 }
 
 // outputKey decodes a key of what the task shows and records: its output, its logs, its
-// metrics, what it uploads. It reports whether p was one.
+// metrics, what it uploads, its checkpoints. It reports whether p was one.
 func (t *rawTask) outputKey(d *nodeDecoder, p nodePair) bool {
 	switch p.name {
 	case "show-output", "show-task-output":
@@ -170,6 +172,8 @@ func (t *rawTask) outputKey(d *nodeDecoder, p nodePair) bool {
 		t.recognizeMetrics = d.boolean(p)
 	case "metric-pattern":
 		t.metricPatterns = decodePatterns(d, p)
+	case "checkpoint":
+		t.checkpoint = decodeCheckpoint(d, p)
 	default:
 		return false
 	}

@@ -199,6 +199,9 @@ func (p *Plan) CheckVars(environ []string) error {
 			menv = withSettable(env, exportable)
 		}
 		check("metrics", t.Metrics, t.keyPos("metrics"), menv)
+		if t.Checkpoint != nil {
+			check("checkpoint", t.Checkpoint.Dir, t.Checkpoint.Pos, env)
+		}
 	})
 	if len(problems) == 0 {
 		return nil

@@ -45,6 +45,7 @@ func Merge(runs []*Run) *Run {
 		out.Stopped = cmp.Or(out.Stopped, r.Stopped)
 		out.GPUProcessIDs = cmp.Or(out.GPUProcessIDs, r.GPUProcessIDs)
 		maps.Copy(out.LearnedGPUMemory, r.LearnedGPUMemory)
+		out.LogParams = append(out.LogParams, r.LogParams...)
 		for _, t := range r.Tasks {
 			k := taskID{t.ID, t.Name}
 			if old, ok := byID[k]; !ok || preferred(t, old) {
@@ -56,6 +57,8 @@ func Merge(runs []*Run) *Run {
 	slices.Sort(shards)
 	out.RunID = strings.Join(slices.Compact(ids), ",")
 	out.Shard = strings.Join(slices.Compact(shards), ",")
+	slices.Sort(out.LogParams)
+	out.LogParams = slices.Compact(out.LogParams)
 	if len(out.LearnedGPUMemory) == 0 {
 		out.LearnedGPUMemory = nil
 	}

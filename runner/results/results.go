@@ -37,7 +37,7 @@ type Run struct {
 	Shard      string    `json:"shard,omitempty"` // "I/N" when sharded
 	Status     Status    `json:"status"`          // ok, failed, or stopped (SIGINT/SIGTERM)
 	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"`
+	FinishedAt time.Time `json:"finished_at,omitzero"` // none while the run goes on (--serve's /api/run)
 	LogDir     string    `json:"log_dir"`
 	Tasks      []Task    `json:"tasks"`
 	// LearnedGPUMemory is the need learned for each gpu-memory: auto group, by group name
@@ -57,6 +57,9 @@ type Run struct {
 	Objective *Objective `json:"objective,omitempty"`
 	Best      string     `json:"best,omitempty"`
 	BestID    int        `json:"best_id,omitempty"`
+	// LogParams are the hyperparameters drawn log-uniformly (sample: loguniform): the
+	// report draws them on a logarithmic axis however narrow their range.
+	LogParams []string `json:"log_params,omitempty"`
 	// Stopped says why trials were skipped by config stop-when, when they were.
 	Stopped string `json:"stopped,omitempty"`
 	// Report and GPUSamples are the HTML report and the GPU memory samples in LogDir.
@@ -107,8 +110,18 @@ type Task struct {
 	Metrics        map[string]float64   `json:"metrics,omitempty"`
 	MetricSeries   map[string][]float64 `json:"metric_series,omitempty"`
 	MetricWarnings []string             `json:"metric_warnings,omitempty"`
-	StdoutTail     []string             `json:"-"` // last lines, for the failure report
-	StderrTail     []string             `json:"-"`
+	// Resumes are the attempts that started from the trial's kept checkpoint (checkpoint:),
+	// in order: the step each went on from; its metric series goes on there.
+	Resumes    []Resume `json:"resumes,omitempty"`
+	StdoutTail []string `json:"-"` // last lines, for the failure report
+	StderrTail []string `json:"-"`
+}
+
+// Resume is an attempt of a trial that started from its kept checkpoint.
+type Resume struct {
+	Step  int       `json:"step"`   // the step the checkpoint held: the series goes on at Step+1
+	RunID string    `json:"run_id"` // the run that resumed it (another Pod's, under claims)
+	At    time.Time `json:"at"`
 }
 
 // PeakEstimated reports whether PeakGPUMemory is an estimate rather than its own processes'.

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -121,5 +122,35 @@ func TestSamplesBounded(t *testing.T) {
 	s, err := ReadSamples(&b)
 	if err != nil || !s.Truncated {
 		t.Errorf("truncated %v, err %v", s != nil && s.Truncated, err)
+	}
+}
+
+// TestSampleFeed: a samples file read while it is written, in pieces cut anywhere, is what
+// reading it whole gives.
+func TestSampleFeed(t *testing.T) {
+	file := `{"devices":[{"uuid":"GPU-a","total":100},{"uuid":"GPU-b","total":200}]}
+{"t":1000,"used":[1,2]}
+{"t":2000,"used":[3,4]}
+{"devices":[{"uuid":"GPU-b","total":200}]}
+{"t":3000,"used":[5]}
+`
+	whole, err := ReadSamples(strings.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{1, 7, 30, 64} {
+		var f SampleFeed
+		for i := 0; i < len(file); i += cut {
+			if err := f.Feed([]byte(file[i:min(i+cut, len(file))])); err != nil {
+				t.Fatalf("pieces of %d: %v", cut, err)
+			}
+		}
+		if !reflect.DeepEqual(f.Samples(), whole) {
+			t.Errorf("pieces of %d: %+v, want %+v", cut, f.Samples(), whole)
+		}
+	}
+	var f SampleFeed
+	if err := f.Feed([]byte("{\"t\":1,\"used\":[1]}\nnot json\n{\"t\":2}\n")); err == nil {
+		t.Errorf("a bad line is no error")
 	}
 }

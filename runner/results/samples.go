@@ -2,7 +2,10 @@ package results
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -66,28 +69,72 @@ func ReadSamples(r io.Reader) (*GPUSamples, error) {
 			pending = fmt.Errorf("line %d: %w", n, err)
 			continue
 		}
-		switch {
-		case l.Truncated:
-			out.Truncated = true
-		case l.Devices != nil:
-			devs = l.Devices
-			for _, d := range devs {
-				if !slices.ContainsFunc(out.Devices, func(o SampleDevice) bool { return o.UUID == d.UUID }) {
-					out.Devices = append(out.Devices, d)
-				}
-			}
-		case len(l.Used) > 0:
-			s := GPUSample{Time: time.UnixMilli(l.T), Used: map[string]uint64{}}
-			for i, u := range l.Used {
-				if i < len(devs) {
-					s.Used[devs[i].UUID] = u
-				}
-			}
-			out.Samples = append(out.Samples, s)
-		}
+		out.add(l, &devs)
 	}
 	return out, sc.Err()
 }
+
+// add keeps one line: a devices line names the devices the samples after it are of.
+func (s *GPUSamples) add(l sampleLine, devs *[]SampleDevice) {
+	switch {
+	case l.Truncated:
+		s.Truncated = true
+	case l.Devices != nil:
+		*devs = l.Devices
+		for _, d := range l.Devices {
+			if !slices.ContainsFunc(s.Devices, func(o SampleDevice) bool { return o.UUID == d.UUID }) {
+				s.Devices = append(s.Devices, d)
+			}
+		}
+	case len(l.Used) > 0:
+		smp := GPUSample{Time: time.UnixMilli(l.T), Used: map[string]uint64{}}
+		for i, u := range l.Used {
+			if i < len(*devs) {
+				smp.Used[(*devs)[i].UUID] = u
+			}
+		}
+		s.Samples = append(s.Samples, smp)
+	}
+}
+
+// SampleFeed reads a samples file while it is written: each Feed takes what was appended
+// since the last one, keeping a line not yet whole until the rest of it comes.
+type SampleFeed struct {
+	samples GPUSamples
+	devs    []SampleDevice
+	rest    []byte
+}
+
+// Feed decodes the whole lines of b. A line that cannot be read is left out, and the first
+// such line of b is the error.
+func (f *SampleFeed) Feed(b []byte) error {
+	var first error
+	f.rest = append(f.rest, b...)
+	for {
+		i := bytes.IndexByte(f.rest, '\n')
+		if i < 0 {
+			break
+		}
+		var l sampleLine
+		if err := json.Unmarshal(f.rest[:i], &l); err != nil && first == nil {
+			first = fmt.Errorf("gpu samples: %w", err)
+		} else if err == nil {
+			f.samples.add(l, &f.devs)
+		}
+		f.rest = f.rest[i+1:]
+	}
+	// What is left is a line's start: keep it alone, not the whole of b; a "line" that long
+	// is no samples line (ReadSamples takes lines of at most 1 MiB too).
+	f.rest = bytes.Clone(f.rest)
+	if len(f.rest) > 1<<20 {
+		f.rest = nil
+		first = cmp.Or(first, errors.New("gpu samples: a line longer than 1 MiB: left out"))
+	}
+	return first
+}
+
+// Samples is what was read so far. The next Feed adds to it.
+func (f *SampleFeed) Samples() *GPUSamples { return &f.samples }
 
 // SampleWriter keeps GPU memory samples compactly: a sample is written when a device's
 // memory moved by SampleStep or more since the last one kept, or SampleEvery has passed;

@@ -164,6 +164,9 @@ func (s *Scheduler) end(e ended) {
 		s.told[e.t] = e.out.Reason
 		s.line.Front(e.t)
 	}
+	if e.out.Pause {
+		s.srcDone = false // its source keeps the paused trial, and may offer it again: ask it
+	}
 }
 
 // changed is what each resource closes when room opens.

@@ -310,3 +310,59 @@ func TestPauseGivesTheTrialBackToItsSource(t *testing.T) {
 		t.Errorf("t1 attempt %d, want 2", r.attempts["t1"])
 	}
 }
+
+// list is a source that said it had nothing more before its trial paused, as a fixed list
+// does, then offers the paused trial again once told to.
+type list struct {
+	mu     sync.Mutex
+	trials []*Trial
+	paused *Trial
+	ready  chan struct{}
+}
+
+func (s *list) Next(context.Context, int) ([]*Trial, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.trials
+	s.trials = nil
+	if s.paused != nil {
+		return out, true
+	}
+	return out, false
+}
+
+func (s *list) Ready() <-chan struct{}             { return s.ready }
+func (s *list) Start(context.Context, *Trial) bool { return true }
+func (s *list) Ended(_ context.Context, t *Trial, out Outcome) {
+	if out.Pause {
+		s.mu.Lock()
+		s.paused = t
+		s.mu.Unlock()
+		go func() { // resumed later, by whoever paused it
+			s.mu.Lock()
+			s.trials, s.paused = []*Trial{t}, nil
+			s.mu.Unlock()
+			close(s.ready)
+		}()
+	}
+}
+
+// TestPauseAsksTheSourceAgain: a source that had given every trial and said so is asked
+// again once a trial pauses, so that it can offer the trial again.
+func TestPauseAsksTheSourceAgain(t *testing.T) {
+	r := newRecorder()
+	src := &list{trials: []*Trial{{Task: tasks(1)[0]}}, ready: make(chan struct{})}
+	o := r.options(1, &slots{free: 1})
+	run := o.Run
+	o.Run = func(ctx context.Context, t *Trial) Outcome {
+		out := run(ctx, t)
+		if t.Attempt == 1 {
+			return Outcome{Pause: true, Reason: "at its rung"}
+		}
+		return out
+	}
+	Run(context.Background(), src, o)
+	if want := []string{"t1", "t1"}; !slices.Equal(r.started, want) {
+		t.Errorf("started %q, want %q", r.started, want)
+	}
+}

@@ -1,0 +1,106 @@
+// Package checkpoint keeps a trial's checkpoint directory where every runall of a sweep
+// reaches it, and restores it before the trial starts again. A kept checkpoint is a
+// version (a copy of the directory's files) and a manifest that names it and the step it
+// holds; the manifest is written last and conditionally, so that a reader never sees a
+// torn copy and an older or fresh attempt never replaces a newer one. It knows trials
+// only by their identity (a string) and nothing of task files or the scheduler.
+//
+// One trial's checkpoint as it is kept:
+//
+//	the script writes DIR ──▶ Keeper scans it (every, or at a runall-checkpoint line)
+//	   changed and settled ──▶ Put DIR as a new version ──▶ scan again: changed? drop it
+//	   ──▶ manifest: newer than the kept step (or its own, or the one it resumed from)?
+//	       write it If-Match ──▶ drop the old version            otherwise: drop the new one
+//	a later attempt (requeue, pause, another Pod) ──▶ Restore: manifest ──▶ Get ──▶ DIR
+package checkpoint
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/runall/runall/runner/results"
+)
+
+// Manifest is the one pointer to a trial's kept checkpoint.
+type Manifest struct {
+	Trial   string    `json:"trial"`   // the trial's identity
+	Step    int       `json:"step"`    // the step the copy holds: the trial's steps before it
+	Version string    `json:"version"` // the folder beside the manifest that holds the files
+	Files   int       `json:"files"`
+	Bytes   int64     `json:"bytes"`
+	Writer  string    `json:"writer"`         // the attempt that kept it (run id, trial, attempt)
+	Base    string    `json:"base,omitempty"` // the version that attempt resumed from
+	RunID   string    `json:"run_id"`
+	SavedAt time.Time `json:"saved_at"`
+	// Series is the trial's metric values up to Step, so that a resumed trial's series is
+	// whole on any runall of the sweep.
+	Series map[string][]Point `json:"series,omitempty"`
+	// Resumes are the steps the trial was resumed at before this copy was kept.
+	Resumes []results.Resume `json:"resumes,omitempty"`
+	// From is set on a copy of another trial's checkpoint (population-based training).
+	From *Origin `json:"from,omitempty"`
+}
+
+// Point is one metric value at its step.
+type Point struct {
+	Step  int     `json:"step"`
+	Value float64 `json:"value"`
+}
+
+// Origin is the trial (and its step) whose checkpoint another was started from.
+type Origin struct {
+	Trial string `json:"trial"`
+	Step  int    `json:"step"`
+}
+
+// manifestName is the manifest's name under a trial's folder.
+const manifestName = "manifest.json"
+
+func (m Manifest) encode() []byte {
+	b, _ := json.MarshalIndent(m, "", "  ") // plain types: cannot fail
+	return append(b, '\n')
+}
+
+func decodeManifest(trial string, b []byte) (Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Manifest{}, fmt.Errorf("checkpoint of %s: manifest: %w (delete it to start the trial over)", trial, err)
+	}
+	if m.Version == "" {
+		return Manifest{}, fmt.Errorf("checkpoint of %s: manifest names no version (delete it to start the trial over)", trial)
+	}
+	return m, nil
+}
+
+// versionName names a new copy: its step first, so that a listing reads in order.
+func versionName(step int, writer string, seq int64) string {
+	return fmt.Sprintf("s%08d-%s-%x", step, writer, seq)
+}
+
+// replaces reports whether a copy of step by writer, which resumed from base, may replace
+// the kept one: a newer step, its own earlier copy, or the copy it resumed from. An older
+// attempt, a fresh one, or one whose claim another runall took never replaces a newer copy.
+func (m Manifest) replacedBy(step int, writer, base string) bool {
+	return step > m.Step || m.Writer == writer || (base != "" && m.Version == base && step >= m.Step)
+}
+
+// upTo is the series cut at step.
+func upTo(series map[string][]Point, step int) map[string][]Point {
+	var out map[string][]Point
+	for name, pts := range series {
+		var kept []Point
+		for _, p := range pts {
+			if p.Step <= step {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) > 0 {
+			if out == nil {
+				out = map[string][]Point{}
+			}
+			out[name] = kept
+		}
+	}
+	return out
+}

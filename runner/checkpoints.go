@@ -1,0 +1,234 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/runall/runall/runner/checkpoint"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/s3sync"
+)
+
+// checkpoints keeps the checkpoint: directories of a run's trials (runner/checkpoint) where
+// every runall of the sweep reaches them, and restores a trial's before each of its
+// attempts: under the claims prefix with --claims; else beside the file's S3 uploads; else
+// on the local disk, under the log directory's state.
+type checkpoints struct {
+	o checkpointOptions
+
+	mu     sync.Mutex
+	client *s3sync.Client                    // made on first use
+	forgot map[*plan.Task]bool               // --fresh: what was kept is dropped once per trial
+	live   map[*plan.Task]*checkpoint.Keeper // each running trial's keeper
+}
+
+// checkpointOptions is what the checkpoints take from the run.
+type checkpointOptions struct {
+	plan   *plan.Plan
+	base   []string // the run's environment: S3 settings
+	claims string   // --claims: checkpoints under its prefix
+	local  string   // where they are kept without S3
+	runID  string
+	fresh  bool          // --fresh: trials start over
+	grace  time.Duration // how long a stopped run's last copies may take
+}
+
+// checkpointDir holds the trials' checkpoints under an upload destination, as
+// .runall-done holds the resume markers: runall's, left alone by uploads and delete:.
+const checkpointDir = ".runall-checkpoints"
+
+// newCheckpoints is nil when no trial sets checkpoint:.
+func newCheckpoints(o checkpointOptions) *checkpoints {
+	for _, t := range o.plan.Trials() {
+		if t.Checkpoint != nil {
+			return &checkpoints{o: o, forgot: map[*plan.Task]bool{}, live: map[*plan.Task]*checkpoint.Keeper{}}
+		}
+	}
+	return nil
+}
+
+// store is where trial t's checkpoint is kept (env: its environment, for ${VAR}s in upload
+// destinations).
+func (c *checkpoints) store(ctx context.Context, t *plan.Task, env []string) (checkpoint.Store, error) {
+	if c.o.claims != "" {
+		return c.s3(ctx, strings.TrimSuffix(c.o.claims, "/")+"/checkpoints/")
+	}
+	if to := s3Destination(c.o.plan, t, env); to != "" {
+		return c.s3(ctx, strings.TrimSuffix(to, "/")+"/"+checkpointDir+"/")
+	}
+	return checkpoint.NewDir(c.o.local), nil
+}
+
+// s3Destination is the trial's own upload destination in S3, else the file's first;
+// "" when it has none.
+func s3Destination(p *plan.Plan, t *plan.Task, env []string) string {
+	var ups []plan.Transfer
+	ups = append(ups, t.Upload...)
+	if p.S3 != nil {
+		ups = append(ups, p.S3.Upload...)
+	}
+	for _, u := range ups {
+		if to, err := expandStrict(u.To, env); err == nil && strings.HasPrefix(to, "s3://") {
+			return to
+		}
+	}
+	return ""
+}
+
+func (c *checkpoints) s3(ctx context.Context, prefix string) (checkpoint.Store, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.client == nil {
+		client, err := newS3Client(ctx, c.o.plan, c.o.base)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoints: %w", err)
+		}
+		c.client = client
+	}
+	return checkpoint.NewS3(c.client, prefix, filepath.Join(c.o.local, ".sync"))
+}
+
+// newS3Client reaches S3 with the task file's settings (base is the run's environment).
+func newS3Client(ctx context.Context, p *plan.Plan, base []string) (*s3sync.Client, error) {
+	spec := plan.S3Spec{}
+	if p.S3 != nil {
+		spec = *p.S3
+	}
+	lookup := getenv(base)
+	return s3sync.NewClient(ctx, s3sync.ClientOptions{
+		Endpoint: os.Expand(spec.Endpoint, lookup), Region: os.Expand(spec.Region, lookup), Getenv: lookup,
+	})
+}
+
+// ckptAttempt is one attempt of a trial as far as its checkpoint goes.
+type ckptAttempt struct {
+	keeper *checkpoint.Keeper
+	base   *checkpoint.Manifest // what it resumed from; nil: it started fresh
+	dir    string
+}
+
+// begin readies an attempt of trial t whose command runs in dir with env: its checkpoint
+// directory restored from the kept copy (or emptied when none is kept), the variables that
+// tell the script, and a keeper that keeps the directory as it changes. say tells the
+// trial's output.
+func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env []string, attempt int, say func(string)) (*ckptAttempt, []string, error) {
+	path, err := expandStrict(t.Checkpoint.Dir, env)
+	if err != nil {
+		return nil, env, fmt.Errorf("checkpoint %s: %w", t.Checkpoint.Dir, err)
+	}
+	if path, err = filepath.Abs(taskPath(dir, path)); err != nil {
+		return nil, env, fmt.Errorf("checkpoint %s: %w", t.Checkpoint.Dir, err)
+	}
+	st, err := c.store(ctx, t, env)
+	if err != nil {
+		return nil, env, err
+	}
+	id := trialKey(t)
+	if c.forgetOnce(t) {
+		if err := checkpoint.Forget(ctx, st, id); err != nil {
+			return nil, env, fmt.Errorf("checkpoint %s: --fresh: drop what was kept: %w", st.Where(id), err)
+		}
+	}
+	m, err := checkpoint.Restore(ctx, st, id, path)
+	if err != nil {
+		return nil, env, fmt.Errorf("checkpoint: %w (the trial is not started fresh over a kept checkpoint)", err)
+	}
+	env = resumeEnv(env, m)
+	if m != nil {
+		say(fmt.Sprintf("resumed from step %d: %s restored from %s%s", m.Step, t.Checkpoint.Dir, st.Where(id), m.Version))
+	}
+	k := checkpoint.Start(ctx, checkpoint.Options{Store: st, Trial: id, Dir: path, Every: t.Checkpoint.Every,
+		Writer: plan.Slug(c.o.runID) + "-a" + strconv.Itoa(attempt), RunID: c.o.runID, Base: m, Say: say})
+	c.mu.Lock()
+	c.live[t] = k
+	c.mu.Unlock()
+	return &ckptAttempt{keeper: k, base: m, dir: path}, env, nil
+}
+
+// resumeEnv tells the script whether it resumes, and from which step; its output is read
+// line by line as it prints it, so that each step is timed against its checkpoint's files.
+func resumeEnv(env []string, m *checkpoint.Manifest) []string {
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, "RUNALL_RESUMED=") || strings.HasPrefix(kv, "RUNALL_RESUME_STEP=")
+	})
+	if m != nil {
+		env = proc.Setenv(env, "RUNALL_RESUMED", "1")
+		env = proc.Setenv(env, "RUNALL_RESUME_STEP", strconv.Itoa(m.Step))
+	}
+	if _, set := proc.Lookup(env, "PYTHONUNBUFFERED"); !set {
+		env = proc.Setenv(env, "PYTHONUNBUFFERED", "1")
+	}
+	return env
+}
+
+// end keeps what the attempt's directory holds now that its processes ended: within the
+// grace period when runall was stopped, else within two minutes.
+func (c *checkpoints) end(t *plan.Task, a *ckptAttempt, stopped bool) {
+	bound := 2 * time.Minute
+	if stopped {
+		bound = c.o.grace
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	a.keeper.Close(ctx)
+	c.mu.Lock()
+	if c.live[t] == a.keeper {
+		delete(c.live, t)
+	}
+	c.mu.Unlock()
+}
+
+// forgetOnce reports, under --fresh, whether what was kept for t is still to be dropped.
+func (c *checkpoints) forgetOnce(t *plan.Task) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.o.fresh || c.forgot[t] {
+		return false
+	}
+	c.forgot[t] = true
+	return true
+}
+
+// keeper is trial t's running attempt's keeper; nil when none runs.
+func (c *checkpoints) keeper(t *plan.Task) *checkpoint.Keeper {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.live[t]
+}
+
+// seriesValues is a kept series as the metric set takes it: each name's values in step order.
+func seriesValues(s map[string][]checkpoint.Point) map[string][]float64 {
+	out := make(map[string][]float64, len(s))
+	for name, pts := range s {
+		for _, p := range pts {
+			out[name] = append(out[name], p.Value)
+		}
+	}
+	return out
+}
+
+// mergeResumes adds what an attempt lists to what the trial's earlier attempts did.
+func mergeResumes(have, more []results.Resume) []results.Resume {
+	for _, r := range more {
+		seen := false
+		for _, h := range have {
+			seen = seen || h.RunID == r.RunID && h.At.Equal(r.At)
+		}
+		if !seen {
+			have = append(have, r)
+		}
+	}
+	return have
+}

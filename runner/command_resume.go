@@ -1,0 +1,99 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/runall/runall/runner/checkpoint"
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/results"
+)
+
+// trialResume is a command of a trial with checkpoint: as its attempts restore and keep
+// the trial's checkpoint directory: hooks around the command's own.
+type trialResume struct {
+	c       *command
+	ckpts   *checkpoints
+	trial   *plan.Task
+	dir     string       // the command's working directory
+	cur     *ckptAttempt // the attempt running now
+	step    int          // the step it resumed from; 0 when it started fresh
+	resumes []results.Resume
+	stopped func() bool // whether runall was stopped (the last copy gets --grace)
+}
+
+// wrap adds the checkpoint's part to the command's hooks and metric observer.
+func (r *trialResume) wrap(ctx context.Context, h executor.Hooks) executor.Hooks {
+	started, line, ended := h.Started, h.Line, h.Ended
+	h.Prepare = func(n int, env []string) ([]string, error) { return r.prepare(ctx, n, env) }
+	h.Started = func(n int) {
+		started(n)
+		r.c.metrics.reader.Resume(r.step)
+	}
+	h.Line = func(n int, stream, s string) {
+		line(n, stream, s)
+		if stream == "stdout" {
+			r.line(r.c.mask.Replace(s))
+		}
+	}
+	h.Ended = func(n int, out proc.Outcome, retry bool) bool {
+		r.end()
+		return ended(n, out, retry)
+	}
+	r.c.metrics.set.Observe(func(name string, v float64, step int) {
+		r.c.metric(name, v, step)
+		if r.cur != nil {
+			r.cur.keeper.Metric(name, v, step)
+		}
+	})
+	return h
+}
+
+// prepare readies attempt n: the checkpoint restored (or the directory emptied), the
+// metric series cut back to what the restored checkpoint holds, the environment that
+// tells the script.
+func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]string, error) {
+	c := r.c
+	a, env, err := r.ckpts.begin(ctx, r.trial, r.dir, env, c.turn.before+n, func(line string) {
+		c.log.mark("%s", line)
+		c.life.emit(event.Event{Kind: event.RunStatus, Task: c.t, Line: c.t.Name + ": " + line})
+	})
+	if err != nil {
+		return env, err
+	}
+	r.cur, r.step = a, 0
+	var series map[string][]float64
+	if a.base != nil {
+		r.step, series = a.base.Step, seriesValues(a.base.Series)
+		r.resumes = mergeResumes(r.resumes, a.keeper.Resumes())
+	}
+	// The attempt's series is the kept one: values an earlier attempt reported past its
+	// last kept copy are reported again by this one.
+	c.metrics.set.Seed(series)
+	return env, nil
+}
+
+// line takes a runall-checkpoint line of the script's stdout.
+func (r *trialResume) line(s string) {
+	if r.cur == nil {
+		return
+	}
+	step, ok, err := checkpoint.ParseLine(s)
+	switch {
+	case err != nil:
+		r.c.metrics.set.Warn("%v", err)
+	case ok:
+		r.cur.keeper.Said(step)
+	}
+}
+
+// end keeps the checkpoint directory as the attempt left it.
+func (r *trialResume) end() {
+	if r.cur == nil {
+		return
+	}
+	r.ckpts.end(r.trial, r.cur, r.stopped())
+	r.cur = nil
+}

@@ -1,0 +1,66 @@
+package runner
+
+import (
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/metric"
+	"github.com/runall/runall/runner/results"
+)
+
+// liveTask is what the ledger knows of a task that has not ended yet beyond its result:
+// the metrics it reported so far, the most GPU memory it was seen holding, why it waits.
+// A result takes these from the task's final event (its Detail) once it ends; until then
+// the results served while the run goes on (--serve's /api/run and report) show these, so
+// that a running trial's curve grows and a waiting one says why.
+type liveTask struct {
+	metrics *metric.Set // its values so far, within the bounds its final result keeps
+	peak    uint64      // bytes of GPU memory, the most seen (TaskMemory)
+	waiting string      // why it waits (TaskWaiting), "" once it started
+}
+
+// live records what ev says of a task that has not ended; l.mu is held. A task's final end
+// or skip forgets it: its result holds what it ended with.
+func (l *ledger) live(ev event.Event) {
+	id := ev.Task.ID
+	if ev.Kind == event.TaskSkipped || ev.Kind == event.TaskEnded && ev.Final {
+		delete(l.byIDLive, id)
+		return
+	}
+	lt := l.byIDLive[id]
+	if lt == nil {
+		switch ev.Kind {
+		case event.TaskWaiting, event.TaskStarted, event.TaskMetric, event.TaskMemory:
+		default:
+			return
+		}
+		lt = &liveTask{metrics: &metric.Set{}}
+		l.byIDLive[id] = lt
+	}
+	switch ev.Kind {
+	case event.TaskWaiting:
+		lt.waiting = ev.Reason
+	case event.TaskStarted:
+		// A new attempt reports its metrics from the start again, as its result will hold them.
+		lt.metrics, lt.waiting = &metric.Set{}, ""
+	case event.TaskMetric:
+		lt.metrics.Add(ev.Metric, ev.Value)
+	case event.TaskMemory:
+		lt.peak = max(lt.peak, ev.Peak)
+	}
+}
+
+// withLive is res, a task that has not ended, with what the ledger knows of it so far;
+// l.mu is held. A task that ended is res unchanged: its result is final.
+func (l *ledger) withLive(res results.Task) results.Task {
+	lt := l.byIDLive[res.ID]
+	if lt == nil || (res.Status != results.StatusRunning && res.Status != results.StatusPending) {
+		return res
+	}
+	if res.Status == results.StatusPending && lt.waiting != "" {
+		res.Reason = lt.waiting
+	}
+	if res.Status == results.StatusRunning {
+		res.Metrics, res.MetricSeries, _ = lt.metrics.Result()
+		res.PeakGPUMemory = max(res.PeakGPUMemory, lt.peak)
+	}
+	return res
+}

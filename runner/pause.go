@@ -1,0 +1,223 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/sched"
+)
+
+// Pauser pauses running trials at their checkpoint and resumes them: what a rule that
+// pauses (successive halving, hyperband, population-based training) is given.
+type Pauser interface {
+	// PauseAt pauses running trial t once its kept checkpoint holds step n or later: SIGTERM
+	// to its processes, SIGKILL after --grace; it ends its turn paused (status paused), its
+	// GPU and host room released at once. When no copy of step n lands within the trial's
+	// checkpoint wait, its output and the summary say so and it is stopped with status
+	// otherwise (pruned, say) instead. False when t does not run or has no checkpoint.
+	PauseAt(t *plan.Task, n int, reason string, otherwise results.Status) bool
+	// Resume offers paused trial t again; it restores its checkpoint when it starts.
+	Resume(t *plan.Task) bool
+	// End ends paused trial t for good with status (pruned, say), without running it again.
+	End(t *plan.Task, status results.Status, reason string) bool
+	// Landed is the step trial t's running attempt has kept a copy of; -1 when none.
+	Landed(t *plan.Task) int
+}
+
+// PauserUser is a consumer that pauses and resumes trials: the run hands it its Pauser
+// before the first event.
+type PauserUser interface {
+	UsePauser(p Pauser)
+}
+
+// pauser is the run's Pauser: it stops a trial as paused once its checkpoint holds the
+// step asked, and keeps each paused trial with the source that offers it again.
+type pauser struct {
+	running *executor.Running
+	ckpts   *checkpoints
+	life    *lifecycle
+
+	mu     sync.Mutex
+	paused map[*plan.Task]*resumable // the source each paused trial waits in
+}
+
+// newPauser is nil when no trial has a checkpoint: nothing can pause.
+func newPauser(running *executor.Running, ckpts *checkpoints, life *lifecycle) *pauser {
+	if ckpts == nil {
+		return nil
+	}
+	return &pauser{running: running, ckpts: ckpts, life: life, paused: map[*plan.Task]*resumable{}}
+}
+
+func (p *pauser) PauseAt(t *plan.Task, n int, reason string, otherwise results.Status) bool {
+	k := p.ckpts.keeper(t)
+	if k == nil {
+		return false
+	}
+	go func() {
+		if k.WaitFor(context.Background(), n, t.Checkpoint.Wait) {
+			p.running.Stop(t, results.StatusPaused, reason)
+			return
+		}
+		why := fmt.Sprintf("checkpoint %s has not changed since step %d, and pausing needs step %d (waited %v); %s",
+			t.Checkpoint.Dir, k.Changed(), n, t.Checkpoint.Wait, reason)
+		p.life.emit(event.Event{Kind: event.RunStatus, Task: t, Line: t.Name + ": " + why})
+		p.running.Stop(t, otherwise, why)
+	}()
+	return true
+}
+
+func (p *pauser) Landed(t *plan.Task) int {
+	if k := p.ckpts.keeper(t); k != nil {
+		return k.Landed()
+	}
+	return -1
+}
+
+func (p *pauser) Resume(t *plan.Task) bool {
+	r := p.take(t)
+	return r != nil && r.resume(t)
+}
+
+func (p *pauser) End(t *plan.Task, status results.Status, reason string) bool {
+	r := p.take(t)
+	if r == nil {
+		return false
+	}
+	tr := r.trial(t)
+	if tr == nil || !r.forget(t) {
+		return false
+	}
+	for _, c := range trialCommands(t) {
+		switch p.life.ledger.statusOf(c) {
+		case results.StatusPaused:
+			p.life.finish(c, status, -1, reason, nil)
+		case results.StatusPending:
+			p.life.skip(c, "not started: the trial was ended while paused: "+reason)
+		}
+	}
+	r.Source.Ended(context.Background(), tr, sched.Outcome{})
+	return true
+}
+
+// take is the source paused trial t waits in, no longer kept here; nil when t is not paused.
+func (p *pauser) take(t *plan.Task) *resumable {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.paused[t]
+	delete(p.paused, t)
+	return r
+}
+
+// wrap makes a block's source keep its paused trials and offer them again on Resume.
+func (p *pauser) wrap(src sched.Source) sched.Source {
+	if p == nil {
+		return src
+	}
+	return &resumable{Source: src, p: p, waiting: map[*plan.Task]*sched.Trial{}, ready: make(chan struct{})}
+}
+
+// resumable is a block's source with its paused trials: they wait here, not in the
+// scheduler's line, until the rule that paused them resumes or ends them.
+type resumable struct {
+	sched.Source
+	p *pauser
+
+	mu      sync.Mutex
+	waiting map[*plan.Task]*sched.Trial // paused
+	again   []*sched.Trial              // resumed, to be offered
+	ready   chan struct{}               // closed when a trial is resumed
+}
+
+// Next offers the resumed trials first, then the source's. More may come while a trial
+// is paused (the scheduler asks again when one pauses), unless the run halted: then a
+// paused trial is not resumed, and says so.
+func (r *resumable) Next(ctx context.Context, want int) ([]*sched.Trial, bool) {
+	r.mu.Lock()
+	again, paused := r.again, len(r.waiting) > 0
+	r.again = nil
+	r.mu.Unlock()
+	if len(again) > 0 {
+		return again, true
+	}
+	ts, more := r.Source.Next(ctx, want)
+	if r.p.life.halted() {
+		r.dropPaused()
+		return ts, more
+	}
+	return ts, more || paused
+}
+
+// Ready is the source's; with none (a fixed list), closed when a trial is resumed. A
+// source that polls (claims) offers a resumed trial at its next poll.
+func (r *resumable) Ready() <-chan struct{} {
+	if c := r.Source.Ready(); c != nil {
+		return c
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ready
+}
+
+// Ended keeps a paused trial here; the source is told of its end only.
+func (r *resumable) Ended(ctx context.Context, t *sched.Trial, out sched.Outcome) {
+	if !out.Pause {
+		r.Source.Ended(ctx, t, out)
+		return
+	}
+	r.mu.Lock()
+	r.waiting[t.Task] = t
+	r.mu.Unlock()
+	r.p.mu.Lock()
+	r.p.paused[t.Task] = r
+	r.p.mu.Unlock()
+}
+
+func (r *resumable) resume(t *plan.Task) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tr, ok := r.waiting[t]
+	if !ok {
+		return false
+	}
+	delete(r.waiting, t)
+	r.again = append(r.again, tr)
+	close(r.ready)
+	r.ready = make(chan struct{})
+	return true
+}
+
+func (r *resumable) trial(t *plan.Task) *sched.Trial {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.waiting[t]
+}
+
+func (r *resumable) forget(t *plan.Task) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.waiting[t]
+	delete(r.waiting, t)
+	return ok
+}
+
+// dropPaused skips what a halted run will not resume.
+func (r *resumable) dropPaused() {
+	r.mu.Lock()
+	waiting := r.waiting
+	r.waiting = map[*plan.Task]*sched.Trial{}
+	r.mu.Unlock()
+	for t := range waiting {
+		r.p.take(t)
+		for _, c := range trialCommands(t) {
+			if r.p.life.ledger.statusOf(c) == results.StatusPaused {
+				r.p.life.finish(c, results.StatusStopped, -1, "paused at its checkpoint, not resumed: "+r.p.life.haltReason(), nil)
+			}
+		}
+	}
+}

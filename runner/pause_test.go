@@ -1,0 +1,123 @@
+package runner
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// halver pauses trial a at step 2, as a rule that pauses at a rung would, and resumes it
+// once trial b has ended; it keeps each task's transitions.
+type halver struct {
+	p        Pauser
+	at       int
+	resumeOn string // resume a once this trial ends; "" never: end it as pruned once paused
+	mu       sync.Mutex
+	asked    bool
+	a        *plan.Task
+	seen     []string // "task:transition", in order
+}
+
+func (h *halver) UsePauser(p Pauser) { h.p = p }
+
+func (h *halver) Event(ev event.Event, _ func(event.Event)) {
+	if ev.Task == nil || ev.Kind == event.TaskOutput {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case ev.Kind == event.TaskMetric && ev.Task.Name == "a" && ev.Step == h.at && !h.asked:
+		h.asked, h.a = true, ev.Task
+		if !h.p.PauseAt(ev.Task, h.at, "rung 2", results.StatusPruned) {
+			h.seen = append(h.seen, "a:not paused")
+		}
+	case ev.Kind == event.TaskEnded && ev.Paused:
+		h.seen = append(h.seen, ev.Task.Name+":paused")
+		if h.resumeOn == "" {
+			go h.p.End(ev.Task, results.StatusPruned, "not in the top 1/2 of rung 2")
+		}
+	case ev.Kind == event.TaskEnded && ev.Final:
+		h.seen = append(h.seen, ev.Task.Name+":"+string(ev.Status))
+		if ev.Task.Name == h.resumeOn {
+			go h.p.Resume(h.a) // not from the stream's goroutine: Resume is a call into the run
+		}
+	case ev.Kind == event.TaskStarted:
+		h.seen = append(h.seen, ev.Task.Name+":start")
+	}
+}
+
+// checkpointing is a trial that saves its step to ck/<name> after each of 5 steps, says so,
+// and resumes from it.
+const checkpointing = `mkdir -p ck/<n>; i=0; if [ -n "$RUNALL_RESUMED" ]; then i=$(cat ck/<n>/step); echo "resumed at $i, told $RUNALL_RESUME_STEP"; fi
+          while [ $i -lt 5 ]; do i=$((i+1)); echo runall-metric loss=$i; echo $i > ck/<n>/step.tmp; mv ck/<n>/step.tmp ck/<n>/step; echo runall-checkpoint step=$i; sleep 0.3; done`
+
+// TestPauseAndResume (issue 27, point 1 and the pause path): a consumer pauses a running
+// trial once its checkpoint for step 2 has landed; the trial ends its turn paused, its room
+// goes to the next trial at once (one slot: b runs while a is paused), and once resumed it
+// restores its checkpoint and goes on at step 3, its series whole and its resume recorded.
+func TestPauseAndResume(t *testing.T) {
+	h := &halver{at: 2, resumeOn: "b"}
+	res, out, err := runFile(t, `
+config: {max-parallel-commands: 1, order: file}
+tasks:
+  - name: sweep
+    parallel-tasks:
+      - name: <n>
+        matrix: {n: [a, b]}
+        cmd: |
+          `+checkpointing+`
+        checkpoint: ck/<n>
+`, Options{Consumers: []event.Consumer{h}, Grace: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	want := []string{"a:start", "a:paused", "b:start", "b:ok", "a:start", "a:ok"}
+	if !slices.Equal(h.seen, want) {
+		t.Errorf("transitions %q, want %q", h.seen, want)
+	}
+	a := byName(res)["a"]
+	if got := a.MetricSeries["loss"]; !slices.Equal(got, []float64{1, 2, 3, 4, 5}) {
+		t.Errorf("a's loss %v, want 1..5 across its pause", got)
+	}
+	if len(a.Resumes) != 1 || a.Resumes[0].Step < 2 || a.Attempts != 2 {
+		t.Errorf("a: resumes %+v after %d attempts, want one from step 2 or later", a.Resumes, a.Attempts)
+	}
+	for _, line := range []string{"[a] paused (exit code -1) in", "resumed from step 2", "told 2", "Summary: 2 ok"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("the output does not say %q\n%s", line, out)
+		}
+	}
+}
+
+// TestPauseWithoutCheckpoint (issue 27, point 5): a trial whose checkpoint has not changed
+// since step 1 when a pause needs step 3 is told so in its output and the summary after the
+// checkpoint's bounded wait, and is stopped as the rule says (pruned), not hung.
+func TestPauseWithoutCheckpoint(t *testing.T) {
+	h := &halver{at: 3, resumeOn: "never"}
+	res, out, err := runFile(t, `
+tasks:
+  - name: sweep
+    parallel-tasks:
+      - name: a
+        cmd: mkdir -p ck; echo 1 > ck/step; for i in 1 2 3 4 5 6 7 8 9; do echo runall-metric loss=$i; sleep 0.3; done
+        checkpoint: {dir: ck, every: 50ms, wait: 500ms}
+`, Options{Consumers: []event.Consumer{h}, Grace: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	a := byName(res)["a"]
+	why := "checkpoint ck has not changed since step 1, and pausing needs step 3 (waited 500ms)"
+	if a.Status != results.StatusPruned || !strings.Contains(a.Reason, why) {
+		t.Errorf("a: %s (%s), want pruned: %s", a.Status, a.Reason, why)
+	}
+	if strings.Count(out, why) < 2 { // the trial's own line, and the summary's reason
+		t.Errorf("the output says %q fewer than twice\n%s", why, out)
+	}
+}
