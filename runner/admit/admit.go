@@ -93,10 +93,11 @@ type Admitter struct {
 // 256 MiB: frameworks' caching allocators take GPU memory in large blocks, a device holds
 // tens of GiB, and a finer step would send a trial back for a few MiB more. What a requeue
 // measured is what the trial held and the allocation that failed, as its processes or its
-// error message tell.
+// error message tell; the next need is twice that, since an allocator that failed one
+// block asks for larger ones as it goes on.
 func GPUPolicy(oomRetries int) needs.Policy {
 	return needs.Policy{Resource: "GPU memory", RanOut: "out of GPU memory", Measured: "it needed at least %s",
-		Step: 256 << 20, OOMRetries: oomRetries}
+		Step: 256 << 20, GrowPercent: 200, OOMRetries: oomRetries}
 }
 
 // sampleEvery is how often the devices are measured while GPU trials run.

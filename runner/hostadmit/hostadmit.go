@@ -47,9 +47,14 @@ func (r Request) needs() needs.Request {
 // 64 MiB: a container's limit may be a few GiB, where a coarser step would be a large share
 // of it. What a requeue measured is what the trial's processes held at the last sample
 // before the kernel killed it: the kill leaves no message of what it tried to allocate.
+// The next need is half as much again as that (at least twice the old need), not twice:
+// the kernel kills as the container fills, while the trial still grows towards its need,
+// so its peak is most of it, and twice it would let half as many trials share the
+// container (bench/hostmem.py's under-declared sweep: a trial of 410 MiB killed at 280
+// needs 576 MiB at 2x, so that two no longer fit in 1 GiB, and 448 MiB at 1.5x).
 func HostPolicy(oomRetries int) needs.Policy {
 	return needs.Policy{Resource: "host memory", RanOut: "killed by the OOM killer", Measured: "it held %s when killed",
-		Step: 64 << 20, OOMRetries: oomRetries}
+		Step: 64 << 20, GrowPercent: 150, OOMRetries: oomRetries}
 }
 
 // Reader measures the container's memory: a *hostmem.Probe.

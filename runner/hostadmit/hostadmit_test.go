@@ -224,10 +224,9 @@ func TestOOMKill(t *testing.T) {
 	if want := "killed by the kernel's OOM killer: the container's memory limit is 1.0 GiB, in use 940 MiB"; !ok || r != want {
 		t.Fatalf("OOMKilled = %q, %v; want %q", r, ok, want)
 	}
-	most := uint64(1<<30 - (1<<30)/20)
 	need, n, err := a.Requeue(p1)
-	if err != nil || n != 1 || need != most { // twice the 500 MiB peak, at most 1 GiB less the margin
-		t.Fatalf("Requeue = %d MiB, %d, %v; want 972 MiB, 1", need/mib, n, err)
+	if err != nil || n != 1 || need != 768*mib { // 500 + 50%, in 64 MiB steps
+		t.Fatalf("Requeue = %d MiB, %d, %v; want 768 MiB, 1", need/mib, n, err)
 	}
 	a.Release(p1)
 	a.Release(p2)
@@ -237,9 +236,9 @@ func TestOOMKill(t *testing.T) {
 		t.Errorf("a sibling's need %d MiB, want 576", p3.Need/mib)
 	}
 	a.Release(p3)
-	// The requeued trial needs all the container gives one trial: with the 40 MiB others
-	// use, it waits.
-	waits(t, a, Request{ID: 1, Name: "a", Group: "g", Memory: 100 * mib}, "needs 973 MiB of host memory")
+	if p := place(t, a, Request{ID: 1, Name: "a", Group: "g", Memory: 100 * mib}); p.Need != 768*mib {
+		t.Errorf("the requeued trial's need %d MiB, want 768", p.Need/mib)
+	}
 }
 
 // TestOOMRetries: an under-declaring trial goes again within oom-retries, then fails saying

@@ -48,6 +48,10 @@ type Policy struct {
 	Measured string
 	// Step is what a requeued need is rounded up to: the grain the resource is used in.
 	Step uint64
+	// GrowPercent is what an under-declared trial's measured need is multiplied by for its
+	// next need, in percent (never less than twice the need it had): how far beyond what
+	// was measured the trial is likely to go.
+	GrowPercent uint64
 	// OOMRetries is how often a trial may be requeued after running out (config oom-retries).
 	OOMRetries int
 }

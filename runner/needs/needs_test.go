@@ -16,13 +16,15 @@ const (
 )
 
 // policies are the two resources' policies, as their admitters pass them in: every rule of
-// the book is tested with each.
+// the book is tested with each. grow is the need an under-declared trial goes again on,
+// before rounding, as each admitter documents it.
 var policies = []struct {
 	name string
 	of   func(oomRetries int) needs.Policy
+	grow func(need, measured uint64) uint64
 }{
-	{"GPU", admit.GPUPolicy},
-	{"host", hostadmit.HostPolicy},
+	{"GPU", admit.GPUPolicy, func(need, measured uint64) uint64 { return 2 * max(need, measured) }},
+	{"host", hostadmit.HostPolicy, func(need, measured uint64) uint64 { return max(2*need, measured+measured/2) }},
 }
 
 // store keeps a test's learned needs.
@@ -125,8 +127,9 @@ func TestRequeueUnderDeclared(t *testing.T) {
 			most     uint64
 			want     uint64
 		}{
-			{"twice what it showed", 2 * gib, 3*gib + 128*mib, 80 * gib, 2 * (3*gib + 128*mib)},
-			{"rounded up to the step", 2 * gib, 3*gib + 1, 80 * gib, roundUp(6*gib+2, step)},
+			{"grown from what it showed", 2 * gib, 3*gib + 128*mib, 80 * gib, pol.grow(2*gib, 3*gib+128*mib)},
+			{"rounded up to the step", 2 * gib, 3*gib + 1, 80 * gib, roundUp(pol.grow(2*gib, 3*gib+1), step)},
+			{"at least twice its need", 2 * gib, 2*gib + 256*mib, 80 * gib, pol.grow(2*gib, 2*gib+256*mib)},
 			{"at most what one trial can have", 2 * gib, 30 * gib, 40 * gib, 40 * gib},
 			{"not measured: twice its need", 2 * gib, 0, 80 * gib, 4 * gib},
 			{"not measured, no need: twice the step", 0, 0, 80 * gib, 2 * step},
@@ -189,8 +192,8 @@ func TestRequeueVictim(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", pol.name, err, want)
 		}
 		// Its charged retry is still there: going beyond its need now is requeued.
-		if need, _, err := b.Requeue(admitted(t, b, req), 5*gib, 80*gib); err != nil || need != 10*gib {
-			t.Errorf("%s: beyond its need after being a victim: %d MiB, %v; want 10 GiB", pol.name, need/mib, err)
+		if need, _, err := b.Requeue(admitted(t, b, req), 5*gib, 80*gib); err != nil || need != pol.grow(4*gib, 5*gib) {
+			t.Errorf("%s: beyond its need after being a victim: %d MiB, %v; want %d MiB", pol.name, need/mib, err, pol.grow(4*gib, 5*gib)/mib)
 		}
 
 		none := needs.New(pol.of(0), nil)
@@ -210,14 +213,14 @@ func TestRequeueLearner(t *testing.T) {
 		l := admitted(t, b, req)
 		l.Grew(5*gib, true, t0)
 		need, _, err := b.Requeue(l, 6*gib, 80*gib)
-		if err != nil || need != 12*gib || l.Learning() {
+		if err != nil || need != pol.grow(l.Reserve(), 6*gib) || l.Learning() {
 			t.Fatalf("%s: Requeue = %d MiB, %v, learning %v", pol.name, need/mib, err, l.Learning())
 		}
 		b.End(l)
 		if got, _ := hist.Learned("g"); got != needs.LearnedNeed(6*gib) {
 			t.Errorf("%s: learned %d MiB, want %d MiB from what its end showed", pol.name, got/mib, needs.LearnedNeed(6*gib)/mib)
 		}
-		if again, learning, _ := b.Need(req); again != 12*gib || learning {
+		if again, learning, _ := b.Need(req); again != need || learning {
 			t.Errorf("%s: the learner again: %d MiB, learning %v", pol.name, again/mib, learning)
 		}
 	}
@@ -234,13 +237,14 @@ func TestRaisedNeedSettles(t *testing.T) {
 			if _, _, err := b.Requeue(admitted(t, b, req), 3*gib, 80*gib); err != nil {
 				t.Fatal(err)
 			}
-			tr := admitted(t, b, req) // on 6 GiB
+			raised := pol.grow(2*gib, 3*gib)
+			tr := admitted(t, b, req) // on its raised need
 			tr.Grew(4*gib, own, t0)
-			if got := b.Final(tr); own && got != needs.LearnedNeed(4*gib) || !own && got != 6*gib {
+			if got := b.Final(tr); own && got != needs.LearnedNeed(4*gib) || !own && got != raised {
 				t.Errorf("%s, own %v: while growing, reports %d MiB", pol.name, own, got/mib)
 			}
 			b.Settle(t0.Add(needs.LearnSettle))
-			want := uint64(6 * gib)
+			want := raised
 			if own {
 				want = needs.LearnedNeed(4 * gib)
 			}

@@ -8,11 +8,12 @@ import "fmt"
 // allocate; most is the most one trial can have. The admitter fails a trial whose measured
 // need is beyond most before it asks.
 //
-// A trial that went beyond what it reserved under-declared it: its need becomes twice the
-// measured one, so that one that under-declared by 5x fits by its second requeue, and its
-// waiting siblings (the other copies of its for-each or matrix task) wait for the measured
-// need too. One whose need could not be measured gets twice its need (at least a Step).
-// Never beyond most.
+// A trial that went beyond what it reserved under-declared it: its need becomes the
+// measured one grown by the policy's GrowPercent, and at least twice what it had (on GPUs
+// twice the measured one, so that one that under-declared by 5x fits by its second
+// requeue); its waiting siblings (the other copies of its for-each or matrix task) wait
+// for the measured need too. One whose need could not be measured gets twice its need (at
+// least a Step). Never beyond most.
 //
 // A trial that stayed within what it reserved ran out because another one did not: it goes
 // again with the same need, and that requeue does not count against oom-retries (up to
@@ -44,7 +45,7 @@ func (b *Book) Requeue(t *Trial, measured, most uint64) (need uint64, requeues i
 	case measured == 0: // nothing measured, nothing said: grow boldly all the same
 		need = 2 * max(cur, p.Step)
 	default:
-		need = 2 * max(cur, measured)
+		need = max(2*cur, measured*p.GrowPercent/100)
 		b.groupRaised[t.req.Group] = max(b.groupRaised[t.req.Group], LearnedNeed(measured))
 	}
 	need = min(roundUp(need, p.Step), most)
