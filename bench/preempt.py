@@ -2,9 +2,10 @@
 """Preemption (docs/benchmarks.md#preemption): a sweep of TRIALS trials of
 cmd/runall/testdata/resume/sgd.py (scikit-learn's partial_fit, EPOCHS epochs of about EPOCH_S s,
 its model pickled after each) on one "Pod" with an S3 destination on a local MinIO. The Pod is
-killed KILLS times at random moments (SIGKILL to runall and every process under it, after
-a seeded wait of MIN_S to MAX_S s from its start), its disk lost each time (a new working
-directory, no logs), then started once more and left to finish.
+killed KILLS times at random moments (SIGKILL to runall and every process under it), each a
+seeded MIN_S to MAX_S s after the Pod's trials report their first epoch (so that every kill
+falls in training, not in the start-up), its disk lost each time (a new working directory, no
+logs), then started once more and left to finish.
 
 Each build is measured in the same run, one after the other:
   - RUNALL with checkpoint: (the script prints runall-checkpoint step=N after each save),
@@ -34,11 +35,12 @@ RUNALL = os.path.abspath(os.environ.get("RUNALL", "runall"))
 BASE = os.environ.get("BASE", "")
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
 SCRIPT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "cmd", "runall", "testdata", "resume", "sgd.py"))
-TRIALS = int(os.environ.get("TRIALS", "4"))
-EPOCHS = int(os.environ.get("EPOCHS", "20"))
+TRIALS = int(os.environ.get("TRIALS", "2"))
+EPOCHS = int(os.environ.get("EPOCHS", "40"))
 EPOCH_S = float(os.environ.get("EPOCH_S", "0.5"))
 KILLS = int(os.environ.get("KILLS", "20"))
-MIN_S, MAX_S = float(os.environ.get("MIN_S", "4")), float(os.environ.get("MAX_S", "12"))
+MIN_S, MAX_S = float(os.environ.get("MIN_S", "0.5")), float(os.environ.get("MAX_S", "2.5"))
+START_LIMIT = 300  # a Pod whose trials report no epoch by then is killed anyway
 SEED = int(os.environ.get("SEED", "1"))
 LRS = [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5][:TRIALS]
 
@@ -123,6 +125,7 @@ def measure(label, binary, checkpoint, say, s3env, work, want):
     pods = os.path.join(work, prefix)
     os.makedirs(pods)
     runs = []  # (start time, lines of work before it)
+    kills = 0
     for n in range(KILLS + 1):
         before = len(read_work(workfile)[0])
         p, started = pod(binary, text, env, pods, n)
@@ -130,16 +133,20 @@ def measure(label, binary, checkpoint, say, s3env, work, want):
         if n == KILLS:
             p.wait(timeout=900)
             break
-        deadline = started + rng.uniform(MIN_S, MAX_S)
+        wait = rng.uniform(MIN_S, MAX_S)
+        deadline = started + START_LIMIT
         while time.time() < deadline and p.poll() is None:
+            if len(read_work(workfile)[0]) > before:  # training: the kill falls wait s later
+                deadline = min(deadline, time.time() + wait)
             time.sleep(0.05)
         if p.poll() is None:
             pod_kill(p)
+            kills += 1
     epochs, ends = read_work(workfile)
-    return summarize(label, runs, epochs, ends, want)
+    return summarize(label, kills, runs, epochs, ends, want)
 
 
-def summarize(label, runs, epochs, ends, want):
+def summarize(label, kills, runs, epochs, ends, want):
     finished = {f"lr={lr}": 0 for lr in LRS}
     for name, _ in ends:
         finished[name] += 1
@@ -161,7 +168,7 @@ def summarize(label, runs, epochs, ends, want):
                     startups.append(t - start - EPOCH_S)
     final = {name: acc for name, acc in ends}
     same = all(final.get(name) == acc for name, acc in want.items())
-    return (f"| {label} | {KILLS} | {min(finished.values())}-{max(finished.values())} | "
+    return (f"| {label} | {kills} | {min(finished.values())}-{max(finished.values())} | "
             f"{max(lost) if lost else 0} (mean {statistics.mean(lost) if lost else 0:.2f}) | "
             f"{statistics.median(startups) if startups else float('nan'):.1f} | {len(epochs)} of {TRIALS * EPOCHS} | "
             f"{'yes' if same else 'no'} |")
@@ -185,7 +192,7 @@ def main():
     try:
         want = uninterrupted(work)
         load = os.getloadavg()
-        print(f"{TRIALS} trials x {EPOCHS} epochs of {EPOCH_S} s, {KILLS} kills {MIN_S:g}-{MAX_S:g} s after each start "
+        print(f"{TRIALS} trials x {EPOCHS} epochs of {EPOCH_S} s, {KILLS} kills {MIN_S:g}-{MAX_S:g} s after each Pod's first epoch "
               f"(seed {SEED}); load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at the start, {os.cpu_count()} cores\n")
         print("| build | kills | times each trial finished | epochs run again per trial and kill: max | "
               "restart start-up, median s | epochs run | final accuracy as uninterrupted |")

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -200,12 +201,19 @@ func (s *fakeState) readClaim(path string) (c liveClaim, counts bool, err error)
 	}
 	defer f.Close()
 	var buf [claimWidth]byte
-	if _, err := f.ReadAt(buf[:], 0); err != nil {
+	_, err = f.ReadAt(buf[:], 0)
+	// A short file is a claim its owner was killed while making (it is made under the
+	// state lock, which a reader holds): it held nothing, as a process killed before its
+	// context was made holds nothing on a real GPU.
+	unwritten := errors.Is(err, io.EOF)
+	if err != nil && !unwritten {
 		return c, false, fmt.Errorf("claim %s: %w", path, err)
 	}
-	cf, err := decodeClaim(buf[:])
-	if err != nil {
-		return c, false, fmt.Errorf("claim %s: %w", path, err)
+	var cf claimFile
+	if !unwritten {
+		if cf, err = decodeClaim(buf[:]); err != nil {
+			return c, false, fmt.Errorf("claim %s: %w", path, err)
+		}
 	}
 	switch err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); {
 	case errors.Is(err, syscall.EWOULDBLOCK): // its owner lives

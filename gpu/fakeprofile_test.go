@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -273,5 +276,27 @@ func TestFakeAllocOutOfMemoryMessages(t *testing.T) {
 		if !errors.Is(err, ErrOutOfMemory) || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("%v: %v, stderr %q; want it to say %q", tt.profile, err, stderr.String(), tt.want)
 		}
+	}
+}
+
+// TestFakeClaimKilledWhileMade: a claim file left empty (its fake-alloc was killed between
+// making it and writing it, as a Pod's SIGKILL does) held nothing: it is dropped, and the
+// device reads as free instead of failing every trial's measurement with EOF.
+func TestFakeClaimKilledWhileMade(t *testing.T) {
+	dir := t.TempDir()
+	p := openFakeT(t, dir, fakeSizes(8*gi))
+	uuid := devicesT(t, p)[0].UUID
+	path := filepath.Join(dir, uuid, "4177-b7cf6c56")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d := devicesT(t, p)[0]; d.Used != 0 {
+		t.Errorf("used %s, want 0: the claim never held memory", FormatSize(d.Used))
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the empty claim is still there: %v", err)
 	}
 }

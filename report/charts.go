@@ -94,7 +94,7 @@ func (p *page) frame(w, h float64, xs, ys scale, xLabel, yLabel string, xTicks [
 
 // curves draws the focus metric per epoch: one line per trial that reported it more than
 // once, the best one on top, and a point for each that reported it once (pruned at its first
-// epoch, or just started). Each line is drawn from at most curvePoints points.
+// epoch, or just started). Each line is drawn from at most curveLimit points.
 func (p *page) curves() {
 	m := p.focus
 	p.printf("<section id=\"curves\">\n<h2>%s per epoch</h2>\n", esc(cmpOr(m, "Metrics")))
@@ -125,35 +125,46 @@ func (p *page) curves() {
 	xs := scale{lo: 1, hi: float64(longest), p0: chartPadL + 6, p1: w - chartPadR - 6}
 	lo, hi = padded(lo, hi)
 	ys := scale{lo: lo, hi: hi, p0: h - chartPadB, p1: chartPadT}
-	p.printf("<p class=\"note\">%s</p>\n", curvesNote(len(lines), len(points), longest > curvePoints))
+	limit := curveLimit(len(lines))
+	p.printf("<p class=\"note\">%s</p>\n", curvesNote(len(lines), len(points), longest > limit, limit))
 	p.printf("<svg class=\"curves\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", w, h, w, h)
 	p.frame(w, h, xs, ys, "epoch", m, epochTicks(longest), func(v float64) string { return strconv.Itoa(int(v)) })
 	drawn := slices.Concat(points, lines)
 	slices.Reverse(drawn) // the best last, drawn over the others
 	for _, i := range drawn {
-		p.curve(p.run.Tasks[i], m, xs, ys)
+		p.curve(p.run.Tasks[i], m, xs, ys, limit)
 	}
 	p.printf("</svg>\n</section>\n")
 }
 
-// curvePoints is the most points a curve is drawn from: a thousand trials of a thousand
-// epochs are a million points, which no browser draws quickly and no screen shows.
-const curvePoints = 200
+// A curve is drawn from at most curvePoints points, and all of them from about curveBudget:
+// a thousand trials of a hundred epochs are 100,000 points, which a browser that follows the
+// run would draw again every second, and which no screen shows (a chart is 700 pixels wide).
+const (
+	curvePoints = 200
+	curveBudget = 20000
+)
 
-func curvesNote(lines, points int, thinned bool) string {
+// curveLimit is the most points each of n curves is drawn from.
+func curveLimit(n int) int {
+	return min(curvePoints, max(16, curveBudget/max(n, 1)))
+}
+
+func curvesNote(lines, points int, thinned bool, limit int) string {
 	note := fmt.Sprintf("One line per trial that reported it more than once (%d)", lines)
 	if points > 0 {
 		note += fmt.Sprintf(", a point at epoch 1 for each that reported it once (%d: pruned at its first epoch, or just started)", points)
 	}
 	note += "; the best trial's is drawn thick. Hover a line for its trial."
 	if thinned {
-		note += fmt.Sprintf(" Longer curves are drawn from %d of their points, their lowest and highest kept.", curvePoints)
+		note += fmt.Sprintf(" Longer curves are drawn from %d of their points, their lowest and highest kept.", limit)
 	}
 	return note
 }
 
-// curve draws one trial's series of m (or its one value, as a point).
-func (p *page) curve(t results.Task, m string, xs, ys scale) {
+// curve draws one trial's series of m (or its one value, as a point) from at most limit
+// of its points.
+func (p *page) curve(t results.Task, m string, xs, ys scale, limit int) {
 	s := t.MetricSeries[m]
 	if len(s) == 0 {
 		s = []float64{t.Metrics[m]}
@@ -172,7 +183,7 @@ func (p *page) curve(t results.Task, m string, xs, ys scale) {
 		return
 	}
 	var pts strings.Builder
-	for _, e := range thinCurve(len(s), curvePoints, func(i int) float64 { return s[i] }) {
+	for _, e := range thinCurve(len(s), limit, func(i int) float64 { return s[i] }) {
 		fmt.Fprintf(&pts, "%.1f,%.1f ", xs.at(float64(e+1)), ys.at(s[e]))
 	}
 	p.printf("<polyline class=\"%s\" data-task=\"%d\" points=\"%s\">%s</polyline>\n", class, t.ID, strings.TrimSpace(pts.String()), title)

@@ -163,8 +163,8 @@ func TestLogScale(t *testing.T) {
 	}
 }
 
-// TestLightWithAThousandTrials: 1000 trials of 100 points each (100,000 points) draw no
-// more than curvePoints points a curve, and the table pages.
+// TestLightWithAThousandTrials: 1000 trials of 1000 points each draw about curveBudget
+// points in all (not a million), and the table pages.
 func TestLightWithAThousandTrials(t *testing.T) {
 	in := sweep(1000, 8, 100)
 	for i := range in.Run.Tasks {
@@ -177,10 +177,12 @@ func TestLightWithAThousandTrials(t *testing.T) {
 		}
 	}
 	page := string(write(t, in))
+	drawn := 0
 	for _, pts := range regexp.MustCompile(`<polyline class="curve[^"]*" data-task="\d+" points="([^"]*)"`).FindAllStringSubmatch(page, -1) {
-		if n := len(strings.Fields(pts[1])); n > curvePoints+2 {
-			t.Fatalf("a curve of %d points is drawn from %d", 1000, n)
-		}
+		drawn += len(strings.Fields(pts[1]))
+	}
+	if drawn > curveBudget*11/10 {
+		t.Errorf("1000 curves of 1000 points are drawn from %d points, want about %d", drawn, curveBudget)
 	}
 	if !strings.Contains(page, `<p class="pager" hidden=""></p>`) || !strings.Contains(page, "100 rows a page.") {
 		t.Errorf("the table of 1000 trials does not page")
@@ -209,5 +211,29 @@ func TestRelativeLinks(t *testing.T) {
 		if strings.HasPrefix(u[1], "/") || strings.Contains(u[1], ":") {
 			t.Errorf("the script asks for %q: not relative", u[1])
 		}
+	}
+}
+
+// TestContainerMemory: the container's memory is drawn under the tasks on no GPU, and said
+// in the legend; in a report merged from several runs (Pods), whose containers one row
+// cannot tell apart, it is left out.
+func TestContainerMemory(t *testing.T) {
+	in := sweep(4, 2, 3)
+	s := in.Samples[0]
+	s.Devices = append(s.Devices, results.SampleDevice{UUID: results.ContainerDevice, Name: "container", Total: 64 << 30})
+	for i := range s.Samples {
+		s.Samples[i].Used[results.ContainerDevice] = uint64(i+1) << 30
+	}
+	page := string(write(t, in))
+	row := regexp.MustCompile(`(?s)<g class="cpu-row" data-gpu="">.*?</g>`).FindString(page)
+	if !strings.Contains(row, ">container</text>") || !strings.Contains(row, `<path class="mem"`) || !strings.Contains(row, "/ 64.0 GiB</text>") {
+		t.Errorf("the container's row has no memory strip:\n%s", row)
+	}
+	if !strings.Contains(page, "under the container's, the container's memory") {
+		t.Errorf("the legend does not say what the container's strip is")
+	}
+	in.Samples = append(in.Samples, &results.GPUSamples{Devices: []results.SampleDevice{{UUID: results.ContainerDevice, Total: 8 << 30}}})
+	if page := string(write(t, in)); strings.Contains(page, ">container</text>") {
+		t.Errorf("a merged report draws one container for several")
 	}
 }

@@ -16,9 +16,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/runall/runall/internal/printable"
 	"github.com/runall/runall/runner/results"
 )
 
@@ -217,23 +217,25 @@ func statusWord(s results.Status) string {
 	return string(s)
 }
 
-// esc makes text safe in HTML text and attributes, and in XML: control characters and
-// invalid UTF-8 (a task name may hold anything) become U+FFFD.
+// esc makes text safe in HTML text and attributes, and in XML: what runall never shows as
+// it is (internal/printable: controls, invalid UTF-8, bidirectional overrides such as
+// U+202E, which a name can hide its end with) becomes U+FFFD.
 func esc(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || (unicode.IsControl(r) && r != '\t' && r != '\n') {
-			clean = false
-			break
-		}
-	}
-	if !clean {
-		s = strings.Map(func(r rune) rune {
-			if r == utf8.RuneError || (unicode.IsControl(r) && r != '\t' && r != '\n') {
-				return '\uFFFD'
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if printable.Hidden(r, n) {
+			if b.Len() == 0 {
+				b.WriteString(s[:i])
 			}
-			return r
-		}, strings.ToValidUTF8(s, "\uFFFD"))
+			b.WriteRune('\uFFFD')
+		} else if b.Len() > 0 {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	if b.Len() > 0 {
+		s = b.String()
 	}
 	return html.EscapeString(s)
 }

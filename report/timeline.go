@@ -64,62 +64,92 @@ func (p *page) timeline() {
 // timelineRows gathers, per device, the tasks that ran there and its samples; devices in
 // the samples' order, then the others by UUID; tasks without a GPU last.
 func (p *page) timelineRows() []*tlRow {
-	var rows []*tlRow
-	byID := map[string]*tlRow{}
-	get := func(id string) *tlRow {
-		if r, ok := byID[id]; ok {
-			return r
-		}
-		r := &tlRow{id: id, label: shortDevice(id)}
-		if id == "" {
-			r.label = "no GPU"
-		}
-		byID[id] = r
-		rows = append(rows, r)
-		return r
-	}
-	for _, s := range p.samples {
-		for _, d := range s.Devices {
-			r := get(d.UUID)
-			r.total = d.Total
-			if d.Name != "" {
-				r.label = shortDevice(d.UUID) + " " + d.Name
-			}
-		}
-		for _, smp := range s.Samples {
-			for id, used := range smp.Used {
-				r := get(id)
-				r.samples = append(r.samples, memPoint{smp.Time, used})
-			}
-		}
-	}
+	rs := &tlRows{byID: map[string]*tlRow{}}
+	rs.sampled(p.samples)
 	var devs []string
 	for _, t := range p.run.Tasks {
 		devs = append(devs, t.Devices...)
 	}
 	slices.Sort(devs)
 	for _, id := range slices.Compact(devs) {
-		get(id)
+		rs.get(id)
 	}
 	for _, t := range p.run.Tasks {
 		if t.StartedAt.IsZero() || t.Status == results.StatusSkipped {
 			continue
 		}
 		if len(t.Devices) == 0 {
-			r := get("")
+			r := rs.get("")
 			r.tasks = append(r.tasks, t)
 		}
 		for _, d := range t.Devices {
-			byID[d].tasks = append(byID[d].tasks, t)
+			rs.byID[d].tasks = append(rs.byID[d].tasks, t)
 		}
 	}
-	if r, ok := byID[""]; ok { // no GPU last
+	rows := rs.list
+	if r, ok := rs.byID[""]; ok { // no GPU last
 		rows = append(slices.DeleteFunc(rows, func(x *tlRow) bool { return x == r }), r)
 	}
 	for _, r := range rows {
 		slices.SortFunc(r.samples, func(a, b memPoint) int { return a.t.Compare(b.t) })
 	}
 	return rows
+}
+
+// tlRows are the timeline's rows as they are gathered, in order and by device UUID.
+type tlRows struct {
+	list []*tlRow
+	byID map[string]*tlRow
+}
+
+// get is the row of device id ("": no GPU), added when there is none yet.
+func (rs *tlRows) get(id string) *tlRow {
+	if r, ok := rs.byID[id]; ok {
+		return r
+	}
+	r := &tlRow{id: id, label: shortDevice(id)}
+	if id == "" {
+		r.label = "no GPU"
+	}
+	rs.byID[id] = r
+	rs.list = append(rs.list, r)
+	return r
+}
+
+// sampled adds the samples' devices and what they held. The container's memory goes under
+// the tasks on no GPU; merged runs (several Pods) have one container each, which one row
+// cannot tell apart: theirs are left out.
+func (rs *tlRows) sampled(all []*results.GPUSamples) {
+	row := func(id string) (*tlRow, bool) {
+		if id != results.ContainerDevice {
+			return rs.get(id), true
+		}
+		if len(all) > 1 {
+			return nil, false
+		}
+		r := rs.get("")
+		r.label = "container"
+		return r, true
+	}
+	for _, s := range all {
+		for _, d := range s.Devices {
+			r, ok := row(d.UUID)
+			if !ok {
+				continue
+			}
+			r.total = d.Total
+			if d.Name != "" && d.UUID != results.ContainerDevice {
+				r.label = shortDevice(d.UUID) + " " + d.Name
+			}
+		}
+		for _, smp := range s.Samples {
+			for id, used := range smp.Used {
+				if r, ok := row(id); ok {
+					r.samples = append(r.samples, memPoint{smp.Time, used})
+				}
+			}
+		}
+	}
 }
 
 // span is the time the timeline covers: the run's, widened to every task and sample.
@@ -154,7 +184,7 @@ func (p *page) drawRow(b *strings.Builder, r *tlRow, y float64, x func(time.Time
 	laneH := min(14, max(3, float64(tlMaxBars)/float64(nLanes)))
 	barsH := laneH * float64(nLanes)
 	memH := 0.0
-	if r.id != "" {
+	if r.id != "" || len(r.samples) > 0 { // a GPU, or the container
 		memH = tlMemH
 	}
 	h := barsH + memH + tlRowGap
@@ -227,7 +257,11 @@ func (p *page) legend(rows []*tlRow) {
 	if drawn["other"] {
 		p.printf(" <span class=\"key other\"></span>other")
 	}
-	p.printf(". The shaded strip under a GPU's bars is its used memory (all processes), from runall's samples. Hover for details.</p>\n")
+	p.printf(". The shaded strip under a GPU's bars is its used memory (all processes), from runall's samples")
+	if slices.ContainsFunc(rows, func(r *tlRow) bool { return r.id == "" && len(r.samples) > 0 }) {
+		p.printf("; under the container's, the container's memory (less the page cache the kernel reclaims first) against its limit")
+	}
+	p.printf(". Hover for details.</p>\n")
 }
 
 func (p *page) barTitle(t results.Task) string {
@@ -300,7 +334,7 @@ func (p *page) memoryStrip(b *strings.Builder, r *tlRow, y, h float64, x func(ti
 	end := max(x(p.end), col)
 	fmt.Fprintf(&path, "L%.1f %.1fL%.1f %.1fZ", end, base-h*float64(last)/float64(total), end, base)
 	fmt.Fprintf(b, "<path class=\"mem\" d=\"%s\"><title>%s: used memory, peak %s of %s</title></path>\n",
-		path.String(), esc(r.id), size.Format(peak), size.Format(total))
+		path.String(), esc(cmpOr(r.id, "the container")), size.Format(peak), size.Format(total))
 	fmt.Fprintf(b, "<text x=\"4\" y=\"%.1f\">memory, peak %s / %s</text>\n", y+h/2+4, size.Format(peak), size.Format(total))
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -83,7 +84,8 @@ func openClaims(ctx context.Context, store claims.Store, where string, lease tim
 	if lease <= 0 {
 		lease = DefaultLease
 	}
-	sweep, err := claims.Open(ctx, store, claims.Options{
+	store = claims.Timed(store, requestTimeout(lease))
+	sweep, err := joinSweep(ctx, store, where, o.life, claims.Options{
 		Identity: claims.Identity{Hash: hash, File: o.plan.File, Trials: len(order)},
 		Owner:    claims.Owner{Host: host, PID: os.Getpid(), RunID: o.runID},
 		Lease:    lease,
@@ -103,6 +105,32 @@ func openClaims(ctx context.Context, store claims.Store, where string, lease tim
 		}
 	}
 	return c, true, nil
+}
+
+// requestTimeout bounds each request to the claims store: a third of the lease (a claim is
+// renewed that often), and no less than 10 s, which a store under load may take.
+func requestTimeout(lease time.Duration) time.Duration { return max(lease/3, 10*time.Second) }
+
+// joinSweep joins the sweep, trying again while the store cannot be reached (and saying so,
+// once per different error), until ctx ends: a stop. Another file's sweep is no reason to
+// try again.
+func joinSweep(ctx context.Context, store claims.Store, where string, life *lifecycle, o claims.Options) (*claims.Sweep, error) {
+	said := ""
+	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
+		sweep, err := claims.Open(ctx, store, o)
+		if err == nil || errors.Is(err, claims.ErrOtherSweep) || ctx.Err() != nil {
+			return sweep, err
+		}
+		if msg := fmt.Sprintf("claims %s: %v (trying again)", where, err); msg != said {
+			life.say(msg)
+			said = msg
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (stopped while trying)", err)
+		case <-time.After(wait):
+		}
+	}
 }
 
 // claimStoreS3 reaches the claims prefix with the task file's S3 settings.

@@ -205,7 +205,9 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 	case res.Stop != nil && res.Stop.Status == results.StatusPaused:
 		return c.paused(res, d)
 	case res.Stop != nil:
-		life.finish(t, res.Stop.Status, out.ExitCode, c.failureReason(out)+"; stopped: "+res.Stop.Reason, d)
+		// runall stopped it on purpose (early stopping, a lost claim): why is the reason; the
+		// signal it was sent to end it, and the exit code that made, are not.
+		life.finish(t, res.Stop.Status, out.ExitCode, "stopped: "+res.Stop.Reason, d)
 		if res.Stop.Status == results.StatusFailed {
 			life.fail(t.StopOnFailure)
 		}

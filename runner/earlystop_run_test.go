@@ -55,7 +55,7 @@ tasks:
       - name: x=<x>
         cmd: echo "runall-metric acc=<x>"
         search:
-          ask: 'n=$(cat asked 2>/dev/null || echo 0); echo $((n+1)) > asked; echo "{\"number\": $n, \"params\": {\"x\": \"$n\"}}"'
+          ask: 'n=$(flock asked.lock sh -c "n=\$(cat asked 2>/dev/null || echo 0); echo \$((n+1)) > asked; echo \$n"); echo "{\"number\": $n, \"params\": {\"x\": \"$n\"}}"'
           tell: 'true'
         trials: 10
 `, Options{})

@@ -58,11 +58,16 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 		}
 	}
 	if r.opts.claiming() {
+		ctx, stop := r.launch.halt.untilStop(ctx) // a stop ends the joining, however long it tries
+		defer stop()
 		c, complete, err := openClaims(ctx, r.opts.Claims.Store, r.opts.Claims.Prefix, r.opts.Claims.Lease, r.base, claimOptions{life: r.life, plan: r.plan,
 			runID: r.opts.Record.RunID, running: r.launch.procs.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
 			learned: r.learnedGPU, mask: r.launch.mask})
 		if err != nil {
 			skipAll(err)
+			if r.life.stopped() {
+				return nil // a signal ended the joining: the exit code is the signal's
+			}
 			return err
 		}
 		r.claims = c
@@ -82,21 +87,24 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 	return r.claims.end(ctx)
 }
 
-// startAdmission starts measuring the GPUs and the host's memory; the returned func stops it.
+// startAdmission starts measuring the GPUs and the host's memory, keeping samples of the
+// GPUs' and the container's memory for the report; the returned func stops it.
 func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
-	stopGPU := func() {}
-	if gpu := r.launch.rooms.gpu; gpu != nil {
-		w := newMemoryWatch(r.plan, r.opts.runDir(), r.life, r.met)
-		gpu.admit.Start(ctx, w.sample)
-		stopGPU = func() {
-			gpu.admit.Stop()
-			w.close() // after the sampler has stopped
-		}
+	gpu, host := r.launch.rooms.gpu, r.launch.rooms.mem
+	if gpu == nil && host.admit == nil {
+		return func() {} // nothing is measured: no GPU, no memory:
 	}
-	stopHost := r.launch.rooms.mem.start(ctx, r.life.say, r.met)
+	w := newMemoryWatch(r.plan, r.opts.runDir(), r.life, r.met, host.mem)
+	stopGPU, onHost := func() {}, w.sampleContainer
+	if gpu != nil {
+		gpu.admit.Start(ctx, w.sample)
+		stopGPU, onHost = gpu.admit.Stop, nil // the GPU samples hold the container's memory
+	}
+	stopHost := host.start(ctx, r.life.say, r.met, onHost)
 	return func() {
 		stopHost()
 		stopGPU()
+		w.close() // after the samplers have stopped
 	}
 }
 
@@ -109,10 +117,7 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 		r.life.say("could not save run history: " + err.Error())
 	}
 	r.life.emit(event.Event{Kind: event.RunEnded, Status: res.Status, Results: res})
-	res, err := r.rec.wait(res)
-	if err != nil && runErr == nil {
-		runErr = err
-	}
+	res, recErr := r.rec.wait(res)
 	lost, closeErr := r.out.close(res)
 	if lost != "" {
 		fmt.Fprintln(r.opts.Output.Stderr, "runall: "+lost)
@@ -127,6 +132,8 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 		return res, &InterruptedError{Signal: interrupted}
 	case failed:
 		return res, ErrTaskFailed
+	case recErr != nil:
+		return res, recErr
 	case len(res.LogErrors) > 0:
 		return res, r.launch.logs.incomplete()
 	}

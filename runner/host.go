@@ -4,6 +4,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"syscall"
 
@@ -38,10 +39,10 @@ func openHost(p *plan.Plan, mem hostadmit.Reader, hist *history.History) *hostMe
 	return h
 }
 
-// start measures the container's memory and the trials' processes while the run lasts;
-// the returned func stops it. A memory that cannot be read is said once: admission by host
-// memory is then off.
-func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics) (stop func()) {
+// start measures the container's memory and the trials' processes while the run lasts,
+// calling onSample (when not nil) after each measurement; the returned func stops it. A
+// memory that cannot be read is said once: admission by host memory is then off.
+func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics, onSample func()) (stop func()) {
 	if h.admit == nil {
 		return func() {}
 	}
@@ -51,6 +52,9 @@ func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics) 
 	h.admit.Start(ctx, func([]hostadmit.TrialMemory) {
 		if m, ok := h.admit.Memory(); ok {
 			met.hostSample(m)
+		}
+		if onSample != nil {
+			onSample()
 		}
 	})
 	return h.admit.Stop
@@ -138,7 +142,8 @@ func (h *hostMemory) oomKills() (n uint64, ok bool) {
 // oomCounter reads the OOM kill counter alone (a *hostmem.Probe does).
 type oomCounter interface{ OOMKills() (uint64, bool) }
 
-// learnedByName reports learned host needs by the name of each group's first trial.
+// learnedByName reports learned host needs by the name of the trial each was measured from
+// (as history recorded it; the group's first trial's when none is recorded).
 func (h *hostMemory) learnedByName(p *plan.Plan) map[string]uint64 {
 	out := map[string]uint64{}
 	seen := map[string]bool{}
@@ -148,7 +153,7 @@ func (h *hostMemory) learnedByName(p *plan.Plan) map[string]uint64 {
 		}
 		seen[t.Host.Group] = true
 		if n, ok := h.hist.Host().Learned(t.Host.Group); ok {
-			out[t.Name] = n
+			out[cmp.Or(h.hist.Host().LearnedFrom(t.Host.Group), t.Name)] = n // the trial measured
 		}
 	})
 	return out

@@ -30,7 +30,7 @@ func TestCollidingNamesOneBest(t *testing.T) {
       - name: lr=<lr>
         cmd: echo "runall-metric acc=1"
         search:
-          ask: 'n=$(cat asked 2>/dev/null || echo 0); echo $((n+1)) > asked; echo "{\"number\": $n, \"params\": {\"lr\": \"0.1\"}}"'
+          ask: 'n=$(flock asked.lock sh -c "n=\$(cat asked 2>/dev/null || echo 0); echo \$((n+1)) > asked; echo \$n"); echo "{\"number\": $n, \"params\": {\"lr\": \"0.1\"}}"'
           tell: 'true'
         trials: 3`, []string{"lr=0.1", "lr=0.1 [trial=1]", "lr=0.1 [trial=2]"}},
 	} {

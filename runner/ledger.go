@@ -159,13 +159,18 @@ func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string, unseen res
 		if !ok {
 			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: unseen, ExitCode: -1, Params: paramsOf(t)}
 		}
-		tr.LogFile = logFile(t)
-		if tr.Status == results.StatusSkipped || tr.Status == results.StatusPending {
-			tr.LogFile = ""
-		}
-		out = append(out, l.withLive(*tr))
+		out = append(out, l.withLive(withLog(*tr, logFile(t))))
 	})
-	return append(out, l.madeWhileRunning(inPlan)...)
+	return append(out, l.madeWhileRunning(inPlan, logFile)...)
+}
+
+// withLog is r naming its log file, when it ran: a task that never started wrote none.
+func withLog(r results.Task, path string) results.Task {
+	r.LogFile = ""
+	if r.Attempts > 0 {
+		r.LogFile = path
+	}
+	return r
 }
 
 // paramsOf is a task's for-each or matrix values as its result records them.
@@ -194,11 +199,11 @@ func (l *ledger) maxID() int {
 
 // madeWhileRunning is the results of tasks the plan does not list (a sampler's trials), by
 // ID; l.mu is held.
-func (l *ledger) madeWhileRunning(inPlan map[int]bool) []results.Task {
+func (l *ledger) madeWhileRunning(inPlan map[int]bool, logFile func(*plan.Task) string) []results.Task {
 	var out []results.Task
 	for _, id := range slices.Sorted(maps.Keys(l.byID)) {
-		if !inPlan[id] {
-			out = append(out, l.withLive(*l.byID[id]))
+		if r := l.byID[id]; !inPlan[id] {
+			out = append(out, l.withLive(withLog(*r, logFile(&plan.Task{ID: r.ID, Name: r.Name}))))
 		}
 	}
 	return out

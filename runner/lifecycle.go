@@ -19,6 +19,7 @@ import (
 type lifecycle struct {
 	stream *event.Stream
 	ledger *ledger
+	made   *madeTasks // the tasks made as the run went (a sampler's trials), for the outputs
 
 	mu          sync.Mutex
 	halt        bool           // no new task starts
@@ -27,7 +28,7 @@ type lifecycle struct {
 }
 
 func newLifecycle(mask *masker) *lifecycle {
-	return &lifecycle{stream: &event.Stream{}, ledger: newLedger(mask)}
+	return &lifecycle{stream: &event.Stream{}, ledger: newLedger(mask), made: &madeTasks{}}
 }
 
 // emit sends ev on the run's stream.

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/plan"
 )
 
@@ -18,15 +18,15 @@ import (
 type logs struct {
 	dir      string
 	resolve  func(path string) string // a task file's path, against the run's directory
-	combined *lockedFile              // config log-path; nil when unset
+	combined *batchFile               // config log-path; nil when unset
 	failed   *writeFailures
 
 	mu    sync.Mutex
-	extra map[string]*lockedFile // a task's log-path, shared by tasks that name one file
+	extra map[string]*batchFile // a task's log-path, shared by tasks that name one file
 }
 
 func openLogs(dir, combinedPath string, resolve func(string) string) (*logs, error) {
-	l := &logs{dir: dir, resolve: resolve, extra: map[string]*lockedFile{}, failed: &writeFailures{}}
+	l := &logs{dir: dir, resolve: resolve, extra: map[string]*batchFile{}, failed: &writeFailures{}}
 	if combinedPath != "" {
 		f, err := openAppend(resolve(combinedPath), l.failed)
 		if err != nil {
@@ -45,12 +45,11 @@ func (l *logs) taskLogPath(t *plan.Task) string {
 // open opens everything a task's output goes to. A log-path that cannot be opened is
 // reported through warn and left out; the task's own log is a must.
 func (l *logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
-	path := l.taskLogPath(t)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := outfile.OpenAppend(l.taskLogPath(t))
 	if err != nil {
 		return nil, err
 	}
-	tl := &taskLog{own: &logFile{f: f, failed: l.failed}, combined: l.combined, warn: warn}
+	tl := &taskLog{own: newBatchFile(f, l.failed), combined: l.combined, warn: warn}
 	if t.LogPath != "" {
 		path := l.resolve(t.LogPath)
 		if tl.extra, err = l.extraLog(path); err != nil {
@@ -60,7 +59,7 @@ func (l *logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
 	return tl, nil
 }
 
-func (l *logs) extraLog(path string) (*lockedFile, error) {
+func (l *logs) extraLog(path string) (*batchFile, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if f, ok := l.extra[path]; ok {
@@ -76,18 +75,18 @@ func (l *logs) extraLog(path string) (*lockedFile, error) {
 
 func (l *logs) close() {
 	if l.combined != nil {
-		l.combined.Close()
+		l.combined.close(nil)
 	}
 	for _, f := range l.extra {
-		f.Close()
+		f.close(nil)
 	}
 }
 
 // taskLog is where one task's output goes.
 type taskLog struct {
-	own      *logFile
-	combined *lockedFile  // nil when unset
-	extra    *lockedFile  // nil when unset
+	own      *batchFile
+	combined *batchFile   // nil when unset
+	extra    *batchFile   // nil when unset
 	warn     func(string) // says that a log could not be written, once per file
 }
 
@@ -107,23 +106,14 @@ func (tl *taskLog) mark(format string, args ...any) {
 	tl.own.write(fmt.Sprintf("== "+format+"\n", args...), tl.warn)
 }
 
-func (tl *taskLog) close() { tl.own.close(tl.warn) }
-
-// logFile is one task's own log.
-type logFile struct {
-	f      *os.File
-	failed *writeFailures
-}
-
-func (l *logFile) write(s string, warn func(string)) {
-	if _, err := l.f.WriteString(s); err != nil {
-		l.failed.note(l.f.Name(), err, warn)
-	}
-}
-
-func (l *logFile) close(warn func(string)) {
-	if err := l.f.Close(); err != nil {
-		l.failed.note(l.f.Name(), err, warn)
+// close closes the task's own log and has what it wrote to the shared ones written out: the
+// task has ended, and its lines belong in them now.
+func (tl *taskLog) close() {
+	tl.own.close(tl.warn)
+	for _, f := range []*batchFile{tl.combined, tl.extra} {
+		if f != nil {
+			f.flush(tl.warn)
+		}
 	}
 }
 
@@ -165,8 +155,9 @@ func (w *writeFailures) list() []string {
 	return slices.Clone(w.files)
 }
 
-// ErrIncompleteRecord is a run whose tasks' logs could not all be written: its exit code
-// is 1 even when every task succeeded, since what it leaves is not the whole record.
+// ErrIncompleteRecord is a run whose record (its tasks' logs, its results, its report) could
+// not all be written: its exit code is 1 even when every task succeeded, since what it
+// leaves is not the whole record.
 var ErrIncompleteRecord = errors.New("the run's record is incomplete")
 
 // incomplete is an error naming the logs that could not be written, nil when none.
@@ -176,43 +167,4 @@ func (l *logs) incomplete() error {
 		return nil
 	}
 	return fmt.Errorf("%w: %d log file(s) could not be written (%s)", ErrIncompleteRecord, len(files), strings.Join(files, "; "))
-}
-
-// lockedFile is a log file written by several tasks at once, a line at a time.
-type lockedFile struct {
-	mu     sync.Mutex
-	f      *os.File
-	failed *writeFailures
-}
-
-func openAppend(path string, failed *writeFailures) (*lockedFile, error) {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	return &lockedFile{f: f, failed: failed}, nil
-}
-
-func (l *lockedFile) write(s string, warn func(string)) {
-	l.mu.Lock()
-	_, err := l.f.WriteString(s)
-	l.mu.Unlock()
-	if err != nil {
-		l.failed.note(l.f.Name(), err, warn)
-	}
-}
-
-func (l *lockedFile) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	err := l.f.Close()
-	if err != nil {
-		l.failed.note(l.f.Name(), err, nil)
-	}
-	return err
 }

@@ -31,7 +31,7 @@ tasks:
         log-path: `+dir+`/train-<api_token>.log
         search:
           ask: |
-            n=$(cat asked 2>/dev/null || echo 0); echo $((n+1)) > asked
+            n=$(flock asked.lock sh -c "n=\$(cat asked 2>/dev/null || echo 0); echo \$((n+1)) > asked; echo \$n")
             if [ "$n" -gt 0 ]; then echo "cannot load study: bad key `+key+`" >&2; exit 3; fi
             echo "{\"number\": $n, \"params\": {\"api_token\": \"`+token+`\", \"key\": \"`+key+`\"}}"
           tell: 'true'

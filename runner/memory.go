@@ -5,28 +5,33 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/runall/runall/hostmem"
+	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
 
 // memoryWatch turns the admitter's samples into what the outputs and metrics show: each
 // running trial's memory, told when it moved enough to matter on a screen; and the devices'
-// memory over time, kept in the log directory for the report. Only the admitter's sampler
-// calls it.
+// memory over time, with the container's beside them, kept in the log directory for the
+// report. Only one sampler calls it: the GPU admitter's, or, in a run without GPUs, the
+// host admitter's.
 type memoryWatch struct {
-	life    *lifecycle
-	met     *metrics
-	byID    map[int]*plan.Task
-	told    map[int]uint64 // trial ID → the memory last told
-	file    *os.File       // the log directory's gpu-samples.jsonl; nil when it cannot be written
-	samples *results.SampleWriter
+	life      *lifecycle
+	met       *metrics
+	byID      map[int]*plan.Task
+	told      map[int]uint64 // trial ID → the memory last told
+	file      *os.File       // the log directory's gpu-samples.jsonl; nil when it cannot be written
+	samples   *results.SampleWriter
+	container containerMemory
 }
 
-func newMemoryWatch(p *plan.Plan, logDir string, life *lifecycle, met *metrics) *memoryWatch {
-	w := &memoryWatch{life: life, met: met, byID: tasksByID(p), told: map[int]uint64{}}
-	f, err := os.Create(filepath.Join(logDir, results.SamplesFile))
+func newMemoryWatch(p *plan.Plan, logDir string, life *lifecycle, met *metrics, container hostadmit.Reader) *memoryWatch {
+	w := &memoryWatch{life: life, met: met, byID: tasksByID(p), told: map[int]uint64{}, container: containerMemory{mem: container}}
+	f, err := outfile.OpenAppend(filepath.Join(logDir, results.SamplesFile))
 	if err != nil {
 		life.say("cannot keep GPU memory samples for the report: " + err.Error())
 		return w
@@ -49,6 +54,44 @@ func (w *memoryWatch) close() {
 	}
 }
 
+// keep keeps a sample of the devices' memory, and the container's beside it.
+func (w *memoryWatch) keep(devs []results.SampleDevice, used []uint64) {
+	now := time.Now()
+	if m, ok := w.container.read(now); ok {
+		devs = append(devs, results.SampleDevice{UUID: results.ContainerDevice, Name: "container", Total: m.Limit})
+		used = append(used, m.Used)
+	}
+	w.samples.Add(now, devs, used)
+}
+
+// sampleContainer keeps a sample of the container's memory alone: the host admitter's
+// sampler calls it in a run without GPUs.
+func (w *memoryWatch) sampleContainer() {
+	if w.samples != nil {
+		w.keep(nil, nil)
+	}
+}
+
+// containerMemory reads the container's memory for the samples at most once a second: the
+// GPU sampler calls four times a second, and twenty while it ties a trial to its processes.
+type containerMemory struct {
+	mem  hostadmit.Reader // nil: not sampled
+	at   time.Time
+	last hostmem.Memory
+	ok   bool
+}
+
+func (c *containerMemory) read(now time.Time) (hostmem.Memory, bool) {
+	if c.mem == nil {
+		return hostmem.Memory{}, false
+	}
+	if now.Sub(c.at) >= time.Second {
+		m, err := c.mem.Read()
+		c.at, c.last, c.ok = now, m, err == nil && m.Limit > 0
+	}
+	return c.last, c.ok
+}
+
 // memoryStep is the least change worth an event: 64 MiB, or 1% of what the trial holds.
 const memoryStep = 64 << 20
 
@@ -60,7 +103,7 @@ func (w *memoryWatch) sample(s admit.Sample) {
 		for i, d := range s.Devices {
 			devs[i], used[i] = results.SampleDevice{UUID: d.UUID, Name: d.Name, Total: d.Total}, d.Used
 		}
-		w.samples.Add(time.Now(), devs, used)
+		w.keep(devs, used)
 	}
 	for _, tm := range s.Trials {
 		last, told := w.told[tm.ID]

@@ -11,7 +11,8 @@ import (
 
 // notifySecrets are the values config notify must not show: header values (whole, and
 // each word of them, for "Bearer TOKEN") and the variables they name; the URL's password,
-// query values, and the variables it names outside its host (a token in its path); and
+// query values, and the variables it names outside its origin (a token in its path: a
+// variable holding the scheme and host, ${HOOK_URL}/hook, is an address, shown as one); and
 // the whole URL when it holds any of those.
 func notifySecrets(environ []string, p *plan.Plan) []string {
 	n := p.Config.Notify
@@ -55,8 +56,9 @@ func notifySecrets(environ []string, p *plan.Plan) []string {
 			add(v, 4)
 		}
 	}
+	origin := u.Scheme + "://" + u.Host
 	for _, v := range named {
-		if !strings.Contains(u.Host, v) {
+		if !strings.Contains(origin, v) {
 			add(v, 8) // short values (a port) are no secret, and would mask too much
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/results"
 )
@@ -28,9 +29,9 @@ const (
 
 // recorder is the consumer of the run's end (RunEnded): it writes the results and the
 // report, uploads them and notifies, in that order, on a goroutine of its own, so that no
-// emitter waits on a disk, S3 or a webhook; the run's end waits for it (wait). Only a
-// --results file that cannot be written is an error, as before; the rest is reported and
-// goes on.
+// emitter waits on a disk, S3 or a webhook; the run's end waits for it (wait). A record that
+// cannot be written (the results in the log directory, --results, the report) is reported,
+// the others are still written, and the run fails with it: its record is incomplete.
 type recorder struct {
 	logDir      string
 	resultsFile string // --results
@@ -42,7 +43,7 @@ type recorder struct {
 
 	done     chan struct{} // closed when the record is written; nil before RunEnded
 	recorded *results.Run  // the results as recorded: without the report when it failed
-	err      error         // the --results file's
+	err      error         // why a record could not be written (ErrIncompleteRecord)
 }
 
 // Event starts recording the run's results when it ends. What it says goes on the stream
@@ -73,8 +74,8 @@ func fileExists(path string) bool {
 }
 
 // wait waits for the record of the run's end to be written. It returns the results as
-// recorded (res when RunEnded never reached the recorder) and why the --results file
-// could not be written, nil when it was.
+// recorded (res when RunEnded never reached the recorder) and why a record could not be
+// written (ErrIncompleteRecord), nil when every one was.
 func (rec *recorder) wait(res *results.Run) (*results.Run, error) {
 	if rec.done == nil {
 		return res, nil
@@ -94,22 +95,28 @@ func (rec *recorder) record(res *results.Run) error {
 		return err
 	}
 	body = append(body, '\n')
-	if err := results.WriteFileAtomic(filepath.Join(rec.logDir, ResultsFile), body); err != nil {
-		warn("cannot write the results into the log directory: %v", err)
+	var errs []error
+	failed := func(what string, err error) {
+		warn("cannot write %s: %v", what, err)
+		errs = append(errs, fmt.Errorf("%w: %s: %w", ErrIncompleteRecord, what, err))
 	}
-	var runErr error
+	if err := outfile.WriteFile(filepath.Join(rec.logDir, ResultsFile), body); err != nil {
+		failed("the results into the log directory", err)
+	}
 	if rec.resultsFile != "" {
-		runErr = results.WriteFileAtomic(rec.resultsFile, body)
+		if err := outfile.WriteFile(rec.resultsFile, body); err != nil {
+			failed("--results "+rec.resultsFile, err)
+		}
 	}
 	if res.Report != "" {
 		if err := rec.writeReport(res, warn); err != nil {
-			warn("cannot write the report: %v", err)
+			failed("the report", err)
 			res.Report = ""
 		}
 	}
 	rec.sync.uploadResults(body, res.RunID, rec.logDir, emit)
 	rec.notify.send(body, rec.interrupted(), emit)
-	return runErr
+	return errors.Join(errs...)
 }
 
 // writeReport draws the report from the results and the samples just kept.
@@ -118,7 +125,7 @@ func (rec *recorder) writeReport(res *results.Run, warn func(string, ...any)) er
 	if err != nil {
 		warn("the report leaves out GPU memory: %v", err)
 	}
-	return results.WriteAtomic(res.Report, func(w io.Writer) error { return rec.report(w, res, samples) })
+	return outfile.Write(res.Report, func(w io.Writer) error { return rec.report(w, res, samples) })
 }
 
 // uploadResults puts the results, the samples and the report under the first upload

@@ -42,8 +42,10 @@ type pauser struct {
 	ckpts   *checkpoints
 	life    *lifecycle
 
-	mu     sync.Mutex
-	paused map[*plan.Task]*resumable // the source each paused trial waits in
+	mu       sync.Mutex
+	paused   map[*plan.Task]*resumable            // the source each paused trial waits in
+	stopping map[*plan.Task]bool                  // asked to pause, not yet back in its source
+	asked    map[*plan.Task]func(*resumable) bool // Resume or End asked of a trial on its way back
 }
 
 // newPauser is nil when no trial has a checkpoint: nothing can pause.
@@ -51,7 +53,8 @@ func newPauser(running *executor.Running, ckpts *checkpoints, life *lifecycle) *
 	if ckpts == nil {
 		return nil
 	}
-	return &pauser{running: running, ckpts: ckpts, life: life, paused: map[*plan.Task]*resumable{}}
+	return &pauser{running: running, ckpts: ckpts, life: life, paused: map[*plan.Task]*resumable{},
+		stopping: map[*plan.Task]bool{}, asked: map[*plan.Task]func(*resumable) bool{}}
 }
 
 func (p *pauser) PauseAt(t *plan.Task, n int, reason string, otherwise results.Status) bool {
@@ -61,7 +64,14 @@ func (p *pauser) PauseAt(t *plan.Task, n int, reason string, otherwise results.S
 	}
 	go func() {
 		if k.WaitFor(context.Background(), n, t.Checkpoint.Wait) {
-			p.running.Stop(t, results.StatusPaused, reason)
+			p.mu.Lock()
+			p.stopping[t] = true
+			p.mu.Unlock()
+			if !p.running.Stop(t, results.StatusPaused, reason) {
+				p.mu.Lock()
+				delete(p.stopping, t)
+				p.mu.Unlock()
+			}
 			return
 		}
 		why := fmt.Sprintf("checkpoint %s has not changed since step %d, and pausing needs step %d (waited %v); %s",
@@ -80,15 +90,49 @@ func (p *pauser) Landed(t *plan.Task) int {
 }
 
 func (p *pauser) Resume(t *plan.Task) bool {
-	r := p.take(t)
-	return r != nil && r.resume(t)
+	return p.settle(t, func(r *resumable) bool { return r.resume(t) })
 }
 
 func (p *pauser) End(t *plan.Task, status results.Status, reason string) bool {
-	r := p.take(t)
+	return p.settle(t, func(r *resumable) bool { return p.end(r, t, status, reason) })
+}
+
+// settle does what was asked of paused trial t now, or once its pause has reached its
+// source: a rule that reacts to the paused event asks before the trial is back there.
+func (p *pauser) settle(t *plan.Task, do func(*resumable) bool) bool {
+	p.mu.Lock()
+	r := p.paused[t]
 	if r == nil {
+		defer p.mu.Unlock()
+		if p.stopping[t] {
+			p.asked[t] = do
+			return true
+		}
 		return false
 	}
+	delete(p.paused, t)
+	p.mu.Unlock()
+	return do(r)
+}
+
+// arrived registers paused trial t with its source r, and does what was asked of it
+// on its way.
+func (p *pauser) arrived(t *plan.Task, r *resumable) {
+	p.mu.Lock()
+	delete(p.stopping, t)
+	do := p.asked[t]
+	delete(p.asked, t)
+	if do == nil {
+		p.paused[t] = r
+	}
+	p.mu.Unlock()
+	if do != nil {
+		do(r)
+	}
+}
+
+// end ends paused trial t of source r for good.
+func (p *pauser) end(r *resumable, t *plan.Task, status results.Status, reason string) bool {
 	tr := r.trial(t)
 	if tr == nil || !r.forget(t) {
 		return false
@@ -173,9 +217,7 @@ func (r *resumable) Ended(ctx context.Context, t *sched.Trial, out sched.Outcome
 	r.mu.Lock()
 	r.waiting[t.Task] = t
 	r.mu.Unlock()
-	r.p.mu.Lock()
-	r.p.paused[t.Task] = r
-	r.p.mu.Unlock()
+	r.p.arrived(t.Task, r)
 }
 
 func (r *resumable) resume(t *plan.Task) bool {
@@ -187,9 +229,14 @@ func (r *resumable) resume(t *plan.Task) bool {
 	}
 	delete(r.waiting, t)
 	r.again = append(r.again, tr)
+	r.wakeLocked()
+	return true
+}
+
+// wakeLocked tells a scheduler waiting on Ready to ask Next again; r.mu is held.
+func (r *resumable) wakeLocked() {
 	close(r.ready)
 	r.ready = make(chan struct{})
-	return true
 }
 
 func (r *resumable) trial(t *plan.Task) *sched.Trial {
@@ -198,11 +245,16 @@ func (r *resumable) trial(t *plan.Task) *sched.Trial {
 	return r.waiting[t]
 }
 
+// forget drops paused trial t, ended for good. The scheduler may be waiting on Ready only
+// because t was paused (Next said more): it is woken to learn that there is no more.
 func (r *resumable) forget(t *plan.Task) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, ok := r.waiting[t]
 	delete(r.waiting, t)
+	if ok {
+		r.wakeLocked()
+	}
 	return ok
 }
 

@@ -89,7 +89,7 @@ tasks:
 	if len(a.Resumes) != 1 || a.Resumes[0].Step < 2 || a.Attempts != 2 {
 		t.Errorf("a: resumes %+v after %d attempts, want one from step 2 or later", a.Resumes, a.Attempts)
 	}
-	for _, line := range []string{"[a] paused (exit code -1) in", "resumed from step 2", "told 2", "Summary: 2 ok"} {
+	for _, line := range []string{"[a] paused in", "resumed from step 2", "told 2", "Summary: 2 ok"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("the output does not say %q\n%s", line, out)
 		}
@@ -119,5 +119,29 @@ tasks:
 	}
 	if strings.Count(out, why) < 2 { // the trial's own line, and the summary's reason
 		t.Errorf("the output says %q fewer than twice\n%s", why, out)
+	}
+}
+
+// TestEndAsItPauses: a rule that ends a trial as soon as it says it paused (before the trial
+// is back in its source) ends it: the run does not wait for it for ever.
+func TestEndAsItPauses(t *testing.T) {
+	for range 3 {
+		h := &halver{at: 2}
+		res, out, err := runFile(t, `
+tasks:
+  - name: sweep
+    parallel-tasks:
+      - name: <n>
+        matrix: {n: [a]}
+        cmd: |
+          `+checkpointing+`
+        checkpoint: ck/<n>
+`, Options{Consumers: []event.Consumer{h}, Grace: 5 * time.Second})
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, out)
+		}
+		if a := byName(res)["a"]; a.Status != results.StatusPruned || !strings.Contains(a.Reason, "not in the top 1/2") {
+			t.Errorf("a: %s (%s), want pruned while paused", a.Status, a.Reason)
+		}
 	}
 }

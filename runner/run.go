@@ -57,7 +57,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		r.met = newMetrics(r.plan)
 	}
 	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
-	halt := newStopping()
+	halt := newStopping(opts.Grace)
 	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, halt: halt, mask: mask, base: base,
 		dir: p.Dir, runID: opts.Record.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
 		live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery, grace: opts.Grace, stopped: r.life.stopped})

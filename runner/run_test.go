@@ -23,7 +23,7 @@ import (
 // the end-to-end tests in cmd/runall run the binary.
 
 // runFile loads content as a task file in a scratch directory and runs it.
-func runFile(t *testing.T, content string, opts Options) (*results.Run, string, error) {
+func runFile(t testing.TB, content string, opts Options) (*results.Run, string, error) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(content), 0o644); err != nil {
@@ -118,7 +118,7 @@ tasks:
 
 // fakeGPUs opens simulated GPUs of their own for a test: trials claim their memory by
 // running the test binary as fake-alloc (see TestMain).
-func fakeGPUs(t *testing.T, sizes ...uint64) gpu.Probe {
+func fakeGPUs(t testing.TB, sizes ...uint64) gpu.Probe {
 	t.Helper()
 	devs := make([]gpu.FakeDevice, len(sizes))
 	for i, s := range sizes {

@@ -73,7 +73,7 @@ func (s *transfers) start(ctx context.Context) error {
 		return fmt.Errorf("s3: %w", err)
 	}
 	s.client = client
-	dctx, stop := s.o.halt.download(ctx)
+	dctx, stop := s.o.halt.untilStop(ctx)
 	defer stop()
 	for _, d := range s.spec.Download {
 		if err := s.transfer(dctx, d, s.o.base, "download"); err != nil {
@@ -191,7 +191,7 @@ func (s *transfers) transfer(ctx context.Context, tr plan.Transfer, env []string
 		every, lastLine = s.o.every, time.Now()
 	}
 	st, err := s.client.Sync(ctx, src, dst, s3sync.Options{
-		Exclude: exclude, Delete: tr.Delete, Extract: tr.Extract,
+		Exclude: exclude, Delete: tr.Delete, WholeBucket: tr.WholeBucket, Extract: tr.Extract,
 		Progress: func(p s3sync.Progress) {
 			if time.Since(lastLine) >= every {
 				lastLine = time.Now()

@@ -42,7 +42,7 @@ func (r *runDriver) runBlock(ctx context.Context, b *plan.Task, env []string) {
 	r.schedule(ctx, r.pause.wrap(src), max(r.plan.Config.MaxParallel, 1),
 		func(ctx context.Context, tr *sched.Trial) sched.Outcome { return r.launch.runTrial(ctx, tr, env) })
 	if s, ok := src.(*searchSource); ok {
-		s.wait()
+		s.finish()
 	}
 }
 
@@ -70,7 +70,7 @@ func (r *runDriver) source(ctx context.Context, b *plan.Task) sched.Source {
 		return r.claims.source(b)
 	}
 	if t := searchChild(b); t != nil {
-		return newSearchSource(r.life, r.plan, t, r.base, r.launch.stop, r.launch.mask)
+		return newSearchSource(r, b, t)
 	}
 	var pending []*plan.Task
 	for _, t := range orderTrials(b, b.Parallel, r.hist) {

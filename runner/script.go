@@ -40,7 +40,7 @@ func (s *scripts) prepare(ctx context.Context, t *plan.Task) (cmdline, dir strin
 		if err != nil {
 			return "", "", fmt.Errorf("url: %w", err)
 		}
-		fctx, stop := s.halt.download(ctx) // a stop ends a hanging download at once
+		fctx, stop := s.halt.untilStop(ctx) // a stop ends a hanging download at once
 		script, err := s.fetch(fctx, url, t.MD5)
 		stop()
 		if err != nil {

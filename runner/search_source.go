@@ -14,25 +14,42 @@ import (
 )
 
 // searchSource is the trial source of a block whose child sets search: {ask, tell}: when
-// the scheduler has room, it asks the user's sampler for trials, one ask each, and makes
-// them from the child (its template); as each ends, it tells the sampler how. Sampler
-// commands never run at once (a study's storage need not take concurrent writers), and a
-// trial's tell runs beside the sweep, so that its GPU room is free at once; the next ask
-// waits for the tells before it, so that the sampler has every result it can.
+// the scheduler has room, it asks the user's sampler for trials, one ask per free slot, all
+// at once (once the first ask has returned: it may create the sampler's storage, which
+// concurrent first asks race to create; Optuna's SQLite schema did), and hands each trial
+// over as soon as its ask returns; as each trial ends, it
+// tells the sampler how, beside the sweep. Neither waits for the other: a sampler's storage
+// takes concurrent commands (Optuna's does), and a slow tell must not hold the next trial.
+// Every ask and tell is bounded by search: timeout; the asks end at the first signal, the
+// tells the grace period after it (stopping).
 type searchSource struct {
 	life    *lifecycle
 	stop    *stopWhen // once met, no trial is asked for
 	mask    *masker   // each trial passes it as it is made (mask_gate.go)
+	halt    *stopping
 	plan    *plan.Plan
 	tmpl    *plan.Task
 	sampler search.Sampler
+	block   *plan.Task // tmpl's: where its trials stand, for the outputs (madeTasks)
+	made    *madeTasks
 
-	cmds   sync.Mutex // one sampler command at a time
+	asks   asking
 	tells  tellCount
-	asked  int
-	nextID int
-	failed bool
-	made   madeTrials
+	trials madeTrials
+}
+
+// asking is the asks under way and the trials they made that the scheduler has not taken.
+type asking struct {
+	mu       sync.Mutex
+	ready    chan struct{} // sends when an ask ended
+	trials   []*sched.Trial
+	running  int             // asks under way
+	started  int             // asks started, of trials: N
+	answered bool            // an ask returned a trial: the sampler's storage exists
+	failed   bool            // an ask failed: no more are started
+	ctx      context.Context // the asks': ended by the first signal, or the block's end
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 // madeTrials is what the source keeps of the trials it made.
@@ -40,47 +57,75 @@ type madeTrials struct {
 	mu      sync.Mutex
 	numbers map[*plan.Task]int // each trial's number in the sampler
 	names   map[string]bool    // the names given, which a trial must not share
+	nextID  int
 }
 
 // newSearchSource is the source of a block of plan p whose one child, tmpl, sets search:;
 // the sampler runs in the run's environment, base.
-func newSearchSource(life *lifecycle, p *plan.Plan, tmpl *plan.Task, base []string, stop *stopWhen, mask *masker) *searchSource {
-	return &searchSource{life: life, stop: stop, mask: mask, plan: p, tmpl: tmpl,
-		made:    madeTrials{numbers: map[*plan.Task]int{}, names: map[string]bool{}},
-		sampler: search.Sampler{Spec: tmpl.Search, Dir: p.Dir, Env: slices.Clone(base)}}
+func newSearchSource(r *runDriver, block, tmpl *plan.Task) *searchSource {
+	return &searchSource{life: r.life, stop: r.launch.stop, mask: r.launch.mask, halt: r.launch.halt, plan: r.plan, tmpl: tmpl,
+		sampler: search.Sampler{Spec: tmpl.Search, Dir: r.plan.Dir, Env: slices.Clone(r.base)},
+		block:   block, made: r.life.made, asks: asking{ready: make(chan struct{}, 1)},
+		trials: madeTrials{numbers: map[*plan.Task]int{}, names: map[string]bool{}}}
 }
 
-// Next asks the sampler for as many trials as could start, up to trials: N in all. A
-// sampler that fails or prints no trial fails the run with what it said; the trials
-// already asked for run on.
+// Next hands over the trials whose asks returned, and starts an ask for each slot that
+// neither they nor the asks under way will fill, up to trials: N in all. A sampler that
+// fails or prints no trial fails the search's template with what it said; no more are
+// asked for, and the trials already asked for run on.
 func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool) {
-	if s.failed || s.asked >= s.tmpl.Search.Trials {
-		return nil, false
+	a := &s.asks
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.trials
+	a.trials = nil
+	_, met := s.stop.gate()
+	stopped := a.failed || met || s.life.halted() || ctx.Err() != nil
+	for !stopped && a.started < s.tmpl.Search.Trials && a.running+len(out) < want && (a.answered || a.started == 0) {
+		if a.ctx == nil {
+			a.ctx, a.cancel = s.halt.untilStop(context.WithoutCancel(ctx))
+		}
+		a.started++
+		a.running++
+		a.wg.Add(1)
+		go s.askOne(a.ctx)
 	}
-	s.tells.wait() // the sampler learns every result before it proposes (and stop-when its end)
-	var out []*sched.Trial
-	for range min(want, s.tmpl.Search.Trials-s.asked) {
-		if _, met := s.stop.gate(); met || ctx.Err() != nil || s.life.halted() {
-			return out, false
-		}
-		s.cmds.Lock()
-		tr, err := s.sampler.Ask(ctx)
-		s.cmds.Unlock()
-		var t *plan.Task
-		if err == nil {
-			t, err = s.trial(tr)
-		}
-		if err != nil {
-			// The template fails with the sampler's error, in the summary and the results
-			// beside the trials it made; those already asked for run on.
-			s.failed = true
-			s.life.failUnrunnable(s.tmpl, err.Error()+"; no more trials are asked for")
-			return out, false
-		}
-		s.asked++
-		out = append(out, &sched.Trial{Task: t})
+	more := a.running > 0 || !stopped && a.started < s.tmpl.Search.Trials
+	return out, more
+}
+
+// askOne runs one ask and hands its trial to the next Next.
+func (s *searchSource) askOne(ctx context.Context) {
+	a := &s.asks
+	defer a.wg.Done()
+	tr, err := s.sampler.Ask(ctx)
+	var t *plan.Task
+	if err == nil {
+		t, err = s.trial(tr)
 	}
-	return out, s.asked < s.tmpl.Search.Trials
+	a.mu.Lock()
+	a.running--
+	switch {
+	case ctx.Err() != nil: // the run is stopping, or the block is over: not a failure
+	case err != nil && !a.failed:
+		// The template fails with the sampler's error, in the summary and the results
+		// beside the trials it made; those already asked for run on.
+		a.failed = true
+		defer s.life.failUnrunnable(s.tmpl, err.Error()+"; no more trials are asked for")
+	case err == nil:
+		a.trials = append(a.trials, &sched.Trial{Task: t})
+		a.answered = true
+	}
+	a.mu.Unlock()
+	a.wake()
+}
+
+// wake has the scheduler, if it waits on Ready, ask Next again.
+func (a *asking) wake() {
+	select {
+	case a.ready <- struct{}{}:
+	default:
+	}
 }
 
 // trial makes the task of a trial the sampler handed out: its params are data (plan.Instantiate),
@@ -96,11 +141,13 @@ func (s *searchSource) trial(tr search.Trial) (*plan.Task, error) {
 	}
 	s.mask.learn(named)
 	s.mask.task(t)
+	m := &s.trials
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	t.ID = s.newID()
-	s.made.mu.Lock()
-	defer s.made.mu.Unlock()
 	s.nameApart(t, tr.Number)
-	s.made.numbers[t] = tr.Number
+	m.numbers[t] = tr.Number
+	s.made.add(t, s.block)
 	return t, nil
 }
 
@@ -108,38 +155,40 @@ func (s *searchSource) trial(tr search.Trial) (*plan.Task, error) {
 // twice, or a name may leave out the param that differs. The trial's number tells it apart.
 func (s *searchSource) nameApart(t *plan.Task, number int) {
 	base := t.Name
-	for n := 1; s.made.names[t.Name]; n++ {
+	for n := 1; s.trials.names[t.Name]; n++ {
 		t.Name = fmt.Sprintf("%s [trial=%d]", base, number)
 		if n > 1 {
 			t.Name = fmt.Sprintf("%s [trial=%d #%d]", base, number, n)
 		}
 	}
-	s.made.names[t.Name] = true
+	s.trials.names[t.Name] = true
 }
 
-// newID numbers a trial after every task the run has seen.
+// newID numbers a trial after every task the run has seen; s.trials.mu is held.
 func (s *searchSource) newID() int {
-	if s.nextID == 0 {
-		s.nextID = s.life.ledger.maxID() + 1
-		plan.Walk(s.plan.Tasks, func(t *plan.Task) { s.nextID = max(s.nextID, t.ID+1) })
+	if s.trials.nextID == 0 {
+		s.trials.nextID = s.life.ledger.maxID() + 1
+		plan.Walk(s.plan.Tasks, func(t *plan.Task) { s.trials.nextID = max(s.trials.nextID, t.ID+1) })
 	}
-	id := s.nextID
-	s.nextID += 1 + len(s.tmpl.Steps)
+	id := s.trials.nextID
+	s.trials.nextID += 1 + len(s.tmpl.Steps)
 	return id
 }
 
-// Ready is nil: the scheduler asks again when a trial ends.
-func (s *searchSource) Ready() <-chan struct{} { return nil }
+// Ready sends when an ask ended: Next has its trial, or knows the asking is over.
+func (s *searchSource) Ready() <-chan struct{} { return s.asks.ready }
 
 // Start runs every trial asked for.
 func (s *searchSource) Start(context.Context, *sched.Trial) bool { return true }
 
 // Ended tells the sampler how a trial ended: complete with the objective's value, pruned,
-// or fail (it failed, or reported no value).
+// or fail (it failed, or reported no value). The tell runs beside the sweep, so that the
+// trial's room goes to the next at once.
 func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outcome) {
-	s.made.mu.Lock()
-	number, ok := s.made.numbers[tr.Task]
-	s.made.mu.Unlock()
+	defer s.asks.wake() // a trial ended while paused leaves the scheduler waiting on Ready
+	s.trials.mu.Lock()
+	number, ok := s.trials.numbers[tr.Task]
+	s.trials.mu.Unlock()
 	if !ok {
 		return
 	}
@@ -147,10 +196,9 @@ func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outco
 	s.tells.add(1)
 	go func() {
 		defer s.tells.add(-1)
-		s.cmds.Lock()
-		err := s.sampler.Tell(context.WithoutCancel(ctx), number, value, state)
-		s.cmds.Unlock()
-		if err != nil {
+		ctx, cancel := s.halt.recording(context.WithoutCancel(ctx))
+		defer cancel()
+		if err := s.sampler.Tell(ctx, number, value, state); err != nil {
 			s.life.say(tr.Task.Name + ": " + err.Error())
 		}
 	}()
@@ -188,8 +236,17 @@ func (s *searchSource) outcome(t *plan.Task) (state, value string) {
 	return state, strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-// wait waits for the tells under way.
-func (s *searchSource) wait() { s.tells.wait() }
+// finish ends the asks still under way (the block is over) and waits for them and for the
+// tells, which their bounds end.
+func (s *searchSource) finish() {
+	s.asks.mu.Lock()
+	if s.asks.cancel != nil {
+		s.asks.cancel()
+	}
+	s.asks.mu.Unlock()
+	s.asks.wg.Wait()
+	s.tells.wait()
+}
 
 // tellCount counts the tells under way. Unlike a WaitGroup, it may be waited on while a
 // trial's end adds one.

@@ -43,6 +43,7 @@ func (r *runDriver) openStream() {
 		Plan: r.plan, W: r.opts.Output.Stdout, Color: r.opts.Output.Color, Width: r.opts.Output.Width,
 		StatusEvery: r.opts.Output.StatusEvery, Now: time.Now,
 		Estimate: func(t *plan.Task) (time.Duration, bool) { return hist.Duration(t.Key) },
+		ParentOf: r.life.made.parentOf,
 	}, r.opts.Output.Mode, r.plan.Config.UpdateInterval, r.opts.runDir())
 	stream.Add(r.out)
 }

@@ -18,8 +18,12 @@ import (
 type Options struct {
 	// Exclude holds glob patterns of files to leave alone on both sides (see docs/s3.md).
 	Exclude []string
-	// Delete removes destination files that the source does not have.
+	// Delete removes destination files that the source does not have; never into a whole
+	// bucket (unless WholeBucket), a filesystem's root, or a URL with an empty segment
+	// (ErrDeleteGuard).
 	Delete bool
+	// WholeBucket allows Delete to an s3:// URL with no prefix.
+	WholeBucket bool
 	// DryRun decides what to do and reports it through OnAction without doing it.
 	DryRun bool
 	// Concurrency is the number of files in flight; default 16.
@@ -90,6 +94,9 @@ func (c *Client) Sync(ctx context.Context, src, dst string, opts Options) (Stats
 		return Stats{}, fmt.Errorf("sync %s %s: neither side is an s3:// URL", src, dst)
 	case opts.Extract && !srcS3:
 		return Stats{}, errors.New("extract works on downloads only: the source must be an s3:// archive object")
+	}
+	if err := checkDelete(src, dst, opts); err != nil {
+		return Stats{}, err
 	}
 	ex, err := newMatcher(opts.Exclude)
 	if err != nil {

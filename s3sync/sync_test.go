@@ -273,7 +273,7 @@ func TestMemDeleteOnlyWhenAsked(t *testing.T) {
 
 func TestMemExclude(t *testing.T) {
 	c, st := newMemClient(t)
-	opts := Options{StateDir: t.TempDir(), Exclude: []string{"*.tmp", "cache", "logs/**/*.txt"}, Delete: true}
+	opts := Options{StateDir: t.TempDir(), Exclude: []string{"*.tmp", "cache", "logs/**/*.txt"}, Delete: true, WholeBucket: true}
 	src := t.TempDir()
 	writeTree(t, src, map[string]string{
 		"model.pt": "m", "x.tmp": "t", "sub/y.tmp": "t", "cache/z": "c", "logs/a/b/c.txt": "l", "logs/keep.json": "k",
@@ -366,7 +366,7 @@ func TestMemDryRun(t *testing.T) {
 	writeTree(t, src, map[string]string{"new": "n"})
 	st.putRaw("b", "gone", []byte("g"), 0)
 	var actions []string
-	got := mustSync(t, c, src, "s3://b/", Options{StateDir: state, DryRun: true, Delete: true, OnAction: func(a Action) {
+	got := mustSync(t, c, src, "s3://b/", Options{StateDir: state, DryRun: true, Delete: true, WholeBucket: true, OnAction: func(a Action) {
 		actions = append(actions, fmt.Sprintf("%s %s", a.Op, a.URL))
 	}})
 	sort.Strings(actions)

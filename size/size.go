@@ -5,7 +5,6 @@ package size
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -33,15 +32,36 @@ func Parse(s string) (uint64, error) {
 			break
 		}
 	}
+	// Decimal digits and a point only: ParseFloat alone takes 1_000, 0x10, 1e30 and inf.
 	n, err := strconv.ParseFloat(t, 64)
-	if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+	if err != nil || !decimal(t) {
 		return 0, fmt.Errorf("invalid size %q: want a number with a unit, such as 7GiB, 512MiB or 2GB", s)
 	}
 	v := n * mult
-	if v >= math.MaxUint64 {
-		return 0, fmt.Errorf("invalid size %q: too large", s)
+	if v >= Max {
+		return 0, fmt.Errorf("invalid size %q: too large: at most %s", s, Format(Max-1))
 	}
 	return uint64(v), nil
+}
+
+// Max bounds a size: 8 EiB (2^63 bytes), past which a size no longer fits the signed
+// 64-bit counts that memory is measured and limited in.
+const Max = 1 << 63
+
+// decimal reports whether s is decimal digits with at most one point.
+func decimal(s string) bool {
+	digits, points := 0, 0
+	for _, c := range s {
+		switch {
+		case '0' <= c && c <= '9':
+			digits++
+		case c == '.':
+			points++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && points <= 1
 }
 
 // Format prints bytes the way runall's messages do: "7.0 GiB", "512 MiB", "0 B".

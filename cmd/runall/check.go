@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 
 	"github.com/runall/runall/runner/plan"
@@ -13,7 +15,7 @@ const checkUsage = `Usage: runall check [--tags a,b] [--max-tasks N] FILE [ARGS.
 Check validates a tasks file and prints its plan: the setup steps in order, each parallel
 block's trials with their GPU needs, and the S3 transfers. ARGS replace $1..$n and $* in
 commands, as for runall run. It exits 0 when the file is valid, 2 with every problem listed
-when it is not. Flags go before FILE.
+when it is not. Flags may come before or after FILE, as for runall run; -- ends them.
 
 With --simulate it also predicts what a run would do on the GPUs --fake-gpus describes (or
 those NVML sees): which trial runs on which GPU and when, each GPU's peak memory and the
@@ -38,13 +40,18 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	fs.StringVar(&sim.logDir, "log-dir", ".runall/logs", "with --simulate: the log directory `DIR` whose state holds earlier runs' durations and learned needs")
 	fs.StringVar(&sim.memoryLimit, "memory-limit", "", "with --simulate: pack memory: needs into a container memory limit of `SIZE` (default: this container's, when one applies)")
 	maxTasks := fs.Int("max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")
-	if done, err := fs.parse(args); done {
-		return err
-	}
-	if fs.NArg() == 0 {
+	// Flags after FILE are flags, as for run: check FILE --tags x took --tags and x as $1 $2.
+	file, taskArgs, err := parseInterleaved(fs.FlagSet, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.printHelp()
+		return nil
+	case err != nil:
+		return fs.mistake()
+	case file == "":
 		return usagef("check: missing the tasks file")
 	}
-	plan, err := plan.Load(fs.Arg(0), plan.LoadOptions{Args: fs.Args()[1:], Tags: splitList(*tags), MaxTasks: *maxTasks})
+	plan, err := plan.Load(file, plan.LoadOptions{Args: taskArgs, Tags: splitList(*tags), MaxTasks: *maxTasks})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/internal/outfile"
 )
 
 //go:embed demo.yml
@@ -65,5 +65,5 @@ func writeDemo(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return results.WriteFileAtomic(path, demoFile)
+	return outfile.WriteFile(path, demoFile)
 }

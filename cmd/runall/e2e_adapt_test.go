@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -103,10 +104,14 @@ func TestASHAPrunes(t *testing.T) {
 	if strings.Contains(r.stdout, "acc=0.2") {
 		t.Errorf("c ran past its first epoch\n%v", r)
 	}
-	for _, want := range []string{"[c] got TERM", "[c] pruned (exit code 143)", "Summary: 3 ok, 1 pruned"} {
+	for _, want := range []string{"[c] got TERM", "[c] pruned in ", "Summary: 3 ok, 1 pruned"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output does not say %q\n%v", want, r)
 		}
+	}
+	// The pruned trial's row says why, not the exit code and signal its stop made.
+	if !regexp.MustCompile(`(?m)^pruned +- +.* c \(stopped: asha: `).MatchString(r.stdout) || strings.Contains(r.stdout, "killed by SIGTERM") {
+		t.Errorf("the summary shows the pruned trial with noise\n%v", r)
 	}
 	// d could only start once c's room was free: it waited for c.
 	if strings.Index(r.stdout, "[d] started") < strings.Index(r.stdout, "[c] pruned") {
@@ -161,25 +166,22 @@ import json, optuna
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 s = optuna.load_study(study_name="s", storage="sqlite:///study.db")
 for t in s.trials:
-    print(json.dumps({"number": t.number, "state": t.state.name, "params": t.params, "values": t.values,
-                      "start": t.datetime_start.timestamp(),
-                      "complete": t.datetime_complete.timestamp() if t.datetime_complete else None}))
+    print(json.dumps({"number": t.number, "state": t.state.name, "params": t.params, "values": t.values}))
 `
 
 type studyTrial struct {
-	Number   int                `json:"number"`
-	State    string             `json:"state"`
-	Params   map[string]float64 `json:"params"`
-	Values   []float64          `json:"values"`
-	Start    float64            `json:"start"`
-	Complete *float64           `json:"complete"`
+	Number int                `json:"number"`
+	State  string             `json:"state"`
+	Params map[string]float64 `json:"params"`
+	Values []float64          `json:"values"`
 }
 
 // TestOptunaAskTell: Optuna's own CLI as the sampler, with SQLite storage. 12 trials are
 // asked, run 3 at a time on a simulated GPU and told: the study then holds 12 complete
-// trials whose values are the ones runall read, and every trial was asked with the
-// results of all but the (at most 3) trials still running in the study, so that TPE could
-// use them.
+// trials whose values are the ones runall read. How many results each ask saw is not
+// asserted: tells run beside the sweep (issue 28 point 7: asks are not held behind tells), so
+// it depends on how long Optuna's tells take on the machine; the first ask runs alone, as it
+// creates the study's SQLite schema (concurrent first asks raced on it and failed).
 func TestOptunaAskTell(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("optuna"); err != nil {
@@ -222,15 +224,6 @@ func TestOptunaAskTell(t *testing.T) {
 		if st.State != "COMPLETE" || len(st.Values) != 1 || !ok || st.Values[0] != v {
 			t.Errorf("trial %d: %s x=%s values %v; runall read %v (%v)", st.Number, st.State, x, st.Values, v, ok)
 		}
-		done := 0
-		for _, other := range trials {
-			if other.Complete != nil && *other.Complete <= st.Start {
-				done++
-			}
-		}
-		if done < st.Number-3 {
-			t.Errorf("trial %d was asked when only %d trials were told: want all but the 3 running", st.Number, done)
-		}
 	}
 }
 
@@ -242,7 +235,7 @@ func TestSearchAskFails(t *testing.T) {
 	e := newE2E(t)
 	r := e.runFile("adapt/badask.yml")
 	r.wantCode(t, 1)
-	for _, want := range []string{`search: ask "n=$(cat asked`, "exit status 3: it printed:", "stderr: no such study", "stdout: loading study s", "no more trials are asked for"} {
+	for _, want := range []string{"search: ask `n=$(flock asked.lock", "exit status 3: it printed:", "stderr: no such study", "stdout: loading study s", "no more trials are asked for"} {
 		if !strings.Contains(r.stdout+r.stderr, want) {
 			t.Errorf("output does not say %q\n%v", want, r)
 		}
@@ -257,6 +250,12 @@ func TestSearchAskFails(t *testing.T) {
 		status[tr.Name] = tr.Status
 		if tr.Name == "x=<x>" && !strings.Contains(tr.Reason, "no more trials are asked for") {
 			t.Errorf("the search's task failed with %q, want the sampler's error", tr.Reason)
+		}
+		if tr.Name == "x=<x>" && tr.LogFile != "" {
+			t.Errorf("the search's task names the log file %s, which it never wrote", tr.LogFile)
+		}
+		if _, err := os.Stat(filepath.Join(e.dir, tr.LogFile)); tr.Name != "x=<x>" && tr.Status == "ok" && err != nil {
+			t.Errorf("%s: log file %q, want its log", tr.Name, tr.LogFile)
 		}
 	}
 	if !maps.Equal(status, map[string]string{"x=0.5": "ok", "x=1.5": "ok", "x=<x>": "failed", "after": "skipped"}) {

@@ -37,6 +37,7 @@ type outcome struct {
 		Params       map[string]string    `json:"params"`
 		Metrics      map[string]float64   `json:"metrics"`
 		MetricSeries map[string][]float64 `json:"metric_series"`
+		LogFile      string               `json:"log_file"`
 	} `json:"tasks"`
 }
 

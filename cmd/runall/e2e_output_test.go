@@ -180,7 +180,13 @@ func TestDemo(t *testing.T) {
 		t.Errorf("demo --help does not print demo's usage\n%v", h)
 	}
 	for range 2 {
-		e.run("demo", "--output", "plain").wantCode(t, 0)
+		r := e.run("demo", "--output", "plain")
+		r.wantCode(t, 0)
+		// A wait shared by many trials is said once, plainly: the demo opened with 11 lines
+		// "waiting: needs 3.0 GiB; GPU0 31.5 GiB free, 3.0 GiB reserved (tying ...)".
+		if n := strings.Count(r.stdout, "] waiting: a moment"); n > 1 || strings.Contains(r.stdout, "tying a just-started") {
+			t.Errorf("the demo says the wait for a just-started trial %d times\n%v", n, r)
+		}
 	}
 	if !e.exists(".runall/demo/demo.yml") {
 		t.Error("no .runall/demo/demo.yml")

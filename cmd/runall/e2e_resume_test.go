@@ -307,20 +307,9 @@ func TestResumeAfterRetry(t *testing.T) {
 		want["lr="+lr] = uninterrupted(t, python, lr, 10)
 	}
 	p := e.start("--log-dir", "logs", "--results", "results.json", testdata("resume/local.yml"))
-	kept := func() map[string]int {
-		out := map[string]int{}
-		matches, _ := filepath.Glob(e.path("logs", "state", "checkpoints", "*", "manifest.json"))
-		for _, m := range matches {
-			var man struct{ Step int }
-			if b, err := os.ReadFile(m); err == nil && json.Unmarshal(b, &man) == nil {
-				out[m] = man.Step
-			}
-		}
-		return out
-	}
-	slowly(t, "both trials to keep epoch 2 on the local disk", func() bool {
-		steps := kept()
-		return len(steps) == 2 && slices.Min(slices.Collect(mapsValues(steps))) >= 2
+	slowly(t, "both trials to run two epochs", func() bool {
+		runs := e.epochsRun()
+		return len(runs) == 2 && len(runs["lr=0.01"]) >= 2 && len(runs["lr=0.05"]) >= 2
 	})
 	// The trials crash: runall retries each from its kept checkpoint. Frozen first, so that
 	// the epochs each had saved are known when it dies.
@@ -338,6 +327,9 @@ func TestResumeAfterRetry(t *testing.T) {
 	}
 	for _, d := range trials {
 		_ = syscall.Kill(d, syscall.SIGKILL)
+	}
+	if len(trials) < 2 {
+		t.Fatalf("%d trial processes running to crash (epochs run %v), want both trials'", len(trials), e.epochsRun())
 	}
 	p.wait().wantCode(t, 0)
 	res := readResumeResults(t, []byte(e.read("results.json")))

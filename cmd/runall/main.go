@@ -19,6 +19,7 @@ import (
 	"github.com/runall/runall/claims"
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/s3sync"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -116,9 +117,11 @@ func realMain(a *app, args []string) int {
 	return exitCode(a, runStoppable(a, cmd, rest))
 }
 
-// stopSignals stop runall gracefully: SIGINT (130), SIGTERM (143) and SIGHUP (129, a closed
-// terminal or ssh session), each with its results, report and final upload.
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+// stopSignals stop runall gracefully: SIGINT (130), SIGTERM (143), SIGHUP (129, a closed
+// terminal or ssh session) and SIGQUIT (131: Ctrl-\, or an image's STOPSIGNAL), each with
+// its results, report and final upload. Go's own SIGQUIT (a dump of every goroutine, exit 2,
+// the trials left running) would leave no record and read as a task-file error.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // keepRunningWithoutStdout makes a closed stdout or stderr (runall ... | head -1) no reason
 // to stop a run: with SIGPIPE delivered to a channel rather than left to its default, a
@@ -183,7 +186,7 @@ func printUsage(w io.Writer) {
 }
 
 // exitCode maps an error to runall's exit codes: 0 ok, 1 a task failed, 2 usage or task-file
-// error, 130/143 interrupted by SIGINT/SIGTERM.
+// error, 129/130/131/143 interrupted by SIGHUP/SIGINT/SIGQUIT/SIGTERM.
 func exitCode(a *app, err error) int {
 	if err == nil {
 		return 0
@@ -203,9 +206,12 @@ func exitCode(a *app, err error) int {
 		return 2
 	}
 	fmt.Fprintf(a.stderr, "runall: %v\n", err)
+	if errors.Is(err, runner.ErrIncompleteRecord) {
+		return 1 // the tasks ran; what records them could not all be written
+	}
 	var fileErr *plan.FileError
 	if errors.As(err, &fileErr) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
-		errors.Is(err, claims.ErrOtherSweep) {
+		errors.Is(err, claims.ErrOtherSweep) || errors.Is(err, s3sync.ErrDeleteGuard) {
 		return 2 // the task file is wrong or cannot be read
 	}
 	return 1

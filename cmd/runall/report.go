@@ -5,8 +5,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/report"
-	"github.com/runall/runall/runner/results"
 )
 
 const reportUsage = `Usage: runall report [flags] [RESULTS.json | LOG_DIR | s3://bucket/prefix/]
@@ -30,7 +30,7 @@ func runReport(ctx context.Context, a *app, args []string) error {
 	fs := newFlags(a, "report", reportUsage)
 	var out string
 	opts := report.LoadOptions{Getenv: a.getenv}
-	fs.StringVar(&out, "o", "report.html", "write the report to `FILE`")
+	fs.StringVar(&out, "o", "report.html", "write the report to `FILE` (a symlink is followed, a FIFO or device written through, never replaced)")
 	fs.StringVar(&opts.Endpoint, "endpoint", "", "S3 endpoint `URL` for an s3:// source (default: $AWS_ENDPOINT_URL_S3 and the like, as runall sync)")
 	fs.StringVar(&opts.Region, "region", "", "AWS `REGION` for an s3:// source")
 	var pos []string
@@ -59,7 +59,7 @@ func runReport(ctx context.Context, a *app, args []string) error {
 	if err := report.Write(&b, in); err != nil {
 		return err
 	}
-	if err := results.WriteFileAtomic(out, b.Bytes()); err != nil {
+	if err := outfile.WriteFile(out, b.Bytes()); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "Report: %s (%d tasks)\n", out, len(in.Run.Tasks))

@@ -34,10 +34,10 @@ in their metrics: file or with "runall-metric NAME=VALUE" lines on stdout; confi
 objective ranks them, config stop-when ends the sweep early (docs/taskfile.md).
 
 Exit codes: 0 every task succeeded (or its failure was ignored), 1 a task failed,
-2 usage or task-file error, 129 stopped by SIGHUP, 130 stopped by SIGINT, 143 stopped by
-SIGTERM. A slow stdout holds no task back: lines it could not take in time are left out of
-it, and said; a closed stdout (runall ... | head) does not stop the run. Every line is in
-the tasks' logs.
+2 usage or task-file error, 129 stopped by SIGHUP, 130 stopped by SIGINT, 131 stopped by
+SIGQUIT, 143 stopped by SIGTERM. A slow stdout holds no task back: lines it could not take
+in time are left out of it, and said; a closed stdout (runall ... | head) does not stop the
+run. Every line is in the tasks' logs.
 
 Flags:
 `
@@ -68,8 +68,8 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.tags, "tags", "", "run only tasks with one of these `tags` (comma-separated)")
 	fs.StringVar(&o.output, "output", "auto", "output `mode`: auto (live on a terminal, else plain), live, plain or json")
 	fs.StringVar(&o.logDir, "log-dir", ".runall/logs", "write each run's task logs, results.json, report.html and GPU memory samples under `DIR`/<run-id>/")
-	fs.StringVar(&o.results, "results", "", "also write the results JSON (the log directory's results.json) to `FILE`")
-	fs.DurationVar(&o.grace, "grace", 20*time.Second, "on SIGINT/SIGTERM/SIGHUP, wait this long after SIGTERM before SIGKILL; also the most the final uploads get")
+	fs.StringVar(&o.results, "results", "", "also write the results JSON (the log directory's results.json) to `FILE`, where it points (a symlink is followed, a FIFO or device written through, never replaced); a record that cannot be written fails the run")
+	fs.DurationVar(&o.grace, "grace", 20*time.Second, "on SIGINT/SIGTERM/SIGHUP/SIGQUIT, wait this long after SIGTERM before SIGKILL; also the most the final uploads get")
 	fs.DurationVar(&o.statusEvery, "status-every", 30*time.Second, "plain output: print what runs and waits this often")
 	fs.StringVar(&o.fakeGPUs, "fake-gpus", "", "simulate GPUs of these `sizes` (e.g. 32GiB,32GiB; 2x80GiB:reserve=512MiB) instead of NVML (env RUNALL_FAKE_GPUS)")
 	fs.BoolVar(&o.noGPU, "no-gpu", false, "run GPU tasks without GPU admission: max-parallel-commands is the only limit")

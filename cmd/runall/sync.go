@@ -45,7 +45,8 @@ func runSync(ctx context.Context, a *app, args []string) error {
 		verbose  bool
 	)
 	fs.Var(&excludes, "exclude", "skip files matching `GLOB` on both sides: a relative path (logs/*.txt, ckpt/**/tmp)\nor a name anywhere (*.tmp, __pycache__); repeatable")
-	fs.BoolVar(&opts.Delete, "delete", false, "delete files in DST that SRC does not have (excluded files are kept)")
+	fs.BoolVar(&opts.Delete, "delete", false, "delete files in DST that SRC does not have (excluded files are kept); refused into\na whole bucket (see --whole-bucket), into /, or to a URL with an empty segment (an unset variable)")
+	fs.BoolVar(&opts.WholeBucket, "whole-bucket", false, "allow --delete to an s3://BUCKET/ with no prefix: every object of the bucket not in SRC")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print what would be transferred and deleted; change nothing")
 	fs.IntVar(&opts.Concurrency, "concurrency", 16, "transfer `N` files at a time")
 	fs.StringVar(&copts.Endpoint, "endpoint", "", "S3 endpoint `URL`, e.g. http://minio:9000 (default: $AWS_ENDPOINT_URL_S3,\n$AWS_ENDPOINT_URL or $endpoint_url; AWS when none)")

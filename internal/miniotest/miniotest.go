@@ -210,8 +210,10 @@ func (s *Server) run() error {
 		"MINIO_UPDATE=off",
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	// Its own process group, so that a signal to the test's group does not race Stop.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so that a signal to the test's group does not race Stop; killed
+	// with the test binary (a test that times out or is killed leaves no server behind:
+	// leaked servers held ports, disk and, through inherited descriptors, the callers' locks).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.bin, err)
 	}

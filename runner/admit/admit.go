@@ -149,7 +149,13 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	if err := fitsSomewhere(m.snap, a.margin, need); err != nil {
 		return nil, "", err
 	}
-	cands, why := a.candidatesLocked(need, learning)
+	cands, tying, why := a.candidatesLocked(need, learning)
+	if len(cands) < want && len(cands)+tying >= want && !learning {
+		// Room enough, held only while a just-started trial is tied to its processes: one
+		// plain reason, the same for every trial that waits on it (the outputs say it once),
+		// not a line per trial that reads as a refusal on an empty card.
+		return nil, TieWait, nil
+	}
 	if len(cands) < want {
 		head := "needs " + gpu.FormatSize(need)
 		if want > 1 {
@@ -175,6 +181,11 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	}
 	return p, "", nil
 }
+
+// TieWait is why a trial waits while the GPUs it has room on each hold a trial that just
+// started, until runall has seen which processes are that trial's (their PIDs are not
+// visible here, or no trial's process was seen yet: docs/gpu.md).
+const TieWait = "a moment: the GPUs with room hold a trial that just started, until runall sees which processes are its own"
 
 // Release frees a placement when its trial ends.
 func (a *Admitter) Release(p *Placement) {

@@ -536,7 +536,7 @@ func TestAttributionElsewhere(t *testing.T) {
 	w := newWorld(32 * gi)
 	a, _, _ := place(w.a, mem(1, 6*gi))
 	w.a.Started(a, 10)
-	if p, why, _ := place(w.a, mem(2, 6*gi)); p != nil || !strings.Contains(why, "tying") {
+	if p, why, _ := place(w.a, mem(2, 6*gi)); p != nil || why != TieWait {
 		t.Fatalf("second launch: %v %q; want it held while the first is tied", p, why)
 	}
 	w.run(4_000_011, 0, 4*gi, false)

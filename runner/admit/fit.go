@@ -31,11 +31,11 @@ func BestFit(fits []Room, want int) []int {
 	return devs
 }
 
-// candidatesLocked lists the devices that have room for need now, and says for every device
-// what it has, for the waiting line.
-func (a *Admitter) candidatesLocked(need uint64, learning bool) ([]Room, string) {
-	var cands []Room
-	var why []string
+// candidatesLocked lists the devices that have room for need now, counts those that have
+// room but hold a just-started trial still being tied to its processes, and says for every
+// device what it has, for the waiting line.
+func (a *Admitter) candidatesLocked(need uint64, learning bool) (cands []Room, tying int, why string) {
+	var notes []string
 	m := a.meter
 	now := m.now()
 	alone := learning && !m.perTrial()
@@ -52,15 +52,18 @@ func (a *Admitter) candidatesLocked(need uint64, learning bool) ([]Room, string)
 			note += " (learning a trial's need)"
 		case st.tying(m.pids, now):
 			note += " (tying a just-started trial to its processes)"
+			if avail >= need {
+				tying++
+			}
 		case alone && len(st.trials) > 0:
 		case alone && st.draining > 0:
 			note += " (an ended trial's memory is still being freed)"
 		case avail >= need:
 			cands = append(cands, Room{i, avail})
 		}
-		why = append(why, note)
+		notes = append(notes, note)
 	}
-	return cands, strings.Join(why, "; ")
+	return cands, tying, strings.Join(notes, "; ")
 }
 
 // fitsSomewhere fails for a need that no device could hold even empty.

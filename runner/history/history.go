@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/size"
@@ -187,6 +188,14 @@ func (n Needs) Learned(group string) (uint64, bool) {
 	return e.Bytes, ok
 }
 
+// LearnedFrom is the name of the trial group's need was learned from (measured), "" when
+// none was.
+func (n Needs) LearnedFrom(group string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.m[group].Name
+}
+
 // SetLearned records the need learned for group; name is the trial it was learned from.
 func (n Needs) SetLearned(group, name string, need uint64) {
 	n.mu.Lock()
@@ -225,5 +234,5 @@ func (h *History) Save() error {
 	if err != nil {
 		return err
 	}
-	return results.WriteFileAtomic(h.path, b)
+	return outfile.WriteFile(h.path, b)
 }

@@ -66,7 +66,7 @@ func NewJSON(o Options) Output {
 	o = withDefaults(o)
 	enc := json.NewEncoder(o.W) // one Write per object
 	enc.SetEscapeHTML(false)
-	return &jsonOutput{o: o, rs: newRunState(o.Plan), enc: enc, start: o.Now()}
+	return &jsonOutput{o: o, rs: newRunState(o.Plan, o.ParentOf), enc: enc, start: o.Now()}
 }
 
 func jsonTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

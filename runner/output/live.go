@@ -43,7 +43,7 @@ func NewLive(o Options) Output {
 	if o.Plan != nil {
 		cfg = o.Plan.Config
 	}
-	return &liveOutput{o: o, cfg: cfg, rs: newRunState(o.Plan), start: o.Now()}
+	return &liveOutput{o: o, cfg: cfg, rs: newRunState(o.Plan, o.ParentOf), start: o.Now()}
 }
 
 const (

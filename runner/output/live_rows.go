@@ -147,7 +147,7 @@ func (l *liveOutput) footer(now time.Time, w int) string {
 	c := l.rs.counts()
 	done := finished(c)
 	lb := newLine(w, l.o.Color)
-	lb.add(fmt.Sprintf("%d/%d done", done, len(l.rs.leaves)), "")
+	lb.add(fmt.Sprintf("%d/%d done", done, l.rs.total()), "")
 	for _, s := range []taskStatus{stRunning, stWaiting, stFailed} {
 		if c[s] > 0 {
 			sgr := ""

@@ -33,6 +33,9 @@ type Options struct {
 	// ETA; ok is false when there is no history.
 	Estimate func(t *plan.Task) (d time.Duration, ok bool)
 	Now      func() time.Time
+	// ParentOf is where a task made as the run goes (a sampler's trial, its steps) stands:
+	// the block or trial it belongs to; ok is false for a task the run did not make.
+	ParentOf func(t *plan.Task) (parent *plan.Task, ok bool)
 }
 
 // Mode picks how a run is shown.

@@ -27,7 +27,7 @@ type plainOutput struct {
 func NewPlain(o Options) Output {
 	o = withDefaults(o)
 	now := o.Now()
-	return &plainOutput{o: o, rs: newRunState(o.Plan), start: now, lastStatus: now, prefix: make(map[*taskNode]string)}
+	return &plainOutput{o: o, rs: newRunState(o.Plan, o.ParentOf), start: now, lastStatus: now, prefix: make(map[*taskNode]string)}
 }
 
 // withDefaults fills in what Options may leave out.
@@ -73,7 +73,9 @@ func (p *plainOutput) Event(ev event.Event) {
 			p.line(p.prefixOf(n), cleanLine(ev.Line))
 		}
 	case event.TaskWaiting:
-		if changed {
+		// A reason is said once while it holds: ten trials waiting on one thing are one line
+		// (the status line counts them), not ten that read as ten refusals.
+		if changed && !p.rs.waitingFor(ev.Reason, n) {
 			p.line(p.prefixOf(n), "waiting: "+cleanLine(ev.Reason))
 		}
 	case event.TaskStarted:
@@ -130,9 +132,9 @@ func endText(ev event.Event) string {
 	case results.StatusStopped:
 		head = "stopped with " + exitText(ev.ExitCode) + " in " + humanDuration(ev.Duration)
 	case results.StatusPruned:
-		head = "pruned (" + exitText(ev.ExitCode) + ") in " + humanDuration(ev.Duration)
+		head = "pruned in " + humanDuration(ev.Duration)
 	case results.StatusPaused:
-		head = "paused (" + exitText(ev.ExitCode) + ") in " + humanDuration(ev.Duration)
+		head = "paused in " + humanDuration(ev.Duration)
 	case results.StatusFailed:
 	default:
 		head = fmt.Sprintf("attempt %d ended with %s in %s", ev.Attempt, exitText(ev.ExitCode), humanDuration(ev.Duration))
@@ -195,7 +197,7 @@ func (p *plainOutput) statusText(now time.Time) string {
 		parts = append(parts, fmt.Sprintf("%d waiting (%s)", len(waiting), s))
 	}
 	done := finished(c)
-	parts = append(parts, fmt.Sprintf("%d/%d done", done, len(p.rs.leaves)))
+	parts = append(parts, fmt.Sprintf("%d/%d done", done, p.rs.total()))
 	for _, s := range []taskStatus{stFailed, stStopped, stPruned, stIgnored, stSkipped} {
 		if c[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))

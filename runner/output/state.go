@@ -2,7 +2,6 @@ package output
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/runall/runall/runner/event"
@@ -165,13 +164,15 @@ func (n *taskNode) current() *taskNode {
 
 // runState is every task's state, built from the plan and kept current from events.
 type runState struct {
-	top    []*taskNode
-	nodes  map[*plan.Task]*taskNode
-	leaves []*taskNode // commands, in plan order
+	top      []*taskNode
+	nodes    map[*plan.Task]*taskNode
+	leaves   []*taskNode // commands, in plan order
+	parentOf func(*plan.Task) (*plan.Task, bool)
+	hidden   map[*taskNode]bool // search: templates whose trials stand in their place
 }
 
-func newRunState(p *plan.Plan) *runState {
-	rs := &runState{nodes: make(map[*plan.Task]*taskNode)}
+func newRunState(p *plan.Plan, parentOf func(*plan.Task) (*plan.Task, bool)) *runState {
+	rs := &runState{nodes: make(map[*plan.Task]*taskNode), parentOf: parentOf, hidden: map[*taskNode]bool{}}
 	if p != nil {
 		for _, t := range p.Tasks {
 			rs.top = append(rs.top, rs.add(t, nil, len(rs.top)))
@@ -196,16 +197,45 @@ func (rs *runState) add(t *plan.Task, parent *taskNode, index int) *taskNode {
 	return n
 }
 
-// node returns t's node; a task the plan does not list (a test's, say) becomes a new
+// node returns t's node. A task the run made (a sampler's trial) joins its block, in the
+// place of the search: template, which is counted again only if it ends itself (its
+// sampler failed); any other task the plan does not list (a test's, say) becomes a new
 // top-level command.
 func (rs *runState) node(t *plan.Task) *taskNode {
 	if n, ok := rs.nodes[t]; ok {
+		if rs.hidden[n] {
+			delete(rs.hidden, n)
+			n.parent.children = append(n.parent.children, n)
+		}
 		return n
+	}
+	if rs.parentOf != nil {
+		if p, ok := rs.parentOf(t); ok {
+			return rs.made(t, rs.node(p))
+		}
 	}
 	n := &taskNode{t: t, index: len(rs.top), run: runTimes{exitCode: -1}}
 	rs.nodes[t] = n
 	rs.top = append(rs.top, n)
 	rs.leaves = append(rs.leaves, n)
+	return n
+}
+
+// made adds t (and its steps) under parent, where the search: template stood while it was
+// pending.
+func (rs *runState) made(t *plan.Task, parent *taskNode) *taskNode {
+	if n, ok := rs.nodes[t]; ok {
+		return n // added with its trial
+	}
+	parent.children = slices.DeleteFunc(parent.children, func(k *taskNode) bool {
+		if k.t.Search != nil && k.status == stPending {
+			rs.hidden[k] = true
+			return true
+		}
+		return false
+	})
+	n := rs.add(t, parent, len(parent.children))
+	parent.children = append(parent.children, n)
 	return n
 }
 
@@ -293,11 +323,26 @@ func skipPending(n *taskNode) {
 	}
 }
 
+// total is how many commands there are: a search: template whose trials stand in its place
+// is not one.
+func (rs *runState) total() int {
+	n := len(rs.leaves)
+	for k := range rs.hidden {
+		if k.isLeaf() {
+			n--
+		}
+	}
+	return n
+}
+
 // counts is how many commands are in each state. Waiting counts the tasks that wait, at
 // whatever level the scheduler admits them (a trial's sequence or its command); the
 // commands under a waiting sequence are not also counted as pending.
 func (rs *runState) counts() (c [numStatus]int) {
 	for _, n := range rs.leaves {
+		if rs.hidden[n] {
+			continue
+		}
 		s := n.status
 		if s == stPending && waitingAncestor(n) {
 			continue
@@ -331,12 +376,4 @@ func (rs *runState) inState(s taskStatus) []*taskNode {
 	}
 	slices.SortFunc(out, func(a, b *taskNode) int { return a.t.ID - b.t.ID })
 	return out
-}
-
-// waitGist is what a wait is about, without the measurements that follow the first ";"
-// ("needs 7.0 GiB; GPU0 5.2 GiB free, ..."): plain output says so once, not every time the
-// numbers move. The live view and the status line show the numbers.
-func waitGist(reason string) string {
-	gist, _, _ := strings.Cut(reason, ";")
-	return gist
 }

@@ -188,6 +188,9 @@ func taskRow(r results.Task, gpus bool) []string {
 	if r.Attempts > 0 || !r.StartedAt.IsZero() {
 		exit, attempts = strconv.Itoa(r.ExitCode), strconv.Itoa(r.Attempts)
 	}
+	if r.Status == results.StatusPruned {
+		exit = "-" // runall ended it: the exit code its SIGTERM made says nothing
+	}
 	if d := r.Duration(); d > 0 {
 		took = humanDuration(d)
 	}

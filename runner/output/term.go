@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
+	"github.com/runall/runall/internal/printable"
 	"golang.org/x/sys/unix"
 )
 
@@ -65,7 +66,7 @@ func cleanLine(s string) string {
 			i++
 		default:
 			r, n := utf8.DecodeRuneInString(s[i:])
-			if unprintable(r, n) {
+			if printable.Hidden(r, n) {
 				i += n
 				continue
 			}
@@ -89,26 +90,12 @@ func isCleanLine(s string) bool {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if unprintable(r, n) {
+		if printable.Hidden(r, n) {
 			return false
 		}
 		i += n
 	}
 	return true
-}
-
-// unprintable reports whether a decoded non-ASCII rune must not reach a terminal: a byte
-// that is not UTF-8 (a raw 0x9b is an 8-bit CSI to some terminals), a C1 control, or a
-// bidirectional control, which makes a line read other than it is (an override turns
-// "exe.txt" around).
-func unprintable(r rune, n int) bool {
-	switch {
-	case r == utf8.RuneError && n == 1, r >= 0x80 && r <= 0x9f:
-		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
 }
 
 // skipEscape returns the index just past the escape sequence starting at s[i] (an ESC).

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -207,5 +208,38 @@ func TestSearchTrialAsMatrixTrial(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, matrix) {
 		t.Errorf("search trial:\n%+v\nmatrix trial:\n%+v", got, matrix)
+	}
+}
+
+// TestSampleNoLattice: sampled values keep the sequence's spread and lose its lattice: no two
+// draws of loguniform(1e-4, 1) are a power of ten apart (0.140223, 0.0140223, 0.00140223 were),
+// nor any two of uniform(0, 1) a fixed distance apart in a row, for any seed.
+func TestSampleNoLattice(t *testing.T) {
+	axes := []sampleAxis{{"lr", Distribution{Kind: "loguniform", Low: 1e-4, High: 1}}, {"x", Distribution{Kind: "uniform", Low: 0, High: 1}}}
+	for _, seed := range []uint64{0, 1, 2, 42, 1 << 40} {
+		pts := samplePoints(axes, 64, seed)
+		vals := make([]float64, len(pts))
+		xs := make([]float64, len(pts))
+		for i, p := range pts {
+			vals[i], _ = strconv.ParseFloat(p[0], 64)
+			xs[i], _ = strconv.ParseFloat(p[1], 64)
+		}
+		for i := range vals {
+			for j := range i {
+				decades := math.Log10(vals[i] / vals[j])
+				if r := math.Round(decades); r != 0 && math.Abs(decades-r) < 1e-5 {
+					t.Errorf("seed %d: draws %d and %d (%g, %g) are %g decades apart", seed, j, i, vals[j], vals[i], r)
+				}
+			}
+		}
+		steps := map[string]int{}
+		for i := 1; i < len(xs); i++ {
+			steps[strconv.FormatFloat(math.Abs(xs[i]-xs[i-1]), 'g', 4, 64)]++
+		}
+		for step, n := range steps {
+			if n > 3 {
+				t.Errorf("seed %d: %d steps of %s between consecutive draws of uniform(0, 1): a lattice", seed, n, step)
+			}
+		}
 	}
 }

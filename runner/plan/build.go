@@ -130,7 +130,7 @@ func (l *loader) adapt(t *Task, c *rawTask, in inherited) {
 		t.MetricFormats.Patterns = c.metricPatterns
 	}
 	if c.search != nil {
-		t.Search = &Search{Ask: c.search.Ask, Tell: c.search.Tell, Trials: c.trials}
+		t.Search = &Search{Ask: c.search.Ask, Tell: c.search.Tell, Trials: c.trials, Timeout: c.search.Timeout}
 		if l.cfg.Objective == nil {
 			l.src.problemAt(c, "search", "search: needs config objective: {metric, mode}: its value is what tell reports to the sampler")
 		}

@@ -57,7 +57,11 @@ tasks:
 			t.Errorf("%s: key %s, before %s; want the same: %v", tc.what, got, was, tc.same)
 		}
 	}
+}
 
+// TestCopiesAreTrialsApart: copies of one task whose params differ only outside their name
+// and command, and a sampler's trials with one number and other params, are other trials.
+func TestCopiesAreTrialsApart(t *testing.T) {
 	m := mustLoadYAML(t, `
 tasks:
   - name: sweep

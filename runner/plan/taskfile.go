@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -180,12 +181,21 @@ func (d *nodeDecoder) boolean(p nodePair) *bool {
 
 // integer reads a whole number of at least lowest.
 func (d *nodeDecoder) integer(p nodePair, lowest int) (int, bool) {
-	var i int
-	if p.value.Kind == yaml.ScalarNode && !isNull(p.value) && p.value.Decode(&i) == nil && i >= lowest {
-		return i, true
+	if p.value.Kind == yaml.ScalarNode && !isNull(p.value) && wholeNumber(p.value.Value) {
+		// Decimal digits only: YAML's decoder takes 2.5 as 2, and 0x10 or 1_000 as numbers.
+		if i, err := strconv.Atoi(strings.TrimSpace(p.value.Value)); err == nil && i >= lowest {
+			return i, true
+		}
 	}
-	d.errorf(p.value, "%s: want a whole number of at least %d, got %s", p.name, lowest, describeNode(p.value))
+	d.errorf(p.value, "%s: want a whole number of at least %d (decimal digits), got %s", p.name, lowest, describeNode(p.value))
 	return 0, false
+}
+
+// wholeNumber reports whether s is written as a whole number: an optional sign and decimal
+// digits.
+func wholeNumber(s string) bool {
+	s = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "-"), "+")
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // duration reads a Go duration greater than zero ("90s", "30m", "2h"). zero is what 0 (with

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/runall/runall/internal/lazyre"
 	"github.com/runall/runall/runner/earlystop"
@@ -19,10 +20,15 @@ import (
 // Search is search: on a parallel child: its trials' params come from a sampler the user
 // runs (Optuna's CLI, say), asked for one trial at a time and told each one's result.
 type Search struct {
-	Ask    string // prints {"number": N, "params": {...}}
-	Tell   string // run after each trial with RUNALL_TRIAL_NUMBER, RUNALL_OBJECTIVE_VALUE, RUNALL_TRIAL_STATE
-	Trials int    // trials: how many to ask for
+	Ask     string        // prints {"number": N, "params": {...}}
+	Tell    string        // run after each trial with RUNALL_TRIAL_NUMBER, RUNALL_OBJECTIVE_VALUE, RUNALL_TRIAL_STATE
+	Trials  int           // trials: how many to ask for
+	Timeout time.Duration // the most one ask or tell may take (DefaultSearchTimeout when 0)
 }
+
+// DefaultSearchTimeout is how long an ask or a tell may take unless search: sets timeout:
+// a sampler that loads a large study takes seconds, one that hangs must not hold the sweep.
+const DefaultSearchTimeout = 5 * time.Minute
 
 // Distribution is one key of sample:: how its values are drawn from a point of the unit
 // interval.
@@ -36,7 +42,8 @@ type Distribution struct {
 func (d Distribution) At(u float64) string {
 	switch d.Kind {
 	case "uniform":
-		return formatSample(d.Low + u*(d.High-d.Low))
+		// Weighted, not Low + u·(High-Low): the difference of ±1.7e308 is infinite.
+		return formatSample(d.Low*(1-u) + d.High*u)
 	case "loguniform":
 		return formatSample(math.Exp(math.Log(d.Low) + u*(math.Log(d.High)-math.Log(d.Low))))
 	case "int":
@@ -59,7 +66,7 @@ type sampleAxis struct {
 
 var (
 	distRE       = lazyre.New(`^\s*(uniform|loguniform|int)\s*\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)\s*$`)
-	searchKeys   = []string{"ask", "tell"}
+	searchKeys   = []string{"ask", "tell", "timeout"}
 	earlyKeys    = []string{"method", "metric", "mode", "grace", "reduction", "max", "min-trials"}
 	ashaOnly     = []string{"reduction", "max"}
 	maxSampleDim = 1000 // the Halton sequence's dimensions
@@ -114,8 +121,10 @@ func decodeDistribution(d *nodeDecoder, k nodePair) (Distribution, bool) {
 	switch {
 	case err1 != nil || err2 != nil || math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0):
 		return bad(fmt.Sprintf("%q: LOW and HIGH must be numbers", k.value.Value))
-	case m[1] == "int" && (lo != math.Trunc(lo) || hi != math.Trunc(hi) || lo > hi || math.Abs(lo) > 1<<52 || math.Abs(hi) > 1<<52):
+	case m[1] == "int" && (lo != math.Trunc(lo) || hi != math.Trunc(hi) || lo > hi):
 		return bad(fmt.Sprintf("%q: LOW and HIGH must be whole numbers, LOW at most HIGH", k.value.Value))
+	case m[1] == "int" && (math.Abs(lo) > 1<<52 || math.Abs(hi) > 1<<52):
+		return bad(fmt.Sprintf("%q: LOW and HIGH must be within ±%d (2^52), where every whole number is drawn exactly", k.value.Value, int64(1)<<52))
 	case m[1] != "int" && lo >= hi:
 		return bad(fmt.Sprintf("%q: LOW must be less than HIGH", k.value.Value))
 	case m[1] == "loguniform" && lo <= 0:
@@ -136,6 +145,8 @@ func decodeSearch(d *nodeDecoder, p nodePair) *Search {
 			s.Ask = strings.TrimSpace(d.str(q))
 		case "tell":
 			s.Tell = strings.TrimSpace(d.str(q))
+		case "timeout":
+			s.Timeout = d.duration(nodePair{"search: timeout", q.key, q.value}, "")
 		default:
 			d.unknownKey(q, "search:", searchKeys)
 		}

@@ -4,12 +4,9 @@
 package results
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -155,45 +152,4 @@ func Parse(b []byte) (*Run, error) {
 		return nil, fmt.Errorf("not a runall results file: %w", err)
 	}
 	return &res, nil
-}
-
-// WriteFileAtomic writes data to path through a temporary file and a rename, so that a
-// reader sees the old file or the new one, never half of one.
-func WriteFileAtomic(path string, data []byte) error {
-	return WriteAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// WriteAtomic writes the file at path with what write writes, buffered, through a temporary
-// file renamed into place: readers see the old file or the whole new one, and a large one
-// is never held in memory whole.
-func WriteAtomic(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp's 0600 is for secrets; these are outputs
-		tmp.Close()
-		return err
-	}
-	bw := bufio.NewWriter(tmp)
-	if err := write(bw); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

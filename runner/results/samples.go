@@ -17,13 +17,19 @@ import (
 // report: JSON lines, a devices line first (again whenever the devices change), then one
 // line per kept sample with each device's used memory, in the devices line's order:
 //
-//	{"devices":[{"uuid":"GPU-5f0c…","name":"Tesla V100-SXM2-32GB","total":34359738368}]}
-//	{"t":1718000000250,"used":[1073741824]}
+//	{"devices":[{"uuid":"GPU-5f0c…","name":"Tesla V100-SXM2-32GB","total":34359738368},{"uuid":"container","name":"container","total":68719476736}]}
+//	{"t":1718000000250,"used":[1073741824,2147483648]}
 //
-// t is milliseconds since the Unix epoch.
+// t is milliseconds since the Unix epoch. The last device, ContainerDevice, is the
+// container's memory where it could be read (a run without GPUs that sets memory: keeps
+// it alone).
 
 // SamplesFile is the samples' name in the log directory.
 const SamplesFile = "gpu-samples.jsonl"
+
+// ContainerDevice is the device the samples name the container's memory by, beside the
+// GPUs: its use less the page cache the kernel reclaims first, against its limit (hostmem).
+const ContainerDevice = "container"
 
 // SampleDevice is one GPU of a samples file.
 type SampleDevice struct {

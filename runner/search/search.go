@@ -7,6 +7,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -44,16 +47,16 @@ type Sampler struct {
 const maxOutput = 1 << 20
 
 // Ask runs ask and reads the trial it prints: the last line of its stdout that is a JSON
-// object. An ask that fails or prints no trial is an error that names the command and says
-// what it printed.
+// object. An ask that fails, takes longer than its timeout, prints no trial or more than
+// maxOutput is an error that names the command and says what it printed.
 func (s Sampler) Ask(ctx context.Context) (Trial, error) {
 	stdout, stderr, err := s.run(ctx, s.Spec.Ask, nil)
 	if err != nil {
-		return Trial{}, fmt.Errorf("search: ask %q: %w%s", s.Spec.Ask, err, said(stdout, stderr))
+		return Trial{}, fmt.Errorf("search: ask %s: %w%s", shown(s.Spec.Ask), err, said(stdout, stderr))
 	}
 	t, err := ParseTrial(stdout)
 	if err != nil {
-		return Trial{}, fmt.Errorf("search: ask %q: %w", s.Spec.Ask, err)
+		return Trial{}, fmt.Errorf("search: ask %s: %w", shown(s.Spec.Ask), err)
 	}
 	return t, nil
 }
@@ -63,20 +66,50 @@ func (s Sampler) Ask(ctx context.Context) (Trial, error) {
 func (s Sampler) Tell(ctx context.Context, number int, value, state string) error {
 	vars := []string{"RUNALL_TRIAL_NUMBER=" + strconv.Itoa(number), "RUNALL_OBJECTIVE_VALUE=" + value, "RUNALL_TRIAL_STATE=" + state}
 	if stdout, stderr, err := s.run(ctx, s.Spec.Tell, vars); err != nil {
-		return fmt.Errorf("search: tell %q (trial %d, %s): %w%s", s.Spec.Tell, number, state, err, said(stdout, stderr))
+		return fmt.Errorf("search: tell %s (trial %d, %s): %w%s", shown(s.Spec.Tell), number, state, err, said(stdout, stderr))
 	}
 	return nil
 }
 
+// ErrCut is an ask or tell that printed more than maxOutput on stdout or stderr.
+var ErrCut = fmt.Errorf("it printed more than %d MiB, of which the rest was left out", maxOutput>>20)
+
+// run runs cmd in a process group of its own, which is killed, all of it, when ctx ends or
+// the timeout passes: a sampler that hangs (or leaves a child holding its pipes) cannot hold
+// the sweep or a stop.
 func (s Sampler) run(ctx context.Context, cmd string, vars []string) (stdout, stderr []byte, err error) {
+	timeout := cmp.Or(s.Spec.Timeout, plan.DefaultSearchTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	c := exec.CommandContext(ctx, proc.Shell(), "-c", cmd)
 	c.Dir = s.Dir
 	c.Env = append(append([]string(nil), s.Env...), vars...)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
+	c.WaitDelay = time.Second // a child that keeps the pipes open does not hold Wait
 	var out, errb bytes.Buffer
-	c.Stdout = &limited{w: &out, n: maxOutput}
-	c.Stderr = &limited{w: &errb, n: maxOutput}
+	lo, le := &limited{w: &out, n: maxOutput}, &limited{w: &errb, n: maxOutput}
+	c.Stdout, c.Stderr = lo, le
 	err = c.Run()
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		err = fmt.Errorf("no answer within %v (search: timeout): killed", timeout)
+	case ctx.Err() != nil:
+		err = fmt.Errorf("stopped: %w", ctx.Err())
+	case err == nil && (lo.cut || le.cut):
+		err = ErrCut
+	}
 	return out.Bytes(), errb.Bytes(), err
+}
+
+// shown is a command as an error quotes it: its first line, as written (a multi-line
+// command's lines, each escaped by %q, were unreadable), and how many lines follow.
+func shown(cmd string) string {
+	first, rest, more := strings.Cut(strings.TrimSpace(cmd), "\n")
+	if !more {
+		return "`" + first + "`"
+	}
+	return fmt.Sprintf("`%s` (and %d more lines)", first, strings.Count(rest, "\n")+1)
 }
 
 // said is the end of what a failed command printed, stderr then stdout, for its error.
@@ -186,17 +219,17 @@ func orderedParams(raw json.RawMessage) ([]plan.Param, error) {
 }
 
 // limited writes at most n bytes to w and drops the rest, so that a chatty sampler cannot
-// fill memory.
+// fill memory; cut says it did.
 type limited struct {
-	w io.Writer
-	n int
+	w   io.Writer
+	n   int
+	cut bool
 }
 
 func (l *limited) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(len(p), l.n)
-		l.w.Write(p[:k])
-		l.n -= k
-	}
+	k := min(len(p), l.n)
+	l.w.Write(p[:k])
+	l.n -= k
+	l.cut = l.cut || k < len(p)
 	return len(p), nil
 }

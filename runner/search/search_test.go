@@ -63,7 +63,7 @@ func TestAskTell(t *testing.T) {
 	}
 
 	s.Spec.Ask = "echo 'loading study s'; echo 'no such study' >&2; exit 3"
-	if _, err := s.Ask(context.Background()); err == nil || !strings.Contains(err.Error(), "exit status 3: it printed:\n  stderr: no such study\n  stdout: loading study s") || !strings.Contains(err.Error(), "ask \"echo") {
+	if _, err := s.Ask(context.Background()); err == nil || !strings.Contains(err.Error(), "exit status 3: it printed:\n  stderr: no such study\n  stdout: loading study s") || !strings.Contains(err.Error(), "ask `echo 'loading study s';") {
 		t.Errorf("failed ask: %v", err)
 	}
 	s.Spec.Ask = "exit 4"

@@ -1,0 +1,24 @@
+package main_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCheckFlagsAfterFile: check takes flags after FILE, as run does (check FILE --tags x
+// took --tags and x as $1 and $2, in silence); after -- they are arguments.
+func TestCheckFlagsAfterFile(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	e.writeFile("tasks.yml", "tasks:\n  - cmd: echo \"[$1]\"\n    tags: [x]\n  - cmd: echo other\n")
+	r := e.run("check", "tasks.yml", "--tags", "x")
+	r.wantCode(t, 0)
+	if strings.Contains(r.stdout, "echo other") || !strings.Contains(r.stdout, `echo "[$1]"`) {
+		t.Errorf("check FILE --tags x did not filter by tag\n%v", r)
+	}
+	r = e.run("check", "tasks.yml", "--", "--tags", "x")
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, `echo "[--tags]"`) || !strings.Contains(r.stdout, "echo other") {
+		t.Errorf("after --, --tags is an argument\n%v", r)
+	}
+}
