@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/runall/runall/s3sync"
 )
 
 // boardDir holds the boards of the early-stopping rules that pause trials at their
@@ -95,7 +97,7 @@ func (b *Board) value(ctx context.Context, key, etag string) (float64, bool, err
 		return k.value, true, nil
 	}
 	body, etag, err := b.store.Get(ctx, key)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, s3sync.ErrNotExist) {
 		return 0, false, nil // deleted since the listing
 	}
 	if err != nil {
@@ -121,7 +123,7 @@ func (b *Board) Value(ctx context.Context, step int, trial string, v float64) er
 		return fmt.Errorf("claims: board: %s's value at step %d: %w", trial, step, err)
 	}
 	key := b.dir + strconv.Itoa(step) + "/" + trial + ".json"
-	etag, err := b.store.Put(ctx, key, body, Cond{})
+	etag, err := b.store.Put(ctx, key, body, s3sync.Condition{})
 	if err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
 	}
@@ -137,7 +139,7 @@ func (b *Board) Ended(ctx context.Context, trial string) error {
 		return fmt.Errorf("claims: board: bad trial name %q", trial)
 	}
 	key := b.dir + endedDir + trial + ".json"
-	if _, err := b.store.Put(ctx, key, []byte("{}\n"), Cond{}); err != nil {
+	if _, err := b.store.Put(ctx, key, []byte("{}\n"), s3sync.Condition{}); err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
 	}
 	return nil
@@ -147,9 +149,9 @@ func (b *Board) Ended(ctx context.Context, trial string) error {
 // round's step: the first to ask is.
 func (b *Board) TakeCopy(ctx context.Context, step int, trial string) (bool, error) {
 	key := b.dir + copyingDir + strconv.Itoa(step) + "/" + trial + ".json"
-	_, err := b.store.Put(ctx, key, []byte("{}\n"), Cond{IfAbsent: true})
+	_, err := b.store.Put(ctx, key, []byte("{}\n"), s3sync.Condition{IfNoneMatch: true})
 	switch {
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, s3sync.ErrPrecondition):
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("write %s: %w", key, err)
@@ -160,7 +162,7 @@ func (b *Board) TakeCopy(ctx context.Context, step int, trial string) (bool, err
 // Copied records that trial's copy at a pbt round's step is made.
 func (b *Board) Copied(ctx context.Context, step int, trial string) error {
 	key := b.dir + copiedDir + strconv.Itoa(step) + "/" + trial + ".json"
-	if _, err := b.store.Put(ctx, key, []byte("{}\n"), Cond{}); err != nil {
+	if _, err := b.store.Put(ctx, key, []byte("{}\n"), s3sync.Condition{}); err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
 	}
 	return nil

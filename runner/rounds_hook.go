@@ -13,60 +13,77 @@ import (
 	"github.com/runall/runall/runner/rounds"
 )
 
-// newRounds is the run's early stopping by the rules that pause trials at their checkpoints
-// (sha, hyperband, pbt): a consumer of its events that pauses, resumes and ends trials
-// through the run's pauser; nil when no block sets one. With claims, each block's board
-// lives under the sweep's prefix and is read every second, so that every runall decides
-// with every runall's trials. The launcher runs a pbt trial as the consumer says.
-func (r *runDriver) newRounds() *rounds.Rounds {
-	if r.pause == nil {
+// roundsHook is what the rules that pause trials at their checkpoints (sha, hyperband, pbt)
+// need of the run: its pauser, its checkpoints (pbt's copies), the claims their boards live
+// under, and the launcher's scripts, which run a pbt trial as the rules say.
+type roundsHook struct {
+	pause   *pauser
+	ckpts   *checkpoints
+	base    []string // the run's environment: where a checkpoint store's credentials are
+	runID   string
+	claims  func() *claimer // set once the sweep is joined; nil without --claims
+	poll    time.Duration   // how often a shared board is read; 0: none is
+	say     func(string)
+	scripts *scripts
+}
+
+// newRoundsHook is the run's part for the rules that pause.
+func newRoundsHook(r *runDriver) *roundsHook {
+	h := &roundsHook{pause: r.pause, ckpts: r.launch.ckpts, base: r.base, runID: r.opts.Record.RunID,
+		claims: func() *claimer { return r.claims }, say: r.life.say, scripts: r.launch.scripts}
+	if r.opts.claiming() {
+		h.poll = time.Second
+	}
+	return h
+}
+
+// rounds is the run's early stopping by the rules that pause trials: a consumer of its
+// events that pauses, resumes and ends trials through the run's pauser; nil when no block
+// sets one. With claims, each block's board lives under the sweep's prefix and is read every
+// second, so that every runall decides with every runall's trials. The launcher runs a pbt
+// trial as the consumer says.
+func (h *roundsHook) rounds(p *plan.Plan) *rounds.Rounds {
+	if h.pause == nil {
 		return nil // no trial has a checkpoint: check refuses a rule that pauses
 	}
-	poll := time.Duration(0)
-	if r.opts.claiming() {
-		poll = time.Second
-	}
-	rr, err := rounds.New(r.plan, rounds.Options{Pauser: roundsPauser{r}, Board: r.board, Poll: poll, Key: trialKey})
+	rr, err := rounds.New(p, rounds.Options{Pauser: h, Board: h.board, Poll: h.poll, Key: trialKey})
 	if err != nil {
-		r.life.say("early-stop: " + err.Error() + ": no trial is paused")
+		h.say("early-stop: " + err.Error() + ": no trial is paused")
 		return nil
 	}
 	if rr != nil {
-		r.launch.scripts.variant = rr.Variant
+		h.scripts.variant = rr.Variant
 	}
 	return rr
 }
 
 // board is where a block's rounds are kept: in memory, or under the claims prefix when
-// the run shares its trials.
-func (r *runDriver) board(block *plan.Task) (rounds.Board, error) {
-	if r.claims == nil {
+// the run shares its trials. Asked for at a block's first use, once the sweep is joined.
+func (h *roundsHook) board(block *plan.Task) (rounds.Board, error) {
+	c := h.claims()
+	if c == nil {
 		return nil, nil
 	}
-	return claims.NewBoard(r.claims.sweep.Store(), block.Key)
+	return claims.NewBoard(c.sweep.Store(), block.Key)
 }
 
-// roundsPauser is the run's pauser as the rules that pause ask it, with pbt's copy of one
-// trial's checkpoint to another.
-type roundsPauser struct{ r *runDriver }
-
-func (p roundsPauser) PauseAt(t *plan.Task, n int, reason string, otherwise results.Status) bool {
-	return p.r.pause.PauseAt(t, n, reason, otherwise)
+func (h *roundsHook) PauseAt(t *plan.Task, n int, reason string, otherwise results.Status) bool {
+	return h.pause.PauseAt(t, n, reason, otherwise)
 }
 
-func (p roundsPauser) Resume(t *plan.Task, _ int) bool { return p.r.pause.Resume(t) }
+func (h *roundsHook) Resume(t *plan.Task, _ int) bool { return h.pause.Resume(t) }
 
-func (p roundsPauser) End(t *plan.Task, _ int, status results.Status, reason string) bool {
-	return p.r.pause.End(t, status, reason)
+func (h *roundsHook) End(t *plan.Task, _ int, status results.Status, reason string) bool {
+	return h.pause.End(t, status, reason)
 }
 
 // Copy makes from's kept checkpoint t's, at a pbt round: t then resumes from it.
-func (p roundsPauser) Copy(ctx context.Context, from, t *plan.Task, n int) error {
-	st, err := p.r.launch.ckpts.store(ctx, t, p.r.launch.base)
+func (h *roundsHook) Copy(ctx context.Context, from, t *plan.Task, n int) error {
+	st, err := h.ckpts.store(ctx, t, h.base)
 	if err != nil {
 		return err
 	}
-	writer := fmt.Sprintf("%s-pbt%d", plan.Slug(p.r.opts.RunID), n)
+	writer := fmt.Sprintf("%s-pbt%d", plan.Slug(h.runID), n)
 	_, err = checkpoint.Copy(ctx, st, trialKey(from), trialKey(t), writer, os.TempDir())
 	return err
 }

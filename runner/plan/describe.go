@@ -152,9 +152,9 @@ func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent 
 		if t.Order == OrderShuffled {
 			started = ", started in a shuffled order (order: shuffled)"
 		}
-		fmt.Fprintf(b, "%sparallel: %s, at most %d at once%s\n", in, plural(blockTrials(t), "trial", "trials"), p.Config.MaxParallel, started)
+		fmt.Fprintf(b, "%sparallel: %s, at most %d at once%s\n", in, plural(t.TrialCount(), "trial", "trials"), p.Config.MaxParallel, started)
 		if t.EarlyStop != nil {
-			fmt.Fprintf(b, "%s%s\n", in, DescribeEarlyStop(t.EarlyStop, blockTrials(t)))
+			fmt.Fprintf(b, "%s%s\n", in, DescribeEarlyStop(t.EarlyStop, t.TrialCount()))
 		}
 	}
 	if t.Search != nil {

@@ -43,17 +43,22 @@ func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
 	}
 	for _, rt := range list {
 		copies := l.copies(rt)
-		l.checkIdentical(rt, copies)
+		l.src.checkIdentical(rt, copies, l.cfg.ReplicaReplacePattern)
 		var space *Space
 		if level == levelTrial && in.earlyStop != nil && in.earlyStop.Method == earlystop.PBT && (len(rt.matrix) > 0 || len(rt.sample) > 0) {
-			space = l.space(rt, in, level)
+			tmpl := *rt // the task as written: the template pbt's variants are filled from
+			tmpl.matrix, tmpl.sample, tmpl.name = nil, nil, l.defaultName(rt)
+			seen := len(l.src.problems)
+			t := l.task(&tmpl, in, level)
+			l.src.problems = l.src.problems[:seen] // what the template would report, its copies report
+			space = newSpace(rt, t)
 		}
 		for _, c := range copies {
 			if ft, ok := named[rt]; ok {
 				c.params = ft.params
 				c.name = cmp.Or(ft.name, c.name)
 			}
-			l.checkName(c)
+			l.src.checkName(c)
 			t := l.task(c, in, level)
 			t.Space = space
 			out = append(out, t)

@@ -148,15 +148,9 @@ func (t *Task) filled(r *strings.Replacer, params []Param) *Task {
 	return &c
 }
 
-// space is the Space of a task with matrix or sample under pbt: its template built as its
-// copies are, from the task as written.
-func (l *loader) space(rt *rawTask, in inherited, level int) *Space {
-	tmpl := *rt
-	tmpl.matrix, tmpl.sample = nil, nil
-	tmpl.name = l.defaultName(rt)
-	seen := len(l.problems)
-	t := l.task(&tmpl, in, level)
-	l.problems = l.problems[:seen] // what the template would report, its copies report
+// newSpace is the Space of task rt, with matrix or sample under pbt, whose template (the task
+// as written, built as its copies are) is t.
+func newSpace(rt *rawTask, t *Task) *Space {
 	s := &Space{Template: t}
 	for _, a := range rt.matrix {
 		s.Axes = append(s.Axes, Axis{name: a.name, values: a.values})

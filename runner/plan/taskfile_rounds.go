@@ -39,11 +39,11 @@ func decodeRoundsKey(d *nodeDecoder, q nodePair, c *earlystop.Config) bool {
 	case "interval":
 		p.Interval, _ = d.integer(at, 1)
 	case "quantile":
-		p.Quantile = d.fraction(at, 0, 0.5, "the share of the population at each end: 0.25 replaces the worst quarter with copies of the best quarter")
+		p.Quantile = decodeFraction(d, at, 0, 0.5, "the share of the population at each end: 0.25 replaces the worst quarter with copies of the best quarter")
 	case "resample":
-		p.Resample = d.fraction(at, 0, 1, "the chance that a value is drawn from the space again instead of perturbed")
+		p.Resample = decodeFraction(d, at, 0, 1, "the chance that a value is drawn from the space again instead of perturbed")
 	case "perturb":
-		p.Perturb = d.factors(at)
+		p.Perturb = decodeFactors(d, at)
 	case "explore":
 		p.Explore = d.stringOrList(at)
 	default:
@@ -52,9 +52,9 @@ func decodeRoundsKey(d *nodeDecoder, q nodePair, c *earlystop.Config) bool {
 	return true
 }
 
-// fraction reads a number in (lowest, highest] (quantile) or [lowest, highest] (resample,
-// lowest 0 included when highest is 1).
-func (d *nodeDecoder) fraction(p nodePair, lowest, highest float64, means string) float64 {
+// decodeFraction reads a number in (lowest, highest] (quantile) or [lowest, highest]
+// (resample, lowest 0 included when highest is 1).
+func decodeFraction(d *nodeDecoder, p nodePair, lowest, highest float64, means string) float64 {
 	v, err := strconv.ParseFloat(strings.TrimSpace(p.value.Value), 64)
 	ok := p.value.Kind == yaml.ScalarNode && !isNull(p.value) && err == nil && !math.IsNaN(v) && v <= highest &&
 		(v > lowest || highest == 1 && v == lowest)
@@ -65,8 +65,8 @@ func (d *nodeDecoder) fraction(p nodePair, lowest, highest float64, means string
 	return v
 }
 
-// factors reads perturb: a list of positive numbers other than 1.
-func (d *nodeDecoder) factors(p nodePair) []float64 {
+// decodeFactors reads perturb: a list of positive numbers other than 1.
+func decodeFactors(d *nodeDecoder, p nodePair) []float64 {
 	const want = "want a list of factors a value is multiplied by, such as [0.8, 1.25]"
 	if p.value.Kind != yaml.SequenceNode || len(p.value.Content) == 0 {
 		d.errorf(p.value, "%s: %s, got %s", p.name, want, describeNode(p.value))
@@ -131,13 +131,13 @@ func checkRounds(d *nodeDecoder, p nodePair, c *earlystop.Config, seen map[strin
 // checkExplore reports, at the block's early-stop, a rule that pauses over a search: trial
 // (rounds need every trial before the run), and under pbt, trials with nothing to explore
 // (no matrix or sample key) and explore: names that are none of its keys.
-func (l *loader) checkExplore(b *Task, at *yaml.Node) {
+func (src *sources) checkExplore(b *Task, at *yaml.Node) {
 	if b.EarlyStop == nil || !b.EarlyStop.Pauses() {
 		return
 	}
 	for _, t := range b.Parallel {
 		if t.Search != nil {
-			l.problemNear(at, b, fmt.Sprintf("early-stop: %s runs a block's trials in rounds, which needs them all before the run, and trial %q (at %s) has search:, whose trials are made as its sampler is asked: use sample: or matrix:, or asha or median", b.EarlyStop.Method, t.Name, t.Pos))
+			src.problemNear(at, b, fmt.Sprintf("early-stop: %s runs a block's trials in rounds, which needs them all before the run, and trial %q (at %s) has search:, whose trials are made as its sampler is asked: use sample: or matrix:, or asha or median", b.EarlyStop.Method, t.Name, t.Pos))
 			return
 		}
 	}
@@ -147,7 +147,7 @@ func (l *loader) checkExplore(b *Task, at *yaml.Node) {
 	keys := map[string]bool{}
 	for _, t := range b.Parallel {
 		if t.Space == nil {
-			l.problemNear(at, b, fmt.Sprintf("early-stop: pbt explores the values of its trials' matrix or sample keys, and trial %q has none (at %s): give it a matrix or sample: of the values to explore", t.Name, t.Pos))
+			src.problemNear(at, b, fmt.Sprintf("early-stop: pbt explores the values of its trials' matrix or sample keys, and trial %q has none (at %s): give it a matrix or sample: of the values to explore", t.Name, t.Pos))
 			return
 		}
 		for _, a := range t.Space.Axes {
@@ -156,18 +156,18 @@ func (l *loader) checkExplore(b *Task, at *yaml.Node) {
 	}
 	for _, name := range b.EarlyStop.Population.Explore {
 		if !keys[name] {
-			l.problemNear(at, b, fmt.Sprintf("early-stop: explore: %q is not a matrix or sample key of the block's trials (they have %s)", name, strings.Join(slices.Sorted(maps.Keys(keys)), ", ")))
+			src.problemNear(at, b, fmt.Sprintf("early-stop: explore: %q is not a matrix or sample key of the block's trials (they have %s)", name, strings.Join(slices.Sorted(maps.Keys(keys)), ", ")))
 		}
 	}
 }
 
 // problemNear is a problem at a block's early-stop key, or at the block when config sets it.
-func (l *loader) problemNear(at *yaml.Node, b *Task, msg string) {
+func (src *sources) problemNear(at *yaml.Node, b *Task, msg string) {
 	pos := b.Pos
 	if at != nil {
-		pos = l.pos(at)
+		pos = src.pos(at)
 	}
-	l.problems = append(l.problems, Problem{pos, msg})
+	src.problems = append(src.problems, Problem{pos, msg})
 }
 
 // methodList is the methods as an error lists them.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/claims"
+	"github.com/runall/runall/internal/claimstest"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -88,7 +89,7 @@ func TestSHAAcrossRunalls(t *testing.T) {
 	trials := p.Tasks[0].Parallel
 	alone := runSweep(t, p, trials, 4, 9)
 
-	store := claims.NewMem()
+	store := claimstest.NewMem()
 	sh := &shared{paused: map[*plan.Task]int{}}
 	ends := map[string]string{}
 	var endsMu sync.Mutex
@@ -153,7 +154,7 @@ func TestTakenOverWhilePaused(t *testing.T) {
 		"      - {name: 'lr=<lr>', cmd: 'train <lr>', checkpoint: 'ck/<lr>', matrix: {lr: [0.0001, 0.001, 0.01]}}\n")
 	trials := p.Tasks[0].Parallel
 	a, b, c := trials[0], trials[1], trials[2]
-	store := claims.NewMem()
+	store := claimstest.NewMem()
 	dead, _ := claims.NewBoard(store, "sweep")
 	for _, tr := range []*plan.Task{a, b} {
 		if err := dead.Value(context.Background(), 1, tr.Key, value(tr, 1)); err != nil {
