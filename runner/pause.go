@@ -131,10 +131,12 @@ func (p *pauser) arrived(t *plan.Task, r *resumable) {
 	}
 }
 
-// end ends paused trial t of source r for good.
+// end ends paused trial t of source r for good. t stays among the paused until its end is
+// recorded: a scheduler that asks the source meanwhile waits for it, instead of ending the
+// run with t still paused.
 func (p *pauser) end(r *resumable, t *plan.Task, status results.Status, reason string) bool {
 	tr := r.trial(t)
-	if tr == nil || !r.forget(t) {
+	if tr == nil {
 		return false
 	}
 	for _, c := range trialCommands(t) {
@@ -146,6 +148,7 @@ func (p *pauser) end(r *resumable, t *plan.Task, status results.Status, reason s
 		}
 	}
 	r.Source.Ended(context.Background(), tr, sched.Outcome{})
+	r.forget(t)
 	return true
 }
 
@@ -163,7 +166,8 @@ func (p *pauser) wrap(src sched.Source) sched.Source {
 	if p == nil {
 		return src
 	}
-	return &resumable{Source: src, p: p, waiting: map[*plan.Task]*sched.Trial{}, ready: make(chan struct{})}
+	ready := make(chan struct{})
+	return &resumable{Source: src, p: p, waiting: map[*plan.Task]*sched.Trial{}, ready: ready, seen: ready}
 }
 
 // resumable is a block's source with its paused trials: they wait here, not in the
@@ -176,6 +180,9 @@ type resumable struct {
 	waiting map[*plan.Task]*sched.Trial // paused
 	again   []*sched.Trial              // resumed, to be offered
 	ready   chan struct{}               // closed when a trial is resumed or ended
+	// seen is ready as Next last read the paused trials, and what Ready gives: the scheduler
+	// asks Ready after Next, and a trial resumed or ended in between must still wake it.
+	seen chan struct{}
 }
 
 // Next offers the resumed trials first, then the source's. More may come while a trial
@@ -184,7 +191,7 @@ type resumable struct {
 func (r *resumable) Next(ctx context.Context, want int) ([]*sched.Trial, bool) {
 	r.mu.Lock()
 	again, paused := r.again, len(r.waiting) > 0
-	r.again = nil
+	r.again, r.seen = nil, r.ready
 	r.mu.Unlock()
 	if len(again) > 0 {
 		return again, true
@@ -205,7 +212,7 @@ func (r *resumable) Ready() <-chan struct{} {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.ready
+	return r.seen
 }
 
 // Ended keeps a paused trial here; the source is told of its end only.
@@ -245,17 +252,13 @@ func (r *resumable) trial(t *plan.Task) *sched.Trial {
 	return r.waiting[t]
 }
 
-// forget drops paused trial t, ended for good. The scheduler may be waiting on Ready only
-// because t was paused (Next said more): it is woken to learn that there is no more.
-func (r *resumable) forget(t *plan.Task) bool {
+// forget drops paused trial t, ended for good, and wakes a scheduler that may be waiting on
+// Ready only because t was paused (Next said more): it learns that there is no more.
+func (r *resumable) forget(t *plan.Task) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, ok := r.waiting[t]
 	delete(r.waiting, t)
-	if ok {
-		r.wakeLocked()
-	}
-	return ok
+	r.wakeLocked()
 }
 
 // dropPaused skips what a halted run will not resume.
