@@ -1,9 +1,11 @@
-package claims
+package claims_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/runall/runall/claims"
+	"github.com/runall/runall/internal/claimstest"
 	"os"
 	"strings"
 	"sync"
@@ -19,10 +21,10 @@ func TestMain(m *testing.M) { os.Exit(miniotest.Main(m)) }
 var ctx = context.Background()
 
 // stores runs a test against the in-memory store and against a real MinIO.
-func stores(t *testing.T, test func(t *testing.T, newStore func() Store)) {
+func stores(t *testing.T, test func(t *testing.T, newStore func() claims.Store)) {
 	t.Run("mem", func(t *testing.T) {
-		m := NewMem()
-		test(t, func() Store { return m })
+		m := claimstest.NewMem()
+		test(t, func() claims.Store { return m })
 	})
 	t.Run("minio", func(t *testing.T) {
 		srv := miniotest.Shared(t)
@@ -36,8 +38,8 @@ func stores(t *testing.T, test func(t *testing.T, newStore func() Store)) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		test(t, func() Store {
-			s, err := NewS3(c, "s3://"+bucket+"/sweep/")
+		test(t, func() claims.Store {
+			s, err := claims.NewS3(c, "s3://"+bucket+"/sweep/")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,10 +48,10 @@ func stores(t *testing.T, test func(t *testing.T, newStore func() Store)) {
 	})
 }
 
-func open(t *testing.T, st Store, pid int, lease time.Duration) *Sweep {
+func open(t *testing.T, st claims.Store, pid int, lease time.Duration) *claims.Sweep {
 	t.Helper()
-	s, err := Open(ctx, st, Options{Identity: Identity{Hash: "h1", File: "tasks.yml", Trials: 3},
-		Owner: Owner{Host: "test", PID: pid, RunID: "r"}, Lease: lease})
+	s, err := claims.Open(ctx, st, claims.Options{Identity: claims.Identity{Hash: "h1", File: "tasks.yml", Trials: 3},
+		Owner: claims.Owner{Host: "test", PID: pid, RunID: "r"}, Lease: lease})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,24 +70,24 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func TestClaimOnce(t *testing.T) {
-	stores(t, func(t *testing.T, st func() Store) {
+	stores(t, func(t *testing.T, st func() claims.Store) {
 		a, b := open(t, st(), 1, time.Minute), open(t, st(), 2, time.Minute)
 		l, err := a.Claim(ctx, "t0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.Claim(ctx, "t0"); !errors.Is(err, ErrTaken) {
-			t.Fatalf("second claim: %v, want ErrTaken", err)
+		if _, err := b.Claim(ctx, "t0"); !errors.Is(err, claims.ErrTaken) {
+			t.Fatalf("second claim: %v, want claims.ErrTaken", err)
 		}
-		if err := l.Finish(ctx, Record{Failed: true}); err != nil {
+		if err := l.Finish(ctx, claims.Record{Failed: true}); err != nil {
 			t.Fatal(err)
 		}
 		v, err := b.Refresh(ctx)
 		if err != nil || !v.Done["t0"] {
 			t.Fatalf("refresh: %v %v, want t0 done", v, err)
 		}
-		if _, err := b.Claim(ctx, "t0"); !errors.Is(err, ErrDone) {
-			t.Fatalf("claim after done: %v, want ErrDone", err)
+		if _, err := b.Claim(ctx, "t0"); !errors.Is(err, claims.ErrDone) {
+			t.Fatalf("claim after done: %v, want claims.ErrDone", err)
 		}
 		recs, err := b.Records(ctx, []string{"t0", "t1"})
 		if err != nil || len(recs) != 1 || !recs[0].Failed || recs[0].Owner.PID != 1 {
@@ -95,17 +97,17 @@ func TestClaimOnce(t *testing.T) {
 }
 
 func TestOtherSweepRefused(t *testing.T) {
-	stores(t, func(t *testing.T, st func() Store) {
+	stores(t, func(t *testing.T, st func() claims.Store) {
 		open(t, st(), 1, time.Minute)
-		_, err := Open(ctx, st(), Options{Identity: Identity{Hash: "h2", File: "other.yml"}, Lease: time.Minute})
-		if !errors.Is(err, ErrOtherSweep) || !strings.Contains(err.Error(), "tasks.yml") {
-			t.Fatalf("got %v, want ErrOtherSweep naming tasks.yml", err)
+		_, err := claims.Open(ctx, st(), claims.Options{Identity: claims.Identity{Hash: "h2", File: "other.yml"}, Lease: time.Minute})
+		if !errors.Is(err, claims.ErrOtherSweep) || !strings.Contains(err.Error(), "tasks.yml") {
+			t.Fatalf("got %v, want claims.ErrOtherSweep naming tasks.yml", err)
 		}
 	})
 }
 
 func TestRenewedClaimHolds(t *testing.T) {
-	stores(t, func(t *testing.T, st func() Store) {
+	stores(t, func(t *testing.T, st func() claims.Store) {
 		// Renewals come every third of the lease: a lease of 1.5 s leaves a renewal a second
 		// of slack, which a loaded machine running -race needs (400 ms failed there now and then).
 		const lease = 1500 * time.Millisecond
@@ -118,41 +120,41 @@ func TestRenewedClaimHolds(t *testing.T) {
 			if _, err := b.Refresh(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := b.Claim(ctx, "t0"); !errors.Is(err, ErrTaken) {
-				t.Fatalf("claim of a renewed lease: %v, want ErrTaken", err)
+			if _, err := b.Claim(ctx, "t0"); !errors.Is(err, claims.ErrTaken) {
+				t.Fatalf("claim of a renewed lease: %v, want claims.ErrTaken", err)
 			}
 		}
-		if err := l.Finish(ctx, Record{}); err != nil {
+		if err := l.Finish(ctx, claims.Record{}); err != nil {
 			t.Fatal(err)
 		}
 	})
 }
 
 func TestExpiredClaimTakenOver(t *testing.T) {
-	stores(t, func(t *testing.T, st func() Store) {
+	stores(t, func(t *testing.T, st func() claims.Store) {
 		const lease = 300 * time.Millisecond
 		a, b := open(t, st(), 1, lease), open(t, st(), 2, lease)
 		la, err := a.Claim(ctx, "t0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		la.stop() // its runall dies: no more renewals
-		var lb *Lease
+		la.StopRenewing() // its runall dies: no more renewals
+		var lb *claims.Lease
 		eventually(t, "takeover", func() bool {
 			lb, err = b.Claim(ctx, "t0")
 			return err == nil
 		})
-		if err := la.Finish(ctx, Record{}); !errors.Is(err, ErrLost) {
-			t.Fatalf("finish by the old holder: %v, want ErrLost", err)
+		if err := la.Finish(ctx, claims.Record{}); !errors.Is(err, claims.ErrLost) {
+			t.Fatalf("finish by the old holder: %v, want claims.ErrLost", err)
 		}
-		if err := lb.Finish(ctx, Record{}); err != nil {
+		if err := lb.Finish(ctx, claims.Record{}); err != nil {
 			t.Fatal(err)
 		}
 	})
 }
 
 func TestReleasedClaimTakenAtOnce(t *testing.T) {
-	stores(t, func(t *testing.T, st func() Store) {
+	stores(t, func(t *testing.T, st func() claims.Store) {
 		a, b := open(t, st(), 1, time.Hour), open(t, st(), 2, time.Hour)
 		la, err := a.Claim(ctx, "t0")
 		if err != nil {
@@ -168,7 +170,7 @@ func TestReleasedClaimTakenAtOnce(t *testing.T) {
 }
 
 func TestLostLeaseNoticed(t *testing.T) {
-	stores(t, func(t *testing.T, st func() Store) {
+	stores(t, func(t *testing.T, st func() claims.Store) {
 		const lease = 300 * time.Millisecond
 		a, b := open(t, st(), 1, lease), open(t, st(), 2, lease)
 		la, err := a.Claim(ctx, "t0")
@@ -177,7 +179,7 @@ func TestLostLeaseNoticed(t *testing.T) {
 		}
 		// Someone overwrites the claim (a takeover the holder has not seen yet).
 		_, etag := readClaim(t, st(), "t0")
-		if _, err := st().Put(ctx, claimDir+"t0.json", b.claimBody("x"), Cond{IfETag: etag}); err != nil {
+		if _, err := st().Put(ctx, claims.ClaimDir+"t0.json", b.ClaimBody("x"), s3sync.Condition{IfMatch: etag}); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -185,14 +187,14 @@ func TestLostLeaseNoticed(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("the lease was not noticed lost")
 		}
-		if !errors.Is(la.Err(), ErrLost) {
+		if !errors.Is(la.Err(), claims.ErrLost) {
 			t.Fatalf("Err: %v", la.Err())
 		}
 	})
 }
 
-func readClaim(t *testing.T, st Store, key string) ([]byte, string) {
-	b, etag, err := st.Get(ctx, claimDir+key+".json")
+func readClaim(t *testing.T, st claims.Store, key string) ([]byte, string) {
+	b, etag, err := st.Get(ctx, claims.ClaimDir+key+".json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +202,7 @@ func readClaim(t *testing.T, st Store, key string) ([]byte, string) {
 }
 
 func TestUnreachableStoreLosesLease(t *testing.T) {
-	m := NewMem()
+	m := claimstest.NewMem()
 	const lease = 300 * time.Millisecond
 	a := open(t, m, 1, lease)
 	l, err := a.Claim(ctx, "t0")
@@ -213,7 +215,7 @@ func TestUnreachableStoreLosesLease(t *testing.T) {
 	if time.Since(start) > 10*lease {
 		t.Fatalf("lost after %v", time.Since(start))
 	}
-	if err := l.Finish(ctx, Record{}); !errors.Is(err, ErrLost) {
+	if err := l.Finish(ctx, claims.Record{}); !errors.Is(err, claims.ErrLost) {
 		t.Fatalf("finish: %v", err)
 	}
 }
@@ -221,12 +223,12 @@ func TestUnreachableStoreLosesLease(t *testing.T) {
 // replayStore makes the first Put of a key succeed but answer as if it had lost: what the
 // SDK's retry of a write whose response was lost sees.
 type replayStore struct {
-	Store
+	claims.Store
 	mu   sync.Mutex
 	seen map[string]bool
 }
 
-func (r *replayStore) Put(ctx context.Context, key string, body []byte, cond Cond) (string, error) {
+func (r *replayStore) Put(ctx context.Context, key string, body []byte, cond s3sync.Condition) (string, error) {
 	etag, err := r.Store.Put(ctx, key, body, cond)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -239,20 +241,20 @@ func (r *replayStore) Put(ctx context.Context, key string, body []byte, cond Con
 }
 
 func TestRetriedWriteIsOurs(t *testing.T) {
-	st := &replayStore{Store: NewMem(), seen: map[string]bool{}}
+	st := &replayStore{Store: claimstest.NewMem(), seen: map[string]bool{}}
 	a := open(t, st, 1, time.Minute)
 	l, err := a.Claim(ctx, "t0")
 	if err != nil {
 		t.Fatalf("claim whose response was lost: %v", err)
 	}
-	if err := l.Finish(ctx, Record{}); err != nil {
+	if err := l.Finish(ctx, claims.Record{}); err != nil {
 		t.Fatalf("finish whose response was lost: %v", err)
 	}
 }
 
 // TestRace has many runalls race for many trials: each trial is recorded exactly once.
 func TestRace(t *testing.T) {
-	stores(t, func(t *testing.T, st func() Store) {
+	stores(t, func(t *testing.T, st func() claims.Store) {
 		const procs, trials = 10, 40
 		var mu sync.Mutex
 		finished := map[string]int{}
@@ -268,7 +270,7 @@ func TestRace(t *testing.T) {
 					if err != nil {
 						continue
 					}
-					if err := l.Finish(ctx, Record{}); err != nil {
+					if err := l.Finish(ctx, claims.Record{}); err != nil {
 						t.Errorf("finish %s: %v", key, err)
 						continue
 					}
@@ -290,14 +292,14 @@ func TestRace(t *testing.T) {
 // flakyDone fails the first write of each done record, as a store that restarts between the
 // last renewal and the record would.
 type flakyDone struct {
-	Store
+	claims.Store
 	mu     sync.Mutex
 	failed map[string]bool
 }
 
-func (f *flakyDone) Put(ctx context.Context, key string, body []byte, cond Cond) (string, error) {
+func (f *flakyDone) Put(ctx context.Context, key string, body []byte, cond s3sync.Condition) (string, error) {
 	f.mu.Lock()
-	first := strings.HasPrefix(key, doneDir) && !f.failed[key]
+	first := strings.HasPrefix(key, claims.DoneDir) && !f.failed[key]
 	f.failed[key] = f.failed[key] || first
 	f.mu.Unlock()
 	if first {
@@ -309,16 +311,16 @@ func (f *flakyDone) Put(ctx context.Context, key string, body []byte, cond Cond)
 // TestFinishRetriesRecord: a trial that ran is recorded once the store answers again,
 // rather than left for another runall to run a second time.
 func TestFinishRetriesRecord(t *testing.T) {
-	st := &flakyDone{Store: NewMem(), failed: map[string]bool{}}
+	st := &flakyDone{Store: claimstest.NewMem(), failed: map[string]bool{}}
 	a := open(t, st, 1, 3*time.Second)
 	l, err := a.Claim(ctx, "t0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Finish(ctx, Record{}); err != nil {
+	if err := l.Finish(ctx, claims.Record{}); err != nil {
 		t.Fatalf("finish: %v", err)
 	}
-	if _, _, err := st.Get(ctx, doneDir+"t0.json"); err != nil {
+	if _, _, err := st.Get(ctx, claims.DoneDir+"t0.json"); err != nil {
 		t.Fatalf("no done record: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/runall/runall/s3sync"
 	"sync"
 	"time"
 )
@@ -107,14 +108,14 @@ func (l *Lease) renew(ctx context.Context) error {
 	l.mu.Lock()
 	etag := l.etag
 	l.mu.Unlock()
-	next, err := l.s.put(ctx, claimDir+l.key+".json", l.s.claimBody(token), Cond{IfETag: etag}, token)
+	next, err := l.s.put(ctx, claimDir+l.key+".json", l.s.claimBody(token), s3sync.Condition{IfMatch: etag}, token)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case err == nil:
 		l.etag, l.sentOK = next, sent
 		return nil
-	case errors.Is(err, ErrConflict):
+	case errors.Is(err, s3sync.ErrPrecondition):
 		l.loseLocked(fmt.Errorf("%w: another runall took it over", ErrLost))
 	case l.s.opts.Now().Sub(l.sentOK) >= l.safeFor():
 		l.loseLocked(fmt.Errorf("%w: not renewed for %v: %w", ErrLost, l.s.opts.Now().Sub(l.sentOK).Round(time.Second), err))
@@ -160,7 +161,7 @@ func (l *Lease) Finish(ctx context.Context, rec Record) error {
 			err = l.renew(ctx)
 		}
 		if err == nil {
-			_, err = l.s.put(ctx, doneDir+l.key+".json", body, Cond{IfAbsent: true}, rec.Token)
+			_, err = l.s.put(ctx, doneDir+l.key+".json", body, s3sync.Condition{IfNoneMatch: true}, rec.Token)
 		}
 		switch {
 		case err == nil:
@@ -170,7 +171,7 @@ func (l *Lease) Finish(ctx context.Context, rec Record) error {
 			return nil
 		case errors.Is(err, ErrLost):
 			return err
-		case errors.Is(err, ErrConflict):
+		case errors.Is(err, s3sync.ErrPrecondition):
 			l.s.markDone(l.key)
 			return fmt.Errorf("%w by another runall", ErrDone)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/runall/runall/s3sync"
 	"math"
 	"strconv"
 	"strings"
@@ -81,7 +82,7 @@ func (r *Rungs) Rung(step int) (map[string]float64, error) {
 		r.mu.Unlock()
 		if !seen || k.etag != etag {
 			body, etag, err := r.store.Get(r.ctx, key)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, s3sync.ErrNotExist) {
 				continue // deleted since the listing
 			}
 			if err != nil {
@@ -111,7 +112,7 @@ func (r *Rungs) Put(step int, trial string, v float64) error {
 		return err
 	}
 	key := r.dir + strconv.Itoa(step) + "/" + trial + ".json"
-	etag, err := r.store.Put(r.ctx, key, body, Cond{})
+	etag, err := r.store.Put(r.ctx, key, body, s3sync.Condition{})
 	if err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
 	}

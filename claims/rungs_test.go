@@ -1,7 +1,8 @@
-package claims
+package claims_test
 
 import (
 	"context"
+	"github.com/runall/runall/claims"
 	"maps"
 	"sync"
 	"testing"
@@ -10,15 +11,15 @@ import (
 // TestRungs: two runalls' rung values meet in the store; a value written is read by the
 // other, also after its writer is gone.
 func TestRungs(t *testing.T) {
-	stores(t, func(t *testing.T, newStore func() Store) {
+	stores(t, func(t *testing.T, newStore func() claims.Store) {
 		st := newStore()
 		ctx := context.Background()
-		one, err := NewRungs(ctx, st, "block1")
+		one, err := claims.NewRungs(ctx, st, "block1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		two, _ := NewRungs(ctx, st, "block1")
-		other, _ := NewRungs(ctx, st, "block2")
+		two, _ := claims.NewRungs(ctx, st, "block1")
+		other, _ := claims.NewRungs(ctx, st, "block2")
 		if err := one.Put(3, "aaa", 0.5); err != nil {
 			t.Fatal(err)
 		}
@@ -29,7 +30,7 @@ func TestRungs(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A runall started later (or after one was SIGKILLed) reads what the others wrote.
-		for _, r := range []*Rungs{two, mustRungs(t, st, "block1")} {
+		for _, r := range []*claims.Rungs{two, mustRungs(t, st, "block1")} {
 			got, err := r.Rung(3)
 			if want := map[string]float64{"aaa": 0.5, "bbb": -1.25e-3}; err != nil || !maps.Equal(got, want) {
 				t.Errorf("rung 3: %v, %v; want %v", got, err, want)
@@ -44,8 +45,8 @@ func TestRungs(t *testing.T) {
 	})
 }
 
-func mustRungs(t *testing.T, st Store, rule string) *Rungs {
-	r, err := NewRungs(context.Background(), st, rule)
+func mustRungs(t *testing.T, st claims.Store, rule string) *claims.Rungs {
+	r, err := claims.NewRungs(context.Background(), st, rule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func mustRungs(t *testing.T, st Store, rule string) *Rungs {
 
 // countingStore counts the GET requests made through it.
 type countingStore struct {
-	Store
+	claims.Store
 	mu   sync.Mutex
 	gets int
 }
@@ -69,14 +70,14 @@ func (c *countingStore) Get(ctx context.Context, key string) ([]byte, string, er
 // TestRunningAverages: median's running averages live apart from asha's rung values; a
 // runall reads each value once, and again only once it changed (a step drawn again).
 func TestRunningAverages(t *testing.T) {
-	stores(t, func(t *testing.T, newStore func() Store) {
+	stores(t, func(t *testing.T, newStore func() claims.Store) {
 		st := newStore()
-		writer, err := NewRunningAverages(ctx, st, "block1")
+		writer, err := claims.NewRunningAverages(ctx, st, "block1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		reads := &countingStore{Store: st}
-		reader, _ := NewRunningAverages(ctx, reads, "block1")
+		reader, _ := claims.NewRunningAverages(ctx, reads, "block1")
 		asha := mustRungs(t, st, "block1")
 		if err := asha.Put(2, "rung", 7); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/runall/runall/s3sync"
 	"iter"
 	"slices"
 	"strings"
@@ -118,8 +119,8 @@ func Open(ctx context.Context, store Store, opts Options) (*Sweep, error) {
 		CreatedAt time.Time `json:"created_at"`
 	}
 	body, _ := json.Marshal(sweepBody{Identity: opts.Identity, CreatedBy: opts.Owner, CreatedAt: opts.Now().UTC()})
-	_, err := s.store.Put(ctx, sweepKey, body, Cond{IfAbsent: true})
-	if err == nil || !errors.Is(err, ErrConflict) {
+	_, err := s.store.Put(ctx, sweepKey, body, s3sync.Condition{IfNoneMatch: true})
+	if err == nil || !errors.Is(err, s3sync.ErrPrecondition) {
 		return s, err
 	}
 	got, _, err := s.store.Get(ctx, sweepKey)
@@ -226,11 +227,11 @@ func (s *Sweep) Claim(ctx context.Context, key string) (*Lease, error) {
 	}
 	token := s.token()
 	ck := claimDir + key + ".json"
-	etag, body, cur, err := s.putOrRead(ctx, ck, s.claimBody(token), Cond{IfAbsent: true}, token)
+	etag, body, cur, err := s.putOrRead(ctx, ck, s.claimBody(token), s3sync.Condition{IfNoneMatch: true}, token)
 	if err == nil {
 		return s.newLease(key, etag), nil
 	}
-	if !errors.Is(err, ErrConflict) {
+	if !errors.Is(err, s3sync.ErrPrecondition) {
 		return nil, err
 	}
 	if body == nil { // the object changed again, or went, since the write lost
@@ -245,8 +246,8 @@ func (s *Sweep) Claim(ctx context.Context, key string) (*Lease, error) {
 	if !s.expired(key, cur, c) {
 		return nil, fmt.Errorf("%w: %s", ErrTaken, c.Owner)
 	}
-	etag, err = s.put(ctx, ck, s.claimBody(token), Cond{IfETag: cur}, token)
-	if errors.Is(err, ErrConflict) {
+	etag, err = s.put(ctx, ck, s.claimBody(token), s3sync.Condition{IfMatch: cur}, token)
+	if errors.Is(err, s3sync.ErrPrecondition) {
 		return nil, fmt.Errorf("%w: taken over by another runall first", ErrTaken)
 	}
 	if err != nil {
@@ -254,7 +255,7 @@ func (s *Sweep) Claim(ctx context.Context, key string) (*Lease, error) {
 	}
 	l := s.newLease(key, etag)
 	// Its holder may have recorded it just before its claim expired.
-	if _, _, err := s.store.Get(ctx, doneDir+key+".json"); err == nil || !errors.Is(err, ErrNotFound) {
+	if _, _, err := s.store.Get(ctx, doneDir+key+".json"); err == nil || !errors.Is(err, s3sync.ErrNotExist) {
 		l.stop()
 		if err == nil {
 			s.markDone(key)
@@ -267,16 +268,16 @@ func (s *Sweep) Claim(ctx context.Context, key string) (*Lease, error) {
 
 // put writes under cond; a write that lost its condition because an earlier try of the same
 // write (retried by the SDK after a lost response) won is a success.
-func (s *Sweep) put(ctx context.Context, key string, body []byte, cond Cond, token string) (string, error) {
+func (s *Sweep) put(ctx context.Context, key string, body []byte, cond s3sync.Condition, token string) (string, error) {
 	etag, _, _, err := s.putOrRead(ctx, key, body, cond, token)
 	return etag, err
 }
 
 // putOrRead is put that, when the write lost to another's, also returns the object it read
 // to tell (nil when it could not be read), which saves a claimant a second request.
-func (s *Sweep) putOrRead(ctx context.Context, key string, body []byte, cond Cond, token string) (etag string, cur []byte, curETag string, err error) {
+func (s *Sweep) putOrRead(ctx context.Context, key string, body []byte, cond s3sync.Condition, token string) (etag string, cur []byte, curETag string, err error) {
 	etag, err = s.store.Put(ctx, key, body, cond)
-	if !errors.Is(err, ErrConflict) {
+	if !errors.Is(err, s3sync.ErrPrecondition) {
 		return etag, nil, "", err
 	}
 	got, gotETag, gerr := s.store.Get(ctx, key)
@@ -324,7 +325,7 @@ func (s *Sweep) Records(ctx context.Context, keys []string) ([]Record, error) {
 	return out, nil
 }
 
-// Results returns the merged results under the prefix, or ErrNotFound.
+// Results returns the merged results under the prefix, or s3sync.ErrNotExist.
 func (s *Sweep) Results(ctx context.Context) ([]byte, error) {
 	b, _, err := s.store.Get(ctx, ResultsKey)
 	return b, err
@@ -333,8 +334,8 @@ func (s *Sweep) Results(ctx context.Context) ([]byte, error) {
 // WriteResults writes the merged results under the prefix, unless a runall that saw the
 // same complete sweep wrote them first.
 func (s *Sweep) WriteResults(ctx context.Context, body []byte) error {
-	_, err := s.store.Put(ctx, ResultsKey, body, Cond{IfAbsent: true})
-	if errors.Is(err, ErrConflict) {
+	_, err := s.store.Put(ctx, ResultsKey, body, s3sync.Condition{IfNoneMatch: true})
+	if errors.Is(err, s3sync.ErrPrecondition) {
 		return nil
 	}
 	return err

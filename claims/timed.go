@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/runall/runall/s3sync"
 )
 
 // Timed is a Store whose every request ends within d: a store that accepts connections and
@@ -33,7 +35,7 @@ func (t timed) Get(ctx context.Context, key string) (body []byte, etag string, e
 	return t.st.Get(ctx, key)
 }
 
-func (t timed) Put(ctx context.Context, key string, body []byte, cond Cond) (etag string, err error) {
+func (t timed) Put(ctx context.Context, key string, body []byte, cond s3sync.Condition) (etag string, err error) {
 	ctx, done := t.bound(ctx, "put "+key, &err)
 	defer done()
 	return t.st.Put(ctx, key, body, cond)

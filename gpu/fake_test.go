@@ -80,10 +80,10 @@ func TestParseFakeSpec(t *testing.T) {
 		want    []FakeDevice
 		wantErr string
 	}{
-		{spec: "32GiB,32GiB", want: FakeSizes(32*gi, 32*gi)},
-		{spec: " 16GiB , 512MiB ", want: FakeSizes(16*gi, 512<<20)},
-		{spec: "2x8GiB,4GiB", want: FakeSizes(8*gi, 8*gi, 4*gi)},
-		{spec: "80G", want: FakeSizes(80 * gi)},
+		{spec: "32GiB,32GiB", want: fakeSizes(32*gi, 32*gi)},
+		{spec: " 16GiB , 512MiB ", want: fakeSizes(16*gi, 512<<20)},
+		{spec: "2x8GiB,4GiB", want: fakeSizes(8*gi, 8*gi, 4*gi)},
+		{spec: "80G", want: fakeSizes(80 * gi)},
 		{spec: "2x80GiB:reserve=512MiB", want: []FakeDevice{{Total: 80 * gi, Reserve: 512 << 20}, {Total: 80 * gi, Reserve: 512 << 20}}},
 		{spec: "16GiB:foreign=4GiB:reserve=1GiB,8GiB", want: []FakeDevice{{Total: 16 * gi, Reserve: gi, Foreign: 4 * gi}, {Total: 8 * gi}}},
 		{spec: "", wantErr: "empty simulated GPU spec"},
@@ -133,7 +133,7 @@ func devicesT(t *testing.T, p Probe) []Device {
 
 func TestFakeDevices(t *testing.T) {
 	dir := t.TempDir()
-	p := openFakeT(t, dir, FakeSizes(32*gi, 16*gi))
+	p := openFakeT(t, dir, fakeSizes(32*gi, 16*gi))
 	devs := devicesT(t, p)
 	if len(devs) != 2 {
 		t.Fatalf("got %d devices, want 2", len(devs))
@@ -145,10 +145,10 @@ func TestFakeDevices(t *testing.T) {
 		}
 	}
 	// The same state dir gives the same UUIDs; another gives others.
-	if again := devicesT(t, openFakeT(t, dir, FakeSizes(32*gi))); again[0].UUID != devs[0].UUID {
+	if again := devicesT(t, openFakeT(t, dir, fakeSizes(32*gi))); again[0].UUID != devs[0].UUID {
 		t.Errorf("UUID changed on reopening the state dir: %s, then %s", devs[0].UUID, again[0].UUID)
 	}
-	if other := devicesT(t, openFakeT(t, t.TempDir(), FakeSizes(32*gi))); other[0].UUID == devs[0].UUID {
+	if other := devicesT(t, openFakeT(t, t.TempDir(), fakeSizes(32*gi))); other[0].UUID == devs[0].UUID {
 		t.Errorf("two state dirs share UUID %s", other[0].UUID)
 	}
 	env := p.Env([]int{1})
@@ -161,14 +161,14 @@ func TestFakeDevices(t *testing.T) {
 
 func TestFakeAllocRamp(t *testing.T) {
 	dir := t.TempDir()
-	p := openFakeT(t, dir, FakeSizes(16*gi))
+	p := openFakeT(t, dir, fakeSizes(16*gi))
 	uuid := devicesT(t, p)[0].UUID
 	const size, steps = 10 * gi, 20
 	var seen []uint64
 	var procs []Process
 	err := FakeAlloc(context.Background(), FakeAllocOptions{
 		Size: size, Ramp: 2 * time.Second, Hold: time.Minute,
-		Devices: uuid, GPUs: FakeSizes(16 * gi), StateDir: dir,
+		Devices: uuid, GPUs: fakeSizes(16 * gi), StateDir: dir,
 		Sleep: func(_ context.Context, d time.Duration) error {
 			seen = append(seen, devicesT(t, p)[0].Used)
 			if d == time.Minute {
@@ -219,7 +219,7 @@ func holdUntil(held chan<- struct{}, release <-chan struct{}) func(context.Conte
 
 func TestFakeAllocOutOfMemory(t *testing.T) {
 	dir := t.TempDir()
-	sizes := FakeSizes(10 * gi)
+	sizes := fakeSizes(10 * gi)
 	p := openFakeT(t, dir, sizes)
 	held, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
@@ -260,7 +260,7 @@ func TestFakeAllocOutOfMemory(t *testing.T) {
 
 func TestFakeAllocSeveralDevices(t *testing.T) {
 	dir := t.TempDir()
-	sizes := FakeSizes(8*gi, 8*gi, 8*gi)
+	sizes := fakeSizes(8*gi, 8*gi, 8*gi)
 	p := openFakeT(t, dir, sizes)
 	uuids := []string{devicesT(t, p)[2].UUID, devicesT(t, p)[0].UUID}
 	var used []uint64
@@ -283,7 +283,7 @@ func TestFakeAllocSeveralDevices(t *testing.T) {
 
 func TestFakeAllocBadDevices(t *testing.T) {
 	dir := t.TempDir()
-	sizes := FakeSizes(8*gi, 8*gi)
+	sizes := fakeSizes(8*gi, 8*gi)
 	for _, tt := range []struct{ devices, want string }{
 		{"", "CUDA_VISIBLE_DEVICES is empty"},
 		{"2", `"2" is not one of the 2 simulated GPUs`},
@@ -299,7 +299,7 @@ func TestFakeAllocBadDevices(t *testing.T) {
 
 func TestFakeAllocCancel(t *testing.T) {
 	dir := t.TempDir()
-	sizes := FakeSizes(8 * gi)
+	sizes := fakeSizes(8 * gi)
 	p := openFakeT(t, dir, sizes)
 	ctx, cancel := context.WithCancel(context.Background())
 	held := make(chan struct{})
@@ -327,7 +327,7 @@ func TestFakeAllocCancel(t *testing.T) {
 // up to more than the device has: exactly as many fit as can.
 func TestFakeAllocConcurrentGoroutines(t *testing.T) {
 	dir := t.TempDir()
-	sizes := FakeSizes(20 * gi)
+	sizes := fakeSizes(20 * gi)
 	p := openFakeT(t, dir, sizes)
 	const n = 16
 	var tried sync.WaitGroup
@@ -428,7 +428,7 @@ func TestFakeAllocProcesses(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	dir := t.TempDir()
-	sizes := FakeSizes(20*gi, 8*gi)
+	sizes := fakeSizes(20*gi, 8*gi)
 	p := openFakeT(t, dir, sizes)
 	devs := devicesT(t, p)
 	env := []string{
@@ -487,7 +487,7 @@ func TestFakeAllocProcesses(t *testing.T) {
 // here, the same for a claimant every time), or not at all.
 func TestFakePIDs(t *testing.T) {
 	dir := t.TempDir()
-	sizes := FakeSizes(16 * gi)
+	sizes := fakeSizes(16 * gi)
 	claim := func() func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		held := make(chan struct{})
@@ -534,4 +534,13 @@ func TestFakePIDs(t *testing.T) {
 	if _, err := ParseFakePIDs("yes please"); err == nil {
 		t.Error("ParseFakePIDs accepted nonsense")
 	}
+}
+
+// fakeSizes is simulated GPUs of the given sizes, with no reserve and no foreign process.
+func fakeSizes(sizes ...uint64) []FakeDevice {
+	out := make([]FakeDevice, len(sizes))
+	for i, s := range sizes {
+		out[i] = FakeDevice{Total: s}
+	}
+	return out
 }

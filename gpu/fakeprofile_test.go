@@ -90,7 +90,7 @@ func TestParseFakeStepsAndSpike(t *testing.T) {
 // context, the context, the data, the peak, held to the end.
 func TestFakeAllocSteps(t *testing.T) {
 	dir := t.TempDir()
-	devs := FakeSizes(16 * gi)
+	devs := fakeSizes(16 * gi)
 	p := openFakeT(t, dir, devs)
 	type look struct {
 		at    time.Duration
@@ -154,7 +154,7 @@ func openFakeClock(t *testing.T, dir string, devs []FakeDevice) (Probe, *lateClo
 // shown for it, and then is gone.
 func TestFakeAllocReleaseLag(t *testing.T) {
 	dir := t.TempDir()
-	devs := FakeSizes(16 * gi)
+	devs := fakeSizes(16 * gi)
 	p, clock := openFakeClock(t, dir, devs)
 	err := FakeAlloc(context.Background(), FakeAllocOptions{Size: 3 * gi, ReleaseLag: time.Minute,
 		Devices: "0", GPUs: devs, StateDir: dir, Sleep: func(context.Context, time.Duration) error { return nil }})
@@ -186,7 +186,7 @@ func TestFakeAllocKilledLingers(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	dir := t.TempDir()
-	devs := FakeSizes(8 * gi)
+	devs := fakeSizes(8 * gi)
 	p, clock := openFakeClock(t, dir, devs)
 	env := []string{
 		EnvFakeGPUs + "=" + FormatFakeSpec(devs), EnvFakeGPUState + "=" + dir,
@@ -253,7 +253,7 @@ func TestFakeReserveAndForeign(t *testing.T) {
 // process held and tried to allocate, as PyTorch 2.x prints it.
 func TestFakeAllocOutOfMemoryMessages(t *testing.T) {
 	dir := t.TempDir()
-	devs := FakeSizes(8 * gi)
+	devs := fakeSizes(8 * gi)
 	tests := []struct {
 		profile FakeProfile
 		want    string
@@ -284,7 +284,7 @@ func TestFakeAllocOutOfMemoryMessages(t *testing.T) {
 // device reads as free instead of failing every trial's measurement with EOF.
 func TestFakeClaimKilledWhileMade(t *testing.T) {
 	dir := t.TempDir()
-	p := openFakeT(t, dir, FakeSizes(8*gi))
+	p := openFakeT(t, dir, fakeSizes(8*gi))
 	uuid := devicesT(t, p)[0].UUID
 	path := filepath.Join(dir, uuid, "4177-b7cf6c56")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

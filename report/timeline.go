@@ -64,34 +64,74 @@ func (p *page) timeline() {
 // timelineRows gathers, per device, the tasks that ran there and its samples; devices in
 // the samples' order, then the others by UUID; tasks without a GPU last.
 func (p *page) timelineRows() []*tlRow {
-	var rows []*tlRow
-	byID := map[string]*tlRow{}
-	get := func(id string) *tlRow {
-		if r, ok := byID[id]; ok {
-			return r
+	rs := &tlRows{byID: map[string]*tlRow{}}
+	rs.sampled(p.samples)
+	var devs []string
+	for _, t := range p.run.Tasks {
+		devs = append(devs, t.Devices...)
+	}
+	slices.Sort(devs)
+	for _, id := range slices.Compact(devs) {
+		rs.get(id)
+	}
+	for _, t := range p.run.Tasks {
+		if t.StartedAt.IsZero() || t.Status == results.StatusSkipped {
+			continue
 		}
-		r := &tlRow{id: id, label: shortDevice(id)}
-		if id == "" {
-			r.label = "no GPU"
+		if len(t.Devices) == 0 {
+			r := rs.get("")
+			r.tasks = append(r.tasks, t)
 		}
-		byID[id] = r
-		rows = append(rows, r)
+		for _, d := range t.Devices {
+			rs.byID[d].tasks = append(rs.byID[d].tasks, t)
+		}
+	}
+	rows := rs.list
+	if r, ok := rs.byID[""]; ok { // no GPU last
+		rows = append(slices.DeleteFunc(rows, func(x *tlRow) bool { return x == r }), r)
+	}
+	for _, r := range rows {
+		slices.SortFunc(r.samples, func(a, b memPoint) int { return a.t.Compare(b.t) })
+	}
+	return rows
+}
+
+// tlRows are the timeline's rows as they are gathered, in order and by device UUID.
+type tlRows struct {
+	list []*tlRow
+	byID map[string]*tlRow
+}
+
+// get is the row of device id ("": no GPU), added when there is none yet.
+func (rs *tlRows) get(id string) *tlRow {
+	if r, ok := rs.byID[id]; ok {
 		return r
 	}
-	// The container's memory goes under the tasks on no GPU; merged runs (several Pods) have
-	// one container each, which one row cannot tell apart: theirs are left out.
+	r := &tlRow{id: id, label: shortDevice(id)}
+	if id == "" {
+		r.label = "no GPU"
+	}
+	rs.byID[id] = r
+	rs.list = append(rs.list, r)
+	return r
+}
+
+// sampled adds the samples' devices and what they held. The container's memory goes under
+// the tasks on no GPU; merged runs (several Pods) have one container each, which one row
+// cannot tell apart: theirs are left out.
+func (rs *tlRows) sampled(all []*results.GPUSamples) {
 	row := func(id string) (*tlRow, bool) {
 		if id != results.ContainerDevice {
-			return get(id), true
+			return rs.get(id), true
 		}
-		if len(p.samples) > 1 {
+		if len(all) > 1 {
 			return nil, false
 		}
-		r := get("")
+		r := rs.get("")
 		r.label = "container"
 		return r, true
 	}
-	for _, s := range p.samples {
+	for _, s := range all {
 		for _, d := range s.Devices {
 			r, ok := row(d.UUID)
 			if !ok {
@@ -110,33 +150,6 @@ func (p *page) timelineRows() []*tlRow {
 			}
 		}
 	}
-	var devs []string
-	for _, t := range p.run.Tasks {
-		devs = append(devs, t.Devices...)
-	}
-	slices.Sort(devs)
-	for _, id := range slices.Compact(devs) {
-		get(id)
-	}
-	for _, t := range p.run.Tasks {
-		if t.StartedAt.IsZero() || t.Status == results.StatusSkipped {
-			continue
-		}
-		if len(t.Devices) == 0 {
-			r := get("")
-			r.tasks = append(r.tasks, t)
-		}
-		for _, d := range t.Devices {
-			byID[d].tasks = append(byID[d].tasks, t)
-		}
-	}
-	if r, ok := byID[""]; ok { // no GPU last
-		rows = append(slices.DeleteFunc(rows, func(x *tlRow) bool { return x == r }), r)
-	}
-	for _, r := range rows {
-		slices.SortFunc(r.samples, func(a, b memPoint) int { return a.t.Compare(b.t) })
-	}
-	return rows
 }
 
 // span is the time the timeline covers: the run's, widened to every task and sample.

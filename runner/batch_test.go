@@ -41,8 +41,8 @@ func TestOutputBatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &countingWriter{}
-	res, err := Run(p, Options{Stdout: w, LogDir: filepath.Join(dir, "logs"), Mode: output.Plain,
-		Environ: []string{"PATH=" + os.Getenv("PATH")}})
+	res, err := Run(p, Options{Output: OutputOptions{Stdout: w, Mode: output.Plain},
+		Record: RecordOptions{LogDir: filepath.Join(dir, "logs")}, Environ: []string{"PATH=" + os.Getenv("PATH")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"github.com/runall/runall/claims"
-	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/s3sync"
 )
 
@@ -33,14 +31,14 @@ type claimer struct {
 	keys  map[*plan.Task]string // each trial's key in the queue
 	order []string              // the keys in plan order
 
-	mu     sync.Mutex
-	view   claims.View                // the queue as last listed
-	viewAt time.Time                  // when
-	held   map[*plan.Task]*trialLease // claims this runall holds
-	failed bool                       // a trial of the sweep failed, here or elsewhere
+	leases *heldClaims // the claims this runall holds
 
-	commands map[*plan.Task]bool // the trials' commands: whose failure fails the sweep
-	o        claimOptions
+	mu     sync.Mutex
+	view   claims.View // the queue as last listed
+	viewAt time.Time   // when
+	failed bool        // a trial of the sweep failed, as its records say (here: the lifecycle's)
+
+	o claimOptions
 }
 
 // claimOptions is what the claims take from the run.
@@ -95,17 +93,12 @@ func openClaims(ctx context.Context, store claims.Store, where string, lease tim
 	if err != nil {
 		return nil, false, fmt.Errorf("claims %s: %w", where, err)
 	}
-	c = &claimer{sweep: sweep, where: where, keys: keys, order: order, held: map[*plan.Task]*trialLease{},
-		o: o, commands: map[*plan.Task]bool{}}
-	for _, t := range o.plan.Trials() {
-		for _, cmd := range trialCommands(t) {
-			c.commands[cmd] = true
-		}
-	}
 	view, err := sweep.Refresh(ctx)
 	if err != nil {
-		return c, false, fmt.Errorf("claims %s: %w", where, err)
+		return nil, false, fmt.Errorf("claims %s: %w", where, err)
 	}
+	c = &claimer{sweep: sweep, where: where, keys: keys, order: order, o: o,
+		leases: &heldClaims{sweep: sweep, life: o.life, running: o.running, grace: o.grace, held: map[*plan.Task]*trialLease{}}}
 	for _, k := range order {
 		if !view.Done[k] {
 			return c, false, nil
@@ -156,15 +149,6 @@ func claimStoreS3(ctx context.Context, p *plan.Plan, base []string, prefix strin
 	return claims.NewS3(client, prefix)
 }
 
-// Event is the claims' consumer: a trial of the sweep that failed here fails the sweep.
-func (c *claimer) Event(ev event.Event, _ func(event.Event)) {
-	if ev.Kind == event.TaskEnded && ev.Final && ev.Status == results.StatusFailed && c.commands[ev.Task] {
-		c.mu.Lock()
-		c.failed = true
-		c.mu.Unlock()
-	}
-}
-
 // refresh lists the queue, and keeps the listing for takenElsewhere.
 func (c *claimer) refresh(ctx context.Context) (claims.View, error) {
 	v, err := c.sweep.Refresh(ctx)
@@ -190,90 +174,11 @@ func (c *claimer) refreshStale(ctx context.Context) {
 // takenElsewhere reports whether the last listing shows t done, or claimed by another
 // runall and not stale.
 func (c *claimer) takenElsewhere(t *plan.Task) bool {
+	if c.leases.holds(t) {
+		return false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := c.keys[t]
-	if c.held[t] != nil {
-		return false
-	}
 	return c.view.Done[key] || c.view.Claimed[key] && !c.sweep.Stale(key)
-}
-
-// holds reports whether this runall holds t's claim (a trial requeued after running out
-// of GPU memory keeps it).
-func (c *claimer) holds(t *plan.Task) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.held[t] != nil
-}
-
-// hold returns t's claim, claiming it now unless this runall already holds it. A new claim
-// is watched: should it be lost, the trial is stopped wherever it is.
-func (c *claimer) hold(ctx context.Context, t *plan.Task) (*trialLease, error) {
-	c.mu.Lock()
-	tl := c.held[t]
-	c.mu.Unlock()
-	if tl != nil {
-		if err := tl.lease.Err(); err != nil {
-			c.drop(t)
-			return nil, err
-		}
-		return tl, nil
-	}
-	l, err := c.sweep.Claim(ctx, c.keys[t])
-	if err != nil {
-		return nil, err
-	}
-	tl = &trialLease{lease: l, done: make(chan struct{})}
-	c.mu.Lock()
-	c.held[t] = tl
-	c.mu.Unlock()
-	go c.watch(t, tl)
-	return tl, nil
-}
-
-// drop forgets t's claim and stops watching it.
-func (c *claimer) drop(t *plan.Task) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if tl := c.held[t]; tl != nil {
-		close(tl.done)
-		delete(c.held, t)
-	}
-	c.o.running.Forget(t)
-}
-
-// releaseAll gives back the claims this runall still holds: it was stopped, or trials it
-// requeued never started again.
-func (c *claimer) releaseAll() {
-	c.mu.Lock()
-	held := c.held
-	c.held = map[*plan.Task]*trialLease{}
-	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for t, tl := range held {
-		close(tl.done)
-		c.o.running.Forget(t)
-		tl.lease.Release(ctx)
-	}
-}
-
-// trialLease is a claim this runall holds; done closes when it is no longer watched.
-type trialLease struct {
-	lease *claims.Lease
-	done  chan struct{}
-}
-
-// watch stops t's commands if its claim is lost while this runall holds it: SIGTERM, and
-// SIGKILL after --grace but no more than the twelfth of the lease left before another
-// runall may take it over. A trial that starts after the loss is stopped as it starts.
-func (c *claimer) watch(t *plan.Task, tl *trialLease) {
-	select {
-	case <-tl.done:
-	case <-tl.lease.Lost():
-		c.o.life.say(fmt.Sprintf("%s: %v: stopping it", t.Name, tl.lease.Err()))
-		c.o.running.StopAtStart(t, executor.Stop{Status: results.StatusFailed, Reason: tl.lease.Err().Error()},
-			min(c.o.grace, c.sweep.Lease()/12))
-	}
 }

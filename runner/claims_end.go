@@ -17,28 +17,25 @@ import (
 // record records a claimed trial's end for the whole sweep, unless its claim was lost: then
 // another runall runs it, and this one's outcome is not the sweep's.
 func (c *claimer) record(ctx context.Context, t *plan.Task) {
-	c.mu.Lock()
-	tl := c.held[t]
-	c.mu.Unlock()
+	tl := c.leases.get(t)
 	if tl == nil {
 		return
 	}
-	defer c.drop(t)
+	defer c.leases.drop(t)
 	if tl.lease.Err() != nil {
 		return // its commands were stopped, saying why
 	}
-	ledger, p := c.o.life.ledger, c.o.plan
+	p := c.o.plan
 	var ts []results.Task
 	failed, allOK := false, true
 	for _, cmd := range trialCommands(t) {
-		ledger.update(cmd, func(res *results.Task) {
-			ts = append(ts, *res)
-			ts[len(ts)-1].LogFile = c.o.logPath(cmd) // as results() names it
-			failed = failed || res.Status == results.StatusFailed
-			allOK = allOK && (res.Status == results.StatusOK || res.Status == results.StatusIgnored || res.Status == results.StatusPruned)
-		})
+		res := c.o.life.ledger.result(cmd)
+		res.LogFile = c.o.logPath(cmd) // as results() names it
+		ts = append(ts, res)
+		failed = failed || res.Status == results.StatusFailed
+		allOK = allOK && (res.Status == results.StatusOK || res.Status == results.StatusIgnored || res.Status == results.StatusPruned)
 	}
-	if _, _, sig := ledger.status(); sig != 0 && !allOK {
+	if sig := c.o.life.stoppedBy(); sig != 0 && !allOK {
 		// Stopped by SIGTERM/SIGINT (preemption, eviction, kubectl delete): the trial did not
 		// fail for good. Give it back so another runall runs it at once.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

@@ -60,7 +60,7 @@ func (s *claimSource) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
 			continue
 		}
 		left++
-		if !s.offered[t] && (!view.Claimed[key] || c.sweep.Stale(key) || c.holds(t)) {
+		if !s.offered[t] && (!view.Claimed[key] || c.sweep.Stale(key) || c.leases.holds(t)) {
 			s.offered[t] = true
 			open = append(open, &sched.Trial{Task: t})
 		}
@@ -82,7 +82,7 @@ func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
 		s.giveBack(t) // no request for what the last listing says is taken
 		return false
 	}
-	if _, err := c.hold(ctx, t); err != nil { // a claim lost from now on stops the trial, even before it runs
+	if _, err := c.leases.hold(ctx, t, c.keys[t]); err != nil { // a claim lost from now on stops the trial, even before it runs
 		if errors.Is(err, claims.ErrTaken) {
 			c.refreshStale(ctx) // the block's list is behind: skip what others took since
 		} else if !errors.Is(err, claims.ErrDone) {

@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"github.com/runall/runall/internal/claimstest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,7 +41,7 @@ func ranLines(t *testing.T, path string) []string {
 // TestClaimsShareTrials runs two runs of one file on one in-memory queue: each trial runs
 // in exactly one of them, and the other lists it as done elsewhere.
 func TestClaimsShareTrials(t *testing.T) {
-	store := claims.NewMem()
+	store := claimstest.NewMem()
 	out := filepath.Join(t.TempDir(), "ran")
 	file := sweepFile(out, 8, "0.05", 2)
 	var wg sync.WaitGroup
@@ -49,7 +50,7 @@ func TestClaimsShareTrials(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, _, err := runFile(t, file, Options{ClaimStore: store, Lease: 2 * time.Second})
+			r, _, err := runFile(t, file, Options{Claims: ClaimsOptions{Store: store, Lease: 2 * time.Second}})
 			if err != nil {
 				t.Errorf("run %d: %v", i, err)
 			}
@@ -78,13 +79,13 @@ func TestClaimsShareTrials(t *testing.T) {
 // TestClaimsOnlyWhatStarts checks that a run holds no more claims than it runs trials:
 // admission decides when it claims the next.
 func TestClaimsOnlyWhatStarts(t *testing.T) {
-	store := claims.NewMem()
+	store := claimstest.NewMem()
 	out := filepath.Join(t.TempDir(), "ran")
 	done := make(chan struct{})
 	most := 0
 	go func() {
 		defer close(done)
-		_, _, err := runFile(t, sweepFile(out, 4, "0.3", 1), Options{ClaimStore: store, Lease: 2 * time.Second})
+		_, _, err := runFile(t, sweepFile(out, 4, "0.3", 1), Options{Claims: ClaimsOptions{Store: store, Lease: 2 * time.Second}})
 		if err != nil {
 			t.Error(err)
 		}
@@ -111,7 +112,7 @@ func TestClaimsOnlyWhatStarts(t *testing.T) {
 // TestClaimsStoreOutage takes the store away for a moment, well inside the lease: the trial
 // goes on, and is recorded once the store is back.
 func TestClaimsStoreOutage(t *testing.T) {
-	store := claims.NewMem()
+	store := claimstest.NewMem()
 	out := filepath.Join(t.TempDir(), "ran")
 	go func() {
 		for !slices.ContainsFunc(store.Keys(), func(k string) bool { return strings.HasPrefix(k, "claims/") }) {
@@ -121,7 +122,7 @@ func TestClaimsStoreOutage(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		store.Fail(false)
 	}()
-	res, _, err := runFile(t, sweepFile(out, 1, "1.5", 1), Options{ClaimStore: store, Lease: 6 * time.Second})
+	res, _, err := runFile(t, sweepFile(out, 1, "1.5", 1), Options{Claims: ClaimsOptions{Store: store, Lease: 6 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestClaimsStoreOutage(t *testing.T) {
 	}
 }
 
-func claimKeyOf(m *claims.Mem) string {
+func claimKeyOf(m *claimstest.Mem) string {
 	for _, k := range m.Keys() {
 		if strings.HasPrefix(k, "claims/") {
 			return k
@@ -145,7 +146,7 @@ func claimKeyOf(m *claims.Mem) string {
 // TestClaimsStoreGoneStopsTrial takes the store away for good: the lease cannot be renewed,
 // so the trial is stopped rather than risk running twice.
 func TestClaimsStoreGoneStopsTrial(t *testing.T) {
-	store := claims.NewMem()
+	store := claimstest.NewMem()
 	out := filepath.Join(t.TempDir(), "ran")
 	go func() {
 		for claimKeyOf(store) == "" {
@@ -153,7 +154,7 @@ func TestClaimsStoreGoneStopsTrial(t *testing.T) {
 		}
 		store.Fail(true)
 	}()
-	res, output, err := runFile(t, sweepFile(out, 1, "30", 1), Options{ClaimStore: store, Lease: time.Second, Grace: time.Second})
+	res, output, err := runFile(t, sweepFile(out, 1, "30", 1), Options{Grace: time.Second, Claims: ClaimsOptions{Store: store, Lease: time.Second}})
 	if err == nil {
 		t.Fatalf("the run succeeded; want the trial stopped\n%s", output)
 	}
@@ -166,7 +167,7 @@ func TestClaimsStoreGoneStopsTrial(t *testing.T) {
 // is: the trial did not fail for good, so it is not recorded as done, and its claim is given
 // back for another runall to take at once rather than after the lease.
 func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
-	store := claims.NewMem()
+	store := claimstest.NewMem()
 	dir := t.TempDir()
 	out, quick := filepath.Join(dir, "ran"), filepath.Join(dir, "quick")
 	// Long in the first runall, quick in the next: the same trial, so the same sweep.
@@ -179,7 +180,7 @@ func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
 		}
 		sigs <- syscall.SIGTERM
 	}()
-	_, output, err := runFile(t, file, Options{ClaimStore: store, Lease: time.Hour, Grace: time.Second, Signals: sigs})
+	_, output, err := runFile(t, file, Options{Grace: time.Second, Signals: sigs, Claims: ClaimsOptions{Store: store, Lease: time.Hour}})
 	var ie *InterruptedError
 	if !errors.As(err, &ie) {
 		t.Fatalf("run: %v, want interrupted\n%s", err, output)
@@ -197,7 +198,7 @@ func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
 	if err := os.WriteFile(quick, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, output, err := runFile(t, file, Options{ClaimStore: store, Lease: time.Hour, Signals: stop})
+	res, output, err := runFile(t, file, Options{Signals: stop, Claims: ClaimsOptions{Store: store, Lease: time.Hour}})
 	if err != nil || res.Tasks[0].Status != results.StatusOK || !slices.Equal(ranLines(t, out), []string{"t00"}) {
 		t.Fatalf("the next runall did not run the given-back trial: %v\n%s", err, output)
 	}

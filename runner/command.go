@@ -43,29 +43,44 @@ func (cr commandResult) outcome() sched.Outcome {
 }
 
 // command is one command task while it runs: the executor's hooks for it. They keep its
-// log, the tails of its output for the failure report, its metrics, and whether it ran out
-// of GPU memory; they tell the run's stream what happens.
+// log, the tails of its output for the failure report, its metrics, and what its room in
+// GPU and host memory saw of running out; they tell the run's stream what happens. A
+// failed attempt is retried, or decides what follows (next): its trial goes back to the
+// line with a raised need, or it can never run here.
 type command struct {
-	life       *lifecycle
-	mask       *masker
-	gpu        *admit.Admitter // its placement's admitter; nil without one
-	t          *plan.Task
-	p          *admit.Placement
-	host       hostAttempt // its room in host memory, and the OOM kills that end it
-	h          *executor.Handle
-	log        *taskLog
-	cmd        string // the command line as prepared
-	before     int    // attempts in earlier admissions (a requeued trial's steps)
-	passedOver int    // told on the first attempt's start
-
+	life    *lifecycle
+	mask    *masker
+	t       *plan.Task
+	cmd     string // the command line as prepared
+	h       *executor.Handle
+	log     *taskLog
 	tails   tailBuffer
-	attempt int            // the attempt that runs now
-	oom     bool           // the current attempt printed a GPU out-of-memory error
-	said    admit.OOM      // what its error messages said
-	fatal   error          // why it cannot run here at all, found when it ran out of memory
-	requeue *commandResult // set when an attempt sent the trial back to the line
-	metrics metric.Set     // what it reported in its output, then its metrics file
-	reader  *metric.Reader // reads metrics from its stdout into metrics, in the task's formats
+	gpu     gpuAttempt  // its room on the GPUs, and what its output said of running out there
+	host    hostAttempt // its room in host memory, and the OOM kills that end it
+	metrics trialMetrics
+	turn    turn
+	next    verdict
+}
+
+// trialMetrics is what a command reported of its metrics: in its output (the reader reads
+// its stdout in the task's formats) and its metrics file at its end.
+type trialMetrics struct {
+	set    metric.Set
+	reader *metric.Reader
+}
+
+// turn counts a command's attempts.
+type turn struct {
+	before     int // attempts in earlier admissions (a requeued trial's steps)
+	now        int // the attempt that runs now
+	passedOver int // told on the first attempt's start
+}
+
+// verdict is what a failed attempt decided beyond a retry: the trial goes back to the line
+// with a new need (requeue), or it can never run here (fatal). Zero: neither.
+type verdict struct {
+	requeue *commandResult
+	fatal   error
 }
 
 func (c *command) hooks() executor.Hooks {
@@ -74,22 +89,21 @@ func (c *command) hooks() executor.Hooks {
 
 // onStart ties an attempt's process group to the trial's rooms in GPU and host memory.
 func (c *command) onStart(pgid int) {
-	if c.p != nil {
-		c.gpu.Started(c.p, pgid)
-	}
+	c.gpu.started(pgid)
 	c.host.started(pgid)
 }
 
 // started announces an attempt.
 func (c *command) started(n int) {
-	attempt := c.before + n
-	c.attempt, c.oom, c.said = attempt, false, admit.OOM{}
-	c.reader.Restart()
+	attempt := c.turn.before + n
+	c.turn.now = attempt
+	c.gpu.restart()
+	c.metrics.reader.Restart()
 	c.host.restart()
 	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.mask.Replace(c.cmd))
-	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.passedOver}
-	if c.p != nil {
-		ev.Devices, ev.Need = c.p.UUIDs, c.p.Need
+	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.turn.passedOver}
+	if p := c.gpu.p; p != nil {
+		ev.Devices, ev.Need = p.UUIDs, p.Need
 	}
 	c.life.emit(ev)
 }
@@ -99,26 +113,23 @@ func (c *command) onLine(n int, stream, line string) {
 	line = c.mask.Replace(line)
 	c.tails.add(stream, line)
 	if stream == "stdout" {
-		c.reader.Line(line)
+		c.metrics.reader.Line(line)
 	}
-	if c.p != nil {
-		c.oom = c.oom || admit.IsOOM(line)
-		c.said = c.said.Add(admit.ParseOOM(line))
-	}
+	c.gpu.line(line)
 	c.log.line(line)
-	c.life.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.before + n, Stream: stream, Line: line})
+	c.life.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.turn.before + n, Stream: stream, Line: line})
 }
 
 // metric tells the stream a value the command reported (a runall-metric line as it came, or
 // its metrics file at its end).
 func (c *command) metric(name string, v float64, step int) {
-	c.life.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.attempt, Metric: name, Value: v, Step: step})
+	c.life.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.turn.now, Metric: name, Value: v, Step: step})
 }
 
 // ended decides what follows a failed attempt: a retry, the trial back to the line when it
-// ran out of GPU memory, or the end.
+// ran out of memory (c.next), or the end.
 func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
-	t, attempt := c.t, c.before+n
+	t, attempt := c.t, c.turn.before+n
 	if out.OK() {
 		return false
 	}
@@ -127,20 +138,9 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	if c.h.Stopped() != nil {
 		return false
 	}
-	if c.hostOOM(attempt, out) {
+	if v, ranOut := c.ranOut(attempt, out); ranOut {
+		c.next = v
 		return false
-	}
-	if c.oom && c.p != nil && !c.life.halted() {
-		need, requeues, err := c.gpu.Requeue(c.p, c.said)
-		if err == nil {
-			c.requeued(attempt, out, requeues, "out of GPU memory; requeued")
-			c.requeue = &commandResult{oom: true, need: need}
-			return false
-		}
-		if errors.Is(err, admit.ErrNeverFits) {
-			c.fatal = err // no retry can help
-			return false
-		}
 	}
 	if !retry || c.life.halted() {
 		return false
@@ -151,23 +151,33 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	return true
 }
 
-// hostOOM takes a failed attempt that the kernel's OOM killer ended: it says so, and sends
-// the trial back to the line with a raised need, or fails it when no need can fit or its
-// oom-retries are spent. It reports whether the attempt was one.
-func (c *command) hostOOM(attempt int, out proc.Outcome) bool {
-	why, ok := c.host.oomKilled(out, c.life.halted() || c.life.ledger.stoppedBy() != 0)
-	if !ok {
-		return false
+// ranOut decides for an attempt that ran out of memory: the kernel's OOM killer took it
+// (memory:), or its output said the GPU ran out. Its trial goes back to the line with a
+// raised need, or fails when no need can fit or, for host memory, its oom-retries are
+// spent (a GPU trial whose oom-retries are spent is retried or fails as any other).
+// ranOut is false when it did not run out, or may not go again.
+func (c *command) ranOut(attempt int, out proc.Outcome) (verdict, bool) {
+	if why, ok := c.host.oomKilled(out, c.life.halted() || c.life.stoppedBy() != 0); ok {
+		c.log.mark("attempt %d: %s", attempt, why)
+		need, requeues, err := c.host.requeue()
+		if err != nil {
+			return verdict{fatal: err}, true
+		}
+		c.requeued(attempt, out, requeues, why+"; requeued")
+		return verdict{requeue: &commandResult{oom: true, need: need, why: hostadmit.RequeueReason(need)}}, true
 	}
-	c.log.mark("attempt %d: %s", attempt, why)
-	need, requeues, err := c.host.host.admit.Requeue(c.host.hp)
-	if err != nil {
-		c.fatal = err
-		return true
+	if !c.gpu.ranOut() || c.life.halted() {
+		return verdict{}, false
 	}
-	c.requeued(attempt, out, requeues, why+"; requeued")
-	c.requeue = &commandResult{oom: true, need: need, why: hostadmit.RequeueReason(need)}
-	return true
+	need, requeues, err := c.gpu.requeue()
+	switch {
+	case err == nil:
+		c.requeued(attempt, out, requeues, "out of GPU memory; requeued")
+		return verdict{requeue: &commandResult{oom: true, need: need}}, true
+	case errors.Is(err, admit.ErrNeverFits):
+		return verdict{fatal: err}, true // no retry can help
+	}
+	return verdict{}, false
 }
 
 // requeued records that an attempt ran out of memory (GPU, or host: the OOM killer) and its
@@ -182,7 +192,7 @@ func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason s
 // it; one a consumer stopped ends with the status it asked for.
 func (c *command) conclude(res executor.Result, env []string, d *event.Detail) commandResult {
 	t, out, life := c.t, res.Outcome, c.life
-	switch stop := life.ledger.stoppedBy(); {
+	switch stop := life.stoppedBy(); {
 	case out.OK():
 		exported := proc.ExportedChanges(env, out.Exported)
 		c.mask.learn(exported) // before a later task can print them
@@ -199,7 +209,7 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 		// signal it was sent to end it, and the exit code that made, are not.
 		life.finish(t, res.Stop.Status, out.ExitCode, "stopped: "+res.Stop.Reason, d)
 		if res.Stop.Status == results.StatusFailed {
-			life.ledger.fail(t.StopOnFailure)
+			life.fail(t.StopOnFailure)
 		}
 		return commandResult{}
 	case t.IgnoreFailure:
@@ -207,11 +217,11 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 		return commandResult{ok: true}
 	}
 	reason := c.failureReason(out)
-	if c.fatal != nil {
-		reason += ": " + c.fatal.Error()
+	if c.next.fatal != nil {
+		reason += ": " + c.next.fatal.Error()
 	}
 	life.finish(t, results.StatusFailed, out.ExitCode, reason, d)
-	life.ledger.fail(t.StopOnFailure)
+	life.fail(t.StopOnFailure)
 	return commandResult{}
 }
 
@@ -220,7 +230,7 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 func (c *command) paused(res executor.Result, d *event.Detail) commandResult {
 	out := res.Outcome
 	reason := res.Stop.Reason
-	c.life.emit(event.Event{Kind: event.TaskEnded, Paused: true, Task: c.t, Attempt: c.attempt, Status: results.StatusPaused,
+	c.life.emit(event.Event{Kind: event.TaskEnded, Paused: true, Task: c.t, Attempt: c.turn.now, Status: results.StatusPaused,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Detail: d})
 	return commandResult{paused: true, why: reason}
 }
@@ -235,7 +245,7 @@ func (c *command) failureReason(out proc.Outcome) string {
 		return out.Err.Error()
 	case out.TimedOut:
 		return fmt.Sprintf("timeout after %v", c.t.Timeout)
-	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && c.life.ledger.stoppedBy() == 0:
+	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && c.life.stoppedBy() == 0:
 		return c.host.outsideKill()
 	case out.ExitCode < 0 && out.Signal != 0:
 		return "killed by " + proc.SignalName(out.Signal)

@@ -30,7 +30,7 @@ func (r *trialResume) wrap(ctx context.Context, h executor.Hooks) executor.Hooks
 	h.Prepare = func(n int, env []string) ([]string, error) { return r.prepare(ctx, n, env) }
 	h.Started = func(n int) {
 		started(n)
-		r.c.reader.Resume(r.step)
+		r.c.metrics.reader.Resume(r.step)
 	}
 	h.Line = func(n int, stream, s string) {
 		line(n, stream, s)
@@ -42,7 +42,7 @@ func (r *trialResume) wrap(ctx context.Context, h executor.Hooks) executor.Hooks
 		r.end()
 		return ended(n, out, retry)
 	}
-	r.c.metrics.Observe(func(name string, v float64, step int) {
+	r.c.metrics.set.Observe(func(name string, v float64, step int) {
 		r.c.metric(name, v, step)
 		if r.cur != nil {
 			r.cur.keeper.Metric(name, v, step)
@@ -56,7 +56,7 @@ func (r *trialResume) wrap(ctx context.Context, h executor.Hooks) executor.Hooks
 // tells the script.
 func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]string, error) {
 	c := r.c
-	a, env, err := r.ckpts.begin(ctx, r.trial, r.dir, env, c.before+n, func(line string) {
+	a, env, err := r.ckpts.begin(ctx, r.trial, r.dir, env, c.turn.before+n, func(line string) {
 		c.log.mark("%s", line)
 		c.life.emit(event.Event{Kind: event.RunStatus, Task: c.t, Line: c.t.Name + ": " + line})
 	})
@@ -71,7 +71,7 @@ func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]strin
 	}
 	// The attempt's series is the kept one: values an earlier attempt reported past its
 	// last kept copy are reported again by this one.
-	c.metrics.Seed(series)
+	c.metrics.set.Seed(series)
 	return env, nil
 }
 
@@ -83,7 +83,7 @@ func (r *trialResume) line(s string) {
 	step, ok, err := checkpoint.ParseLine(s)
 	switch {
 	case err != nil:
-		r.c.metrics.Warn("%v", err)
+		r.c.metrics.set.Warn("%v", err)
 	case ok:
 		r.cur.keeper.Said(step)
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -25,7 +26,7 @@ func Run(p *plan.Plan, opts Options) (*results.Run, error) {
 func (r *runDriver) execute() (*results.Run, error) {
 	start := time.Now()
 	if r.opts.ReapOrphans {
-		defer reapWhileRunning(r.launch.procs)()
+		defer reapWhileRunning(r.launch.procs.table)()
 	}
 	r.openStream()
 	for _, note := range r.hist.Notes() {
@@ -59,40 +60,37 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 	if r.opts.claiming() {
 		ctx, stop := r.launch.halt.untilStop(ctx) // a stop ends the joining, however long it tries
 		defer stop()
-		c, complete, err := openClaims(ctx, r.opts.ClaimStore, r.opts.Claims, r.opts.Lease, r.launch.base, claimOptions{life: r.life, plan: r.plan,
-			runID: r.opts.RunID, running: r.launch.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
+		c, complete, err := openClaims(ctx, r.opts.Claims.Store, r.opts.Claims.Prefix, r.opts.Claims.Lease, r.base, claimOptions{life: r.life, plan: r.plan,
+			runID: r.opts.Record.RunID, running: r.launch.procs.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
 			learned: r.learnedGPU, mask: r.launch.mask})
-		if c != nil {
-			r.claims = c
-			r.life.stream.Add(c)
-		}
 		if err != nil {
 			skipAll(err)
-			if r.stopped() {
+			if r.life.stopped() {
 				return nil // a signal ended the joining: the exit code is the signal's
 			}
 			return err
 		}
+		r.claims = c
 		if complete {
 			return c.skipComplete(ctx)
 		}
 	}
 	if err := r.s3.start(ctx); err != nil {
 		skipAll(err)
-		if r.stopped() {
+		if r.life.stopped() {
 			return nil // a signal cancelled the downloads: the exit code is the signal's
 		}
 		return err
 	}
 	defer r.startAdmission(ctx)()
-	r.runTasks(ctx, r.plan.Tasks, r.launch.base)
+	r.runTasks(ctx, r.plan.Tasks, r.base)
 	return r.claims.end(ctx)
 }
 
 // startAdmission starts measuring the GPUs and the host's memory, keeping samples of the
 // GPUs' and the container's memory for the report; the returned func stops it.
 func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
-	gpu, host := r.launch.rooms.gpu, r.launch.host
+	gpu, host := r.launch.rooms.gpu, r.launch.rooms.mem
 	if gpu == nil && host.admit == nil {
 		return func() {} // nothing is measured: no GPU, no memory:
 	}
@@ -119,9 +117,13 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 		r.life.say("could not save run history: " + err.Error())
 	}
 	r.life.emit(event.Event{Kind: event.RunEnded, Status: res.Status, Results: res})
-	closeErr := r.out.close(res)
+	res, recErr := r.rec.wait(res)
+	lost, closeErr := r.out.close(res)
+	if lost != "" {
+		fmt.Fprintln(r.opts.Output.Stderr, "runall: "+lost)
+	}
 	r.launch.logs.close()
-	_, failed, interrupted := r.life.ledger.status()
+	_, failed, interrupted := r.life.outcome()
 	failed = failed || r.claims.sweepFailed()
 	switch {
 	case runErr != nil:
@@ -130,8 +132,8 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 		return res, &InterruptedError{Signal: interrupted}
 	case failed:
 		return res, ErrTaskFailed
-	case r.rec.Err() != nil:
-		return res, r.rec.Err()
+	case recErr != nil:
+		return res, recErr
 	case len(res.LogErrors) > 0:
 		return res, r.launch.logs.incomplete()
 	}
@@ -142,10 +144,10 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 // order, unseen the status of a task no event told of (skipped once the run ended: it
 // never started; pending while the run goes on).
 func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run {
-	status, _, _ := r.life.ledger.status()
+	status, _, _ := r.life.outcome()
 	logs := r.launch.logs
 	res := &results.Run{
-		File: r.plan.File, RunID: r.opts.RunID, StartedAt: start, FinishedAt: time.Now(),
+		File: r.plan.File, RunID: r.opts.Record.RunID, StartedAt: start, FinishedAt: time.Now(),
 		LogDir: r.opts.runDir(), Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.taskLogPath, unseen),
 	}
 	if r.opts.Shard.active() {
@@ -155,7 +157,7 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 		res.LearnedGPUMemory = r.learnedGPU()
 		res.GPUProcessIDs = gpu.admit.PIDs().String()
 	}
-	if host := r.launch.host; host.admit != nil {
+	if host := r.launch.rooms.mem; host.admit != nil {
 		res.LearnedHostMemory = host.learnedByName(r.plan)
 	}
 	res.LogParams = r.plan.LogParams

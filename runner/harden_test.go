@@ -242,7 +242,7 @@ tasks:
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	res, err := Run(p, Options{RunID: id, LogDir: logDir, Stdout: &buf, Environ: []string{"PATH=" + os.Getenv("PATH")}})
+	res, err := Run(p, Options{Environ: []string{"PATH=" + os.Getenv("PATH")}, Output: OutputOptions{Stdout: &buf}, Record: RecordOptions{RunID: id, LogDir: logDir}})
 	out := buf.String()
 	if !errors.Is(err, ErrIncompleteRecord) {
 		t.Errorf("got %v, want ErrIncompleteRecord\n%s", err, out)

@@ -99,6 +99,12 @@ func (a *hostAttempt) oomKilled(out proc.Outcome, stopped bool) (why string, ok 
 	return why, ok
 }
 
+// requeue is the host admitter's answer to an attempt the OOM killer took (oomKilled):
+// the need its trial goes again with, or why it cannot.
+func (a *hostAttempt) requeue() (need uint64, requeues int, err error) {
+	return a.host.admit.Requeue(a.hp)
+}
+
 // outsideKill says what killed an attempt that died of a SIGKILL runall did not send: the
 // kernel's OOM killer for certain when the container's counter rose while it ran (a trial
 // with memory: says so with the use before the kill, in oomKilled).
@@ -115,7 +121,7 @@ func (a *hostAttempt) outsideKill() string {
 // detail tells the trial's result the most its processes held in host memory.
 func (a *hostAttempt) detail(d *event.Detail) {
 	if a.hp != nil {
-		d.OnHost, d.PeakHostMemory, d.HostMemory = true, a.host.admit.Peak(a.hp), a.hp.Need
+		d.OnHost, d.PeakHostMemory, d.HostMemory = true, a.host.admit.Peak(a.hp), a.host.admit.Need(a.hp)
 	}
 }
 

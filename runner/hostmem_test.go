@@ -37,7 +37,7 @@ tasks:
         cmd: 'true'
       - name: free
         cmd: sleep 0.3
-`, Options{HostMemory: fixedMemory{m: hostmem.Memory{Limit: 1 << 30, Limited: true, Used: 300 << 20}}})
+`, Options{Resources: ResourceOptions{HostMemory: fixedMemory{m: hostmem.Memory{Limit: 1 << 30, Limited: true, Used: 300 << 20}}}})
 	if err == nil {
 		t.Fatalf("the run should fail: huge cannot fit\n%s", out)
 	}
@@ -76,7 +76,7 @@ tasks:
     parallel-tasks:
       - {name: a, cmd: 'true'}
       - {name: b, cmd: 'true'}
-`, Options{HostMemory: fixedMemory{err: errors.New("memory.max: permission denied")}})
+`, Options{Resources: ResourceOptions{HostMemory: fixedMemory{err: errors.New("memory.max: permission denied")}}})
 	if err != nil || byName(res)["a"].Status != "ok" || byName(res)["b"].Status != "ok" {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
@@ -99,7 +99,7 @@ tasks:
       - name: t<replace>
         cmd: `+fakeAlloc("14GiB", "300ms")+`
         for-each: [1, 2, 3, 4]
-`, Options{Probe: fakeGPUs(t, 32<<30), HostMemory: fixedMemory{m: hostmem.Memory{Limit: 1 << 30, Limited: true, Used: 100 << 20}}})
+`, Options{Resources: ResourceOptions{Probe: fakeGPUs(t, 32<<30), HostMemory: fixedMemory{m: hostmem.Memory{Limit: 1 << 30, Limited: true, Used: 100 << 20}}}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

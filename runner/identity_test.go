@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"github.com/runall/runall/internal/claimstest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -82,11 +83,11 @@ tasks:
         timeout: 1h
 `
 	for _, other := range []string{strings.Replace(file, "/data/a", "/data/b", 1), strings.Replace(file, "1h", "2h", 1)} {
-		store := claims.NewMem()
-		if _, out, err := runFile(t, file, Options{ClaimStore: store, Lease: time.Minute}); err != nil {
+		store := claimstest.NewMem()
+		if _, out, err := runFile(t, file, Options{Claims: ClaimsOptions{Store: store, Lease: time.Minute}}); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		_, out, err := runFile(t, other, Options{ClaimStore: store, Lease: time.Minute})
+		_, out, err := runFile(t, other, Options{Claims: ClaimsOptions{Store: store, Lease: time.Minute}})
 		if !errors.Is(err, claims.ErrOtherSweep) {
 			t.Errorf("a file whose trial differs joined the sweep: %v\n%s", err, out)
 		}

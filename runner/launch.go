@@ -21,8 +21,7 @@ import (
 // nothing of where trials come from.
 type launcher struct {
 	life    *lifecycle
-	procs   *proc.Table       // running commands' process groups
-	running *executor.Running // running trials, for consumers that stop one
+	procs   processes
 	logs    *logs
 	scripts *scripts   // url: downloads, directories
 	halt    *stopping  // the signals' effect on downloads (signals.go)
@@ -31,29 +30,34 @@ type launcher struct {
 	mask    *masker
 	rooms   rooms        // the resources trials are admitted by, and each running trial's room in them
 	ckpts   *checkpoints // trials' checkpoint: directories; nil when no trial sets one
-	host    *hostMemory
 	fw      framework.Framework
-	base    []string // the run's environment (baseEnv)
+}
+
+// processes are how the launcher's commands run and are stopped: their process groups, the
+// running trials (for consumers that stop one), and the grace between SIGTERM and SIGKILL.
+type processes struct {
+	table   *proc.Table
+	running *executor.Running
 	grace   time.Duration
 }
 
 // runTop runs a top-level command, admitted as a trial of one.
 func (l *launcher) runTop(ctx context.Context, tr *sched.Trial, env []string) commandResult {
-	return l.runCommand(ctx, tr, tr.Task, env, true, executor.NewHandle(l.procs))
+	return l.runCommand(ctx, tr, tr.Task, env, true, executor.NewHandle(l.procs.table))
 }
 
 // runTrial runs a parallel child: a command, or its own sequence of steps, on its placement.
-// While it runs, a consumer may stop it through l.running.
+// While it runs, a consumer may stop it through l.procs.running.
 func (l *launcher) runTrial(ctx context.Context, tr *sched.Trial, env []string) sched.Outcome {
 	t := tr.Task
 	if reason, skip := l.stop.gate(); skip { // stop-when met: no new trial starts
 		l.life.skip(t, reason)
 		return sched.Outcome{}
 	}
-	h := executor.NewHandle(l.procs)
-	defer l.running.Add(t, h)()
+	h := executor.NewHandle(l.procs.table)
+	defer l.procs.running.Add(t, h)()
 	for _, s := range t.Steps {
-		defer l.running.Add(s, h)()
+		defer l.procs.running.Add(s, h)()
 	}
 	if len(t.Steps) == 0 {
 		return l.runCommand(ctx, tr, t, env, false, h).outcome()
@@ -95,7 +99,7 @@ func (l *launcher) stepSkipReason(h *executor.Handle) string {
 	if st := h.Stopped(); st != nil {
 		return "not started: the trial was stopped: " + st.Reason
 	}
-	return l.life.ledger.haltReason()
+	return l.life.haltReason()
 }
 
 // runCommand runs one command task of trial tr (tr.Task itself, or one of its steps) with
@@ -112,28 +116,28 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		failPrepare(l.life, t, err) // a failed download, md5 or cwd fails the run too
 		return commandResult{}
 	}
-	c := &command{life: l.life, mask: l.mask, t: t, host: hostAttempt{host: l.host, hp: l.rooms.hostPlacement(tr)},
-		log: log, cmd: cmdline, before: l.life.ledger.attempts(t), h: h}
+	c := &command{life: l.life, mask: l.mask, t: t, host: hostAttempt{host: l.rooms.mem, hp: l.rooms.hostPlacement(tr)},
+		log: log, cmd: cmdline, turn: turn{before: l.life.ledger.attempts(t)}, h: h}
 	if p := l.rooms.placement(tr); p != nil {
-		c.gpu, c.p = l.rooms.gpu.admit, p
+		c.gpu = gpuAttempt{admit: l.rooms.gpu.admit, p: p}
 	}
 	if first := trialCommands(tr.Task)[0]; first == t {
-		c.passedOver = tr.PassedOver
+		c.turn.passedOver = tr.PassedOver
 	}
-	c.metrics.Observe(c.metric)
-	c.reader = metric.NewReader(&c.metrics, t.MetricFormats)
-	env = l.taskEnv(t, env, c.p)
+	c.metrics.set.Observe(c.metric)
+	c.metrics.reader = metric.NewReader(&c.metrics.set, t.MetricFormats)
+	env = l.taskEnv(t, env, c.gpu.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
-		Procs: l.procs, KillWait: l.grace, Mask: l.mask, OnStart: c.onStart}
+		Procs: l.procs.table, KillWait: l.procs.grace, Mask: l.mask, OnStart: c.onStart}
 	hooks := c.hooks()
 	var resume *trialResume
 	if tr.Task.Checkpoint != nil && l.ckpts != nil {
-		resume = &trialResume{c: c, ckpts: l.ckpts, trial: tr.Task, dir: dir, stopped: func() bool { return l.life.ledger.stoppedBy() != 0 }}
+		resume = &trialResume{c: c, ckpts: l.ckpts, trial: tr.Task, dir: dir, stopped: func() bool { return l.life.stoppedBy() != 0 }}
 		hooks = resume.wrap(ctx, hooks)
 	}
 	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, hooks)
-	if c.requeue != nil {
-		return *c.requeue
+	if c.next.requeue != nil {
+		return *c.next.requeue
 	}
 	d := c.detail(dir, env, res.Outcome)
 	if resume != nil {
@@ -163,11 +167,7 @@ func (l *launcher) taskEnv(t *plan.Task, env []string, p *admit.Placement) []str
 // ended its last attempt.
 func (c *command) detail(dir string, env []string, out proc.Outcome) *event.Detail {
 	d := &event.Detail{StdoutTail: c.tails.lines("stdout"), StderrTail: c.tails.lines("stderr")}
-	if c.p != nil {
-		peak, source := c.gpu.Peak(c.p)
-		d.OnGPU, d.PeakGPUMemory, d.PeakGPUMemorySource = true, peak, string(source)
-		d.GPUMemory = c.gpu.Need(c.p) // a learned or raised need, settled to its peak
-	}
+	c.gpu.detail(d)
 	c.host.detail(d)
 	d.Metrics, d.MetricSeries, d.MetricWarnings = c.readMetrics(dir, env, out.OK())
 	if out.Signal != 0 {

@@ -4,38 +4,35 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
 )
 
-// ledger is the record of a run: each command's result, kept by the run's events (it is
-// their first consumer), and whether the run was halted, failed or interrupted. gather
-// reads it at the end, and whenever the live report asks for the results so far.
+// ledger is the record of a run's tasks: each command's result, kept by the run's events
+// alone (it is their first consumer). The parts of the run read a task's result from it
+// (result, attempts), the run's end gathers them all (tasks), and so does the live report
+// whenever it asks for the results so far; whether the run goes on is the lifecycle's
+// (lifecycle.go).
 type ledger struct {
 	mask *masker
 
-	mu          sync.Mutex
-	byID        map[int]*results.Task // results of command tasks, by Task.ID
-	byIDLive    map[int]*liveTask     // what tasks that have not ended reported so far, by Task.ID
-	halted      bool                  // no new task starts
-	failed      bool                  // a task failed and its failure was not ignored
-	interrupted syscall.Signal        // 0 unless a signal stopped the run
+	mu       sync.Mutex
+	byID     map[int]*results.Task // results of command tasks, by Task.ID
+	byIDLive map[int]*liveTask     // what tasks that have not ended reported so far, by Task.ID
 }
 
 func newLedger(mask *masker) *ledger {
 	return &ledger{mask: mask, byID: map[int]*results.Task{}, byIDLive: map[int]*liveTask{}}
 }
 
-// update runs fn on t's result under the ledger's lock.
-func (l *ledger) update(t *plan.Task, fn func(res *results.Task)) {
+// result is t's result so far.
+func (l *ledger) result(t *plan.Task) results.Task {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fn(l.resultLocked(t))
+	return *l.resultLocked(t)
 }
 
 func (l *ledger) resultLocked(t *plan.Task) *results.Task {
@@ -45,58 +42,6 @@ func (l *ledger) resultLocked(t *plan.Task) *results.Task {
 		l.byID[t.ID] = res
 	}
 	return res
-}
-
-// halt stops new tasks from starting.
-func (l *ledger) halt() {
-	l.mu.Lock()
-	l.halted = true
-	l.mu.Unlock()
-}
-
-func (l *ledger) isHalted() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.halted
-}
-
-// interrupt records the signal that stops the run; it reports whether it was the first.
-func (l *ledger) interrupt(sig syscall.Signal) (first bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	first = l.interrupted == 0
-	if first {
-		l.interrupted = sig
-	}
-	l.halted = true
-	return first
-}
-
-// stoppedBy is the signal that stopped the run, 0 while it runs on.
-func (l *ledger) stoppedBy() syscall.Signal {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.interrupted
-}
-
-// fail records a failure that was not ignored; stop-on-failure halts the run.
-func (l *ledger) fail(stopOnFailure bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.failed = true
-	if stopOnFailure {
-		l.halted = true
-	}
-}
-
-// haltReason is why a task that was never started was skipped.
-func (l *ledger) haltReason() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.interrupted != 0 {
-		return "not started: runall was stopped by " + proc.SignalName(l.interrupted)
-	}
-	return "not started: an earlier task failed (stop-on-failure)"
 }
 
 // Event records what the run's events say of a task: the results recorder. It learns a
@@ -226,20 +171,6 @@ func withLog(r results.Task, path string) results.Task {
 		r.LogFile = path
 	}
 	return r
-}
-
-// status is the run's outcome so far.
-func (l *ledger) status() (status results.Status, failed bool, interrupted syscall.Signal) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	status = results.StatusOK
-	switch {
-	case l.failed:
-		status = results.StatusFailed
-	case l.interrupted != 0:
-		status = results.StatusStopped
-	}
-	return status, l.failed, l.interrupted
 }
 
 // paramsOf is a task's for-each or matrix values as its result records them.

@@ -26,8 +26,7 @@ func TestLedgerLearnsFromEvents(t *testing.T) {
 			OnHost: true, HostMemory: 1 << 30, PeakHostMemory: 900 << 20, Signal: "SIGKILL",
 			Metrics: map[string]float64{"loss": 0.5}, MetricSeries: map[string][]float64{"loss": {0.9, 0.5}},
 			MetricWarnings: []string{"metrics file: not found"}}})
-	var got results.Task
-	l.update(task, func(r *results.Task) { got = *r })
+	got := l.result(task)
 	if got.Status != results.StatusFailed || got.Attempts != 2 || got.OOMRequeues != 1 || got.Signal != "SIGKILL" {
 		t.Errorf("status %s, attempts %d, requeues %d, signal %q; want failed, 2, 1, SIGKILL", got.Status, got.Attempts, got.OOMRequeues, got.Signal)
 	}

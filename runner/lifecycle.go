@@ -2,18 +2,33 @@ package runner
 
 import (
 	"slices"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
 )
 
 // lifecycle is how the parts of a run tell the one stream what happens to a task, and
-// ask the ledger whether the run goes on. Every part gets it; none reaches the run.
+// whether the run goes on: halted (no new task starts), failed (a task failed and its
+// failure was not ignored), stopped by a signal. Every part gets it; none reaches the run.
+// The results of the tasks are the ledger's, a consumer of the stream.
 type lifecycle struct {
 	stream *event.Stream
 	ledger *ledger
+	made   *madeTasks // the tasks made as the run went (a sampler's trials), for the outputs
+
+	mu          sync.Mutex
+	halt        bool           // no new task starts
+	failed      bool           // a task failed and its failure was not ignored
+	interrupted syscall.Signal // 0 unless a signal stopped the run
+}
+
+func newLifecycle(mask *masker) *lifecycle {
+	return &lifecycle{stream: &event.Stream{}, ledger: newLedger(mask), made: &madeTasks{}}
 }
 
 // emit sends ev on the run's stream.
@@ -23,7 +38,64 @@ func (l *lifecycle) emit(ev event.Event) { l.stream.Emit(ev) }
 func (l *lifecycle) say(line string) { l.emit(event.Event{Kind: event.RunStatus, Line: line}) }
 
 // halted reports whether new tasks must not start.
-func (l *lifecycle) halted() bool { return l.ledger.isHalted() }
+func (l *lifecycle) halted() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.halt
+}
+
+// fail records a failure that was not ignored; stop-on-failure halts the run.
+func (l *lifecycle) fail(stopOnFailure bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.failed = true
+	l.halt = l.halt || stopOnFailure
+}
+
+// interrupt records the signal that stops the run, and halts it; it reports whether it
+// was the first.
+func (l *lifecycle) interrupt(sig syscall.Signal) (first bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first = l.interrupted == 0
+	if first {
+		l.interrupted = sig
+	}
+	l.halt = true
+	return first
+}
+
+// stoppedBy is the signal that stopped the run, 0 while it runs on.
+func (l *lifecycle) stoppedBy() syscall.Signal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.interrupted
+}
+
+// stopped reports whether a signal stopped the run.
+func (l *lifecycle) stopped() bool { return l.stoppedBy() != 0 }
+
+// haltReason is why a task that was never started was skipped.
+func (l *lifecycle) haltReason() string {
+	if sig := l.stoppedBy(); sig != 0 {
+		return "not started: runall was stopped by " + proc.SignalName(sig)
+	}
+	return "not started: an earlier task failed (stop-on-failure)"
+}
+
+// outcome is the run's status so far: failed, stopped by a signal, or ok.
+func (l *lifecycle) outcome() (status results.Status, failed bool, interrupted syscall.Signal) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	status = results.StatusOK
+	switch {
+	case l.failed:
+		status = results.StatusFailed
+	case l.interrupted != 0:
+		status = results.StatusStopped
+	}
+	return status, l.failed, l.interrupted
+}
 
 // finish ends a task for good: its final event, which the results recorder and every other
 // consumer take. d holds what the command learned as it ran (nil when it never ran).
@@ -46,7 +118,7 @@ func (l *lifecycle) failUnrunnable(t *plan.Task, reason string) {
 		return
 	}
 	l.finish(t, results.StatusFailed, -1, reason, nil)
-	l.ledger.fail(t.StopOnFailure)
+	l.fail(t.StopOnFailure)
 }
 
 // skip marks a task (and everything in it) as not run.
@@ -62,7 +134,9 @@ func (l *lifecycle) skip(t *plan.Task, reason string) {
 
 // skipAll halts the run and skips every task: what the tasks needed could not start.
 func (l *lifecycle) skipAll(tasks []*plan.Task, reason string) {
-	l.ledger.halt()
+	l.mu.Lock()
+	l.halt = true
+	l.mu.Unlock()
 	for _, t := range tasks {
 		l.skip(t, reason)
 	}

@@ -36,7 +36,7 @@ tasks:
             echo "{\"number\": $n, \"params\": {\"api_token\": \"`+token+`\", \"key\": \"`+key+`\"}}"
           tell: 'true'
         trials: 2
-`, Options{Environ: []string{"WANDB_API_KEY=" + key}, ResultsFile: resultsFile})
+`, Options{Environ: []string{"WANDB_API_KEY=" + key}, Record: RecordOptions{ResultsFile: resultsFile}})
 	if err == nil {
 		t.Fatalf("the failing ask did not fail the run\n%s", out)
 	}

@@ -18,9 +18,7 @@ import (
 type metrics struct {
 	reg       *prometheus.Registry
 	tasks     *prometheus.GaugeVec // by state
-	gpuFree   *prometheus.GaugeVec
-	gpuRes    *prometheus.GaugeVec
-	gpuTotal  *prometheus.GaugeVec
+	gpu       gpuGauges
 	durations *prometheus.HistogramVec
 	ooms      prometheus.Counter
 	s3Bytes   *prometheus.CounterVec
@@ -34,21 +32,28 @@ type metrics struct {
 	total, done int
 }
 
+// gpuGauges are each GPU's memory, by index and UUID.
+type gpuGauges struct {
+	free, reserved, total *prometheus.GaugeVec
+}
+
 func newMetrics(p *plan.Plan) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(), running: map[*plan.Task]bool{},
 		tasks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "runall_tasks", Help: "Command tasks by state: pending, running, ok, failed, ignored, skipped.",
 		}, []string{"state"}),
-		gpuFree: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "runall_gpu_memory_free_bytes", Help: "Measured free memory of each GPU.",
-		}, []string{"gpu", "uuid"}),
-		gpuRes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "runall_gpu_memory_reserved_bytes", Help: "Memory reserved for trials that have started but not yet allocated their need.",
-		}, []string{"gpu", "uuid"}),
-		gpuTotal: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "runall_gpu_memory_total_bytes", Help: "Total memory of each GPU.",
-		}, []string{"gpu", "uuid"}),
+		gpu: gpuGauges{
+			free: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "runall_gpu_memory_free_bytes", Help: "Measured free memory of each GPU.",
+			}, []string{"gpu", "uuid"}),
+			reserved: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "runall_gpu_memory_reserved_bytes", Help: "Memory reserved for trials that have started but not yet allocated their need.",
+			}, []string{"gpu", "uuid"}),
+			total: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "runall_gpu_memory_total_bytes", Help: "Total memory of each GPU.",
+			}, []string{"gpu", "uuid"}),
+		},
 		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "runall_task_duration_seconds", Help: "How long finished tasks ran; kind is trial (GPU) or task.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 16),
@@ -63,7 +68,7 @@ func newMetrics(p *plan.Plan) *metrics {
 			Name: "runall_s3_files_transferred_total", Help: "Files transferred to and from S3.",
 		}, []string{"direction"}),
 	}
-	m.reg.MustRegister(m.tasks, m.gpuFree, m.gpuRes, m.gpuTotal, m.durations, m.ooms, m.s3Bytes, m.s3Files,
+	m.reg.MustRegister(m.tasks, m.gpu.free, m.gpu.reserved, m.gpu.total, m.durations, m.ooms, m.s3Bytes, m.s3Files,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	if p.NeedsHost() {
 		m.hostMem = newHostGauges(m.reg)
@@ -134,10 +139,10 @@ func (m *metrics) gpus(s admit.Sample) {
 	reserved := s.Reserved
 	for i, d := range s.Devices {
 		idx := strconv.Itoa(d.Index)
-		m.gpuFree.WithLabelValues(idx, d.UUID).Set(float64(d.Free))
-		m.gpuTotal.WithLabelValues(idx, d.UUID).Set(float64(d.Total))
+		m.gpu.free.WithLabelValues(idx, d.UUID).Set(float64(d.Free))
+		m.gpu.total.WithLabelValues(idx, d.UUID).Set(float64(d.Total))
 		if i < len(reserved) {
-			m.gpuRes.WithLabelValues(idx, d.UUID).Set(float64(reserved[i]))
+			m.gpu.reserved.WithLabelValues(idx, d.UUID).Set(float64(reserved[i]))
 		}
 	}
 }

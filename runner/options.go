@@ -18,45 +18,25 @@ import (
 
 // Options configures a run. The zero value of each field is a sane default.
 type Options struct {
-	Stdout      io.Writer
-	Mode        output.Mode
-	Color       bool
-	Width       func() int
-	StatusEvery time.Duration // plain output's status line (default 30s)
+	Output OutputOptions // how the run is shown
+	Record RecordOptions // where it leaves its logs, results and report
 
-	Environ     []string      // runall's own environment, the base of every task's
-	LogDir      string        // default ./.runall/logs; each run writes <LogDir>/<run-id>/
-	RunID       string        // default: a timestamp and a random suffix
-	ResultsFile string        // --results: a JSON summary of the run
-	Grace       time.Duration // between SIGTERM and SIGKILL when stopping (default 20s)
+	Environ []string      // runall's own environment, the base of every task's
+	Grace   time.Duration // between SIGTERM and SIGKILL when stopping (default 20s)
 
 	// Signals delivers SIGINT/SIGTERM/SIGHUP. The first stops the run gracefully (and its
 	// downloads at once), a second kills at once and ends the final uploads.
 	Signals <-chan os.Signal
 
-	Probe    gpu.Probe // nil when there is no GPU; ProbeErr says why
-	ProbeErr error
-	NoGPU    bool // run GPU tasks with max-parallel-commands as the only limit
-	// HostMemory measures the container's memory for memory: (nil: its memory cgroup, found
-	// from /proc).
-	HostMemory hostadmit.Reader
+	Resources ResourceOptions // the GPUs and the container's memory trials are admitted by
 
-	Shard Shard // run only this shard's share of the trials
-	Fresh bool  // ignore resume markers from earlier runs
-
-	// Claims is an s3:// prefix through which runalls with the same task file share one
-	// queue of its trials (see claims.go); "" = every trial runs here.
-	Claims     string
-	Lease      time.Duration // how long a claim holds without renewal (default DefaultLease)
-	ClaimStore claims.Store  // the queue's store instead of Claims' S3 prefix (tests)
+	Shard  Shard         // run only this shard's share of the trials
+	Fresh  bool          // ignore resume markers from earlier runs
+	Claims ClaimsOptions // a sweep shared with other runalls (--claims)
 
 	// Server shows the run while it goes: the live report, its state as JSON, Prometheus
 	// metrics (the CLI's --serve passes one); nil: none.
 	Server Server
-
-	// Report draws the run's HTML report into its log directory (the CLI passes
-	// report.WriteRun); nil: no report. The runner does not know how a report looks.
-	Report func(w io.Writer, res *results.Run, samples *results.GPUSamples) error
 
 	// Consumers are told every event of the run, after runall's own consumers (the
 	// results, Prometheus, stop-when) and before the output.
@@ -67,27 +47,69 @@ type Options struct {
 	ReapOrphans bool
 }
 
+// OutputOptions say how a run is shown.
+type OutputOptions struct {
+	Stdout      io.Writer
+	Stderr      io.Writer // where runall says what a stdout it could not write lost
+	Mode        output.Mode
+	Color       bool
+	Width       func() int
+	StatusEvery time.Duration // plain output's status line (default 30s)
+}
+
+// RecordOptions say where a run leaves its record.
+type RecordOptions struct {
+	LogDir      string // default ./.runall/logs; each run writes <LogDir>/<run-id>/
+	RunID       string // default: a timestamp and a random suffix
+	ResultsFile string // --results: a JSON summary of the run
+	// Report draws the run's HTML report into its log directory (the CLI passes
+	// report.WriteRun); nil: no report. The runner does not know how a report looks.
+	Report func(w io.Writer, res *results.Run, samples *results.GPUSamples) error
+}
+
+// ResourceOptions are what trials are admitted by.
+type ResourceOptions struct {
+	Probe    gpu.Probe // nil when there is no GPU; ProbeErr says why
+	ProbeErr error
+	NoGPU    bool // run GPU tasks with max-parallel-commands as the only limit
+	// HostMemory measures the container's memory for memory: (nil: its memory cgroup, found
+	// from /proc).
+	HostMemory hostadmit.Reader
+}
+
+// ClaimsOptions share a sweep's trials with other runalls through one queue (claims.go).
+type ClaimsOptions struct {
+	// Prefix is an s3:// prefix through which runalls with the same task file share one
+	// queue of its trials; "" = every trial runs here.
+	Prefix string
+	Lease  time.Duration // how long a claim holds without renewal (default DefaultLease)
+	Store  claims.Store  // the queue's store instead of Prefix's S3 (tests)
+}
+
 func (o Options) withDefaults() Options {
-	if o.Stdout == nil {
-		o.Stdout = io.Discard
+	if o.Output.Stdout == nil {
+		o.Output.Stdout = io.Discard
 	}
-	if o.Mode == "" {
-		o.Mode = output.Plain
+	if o.Output.Stderr == nil {
+		o.Output.Stderr = io.Discard
 	}
-	if o.StatusEvery <= 0 {
-		o.StatusEvery = 30 * time.Second
+	if o.Output.Mode == "" {
+		o.Output.Mode = output.Plain
+	}
+	if o.Output.StatusEvery <= 0 {
+		o.Output.StatusEvery = 30 * time.Second
 	}
 	if o.Grace <= 0 {
 		o.Grace = 20 * time.Second
 	}
-	if o.LogDir == "" {
-		o.LogDir = filepath.Join(".runall", "logs")
+	if o.Record.LogDir == "" {
+		o.Record.LogDir = filepath.Join(".runall", "logs")
 	}
 	if o.Environ == nil {
 		o.Environ = os.Environ()
 	}
-	if o.RunID == "" {
-		o.RunID = newRunID(time.Now())
+	if o.Record.RunID == "" {
+		o.Record.RunID = newRunID(time.Now())
 	}
 	return o
 }
@@ -99,7 +121,7 @@ func newRunID(now time.Time) string {
 }
 
 // runDir is the run's log directory, <LogDir>/<run-id>.
-func (o Options) runDir() string { return filepath.Join(o.LogDir, o.RunID) }
+func (o Options) runDir() string { return filepath.Join(o.Record.LogDir, o.Record.RunID) }
 
 // claiming reports whether the run takes its trials from claims.
-func (o Options) claiming() bool { return o.Claims != "" || o.ClaimStore != nil }
+func (o Options) claiming() bool { return o.Claims.Prefix != "" || o.Claims.Store != nil }

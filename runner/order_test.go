@@ -108,7 +108,7 @@ tasks:
         gpu-memory: 3GiB
         cmd: `+fakeAlloc("3GiB", "300ms")+`
         for-each: [1, 2, 3, 4, 5, 6, 7, 8]
-`, Options{Probe: fakeGPUs(t, 10<<30)})
+`, Options{Resources: ResourceOptions{Probe: fakeGPUs(t, 10<<30)}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -28,40 +28,64 @@ const (
 )
 
 // recorder is the consumer of the run's end (RunEnded): it writes the results and the
-// report, uploads them and notifies, in that order. A record that cannot be written (the
-// results in the log directory, --results, the report) is reported, the others are still
-// written, and the run fails with it (Err): its record is incomplete.
+// report, uploads them and notifies, in that order, on a goroutine of its own, so that no
+// emitter waits on a disk, S3 or a webhook; the run's end waits for it (wait). A record that
+// cannot be written (the results in the log directory, --results, the report) is reported,
+// the others are still written, and the run fails with it: its record is incomplete.
 type recorder struct {
 	logDir      string
 	resultsFile string // --results
 	report      func(w io.Writer, res *results.Run, samples *results.GPUSamples) error
 	sync        *transfers
 	notify      *notifier
-	interrupted func() bool // whether a signal stopped the run
+	interrupted func() bool       // whether a signal stopped the run
+	emit        func(event.Event) // the run's stream, for what the recorder says as it goes
 
-	err error // why a record could not be written
+	done     chan struct{} // closed when the record is written; nil before RunEnded
+	recorded *results.Run  // the results as recorded: without the report when it failed
+	err      error         // why a record could not be written (ErrIncompleteRecord)
 }
 
-// Event records the run's results when it ends. The run's last event may take its time:
-// nothing else is emitted meanwhile.
-func (rec *recorder) Event(ev event.Event, emit func(event.Event)) {
-	if ev.Kind == event.RunEnded && ev.Results != nil {
-		rec.err = rec.record(ev.Results, emit)
+// Event starts recording the run's results when it ends. What it says goes on the stream
+// after RunEnded, as nothing else is emitted then.
+func (rec *recorder) Event(ev event.Event, _ func(event.Event)) {
+	if ev.Kind != event.RunEnded || ev.Results == nil || rec.done != nil {
+		return
 	}
-}
-
-// Err is why a record of the run could not be written (ErrIncompleteRecord), nil when
-// every one was.
-func (rec *recorder) Err() error { return rec.err }
-
-func (rec *recorder) record(res *results.Run, emit func(event.Event)) error {
-	samples := filepath.Join(rec.logDir, results.SamplesFile)
-	if _, err := os.Stat(samples); err == nil {
+	res := ev.Results
+	if samples := filepath.Join(rec.logDir, results.SamplesFile); fileExists(samples) {
 		res.GPUSamples = samples
 	}
 	if rec.report != nil {
 		res.Report = filepath.Join(rec.logDir, ReportFile)
 	}
+	// Its own copy, so that the consumers after it read the event's results unchanged.
+	recorded := *res
+	rec.recorded, rec.done = &recorded, make(chan struct{})
+	go func() {
+		defer close(rec.done)
+		rec.err = rec.record(rec.recorded)
+	}()
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// wait waits for the record of the run's end to be written. It returns the results as
+// recorded (res when RunEnded never reached the recorder) and why a record could not be
+// written (ErrIncompleteRecord), nil when every one was.
+func (rec *recorder) wait(res *results.Run) (*results.Run, error) {
+	if rec.done == nil {
+		return res, nil
+	}
+	<-rec.done
+	return rec.recorded, rec.err
+}
+
+func (rec *recorder) record(res *results.Run) error {
+	emit := rec.emit
 	warn := func(format string, args ...any) {
 		emit(event.Event{Kind: event.RunStatus, Line: fmt.Sprintf(format, args...)})
 	}

@@ -268,7 +268,7 @@ func (r *resumable) dropPaused() {
 		r.p.take(t)
 		for _, c := range trialCommands(t) {
 			if r.p.life.ledger.statusOf(c) == results.StatusPaused {
-				r.p.life.finish(c, results.StatusStopped, -1, "paused at its checkpoint, not resumed: "+r.p.life.ledger.haltReason(), nil)
+				r.p.life.finish(c, results.StatusStopped, -1, "paused at its checkpoint, not resumed: "+r.p.life.haltReason(), nil)
 			}
 		}
 	}

@@ -70,7 +70,7 @@ func BenchmarkPausedRoom(b *testing.B) {
 			var gaps []float64
 			for range b.N {
 				h := &handoff{pause: kind == "paused"}
-				_, out, err := runFile(b, handoffFile, Options{Consumers: []event.Consumer{h}, Probe: fakeGPUs(b, 16<<30), Grace: 5 * time.Second})
+				_, out, err := runFile(b, handoffFile, Options{Consumers: []event.Consumer{h}, Resources: ResourceOptions{Probe: fakeGPUs(b, 16<<30)}, Grace: 5 * time.Second})
 				if err != nil || h.cEnd.IsZero() || h.dGo.IsZero() {
 					b.Fatalf("run: %v; c ended %v, d started %v\n%s", err, h.cEnd, h.dGo, out)
 				}

@@ -16,13 +16,16 @@ import (
 func (r *runDriver) newPruner() *prune.Pruner {
 	p := prune.New(r.plan, prune.Options{Store: r.rungStore})
 	if p != nil {
-		p.UseStopper(r.launch.running)
+		p.UseStopper(r.launch.procs.running)
 	}
 	return p
 }
 
 // rungStore is where a block's rule keeps what it compares (asha's rung values, median's
 // running averages): in memory, or under the claims prefix when the run shares its trials.
+// The pruner is made with the stream, before runAll joins the sweep, but asks for a
+// block's store only when the block's first value arrives: from a trial, which runs only
+// after the sweep was joined (or the run skipped every task), so r.claims is set by then.
 func (r *runDriver) rungStore(block *plan.Task) (earlystop.Store, error) {
 	if r.claims == nil {
 		return nil, nil

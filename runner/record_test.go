@@ -30,7 +30,7 @@ func TestRecordThatCannotBeWrittenFailsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	_, err = Run(p, Options{Stdout: &out, LogDir: filepath.Join(dir, "logs"), RunID: "run1", Report: report.WriteRun, Environ: []string{"PATH=" + os.Getenv("PATH")}})
+	_, err = Run(p, Options{Output: OutputOptions{Stdout: &out}, Record: RecordOptions{LogDir: filepath.Join(dir, "logs"), RunID: "run1", Report: report.WriteRun}, Environ: []string{"PATH=" + os.Getenv("PATH")}})
 	if !errors.Is(err, ErrIncompleteRecord) {
 		t.Errorf("got %v, want ErrIncompleteRecord\n%s", err, out.String())
 	}

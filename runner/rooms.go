@@ -11,20 +11,23 @@ import (
 
 // rooms are the resources trials are admitted by, as the scheduler asks them: host memory
 // first, then the GPUs. Each keeps the room it reserved for a trial until the trial
-// releases it; the launcher reads a running trial's rooms from here.
+// releases it; the launcher reads a running trial's rooms from here, and every command
+// the container's memory (its OOM kills).
 type rooms struct {
 	host *hostResource // nil when no task sets memory:
 	gpu  *gpuResource  // nil when no task asks for GPU memory (or --no-gpu)
+	mem  *hostMemory   // the container's memory, and its admitter when a task sets memory:
 }
 
-// newRooms are the rooms of the GPU and host admitters (either nil: not admitted by).
-func newRooms(gpu *admit.Admitter, host *hostadmit.Admitter) rooms {
-	var r rooms
+// newRooms are the rooms of the GPU admitter (nil: not admitted by) and of the container's
+// memory (its admitter nil: not admitted by).
+func newRooms(gpu *admit.Admitter, mem *hostMemory) rooms {
+	r := rooms{mem: mem}
 	if gpu != nil {
 		r.gpu = &gpuResource{admit: gpu}
 	}
-	if host != nil {
-		r.host = &hostResource{admit: host}
+	if mem.admit != nil {
+		r.host = &hostResource{admit: mem.admit}
 	}
 	return r
 }

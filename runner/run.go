@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/runall/runall/runner/admit"
-	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/output"
@@ -24,13 +23,13 @@ type runDriver struct {
 	opts   Options    // with its defaults; RunID set
 	life   *lifecycle // the one stream of events, and the ledger that records it
 	hist   *history.History
+	base   []string    // the run's environment (baseEnv): every task's starts from it
 	launch *launcher   // runs admitted trials: processes, logs, GPU and host memory
 	s3     *transfers  // nil without S3 transfers in the task file
 	met    *metrics    // nil without a server (--serve)
 	claims *claimer    // nil unless trials are claimed (Options.Claims)
 	rec    *recorder   // writes what the run leaves when it ends
 	out    *outputPump // the outputs' consumer
-	made   *madeTasks  // the tasks made as the run went (a sampler's trials), for the outputs
 	pause  *pauser     // pauses and resumes trials at their checkpoints; nil when none has one
 }
 
@@ -38,14 +37,14 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	opts = opts.withDefaults()
 	mask := secretMasker(opts.Environ, p)
 	maskNames(p, mask)
-	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts, made: &madeTasks{}}
+	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts}
 	logDir := opts.runDir()
-	r.life = &lifecycle{stream: &event.Stream{}, ledger: newLedger(mask)}
+	r.life = newLifecycle(mask)
 	r.life.stream.Gate(mask.event)
-	if err := makeLogDir(opts.LogDir, opts.RunID); err != nil {
+	if err := makeLogDir(opts.Record.LogDir, opts.Record.RunID); err != nil {
 		return nil, err
 	}
-	r.hist = history.Load(opts.LogDir, p)
+	r.hist = history.Load(opts.Record.LogDir, p)
 	gpu, err := openGPU(p, opts, r.hist)
 	if err != nil {
 		return nil, err
@@ -57,21 +56,22 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	if opts.Server != nil {
 		r.met = newMetrics(r.plan)
 	}
-	base := baseEnv(opts.Environ, opts.RunID, logDir, opts.Shard)
+	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
 	halt := newStopping(opts.Grace)
 	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, halt: halt, mask: mask, base: base,
-		dir: p.Dir, runID: opts.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
-		live: opts.Mode == output.Live, every: opts.StatusEvery, grace: opts.Grace, stopped: r.stopped})
-	r.launch = &launcher{life: r.life, procs: proc.NewTable(), running: executor.NewRunning(opts.Grace), logs: logs,
+		dir: p.Dir, runID: opts.Record.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
+		live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery, grace: opts.Grace, stopped: r.life.stopped})
+	r.launch = &launcher{life: r.life, logs: logs,
+		procs:   processes{table: proc.NewTable(), running: executor.NewRunning(opts.Grace), grace: opts.Grace},
 		scripts: &scripts{dir: filepath.Join(logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,
-		stop: newStopWhen(r.plan), sync: r.s3, mask: mask, host: openHost(r.plan, opts.HostMemory, r.hist),
-		base: base, grace: opts.Grace}
-	r.launch.rooms = newRooms(gpu, r.launch.host.admit)
-	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, base: base, claims: opts.Claims,
-		local: filepath.Join(opts.LogDir, "state", "checkpoints"), runID: opts.RunID, fresh: opts.Fresh, grace: opts.Grace})
-	r.pause = newPauser(r.launch.running, r.launch.ckpts, r.life)
-	r.rec = &recorder{logDir: logDir, resultsFile: opts.ResultsFile, report: opts.Report, sync: r.s3,
-		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.stopped}
+		stop: newStopWhen(r.plan), sync: r.s3, mask: mask,
+		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
+	r.base = base
+	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, base: base, claims: opts.Claims.Prefix,
+		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace})
+	r.pause = newPauser(r.launch.procs.running, r.launch.ckpts, r.life)
+	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
+		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
 	return r, nil
 }
 
@@ -89,12 +89,12 @@ func makeLogDir(logDir, id string) error {
 // openGPU makes the GPU memory admitter when a task asks for GPU memory; nil otherwise,
 // or with --no-gpu.
 func openGPU(p *plan.Plan, opts Options, hist *history.History) (*admit.Admitter, error) {
-	if !p.NeedsGPU() || opts.NoGPU {
+	if !p.NeedsGPU() || opts.Resources.NoGPU {
 		return nil, nil
 	}
-	if opts.Probe == nil {
+	if opts.Resources.Probe == nil {
 		t := p.FirstGPUTask()
-		cause := opts.ProbeErr
+		cause := opts.Resources.ProbeErr
 		if cause == nil {
 			cause = errors.New("no GPU probe")
 		}
@@ -103,7 +103,7 @@ func openGPU(p *plan.Plan, opts Options, hist *history.History) (*admit.Admitter
 			"or --fake-gpus 32GiB,32GiB to simulate GPUs", t.Pos, t.Name, cause)
 	}
 	m := p.Config.GPUMemoryMargin
-	return admit.New(admit.Options{Probe: opts.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
+	return admit.New(admit.Options{Probe: opts.Resources.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
 		OOMRetries: p.Config.OOMRetries, History: hist.GPU()}), nil
 }
 
@@ -117,9 +117,6 @@ func trialSet(p *plan.Plan) map[*plan.Task]bool {
 	}
 	return trials
 }
-
-// stopped reports whether a signal stopped the run.
-func (r *runDriver) stopped() bool { return r.life.ledger.stoppedBy() != 0 }
 
 // learnedGPU reports learned GPU needs by the name of each group's first trial; nil
 // without GPU admission.

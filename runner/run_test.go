@@ -34,14 +34,14 @@ func runFile(t testing.TB, content string, opts Options) (*results.Run, string, 
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	opts.Stdout = &out
-	opts.LogDir = filepath.Join(dir, "logs")
+	opts.Output.Stdout = &out
+	opts.Record.LogDir = filepath.Join(dir, "logs")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.Report == nil {
-		opts.Report = report.WriteRun
+	if opts.Record.Report == nil {
+		opts.Record.Report = report.WriteRun
 	}
 	opts.Environ = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "RUNALL_TEST_BIN=" + self}, opts.Environ...)
 	res, err := Run(p, opts)
@@ -120,7 +120,11 @@ tasks:
 // running the test binary as fake-alloc (see TestMain).
 func fakeGPUs(t testing.TB, sizes ...uint64) gpu.Probe {
 	t.Helper()
-	p, err := gpu.OpenFake(gpu.FakeOptions{Devices: gpu.FakeSizes(sizes...), StateDir: t.TempDir()})
+	devs := make([]gpu.FakeDevice, len(sizes))
+	for i, s := range sizes {
+		devs[i] = gpu.FakeDevice{Total: s}
+	}
+	p, err := gpu.OpenFake(gpu.FakeOptions{Devices: devs, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +148,7 @@ tasks:
       - name: t<replace>
         cmd: `+fakeAlloc("10GiB", "500ms")+`
         for-each: [1, 2, 3, 4, 5, 6]
-`, Options{Probe: fakeGPUs(t, 32<<30)})
+`, Options{Resources: ResourceOptions{Probe: fakeGPUs(t, 32<<30)}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -173,7 +177,7 @@ tasks:
     parallel-tasks:
       - name: trial
         cmd: if [ -e %[1]s ]; then exit 0; fi; touch %[1]s; echo "CUDA out of memory. Tried to allocate 2.00 GiB. Including non-PyTorch memory, this process has 8.00 GiB memory in use." >&2; exit 1
-`, marker), Options{Probe: fakeGPUs(t, 64<<30)})
+`, marker), Options{Resources: ResourceOptions{Probe: fakeGPUs(t, 64<<30)}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

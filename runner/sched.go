@@ -12,7 +12,7 @@ import (
 func (r *runDriver) runTasks(ctx context.Context, tasks []*plan.Task, env []string) []string {
 	for _, t := range tasks {
 		if r.life.halted() {
-			r.life.skip(t, r.life.ledger.haltReason())
+			r.life.skip(t, r.life.haltReason())
 			continue
 		}
 		if t.IsBlock() {
@@ -36,7 +36,7 @@ func (r *runDriver) runTasks(ctx context.Context, tasks []*plan.Task, env []stri
 // the resources allow.
 func (r *runDriver) runBlock(ctx context.Context, b *plan.Task, env []string) {
 	if r.claims != nil {
-		defer r.claims.releaseAll()
+		defer r.claims.leases.releaseAll()
 	}
 	src := r.source(ctx, b)
 	r.schedule(ctx, r.pause.wrap(src), max(r.plan.Config.MaxParallel, 1),
@@ -55,7 +55,7 @@ func (r *runDriver) schedule(ctx context.Context, src sched.Source, limit int, r
 			if !life.halted() {
 				return "", false
 			}
-			return life.ledger.haltReason(), true
+			return life.haltReason(), true
 		},
 		Emit: life.stream.Emit,
 		Skip: life.skip,

@@ -80,7 +80,7 @@ func (s *scripts) prepare(ctx context.Context, t *plan.Task) (cmdline, dir strin
 // failPrepare ends a task that could not be prepared: failed, or stopped when a stop
 // cancelled its script's download.
 func failPrepare(life *lifecycle, t *plan.Task, err error) {
-	if stop := life.ledger.stoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
+	if stop := life.stoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
 		life.finish(t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)), nil)
 		return
 	}

@@ -64,8 +64,8 @@ type madeTrials struct {
 // the sampler runs in the run's environment, base.
 func newSearchSource(r *runDriver, block, tmpl *plan.Task) *searchSource {
 	return &searchSource{life: r.life, stop: r.launch.stop, mask: r.launch.mask, halt: r.launch.halt, plan: r.plan, tmpl: tmpl,
-		sampler: search.Sampler{Spec: tmpl.Search, Dir: r.plan.Dir, Env: slices.Clone(r.launch.base)},
-		block:   block, made: r.made, asks: asking{ready: make(chan struct{}, 1)},
+		sampler: search.Sampler{Spec: tmpl.Search, Dir: r.plan.Dir, Env: slices.Clone(r.base)},
+		block:   block, made: r.life.made, asks: asking{ready: make(chan struct{}, 1)},
 		trials: madeTrials{numbers: map[*plan.Task]int{}, names: map[string]bool{}}}
 }
 
@@ -214,18 +214,17 @@ func (s *searchSource) outcome(t *plan.Task) (state, value string) {
 	var v float64
 	has := false
 	for _, c := range trialCommands(t) {
-		s.life.ledger.update(c, func(res *results.Task) {
-			switch res.Status {
-			case results.StatusPruned:
-				state = search.StatePruned
-			case results.StatusOK, results.StatusIgnored:
-			default:
-				state = search.StateFail
-			}
-			if x, ok := res.Metrics[metricName]; ok && metricName != "" {
-				v, has = x, true
-			}
-		})
+		res := s.life.ledger.result(c)
+		switch res.Status {
+		case results.StatusPruned:
+			state = search.StatePruned
+		case results.StatusOK, results.StatusIgnored:
+		default:
+			state = search.StateFail
+		}
+		if x, ok := res.Metrics[metricName]; ok && metricName != "" {
+			v, has = x, true
+		}
 	}
 	if state == search.StateComplete && !has {
 		s.life.say(fmt.Sprintf("%s: reported no %s: told as failed", t.Name, metricName))

@@ -31,7 +31,7 @@ func (r *runDriver) openStream() {
 	}
 	for _, c := range r.opts.Consumers {
 		if s, ok := c.(StopperUser); ok {
-			s.UseStopper(r.launch.running)
+			s.UseStopper(r.launch.procs.running)
 		}
 		if p, ok := c.(PauserUser); ok && r.pause != nil {
 			p.UsePauser(r.pause)
@@ -40,11 +40,11 @@ func (r *runDriver) openStream() {
 	}
 	hist := r.hist
 	r.out = startOutput(output.Options{
-		Plan: r.plan, W: r.opts.Stdout, Color: r.opts.Color, Width: r.opts.Width,
-		StatusEvery: r.opts.StatusEvery, Now: time.Now,
+		Plan: r.plan, W: r.opts.Output.Stdout, Color: r.opts.Output.Color, Width: r.opts.Output.Width,
+		StatusEvery: r.opts.Output.StatusEvery, Now: time.Now,
 		Estimate: func(t *plan.Task) (time.Duration, bool) { return hist.Duration(t.Key) },
-		ParentOf: r.made.parentOf,
-	}, r.opts.Mode, r.plan.Config.UpdateInterval)
+		ParentOf: r.life.made.parentOf,
+	}, r.opts.Output.Mode, r.plan.Config.UpdateInterval, r.opts.runDir())
 	stream.Add(r.out)
 }
 

@@ -30,7 +30,7 @@ func (c *command) readMetrics(dir string, env []string, ok bool) (last map[strin
 	if t.Metrics != "" {
 		c.readMetricsFile(dir, env, c.life.ledger.startedAt(t), ok)
 	}
-	last, series, warnings = c.metrics.Result()
+	last, series, warnings = c.metrics.set.Result()
 	for i, w := range warnings {
 		warnings[i] = c.mask.Replace(w)
 		c.log.mark("metrics: %s", warnings[i])
@@ -44,7 +44,7 @@ func (c *command) readMetrics(dir string, env []string, ok bool) (last map[strin
 func (c *command) readMetricsFile(dir string, env []string, started time.Time, ok bool) {
 	path, err := expandStrict(c.t.Metrics, env)
 	if err != nil {
-		c.metrics.Warn("metrics %s: %v: not read", c.t.Metrics, err)
+		c.metrics.set.Warn("metrics %s: %v: not read", c.t.Metrics, err)
 		return
 	}
 	if !filepath.IsAbs(path) {
@@ -54,28 +54,28 @@ func (c *command) readMetricsFile(dir string, env []string, started time.Time, o
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if ok {
-			c.metrics.Warn("metrics file %s: not found: the command should write it (metrics: is relative to the task's cwd)", path)
+			c.metrics.set.Warn("metrics file %s: not found: the command should write it (metrics: is relative to the task's cwd)", path)
 		}
 		return
 	case err != nil:
-		c.metrics.Warn("metrics file %s: %v", path, err)
+		c.metrics.set.Warn("metrics file %s: %v", path, err)
 		return
 	case fi.IsDir():
-		c.metrics.Warn("metrics file %s: is a directory: name the JSON file the command writes", path)
+		c.metrics.set.Warn("metrics file %s: is a directory: name the JSON file the command writes", path)
 		return
 	case !fi.Mode().IsRegular():
-		c.metrics.Warn("metrics file %s: %v", path, metric.ErrNotRegular)
+		c.metrics.set.Warn("metrics file %s: %v", path, metric.ErrNotRegular)
 		return
 	case !started.IsZero() && fi.ModTime().Before(started.Add(-time.Second)):
 		// A second's slack: some filesystems keep coarse times.
-		c.metrics.Warn("metrics file %s: last written %s, before this task started (an earlier run's?): left out",
+		c.metrics.set.Warn("metrics file %s: last written %s, before this task started (an earlier run's?): left out",
 			path, fi.ModTime().Format(time.RFC3339))
 		return
 	}
 	data, err := metric.ReadFile(path, maxMetricsFile, metricsReadTimeout)
 	if err != nil {
-		c.metrics.Warn("metrics file %s: %v", path, err)
+		c.metrics.set.Warn("metrics file %s: %v", path, err)
 		return
 	}
-	c.metrics.File(path, data)
+	c.metrics.set.File(path, data)
 }

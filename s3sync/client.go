@@ -155,18 +155,55 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 		logf("%s", w)
 	}
 
-	var secrets []string
+	secrets := s.secrets()
+	cfg, err := config.LoadDefaultConfig(ctx, s.loadOptions(secrets, logf)...)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	if s.endpoint == "" && cfg.BaseEndpoint != nil {
+		s.endpoint = *cfg.BaseEndpoint // from a profile's endpoint_url
+	}
+	api := s3.NewFromConfig(cfg, func(o *s3.Options) {
+		// Parts are sent straight from the file and checked by their CRC32C: waiting a
+		// round trip for "100 Continue" before each would only slow them down.
+		o.ContinueHeaderThresholdBytes = -1
+		if s.endpoint != "" {
+			o.BaseEndpoint = aws.String(s.endpoint)
+			// Custom endpoints (MinIO and most S3-compatible servers) do not serve
+			// virtual-hosted buckets.
+			o.UsePathStyle = true
+		}
+	})
+
+	return &Client{
+		store:    newS3Store(api),
+		endpoint: s.endpoint,
+		secrets:  secrets,
+		getenv:   getenv,
+		logf:     logf,
+	}, nil
+}
+
+// secrets are what the client's messages never show: the secret key, the session token,
+// an endpoint's password.
+func (s settings) secrets() []string {
+	var out []string
 	for _, v := range []string{s.secretKey, s.sessionToken} {
 		if len(v) >= 4 {
-			secrets = append(secrets, v)
+			out = append(out, v)
 		}
 	}
 	if u, err := url.Parse(s.endpoint); err == nil && u.User != nil {
 		if p, ok := u.User.Password(); ok && p != "" {
-			secrets = append(secrets, p)
+			out = append(out, p)
 		}
 	}
+	return out
+}
 
+// loadOptions are the AWS configuration's options for s: connections, retries (logged
+// through logf with secrets scrubbed), checksums, region, profile and credentials.
+func (s settings) loadOptions(secrets []string, logf func(string, ...any)) []func(*config.LoadOptions) error {
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		// Many small objects in parallel: keep a connection per worker instead of the
 		// default handful, or each request pays a new handshake.
@@ -198,32 +235,7 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 		loadOpts = append(loadOpts, config.WithCredentialsProvider(
 			credentials.NewStaticCredentialsProvider(s.accessKey, s.secretKey, s.sessionToken)))
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
-	}
-	if s.endpoint == "" && cfg.BaseEndpoint != nil {
-		s.endpoint = *cfg.BaseEndpoint // from a profile's endpoint_url
-	}
-	api := s3.NewFromConfig(cfg, func(o *s3.Options) {
-		// Parts are sent straight from the file and checked by their CRC32C: waiting a
-		// round trip for "100 Continue" before each would only slow them down.
-		o.ContinueHeaderThresholdBytes = -1
-		if s.endpoint != "" {
-			o.BaseEndpoint = aws.String(s.endpoint)
-			// Custom endpoints (MinIO and most S3-compatible servers) do not serve
-			// virtual-hosted buckets.
-			o.UsePathStyle = true
-		}
-	})
-
-	return &Client{
-		store:    newS3Store(api),
-		endpoint: s.endpoint,
-		secrets:  secrets,
-		getenv:   getenv,
-		logf:     logf,
-	}, nil
+	return loadOpts
 }
 
 // PutObject writes a small object (a marker such as _SUCCESS) at url, an s3:// URL.

@@ -28,26 +28,12 @@ type pair struct {
 // pairTree lists the local tree and the objects under prefix and pairs them by relative
 // path. It returns the pairs whose source side exists, and the destination-only orphans.
 func (j *job) pairTree(ctx context.Context, root, bucket, prefix string, up bool) (pairs, orphans []*pair, err error) {
-	byRel := map[string]*pair{}
-	var mu sync.Mutex
-	get := func(rel string) *pair {
-		p := byRel[rel]
-		if p == nil {
-			p = &pair{rel: rel, path: filepath.Join(root, filepath.FromSlash(rel)), key: prefix + rel}
-			byRel[rel] = p
-		}
-		return p
-	}
-	seen := time.Now()
+	ps := &pairing{root: root, prefix: prefix, seen: time.Now(), byRel: map[string]*pair{}}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		skip := j.stateDir
-		err := walkLocal(root, j.ex, skip, j.c.logf, func(f localFile) {
-			mu.Lock()
-			defer mu.Unlock()
-			p := get(f.rel)
+		err := walkLocal(root, j.ex, j.stateDir, j.c.logf, func(f localFile) {
 			st := f.st
-			p.local, p.seen = &st, seen
+			ps.local(f.rel, &st)
 			j.m.scanned.Add(1)
 		})
 		if err != nil {
@@ -69,10 +55,7 @@ func (j *job) pairTree(ctx context.Context, root, bucket, prefix string, up bool
 					return err
 				}
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			p := get(rel)
-			p.remote = &o
+			ps.remote(rel, &o)
 			j.m.scanned.Add(1)
 			return nil
 		})
@@ -84,7 +67,48 @@ func (j *job) pairTree(ctx context.Context, root, bucket, prefix string, up bool
 	if err := g.Wait(); err != nil {
 		return nil, nil, err
 	}
-	for _, p := range byRel {
+	pairs, orphans = ps.split(up)
+	return pairs, orphans, nil
+}
+
+// pairing gathers the two sides' listings, read at once, by relative path.
+type pairing struct {
+	root, prefix string
+	seen         time.Time // when the local tree was read
+
+	mu    sync.Mutex
+	byRel map[string]*pair
+}
+
+// get is rel's pair, made when it has none; ps.mu is held.
+func (ps *pairing) get(rel string) *pair {
+	p := ps.byRel[rel]
+	if p == nil {
+		p = &pair{rel: rel, path: filepath.Join(ps.root, filepath.FromSlash(rel)), key: ps.prefix + rel}
+		ps.byRel[rel] = p
+	}
+	return p
+}
+
+// local records the local file at rel.
+func (ps *pairing) local(rel string, st *stamp) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	p := ps.get(rel)
+	p.local, p.seen = st, ps.seen
+}
+
+// remote records the object at rel.
+func (ps *pairing) remote(rel string, o *object) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.get(rel).remote = o
+}
+
+// split is the pairs whose source side exists (local going up, remote going down) and
+// the orphans, each by relative path.
+func (ps *pairing) split(up bool) (pairs, orphans []*pair) {
+	for _, p := range ps.byRel {
 		src := p.local != nil
 		if !up {
 			src = p.remote != nil
@@ -98,7 +122,7 @@ func (j *job) pairTree(ctx context.Context, root, bucket, prefix string, up bool
 	byRelOrder := func(a, b *pair) int { return strings.Compare(a.rel, b.rel) }
 	slices.SortFunc(pairs, byRelOrder)
 	slices.SortFunc(orphans, byRelOrder)
-	return pairs, orphans, nil
+	return pairs, orphans
 }
 
 // verdict is what comparing two sides tells.

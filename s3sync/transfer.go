@@ -139,6 +139,28 @@ func (s *s3Store) multipart(ctx context.Context, t transfer, src io.ReaderAt) (e
 		}
 	}()
 
+	parts, err := s.sendParts(ctx, t, src, id)
+	if err != nil {
+		return "", err
+	}
+	if t.beforeComplete != nil {
+		if err := t.beforeComplete(); err != nil {
+			return "", err
+		}
+	}
+	done, err := s.api.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
+		Bucket: aws.String(t.bucket), Key: aws.String(t.key), UploadId: aws.String(id),
+		MultipartUpload: &s3types.CompletedMultipartUpload{Parts: parts},
+	})
+	if err != nil {
+		return "", err
+	}
+	return trimETag(done.ETag), nil
+}
+
+// sendParts sends t's parts of the multipart upload id from src, as many at once as the
+// store's slots allow; the first that fails stops the rest.
+func (s *s3Store) sendParts(ctx context.Context, t transfer, src io.ReaderAt, id string) ([]s3types.CompletedPart, error) {
 	parts := make([]s3types.CompletedPart, len(t.sums.parts))
 	pctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -167,22 +189,7 @@ func (s *s3Store) multipart(ctx context.Context, t transfer, src io.ReaderAt) (e
 		})
 	}
 	wg.Wait()
-	if err := context.Cause(pctx); err != nil {
-		return "", err
-	}
-	if t.beforeComplete != nil {
-		if err := t.beforeComplete(); err != nil {
-			return "", err
-		}
-	}
-	done, err := s.api.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
-		Bucket: aws.String(t.bucket), Key: aws.String(t.key), UploadId: aws.String(id),
-		MultipartUpload: &s3types.CompletedMultipartUpload{Parts: parts},
-	})
-	if err != nil {
-		return "", err
-	}
-	return trimETag(done.ETag), nil
+	return parts, context.Cause(pctx)
 }
 
 func (s *s3Store) abortUpload(ctx context.Context, bucket, key, uploadID string) error {
@@ -286,6 +293,29 @@ func (s *s3Store) download(ctx context.Context, t transfer, w io.WriterAt) (obje
 	return first, crc, nil
 }
 
+// rangeInput is the GET of t's object from byte from to byte to, or of all of it; of the
+// version t names, when it names one.
+func rangeInput(t transfer, from, to int64, all bool) *s3.GetObjectInput {
+	in := &s3.GetObjectInput{Bucket: aws.String(t.bucket), Key: aws.String(t.key)}
+	if !all {
+		in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", from, to))
+	}
+	if t.etag != "" {
+		in.IfMatch = aws.String(`"` + t.etag + `"`)
+	}
+	return in
+}
+
+// objectOf is what a GET's answer tells of the object at key: its ETag, its sums, and
+// whether its ETag is its MD5.
+func objectOf(key string, out *s3.GetObjectOutput) object {
+	o := object{key: key, etag: trimETag(out.ETag), sha: shaFromMetadata(out.Metadata)}
+	o.crc, o.hasCRC = crcFromMetadata(out.Metadata)
+	o.plainETag = isMD5Hex(o.etag) && out.ServerSideEncryption != s3types.ServerSideEncryptionAwsKms &&
+		out.ServerSideEncryption != s3types.ServerSideEncryptionAwsKmsDsse && out.SSECustomerAlgorithm == nil
+	return o
+}
+
 // getRange writes n bytes of the object from off into w at off, and returns the object's
 // ETag and metadata and the CRC32C of the bytes. whole: one GET of the whole object, of
 // whatever size it has now.
@@ -297,24 +327,14 @@ func (s *s3Store) getRange(ctx context.Context, t transfer, w io.WriterAt, off, 
 	var got int64
 	var lastErr error
 	for range getAttempts {
-		in := &s3.GetObjectInput{Bucket: aws.String(t.bucket), Key: aws.String(t.key)}
-		if !whole || got > 0 {
-			in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", off+got, off+n-1))
-		}
-		if t.etag != "" {
-			in.IfMatch = aws.String(`"` + t.etag + `"`)
-		}
-		out, err := s.api.GetObject(ctx, in)
+		out, err := s.api.GetObject(ctx, rangeInput(t, off+got, off+n-1, whole && got == 0))
 		if err != nil {
 			if t.etag != "" && isPrecondition(err) {
 				return object{}, 0, fmt.Errorf("%w (%w)", errObjectChanged, err)
 			}
 			return object{}, 0, err
 		}
-		o := object{key: t.key, etag: trimETag(out.ETag), sha: shaFromMetadata(out.Metadata)}
-		o.crc, o.hasCRC = crcFromMetadata(out.Metadata)
-		o.plainETag = isMD5Hex(o.etag) && out.ServerSideEncryption != s3types.ServerSideEncryptionAwsKms &&
-			out.ServerSideEncryption != s3types.ServerSideEncryptionAwsKmsDsse && out.SSECustomerAlgorithm == nil
+		o := objectOf(t.key, out)
 		if whole && got == 0 {
 			n = aws.ToInt64(out.ContentLength)
 		}

@@ -94,19 +94,9 @@ func (j *job) put(ctx context.Context, bucket string, p *pair) error {
 	st := statStamp(fi)
 	cnt := &counter{m: j.m}
 	t := transfer{bucket: bucket, key: p.key, size: st.Size, progress: cnt.add}
-	var src io.ReaderAt = f
-	if st.Size < smallFile {
-		buf := make([]byte, st.Size)
-		if _, err := io.ReadFull(f, buf); err != nil && !j.changed(f, p.path, fi) {
-			return fmt.Errorf("upload %s: %w", p.path, err)
-		}
-		t.sums = sumBytes(buf)
-		src = bytes.NewReader(buf)
-	} else {
-		t.partSize = j.partSize(st.Size)
-		if t.sums, err = sumFile(ctx, f, st.Size, t.partSize); err != nil && !j.changed(f, p.path, fi) {
-			return fmt.Errorf("upload %s: read: %w", p.path, err)
-		}
+	src, err := j.readSums(ctx, &t, f, p.path, fi)
+	if err != nil {
+		return err
 	}
 	if j.changed(f, p.path, fi) {
 		j.rec.drop(p.rel)
@@ -139,6 +129,26 @@ func (j *job) put(ctx context.Context, bucket string, p *pair) error {
 	j.rec.put(p.rel, entry{Size: st.Size, MTime: st.MTime, SHA: t.sums.sha, CRC: crcHex(t.sums.crc),
 		ETag: etag, Racy: isRacy(st.MTime, seen)})
 	return nil
+}
+
+// readSums reads the file open as f (first seen as fi) for t's checksums, and returns
+// what t uploads: the file, or what was read of a small one. A read that fails because the
+// file changed is no error here: the caller sees the change.
+func (j *job) readSums(ctx context.Context, t *transfer, f *os.File, path string, fi os.FileInfo) (io.ReaderAt, error) {
+	if t.size < smallFile {
+		buf := make([]byte, t.size)
+		if _, err := io.ReadFull(f, buf); err != nil && !j.changed(f, path, fi) {
+			return nil, fmt.Errorf("upload %s: %w", path, err)
+		}
+		t.sums = sumBytes(buf)
+		return bytes.NewReader(buf), nil
+	}
+	t.partSize = j.partSize(t.size)
+	var err error
+	if t.sums, err = sumFile(ctx, f, t.size, t.partSize); err != nil && !j.changed(f, path, fi) {
+		return nil, fmt.Errorf("upload %s: read: %w", path, err)
+	}
+	return f, nil
 }
 
 // changed reports whether the file open as f, first seen as fi, is no longer that version:

@@ -70,55 +70,66 @@ func run(path, mode, addr string) (string, error) {
 	}
 	size := fi.Size()
 	t0, c0 := time.Now(), cpu()
-	switch mode {
-	case "crc32c", "sha256":
-		buf := make([]byte, 256<<10)
-		castagnoli := crc32.MakeTable(crc32.Castagnoli)
-		var c uint32
-		h := sha256.New()
-		for off := int64(0); off < size; {
-			n, err := f.ReadAt(buf, off)
-			if mode == "crc32c" {
-				c = crc32.Update(c, castagnoli, buf[:n])
-			} else {
-				h.Write(buf[:n])
-			}
-			off += int64(n)
-			if err != nil && err != io.EOF {
-				return "", err
-			}
-		}
-	default:
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			return "", err
-		}
-		if mode == "sendfile" {
-			_, err = conn.(*net.TCPConn).ReadFrom(&io.LimitedReader{R: f, N: size})
-		} else {
-			bs := 32 << 10
-			if mode == "copy 1 MiB" {
-				bs = 1 << 20
-			}
-			buf := make([]byte, bs)
-			for off := int64(0); off < size && err == nil; {
-				var n int
-				n, err = f.ReadAt(buf, off)
-				if n > 0 {
-					_, err = conn.Write(buf[:n])
-				}
-				off += int64(n)
-			}
-			if err == io.EOF {
-				err = nil
-			}
-		}
-		conn.Close()
-		if err != nil {
-			return "", err
-		}
+	if mode == "crc32c" || mode == "sha256" {
+		err = sum(f, size, mode)
+	} else {
+		err = send(f, size, mode, addr)
+	}
+	if err != nil {
+		return "", err
 	}
 	return fmt.Sprintf("%-12s %d MiB: wall %v, CPU %v", mode, size>>20, time.Since(t0).Round(time.Millisecond), (cpu() - c0).Round(time.Millisecond)), nil
+}
+
+// sum reads size bytes of f for their CRC32C or SHA-256.
+func sum(f *os.File, size int64, mode string) error {
+	buf := make([]byte, 256<<10)
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	var c uint32
+	h := sha256.New()
+	for off := int64(0); off < size; {
+		n, err := f.ReadAt(buf, off)
+		if mode == "crc32c" {
+			c = crc32.Update(c, castagnoli, buf[:n])
+		} else {
+			h.Write(buf[:n])
+		}
+		off += int64(n)
+		if err != nil && err != io.EOF {
+			return err
+		}
+	}
+	return nil
+}
+
+// send sends size bytes of f to addr: with sendfile(2), or copied through a buffer.
+func send(f *os.File, size int64, mode, addr string) error {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if mode == "sendfile" {
+		_, err = conn.(*net.TCPConn).ReadFrom(&io.LimitedReader{R: f, N: size})
+		return err
+	}
+	bs := 32 << 10
+	if mode == "copy 1 MiB" {
+		bs = 1 << 20
+	}
+	buf := make([]byte, bs)
+	for off := int64(0); off < size && err == nil; {
+		var n int
+		n, err = f.ReadAt(buf, off)
+		if n > 0 {
+			_, err = conn.Write(buf[:n])
+		}
+		off += int64(n)
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	return err
 }
 
 func receive(addr string) {

@@ -35,7 +35,9 @@ objective ranks them, config stop-when ends the sweep early (docs/taskfile.md).
 
 Exit codes: 0 every task succeeded (or its failure was ignored), 1 a task failed,
 2 usage or task-file error, 129 stopped by SIGHUP, 130 stopped by SIGINT, 131 stopped by
-SIGQUIT, 143 stopped by SIGTERM. A closed stdout (runall ... | head) does not stop the run.
+SIGQUIT, 143 stopped by SIGTERM. A slow stdout holds no task back: lines it could not take
+in time are left out of it, and said; a closed stdout (runall ... | head) does not stop the
+run. Every line is in the tasks' logs.
 
 Flags:
 `
@@ -114,8 +116,7 @@ func runRun(_ context.Context, a *app, args []string) error {
 	if o.maxParallel > 0 {
 		plan.Config.MaxParallel = o.maxParallel
 	}
-
-	opts, err := runnerOptions(o, a, plan)
+	opts, err := o.runnerOptions(a, plan)
 	if err != nil {
 		return err
 	}
@@ -128,14 +129,12 @@ func runRun(_ context.Context, a *app, args []string) error {
 		defer srv.Close()
 	}
 	if !o.noGPU && plan.NeedsGPU() {
-		opts.Probe, opts.ProbeErr = openProbe(a, o.fakeGPUs)
-		if opts.Probe != nil {
-			defer opts.Probe.Close()
+		opts.Resources.Probe, opts.Resources.ProbeErr = openProbe(a, o.fakeGPUs)
+		if opts.Resources.Probe != nil {
+			defer opts.Resources.Probe.Close()
 		}
 	}
-
 	opts.Signals = sigs
-
 	_, err = runner.Run(plan, opts)
 	if srv != nil {
 		serveAfter(srv, o.serveAfter, err, sigs, a)
@@ -143,18 +142,16 @@ func runRun(_ context.Context, a *app, args []string) error {
 	return err
 }
 
-// runnerOptions are the run's options from its flags and environment, but for what must be
-// closed when it ends (the GPU probe, the server).
-func runnerOptions(o runOptions, a *app, p *plan.Plan) (runner.Options, error) {
+// runnerOptions are the run's options from its flags, the task file's config and the
+// environment (where it shows and records itself, its shard or claims, its grace), but
+// for what must be closed when it ends (the GPU probe, the server).
+func (o *runOptions) runnerOptions(a *app, p *plan.Plan) (runner.Options, error) {
 	opts := runner.Options{
-		Stdout:      a.stdout,
-		Report:      report.WriteRun,
+		Output:      runner.OutputOptions{Stdout: a.stdout, Stderr: a.stderr, StatusEvery: o.statusEvery},
+		Record:      runner.RecordOptions{LogDir: o.logDir, ResultsFile: o.results, Report: report.WriteRun},
 		Environ:     withSelfOnPath(a.environ()),
-		LogDir:      o.logDir,
-		ResultsFile: o.results,
 		Grace:       o.grace,
-		StatusEvery: o.statusEvery,
-		NoGPU:       o.noGPU,
+		Resources:   runner.ResourceOptions{NoGPU: o.noGPU},
 		Fresh:       o.fresh,
 		ReapOrphans: true,
 	}
@@ -162,18 +159,18 @@ func runnerOptions(o runOptions, a *app, p *plan.Plan) (runner.Options, error) {
 	if opts.Shard, err = shardFrom(o.shard, a.getenv); err != nil {
 		return opts, usageError{err.Error()}
 	}
-	if opts.Claims, opts.Lease, err = claimsFrom(o, p.Config.Claims, opts.Shard, a.getenv); err != nil {
+	if opts.Claims.Prefix, opts.Claims.Lease, err = claimsFrom(*o, p.Config.Claims, opts.Shard, a.getenv); err != nil {
 		return opts, err
 	}
 	if err := searchAlone(p, opts); err != nil {
 		return opts, err
 	}
-	if opts.Mode, err = outputMode(o.output, a); err != nil {
+	if opts.Output.Mode, err = outputMode(o.output, a); err != nil {
 		return opts, err
 	}
-	opts.Color = !o.noColor && output.UseColor(opts.Mode, a.getenv)
-	if opts.Mode == output.Live {
-		opts.Width = func() int { w, _ := output.TerminalSize(os.Stdout); return w }
+	opts.Output.Color = !o.noColor && output.UseColor(opts.Output.Mode, a.getenv)
+	if opts.Output.Mode == output.Live {
+		opts.Output.Width = func() int { w, _ := output.TerminalSize(os.Stdout); return w }
 	}
 	return opts, nil
 }

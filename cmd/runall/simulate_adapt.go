@@ -33,7 +33,7 @@ func writeAdaptive(w io.Writer, p *plan.Plan) {
 		}
 		fmt.Fprintf(&b, "\n%s:\n", blk.Name)
 		if blk.EarlyStop != nil {
-			fmt.Fprintf(&b, "  %s\n  (the timeline above assumes every trial runs to its end)\n", plan.DescribeEarlyStop(blk.EarlyStop, countTrials(blk)))
+			fmt.Fprintf(&b, "  %s\n  (the timeline above assumes every trial runs to its end)\n", plan.DescribeEarlyStop(blk.EarlyStop, blk.TrialCount()))
 		}
 		for _, l := range lines {
 			b.WriteString(l + "\n")
@@ -52,18 +52,6 @@ func hasSampled(blk *plan.Task) bool {
 		}
 	}
 	return false
-}
-
-func countTrials(blk *plan.Task) int {
-	n := 0
-	for _, t := range blk.Parallel {
-		if t.Search != nil {
-			n += t.Search.Trials
-		} else {
-			n++
-		}
-	}
-	return n
 }
 
 // withParams is a trial's name, followed by its params unless the name shows them all.
@@ -89,7 +77,7 @@ func searchAlone(p *plan.Plan, o runner.Options) error {
 	switch {
 	case o.Shard.Count > 1:
 		how = "--shard"
-	case o.Claims == "":
+	case o.Claims.Prefix == "":
 		return nil
 	}
 	for _, b := range p.Tasks {

@@ -60,31 +60,9 @@ func runSync(ctx context.Context, a *app, args []string) error {
 		return nil
 	}
 
-	// Flags may come before, between or after SRC and DST.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return fs.mistake()
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-	if len(pos) != 2 {
-		return usagef("sync needs SRC and DST, e.g. runall sync ./outputs s3://bucket/runs/42/ (got %d)", len(pos))
-	}
-	src, dst := pos[0], pos[1]
-	if s3a, s3b := strings.HasPrefix(src, "s3://"), strings.HasPrefix(dst, "s3://"); s3a == s3b {
-		return usagef("sync: exactly one of SRC and DST must be an s3:// URL (got %q and %q)", src, dst)
-	}
-	if opts.Concurrency < 1 {
-		return usagef("sync: --concurrency must be at least 1")
-	}
-	if opts.Extract && strings.HasPrefix(dst, "s3://") {
-		return usagef("sync: --extract downloads an archive: SRC must be the s3:// object, DST a directory")
+	src, dst, err := syncArgs(fs, args, &opts)
+	if err != nil {
+		return err
 	}
 	opts.Exclude = excludes
 
@@ -116,6 +94,37 @@ func runSync(ctx context.Context, a *app, args []string) error {
 		out.line(a.stderr, stats.String())
 	}
 	return err
+}
+
+// syncArgs parses the flags, which may come before, between or after SRC and DST, and
+// returns SRC and DST, checked against each other and the flags (opts, which parsing sets).
+func syncArgs(fs *flags, args []string, opts *s3sync.Options) (src, dst string, err error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", "", fs.mistake()
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if len(pos) != 2 {
+		return "", "", usagef("sync needs SRC and DST, e.g. runall sync ./outputs s3://bucket/runs/42/ (got %d)", len(pos))
+	}
+	src, dst = pos[0], pos[1]
+	if s3a, s3b := strings.HasPrefix(src, "s3://"), strings.HasPrefix(dst, "s3://"); s3a == s3b {
+		return "", "", usagef("sync: exactly one of SRC and DST must be an s3:// URL (got %q and %q)", src, dst)
+	}
+	if opts.Concurrency < 1 {
+		return "", "", usagef("sync: --concurrency must be at least 1")
+	}
+	if opts.Extract && strings.HasPrefix(dst, "s3://") {
+		return "", "", usagef("sync: --extract downloads an archive: SRC must be the s3:// object, DST a directory")
+	}
+	return src, dst, nil
 }
 
 func describeAction(act s3sync.Action) string {

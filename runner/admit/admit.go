@@ -16,15 +16,13 @@
 package admit
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner/needs"
 	"github.com/runall/runall/runner/proc"
 )
 
@@ -38,6 +36,11 @@ type Request struct {
 	Devices int    // how many devices (0 means 1)
 }
 
+// needs is the request as the book of needs knows it.
+func (r Request) needs() needs.Request {
+	return needs.Request{ID: r.ID, Name: r.Name, Group: r.Group, Memory: r.Memory, Auto: r.Auto}
+}
+
 // Placement is a trial's place on one or more devices, from Place to Release.
 type Placement struct {
 	Devices []int    // device indices
@@ -45,18 +48,16 @@ type Placement struct {
 	Need    uint64   // bytes per device it was admitted with; 0 when it learns its group's
 	Total   uint64   // the smallest total memory among its devices
 
-	req        Request
-	reserve    uint64         // what its reservation counts: Need, the learned need once known, or a learner's provisional one
-	learning   bool           // the first trial of a gpu-memory: auto group
-	exclusive  bool           // alone on its devices: learning where per-trial figures are not to be had
-	raisedNeed bool           // admitted on a need raised after an out-of-memory error (settle.go)
-	settled    uint64         // its need settled to its own peak plus the margin; 0 until then
-	peakOwn    bool           // its peak is its own figure: from its processes, or alone on its device with nothing draining
-	usage      map[int]uint64 // device → what it holds there now
-	peak       uint64         // the most it held on one device
-	grewAt     time.Time      // when peak last grew
-	held       map[int]uint64 // device → what it was last seen holding there, kept after its processes exit
+	req       Request
+	entry     *needs.Trial   // the book's: what it reserves (its need, learned, raised or settled), its peak
+	exclusive bool           // while it learns: alone on its devices, where per-trial figures are not to be had
+	usage     map[int]uint64 // device → what it holds there now
+	held      map[int]uint64 // device → what it was last seen holding there, kept after its processes exit
+	tie       tie            // how its processes are told from others' (attrib.go)
+}
 
+// tie is what ties a placement's trial to its processes on its devices.
+type tie struct {
 	roots      []int     // the process groups of its attempts' shells
 	launchedAt time.Time // its latest launch (placement, then each attempt)
 	lastTie    time.Time // when a process was last tied to it
@@ -66,9 +67,9 @@ type Placement struct {
 // Options configures an Admitter.
 type Options struct {
 	Probe      gpu.Probe
-	Margin     Margin // kept free on every device
-	OOMRetries int    // how often a trial may be requeued after running out of memory
-	History    Needs  // learned needs: read, and written when learned; nil keeps them in memory
+	Margin     Margin        // kept free on every device
+	OOMRetries int           // how often a trial may be requeued after running out of memory
+	History    needs.History // learned needs: read, and written when learned; nil keeps them in memory
 	// Lineage finds a process's group and ancestors (nil: proc.LineageOf, from /proc).
 	Lineage func(pid int) (proc.Lineage, bool)
 	Now     func() time.Time // nil: time.Now
@@ -76,16 +77,27 @@ type Options struct {
 
 // Admitter places GPU trials. Its methods are safe for concurrent use.
 //
-// It is three parts under one lock: the meter measures the devices and the processes on
-// them (meter.go); the book keeps what trials need, learned and raised (book.go); the
-// admitter itself keeps the placements on each device (devState) and decides where a
-// trial goes.
+// It holds three parts under one lock and decides where a trial goes: the meter measures
+// the devices and ties the processes on them to trials (meter.go, attrib.go); the book of
+// needs (runner/needs, with GPUPolicy) keeps what trials need, learned and raised; the
+// devices keep each device's placements and memory arithmetic (device.go, drain.go).
 type Admitter struct {
 	mu     sync.Mutex
-	margin Margin     // kept free on every device
-	devs   []devState // per device: its trials, baseline and processes
-	meter
-	book
+	margin Margin // kept free on every device
+	meter  *meter
+	book   *needs.Book
+	devs   *devices
+}
+
+// GPUPolicy is the book of needs' policy for GPU memory. A requeued need is rounded up to
+// 256 MiB: frameworks' caching allocators take GPU memory in large blocks, a device holds
+// tens of GiB, and a finer step would send a trial back for a few MiB more. What a requeue
+// measured is what the trial held and the allocation that failed, as its processes or its
+// error message tell; the next need is twice that, since an allocator that failed one
+// block asks for larger ones as it goes on.
+func GPUPolicy(oomRetries int) needs.Policy {
+	return needs.Policy{Resource: "GPU memory", RanOut: "out of GPU memory", Measured: "it needed at least %s",
+		Step: 256 << 20, GrowPercent: 200, OOMRetries: oomRetries}
 }
 
 // sampleEvery is how often the devices are measured while GPU trials run.
@@ -97,9 +109,6 @@ const tieSampleEvery = 50 * time.Millisecond
 
 // New returns an admitter over o.Probe's devices.
 func New(o Options) *Admitter {
-	if o.History == nil {
-		o.History = memNeeds{}
-	}
 	if o.Lineage == nil {
 		o.Lineage = proc.LineageOf
 	}
@@ -108,8 +117,9 @@ func New(o Options) *Admitter {
 	}
 	return &Admitter{
 		margin: o.Margin,
-		meter:  meter{probe: o.Probe, lineage: o.Lineage, now: o.Now},
-		book:   newBook(o.History, o.OOMRetries),
+		meter:  &meter{probe: o.Probe, lineage: o.Lineage, now: o.Now},
+		book:   needs.New(GPUPolicy(o.OOMRetries), o.History),
+		devs:   &devices{},
 	}
 }
 
@@ -121,25 +131,26 @@ var ErrNeverFits = errors.New("needs more GPU memory than any device has")
 func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.now().Sub(a.snapAt) > 100*time.Millisecond {
+	m := a.meter
+	if m.now().Sub(m.snapAt) > 100*time.Millisecond {
 		a.sampleLocked()
 	}
-	if a.snap == nil {
-		return nil, "", fmt.Errorf("cannot measure GPU memory: %w", a.snapErr)
+	if m.snap == nil {
+		return nil, "", fmt.Errorf("cannot measure GPU memory: %w", m.snapErr)
 	}
 	want := max(req.Devices, 1)
-	if want > len(a.snap) {
-		return nil, "", fmt.Errorf("asks for %d GPUs, %d are visible", want, len(a.snap))
+	if want > len(m.snap) {
+		return nil, "", fmt.Errorf("asks for %d GPUs, %d are visible", want, len(m.snap))
 	}
-	need, learning, wait := a.needLocked(req)
+	need, learning, wait := a.book.Need(req.needs())
 	if wait != "" {
 		return nil, wait, nil
 	}
-	if err := a.fitsSomewhereLocked(need); err != nil {
+	if err := fitsSomewhere(m.snap, a.margin, need); err != nil {
 		return nil, "", err
 	}
-	cands, why := a.candidatesLocked(need, learning)
-	if len(cands) < want && len(cands)+a.tyingWithRoomLocked(need) >= want && !learning {
+	cands, tying, why := a.candidatesLocked(need, learning)
+	if len(cands) < want && len(cands)+tying >= want && !learning {
 		// Room enough, held only while a just-started trial is tied to its processes: one
 		// plain reason, the same for every trial that waits on it (the outputs say it once),
 		// not a line per trial that reads as a refusal on an empty card.
@@ -155,17 +166,17 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		}
 		return nil, head + "; " + why, nil
 	}
-	p := &Placement{req: req, Need: need, reserve: need, learning: learning, raisedNeed: a.raisedLocked(req), usage: map[int]uint64{}, held: map[int]uint64{}, launchedAt: a.now()}
+	p := &Placement{req: req, Need: need, entry: a.book.Admit(req.needs(), need, learning),
+		usage: map[int]uint64{}, held: map[int]uint64{}, tie: tie{launchedAt: m.now()}}
 	for _, dev := range BestFit(cands, want) {
 		p.Devices = append(p.Devices, dev)
-		p.UUIDs = append(p.UUIDs, a.snap[dev].UUID)
-		if total := a.snap[dev].Total; p.Total == 0 || total < p.Total {
+		p.UUIDs = append(p.UUIDs, m.snap[dev].UUID)
+		if total := m.snap[dev].Total; p.Total == 0 || total < p.Total {
 			p.Total = total
 		}
-		a.devs[dev].trials = append(a.devs[dev].trials, p)
+		a.devs.list[dev].trials = append(a.devs.list[dev].trials, p)
 	}
 	if learning {
-		a.learning[req.Group] = p
 		a.provisionLocked(p)
 	}
 	return p, "", nil
@@ -176,76 +187,6 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 // visible here, or no trial's process was seen yet: docs/gpu.md).
 const TieWait = "a moment: the GPUs with room hold a trial that just started, until runall sees which processes are its own"
 
-// tyingWithRoomLocked counts the devices that have room for need but hold a just-started
-// trial still being tied to its processes.
-func (a *Admitter) tyingWithRoomLocked(need uint64) int {
-	n, now := 0, a.now()
-	for i, d := range a.snap {
-		avail := sub(sub(d.Free, a.reservedOnLocked(i)), a.margin.For(d.Total))
-		if !a.devs[i].exclusive() && a.devs[i].tying(a.pids, now) && avail >= need {
-			n++
-		}
-	}
-	return n
-}
-
-// candidate is a device a trial fits on now, and the room it has.
-type candidate = Room
-
-// candidatesLocked lists the devices that have room for need now, and says for every device
-// what it has, for the waiting line.
-func (a *Admitter) candidatesLocked(need uint64, learning bool) ([]candidate, string) {
-	var cands []candidate
-	var why []string
-	now := a.now()
-	alone := learning && !a.perTrialLocked()
-	if learning && !alone {
-		need = a.provisional(0) // a learner shares a device on a provisional reservation
-	}
-	for i, d := range a.snap {
-		reserved := a.reservedOnLocked(i)
-		avail := sub(sub(d.Free, reserved), a.margin.For(d.Total))
-		if learning && !alone {
-			need = a.provisional(i)
-		}
-		note := fmt.Sprintf("GPU%d %s free, %s reserved", i, gpu.FormatSize(d.Free), gpu.FormatSize(reserved))
-		switch {
-		case a.devs[i].exclusive():
-			note += " (learning a trial's need)"
-		case a.devs[i].tying(a.pids, now):
-			note += " (tying a just-started trial to its processes)"
-		case alone && len(a.devs[i].trials) > 0:
-		case alone && a.devs[i].draining > 0:
-			note += " (an ended trial's memory is still being freed)"
-		case avail >= need:
-			cands = append(cands, candidate{i, avail})
-		}
-		why = append(why, note)
-	}
-	return cands, strings.Join(why, "; ")
-}
-
-// fitsSomewhereLocked fails for a need that no device could hold even empty.
-func (a *Admitter) fitsSomewhereLocked(need uint64) error {
-	if need <= a.largestLocked() {
-		return nil
-	}
-	largest := slices.MaxFunc(a.snap, func(x, y gpu.Device) int { return cmp.Compare(x.Total, y.Total) })
-	m := a.margin.For(largest.Total)
-	return fmt.Errorf("%w: needs %s, the largest GPU has %s (%s after the %s margin)",
-		ErrNeverFits, gpu.FormatSize(need), gpu.FormatSize(largest.Total),
-		gpu.FormatSize(sub(largest.Total, m)), gpu.FormatSize(m))
-}
-
-// largestLocked is the most any one device can give a trial: its total less the margin.
-func (a *Admitter) largestLocked() uint64 {
-	var most uint64
-	for _, d := range a.snap {
-		most = max(most, sub(d.Total, a.margin.For(d.Total)))
-	}
-	return most
-}
-
 // Release frees a placement when its trial ends.
 func (a *Admitter) Release(p *Placement) {
 	a.mu.Lock()
@@ -253,22 +194,12 @@ func (a *Admitter) Release(p *Placement) {
 	// Measure now: the trial's last peak, and the memory its end gave back, which the
 	// trials waiting for room are told of (Changed) at once.
 	a.sampleLocked()
-	a.endLearningLocked(p)
-	now := a.now()
+	a.book.End(p.entry)
+	now := a.meter.now()
 	for _, d := range p.Devices {
-		a.devs[d].drain(p, d, a.snap[d].Used, a.exactLocked, now)
-		st := &a.devs[d]
-		st.trials = slices.DeleteFunc(st.trials, func(q *Placement) bool { return q == p })
-		for pid, owner := range st.procs {
-			if owner == p {
-				st.procs[pid] = nil // what it leaves behind is no longer a trial's
-			}
-		}
-		if len(st.trials) == 0 {
-			st.releasedAt = now
-		}
+		a.devs.list[d].remove(p, d, a.meter.snap[d].Used, a.meter.exact, now)
 	}
-	a.changedLocked()
+	a.meter.wake()
 }
 
 // Changed returns a channel closed when what Place sees may have changed: after the next
@@ -277,10 +208,7 @@ func (a *Admitter) Release(p *Placement) {
 func (a *Admitter) Changed() <-chan struct{} {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.changed == nil {
-		a.changed = make(chan struct{})
-	}
-	return a.changed
+	return a.meter.waiting()
 }
 
 // Started tells the admitter that one of p's attempts started, its shell leading process
@@ -288,8 +216,8 @@ func (a *Admitter) Changed() <-chan struct{} {
 func (a *Admitter) Started(p *Placement, pgid int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	p.roots = append(p.roots, pgid)
-	p.launchedAt = a.now()
+	p.tie.roots = append(p.tie.roots, pgid)
+	p.tie.launchedAt = a.meter.now()
 }
 
 func sub(a, b uint64) uint64 {
@@ -301,4 +229,4 @@ func sub(a, b uint64) uint64 {
 
 // DeviceEnv is what the probe says a trial on p's devices needs (CUDA_VISIBLE_DEVICES, and
 // for simulated GPUs where their state is).
-func (a *Admitter) DeviceEnv(p *Placement) []string { return a.probe.Env(p.Devices) }
+func (a *Admitter) DeviceEnv(p *Placement) []string { return a.meter.probe.Env(p.Devices) }

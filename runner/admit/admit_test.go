@@ -103,13 +103,14 @@ func (p *fakeProbe) Close() error          { return nil }
 type world struct {
 	*fakeProbe
 	a     *Admitter
+	hist  memNeeds // the learned needs
 	clock time.Time
 	tree  map[int]proc.Lineage
 }
 
 func newWorld(totals ...uint64) *world {
-	w := &world{fakeProbe: newFakeProbe(totals...), clock: time.Unix(1000, 0), tree: map[int]proc.Lineage{}}
-	w.a = New(Options{Probe: w.fakeProbe, Margin: defaultMargin, OOMRetries: 2,
+	w := &world{fakeProbe: newFakeProbe(totals...), clock: time.Unix(1000, 0), tree: map[int]proc.Lineage{}, hist: memNeeds{}}
+	w.a = New(Options{Probe: w.fakeProbe, Margin: defaultMargin, OOMRetries: 2, History: w.hist,
 		Now:     func() time.Time { return w.clock },
 		Lineage: func(pid int) (proc.Lineage, bool) { l, ok := w.tree[pid]; return l, ok },
 	})
@@ -137,7 +138,7 @@ func (w *world) start(p *Placement, pgid int, pid uint32, mem uint64, local bool
 // devices' growth, as before per-process figures.
 func newTestAdmitter(probe gpu.Probe) *Admitter {
 	a := New(Options{Probe: probe, Margin: defaultMargin, OOMRetries: 2})
-	a.pids = PIDsNone
+	a.meter.pids = PIDsNone
 	return a
 }
 
@@ -274,7 +275,7 @@ func TestLearningAlone(t *testing.T) {
 	probe := newFakeProbe(32*gi, 32*gi)
 	hist := memNeeds{}
 	a := New(Options{Probe: probe, Margin: defaultMargin, History: hist})
-	a.pids = PIDsNone
+	a.meter.pids = PIDsNone
 	auto := func(id int) Request { return Request{ID: id, Name: fmt.Sprint("t", id), Group: "g", Auto: true} }
 
 	other, _, _ := place(a, mem(9, 4*gi)) // another trial on GPU0 (best fit takes the first)
@@ -331,7 +332,7 @@ func TestLearningNeedsAnEmptyDevice(t *testing.T) {
 // quarter of the device), and each learns its own need, not the device's.
 func TestLearningBesideOthers(t *testing.T) {
 	w := newWorld(32 * gi)
-	hist := w.a.hist
+	hist := w.hist
 	other, _, _ := place(w.a, mem(9, 4*gi))
 	w.start(other, 900, 901, 4*gi, true)
 	w.tick(100 * time.Millisecond)
@@ -524,7 +525,7 @@ func TestAttributionHere(t *testing.T) {
 		t.Errorf("trial b: peak %d from %s, want 9 GiB from its process", peak, src)
 	}
 	// a holds 7 of 8 reserved, b is beyond its 8: 1 GiB reserved in all.
-	if r := w.a.reservedLocked()[0]; r != gi {
+	if r := w.a.devs.reserved(w.a.meter.snap, w.a.meter.exact)[0]; r != gi {
 		t.Errorf("reserved %d, want 1 GiB", r)
 	}
 }
@@ -570,7 +571,7 @@ func TestAttributionElsewhere(t *testing.T) {
 // and say so.
 func TestAttributionAmbiguous(t *testing.T) {
 	w := newWorld(32 * gi)
-	w.a.pids = PIDsElsewhere
+	w.a.meter.pids = PIDsElsewhere
 	a, _, _ := place(w.a, mem(1, 4*gi))
 	w.a.Started(a, 10)
 	w.tick(tieWindow) // a showed nothing in time: the device is free for another launch
@@ -617,7 +618,7 @@ func TestAttributionNone(t *testing.T) {
 // learned 64 MiB so); a learner that is alone on its device waits for it to go.
 func TestBaselineWhileReleasing(t *testing.T) {
 	w := newWorld(32 * gi)
-	w.a.pids = PIDsNone
+	w.a.meter.pids = PIDsNone
 	p, _, _ := place(w.a, mem(1, 14*gi))
 	w.use(0, 14*gi)
 	w.tick(100 * time.Millisecond)
@@ -636,7 +637,7 @@ func TestBaselineWhileReleasing(t *testing.T) {
 	w.use(0, 6*gi)
 	w.tick(100 * time.Millisecond)
 	w.a.Release(learner)
-	if got, _ := w.a.hist.Learned("g"); got != learnedNeed(6*gi) {
+	if got, _ := w.hist.Learned("g"); got != learnedNeed(6*gi) {
 		t.Errorf("learned %d MiB, want %d MiB: the 6 GiB the learner used", got>>20, learnedNeed(6*gi)>>20)
 	}
 }
@@ -647,7 +648,7 @@ func TestBaselineWhileReleasing(t *testing.T) {
 // growth is theirs.
 func TestDrainingIsNoTrialsGrowth(t *testing.T) {
 	w := newWorld(32 * gi)
-	w.a.pids = PIDsNone
+	w.a.meter.pids = PIDsNone
 	old, _, _ := place(w.a, mem(1, 10*gi))
 	w.use(0, 10*gi)
 	w.tick(100 * time.Millisecond)
@@ -711,8 +712,8 @@ func TestConcurrentPlaceRelease(t *testing.T) {
 			default:
 			}
 			a.mu.Lock()
-			for i, d := range a.snap {
-				if r := a.reservedOnLocked(i); r > d.Total-a.margin.For(d.Total) {
+			for i, d := range a.meter.snap {
+				if r := a.devs.list[i].reserved(i, d.Used, a.meter.exact); r > d.Total-a.margin.For(d.Total) {
 					t.Errorf("GPU%d: %d reserved of %d", i, r, d.Total)
 				}
 			}
@@ -722,7 +723,7 @@ func TestConcurrentPlaceRelease(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	checker.Wait()
-	for i, st := range a.devs {
+	for i, st := range a.devs.list {
 		if len(st.trials) != 0 {
 			t.Errorf("GPU%d still holds %d trials", i, len(st.trials))
 		}
@@ -764,7 +765,7 @@ func TestChanged(t *testing.T) {
 // used to wait for the next sample (up to 250 ms) when the last one was under 50 ms old.
 func TestPlaceAfterReleaseSeesFreedMemory(t *testing.T) {
 	w := newWorld(32 * gi)
-	w.a.pids = PIDsHere
+	w.a.meter.pids = PIDsHere
 	w.tick(0)
 	a, _, _ := place(w.a, mem(1, 20*gi))
 	if a == nil {
@@ -849,7 +850,7 @@ func (g *growingProbe) Processes(i int) ([]gpu.Process, error) {
 func TestGrowthBetweenReadsNotCountedTwice(t *testing.T) {
 	w := newWorld(32 * gi)
 	g := &growingProbe{fakeProbe: w.fakeProbe, step: 2 * gi}
-	w.a.probe = g
+	w.a.meter.probe = g
 	p, _, _ := place(w.a, mem(1, 10*gi))
 	w.a.Started(p, 10)
 	w.tree[11] = proc.Lineage{PGID: 10}

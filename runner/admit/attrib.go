@@ -61,15 +61,10 @@ const (
 	noneAfter = 256 << 20 // CUDA's context alone takes more, and shows its process
 )
 
-// exactLocked reports whether p's memory is known from its own processes.
-func (m *meter) exactLocked(p *Placement) bool {
-	return m.perTrialLocked() && !p.ambiguous
-}
-
-// attributeLocked takes the processes on dev and gives each new one an owner: a trial of
-// this device, or none (someone else's). It records each trial's usage on dev.
-func (a *Admitter) attributeLocked(dev int, procs []gpu.Process, now time.Time) {
-	st := &a.devs[dev]
+// attribute takes the processes on dev and gives each new one an owner: a trial of this
+// device, or none (someone else's). It records each trial's usage on dev.
+func (m *meter) attribute(devs *devices, dev int, procs []gpu.Process, now time.Time) {
+	st := &devs.list[dev]
 	for _, p := range st.trials {
 		p.usage[dev] = 0
 	}
@@ -78,7 +73,7 @@ func (a *Admitter) attributeLocked(dev int, procs []gpu.Process, now time.Time) 
 		seen[pr.PID] = true
 		owner, known := st.procs[pr.PID]
 		if !known {
-			owner = a.ownerLocked(dev, pr, now)
+			owner = m.owner(devs, dev, pr, now)
 			st.procs[pr.PID] = owner
 		}
 		if owner != nil {
@@ -90,42 +85,42 @@ func (a *Admitter) attributeLocked(dev int, procs []gpu.Process, now time.Time) 
 			delete(st.procs, pid) // it exited
 		}
 	}
-	if len(procs) == 0 && a.pids == PIDsUnknown {
-		a.checkNoneLocked(dev, now)
+	if len(procs) == 0 && m.pids == PIDsUnknown {
+		m.checkNone(devs, dev, now)
 	}
 }
 
-// othersLocked records the processes on dev, which no trial of runall's runs on, as none of
+// others records the processes on dev, which no trial of runall's runs on, as none of
 // runall's: another user's process, there before any launch, must not be tied by order to
 // the first trial launched there.
-func (a *Admitter) othersLocked(dev int) {
-	procs, err := a.probe.Processes(dev)
+func (m *meter) others(devs *devices, dev int) {
+	procs, err := m.probe.Processes(dev)
 	if err != nil {
 		return
 	}
-	st := &a.devs[dev]
+	st := &devs.list[dev]
 	clear(st.procs)
 	for _, pr := range procs {
 		st.procs[pr.PID] = nil
 	}
 }
 
-// ownerLocked finds the trial a process seen for the first time on dev belongs to.
-func (a *Admitter) ownerLocked(dev int, pr gpu.Process, now time.Time) *Placement {
-	st := &a.devs[dev]
+// owner finds the trial a process seen for the first time on dev belongs to.
+func (m *meter) owner(devs *devices, dev int, pr gpu.Process, now time.Time) *Placement {
+	st := &devs.list[dev]
 	if pr.Local {
-		if l, ok := a.lineage(int(pr.PID)); ok {
+		if l, ok := m.lineage(int(pr.PID)); ok {
 			for _, p := range st.trials {
 				if p.hasRoot(l) {
-					a.setPIDsLocked(PIDsHere)
-					p.lastTie = now
+					m.setPIDs(PIDsHere, devs)
+					p.tie.lastTie = now
 					return p
 				}
 			}
 		}
 		return nil // a process of this namespace that is not a trial's
 	}
-	if a.pids == PIDsHere || a.pids == PIDsNone {
+	if m.pids == PIDsHere || m.pids == PIDsNone {
 		return nil
 	}
 	// Tie by order: to the one launch on this device still open; else to its one trial
@@ -135,7 +130,7 @@ func (a *Admitter) ownerLocked(dev int, pr gpu.Process, now time.Time) *Placemen
 		switch {
 		case p.openLocked(now):
 			open = append(open, p)
-		case p.lastTie.IsZero():
+		case p.tie.lastTie.IsZero():
 			unseen = append(unseen, p)
 		}
 	}
@@ -147,40 +142,40 @@ func (a *Admitter) ownerLocked(dev int, pr gpu.Process, now time.Time) *Placemen
 	case 0:
 		return nil
 	case 1:
-		a.setPIDsLocked(PIDsElsewhere)
-		cands[0].lastTie = now
+		m.setPIDs(PIDsElsewhere, devs)
+		cands[0].tie.lastTie = now
 		return cands[0]
 	}
 	for _, p := range cands {
-		p.ambiguous = true
+		p.tie.ambiguous = true
 	}
 	return nil
 }
 
-// setPIDsLocked records what was found of the driver's PIDs. Finding a trial's own PID
-// settles it: ties made by order before are forgotten, to be looked at again.
-func (a *Admitter) setPIDsLocked(m PIDs) {
-	if a.pids == m || a.pids == PIDsHere {
+// setPIDs records what was found of the driver's PIDs. Finding a trial's own PID settles
+// it: ties made by order before are forgotten, to be looked at again. (The admitter gives
+// the learners the reservation that suits what was found: sampleLocked.)
+func (m *meter) setPIDs(pids PIDs, devs *devices) {
+	if m.pids == pids || m.pids == PIDsHere {
 		return
 	}
-	a.pids = m
-	if m == PIDsHere {
-		for i := range a.devs {
-			clear(a.devs[i].procs)
-			for _, p := range a.devs[i].trials {
-				p.ambiguous = false
+	m.pids = pids
+	if pids == PIDsHere {
+		for i := range devs.list {
+			clear(devs.list[i].procs)
+			for _, p := range devs.list[i].trials {
+				p.tie.ambiguous = false
 			}
 		}
 	}
-	a.provisionLearnersLocked()
 }
 
-// checkNoneLocked concludes that the driver reports no processes when a device has grown
-// under runall's trials while showing none, in samples tieQuiet apart (a process and its
-// memory may be read a moment apart, never for that long).
-func (a *Admitter) checkNoneLocked(dev int, now time.Time) {
-	st := &a.devs[dev]
-	if len(st.trials) == 0 || st.grown(a.snap[dev].Used) < noneAfter {
+// checkNone concludes that the driver reports no processes when a device has grown under
+// runall's trials while showing none, in samples tieQuiet apart (a process and its memory
+// may be read a moment apart, never for that long).
+func (m *meter) checkNone(devs *devices, dev int, now time.Time) {
+	st := &devs.list[dev]
+	if len(st.trials) == 0 || st.grown(m.snap[dev].Used) < noneAfter {
 		st.bareSince = time.Time{}
 		return
 	}
@@ -188,7 +183,7 @@ func (a *Admitter) checkNoneLocked(dev int, now time.Time) {
 	case st.bareSince.IsZero():
 		st.bareSince = now
 	case now.Sub(st.bareSince) >= tieQuiet:
-		a.setPIDsLocked(PIDsNone)
+		m.setPIDs(PIDsNone, devs)
 	}
 }
 
@@ -208,14 +203,14 @@ func (st *devState) tying(pids PIDs, now time.Time) bool {
 
 // openLocked reports whether p's latest launch is still being tied to its processes.
 func (p *Placement) openLocked(now time.Time) bool {
-	if p.lastTie.Before(p.launchedAt) {
-		return now.Sub(p.launchedAt) < tieWindow
+	if p.tie.lastTie.Before(p.tie.launchedAt) {
+		return now.Sub(p.tie.launchedAt) < tieWindow
 	}
-	return now.Sub(p.lastTie) < tieQuiet
+	return now.Sub(p.tie.lastTie) < tieQuiet
 }
 
 func (p *Placement) hasRoot(l proc.Lineage) bool {
-	for _, r := range p.roots {
+	for _, r := range p.tie.roots {
 		if l.Has(r) {
 			return true
 		}
@@ -223,15 +218,14 @@ func (p *Placement) hasRoot(l proc.Lineage) bool {
 	return false
 }
 
-// usageLocked updates every trial's usage and peak on dev: its processes' memory where
-// that is known, else its share of the growth they do not explain.
-func (a *Admitter) usageLocked(dev int) {
-	st := &a.devs[dev]
-	st.lowerBaseline(dev, a.snap[dev].Used, a.exactLocked)
-	grown := st.grown(a.snap[dev].Used)
+// usage updates every trial's usage and peak on dev, which uses used now: its processes'
+// memory where that is known (exact), else its share of the growth they do not explain.
+func (st *devState) usage(dev int, used uint64, exact func(*Placement) bool, now time.Time) {
+	st.lowerBaseline(dev, used, exact)
+	grown := st.grown(used)
 	var estimated []*Placement
 	for _, p := range st.trials {
-		if a.exactLocked(p) {
+		if exact(p) {
 			grown = sub(grown, p.usage[dev])
 		} else {
 			estimated = append(estimated, p)
@@ -244,11 +238,9 @@ func (a *Admitter) usageLocked(dev int) {
 		if u := p.usage[dev]; u > 0 {
 			p.held[dev] = u
 		}
-		if u := p.usage[dev]; u > p.peak {
-			p.peak, p.grewAt = u, a.snapAt
-			// Alone, its device's growth is its own, unless memory on its way out blurs it.
-			p.peakOwn = a.exactLocked(p) || (len(st.trials) == 1 && st.draining == 0)
-		}
+		// Alone, its device's growth is its own, unless memory on its way out blurs it.
+		own := exact(p) || (len(st.trials) == 1 && st.draining == 0)
+		p.entry.Grew(p.usage[dev], own, now)
 	}
 }
 
@@ -259,36 +251,31 @@ func (a *Admitter) usageLocked(dev int) {
 func shares(trials []*Placement, grown uint64) map[*Placement]uint64 {
 	var declared uint64
 	for _, p := range trials {
-		declared += p.reserve
+		declared += p.entry.Reserve()
 	}
 	over := sub(grown, declared)
 	out := make(map[*Placement]uint64, len(trials))
 	left := grown
 	for _, p := range trials {
-		s := min(left, p.reserve)
+		s := min(left, p.entry.Reserve())
 		left -= s
 		out[p] = s + over
 	}
 	return out
 }
 
-// reservedOnLocked is the memory runall's trials on dev have yet to allocate: each exact
-// trial its reservation less what its processes hold; the estimated ones together, their
-// reservations less the growth no trial's processes explain.
-func (a *Admitter) reservedOnLocked(dev int) uint64 {
-	return a.devs[dev].reserved(dev, a.snap[dev].Used, a.exactLocked)
-}
-
-// reserved is reservedOnLocked for this device, dev, using used.
+// reserved is the memory runall's trials on this device, dev, which uses used now, have yet
+// to allocate: each exact trial its reservation less what its processes hold; the
+// estimated ones together, their reservations less the growth no trial's processes explain.
 func (st *devState) reserved(dev int, used uint64, exact func(*Placement) bool) uint64 {
 	grown := st.grown(used)
 	var reserved, estimated uint64
 	for _, p := range st.trials {
 		if exact(p) {
-			reserved += sub(p.reserve, p.usage[dev])
+			reserved += sub(p.entry.Reserve(), p.usage[dev])
 			grown = sub(grown, p.usage[dev])
 		} else {
-			estimated += p.reserve
+			estimated += p.entry.Reserve()
 		}
 	}
 	return reserved + sub(estimated, grown)

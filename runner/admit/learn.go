@@ -2,185 +2,78 @@ package admit
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/runall/runall/gpu"
 )
-
-// learnSettle is how long a learning trial's memory must stay flat before the rest of its
-// group is admitted at the learned need; a trial that ends sooner is learned from at its end.
-const learnSettle = 10 * time.Second
-
-// needLocked is what req needs per device now, whether it is the trial that learns its
-// group's need, or why it must wait.
-func (b *book) needLocked(req Request) (need uint64, learning bool, wait string) {
-	if n, ok := b.raised[req.ID]; ok {
-		return n, false, ""
-	}
-	if !req.Auto {
-		return max(req.Memory, b.groupRaised[req.Group]), false, ""
-	}
-	if n, ok := b.hist.Learned(req.Group); ok {
-		return n, false, ""
-	}
-	if p, ok := b.learning[req.Group]; ok {
-		return 0, false, fmt.Sprintf("waits for %q to measure the group's GPU memory", p.req.Name)
-	}
-	return 0, true, ""
-}
-
-// settleLearningLocked learns from the trials whose memory has stopped growing.
-func (b *book) settleLearningLocked(now time.Time) {
-	for _, p := range b.learning {
-		if p.flatLocked(now) {
-			b.learnLocked(p)
-		}
-	}
-}
-
-// learnLocked fixes a group's need from its learning trial's peak; the trial keeps running,
-// now reserving what it taught.
-func (b *book) learnLocked(p *Placement) {
-	need := learnedNeed(p.peak)
-	b.hist.SetLearned(p.req.Group, p.req.Name, need)
-	delete(b.learning, p.req.Group)
-	p.learning, p.exclusive = false, false
-	p.reserve, p.settled = need, need
-}
 
 // provisionLocked sets a learning trial's reservation: where each trial's memory is known
 // from its own processes, a provisional one beside other trials; elsewhere none, alone on
 // its devices, which its measured growth then is.
 func (a *Admitter) provisionLocked(p *Placement) {
-	if !a.perTrialLocked() {
-		p.exclusive, p.reserve = true, 0
+	if !a.meter.perTrial() {
+		p.exclusive = true
+		p.entry.Provision(0)
 		return
 	}
 	p.exclusive = false
-	p.reserve = 0
+	var reserve uint64
 	for _, d := range p.Devices {
-		p.reserve = max(p.reserve, a.provisional(d))
+		reserve = max(reserve, a.meter.provisional(d))
 	}
+	p.entry.Provision(reserve)
 }
 
 // provisionLearnersLocked gives the learners placed before the admitter knew how per-trial
 // memory is measured the reservation they would get now.
 func (a *Admitter) provisionLearnersLocked() {
-	for _, p := range a.learning {
-		a.provisionLocked(p)
+	for i := range a.devs.list {
+		for _, p := range a.devs.list[i].trials {
+			if p.entry.Learning() {
+				a.provisionLocked(p)
+			}
+		}
 	}
-}
-
-// endLearningLocked learns from a learning trial that ends before its memory settled. One
-// that used nothing teaches nothing: the group's next trial learns instead.
-func (b *book) endLearningLocked(p *Placement) {
-	if !p.learning || b.learning[p.req.Group] != p {
-		return
-	}
-	if p.peak > 0 {
-		b.learnLocked(p)
-		return
-	}
-	delete(b.learning, p.req.Group)
-}
-
-// abandonLearningLocked ends the learning of a learner that ran out of memory: what it held
-// when it failed is no need to learn from (Requeue records the need it showed instead).
-func (b *book) abandonLearningLocked(p *Placement) {
-	if p.learning && b.learning[p.req.Group] == p {
-		delete(b.learning, p.req.Group)
-	}
-	p.learning, p.exclusive = false, false
-}
-
-// learnedNeed pads a measured peak: sampling can miss a short spike.
-func learnedNeed(peak uint64) uint64 {
-	const step = 64 << 20
-	n := peak + peak/20
-	return (n + step - 1) / step * step
 }
 
 // Requeue is the admitter's answer to a trial that ran out of GPU memory: whether it goes
-// again, and with what need; requeues counts its requeues so far, this one included.
+// again, and with what need; requeues counts its requeues so far, this one included. The
+// book of needs decides (needs.Book.Requeue: twice the measured need for one that went
+// beyond it, the same need for a neighbour's victim).
 //
 // Its measured need is what it held, from its own processes (where they are known) or its
-// error message, plus what it tried to allocate. A trial that went beyond its need
-// under-declared it: its need becomes twice the measured one, so that one that
-// under-declared by 5x fits by its second requeue, and its waiting siblings (the other
-// copies of its for-each or matrix task) wait for the measured need too. One whose need
-// could not be measured (no processes, a message that did not say what it held) gets twice
-// its need. Never beyond the largest device: a measured need more than that fails the
-// trial with ErrNeverFits.
-//
-// A trial that stayed within its need ran out because another one did not: it goes again
-// with the same need, and that requeue does not count against oom-retries (up to
-// victimRetries of them; none with oom-retries: 0), so that an honest trial is not failed
-// for a neighbour's lie.
+// error message, plus what it tried to allocate. One whose need could not be measured (no
+// processes, a message that did not say what it held) gets twice its need. Never beyond
+// the largest device: a measured need more than that fails the trial with ErrNeverFits.
 func (a *Admitter) Requeue(p *Placement, oom OOM) (need uint64, requeues int, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var measured uint64
 	switch {
-	case a.exactLocked(p):
-		measured = max(p.peak, oom.Held) + oom.Tried
+	case a.meter.exact(p):
+		measured = max(p.entry.Peak(), oom.Held) + oom.Tried
 	case oom.Held > 0: // a device estimate is no trial's own figure; its message is
 		measured = oom.Held + oom.Tried
 	}
 	// One allocation it tried is a need too, whatever is known of what it held: a trial
 	// that asked for 90 GiB at once fails here even where its processes are not told apart.
-	most := a.largestLocked()
+	most := largest(a.meter.snap, a.margin)
 	if max(measured, oom.Tried) > most {
-		return 0, a.requeues[p.req.ID], fmt.Errorf("%w: it ran out of memory needing at least %s; the largest GPU gives %s after the margin",
+		return 0, a.book.Requeues(p.req.ID), fmt.Errorf("%w: it ran out of memory needing at least %s; the largest GPU gives %s after the margin",
 			ErrNeverFits, gpu.FormatSize(max(measured, oom.Tried)), gpu.FormatSize(most))
 	}
-	return a.requeue(p, measured, most)
+	return a.book.Requeue(p.entry, measured, most)
 }
-
-// requeue books a requeue of p after it ran out of memory having measured measured (0:
-// not known), and decides its next need, at most most: see Requeue.
-func (b *book) requeue(p *Placement, measured, most uint64) (need uint64, requeues int, err error) {
-	id := p.req.ID
-	cur := max(p.reserve, p.Need)
-	if p.settled > 0 { // beyond its settled need, it is no victim of another's
-		cur = p.settled
-	}
-	victim := measured > 0 && measured <= cur+cur/20 && b.oomRetries > 0
-	charged := b.requeues[id] - b.victims[id]
-	switch {
-	case victim && b.victims[id] >= victimRetries:
-		return 0, b.requeues[id], fmt.Errorf("out of GPU memory %d times within its need of %s: other trials use more than they declared", b.victims[id]+1, gpu.FormatSize(cur))
-	case !victim && charged >= b.oomRetries:
-		return 0, b.requeues[id], fmt.Errorf("out of GPU memory %d times (oom-retries: %d); it needed at least %s", charged+1, b.oomRetries, gpu.FormatSize(measured))
-	}
-	b.requeues[id]++
-	b.abandonLearningLocked(p)
-	p.raisedNeed = false // its need is decided here, not settled from this attempt's peak
-	switch {
-	case victim:
-		b.victims[id]++
-		need = max(cur, measured)
-	case measured == 0: // nothing measured, nothing said: grow boldly all the same
-		need = 2 * max(cur, 256<<20)
-	default:
-		need = 2 * measured
-		b.groupRaised[p.req.Group] = max(b.groupRaised[p.req.Group], learnedNeed(measured))
-	}
-	need = min(roundUp(need, 256<<20), most)
-	b.raised[id] = need
-	if p.req.Auto && measured > 0 {
-		if learned, _ := b.hist.Learned(p.req.Group); learnedNeed(measured) > learned {
-			b.hist.SetLearned(p.req.Group, p.req.Name, learnedNeed(measured))
-		}
-	}
-	return need, b.requeues[id], nil
-}
-
-// victimRetries bounds the requeues of a trial that ran out of memory within its own need.
-const victimRetries = 3
-
-func roundUp(n, step uint64) uint64 { return (n + step - 1) / step * step }
 
 // RequeueReason says why a requeued trial waits, for its waiting line.
 func RequeueReason(need uint64) string {
 	return "requeued after running out of GPU memory; now needs " + gpu.FormatSize(need)
+}
+
+// Need is the need p's trial ends with, for its results: the one it was admitted with; or,
+// where it learned its group's need or ran on a need runall raised, its own peak plus the
+// margin (needs.Book.Final).
+func (a *Admitter) Need(p *Placement) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.book.Final(p.entry)
 }

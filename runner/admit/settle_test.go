@@ -29,16 +29,16 @@ func TestRequeuedNeedSettles(t *testing.T) {
 	if got := w.a.Need(q); got != learnedNeed(7*gi) {
 		t.Errorf("while growing: need for the results %d MiB, want its peak plus the margin, %d MiB", got>>20, learnedNeed(7*gi)>>20)
 	}
-	if q.reserve != 12*gi {
-		t.Errorf("while growing it reserves %d MiB, want the raised 12 GiB until it settles", q.reserve>>20)
+	if q.entry.Reserve() != 12*gi {
+		t.Errorf("while growing it reserves %d MiB, want the raised 12 GiB until it settles", q.entry.Reserve()>>20)
 	}
 	w.tick(learnSettle)
-	if want := learnedNeed(7 * gi); q.reserve != want || w.a.Need(q) != want || w.a.raised[1] != want {
+	if want := learnedNeed(7 * gi); q.entry.Reserve() != want || w.a.Need(q) != want || w.a.raisedNeed(1) != want {
 		t.Errorf("settled: reserves %d MiB, reports %d MiB, requeues from %d MiB; want %d MiB each",
-			q.reserve>>20, w.a.Need(q)>>20, w.a.raised[1]>>20, want>>20)
+			q.entry.Reserve()>>20, w.a.Need(q)>>20, w.a.raisedNeed(1)>>20, want>>20)
 	}
 	// A sibling of its group is not admitted below what it settled at.
-	if g := w.a.groupRaised[""]; g < learnedNeed(6*gi) {
+	if g := w.a.groupNeed(""); g < learnedNeed(6*gi) {
 		t.Errorf("group need %d MiB, want at least the 6 GiB the failure showed, padded", g>>20)
 	}
 }
@@ -62,8 +62,8 @@ func TestSiblingOfRaisedGroupSettles(t *testing.T) {
 	w.start(s, 20, 21, 3*gi, true)
 	w.tick(100 * time.Millisecond)
 	w.tick(learnSettle)
-	if got := w.a.Need(s); got != learnedNeed(3*gi) || s.reserve != got {
-		t.Errorf("sibling using 3 GiB: need %d MiB, reserve %d MiB; want its own peak plus the margin", got>>20, s.reserve>>20)
+	if got := w.a.Need(s); got != learnedNeed(3*gi) || s.entry.Reserve() != got {
+		t.Errorf("sibling using 3 GiB: need %d MiB, reserve %d MiB; want its own peak plus the margin", got>>20, s.entry.Reserve()>>20)
 	}
 }
 
@@ -73,14 +73,14 @@ func TestLearnerReportsLearnedNeed(t *testing.T) {
 	l, _, _ := place(w.a, Request{ID: 1, Name: "l", Group: "g", Auto: true})
 	w.start(l, 10, 11, 20*gi, true)
 	w.tick(100 * time.Millisecond)
-	if l.reserve != 20*gi { // a quarter of 80 GiB
-		t.Fatalf("provisional reservation %d MiB, want 20 GiB", l.reserve>>20)
+	if l.entry.Reserve() != 20*gi { // a quarter of 80 GiB
+		t.Fatalf("provisional reservation %d MiB, want 20 GiB", l.entry.Reserve()>>20)
 	}
 	if got := w.a.Need(l); got != learnedNeed(20*gi) {
 		t.Errorf("before settling: need %d MiB, want %d MiB", got>>20, learnedNeed(20*gi)>>20)
 	}
 	w.tick(learnSettle)
-	learned, _ := w.a.hist.Learned("g")
+	learned, _ := w.hist.Learned("g")
 	if got := w.a.Need(l); got != learned || learned != learnedNeed(20*gi) {
 		t.Errorf("settled: need %d MiB, learned %d MiB; want both %d MiB", got>>20, learned>>20, learnedNeed(20*gi)>>20)
 	}
@@ -92,7 +92,7 @@ func TestLearnerReportsLearnedNeed(t *testing.T) {
 func TestRequeuedSettlesOnlyOnItsOwnPeak(t *testing.T) {
 	for _, alone := range []bool{true, false} {
 		w := newWorld(80 * gi)
-		w.a.pids = PIDsNone
+		w.a.meter.pids = PIDsNone
 		p, _, _ := place(w.a, mem(1, 4*gi))
 		w.use(0, 6*gi)
 		w.tick(100 * time.Millisecond)

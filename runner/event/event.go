@@ -99,11 +99,14 @@ type Detail struct {
 
 // Consumer reacts to the events of a run. The stream calls Event on the emitting
 // goroutine, one event at a time, in the order they were emitted: a consumer needs no lock
-// for state only Event touches, but must not block (one that does slow work hands it to a
-// goroutine of its own, as the outputs do). RunEnded, the run's last event, is the
-// exception: nothing is emitted beside it, so its consumers may write files and send the
-// results (the runner's recorder does). A consumer that reacts with an event of its own
-// passes it to emit, never to the stream: every consumer gets it after the current one.
+// for state only Event touches, but must never block, since the emitter is a trial (its
+// output lines) or the scheduler. One that does I/O (a terminal, a socket, a file, S3)
+// does it on a goroutine of its own and takes its events from a Queue, which never makes
+// the emitter wait and bounds its memory however long that goroutine stalls. RunEnded,
+// the run's last event, is the one exception: nothing is emitted beside it and the run's
+// end waits for its consumers anyway, so a consumer may finish its work there. A consumer
+// that reacts with an event of its own passes it to emit, never to the stream: every
+// consumer gets it after the current one.
 type Consumer interface {
 	Event(ev Event, emit func(Event))
 }
@@ -115,7 +118,8 @@ type Func func(ev Event, emit func(Event))
 func (f Func) Event(ev Event, emit func(Event)) { f(ev, emit) }
 
 // Stream is a run's one lifecycle stream: what is emitted reaches every consumer once, in
-// the order consumers were added, before Emit returns. It is safe for concurrent use.
+// the order consumers were added, before Emit returns (a consumer with a Queue has it
+// queued by then). It is safe for concurrent use.
 type Stream struct {
 	mu        sync.Mutex
 	consumers []Consumer

@@ -21,11 +21,11 @@ package hostadmit
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/runall/runall/hostmem"
+	"github.com/runall/runall/runner/needs"
 	"github.com/runall/runall/size"
 )
 
@@ -38,16 +38,28 @@ type Request struct {
 	Auto   bool   // learn the need from the group's first trial
 }
 
+// needs is the request as the book of needs knows it.
+func (r Request) needs() needs.Request {
+	return needs.Request{ID: r.ID, Name: r.Name, Group: r.Group, Memory: r.Memory, Auto: r.Auto}
+}
+
+// HostPolicy is the book of needs' policy for host memory. A requeued need is rounded up to
+// 64 MiB: a container's limit may be a few GiB, where a coarser step would be a large share
+// of it. What a requeue measured is what the trial's processes held at the last sample
+// before the kernel killed it: the kill leaves no message of what it tried to allocate.
+// The next need is half as much again as that (at least twice the old need), not twice:
+// the kernel kills as the container fills, while the trial still grows towards its need,
+// so its peak is most of it, and twice it would let half as many trials share the
+// container (bench/hostmem.py's under-declared sweep: a trial of 410 MiB killed at 280
+// needs 576 MiB at 2x, so that two no longer fit in 1 GiB, and 448 MiB at 1.5x).
+func HostPolicy(oomRetries int) needs.Policy {
+	return needs.Policy{Resource: "host memory", RanOut: "killed by the OOM killer", Measured: "it held %s when killed",
+		Step: 64 << 20, GrowPercent: 150, OOMRetries: oomRetries}
+}
+
 // Reader measures the container's memory: a *hostmem.Probe.
 type Reader interface {
 	Read() (hostmem.Memory, error)
-}
-
-// Needs keeps learned needs across runs: read when a group's trial asks, written when one is
-// learned.
-type Needs interface {
-	Learned(group string) (uint64, bool)
-	SetLearned(group, name string, need uint64)
 }
 
 // Options configures an Admitter.
@@ -55,7 +67,7 @@ type Options struct {
 	Memory     Reader
 	Margin     func(limit uint64) uint64 // kept free of the limit (nil: none)
 	OOMRetries int                       // how often a trial may be requeued after an OOM kill
-	Needs      Needs                     // nil: learned needs live as long as the admitter
+	Needs      needs.History             // nil: learned needs live as long as the admitter
 	// Trees measures process trees by the process groups that lead them (nil: hostmem.Trees
 	// over /proc).
 	Trees func(roots []int) map[int]hostmem.Footprint
@@ -67,17 +79,15 @@ type Placement struct {
 	Need uint64 // bytes it was admitted with; 0 when it learns its group's, or admission is off
 
 	req      Request
-	learning bool // the first trial of a memory: auto group
+	entry    *needs.Trial // the book's: what it reserves (its need, learned, raised or settled), its peak
 	roots    []int
-	oomStart uint64    // the cgroup's OOM kill count when it started
-	usage    uint64    // what its processes hold now (PSS, or RSS)
-	peak     uint64    // the most they held
-	grewAt   time.Time // when peak last grew
+	oomStart uint64 // the cgroup's OOM kill count when it started
+	usage    uint64 // what its processes hold now (PSS, or RSS)
 }
 
 // Admitter admits trials by host memory. Its methods are safe for concurrent use. What
-// decides a trial's need (declared, learned, raised after an OOM kill) is its needs book;
-// the admitter measures and reserves.
+// decides a trial's need (declared, learned, raised after an OOM kill) is the book of needs
+// (runner/needs, with HostPolicy); the admitter measures and reserves.
 type Admitter struct {
 	mem    Reader
 	margin func(uint64) uint64
@@ -87,7 +97,7 @@ type Admitter struct {
 	mu      sync.Mutex
 	snap    measurement
 	running []*Placement
-	book    *needBook
+	book    *needs.Book
 	warned  bool          // Warning said why admission is off
 	loop    sampling      // Start's, until Stop
 	changed chan struct{} // closed at the next measurement or release: see Changed
@@ -118,16 +128,13 @@ func New(o Options) *Admitter {
 	if o.Margin == nil {
 		o.Margin = func(uint64) uint64 { return 0 }
 	}
-	if o.Needs == nil {
-		o.Needs = &memoryNeeds{m: map[string]uint64{}}
-	}
 	if o.Trees == nil {
 		o.Trees = func(roots []int) map[int]hostmem.Footprint { return hostmem.Trees("", roots) }
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Admitter{mem: o.Memory, margin: o.Margin, trees: o.Trees, now: o.Now, book: newNeedBook(o.Needs, o.OOMRetries)}
+	return &Admitter{mem: o.Memory, margin: o.Margin, trees: o.Trees, now: o.Now, book: needs.New(HostPolicy(o.OOMRetries), o.Needs)}
 }
 
 // ErrNeverFits is wrapped by the error of a trial whose need the container's limit can
@@ -144,82 +151,39 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		a.sampleLocked()
 	}
 	if a.snap.err != nil {
-		p := &Placement{req: req}
+		p := &Placement{req: req, entry: a.book.Admit(req.needs(), 0, false)}
 		a.startLocked(p)
 		return p, "", nil
 	}
-	need, learning, wait := a.book.need(req)
+	need, learning, wait := a.book.Need(req.needs())
 	if wait != "" {
 		return nil, wait, nil
 	}
-	if most := a.mostLocked(); need > most {
-		return nil, "", a.neverFitsLocked(need)
+	margin := a.margin(a.snap.Limit)
+	if most := a.snap.most(margin); need > most {
+		return nil, "", a.snap.neverFits(need, margin)
 	}
 	reserve := need
 	if learning {
-		reserve = a.provisionalLocked()
+		reserve = a.snap.provisional()
 	}
-	room, reserved := a.roomLocked()
+	room, reserved := a.snap.room(margin, a.running)
 	if reserve > room {
 		head := "needs " + size.Format(need) + " of host memory"
 		if learning {
 			head = "learning its host memory: needs room for " + size.Format(reserve) + " to start"
 		}
-		return nil, head + "; " + a.describeRoomLocked(room, reserved), nil
+		return nil, head + "; " + a.snap.describe(room, reserved, margin), nil
 	}
-	p := &Placement{req: req, Need: need, learning: learning}
-	if learning {
-		a.book.learning[req.Group] = p
-	}
+	p := &Placement{req: req, Need: need, entry: a.book.Admit(req.needs(), need, learning)}
+	p.entry.Provision(reserve)
 	a.startLocked(p)
 	return p, "", nil
 }
 
 func (a *Admitter) startLocked(p *Placement) {
 	p.oomStart = a.snap.OOMKills
-	p.grewAt = a.now()
 	a.running = append(a.running, p)
-}
-
-// mostLocked is the most one trial can have: the limit less the margin.
-func (a *Admitter) mostLocked() uint64 {
-	return sub(a.snap.Limit, a.margin(a.snap.Limit))
-}
-
-func (a *Admitter) neverFitsLocked(need uint64) error {
-	m := a.margin(a.snap.Limit)
-	what := "the container's memory limit is"
-	if !a.snap.Limited {
-		what = "the machine (no container limit) has"
-	}
-	return fmt.Errorf("%w: needs %s, %s %s (%s after the %s margin)", ErrNeverFits, size.Format(need),
-		what, size.Format(a.snap.Limit), size.Format(sub(a.snap.Limit, m)), size.Format(m))
-}
-
-// roomLocked is what a trial may take now, and what the running trials hold reserved.
-func (a *Admitter) roomLocked() (room, reserved uint64) {
-	for _, p := range a.running {
-		reserved += sub(a.reserveOf(p), p.usage)
-	}
-	return sub(sub(a.snap.Room(), a.margin(a.snap.Limit)), reserved), reserved
-}
-
-// reserveOf is what p's trial is expected to take in all: its need, or a learner's
-// provisional one.
-func (a *Admitter) reserveOf(p *Placement) uint64 {
-	if p.learning {
-		return a.provisionalLocked()
-	}
-	return p.Need
-}
-
-// describeRoomLocked is the waiting line's account of the container's memory.
-func (a *Admitter) describeRoomLocked(room, reserved uint64) string {
-	s := fmt.Sprintf("the container has %s free of %s (in use %s", size.Format(room), size.Format(a.snap.Limit), size.Format(a.snap.Used))
-	if reserved > 0 {
-		s += ", " + size.Format(reserved) + " reserved for trials still growing"
-	}
-	return s + ", " + size.Format(a.margin(a.snap.Limit)) + " margin)"
 }
 
 // Started tells the admitter that one of p's attempts started, its shell leading process
@@ -243,7 +207,7 @@ func (a *Admitter) Release(p *Placement) {
 	if ran {
 		a.sampleLocked()
 	}
-	a.book.endLearning(p)
+	a.book.End(p.entry)
 	for i, q := range a.running {
 		if q == p {
 			a.running = append(a.running[:i], a.running[i+1:]...)
@@ -282,7 +246,16 @@ func (a *Admitter) Memory() (m hostmem.Memory, ok bool) {
 func (a *Admitter) Peak(p *Placement) uint64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return p.peak
+	return p.entry.Peak()
+}
+
+// Need is the need p's trial ends with, for its results: the one it was admitted with; or,
+// where it learned its group's need or ran on a need raised after an OOM kill, its peak
+// plus the margin (needs.Book.Final).
+func (a *Admitter) Need(p *Placement) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.book.Final(p.entry)
 }
 
 // Changed returns a channel closed when what Place sees may have changed: after the next
@@ -303,30 +276,9 @@ func (a *Admitter) changedLocked() {
 	}
 }
 
-// memoryNeeds keeps learned needs for one run.
-type memoryNeeds struct {
-	mu sync.Mutex
-	m  map[string]uint64
-}
-
-func (n *memoryNeeds) Learned(group string) (uint64, bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	v, ok := n.m[group]
-	return v, ok
-}
-
-func (n *memoryNeeds) SetLearned(group, _ string, need uint64) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.m[group] = need
-}
-
 func sub(a, b uint64) uint64 {
 	if a < b {
 		return 0
 	}
 	return a - b
 }
-
-func roundUp(n, step uint64) uint64 { return (n + step - 1) / step * step }

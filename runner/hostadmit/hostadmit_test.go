@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/hostmem"
+	"github.com/runall/runall/runner/needs"
 )
 
 const mib = 1 << 20
@@ -146,8 +147,8 @@ func TestNeverFits(t *testing.T) {
 // at the learned need, which the next run starts with.
 func TestAuto(t *testing.T) {
 	a, b, c := newTest(1<<30, 2)
-	needs := &memoryNeeds{m: map[string]uint64{}}
-	a.book.needs = needs
+	store := &memoryNeeds{m: map[string]uint64{}}
+	a.book = needs.New(HostPolicy(2), store)
 	req := func(id int) Request { return Request{ID: id, Name: "trial", Group: "sweep", Auto: true} }
 	learner := place(t, a, req(1))
 	a.Started(learner, 101)
@@ -162,7 +163,7 @@ func TestAuto(t *testing.T) {
 	}
 	b.exit(101, false)
 	a.Release(learner)
-	if n, ok := needs.Learned("sweep"); !ok || n != 448*mib { // 410 + 5%, in 64 MiB steps
+	if n, ok := store.Learned("sweep"); !ok || n != 448*mib { // 410 + 5%, in 64 MiB steps
 		t.Fatalf("learned %d MiB (%v), want 448", n/mib, ok)
 	}
 	p := place(t, a, req(2))
@@ -172,9 +173,9 @@ func TestAuto(t *testing.T) {
 
 	// A new run: the need is known from the start.
 	a2, _, _ := newTest(1<<30, 2)
-	a2.book.needs = needs
-	if p := place(t, a2, req(1)); p.Need != 448*mib || p.learning {
-		t.Errorf("next run: need %d MiB, learning %v", p.Need/mib, p.learning)
+	a2.book = needs.New(HostPolicy(2), store)
+	if p := place(t, a2, req(1)); p.Need != 448*mib || p.entry.Learning() {
+		t.Errorf("next run: need %d MiB, learning %v", p.Need/mib, p.entry.Learning())
 	}
 }
 

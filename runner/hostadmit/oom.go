@@ -29,23 +29,23 @@ func (a *Admitter) OOMKilled(p *Placement, killed bool) (reason string, ok bool)
 }
 
 // Requeue is the admitter's answer to a trial the OOM killer took: whether it goes again,
-// and with what need; requeues counts its requeues so far, this one included.
+// and with what need; requeues counts its requeues so far, this one included. The book of
+// needs decides (needs.Book.Requeue: twice the measured need for one that went beyond what
+// it reserved, the same need for a neighbour's victim).
 //
 // The kill came while the trial's processes held their peak, so its need is at least that.
-// A trial that went beyond its need under-declared it: it goes again needing half as much
-// again as its peak, at least twice its old need, and its group's waiting trials need the
-// peak too. A trial that stayed within its need was killed for a neighbour's excess: it
-// goes again with the same need, not counted against oom-retries (up to victimRetries of
-// them; none with oom-retries: 0). Never beyond the limit less the margin: a peak beyond
-// that fails the trial with ErrNeverFits.
+// Never beyond the limit less the margin: a peak beyond that fails the trial with
+// ErrNeverFits.
 func (a *Admitter) Requeue(p *Placement) (need uint64, requeues int, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.book.requeue(p, a.mostLocked())
+	measured, most := p.entry.Peak(), a.snap.most(a.margin(a.snap.Limit))
+	if measured > most {
+		return 0, a.book.Requeues(p.req.ID), fmt.Errorf("%w: it was killed holding %s; the container's limit gives %s after the margin",
+			ErrNeverFits, size.Format(measured), size.Format(most))
+	}
+	return a.book.Requeue(p.entry, measured, most)
 }
-
-// victimRetries bounds the requeues of a trial killed within its own need.
-const victimRetries = 3
 
 // RequeueReason says why a requeued trial waits, for its waiting line.
 func RequeueReason(need uint64) string {

@@ -39,7 +39,7 @@ func (a *Admitter) Start(ctx context.Context, onSample func([]TrialMemory)) {
 				a.sampleLocked()
 				tm := make([]TrialMemory, 0, len(a.running))
 				for _, p := range a.running {
-					tm = append(tm, TrialMemory{ID: p.req.ID, Memory: p.usage, Peak: p.peak})
+					tm = append(tm, TrialMemory{ID: p.req.ID, Memory: p.usage, Peak: p.entry.Peak()})
 				}
 				a.mu.Unlock()
 				if onSample != nil {
@@ -86,18 +86,9 @@ func (a *Admitter) sampleLocked() {
 				held += trees[r].Bytes()
 			}
 			p.usage = held
-			if held > p.peak {
-				p.peak, p.grewAt = held, now
-			}
+			p.entry.Grew(held, true, now) // a process tree's memory is the trial's own
 		}
 	}
-	a.book.settle(now)
+	a.book.Settle(now)
 	a.changedLocked()
-}
-
-// provisionalLocked is what a learning trial reserves until its need is known: a quarter of
-// the limit. It grows past that at its own risk: an OOM kill requeues it with its peak.
-func (a *Admitter) provisionalLocked() uint64 {
-	const step = 64 << 20
-	return a.snap.Limit / 4 / step * step
 }

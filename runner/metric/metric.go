@@ -54,14 +54,16 @@ func (s *Set) warn(format string, args ...any) {
 	}
 }
 
-// Add records one value of a metric, within the bounds (MaxNames, MaxNameLen, MaxPoints).
-// Every source of metrics (lines, files, recognisers of trainers' output) adds through it.
+// Add records one value of a metric, within the bounds (MaxNames, MaxNameLen, MaxPoints):
+// what a live report keeps of a task that has not ended (runner/ledger_live.go).
 func (s *Set) Add(name string, v float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.add(name, v)
 }
 
+// add records one value of a metric, within the bounds: every source of metrics (lines,
+// files, recognisers of trainers' output) adds through it, s.mu held.
 func (s *Set) add(name string, v float64) {
 	if !s.record(name, v) {
 		return
@@ -139,23 +141,6 @@ func (s *Set) admit(name string) bool {
 func IsLine(line string) bool {
 	rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t"), LinePrefix)
 	return ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t')
-}
-
-// Line takes one line of the task's stdout; a metric line's values are added, each to the
-// series of its name. It reports whether the line was a metric line.
-func (s *Set) Line(line string) bool {
-	if !IsLine(line) {
-		return false
-	}
-	rs := s.lineValues(line)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, x := range rs {
-		if !x.missing {
-			s.add(x.name, x.value)
-		}
-	}
-	return true
 }
 
 // lineValues reads a metric line's values without recording them; what it cannot read is

@@ -178,7 +178,7 @@ func (l *liveOutput) render(now time.Time, final bool) (commit, frame []string) 
 		l.sync.line = ""
 	}
 	for _, n := range l.notes {
-		lb := l.lineBuf(w)
+		lb := newLine(w, l.o.Color)
 		lb.add(n[0], sgrDim)
 		lb.add(oneLineOutput(n[1]), "")
 		commit = append(commit, lb.String())
@@ -218,7 +218,7 @@ func (l *liveOutput) render(now time.Time, final bool) (commit, frame []string) 
 		budget -= len(lines)
 	}
 	if l.sync.line != "" {
-		lb := l.lineBuf(w)
+		lb := newLine(w, l.o.Color)
 		lb.add("s3: ", sgrDim)
 		lb.add(oneLineOutput(l.sync.line), "")
 		frame = append(frame, lb.String())
@@ -261,7 +261,7 @@ func (l *liveOutput) item(n *taskNode, now time.Time, w, budget, h int) []string
 		for _, k := range rest {
 			c[k.state()]++
 		}
-		lb := l.lineBuf(w)
+		lb := newLine(w, l.o.Color)
 		lb.add(fmt.Sprintf("  … %d more: %s", len(rest), countsText(c, []taskStatus{stRunning, stWaiting, stPaused, stPending, stFailed, stStopped, stOK, stPruned, stIgnored, stSkipped})), sgrDim)
 		lines = append(lines, lb.String())
 	}
@@ -279,8 +279,8 @@ func notable(kids []*taskNode) []*taskNode {
 			failed = append(failed, k)
 		}
 	}
-	slices.SortStableFunc(running, func(a, b *taskNode) int { return a.first.Compare(b.first) })
-	slices.SortStableFunc(failed, func(a, b *taskNode) int { return b.ended.Compare(a.ended) })
+	slices.SortStableFunc(running, func(a, b *taskNode) int { return a.run.first.Compare(b.run.first) })
+	slices.SortStableFunc(failed, func(a, b *taskNode) int { return b.run.ended.Compare(a.run.ended) })
 	return append(running, failed...)
 }
 

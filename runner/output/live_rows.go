@@ -8,10 +8,11 @@ import (
 	"github.com/runall/runall/size"
 )
 
-func (l *liveOutput) glyph(st taskStatus) (string, string) {
+// glyph is a state's mark and its colour; a running task's spins with spin.
+func glyph(st taskStatus, spin int) (string, string) {
 	switch st {
 	case stRunning:
-		return spinner[l.spin%len(spinner)], sgrRunning
+		return spinner[spin%len(spinner)], sgrRunning
 	case stOK:
 		return "✔", sgrOK
 	case stFailed:
@@ -53,8 +54,8 @@ func (l *liveOutput) timeText(n *taskNode, st taskStatus, now time.Time) string 
 // row is one task's line: glyph, name, time and what it says now.
 func (l *liveOutput) row(n *taskNode, indent string, nameW int, now time.Time, w int) string {
 	st := n.state()
-	g, sgr := l.glyph(st)
-	lb := l.lineBuf(w)
+	g, sgr := glyph(st, l.spin)
+	lb := newLine(w, l.o.Color)
 	lb.add(indent, "")
 	lb.add(g, sgr)
 	lb.add(" ", "")
@@ -97,8 +98,8 @@ func (l *liveOutput) detail(n *taskNode, st taskStatus) string {
 	case stSkipped:
 		return cleanName(n.reason)
 	case stFailed, stIgnored, stStopped, stPruned:
-		s = exitText(cur.exitCode)
-		if why := extraReason(cur.reason, cur.exitCode); why != "" {
+		s = exitText(cur.run.exitCode)
+		if why := extraReason(cur.reason, cur.run.exitCode); why != "" {
 			s += ": " + cleanName(why)
 		}
 		if cur != n {
@@ -120,13 +121,13 @@ func oneLineOutput(s string) string {
 
 func (l *liveOutput) blockTitle(n *taskNode, now time.Time, w int) string {
 	st := n.state()
-	g, sgr := l.glyph(st)
+	g, sgr := glyph(st, l.spin)
 	var c [numStatus]int
 	for _, k := range n.children {
 		c[k.state()]++
 	}
 	done := finished(c)
-	lb := l.lineBuf(w)
+	lb := newLine(w, l.o.Color)
 	lb.add(g, sgr)
 	lb.add(" "+l.rs.label(n), "")
 	counts := fmt.Sprintf("  %d/%d done", done, len(n.children))
@@ -145,7 +146,7 @@ func (l *liveOutput) blockTitle(n *taskNode, now time.Time, w int) string {
 func (l *liveOutput) footer(now time.Time, w int) string {
 	c := l.rs.counts()
 	done := finished(c)
-	lb := l.lineBuf(w)
+	lb := newLine(w, l.o.Color)
 	lb.add(fmt.Sprintf("%d/%d done", done, l.rs.total()), "")
 	for _, s := range []taskStatus{stRunning, stWaiting, stFailed} {
 		if c[s] > 0 {
@@ -179,19 +180,19 @@ func (l *liveOutput) remaining(n *taskNode, now time.Time) (time.Duration, bool)
 		return 0, true
 	}
 	if n.isLeaf() {
-		if !n.estAsked {
-			n.estAsked = true
+		if !n.est.asked {
+			n.est.asked = true
 			if l.o.Estimate != nil {
-				n.est, n.estOK = l.o.Estimate(n.t)
+				n.est.d, n.est.ok = l.o.Estimate(n.t)
 			}
 		}
-		if !n.estOK {
+		if !n.est.ok {
 			return 0, false
 		}
 		if st == stRunning {
-			return max(0, n.est-now.Sub(n.started)), true
+			return max(0, n.est.d-now.Sub(n.run.started)), true
 		}
-		return n.est, true
+		return n.est.d, true
 	}
 	var sum, longest time.Duration
 	open := 0
@@ -223,7 +224,8 @@ type lineBuilder struct {
 	color bool
 }
 
-func (l *liveOutput) lineBuf(w int) *lineBuilder { return &lineBuilder{room: w, color: l.o.Color} }
+// newLine starts a frame line of at most w columns, coloured when color is on.
+func newLine(w int, color bool) *lineBuilder { return &lineBuilder{room: w, color: color} }
 
 func (lb *lineBuilder) add(s, sgr string) {
 	if lb.room <= 0 || s == "" {

@@ -2,7 +2,6 @@ package output
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/runall/runall/runner/event"
@@ -53,24 +52,29 @@ type taskNode struct {
 	children []*taskNode // Parallel or Steps
 	seq      bool        // children are Steps, run one after another
 
-	status   taskStatus // own state; for a block or sequence only waiting or skipped
-	attempt  int
-	devices  []string
-	memory   uint64 // a GPU trial's memory now, and its peak
-	peak     uint64
+	status taskStatus // own state; for a block or sequence only waiting or skipped
+	memory uint64     // a GPU trial's memory now
+	run    runTimes   // when its attempts ran, and how the last ended
+	reason string     // waiting, skipped or failure reason
+	last   string     // last output line, raw (cleaned when drawn)
+
+	label string   // cached display name; see runState.label
+	est   estimate // Estimate, asked once
+}
+
+// runTimes are when a task's attempts ran, and how the last one ended.
+type runTimes struct {
 	started  time.Time // the current or last attempt
 	first    time.Time // the first attempt
 	ended    time.Time
 	duration time.Duration
 	exitCode int
-	reason   string // waiting, skipped or failure reason
-	last     string // last output line, raw (cleaned when drawn)
+}
 
-	label string // cached display name; see runState.label
-
-	est      time.Duration // Estimate, asked once
-	estOK    bool
-	estAsked bool
+// estimate is how long a task took in earlier runs, asked of Options.Estimate once.
+type estimate struct {
+	d         time.Duration
+	ok, asked bool
 }
 
 func (n *taskNode) isLeaf() bool { return len(n.children) == 0 }
@@ -111,9 +115,9 @@ func (n *taskNode) span(now time.Time) (start time.Time, d time.Duration) {
 	if n.isLeaf() {
 		switch {
 		case n.status == stRunning:
-			return n.started, now.Sub(n.started)
-		case n.status.final() && !n.started.IsZero():
-			return n.started, n.duration
+			return n.run.started, now.Sub(n.run.started)
+		case n.status.final() && !n.run.started.IsZero():
+			return n.run.started, n.run.duration
 		}
 		return time.Time{}, 0
 	}
@@ -178,7 +182,7 @@ func newRunState(p *plan.Plan, parentOf func(*plan.Task) (*plan.Task, bool)) *ru
 }
 
 func (rs *runState) add(t *plan.Task, parent *taskNode, index int) *taskNode {
-	n := &taskNode{t: t, parent: parent, index: index, exitCode: -1}
+	n := &taskNode{t: t, parent: parent, index: index, run: runTimes{exitCode: -1}}
 	rs.nodes[t] = n
 	kids := t.Parallel
 	if len(kids) == 0 {
@@ -210,7 +214,7 @@ func (rs *runState) node(t *plan.Task) *taskNode {
 			return rs.made(t, rs.node(p))
 		}
 	}
-	n := &taskNode{t: t, index: len(rs.top), exitCode: -1}
+	n := &taskNode{t: t, index: len(rs.top), run: runTimes{exitCode: -1}}
 	rs.nodes[t] = n
 	rs.top = append(rs.top, n)
 	rs.leaves = append(rs.leaves, n)
@@ -268,9 +272,9 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 		n.status, n.reason = stWaiting, ev.Reason
 	case event.TaskStarted:
 		n.status, n.reason, n.last = stRunning, "", ""
-		n.attempt, n.devices, n.started = ev.Attempt, ev.Devices, now
-		if n.first.IsZero() {
-			n.first = now
+		n.run.started = now
+		if n.run.first.IsZero() {
+			n.run.first = now
 		}
 		for p := n.parent; p != nil; p = p.parent {
 			if p.status == stWaiting {
@@ -278,9 +282,9 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 			}
 		}
 	case event.TaskEnded:
-		n.ended, n.duration, n.exitCode, n.reason = now, ev.Duration, ev.ExitCode, ev.Reason
-		if n.duration == 0 && !n.started.IsZero() {
-			n.duration = now.Sub(n.started)
+		n.run.ended, n.run.duration, n.run.exitCode, n.reason = now, ev.Duration, ev.ExitCode, ev.Reason
+		if n.run.duration == 0 && !n.run.started.IsZero() {
+			n.run.duration = now.Sub(n.run.started)
 		}
 		switch {
 		case ev.Requeued: // the attempt ended but the trial goes again (out of GPU memory)
@@ -301,7 +305,7 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 			n.status = stStopped
 		}
 	case event.TaskMemory:
-		n.memory, n.peak = ev.Memory, ev.Peak
+		n.memory = ev.Memory
 	case event.TaskSkipped:
 		n.reason = ev.Reason
 		skipPending(n)
@@ -372,27 +376,4 @@ func (rs *runState) inState(s taskStatus) []*taskNode {
 	}
 	slices.SortFunc(out, func(a, b *taskNode) int { return a.t.ID - b.t.ID })
 	return out
-}
-
-// waitGist is what a wait is about, without the measurements that follow the first ";"
-// ("needs 7.0 GiB; GPU0 5.2 GiB free, ..."): plain output says so once, not every time the
-// numbers move. The live view and the status line show the numbers.
-// waitingFor reports whether a task other than n waits for reason now.
-func (rs *runState) waitingFor(reason string, n *taskNode) bool {
-	for _, m := range rs.leaves {
-		if m != n && m.status == stWaiting && m.reason == reason {
-			return true
-		}
-	}
-	for _, m := range rs.nodes {
-		if m != n && !m.isLeaf() && m.status == stWaiting && m.reason == reason {
-			return true
-		}
-	}
-	return false
-}
-
-func waitGist(reason string) string {
-	gist, _, _ := strings.Cut(reason, ";")
-	return gist
 }

@@ -51,7 +51,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		Cwd:           cmp.Or(c.cwd, in.cwd),
 		Tags:          mergeTags(c.tags, in.tags),
 		Env:           mergeEnv(in.env, c.env),
-		Pos:           l.pos(c.node),
+		Pos:           l.src.pos(c.node),
 		Group:         template.group(),
 		Params:        slices.Concat(in.params, c.params),
 		Metrics:       cmp.Or(c.metrics, l.withParams(in.metrics, c.params)),
@@ -68,7 +68,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Cmd = strings.ReplaceAll(t.Cmd, l.execPattern, "<exec>")
 	}
 	for _, u := range c.upload {
-		t.Upload = append(t.Upload, l.transfer(&u.rawTransfer))
+		t.Upload = append(t.Upload, l.src.transfer(&u.rawTransfer))
 	}
 	l.adapt(t, c, in)
 	own := c.own(in)
@@ -85,7 +85,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		return t
 	}
 	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
-	t.Checkpoint = l.checkpoint(c)
+	t.Checkpoint = l.src.checkpoint(c)
 	t.Host = hostSpec(own.hostMemory, hostGroup)
 	t.Timeout = max(own.timeout, 0) // noTimeout is none
 	if own.retries != nil {
@@ -112,7 +112,7 @@ func (l *loader) keyPositions(c *rawTask) map[string]Pos {
 			if out == nil {
 				out = map[string]Pos{}
 			}
-			out[key] = l.pos(n)
+			out[key] = l.src.pos(n)
 		}
 	}
 	return out
@@ -132,7 +132,7 @@ func (l *loader) adapt(t *Task, c *rawTask, in inherited) {
 	if c.search != nil {
 		t.Search = &Search{Ask: c.search.Ask, Tell: c.search.Tell, Trials: c.trials, Timeout: c.search.Timeout}
 		if l.cfg.Objective == nil {
-			l.problemAt(c, "search", "search: needs config objective: {metric, mode}: its value is what tell reports to the sampler")
+			l.src.problemAt(c, "search", "search: needs config objective: {metric, mode}: its value is what tell reports to the sampler")
 		}
 	}
 }
@@ -153,8 +153,8 @@ func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path strin
 		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
 		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
 	}, levelTrial)
-	l.checkCheckpoints(t.Parallel)
-	l.checkPausingRule(t, c.keys["early-stop"])
+	l.src.checkCheckpoints(t.Parallel)
+	l.src.checkPausingRule(t, c.keys["early-stop"])
 }
 
 // withParams replaces a copy's placeholders in what it inherits (a block's metrics: naming
@@ -225,7 +225,7 @@ func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool) *GP
 	capped := gpuCap != nil && *gpuCap
 	if mem == nil && gpus == 0 {
 		if capped {
-			l.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size")
+			l.src.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size")
 		}
 		return nil
 	}
@@ -233,7 +233,7 @@ func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool) *GP
 	if mem == nil || mem.auto {
 		s.Auto = true
 		if capped {
-			l.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size, not auto")
+			l.src.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size, not auto")
 		}
 	} else {
 		s.Memory = mem.bytes
@@ -242,12 +242,12 @@ func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool) *GP
 }
 
 // problemAt records a problem at the task's key, or at the task when the key is inherited.
-func (l *loader) problemAt(t *rawTask, key, msg string) {
+func (src *sources) problemAt(t *rawTask, key, msg string) {
 	n := t.node
 	if k, ok := t.keys[key]; ok {
 		n = k
 	}
-	l.problems = append(l.problems, Problem{l.pos(n), msg})
+	src.problems = append(src.problems, Problem{src.pos(n), msg})
 }
 
 func boolOr(b *bool, fallback bool) bool {

@@ -139,18 +139,18 @@ tasks:
 // trial's checkpoint:, said at early-stop's line:col.
 func TestPausingRuleNeedsCheckpoint(t *testing.T) {
 	for _, method := range []string{"sha", "hyperband", "pbt"} {
-		l := &loader{path: "tasks.yml"}
+		l := &loader{src: &sources{path: "tasks.yml"}}
 		b := &Task{Pos: Pos{File: "tasks.yml", Line: 3, Column: 5}, EarlyStop: &earlystop.Config{Method: method},
 			Parallel: []*Task{{Name: "a", Checkpoint: &Checkpoint{Dir: "ckpt/a"}}, {Name: "b"}}}
-		l.checkPausingRule(b, nil)
-		if len(l.problems) != 1 || !strings.Contains(l.problems[0].Msg, `trial "b" has no checkpoint`) ||
-			l.problems[0].Pos != b.Pos {
-			t.Errorf("%s: problems %v, want one at %v about trial b", method, l.problems, b.Pos)
+		l.src.checkPausingRule(b, nil)
+		if len(l.src.problems) != 1 || !strings.Contains(l.src.problems[0].Msg, `trial "b" has no checkpoint`) ||
+			l.src.problems[0].Pos != b.Pos {
+			t.Errorf("%s: problems %v, want one at %v about trial b", method, l.src.problems, b.Pos)
 		}
 	}
-	l := &loader{path: "tasks.yml"}
-	l.checkPausingRule(&Task{EarlyStop: &earlystop.Config{Method: earlystop.ASHA}, Parallel: []*Task{{Name: "a"}}}, nil)
-	if len(l.problems) != 0 {
-		t.Errorf("asha stops, it does not pause: %v", l.problems)
+	l := &loader{src: &sources{path: "tasks.yml"}}
+	l.src.checkPausingRule(&Task{EarlyStop: &earlystop.Config{Method: earlystop.ASHA}, Parallel: []*Task{{Name: "a"}}}, nil)
+	if len(l.src.problems) != 0 {
+		t.Errorf("asha stops, it does not pause: %v", l.src.problems)
 	}
 }

@@ -148,9 +148,9 @@ func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent 
 		fmt.Fprintf(b, "%s%s\n", in, line)
 	}
 	if t.IsBlock() {
-		fmt.Fprintf(b, "%sparallel: %s, at most %d at once\n", in, plural(blockTrials(t), "trial", "trials"), p.Config.MaxParallel)
+		fmt.Fprintf(b, "%sparallel: %s, at most %d at once\n", in, plural(t.TrialCount(), "trial", "trials"), p.Config.MaxParallel)
 		if t.EarlyStop != nil {
-			fmt.Fprintf(b, "%s%s\n", in, DescribeEarlyStop(t.EarlyStop, blockTrials(t)))
+			fmt.Fprintf(b, "%s%s\n", in, DescribeEarlyStop(t.EarlyStop, t.TrialCount()))
 		}
 	}
 	if t.Search != nil {

@@ -94,9 +94,9 @@ func sameFormats(a, b metric.Formats) bool {
 	return true
 }
 
-// blockTrials is how many trials a block runs: its children, a search template counting
+// TrialCount is how many trials a block runs: its children, a search template counting
 // the trials it asks for.
-func blockTrials(t *Task) int {
+func (t *Task) TrialCount() int {
 	n := 0
 	for _, c := range t.Parallel {
 		if c.Search != nil {

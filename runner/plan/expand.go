@@ -41,13 +41,13 @@ func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
 	}
 	for _, rt := range list {
 		copies := l.copies(rt)
-		l.checkIdentical(rt, copies)
+		l.src.checkIdentical(rt, copies, l.cfg.ReplicaReplacePattern)
 		for _, c := range copies {
 			if ft, ok := named[rt]; ok {
 				c.params = ft.params
 				c.name = cmp.Or(ft.name, c.name)
 			}
-			l.checkName(c)
+			l.src.checkName(c)
 			out = append(out, l.task(c, in, level))
 		}
 	}

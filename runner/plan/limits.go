@@ -56,7 +56,7 @@ func (l *loader) checkExpansion(tasks []*rawTask, limit int) bool {
 	if total <= int64(limit) {
 		return true
 	}
-	at, what := Pos{File: l.path}, "the file"
+	at, what := Pos{File: l.src.path}, "the file"
 	split := "split the sweep into files or shards, "
 	if worst.task != nil && worst.task.search != nil {
 		split = "" // search: cannot be sharded: asked trials are no list known before the run
@@ -69,10 +69,10 @@ func (l *loader) checkExpansion(tasks []*rawTask, limit int) bool {
 		case worst.task.has("trials"):
 			key = "trials"
 		}
-		at = l.pos(worst.task.keys[key])
+		at = l.src.pos(worst.task.keys[key])
 		what = fmt.Sprintf("%s: %s make %s tasks, and the file", key, describeCopies(worst.task), countText(worst.count))
 	}
-	l.problems = append(l.problems, Problem{at, fmt.Sprintf(
+	l.src.problems = append(l.src.problems, Problem{at, fmt.Sprintf(
 		"%s %s in all, more than max-tasks (%d): use fewer values, %sor raise max-tasks in config: (or --max-tasks)",
 		what, countText(total), limit, split)})
 	return false

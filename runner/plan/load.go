@@ -37,7 +37,7 @@ func Load(path string, opts LoadOptions) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	l := &loader{path: path, opts: opts, fileOf: map[*yaml.Node]string{}}
+	l := &loader{src: &sources{path: path, fileOf: map[*yaml.Node]string{}}, opts: opts}
 	raw, err := l.read(dir)
 	if err != nil {
 		return nil, err
@@ -48,7 +48,7 @@ func Load(path string, opts LoadOptions) (*Plan, error) {
 // read parses the task file and what it includes, decodes it and checks each task's keys
 // against where it stands.
 func (l *loader) read(dir string) (*rawFile, error) {
-	abs := l.path
+	abs := l.src.path
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(dir, abs)
 	}
@@ -58,34 +58,34 @@ func (l *loader) read(dir string) (*rawFile, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &FileError{Problems: []Problem{yamlSyntaxProblem(l.path, data, err)}}
+		return nil, &FileError{Problems: []Problem{yamlSyntaxProblem(l.src.path, data, err)}}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil, &FileError{Problems: []Problem{{Pos{File: l.path}, "the file is empty: want a mapping with a tasks: list"}}}
+		return nil, &FileError{Problems: []Problem{{Pos{File: l.src.path}, "the file is empty: want a mapping with a tasks: list"}}}
 	}
 	root := doc.Content[0]
 
-	inc := &includer{dir: dir, fileOf: l.fileOf, files: []string{l.path}, d: &nodeDecoder{}}
+	inc := &includer{dir: dir, fileOf: l.src.fileOf, files: []string{l.src.path}, d: &nodeDecoder{}}
 	inc.splice(root, filepath.Clean(abs))
-	l.files = inc.files
-	l.problems = append(l.problems, inc.problems...)
-	l.nodeProblems(inc.d.problems)
+	l.src.files = inc.files
+	l.src.problems = append(l.src.problems, inc.problems...)
+	l.src.nodeProblems(inc.d.problems)
 	if err := l.checkSize(root); err != nil {
 		return nil, err
 	}
 
 	d0 := &nodeDecoder{}
 	checkNUL(d0, root)
-	l.nodeProblems(d0.problems)
-	l.checkArgs()
+	l.src.nodeProblems(d0.problems)
+	l.src.checkArgs(l.opts.Args)
 	var raw rawFile
-	l.absorb(raw.UnmarshalYAML(root))
+	l.src.absorb(raw.UnmarshalYAML(root))
 	d := &nodeDecoder{}
 	for _, t := range raw.tasks {
 		checkTask(d, t, levelTop)
 	}
-	l.nodeProblems(d.problems)
-	if err := l.fileError(); err != nil {
+	l.src.nodeProblems(d.problems)
+	if err := l.src.fileError(); err != nil {
 		return nil, err
 	}
 	return &raw, nil
@@ -94,28 +94,28 @@ func (l *loader) read(dir string) (*rawFile, error) {
 // build makes the plan: the config with its defaults, the s3: block, and the tasks expanded
 // (arguments, for-each, matrix, inheritance), filtered by tags and numbered.
 func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
-	plan := &Plan{File: l.path, Dir: dir, Config: DefaultConfig()}
+	plan := &Plan{File: l.src.path, Dir: dir, Config: DefaultConfig()}
 	l.execPattern = "<exec>"
 	if raw.config != nil {
 		plan.Config, l.execPattern = raw.config.Config, raw.config.execPattern
 		for _, w := range raw.config.warnings {
-			plan.Warnings = append(plan.Warnings, Problem{l.pos(w.node), w.msg})
+			plan.Warnings = append(plan.Warnings, Problem{l.src.pos(w.node), w.msg})
 		}
 	}
 	if n := plan.Config.Notify; n != nil {
 		if u := valueNode(valueNode(raw.config.node, "notify"), "url"); u != nil {
-			n.Pos = l.pos(u)
+			n.Pos = l.src.pos(u)
 		}
 	}
 	l.cfg = plan.Config
 	if raw.s3 != nil {
-		plan.S3 = l.s3Spec(raw.s3)
+		plan.S3 = l.src.s3Spec(raw.s3)
 	}
 	if l.opts.MaxTasks > 0 {
 		plan.Config.MaxTasks = l.opts.MaxTasks
 	}
 	if !l.checkExpansion(raw.tasks, plan.Config.MaxTasks) {
-		return nil, l.fileError()
+		return nil, l.src.fileError()
 	}
 	applyArgs(raw.tasks, l.opts.Args)
 	if raw.config != nil && plan.Config.EarlyStop != nil {
@@ -125,13 +125,13 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 	plan.Tasks = l.expandTasks(raw.tasks, inherited{formats: plan.Config.MetricFormats}, levelTop)
 	plan.LogParams = logSampled(raw.tasks)
 	l.checkUnfilled(plan.Tasks)
-	if err := l.fileError(); err != nil {
+	if err := l.src.fileError(); err != nil {
 		return nil, err
 	}
 	if tags := l.opts.Tags; len(tags) > 0 {
 		plan.Tasks, plan.Filtered = filterTags(plan.Tasks, tags), true
 		if len(plan.Tasks) == 0 {
-			plan.Warnings = append(plan.Warnings, Problem{Pos{File: l.path}, fmt.Sprintf("no task has any of the tags %s: nothing to run", strings.Join(tags, ","))})
+			plan.Warnings = append(plan.Warnings, Problem{Pos{File: l.src.path}, fmt.Sprintf("no task has any of the tags %s: nothing to run", strings.Join(tags, ","))})
 		}
 	}
 	numberTasks(plan.Tasks)
@@ -151,57 +151,63 @@ func (l *loader) checkSize(root *yaml.Node) error {
 	if expandedSize(root, budget) <= budget {
 		return nil
 	}
-	return &FileError{Problems: []Problem{{Pos{File: l.path}, fmt.Sprintf(
+	return &FileError{Problems: []Problem{{Pos{File: l.src.path}, fmt.Sprintf(
 		"aliases (*name) expand this file to more than %d YAML nodes, the most max-tasks %d allows: repeat less through aliases, or raise max-tasks in config: (or --max-tasks)",
 		budget, maxTasks)}}}
 }
 
 // loader carries what building a plan from one task file needs.
 type loader struct {
-	path         string
+	src          *sources // the task file and its includes, and the problems found in them
 	opts         LoadOptions
-	fileOf       map[*yaml.Node]string // nodes of included files → their file
-	files        []string              // files in the order read, the task file first
-	problems     []Problem
 	cfg          Config
 	execPattern  string
 	cfgEarlyStop *earlystop.Config // config early-stop, metric and mode filled in
 }
 
+// sources are the task file and the files it includes: where each node comes from, and the
+// problems found in them so far, each at its file:line:col.
+type sources struct {
+	path     string                // the task file
+	fileOf   map[*yaml.Node]string // nodes of included files → their file
+	files    []string              // files in the order read, the task file first
+	problems []Problem
+}
+
 // pos is where a node is: its file (the task file unless it was included), line and column.
-func (l *loader) pos(n *yaml.Node) Pos {
-	file, ok := l.fileOf[n]
+func (src *sources) pos(n *yaml.Node) Pos {
+	file, ok := src.fileOf[n]
 	if !ok {
-		file = l.path
+		file = src.path
 	}
 	return Pos{File: file, Line: n.Line, Column: n.Column}
 }
 
-func (l *loader) nodeProblems(ps nodeProblems) {
+func (src *sources) nodeProblems(ps nodeProblems) {
 	for _, p := range ps {
-		l.problems = append(l.problems, Problem{l.pos(p.node), p.msg})
+		src.problems = append(src.problems, Problem{src.pos(p.node), p.msg})
 	}
 }
 
-func (l *loader) absorb(err error) {
+func (src *sources) absorb(err error) {
 	d := &nodeDecoder{}
 	d.absorb(err)
-	l.nodeProblems(d.problems)
+	src.nodeProblems(d.problems)
 }
 
 // fileError returns every problem so far, sorted by file (in the order read), line and
 // column, once each: a task reached through two aliases is decoded twice.
-func (l *loader) fileError() error {
-	if len(l.problems) == 0 {
+func (src *sources) fileError() error {
+	if len(src.problems) == 0 {
 		return nil
 	}
 	rank := func(file string) int {
-		if i := slices.Index(l.files, file); i >= 0 {
+		if i := slices.Index(src.files, file); i >= 0 {
 			return i
 		}
-		return len(l.files)
+		return len(src.files)
 	}
-	ps := slices.Clone(l.problems)
+	ps := slices.Clone(src.problems)
 	slices.SortFunc(ps, func(a, b Problem) int {
 		return cmp.Or(cmp.Compare(rank(a.Pos.File), rank(b.Pos.File)),
 			cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column), cmp.Compare(a.Msg, b.Msg))
@@ -303,21 +309,21 @@ func checkNesting(d *nodeDecoder, t *rawTask, level int) {
 	}
 }
 
-func (l *loader) s3Spec(r *rawS3) *S3Spec {
-	s := &S3Spec{Endpoint: r.endpoint, Region: r.region, Pos: l.pos(r.node)}
+func (src *sources) s3Spec(r *rawS3) *S3Spec {
+	s := &S3Spec{Endpoint: r.endpoint, Region: r.region, Pos: src.pos(r.node)}
 	for _, t := range r.download {
-		s.Download = append(s.Download, l.transfer(&t.rawTransfer))
+		s.Download = append(s.Download, src.transfer(&t.rawTransfer))
 	}
 	for _, t := range r.upload {
-		s.Upload = append(s.Upload, l.transfer(&t.rawTransfer))
+		s.Upload = append(s.Upload, src.transfer(&t.rawTransfer))
 	}
 	return s
 }
 
-func (l *loader) transfer(r *rawTransfer) Transfer {
+func (src *sources) transfer(r *rawTransfer) Transfer {
 	t := r.Transfer
 	t.Exclude = slices.Clone(t.Exclude)
-	t.Pos = l.pos(r.node)
-	t.FromPos, t.ToPos = l.pos(r.at("from")), l.pos(r.at("to"))
+	t.Pos = src.pos(r.node)
+	t.FromPos, t.ToPos = src.pos(r.at("from")), src.pos(r.at("to"))
 	return t
 }

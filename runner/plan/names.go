@@ -35,10 +35,10 @@ func checkNUL(d *nodeDecoder, n *yaml.Node) {
 }
 
 // checkArgs refuses command-line arguments that cannot be substituted into a command.
-func (l *loader) checkArgs() {
-	for i, a := range l.opts.Args {
+func (src *sources) checkArgs(args []string) {
+	for i, a := range args {
 		if strings.ContainsRune(a, 0) {
-			l.problems = append(l.problems, Problem{Pos{File: l.path}, fmt.Sprintf("argument $%d holds a NUL character: remove it", i+1)})
+			src.problems = append(src.problems, Problem{Pos{File: src.path}, fmt.Sprintf("argument $%d holds a NUL character: remove it", i+1)})
 		}
 	}
 }
@@ -46,14 +46,14 @@ func (l *loader) checkArgs() {
 // checkName refuses a name: that holds a control character (an escape sequence would clear
 // or recolour the terminal that check, the live view or the summary prints it on). c is an
 // expanded copy: its name has the for-each or matrix values and the arguments in it.
-func (l *loader) checkName(c *rawTask) {
+func (src *sources) checkName(c *rawTask) {
 	at, explicit := c.keys["name"]
 	if !explicit {
 		return // named by its command, which output shows with control characters removed
 	}
 	for _, r := range c.name {
 		if unicode.IsControl(r) {
-			l.problems = append(l.problems, Problem{l.pos(at), fmt.Sprintf(
+			src.problems = append(src.problems, Problem{src.pos(at), fmt.Sprintf(
 				"name: %s holds the control character %U, which would act on the terminal it is printed to: remove it (from the name, or the value or argument put into it)",
 				quoteShort(c.name), r)})
 			return
@@ -74,11 +74,11 @@ func quoteShort(s string) string {
 // reaches a task through those alone). They would run the same thing twice and be told apart
 // nowhere. Copies that differ only where their names do not show it are named apart
 // (distinctNames).
-func (l *loader) checkIdentical(t *rawTask, copies []*rawTask) {
+func (src *sources) checkIdentical(t *rawTask, copies []*rawTask, forEachPlaceholder string) {
 	if len(copies) < 2 {
 		return
 	}
-	key, placeholder := "for-each", l.cfg.ReplicaReplacePattern
+	key, placeholder := "for-each", forEachPlaceholder
 	switch {
 	case len(t.matrix) > 0:
 		key, placeholder = "matrix", "<"+t.matrix[0].name+">"
@@ -106,7 +106,7 @@ func (l *loader) checkIdentical(t *rawTask, copies []*rawTask) {
 	case len(first) == 1:
 		what = "every copy"
 	}
-	l.problemAt(t, key, fmt.Sprintf(
+	src.problemAt(t, key, fmt.Sprintf(
 		"%s: %s would be the same task (name %s, and the same command, env and paths): put %s in name: or cmd: so that each copy differs, or list each value once",
 		key, what, quoteShort(copies[dupB].name), placeholder))
 }

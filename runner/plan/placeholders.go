@@ -32,7 +32,7 @@ func (t *rawTask) placeholderTexts() []*string {
 	for i, u := range t.upload {
 		cu := *u
 		t.upload[i] = &cu
-		texts = append(texts, &cu.From, &cu.To)
+		texts = append(texts, &cu.Transfer.From, &cu.Transfer.To)
 	}
 	return texts
 }

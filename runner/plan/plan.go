@@ -90,6 +90,8 @@ var DefaultMargin = Margin{Bytes: 256 << 20, Fraction: 0.05}
 
 // Task is one entry of the plan. It is a command (Cmd set), a parallel block (Parallel set),
 // or a sequence inside a parallel block (Steps set: a trial that trains then evaluates).
+//
+//limits:flat a task of the task file, resolved: one field per task key of docs/taskfile.md (inherited and defaulted), plus its identity, so that every part of the run reads a key by its documented name.
 type Task struct {
 	ID   int    // unique within the plan, in file order after expansion
 	Name string // name:, or the command when unnamed

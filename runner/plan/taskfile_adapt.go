@@ -253,7 +253,7 @@ func (l *loader) fillEarlyStop(c *earlystop.Config, at *yaml.Node) *earlystop.Co
 	}
 	out := *c
 	problem := func(msg string, args ...any) {
-		l.problems = append(l.problems, Problem{l.pos(at), fmt.Sprintf(msg, args...)})
+		l.src.problems = append(l.src.problems, Problem{l.src.pos(at), fmt.Sprintf(msg, args...)})
 	}
 	o := l.cfg.Objective
 	if o != nil && out.Metric == "" {

@@ -83,17 +83,17 @@ func findPair(ps []nodePair, name string) (nodePair, bool) {
 }
 
 // checkpoint is c's plan checkpoint; nil when it sets none.
-func (l *loader) checkpoint(c *rawTask) *Checkpoint {
+func (src *sources) checkpoint(c *rawTask) *Checkpoint {
 	if !c.checkpoint.set {
 		return nil
 	}
 	return &Checkpoint{Dir: c.checkpoint.dir, Every: cmp.Or(c.checkpoint.every, DefaultCheckpointEvery),
-		Wait: cmp.Or(c.checkpoint.wait, DefaultCheckpointWait), Pos: l.pos(c.keys["checkpoint"])}
+		Wait: cmp.Or(c.checkpoint.wait, DefaultCheckpointWait), Pos: src.pos(c.keys["checkpoint"])}
 }
 
 // checkCheckpoints reports two trials of a block that would share a checkpoint directory:
 // each would restore the other's.
-func (l *loader) checkCheckpoints(trials []*Task) {
+func (src *sources) checkCheckpoints(trials []*Task) {
 	seen := map[string]*Task{}
 	for _, t := range trials {
 		if t.Checkpoint == nil || t.Search != nil {
@@ -101,7 +101,7 @@ func (l *loader) checkCheckpoints(trials []*Task) {
 		}
 		dir := filepath.Join(t.Cwd, t.Checkpoint.Dir)
 		if other, ok := seen[dir]; ok {
-			l.problems = append(l.problems, Problem{t.Checkpoint.Pos, "checkpoint: " + t.Checkpoint.Dir +
+			src.problems = append(src.problems, Problem{t.Checkpoint.Pos, "checkpoint: " + t.Checkpoint.Dir +
 				" is also trial \"" + other.Name + "\"'s: each trial needs a directory of its own (put a placeholder in it, such as ckpt/<lr>)"})
 			continue
 		}
@@ -111,7 +111,7 @@ func (l *loader) checkCheckpoints(trials []*Task) {
 
 // checkPausingRule reports a block whose early-stop rule pauses trials (and resumes them
 // from their checkpoints) when a trial of it has no checkpoint: to resume from.
-func (l *loader) checkPausingRule(b *Task, at *yaml.Node) {
+func (src *sources) checkPausingRule(b *Task, at *yaml.Node) {
 	if b.EarlyStop == nil || !b.EarlyStop.Pauses() {
 		return
 	}
@@ -119,9 +119,9 @@ func (l *loader) checkPausingRule(b *Task, at *yaml.Node) {
 		if t.Checkpoint == nil {
 			pos := b.Pos
 			if at != nil {
-				pos = l.pos(at)
+				pos = src.pos(at)
 			}
-			l.problems = append(l.problems, Problem{pos, "early-stop: " + b.EarlyStop.Method +
+			src.problems = append(src.problems, Problem{pos, "early-stop: " + b.EarlyStop.Method +
 				" pauses trials and resumes them from their checkpoints, but trial \"" + t.Name +
 				"\" has no checkpoint: give each trial checkpoint: DIR (the directory its script saves to and resumes from)"})
 			return

@@ -13,7 +13,7 @@ import (
 
 // rawConfig is the config: block: a Config with defaults applied, then the file's values.
 type rawConfig struct {
-	Config
+	Config      Config
 	node        *yaml.Node
 	execPattern string        // bashful's exec-replace-pattern, for url tasks' <exec>
 	warnings    []nodeProblem // accepted but ignored settings
@@ -49,8 +49,8 @@ func DefaultConfig() Config {
 	}
 }
 
-// UnmarshalYAML decodes the config: block. It is one case per key, so it is as long as the
-// list of keys.
+// UnmarshalYAML decodes the config: block, one concept at a time: how the run goes, how
+// it is shown, what it admits trials by, and what it makes of their outcome.
 func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 	d := &nodeDecoder{}
 	c.Config = DefaultConfig()
@@ -60,108 +60,154 @@ func (c *rawConfig) UnmarshalYAML(n *yaml.Node) error {
 	if !ok {
 		return d.err()
 	}
-	setBool := func(p nodePair, dst *bool) {
-		if b := d.boolean(p); b != nil {
-			*dst = *b
-		}
-	}
 	for _, p := range ps {
-		switch p.name {
-		case "max-parallel-commands":
-			if v, ok := d.integer(p, 1); ok {
-				c.MaxParallel = v
-			}
-		case "stop-on-failure":
-			setBool(p, &c.StopOnFailure)
-		case "ignore-failure":
-			setBool(p, &c.IgnoreFailure)
-		case "show-output", "show-task-output":
-			setBool(p, &c.ShowOutput)
-		case "log-path":
-			c.LogPath = d.str(p)
-		case "replica-replace-pattern":
-			if c.ReplicaReplacePattern = d.str(p); c.ReplicaReplacePattern == "" {
-				d.errorf(p.value, "replica-replace-pattern: want a non-empty string such as <replace>")
-				c.ReplicaReplacePattern = "<replace>"
-			}
-		case "exec-replace-pattern":
-			if c.execPattern = d.str(p); c.execPattern == "" {
-				d.errorf(p.value, "exec-replace-pattern: want a non-empty string such as <exec>")
-				c.execPattern = "<exec>"
-			}
-		case "show-failure-report":
-			setBool(p, &c.ShowFailureReport)
-		case "show-summary-footer":
-			setBool(p, &c.ShowSummaryFooter)
-		case "show-summary-errors":
-			setBool(p, &c.ShowSummaryErrors)
-		case "show-task-times":
-			setBool(p, &c.ShowTaskTimes)
-		case "collapse-on-completion":
-			setBool(p, &c.CollapseOnCompletion)
-		case "single-line":
-			setBool(p, &c.SingleLine)
-		case "show-summary-times", "show-summary-steps", "event-driven":
-			d.boolean(p) // accepted for bashful files; runall's output has no use for them
-		case "update-interval":
-			c.UpdateInterval = decodeUpdateInterval(d, p)
-		case "bullet-char":
-			if !isNull(p.value) {
-				d.str(p)
-			}
-		case "success-status-color", "running-status-color", "pending-status-color", "error-status-color":
-			d.integer(p, 0)
-		case "bundle":
-			if !isNull(p.value) {
-				d.stringOrList(p)
-			}
-			c.warnings = append(c.warnings, nodeProblem{p.key, "bundle: runall does not make bundles; the list is ignored"})
-		case "gpu-memory-margin":
-			if m, ok := decodeMargin(d, p); ok {
-				c.GPUMemoryMargin = m
-			}
-		case "memory-margin":
-			if m, ok := decodeMarginOf(d, p, "the container's limit"); ok {
-				c.HostMemoryMargin = m
-			}
-		case "oom-retries":
-			if v, ok := d.integer(p, 0); ok {
-				c.OOMRetries = v
-			}
-		case "objective":
-			c.Objective = decodeObjective(d, p)
-		case "stop-when":
-			c.StopWhen = decodeCondition(d, p)
-		case "notify":
-			c.Notify = decodeNotify(d, p)
-		case "max-tasks":
-			if v, ok := d.integer(p, 1); ok {
-				c.MaxTasks = v
-			}
-		case "mask":
-			c.Mask = decodeMask(d, p)
-		case "order":
-			if o := decodeOrder(d, p); o != "" {
-				c.Order = o
-			}
-		case "claims":
-			if c.Claims = d.str(p); c.Claims != "" && !strings.HasPrefix(c.Claims, "s3://") {
-				d.errorf(p.value, "claims: want an s3://BUCKET/PREFIX/ URL, got %q", c.Claims)
-			}
-		case "recognize-metrics":
-			if b := d.boolean(p); b != nil {
-				c.MetricFormats.NoBuiltin = !*b
-			}
-		case "metric-pattern":
-			c.MetricFormats.Patterns = decodePatterns(d, p)
-		case "early-stop":
-			c.EarlyStop = decodeEarlyStop(d, p)
-			c.earlyStopAt = p.key
-		default:
+		if !c.runKey(d, p) && !c.displayKey(d, p) && !c.admissionKey(d, p) && !c.outcomeKey(d, p) {
 			d.unknownKey(p, "config:", configKeys)
 		}
 	}
 	return d.err()
+}
+
+// setBool sets *dst to p's value, when it is a boolean.
+func setBool(d *nodeDecoder, p nodePair, dst *bool) {
+	if b := d.boolean(p); b != nil {
+		*dst = *b
+	}
+}
+
+// runKey decodes a key of how the run goes: how many at once, failures, the log, the
+// placeholders, how many tasks, the order, the claims. It reports whether p was one.
+func (c *rawConfig) runKey(d *nodeDecoder, p nodePair) bool {
+	cfg := &c.Config
+	switch p.name {
+	case "max-parallel-commands":
+		if v, ok := d.integer(p, 1); ok {
+			cfg.MaxParallel = v
+		}
+	case "stop-on-failure":
+		setBool(d, p, &cfg.StopOnFailure)
+	case "ignore-failure":
+		setBool(d, p, &cfg.IgnoreFailure)
+	case "log-path":
+		cfg.LogPath = d.str(p)
+	case "replica-replace-pattern":
+		if cfg.ReplicaReplacePattern = d.str(p); cfg.ReplicaReplacePattern == "" {
+			d.errorf(p.value, "replica-replace-pattern: want a non-empty string such as <replace>")
+			cfg.ReplicaReplacePattern = "<replace>"
+		}
+	case "exec-replace-pattern":
+		if c.execPattern = d.str(p); c.execPattern == "" {
+			d.errorf(p.value, "exec-replace-pattern: want a non-empty string such as <exec>")
+			c.execPattern = "<exec>"
+		}
+	case "max-tasks":
+		if v, ok := d.integer(p, 1); ok {
+			cfg.MaxTasks = v
+		}
+	case "order":
+		if o := decodeOrder(d, p); o != "" {
+			cfg.Order = o
+		}
+	case "claims":
+		if cfg.Claims = d.str(p); cfg.Claims != "" && !strings.HasPrefix(cfg.Claims, "s3://") {
+			d.errorf(p.value, "claims: want an s3://BUCKET/PREFIX/ URL, got %q", cfg.Claims)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// displayKey decodes a key of how the run is shown: bashful's display settings, some
+// checked and left without effect. It reports whether p was one.
+func (c *rawConfig) displayKey(d *nodeDecoder, p nodePair) bool {
+	cfg := &c.Config
+	switch p.name {
+	case "show-output", "show-task-output":
+		setBool(d, p, &cfg.ShowOutput)
+	case "show-failure-report":
+		setBool(d, p, &cfg.ShowFailureReport)
+	case "show-summary-footer":
+		setBool(d, p, &cfg.ShowSummaryFooter)
+	case "show-summary-errors":
+		setBool(d, p, &cfg.ShowSummaryErrors)
+	case "show-task-times":
+		setBool(d, p, &cfg.ShowTaskTimes)
+	case "collapse-on-completion":
+		setBool(d, p, &cfg.CollapseOnCompletion)
+	case "single-line":
+		setBool(d, p, &cfg.SingleLine)
+	case "show-summary-times", "show-summary-steps", "event-driven":
+		d.boolean(p) // accepted for bashful files; runall's output has no use for them
+	case "update-interval":
+		cfg.UpdateInterval = decodeUpdateInterval(d, p)
+	case "bullet-char":
+		if !isNull(p.value) {
+			d.str(p)
+		}
+	case "success-status-color", "running-status-color", "pending-status-color", "error-status-color":
+		d.integer(p, 0)
+	case "bundle":
+		if !isNull(p.value) {
+			d.stringOrList(p)
+		}
+		c.warnings = append(c.warnings, nodeProblem{p.key, "bundle: runall does not make bundles; the list is ignored"})
+	default:
+		return false
+	}
+	return true
+}
+
+// admissionKey decodes a key of what trials are admitted by: the margins kept free, and
+// how often a trial that ran out of memory goes again. It reports whether p was one.
+func (c *rawConfig) admissionKey(d *nodeDecoder, p nodePair) bool {
+	cfg := &c.Config
+	switch p.name {
+	case "gpu-memory-margin":
+		if m, ok := decodeMargin(d, p); ok {
+			cfg.GPUMemoryMargin = m
+		}
+	case "memory-margin":
+		if m, ok := decodeMarginOf(d, p, "the container's limit"); ok {
+			cfg.HostMemoryMargin = m
+		}
+	case "oom-retries":
+		if v, ok := d.integer(p, 0); ok {
+			cfg.OOMRetries = v
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// outcomeKey decodes a key of what the run makes of its trials' outcome: the objective,
+// stop-when, notify, masking, the metrics it reads, early stopping. It reports whether p
+// was one.
+func (c *rawConfig) outcomeKey(d *nodeDecoder, p nodePair) bool {
+	cfg := &c.Config
+	switch p.name {
+	case "objective":
+		cfg.Objective = decodeObjective(d, p)
+	case "stop-when":
+		cfg.StopWhen = decodeCondition(d, p)
+	case "notify":
+		cfg.Notify = decodeNotify(d, p)
+	case "mask":
+		cfg.Mask = decodeMask(d, p)
+	case "recognize-metrics":
+		if b := d.boolean(p); b != nil {
+			cfg.MetricFormats.NoBuiltin = !*b
+		}
+	case "metric-pattern":
+		cfg.MetricFormats.Patterns = decodePatterns(d, p)
+	case "early-stop":
+		cfg.EarlyStop = decodeEarlyStop(d, p)
+		c.earlyStopAt = p.key
+	default:
+		return false
+	}
+	return true
 }
 
 // decodeUpdateInterval reads bashful's milliseconds (500) or a duration (500ms). bashful's

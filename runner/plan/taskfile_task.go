@@ -13,6 +13,8 @@ import (
 
 // rawTask is one entry of a tasks:, parallel-tasks: or trial tasks: list, as written. Pointers
 // and zero values mean "not set", so that defaults and inheritance can be applied later.
+//
+//limits:flat the task file's task as written, one field per key of docs/taskfile.md's task reference, which its decoders fill key by key and the loader checks against where the task stands.
 type rawTask struct {
 	node *yaml.Node            // the task's mapping: its position is the task's
 	keys map[string]*yaml.Node // the key nodes present, for problems found after decoding
@@ -81,9 +83,10 @@ var (
 
 func (t *rawTask) has(key string) bool { _, ok := t.keys[key]; return ok }
 
-// UnmarshalYAML decodes one task: one case per key, so it is as long as the list of keys.
-// Whether its keys fit where it stands (a top-level task, a parallel child, a trial's step)
-// is checked by the loader, which knows the place.
+// UnmarshalYAML decodes one task, one concept at a time: what it runs, what it shows and
+// records, how it multiplies into trials, and what it needs. Whether its keys fit where it
+// stands (a top-level task, a parallel child, a trial's step) is checked by the loader,
+// which knows the place.
 func (t *rawTask) UnmarshalYAML(n *yaml.Node) error {
 	d := &nodeDecoder{}
 	t.node = resolveAlias(n)
@@ -94,98 +97,138 @@ func (t *rawTask) UnmarshalYAML(n *yaml.Node) error {
 	t.keys = map[string]*yaml.Node{}
 	for _, p := range ps {
 		t.keys[p.name] = p.key
-		switch p.name {
-		case "name":
-			t.name = d.str(p)
-		case "cmd":
-			t.cmd = d.str(p)
-		case "cwd":
-			t.cwd = d.str(p)
-		case "tags":
-			t.tags = d.stringOrList(p)
-		case "ignore-failure":
-			t.ignoreFailure = d.boolean(p)
-		case "stop-on-failure":
-			t.stopOnFailure = d.boolean(p)
-		case "show-output", "show-task-output":
-			t.showOutput = d.boolean(p)
-		case "log-path":
-			t.logPath = d.str(p)
-		case "url":
-			t.url = d.str(p)
-			if low := strings.ToLower(t.url); t.url != "" && !strings.HasPrefix(low, "http://") && !strings.HasPrefix(low, "https://") {
-				d.errorf(p.value, "url: want an http:// or https:// address, got %q", t.url)
-			}
-		case "md5":
-			t.md5 = d.str(p)
-			if !md5RE.MatchString(t.md5) {
-				d.errorf(p.value, "md5: want 32 hexadecimal digits, got %s", describeNode(p.value))
-			}
-		case "sudo":
-			if b := d.boolean(p); b != nil {
-				t.sudo = *b
-			}
-		case "for-each":
-			t.forEach = d.scalarList(p)
-		case "collapse-on-completion", "event-driven", "show-task-times":
-			d.boolean(p) // bashful's display settings: checked, then left to the output
-		case "parallel-tasks":
-			t.parallel = decodeTaskList(d, p)
-		case "tasks":
-			t.steps = decodeTaskList(d, p)
-		case "env":
-			t.env = decodeEnv(d, p)
-		case "timeout":
-			// 0 is no timeout, also where the block sets one.
-			if t.timeout = d.duration(p, "no timeout"); t.timeout == 0 {
-				t.timeout = noTimeout
-			}
-		case "retries":
-			if v, ok := d.integer(p, 0); ok {
-				t.retries = &v
-			}
-		case "matrix":
-			t.matrix = decodeMatrix(d, p)
-		case "gpu-memory":
-			t.gpuMemory = decodeGPUMemory(d, p)
-		case "gpus":
-			t.gpus, _ = d.integer(p, 1)
-		case "gpu-memory-cap":
-			t.gpuCap = d.boolean(p)
-		case "memory":
-			t.hostMemory = decodeHostMemory(d, p)
-		case "upload":
-			t.upload = decodeTransfers[rawUpload](d, p)
-		case "order":
-			t.order = decodeOrder(d, p)
-		case "metrics":
-			if t.metrics = d.str(p); t.metrics == "" && !isNull(p.value) {
-				d.errorf(p.value, "metrics: want the path of the JSON file the command writes its metrics to")
-			}
-		case "recognize-metrics":
-			t.recognizeMetrics = d.boolean(p)
-		case "metric-pattern":
-			t.metricPatterns = decodePatterns(d, p)
-		case "sample":
-			t.sample = decodeSample(d, p)
-		case "trials":
-			t.trials, _ = d.integer(p, 1)
-		case "seed":
-			if v, ok := d.integer(p, 0); ok {
-				t.seed = uint64(v)
-			}
-		case "early-stop":
-			t.earlyStop = decodeEarlyStop(d, p)
-		case "search":
-			t.search = decodeSearch(d, p)
-		case "checkpoint":
-			t.checkpoint = decodeCheckpoint(d, p)
-		default:
+		if !t.commandKey(d, p) && !t.outputKey(d, p) && !t.sweepKey(d, p) && !t.needKey(d, p) {
 			t.unknownKeys = true
 			d.unknownKey(p, "a task", taskKeys)
 		}
 	}
 	return d.err()
+}
+
+// commandKey decodes a key of what the task runs and how: its name, command, directory,
+// script, environment, time and attempts, failures. It reports whether p was one.
+func (t *rawTask) commandKey(d *nodeDecoder, p nodePair) bool {
+	switch p.name {
+	case "name":
+		t.name = d.str(p)
+	case "cmd":
+		t.cmd = d.str(p)
+	case "cwd":
+		t.cwd = d.str(p)
+	case "tags":
+		t.tags = d.stringOrList(p)
+	case "ignore-failure":
+		t.ignoreFailure = d.boolean(p)
+	case "stop-on-failure":
+		t.stopOnFailure = d.boolean(p)
+	case "url":
+		t.url = d.str(p)
+		if low := strings.ToLower(t.url); t.url != "" && !strings.HasPrefix(low, "http://") && !strings.HasPrefix(low, "https://") {
+			d.errorf(p.value, "url: want an http:// or https:// address, got %q", t.url)
+		}
+	case "md5":
+		t.md5 = d.str(p)
+		if !md5RE.MatchString(t.md5) {
+			d.errorf(p.value, "md5: want 32 hexadecimal digits, got %s", describeNode(p.value))
+		}
+	case "sudo":
+		if b := d.boolean(p); b != nil {
+			t.sudo = *b
+		}
+	case "env":
+		t.env = decodeEnv(d, p)
+	case "timeout":
+		// 0 is no timeout, also where the block sets one.
+		if t.timeout = d.duration(p, "no timeout"); t.timeout == 0 {
+			t.timeout = noTimeout
+		}
+	case "retries":
+		if v, ok := d.integer(p, 0); ok {
+			t.retries = &v
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// outputKey decodes a key of what the task shows and records: its output, its logs, its
+// metrics, what it uploads, its checkpoints. It reports whether p was one.
+func (t *rawTask) outputKey(d *nodeDecoder, p nodePair) bool {
+	switch p.name {
+	case "show-output", "show-task-output":
+		t.showOutput = d.boolean(p)
+	case "log-path":
+		t.logPath = d.str(p)
+	case "collapse-on-completion", "event-driven", "show-task-times":
+		d.boolean(p) // bashful's display settings: checked, then left to the output
+	case "upload":
+		t.upload = decodeTransfers[rawUpload](d, p)
+	case "metrics":
+		if t.metrics = d.str(p); t.metrics == "" && !isNull(p.value) {
+			d.errorf(p.value, "metrics: want the path of the JSON file the command writes its metrics to")
+		}
+	case "recognize-metrics":
+		t.recognizeMetrics = d.boolean(p)
+	case "metric-pattern":
+		t.metricPatterns = decodePatterns(d, p)
+	case "checkpoint":
+		t.checkpoint = decodeCheckpoint(d, p)
+	default:
+		return false
+	}
+	return true
+}
+
+// sweepKey decodes a key of how the task becomes trials: its copies (for-each, matrix,
+// sample), its children and steps, their order, early stopping, search. It reports whether
+// p was one.
+func (t *rawTask) sweepKey(d *nodeDecoder, p nodePair) bool {
+	switch p.name {
+	case "for-each":
+		t.forEach = d.scalarList(p)
+	case "matrix":
+		t.matrix = decodeMatrix(d, p)
+	case "parallel-tasks":
+		t.parallel = decodeTaskList(d, p)
+	case "tasks":
+		t.steps = decodeTaskList(d, p)
+	case "order":
+		t.order = decodeOrder(d, p)
+	case "sample":
+		t.sample = decodeSample(d, p)
+	case "trials":
+		t.trials, _ = d.integer(p, 1)
+	case "seed":
+		if v, ok := d.integer(p, 0); ok {
+			t.seed = uint64(v)
+		}
+	case "early-stop":
+		t.earlyStop = decodeEarlyStop(d, p)
+	case "search":
+		t.search = decodeSearch(d, p)
+	default:
+		return false
+	}
+	return true
+}
+
+// needKey decodes a key of what a trial needs to be admitted: GPU memory and devices, and
+// host memory. It reports whether p was one.
+func (t *rawTask) needKey(d *nodeDecoder, p nodePair) bool {
+	switch p.name {
+	case "gpu-memory":
+		t.gpuMemory = decodeGPUMemory(d, p)
+	case "gpus":
+		t.gpus, _ = d.integer(p, 1)
+	case "gpu-memory-cap":
+		t.gpuCap = d.boolean(p)
+	case "memory":
+		t.hostMemory = decodeHostMemory(d, p)
+	default:
+		return false
+	}
+	return true
 }
 
 func decodeEnv(d *nodeDecoder, p nodePair) []EnvVar {

@@ -12,9 +12,9 @@ type (
 	rawDownload struct{ rawTransfer }
 	rawUpload   struct{ rawTransfer }
 	rawTransfer struct {
-		node   *yaml.Node
-		values map[string]*yaml.Node // the value nodes of from and to, for their problems
-		Transfer
+		node     *yaml.Node
+		values   map[string]*yaml.Node // the value nodes of from and to, for their problems
+		Transfer Transfer
 	}
 )
 
@@ -70,24 +70,24 @@ func (t *rawTransfer) decode(n *yaml.Node, upload bool) error {
 		case p.name == "from" || p.name == "to" || p.name == "exclude":
 		case p.name == "extract" && !upload:
 			if b := d.boolean(p); b != nil {
-				t.Extract = *b
+				t.Transfer.Extract = *b
 			}
 		case p.name == "every" && upload:
-			t.Every = d.duration(p, "")
+			t.Transfer.Every = d.duration(p, "")
 		case p.name == "delete" && upload:
 			if b := d.boolean(p); b != nil {
-				t.Delete = *b
+				t.Transfer.Delete = *b
 			}
 		case p.name == "whole-bucket" && upload:
 			if b := d.boolean(p); b != nil {
-				t.WholeBucket = *b
+				t.Transfer.WholeBucket = *b
 			}
 		default:
 			d.unknownKey(p, where, keys)
 		}
 	}
 	if ok {
-		ends := map[string]string{"from": t.From, "to": t.To}
+		ends := map[string]string{"from": t.Transfer.From, "to": t.Transfer.To}
 		t.checkS3URL(d, remote, ends[remote])
 		t.checkPresent(d, local, ends[local])
 	}
@@ -103,11 +103,11 @@ func (t *rawTransfer) decodeCommon(d *nodeDecoder, n *yaml.Node, what string) ([
 		t.values[p.name] = p.value
 		switch p.name {
 		case "from":
-			t.From = d.str(p)
+			t.Transfer.From = d.str(p)
 		case "to":
-			t.To = d.str(p)
+			t.Transfer.To = d.str(p)
 		case "exclude":
-			t.Exclude = d.globs(p)
+			t.Transfer.Exclude = d.globs(p)
 		}
 	}
 	return ps, ok

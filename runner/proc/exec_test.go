@@ -264,6 +264,27 @@ func TestAttemptSlowConsumerGetsEveryLine(t *testing.T) {
 	}
 }
 
+// A consumer that stalls on one line for longer than drainQuiet, while the rest of the
+// output waits in the pipe and the shell has ended, still gets every line: the quiet is
+// counted from when it took the last line, not from when it was handed it.
+func TestAttemptStalledConsumerGetsEveryLine(t *testing.T) {
+	const n = 500 // 50 KB: the pipe holds it all, and the shell ends during the stall
+	var got atomic.Int64
+	a := &Attempt{Cmd: fmt.Sprintf("seq %d | sed 's/$/ %s/'", n, strings.Repeat("x", 95)),
+		Procs: NewTable(), KillWait: time.Second,
+		OnLine: func(string, string) {
+			if got.Add(1) == 1 {
+				time.Sleep(drainQuiet + time.Second)
+			}
+		}}
+	if out := a.Run(context.Background()); !out.OK() {
+		t.Fatalf("outcome %+v", out)
+	}
+	if got.Load() != n {
+		t.Errorf("%d lines reached the consumer, want %d", got.Load(), n)
+	}
+}
+
 // TestAttemptOOMScore: a task's shell, and what it starts, score above runall for the
 // kernel's OOM killer.
 func TestAttemptOOMScore(t *testing.T) {

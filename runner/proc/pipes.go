@@ -14,7 +14,8 @@ import (
 
 // Once the shell is gone, its pipes are read until they end, or until no line has come for
 // drainQuiet (a background process holds them), or for drainMost at most (one that never
-// stops writing). A slow consumer of the lines keeps them coming, so its lines are not lost.
+// stops writing). A slow consumer of the lines keeps them coming, so its lines are not lost:
+// quiet counts from the end of the last line handed on, never while one is being handed on.
 const (
 	drainQuiet = 2 * time.Second
 	drainMost  = 30 * time.Second
@@ -24,6 +25,7 @@ const (
 type pipes struct {
 	stdout, stderr *os.File
 	lastLine       atomic.Int64 // unix nanoseconds of the last line handed on
+	handing        atomic.Bool  // a line is being handed on now
 }
 
 func newPipes(c *exec.Cmd) (*pipes, error) {
@@ -48,8 +50,10 @@ func (p *pipes) read(mask Masker, onLine func(stream, line string)) *sync.WaitGr
 	var mu sync.Mutex
 	emit := func(stream, line string) {
 		mu.Lock()
+		p.handing.Store(true)
 		onLine(stream, line)
 		p.lastLine.Store(time.Now().UnixNano())
+		p.handing.Store(false)
 		mu.Unlock()
 	}
 	var readers sync.WaitGroup
@@ -74,6 +78,9 @@ func (p *pipes) drain(readers *sync.WaitGroup, quiet, most time.Duration) {
 			return
 		case now := <-tick.C:
 			since := now.Sub(time.Unix(0, max(p.lastLine.Load(), deadline.Add(-most).UnixNano())))
+			if p.handing.Load() {
+				since = 0
+			}
 			if since >= quiet || now.After(deadline) {
 				p.closeRead()
 				<-drained

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"os"
 	"time"
-
-	"github.com/runall/runall/internal/outfile"
 )
 
 // Status is the outcome of a task or run.
@@ -28,6 +26,8 @@ const (
 )
 
 // Run is the outcome of a run: what --results writes and the summary prints.
+//
+//limits:flat results.json's top-level object, one field per key of its documented schema (README, --results); sub-structs would nest the JSON or need a marshaller of their own.
 type Run struct {
 	File       string    `json:"file"`
 	RunID      string    `json:"run_id"`
@@ -69,6 +69,8 @@ type Run struct {
 
 // Task is one command task's outcome. Blocks and sequences are not listed; their
 // commands are.
+//
+//limits:flat one object of results.json's tasks, one field per key of its documented schema (README, --results), which the report and merged runs read back.
 type Task struct {
 	ID          int    `json:"id"`
 	Name        string `json:"name"`
@@ -128,16 +130,6 @@ func (r Task) Duration() time.Duration {
 		return 0
 	}
 	return r.FinishedAt.Sub(r.StartedAt)
-}
-
-// Write writes a results file where path points (internal/outfile): a reader never sees
-// half a file.
-func Write(path string, res *Run) error {
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	return outfile.WriteFile(path, append(b, '\n'))
 }
 
 // Read reads a results file.

@@ -1,0 +1,160 @@
+// Command limits checks the size limits runall's code keeps, for make check: no production
+// Go file over 400 lines, no function over 60, no struct type in runner/ over 12 fields or
+// 15 methods, and no AWS SDK, go-nvml, process or resource package under runner/sched. It
+// names each offender with its place and the fix, and exits 1 when there is one.
+//
+// Usage: go run ./internal/limits [ROOT]
+//
+// The type rule is the one go run ../shared/tools/typesize DIR 12 0 and DIR 0 15 check:
+// fields and methods count those promoted from embedded types of the same package; a type
+// with no method is a record and has no field limit, nor has one whose doc comment carries
+// a line "//limits:flat REASON" (a row of a file format, say), which must give its reason.
+// Test files are not checked: a table of cases reads best whole.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// The limits.
+const (
+	maxFileLines   = 400
+	maxFuncLines   = 60
+	maxTypeFields  = 12
+	maxTypeMethods = 15
+)
+
+// typesUnder is where the type limits hold.
+const typesUnder = "runner"
+
+// schedPkg must not depend on bannedUnderSched: the scheduler knows trials, not the
+// resources they are admitted by, the processes they run as, or S3.
+const schedPkg = "./runner/sched"
+
+var bannedUnderSched = []string{
+	"github.com/aws/", "github.com/NVIDIA/go-nvml", "github.com/runall/runall/runner/proc",
+	"github.com/runall/runall/runner/admit", "github.com/runall/runall/runner/hostadmit",
+	"github.com/runall/runall/claims",
+}
+
+func main() {
+	root := "."
+	if len(os.Args) > 1 {
+		root = os.Args[1]
+	}
+	n, err := check(root, os.Stdout, true)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "limits:", err)
+		os.Exit(2)
+	}
+	if n > 0 {
+		fmt.Printf("limits: %d offender(s)\n", n)
+		os.Exit(1)
+	}
+}
+
+// check reports every offender under root to w and returns how many there are; with
+// deps, runner/sched's dependencies too (root is then a checkout of the module).
+func check(root string, w io.Writer, deps bool) (int, error) {
+	files, err := goFiles(root)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	say := func(format string, args ...any) {
+		fmt.Fprintf(w, format+"\n", args...)
+		n++
+	}
+	var typed []parsed
+	for _, path := range files {
+		f, err := parse(path)
+		if err != nil {
+			return n, err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if f.lines > maxFileLines {
+			say("%s: %d lines, more than %d: split it by what its parts do", rel, f.lines, maxFileLines)
+		}
+		for _, fn := range f.funcs {
+			if fn.lines > maxFuncLines {
+				say("%s:%d: func %s is %d lines, more than %d: give its steps functions of their own", rel, fn.line, fn.name, fn.lines, maxFuncLines)
+			}
+		}
+		if under(rel, typesUnder) {
+			f.rel = rel
+			typed = append(typed, f)
+		}
+	}
+	for _, t := range typeSizes(typed) {
+		switch {
+		case t.methods > maxTypeMethods:
+			say("%s:%d: type %s has %d methods counting promoted ones, more than %d: hold its parts in fields rather than embedding them, and give each part its own methods",
+				t.file, t.line, t.name, t.methods, maxTypeMethods)
+		case t.fields > maxTypeFields && t.methods > 0 && t.flat == "":
+			say("%s:%d: type %s has %d fields counting promoted ones, more than %d: group them into parts, or mark a record that must stay flat with //limits:flat and why",
+				t.file, t.line, t.name, t.fields, maxTypeFields)
+		}
+	}
+	if !deps {
+		return n, nil
+	}
+	bad, err := schedDeps(root)
+	if err != nil {
+		return n, err
+	}
+	for _, d := range bad {
+		say("%s depends on %s (go list -deps %s): the scheduler must not know resources, processes or S3", schedPkg, d, schedPkg)
+	}
+	return n, nil
+}
+
+// goFiles lists the production Go files under root, leaving out tests and what is not
+// the project's (dot directories, testdata).
+func goFiles(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
+			out = append(out, path)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func under(rel, dir string) bool {
+	return rel == dir || strings.HasPrefix(rel, dir+string(filepath.Separator))
+}
+
+// schedDeps lists the banned packages the scheduler depends on.
+func schedDeps(root string) ([]string, error) {
+	cmd := exec.Command("go", "list", "-deps", schedPkg)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -deps %s: %w", schedPkg, err)
+	}
+	var bad []string
+	for _, dep := range strings.Fields(string(out)) {
+		for _, b := range bannedUnderSched {
+			if strings.HasPrefix(dep, b) {
+				bad = append(bad, dep)
+			}
+		}
+	}
+	return bad, nil
+}
