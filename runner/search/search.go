@@ -115,12 +115,14 @@ func shown(cmd string) string {
 // said is the end of what a failed command printed, stderr then stdout, for its error.
 func said(stdout, stderr []byte) string {
 	var parts []string
+	blank := 0 // bytes of white space only, on a stream that printed nothing else
 	for _, out := range []struct {
 		name string
 		b    []byte
 	}{{"stderr", stderr}, {"stdout", stdout}} {
 		s := strings.TrimSpace(string(out.b))
 		if s == "" {
+			blank += len(out.b)
 			continue
 		}
 		lines := strings.Split(s, "\n")
@@ -129,7 +131,10 @@ func said(stdout, stderr []byte) string {
 		}
 		parts = append(parts, "\n  "+out.name+": "+strings.Join(lines, "\n  "))
 	}
-	if len(parts) == 0 {
+	switch {
+	case len(parts) == 0 && blank > 0:
+		return fmt.Sprintf(": it printed only white space (%d bytes)", blank)
+	case len(parts) == 0:
 		return ": it printed nothing"
 	}
 	return ": it printed:" + strings.Join(parts, "")
