@@ -273,6 +273,14 @@ func (a *asha) Observe(trial string, step int, v float64) (Decision, error) {
 	if err := a.st.Put(step, trial, v); err != nil {
 		return Decision{}, fmt.Errorf("early-stop: record rung %d: %w", step, err)
 	}
+	if missing {
+		// asha keeps the first trials at a rung whatever their values, since nothing is there
+		// to compare them with; a trial with no value cannot be among the best, so it is
+		// stopped even when it arrives first (a diverged run kept its GPU to the end when the
+		// shuffled order started it early).
+		return Decision{Stop: true, Reason: fmt.Sprintf("asha: %s %s at step %d: a trial without a value at a rung does not continue",
+			a.c.Metric, shown(v), step)}, nil
+	}
 	// Of the n values at the rung, this one included, the best max(1, n/reduction)
 	// continue: with fewer than reduction values, only the best so far.
 	n := len(before) + 1
@@ -281,7 +289,7 @@ func (a *asha) Observe(trial string, step int, v float64) (Decision, error) {
 	ahead := 0
 	for _, x := range before {
 		vals = append(vals, x)
-		if better(a.c.Mode, x, v) || missing && x == v { // no value ties with none: both lose
+		if better(a.c.Mode, x, v) {
 			ahead++
 		}
 	}

@@ -8,7 +8,8 @@ import (
 )
 
 // TestNaNStepCountsAsWorst: a trial that prints nan at every step (it diverged) is stopped
-// under both rules as soon as another trial's value is there to compare, instead of keeping
+// under asha at its first rung, and under median as soon as another trial's value is there
+// to compare, instead of keeping
 // its GPU to the end; what the rules record for it is finite, so that a shared store can
 // write it.
 func TestNaNStepCountsAsWorst(t *testing.T) {
@@ -24,9 +25,12 @@ func TestNaNStepCountsAsWorst(t *testing.T) {
 		{name: "asha min: nan at a rung with a value is last",
 			c:   Config{Method: ASHA, Metric: "loss", Mode: "min", Grace: 1, Reduction: 3},
 			obs: []obs{{"a", 1, 1e300, false}, {"nan", 1, nan, true}}},
-		{name: "asha: two trials with no value do not tie to continue",
+		{name: "asha: trials with no value are stopped even when first at the rung",
 			c:   Config{Method: ASHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 3},
-			obs: []obs{{"nan1", 1, nan, false}, {"nan2", 1, math.Inf(1), true}, {"a", 1, 0.2, false}}},
+			obs: []obs{{"nan1", 1, nan, true}, {"nan2", 1, math.Inf(1), true}, {"a", 1, 0.2, false}}},
+		{name: "asha min: no value at a later rung, alone there",
+			c:   Config{Method: ASHA, Metric: "loss", Mode: "min", Grace: 1, Reduction: 3, Max: 9},
+			obs: []obs{{"a", 1, 0.5, false}, {"a", 3, nan, true}}},
 		{name: "median max: nan at every step",
 			c: Config{Method: Median, Metric: "acc", Mode: "max", Grace: 1, MinTrials: 1},
 			obs: []obs{{"a", 1, 0.1, false}, {"a", 2, 0.2, false},
