@@ -246,21 +246,25 @@ type asha struct {
 	recorded map[string]map[int]bool // the rungs each trial has passed, here
 }
 
-func (a *asha) Observe(trial string, step int, v float64) (Decision, error) {
-	if !slices.Contains(a.rungs, step) {
-		return Decision{}, nil
-	}
+// firstAt records that trial reached the rung at step, and reports whether it had not
+// before (a step drawn again is decided once).
+func (a *asha) firstAt(trial string, step int) bool {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	if a.recorded[trial][step] {
-		a.mu.Unlock()
-		return Decision{}, nil // the same step drawn again
+		return false
 	}
 	if a.recorded[trial] == nil {
 		a.recorded[trial] = map[int]bool{}
 	}
 	a.recorded[trial][step] = true
-	a.mu.Unlock()
+	return true
+}
 
+func (a *asha) Observe(trial string, step int, v float64) (Decision, error) {
+	if !slices.Contains(a.rungs, step) || !a.firstAt(trial, step) {
+		return Decision{}, nil
+	}
 	missing := !usable(v)
 	if missing {
 		v = worst(a.c.Mode)
