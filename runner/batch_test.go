@@ -53,7 +53,11 @@ func TestOutputBatched(t *testing.T) {
 	if !strings.Contains(w.b.String(), want.String()) {
 		t.Errorf("the output does not hold the %d lines in order", n)
 	}
-	if w.writes > n/10 {
+	// The pump writes what is queued each time stdout takes a write, so a batch is as large
+	// as the trial got ahead of stdout: a quiet machine drains every few lines (2,984 writes
+	// for these 20,000 lines in CI), a loaded one in far bigger batches. Unbatched output is
+	// one write or two a line.
+	if w.writes > n/2 {
 		t.Errorf("%d writes to stdout for %d lines: not batched", w.writes, n)
 	}
 	log, _ := os.ReadFile(res.Tasks[0].LogFile)
