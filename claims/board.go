@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/runall/runall/s3sync"
 )
@@ -32,11 +30,8 @@ const (
 // Board is the values of one synchronous rule (one parallel block) at its rounds' steps,
 // and its trials that ended, kept in the sweep's store. Safe for concurrent use.
 type Board struct {
-	store Store
-	dir   string
-
-	mu    sync.Mutex
-	known map[string]known // values read or written, by key
+	vals *values
+	dir  string
 }
 
 // NewBoard keeps the board of rule (a short name without /, the block's key) in st.
@@ -44,14 +39,14 @@ func NewBoard(st Store, rule string) (*Board, error) {
 	if rule == "" || strings.ContainsAny(rule, "/ ") {
 		return nil, fmt.Errorf("claims: board: bad rule name %q", rule)
 	}
-	return &Board{store: st, dir: boardDir + rule + "/", known: map[string]known{}}, nil
+	return &Board{vals: newValues(st), dir: boardDir + rule + "/"}, nil
 }
 
 // Load reads the whole board: one LIST (per 1,000 entries), and one GET per value not read
 // before or changed since. values are by step, by trial; ended is the trials that ended;
 // copied is pbt's copies made, by "step/trial".
 func (b *Board) Load(ctx context.Context) (values map[int]map[string]float64, ended, copied map[string]bool, err error) {
-	keys, err := b.store.List(ctx, b.dir)
+	keys, err := b.vals.store.List(ctx, b.dir)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("list %s: %w", b.dir, err)
 	}
@@ -74,7 +69,7 @@ func (b *Board) Load(ctx context.Context) (values map[int]map[string]float64, en
 		if err != nil {
 			continue // not a board this version wrote
 		}
-		v, ok, err := b.value(ctx, b.dir+rel, etag)
+		v, ok, err := b.vals.read(ctx, b.dir+rel, etag)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -88,49 +83,17 @@ func (b *Board) Load(ctx context.Context) (values map[int]map[string]float64, en
 	return values, ended, copied, nil
 }
 
-// value reads one value, from what was read before when its ETag is the same.
-func (b *Board) value(ctx context.Context, key, etag string) (float64, bool, error) {
-	b.mu.Lock()
-	k, seen := b.known[key]
-	b.mu.Unlock()
-	if seen && k.etag == etag {
-		return k.value, true, nil
-	}
-	body, etag, err := b.store.Get(ctx, key)
-	if errors.Is(err, s3sync.ErrNotExist) {
-		return 0, false, nil // deleted since the listing
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("read %s: %w", key, err)
-	}
-	var rv rungValue
-	if err := json.Unmarshal(body, &rv); err != nil || math.IsNaN(rv.Value) {
-		return 0, false, nil // not a value this version wrote: left out
-	}
-	b.mu.Lock()
-	b.known[key] = known{etag, rv.Value}
-	b.mu.Unlock()
-	return rv.Value, true, nil
-}
-
 // Value records trial's value at a round's step.
 func (b *Board) Value(ctx context.Context, step int, trial string, v float64) error {
 	if trial == "" || strings.ContainsAny(trial, "/ ") {
 		return fmt.Errorf("claims: board: bad trial name %q", trial)
 	}
-	body, err := json.Marshal(rungValue{v})
-	if err != nil {
+	err := b.vals.write(ctx, b.dir+strconv.Itoa(step)+"/"+trial+".json", v)
+	var bad *json.UnsupportedValueError
+	if errors.As(err, &bad) {
 		return fmt.Errorf("claims: board: %s's value at step %d: %w", trial, step, err)
 	}
-	key := b.dir + strconv.Itoa(step) + "/" + trial + ".json"
-	etag, err := b.store.Put(ctx, key, body, s3sync.Condition{})
-	if err != nil {
-		return fmt.Errorf("write %s: %w", key, err)
-	}
-	b.mu.Lock()
-	b.known[key] = known{etag, v}
-	b.mu.Unlock()
-	return nil
+	return err
 }
 
 // Ended records that trial ended for good: no round waits for it any more.
@@ -139,7 +102,7 @@ func (b *Board) Ended(ctx context.Context, trial string) error {
 		return fmt.Errorf("claims: board: bad trial name %q", trial)
 	}
 	key := b.dir + endedDir + trial + ".json"
-	if _, err := b.store.Put(ctx, key, []byte("{}\n"), s3sync.Condition{}); err != nil {
+	if _, err := b.vals.store.Put(ctx, key, []byte("{}\n"), s3sync.Condition{}); err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
 	}
 	return nil
@@ -149,7 +112,7 @@ func (b *Board) Ended(ctx context.Context, trial string) error {
 // round's step: the first to ask is.
 func (b *Board) TakeCopy(ctx context.Context, step int, trial string) (bool, error) {
 	key := b.dir + copyingDir + strconv.Itoa(step) + "/" + trial + ".json"
-	_, err := b.store.Put(ctx, key, []byte("{}\n"), s3sync.Condition{IfNoneMatch: true})
+	_, err := b.vals.store.Put(ctx, key, []byte("{}\n"), s3sync.Condition{IfNoneMatch: true})
 	switch {
 	case errors.Is(err, s3sync.ErrPrecondition):
 		return false, nil
@@ -162,7 +125,7 @@ func (b *Board) TakeCopy(ctx context.Context, step int, trial string) (bool, err
 // Copied records that trial's copy at a pbt round's step is made.
 func (b *Board) Copied(ctx context.Context, step int, trial string) error {
 	key := b.dir + copiedDir + strconv.Itoa(step) + "/" + trial + ".json"
-	if _, err := b.store.Put(ctx, key, []byte("{}\n"), s3sync.Condition{}); err != nil {
+	if _, err := b.vals.store.Put(ctx, key, []byte("{}\n"), s3sync.Condition{}); err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
 	}
 	return nil

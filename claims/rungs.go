@@ -2,14 +2,9 @@ package claims
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/runall/runall/s3sync"
-	"math"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // rungDir holds the values asha recorded at its rungs, and averageDir the running averages
@@ -26,17 +21,9 @@ const (
 // sweep's store so that each runall's decisions use every runall's trials. It is an
 // earlystop.Store. Safe for concurrent use.
 type Rungs struct {
-	store Store
-	dir   string
-	ctx   context.Context
-
-	mu    sync.Mutex
-	known map[string]known // values read or written, by key
-}
-
-type known struct {
-	etag  string
-	value float64
+	vals *values
+	dir  string
+	ctx  context.Context
 }
 
 // NewRungs keeps asha's rung values of rule (a short name without /, the block's key) in
@@ -55,18 +42,14 @@ func newRungs(ctx context.Context, st Store, dir, rule string) (*Rungs, error) {
 	if rule == "" || strings.ContainsAny(rule, "/ ") {
 		return nil, fmt.Errorf("claims: rung values: bad rule name %q", rule)
 	}
-	return &Rungs{store: st, dir: dir + rule + "/", ctx: ctx, known: map[string]known{}}, nil
-}
-
-type rungValue struct {
-	Value float64 `json:"value"`
+	return &Rungs{vals: newValues(st), dir: dir + rule + "/", ctx: ctx}, nil
 }
 
 // Rung returns the values recorded at step, by trial: one LIST request (per 1,000 values) and
 // one GET per value not read before or changed since.
 func (r *Rungs) Rung(step int) (map[string]float64, error) {
 	dir := r.dir + strconv.Itoa(step) + "/"
-	keys, err := r.store.List(r.ctx, dir)
+	keys, err := r.vals.store.List(r.ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}
@@ -76,28 +59,13 @@ func (r *Rungs) Rung(step int) (map[string]float64, error) {
 		if !ok {
 			continue
 		}
-		key := dir + rel
-		r.mu.Lock()
-		k, seen := r.known[key]
-		r.mu.Unlock()
-		if !seen || k.etag != etag {
-			body, etag, err := r.store.Get(r.ctx, key)
-			if errors.Is(err, s3sync.ErrNotExist) {
-				continue // deleted since the listing
-			}
-			if err != nil {
-				return nil, fmt.Errorf("read %s: %w", key, err)
-			}
-			var rv rungValue
-			if err := json.Unmarshal(body, &rv); err != nil || math.IsNaN(rv.Value) {
-				continue // not a value this version wrote: left out
-			}
-			k = known{etag, rv.Value}
-			r.mu.Lock()
-			r.known[key] = k
-			r.mu.Unlock()
+		v, ok, err := r.vals.read(r.ctx, dir+rel, etag)
+		if err != nil {
+			return nil, err
 		}
-		out[trial] = k.value
+		if ok {
+			out[trial] = v
+		}
 	}
 	return out, nil
 }
@@ -107,19 +75,7 @@ func (r *Rungs) Put(step int, trial string, v float64) error {
 	if trial == "" || strings.ContainsAny(trial, "/ ") {
 		return fmt.Errorf("claims: rung values: bad trial name %q", trial)
 	}
-	body, err := json.Marshal(rungValue{v})
-	if err != nil {
-		return err
-	}
-	key := r.dir + strconv.Itoa(step) + "/" + trial + ".json"
-	etag, err := r.store.Put(r.ctx, key, body, s3sync.Condition{})
-	if err != nil {
-		return fmt.Errorf("write %s: %w", key, err)
-	}
-	r.mu.Lock()
-	r.known[key] = known{etag, v}
-	r.mu.Unlock()
-	return nil
+	return r.vals.write(r.ctx, r.dir+strconv.Itoa(step)+"/"+trial+".json", v)
 }
 
 // Store is the store the sweep's queue lives in, for what else its runalls share (rung
