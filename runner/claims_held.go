@@ -77,6 +77,18 @@ func (c *heldClaims) drop(t *plan.Task) {
 	c.running.Forget(t)
 }
 
+// release gives back t's claim at once, held here no more: its trial is handed to the sweep.
+func (c *heldClaims) release(ctx context.Context, t *plan.Task) {
+	tl := c.get(t)
+	if tl == nil {
+		return
+	}
+	c.drop(t)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	tl.lease.Release(ctx)
+}
+
 // releaseAll gives back the claims this runall still holds: it was stopped, or trials it
 // requeued never started again.
 func (c *heldClaims) releaseAll() {

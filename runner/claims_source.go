@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/claims"
+	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/sched"
 )
@@ -25,6 +26,8 @@ type claimSource struct {
 
 	mu      sync.Mutex
 	offered map[*plan.Task]bool // lined up or running here
+	handed  map[*plan.Task]int  // paused trials handed back to the sweep: their attempts here
+	tick    chan struct{}       // Ready's, closed at the next poll
 }
 
 // source is b's trials through the claims queue.
@@ -34,7 +37,8 @@ func (c *claimer) source(b *plan.Task) *claimSource {
 	poll := min(max(c.sweep.Lease()/10, 100*time.Millisecond), time.Second)
 	// Recorded durations differ from Pod to Pod: only an order every runall draws the same
 	// (shuffled, file) is kept here.
-	return &claimSource{c: c, b: b, trials: orderTrials(b, b.Parallel, nil), poll: poll, offered: map[*plan.Task]bool{}}
+	return &claimSource{c: c, b: b, trials: orderTrials(b, b.Parallel, nil), poll: poll,
+		offered: map[*plan.Task]bool{}, handed: map[*plan.Task]int{}}
 }
 
 // Next lists the queue and offers the trials nobody else holds.
@@ -65,17 +69,29 @@ func (s *claimSource) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
 		left++
 		if !s.offered[t] && (!view.Claimed[key] || c.sweep.Stale(key) || c.leases.holds(t)) {
 			s.offered[t] = true
-			open = append(open, &sched.Trial{Task: t})
+			open = append(open, &sched.Trial{Task: t, Attempt: s.handed[t]})
 		}
 	}
 	return open, left > 0
 }
 
-// Ready is closed after the poll interval: others' trials may have ended or expired.
+// Ready is closed at the next poll: others' trials may have ended, started or expired. Asked
+// again before then, it is the same channel, so that a scheduler woken often (by GPU
+// memory readings) still looks at the queue every poll.
 func (s *claimSource) Ready() <-chan struct{} {
-	ch := make(chan struct{})
-	time.AfterFunc(s.poll, func() { close(ch) })
-	return ch
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tick == nil {
+		ch := make(chan struct{})
+		s.tick = ch
+		time.AfterFunc(s.poll, func() {
+			s.mu.Lock()
+			s.tick = nil
+			s.mu.Unlock()
+			close(ch)
+		})
+	}
+	return s.tick
 }
 
 // Start claims the trial; a trial another runall holds or finished is given back untouched.
@@ -100,7 +116,39 @@ func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
 // Ended records the trial's end for the whole sweep.
 func (s *claimSource) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outcome) {
 	s.c.record(ctx, tr.Task)
+	s.mu.Lock()
+	delete(s.handed, tr.Task)
+	s.mu.Unlock()
 	s.giveBack(tr.Task)
+}
+
+// HandOver gives paused trial tr back to the sweep as its round resumes it: its claim is
+// released, so that whichever runall of the sweep has room first (this one included) claims
+// it and resumes it from its checkpoint, which is kept under the prefix.
+func (s *claimSource) HandOver(ctx context.Context, tr *sched.Trial) {
+	t := tr.Task
+	s.mu.Lock()
+	s.handed[t] = tr.Attempt
+	s.mu.Unlock()
+	s.c.leases.release(ctx, t)
+	s.giveBack(t) // after the release: until then the listing shows it held here
+	s.c.o.life.emit(event.Event{Kind: event.RunStatus, Task: t,
+		Line: t.Name + ": resumed: its claim is given back for whichever runall of the sweep has room first"})
+}
+
+// Withdrawn is the trials of waiting (lined up here, without room yet) that another runall
+// started or finished meanwhile: they leave this runall's line, and are offered again only
+// should that runall's claim expire.
+func (s *claimSource) Withdrawn(ctx context.Context, waiting []*sched.Trial) []*sched.Trial {
+	s.c.refreshStale(ctx)
+	var gone []*sched.Trial
+	for _, tr := range waiting {
+		if s.c.takenElsewhere(tr.Task) {
+			s.giveBack(tr.Task)
+			gone = append(gone, tr)
+		}
+	}
+	return gone
 }
 
 func (s *claimSource) giveBack(t *plan.Task) {

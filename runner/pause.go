@@ -21,7 +21,9 @@ type Pauser interface {
 	// checkpoint wait, its output and the summary say so and it is stopped with status
 	// otherwise (pruned, say) instead. False when t does not run or has no checkpoint.
 	PauseAt(t *plan.Task, n int, reason string, otherwise results.Status) bool
-	// Resume offers paused trial t again; it restores its checkpoint when it starts.
+	// Resume offers paused trial t again; it restores its checkpoint when it starts. A trial
+	// of a sweep shared by several runalls (--claims) is given back to the sweep, for
+	// whichever runall has room first.
 	Resume(t *plan.Task) bool
 	// End ends paused trial t for good with status (pruned, say), without running it again.
 	End(t *plan.Task, status results.Status, reason string) bool
@@ -167,7 +169,27 @@ func (p *pauser) wrap(src sched.Source) sched.Source {
 		return src
 	}
 	ready := make(chan struct{})
-	return &resumable{Source: src, p: p, waiting: map[*plan.Task]*sched.Trial{}, ready: ready, seen: ready}
+	r := &resumable{Source: src, p: p, waiting: map[*plan.Task]*sched.Trial{}, ready: ready, seen: ready}
+	if w, ok := src.(sched.Withdrawer); ok {
+		return withdrawing{r, w}
+	}
+	return r
+}
+
+// handing is a source shared by several runalls (claims): a paused trial that is to resume
+// goes back to it, for whichever runall has room first, instead of waiting for room here.
+type handing interface {
+	HandOver(ctx context.Context, t *sched.Trial)
+}
+
+// withdrawing is a resumable source whose own source withdraws trials from the line.
+type withdrawing struct {
+	*resumable
+	w sched.Withdrawer
+}
+
+func (s withdrawing) Withdrawn(ctx context.Context, waiting []*sched.Trial) []*sched.Trial {
+	return s.w.Withdrawn(ctx, waiting)
 }
 
 // resumable is a block's source with its paused trials: they wait here, not in the
@@ -227,16 +249,25 @@ func (r *resumable) Ended(ctx context.Context, t *sched.Trial, out sched.Outcome
 	r.p.arrived(t.Task, r)
 }
 
+// resume offers paused trial t again: here, or, from a source shared with other runalls, to
+// whichever has room first.
 func (r *resumable) resume(t *plan.Task) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	tr, ok := r.waiting[t]
 	if !ok {
+		r.mu.Unlock()
 		return false
 	}
 	delete(r.waiting, t)
-	r.again = append(r.again, tr)
+	h, hands := r.Source.(handing)
+	if !hands {
+		r.again = append(r.again, tr)
+	}
 	r.wakeLocked()
+	r.mu.Unlock()
+	if hands {
+		h.HandOver(context.Background(), tr)
+	}
 	return true
 }
 

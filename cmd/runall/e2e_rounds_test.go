@@ -243,6 +243,58 @@ func TestSHAAcrossClaims(t *testing.T) {
 	}
 }
 
+// TestPausedResumedWhereRoom (issue 27, point 3): under --claims a paused trial is resumed
+// by whichever runall has room, not only by the one that paused it. The first runall claims
+// two trials on its 8 GiB GPU (4 GiB each); then another user takes 7 GiB of that GPU for a
+// minute, so that it can start nothing more; the second runall, on a GPU of its own, runs
+// the third trial to the rung. The rung resumes the best trial, paused on the first runall:
+// the second resumes it from its checkpoint under the prefix, at once, and the first ends
+// without waiting for room. The trial's curve is the one a run never paused draws.
+func TestPausedResumedWhereRoom(t *testing.T) {
+	t.Parallel()
+	c := newClaimsE2E(t)
+	python := pythonWith(t, "sklearn", "python3-sklearn")
+	c.env = append(c.env, "PYTHON="+python, "SCRIPTS="+testdata("rounds"), "OMP_NUM_THREADS=1")
+	onGPU := func(n int, sleep string) *proc {
+		ns := strconv.Itoa(n)
+		e := c.withEnv("RUNALL_FAKE_GPU_STATE="+c.path("gpu"+ns), "SLEEP="+sleep)
+		return e.start("--fake-gpus", "8GiB", "--log-dir", "logs"+ns, "--results", "results"+ns+".json",
+			testdata("rounds/claims-room.yml"))
+	}
+	first := onGPU(0, "2")
+	eventually(t, "the first runall to claim two trials", func() bool { return len(c.keys(c.prefix+"claims/")) == 2 })
+	c.withEnv("RUNALL_FAKE_GPU_STATE="+c.path("gpu0")).claimOutside("8GiB", 0, "7GiB")
+	second := onGPU(1, "0.2")
+	r0, r1 := first.wait(), second.wait()
+	r0.wantCode(t, 0)
+	r1.wantCode(t, 0)
+
+	best := "lr=0.1"
+	if !strings.Contains(r0.stdout, best+": resumed: its claim is given back") {
+		t.Errorf("the first runall does not say it gave %s back to the sweep\n%v", best, r0)
+	}
+	recs := c.records()
+	if len(recs) != 3 || recs[best] != second.cmd.Process.Pid {
+		t.Errorf("done records by pid %v; want 3, %s's by the second runall (pid %d), which had room\n%v\n%v",
+			recs, best, second.cmd.Process.Pid, r0, r1)
+	}
+	var merged roundsResults
+	body, _ := c.get(c.prefix + "results.json")
+	if err := json.Unmarshal([]byte(body), &merged); err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range merged.Tasks {
+		if tr.Name != best {
+			continue
+		}
+		want := sgdCurve(t, python, "0.1")[:3]
+		if tr.Status != "ok" || len(tr.Resumes) == 0 || tr.Resumes[0].Step != 1 || !slices.Equal(tr.MetricSeries["val_accuracy"], want) {
+			t.Errorf("%s: %s, resumed at %v, series %v; want ok, resumed at step 1, and an unpaused run's %v",
+				best, tr.Status, tr.Resumes, tr.MetricSeries["val_accuracy"], want)
+		}
+	}
+}
+
 // TestPBTAcrossClaims (issue 27, point 4): two runalls share pbt.yml's population through the
 // claims prefix: each trial ends once, each exploit's copy is made once, under the prefix,
 // and the merged results keep the lineage.

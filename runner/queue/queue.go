@@ -59,6 +59,11 @@ func (q *Queue[T]) Drain() []T {
 	return out
 }
 
+// Remove takes v out of the line, unstarted: its source took it back.
+func (q *Queue[T]) Remove(v T) {
+	q.waiting = slices.DeleteFunc(q.waiting, func(w waiting[T]) bool { return w.v == v })
+}
+
 // Outcome is what a try did with one waiting trial.
 type Outcome int
 

@@ -46,8 +46,8 @@ type block struct {
 	b      *plan.Task
 	cfg    earlystop.Config
 	rule   *earlystop.Rounds
-	open   func() (Board, error)
-	board  Board // opened by store, on the block's goroutine
+	store  func() Board // the board, opened at its first use
+	shared bool         // the board is other runalls' too
 	pauser Pauser
 	say    func(string)
 	key    func(*plan.Task) string
@@ -99,30 +99,26 @@ func newBlock(b *plan.Task, o Options, say func(string)) (*block, error) {
 	if blk.rule, err = earlystop.NewRounds(blk.cfg, b.Name, members, space); err != nil {
 		return nil, fmt.Errorf("block %s: %w", b.Name, err)
 	}
-	blk.open = func() (Board, error) {
-		if o.Board == nil {
-			return nil, nil
-		}
-		return o.Board(b)
-	}
+	blk.store = sync.OnceValue(func() Board { return blk.open(o.Board) })
+	blk.shared = o.Poll > 0
 	return blk, nil
 }
 
-// store is the block's board, opened at its first use: a shared one lives under the claims,
+// open is the block's board, opened at its first use: a shared one lives under the claims,
 // which are joined after the consumers are made. One that cannot be opened is said, and the
 // board is kept here only.
-func (blk *block) store() Board {
-	if blk.board != nil {
-		return blk.board
+func (blk *block) open(board func(*plan.Task) (Board, error)) Board {
+	var b Board
+	var err error
+	if board != nil {
+		b, err = board(blk.b)
 	}
-	b, err := blk.open()
 	if err != nil {
 		blk.say(fmt.Sprintf("early-stop: %s: the board: %v: its rounds are decided with this runall's trials only", blk.b.Name, err))
 	}
 	if b == nil || err != nil {
 		b = newMemBoard()
 	}
-	blk.board = b
 	return b
 }
 
@@ -301,16 +297,25 @@ func (blk *block) act(ctx context.Context) {
 
 // refresh reads the board again; false when it cannot be read (said, and tried again later).
 func (blk *block) refresh(ctx context.Context) bool {
+	copied, ok := blk.reread(ctx)
+	if ok {
+		blk.seen.copied = copied
+	}
+	return ok
+}
+
+// reread reads the board again into the view, and returns pbt's copies made; false when it
+// cannot be read. Safe on any goroutine.
+func (blk *block) reread(ctx context.Context) (copied map[string]bool, ok bool) {
 	values, ended, copied, err := blk.store().Load(ctx)
 	if err != nil {
 		blk.say("early-stop: read the board of " + blk.b.Name + ": " + err.Error() + " (trying again)")
-		return false
+		return nil, false
 	}
 	blk.seen.mu.Lock()
 	blk.seen.view = earlystop.Board{Values: values, Ended: ended}
-	blk.seen.copied = copied
 	blk.seen.mu.Unlock()
-	return true
+	return copied, true
 }
 
 // snapshot is the board as last read.

@@ -49,8 +49,13 @@ func (blk *block) exploit(ctx context.Context, t *plan.Task, e *earlystop.Exploi
 // copyKey names pbt's copy for trial at a round's step on the board.
 func copyKey(step int, trial string) string { return strconv.Itoa(step) + "/" + trial }
 
-// variant is t with pbt's values for it, and its lineage.
+// variant is t with pbt's values for it, and its lineage. A shared board is read first: t
+// may start here after a round another runall decided, and whose values this one has not
+// read yet.
 func (blk *block) variant(t *plan.Task) (*plan.Task, []Exploit) {
+	if blk.shared && blk.cfg.Method == earlystop.PBT {
+		blk.reread(context.Background())
+	}
 	view := blk.seen.snapshot()
 	k := blk.key(t)
 	a := blk.rule.Action(view, k)

@@ -115,12 +115,27 @@ func (s *Scheduler) wait(ctx context.Context, changed []<-chan struct{}) {
 			done = ctx.Done()
 		}
 	}
+	w, withdraws := s.src.(Withdrawer)
+	if s.line.Len() > 0 && withdraws {
+		more = w.Ready()
+	}
 	select {
 	case e := <-s.ended:
 		s.end(e)
 	case <-room:
 	case <-more:
+		if s.line.Len() > 0 && withdraws {
+			s.withdraw(ctx, w)
+		}
 	case <-done:
+	}
+}
+
+// withdraw drops from the line the trials the source took back: another runall runs them.
+func (s *Scheduler) withdraw(ctx context.Context, w Withdrawer) {
+	for _, t := range w.Withdrawn(ctx, s.line.All()) {
+		s.line.Remove(t)
+		delete(s.told, t)
 	}
 }
 

@@ -366,3 +366,45 @@ func TestPauseAsksTheSourceAgain(t *testing.T) {
 		t.Errorf("started %q, want %q", r.started, want)
 	}
 }
+
+// taken is a source of one trial that another runall takes while it waits here: Ready
+// says so after a while, and Withdrawn gives it back.
+type taken struct {
+	*List
+	asked atomic.Int32
+}
+
+func (s *taken) Ready() <-chan struct{} {
+	ch := make(chan struct{})
+	time.AfterFunc(10*time.Millisecond, func() { close(ch) })
+	return ch
+}
+
+func (s *taken) Withdrawn(_ context.Context, waiting []*Trial) []*Trial {
+	if s.asked.Add(1) < 3 {
+		return nil // not taken yet
+	}
+	return waiting
+}
+
+// TestWithdrawnLeavesTheLine: a trial that waits for room that never opens leaves the line
+// once its source takes it back (another runall ran it), and the scheduler ends without
+// running, skipping or failing it.
+func TestWithdrawnLeavesTheLine(t *testing.T) {
+	r := newRecorder()
+	src := &taken{List: NewList(tasks(1))}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(context.Background(), src, r.options(1, &slots{free: 0, changed: make(chan struct{})}))
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the scheduler still waits for room for a trial its source took back")
+	}
+	if len(r.started)+len(r.skipped)+len(r.failed) > 0 || src.asked.Load() < 3 {
+		t.Errorf("started %q, skipped %q, failed %q, asked %d times; want it withdrawn, untouched, at the third ask",
+			r.started, r.skipped, r.failed, src.asked.Load())
+	}
+}

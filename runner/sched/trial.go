@@ -54,6 +54,17 @@ type Source interface {
 	Ended(ctx context.Context, t *Trial, out Outcome)
 }
 
+// Withdrawer is a source whose trials may be taken from the line before they start: a claims
+// queue's trial that another runall of the sweep started or finished while this one had no
+// room for it. While trials wait, the scheduler asks it after each Ready.
+type Withdrawer interface {
+	Source
+	// Withdrawn is those of waiting (lined up here, not started) that are no longer this
+	// scheduler's to run: they leave the line unrun and untold. The source may offer them
+	// again from Next (their runall died, say).
+	Withdrawn(ctx context.Context, waiting []*Trial) []*Trial
+}
+
 // List is a source of a fixed list of trials: the plan's, in its order.
 type List struct {
 	trials []*Trial
