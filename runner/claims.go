@@ -163,8 +163,13 @@ func (c *claimer) refresh(ctx context.Context) (claims.View, error) {
 // refreshStale lists the queue again unless it was listed a moment ago: one listing serves
 // the trials tried at about the same time.
 func (c *claimer) refreshStale(ctx context.Context) {
+	c.refreshOlder(ctx, 250*time.Millisecond)
+}
+
+// refreshOlder lists the queue again when its last listing is older than age.
+func (c *claimer) refreshOlder(ctx context.Context, age time.Duration) {
 	c.mu.Lock()
-	recent := time.Since(c.viewAt) < 250*time.Millisecond
+	recent := time.Since(c.viewAt) < age
 	c.mu.Unlock()
 	if !recent {
 		_, _ = c.refresh(ctx) // a failure only leaves the older listing

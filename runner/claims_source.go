@@ -138,9 +138,10 @@ func (s *claimSource) HandOver(ctx context.Context, tr *sched.Trial) {
 
 // Withdrawn is the trials of waiting (lined up here, without room yet) that another runall
 // started or finished meanwhile: they leave this runall's line, and are offered again only
-// should that runall's claim expire.
+// should that runall's claim expire. The queue is listed for it every ten polls at most
+// (10 s): a runall whose trials wait for room should not list it every second.
 func (s *claimSource) Withdrawn(ctx context.Context, waiting []*sched.Trial) []*sched.Trial {
-	s.c.refreshStale(ctx)
+	s.c.refreshOlder(ctx, 10*s.poll)
 	var gone []*sched.Trial
 	for _, tr := range waiting {
 		if s.c.takenElsewhere(tr.Task) {
