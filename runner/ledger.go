@@ -22,10 +22,11 @@ type ledger struct {
 	mu       sync.Mutex
 	byID     map[int]*results.Task // results of command tasks, by Task.ID
 	byIDLive map[int]*liveTask     // what tasks that have not ended reported so far, by Task.ID
+	paused   map[int]time.Time     // since when each paused task waits, by Task.ID
 }
 
 func newLedger(mask *masker) *ledger {
-	return &ledger{mask: mask, byID: map[int]*results.Task{}, byIDLive: map[int]*liveTask{}}
+	return &ledger{mask: mask, byID: map[int]*results.Task{}, byIDLive: map[int]*liveTask{}, paused: map[int]time.Time{}}
 }
 
 // result is t's result so far.
@@ -55,6 +56,11 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 	defer l.mu.Unlock()
 	l.live(ev)
 	res := l.resultLocked(ev.Task)
+	if since, ok := l.paused[res.ID]; ok && (ev.Kind == event.TaskStarted || ev.Kind == event.TaskSkipped || ev.Kind == event.TaskEnded && ev.Final) {
+		// Started again, ended or skipped: its wait is over.
+		res.PausedSeconds += max(ev.Time.Sub(since), 0).Seconds()
+		delete(l.paused, res.ID)
+	}
 	switch {
 	case ev.Kind == event.TaskStarted:
 		res.Attempts = ev.Attempt
@@ -70,6 +76,7 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 		res.Status, res.OOMRequeues = results.StatusPending, ev.Requeues
 	case ev.Kind == event.TaskEnded && ev.Paused:
 		res.Status, res.Reason = results.StatusPaused, ev.Reason
+		l.paused[res.ID] = ev.Time
 		if ev.Detail != nil {
 			recordDetail(res, ev.Detail) // what it did up to its pause, until it resumes
 		}
@@ -114,7 +121,10 @@ func (l *ledger) ending(t *plan.Task, now time.Time) (d time.Duration, attempts 
 	defer l.mu.Unlock()
 	res := l.resultLocked(t)
 	if !res.StartedAt.IsZero() {
-		d = now.Sub(res.StartedAt)
+		d = now.Sub(res.StartedAt) - time.Duration(res.PausedSeconds*float64(time.Second))
+		if since, ok := l.paused[res.ID]; ok {
+			d -= max(now.Sub(since), 0) // ended while paused
+		}
 	}
 	return d, res.Attempts
 }

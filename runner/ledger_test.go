@@ -3,6 +3,7 @@ package runner
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
@@ -38,5 +39,39 @@ func TestLedgerLearnsFromEvents(t *testing.T) {
 	}
 	if got.Metrics["loss"] != 0.5 || !slices.Equal(got.MetricSeries["loss"], []float64{0.9, 0.5}) || len(got.MetricWarnings) != 1 {
 		t.Errorf("metrics %v, series %v, warnings %q", got.Metrics, got.MetricSeries, got.MetricWarnings)
+	}
+}
+
+// A trial's time is what it ran: the time it waited paused at its checkpoint between two
+// attempts, or at the end when it was ended while paused, is not counted in it.
+func TestLedgerLeavesPausesOut(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	for _, tc := range []struct {
+		name        string
+		end         int // when it ended for good
+		resumed     bool
+		ran, paused time.Duration
+	}{
+		{name: "resumed", end: 13, resumed: true, ran: 5 * time.Second, paused: 8 * time.Second},
+		{name: "ended while paused", end: 30, ran: 2 * time.Second, paused: 28 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			task := &plan.Task{ID: 1, Name: "train"}
+			l := newLedger(secretMasker(nil, &plan.Plan{}))
+			s := &event.Stream{}
+			s.Add(l)
+			s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1, Time: at(0)})
+			s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 1, Paused: true, Status: results.StatusPaused, Time: at(2)})
+			if tc.resumed {
+				s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 2, Time: at(10)})
+			}
+			d, _ := l.ending(task, at(tc.end))
+			s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Final: true, Status: results.StatusPruned, Time: at(tc.end), Duration: d})
+			got := l.result(task)
+			if got.Duration() != tc.ran || d != tc.ran || got.PausedSeconds != tc.paused.Seconds() {
+				t.Errorf("ran %v (said at its end: %v), paused %vs; want %v and %v", got.Duration(), d, got.PausedSeconds, tc.ran, tc.paused)
+			}
+		})
 	}
 }

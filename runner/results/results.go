@@ -82,13 +82,16 @@ type Task struct {
 	OOMRequeues int    `json:"oom_requeues"`
 	// PassedOver is how often trials behind this one in its block's line started while it
 	// waited: at most max-parallel-commands (docs/gpu.md). A trial's steps: on its first.
-	PassedOver    int       `json:"passed_over,omitempty"`
-	StartedAt     time.Time `json:"started_at,omitzero"`
-	FinishedAt    time.Time `json:"finished_at,omitzero"`
-	Reason        string    `json:"reason,omitempty"` // why it failed or was skipped
-	Devices       []string  `json:"devices,omitempty"`
-	GPUMemory     uint64    `json:"gpu_memory,omitempty"`      // the need it was admitted with, bytes
-	PeakGPUMemory uint64    `json:"peak_gpu_memory,omitempty"` // the most it was seen using, bytes
+	PassedOver int       `json:"passed_over,omitempty"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// PausedSeconds is how long it waited paused at its checkpoint between its start and its
+	// end (sha, hyperband, pbt): not counted in its Duration.
+	PausedSeconds float64  `json:"paused_seconds,omitempty"`
+	Reason        string   `json:"reason,omitempty"` // why it failed or was skipped
+	Devices       []string `json:"devices,omitempty"`
+	GPUMemory     uint64   `json:"gpu_memory,omitempty"`      // the need it was admitted with, bytes
+	PeakGPUMemory uint64   `json:"peak_gpu_memory,omitempty"` // the most it was seen using, bytes
 	// HostMemory is the host need it was admitted with (memory:, learned or raised), bytes;
 	// PeakHostMemory the most its processes held at once (PSS, or RSS).
 	HostMemory     uint64 `json:"host_memory,omitempty"`
@@ -135,12 +138,13 @@ type Exploit struct {
 // PeakEstimated reports whether PeakGPUMemory is an estimate rather than its own processes'.
 func (t Task) PeakEstimated() bool { return t.PeakGPUMemorySource == "device" }
 
-// Duration is how long the task ran, 0 when it never started.
+// Duration is how long the task ran, 0 when it never started: from its start to its end,
+// less the time it waited paused.
 func (r Task) Duration() time.Duration {
 	if r.StartedAt.IsZero() || r.FinishedAt.IsZero() {
 		return 0
 	}
-	return r.FinishedAt.Sub(r.StartedAt)
+	return r.FinishedAt.Sub(r.StartedAt) - time.Duration(r.PausedSeconds*float64(time.Second))
 }
 
 // Read reads a results file.
