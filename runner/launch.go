@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/runall/runall/runner/admit"
@@ -32,6 +33,30 @@ type launcher struct {
 	rooms   rooms        // the resources trials are admitted by, and each running trial's room in them
 	ckpts   *checkpoints // trials' checkpoint: directories; nil when no trial sets one
 	fw      framework.Framework
+	exports stepExports // what each step that ended ok exported, for a resumed trial's later steps
+}
+
+// stepExports are the variables each step of a trial of steps exported, kept for the steps
+// that come after it in the trial's next attempt: a resumed trial does not run its steps
+// that ended ok again.
+type stepExports struct {
+	mu   sync.Mutex
+	vars map[*plan.Task][]string
+}
+
+func (e *stepExports) keep(step *plan.Task, vars []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.vars == nil {
+		e.vars = map[*plan.Task][]string{}
+	}
+	e.vars[step] = vars
+}
+
+func (e *stepExports) of(step *plan.Task) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.vars[step]
 }
 
 // processes are how the launcher's commands run and are stopped: their process groups, the
@@ -66,7 +91,10 @@ func (l *launcher) runTrial(ctx context.Context, tr *sched.Trial, env []string) 
 	allOK := true
 	for i, s := range t.Steps {
 		if tr.Attempt > 1 && l.life.ledger.endedOK(s) {
-			continue // done before the trial paused: a resumed trial goes on from the step it paused in
+			// Done before the trial paused: a resumed trial goes on from the step it paused
+			// in, with what the steps before it exported.
+			env = append(env, l.exports.of(s)...)
+			continue
 		}
 		if l.life.halted() || h.Stopped() != nil {
 			allOK = false
@@ -88,6 +116,7 @@ func (l *launcher) runTrial(ctx context.Context, tr *sched.Trial, env []string) 
 			}
 			break
 		}
+		l.exports.keep(s, res.exported)
 		env = append(env, res.exported...)
 	}
 	l.sync.uploadAfter(ctx, t, allOK)

@@ -194,3 +194,40 @@ func (h *halver) transitions() []string {
 	defer h.mu.Unlock()
 	return slices.Clone(h.seen)
 }
+
+// TestSHAPausesTrialsOfSteps: sha pauses a trial that is a sequence of steps in the step
+// that reports its metric, and resumes it there: the steps before it do not run again, and
+// what they exported is there again for the resumed step. The other trial is pruned at the
+// rung. (The rule used to see only trials of one command, and let these run to their ends.)
+func TestSHAPausesTrialsOfSteps(t *testing.T) {
+	res, out, err := runFile(t, `
+config: {max-parallel-commands: 2}
+tasks:
+  - name: sweep
+    early-stop: {method: sha, grace: 2, reduction: 2, max: 4, metric: loss, mode: min}
+    parallel-tasks:
+      - name: t<n>
+        matrix: {n: [1, 2]}
+        checkpoint: ck/<n>
+        tasks:
+          - name: prep <n>
+            cmd: echo prep ran; export TOKEN=x<n>
+          - name: train <n>
+            cmd: |
+              mkdir -p ck/<n>; i=0; if [ -n "$RUNALL_RESUMED" ]; then i=$(cat ck/<n>/step); fi
+              echo "from $i with token $TOKEN"
+              while [ $i -lt 4 ]; do i=$((i+1)); echo runall-metric loss=$((i*<n>)); echo $i > ck/<n>/step.tmp; mv ck/<n>/step.tmp ck/<n>/step; echo runall-checkpoint step=$i; sleep 0.3; done
+`, Options{Grace: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	got := byName(res)
+	if got["train 1"].Status != results.StatusOK || got["train 2"].Status != results.StatusPruned ||
+		got["train 1"].Attempts != 2 || got["prep 1"].Attempts != 1 {
+		t.Errorf("train 1 %s after %d attempts (prep 1: %d), train 2 %s; want train 1 ok after a pause and a resume, prep 1 run once, train 2 pruned\n%s",
+			got["train 1"].Status, got["train 1"].Attempts, got["prep 1"].Attempts, got["train 2"].Status, out)
+	}
+	if !strings.Contains(out, "[t1 / train 1] from 2 with token x1") || strings.Count(out, "[t1 / prep 1] prep ran") != 1 {
+		t.Errorf("train 1 did not resume at step 2 with prep 1's export, prep 1 run once\n%s", out)
+	}
+}

@@ -51,7 +51,8 @@ type block struct {
 	pauser Pauser
 	say    func(string)
 	key    func(*plan.Task) string
-	trials map[string]*plan.Task // by key
+	trials map[string]*plan.Task     // by key
+	steps  map[*plan.Task]*plan.Task // the trial each step of a trial of steps belongs to
 	in     *inbox
 	seen   *progress
 }
@@ -80,7 +81,8 @@ func newBlock(b *plan.Task, o Options, say func(string)) (*block, error) {
 	if key == nil {
 		key = func(t *plan.Task) string { return t.Key }
 	}
-	blk := &block{b: b, cfg: *b.EarlyStop, pauser: o.Pauser, say: say, key: key, trials: map[string]*plan.Task{}, in: newInbox(),
+	blk := &block{b: b, cfg: *b.EarlyStop, pauser: o.Pauser, say: say, key: key, trials: map[string]*plan.Task{},
+		steps: map[*plan.Task]*plan.Task{}, in: newInbox(),
 		seen: &progress{asked: map[*plan.Task]asked{}, acted: map[string]int{}, here: map[*plan.Task]pausedAt{}, taken: map[string]bool{}, rounds: map[*plan.Task]map[int]float64{},
 			view: earlystop.Board{Values: map[int]map[string]float64{}, Ended: map[string]bool{}}}}
 	var members []earlystop.Member
@@ -88,6 +90,9 @@ func newBlock(b *plan.Task, o Options, say func(string)) (*block, error) {
 	for _, t := range b.Parallel {
 		k := key(t)
 		blk.trials[k] = t
+		for _, step := range t.Steps {
+			blk.steps[step] = t
+		}
 		members = append(members, earlystop.Member{Key: k, Params: toRule(t.Params)})
 		if t.Space != nil && space == nil {
 			space = t.Space.EarlyStopAxes()
@@ -123,6 +128,25 @@ func (blk *block) open(board func(*plan.Task) (Board, error)) Board {
 }
 
 func (blk *block) has(t *plan.Task) bool { return blk.trials[blk.key(t)] == t }
+
+// trialOf is the block's trial that command c runs for: c itself, or the trial c is a step
+// of; nil when c is none of the block's.
+func (blk *block) trialOf(c *plan.Task) *plan.Task {
+	if t := blk.steps[c]; t != nil {
+		return t
+	}
+	if blk.has(c) {
+		return c
+	}
+	return nil
+}
+
+// ends reports whether command c's end with status ends its trial: the trial's own end, its
+// last step's, or a step's that failed (the steps after it do not run).
+func (blk *block) ends(c *plan.Task, status results.Status) bool {
+	t := blk.steps[c]
+	return t == nil || c == t.Steps[len(t.Steps)-1] || status != results.StatusOK && status != results.StatusIgnored
+}
 
 // run reacts to the block's notes in order until close; with poll, it also reads the board
 // again that often, for what other runalls put there.

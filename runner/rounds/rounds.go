@@ -125,16 +125,20 @@ func (r *Rounds) Event(ev event.Event, emit func(event.Event)) {
 		return
 	}
 	blk := r.blocks[ev.Task.EarlyStop]
-	if blk == nil || !blk.has(ev.Task) {
+	if blk == nil {
+		return
+	}
+	t := blk.trialOf(ev.Task) // a trial of steps reports, pauses and ends in its steps
+	if t == nil {
 		return
 	}
 	switch {
 	case ev.Kind == event.TaskMetric && ev.Metric == blk.cfg.Metric:
-		blk.in.push(note{kind: noteValue, t: ev.Task, step: ev.Step, value: ev.Value})
+		blk.in.push(note{kind: noteValue, t: t, step: ev.Step, value: ev.Value})
 	case ev.Kind == event.TaskEnded && ev.Paused:
-		blk.in.push(note{kind: notePaused, t: ev.Task})
-	case ev.Kind == event.TaskEnded && ev.Final:
-		blk.in.push(note{kind: noteEnded, t: ev.Task, status: ev.Status})
+		blk.in.push(note{kind: notePaused, t: t})
+	case ev.Kind == event.TaskEnded && ev.Final && blk.ends(ev.Task, ev.Status):
+		blk.in.push(note{kind: noteEnded, t: t, status: ev.Status})
 	}
 }
 
