@@ -24,6 +24,12 @@ func (s *Server) handler(metrics http.Handler) http.Handler {
 	mux.Handle("GET /metrics", metrics)
 	policy := report.ContentSecurityPolicy()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostAllowed(r.Host, s.o.Hosts) {
+			http.Error(w, fmt.Sprintf("runall --serve: this server is not served as %q: only as its address or localhost, "+
+				"so that no other site's page can read the run (DNS rebinding). To serve it under that name (a Service's, "+
+				"an Ingress's), start runall with --serve-hosts %s (or RUNALL_SERVE_HOSTS).", r.Host, hostOnly(r.Host)), http.StatusForbidden)
+			return
+		}
 		h := w.Header()
 		h.Set("Content-Security-Policy", policy)
 		h.Set("X-Content-Type-Options", "nosniff")

@@ -8,7 +8,8 @@
 // off the emitting path, at most one at a time and about once a second however many
 // browsers follow, and shared by all of them; a browser that stops reading is dropped.
 // It has no authentication of its own: bind it to 127.0.0.1 (kubectl port-forward reaches
-// that) or to the Pod's network, never to a public address.
+// that) or to the Pod's network, never to a public address. It answers only requests that
+// name it by an address, localhost, or one of Options.Hosts (DNS rebinding: hosts.go).
 package live
 
 import (
@@ -36,6 +37,9 @@ type Options struct {
 	// MaxFollowers bounds the browsers following the run at once (default 100); MaxConns
 	// the connections (default 256): more wait to be accepted.
 	MaxFollowers, MaxConns int
+	// Hosts are the names besides addresses and localhost that a request's Host may be
+	// (--serve-hosts): "name", ".domain" for every name under it, "*" for any.
+	Hosts []string
 }
 
 func (o Options) withDefaults() Options {

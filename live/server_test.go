@@ -277,3 +277,31 @@ func TestStalledClientIsDropped(t *testing.T) {
 		t.Errorf("the stalled client got all %d bytes: it was not dropped", n)
 	}
 }
+
+// TestOtherNamesRefused: a request that names the server by another name than its address or
+// localhost is refused (DNS rebinding: a page of evil.example whose name now resolves to
+// 127.0.0.1), and says how to allow a name; the names given are served.
+func TestOtherNamesRefused(t *testing.T) {
+	_, _, base := start(t, Options{Hosts: []string{"runall-sweep.ml.svc", ".example.org"}})
+	port := strings.TrimSuffix(strings.TrimPrefix(base, "http://127.0.0.1"), "/")
+	for host, want := range map[string]int{
+		"127.0.0.1" + port: 200, "localhost" + port: 200, "LOCALHOST": 200, "[::1]" + port: 200, "10.1.2.3:9090": 200,
+		"runall-sweep.ml.svc" + port: 200, "a.example.org": 200, "run.localhost" + port: 200,
+		"evil.example" + port: 403, "example.org": 403, "runall-sweep.ml.svc.evil.example": 403, "127.0.0.1.evil.example": 403,
+	} {
+		req, _ := http.NewRequest("GET", strings.TrimSuffix(base, "/")+"/api/run", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+		if want == 403 && !strings.Contains(string(body), "--serve-hosts") {
+			t.Errorf("Host %s: the refusal does not say how to allow the name: %s", host, body)
+		}
+	}
+}

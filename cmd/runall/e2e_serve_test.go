@@ -271,6 +271,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--serve-after", "1m"}, "--serve-after 1m0s: nothing is served; add --serve ADDR (or set RUNALL_SERVE)"},
 		{[]string{"--serve", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:1"}, "they are one server"},
 		{[]string{"--serve", "127.0.0.1:0", "--serve-after", "-1s"}, "--serve-after -1s: want a duration of 0 or more"},
+		{[]string{"--serve-hosts", "runall.ml.svc"}, "--serve-hosts runall.ml.svc: nothing is served; add --serve ADDR"},
 	} {
 		r := e.run(append(tc.args, testdata("ok.yml"))...)
 		r.wantCode(t, 2)
@@ -284,9 +285,21 @@ func TestServeFlags(t *testing.T) {
 	if !strings.Contains(r.stdout, "serving the live report on http://127.0.0.1:") {
 		t.Errorf("RUNALL_SERVE served nothing:\n%v", r)
 	}
-	busy := e.start("--log-dir", "logs", "--serve", "127.0.0.1:0", "--serve-after", "1m", testdata("ok.yml"))
+	busy := e.withEnv("RUNALL_SERVE_HOSTS=runall.ml.svc").start("--log-dir", "logs", "--serve", "127.0.0.1:0", "--serve-after", "1m", testdata("ok.yml"))
 	url := served(busy)
 	taken := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/")
+	for host, want := range map[string]int{"runall.ml.svc": 200, "evil.example": 403, taken: 200} {
+		req, _ := http.NewRequest("GET", url+"api/run", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s with RUNALL_SERVE_HOSTS=runall.ml.svc: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
 	r = e.run("--log-dir", "logs", "--serve", taken, testdata("ok.yml"))
 	r.wantCode(t, 1)
 	if !strings.Contains(r.stdout+r.stderr, "--serve "+taken+": listen tcp") {

@@ -59,6 +59,7 @@ type runOptions struct {
 	metricsAddr string
 	serve       string
 	serveAfter  time.Duration
+	serveHosts  string
 	maxParallel int
 	maxTasks    int
 	noColor     bool
@@ -85,6 +86,9 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "the same as --serve `ADDR` (it serves /metrics too)")
 	fs.DurationVar(&o.serveAfter, "serve-after", 0, "with --serve: keep serving the finished run's report this long after it ends\n"+
 		"(until SIGTERM or SIGINT), so that a Job's last state can still be looked at")
+	fs.StringVar(&o.serveHosts, "serve-hosts", "", "with --serve: also serve requests that name it by these `NAMES` (comma-separated: a Service's\n"+
+		"DNS name, .example.com for every name under it, * for any); by default only its address and localhost,\n"+
+		"so that no other site's page can read the run (DNS rebinding). Env RUNALL_SERVE_HOSTS")
 	fs.IntVar(&o.maxParallel, "max-parallel", 0, "override the file's max-parallel-commands (`N` at once)")
 	fs.IntVar(&o.maxTasks, "max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")
 	fs.BoolVar(&o.noColor, "no-color", false, "no colours (also when NO_COLOR is set)")

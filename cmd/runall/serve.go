@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/runall/runall/live"
@@ -23,15 +25,24 @@ func newServer(o runOptions, getenv func(string) string) (*live.Server, error) {
 	if addr == "" {
 		addr = getenv("RUNALL_SERVE")
 	}
+	hosts := cmp.Or(o.serveHosts, getenv("RUNALL_SERVE_HOSTS"))
 	switch {
 	case o.serveAfter < 0:
 		return nil, usagef("--serve-after %v: want a duration of 0 or more", o.serveAfter)
 	case addr == "" && o.serveAfter > 0:
 		return nil, usagef("--serve-after %v: nothing is served; add --serve ADDR (or set RUNALL_SERVE)", o.serveAfter)
+	case addr == "" && o.serveHosts != "":
+		return nil, usagef("--serve-hosts %s: nothing is served; add --serve ADDR (or set RUNALL_SERVE)", o.serveHosts)
 	case addr == "":
 		return nil, nil
 	}
-	return live.New(live.Options{Addr: addr}), nil
+	var names []string
+	for _, n := range strings.Split(hosts, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	return live.New(live.Options{Addr: addr, Hosts: names}), nil
 }
 
 // serveAfter keeps serving the finished run for d, or until a signal, unless a signal
