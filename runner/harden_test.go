@@ -269,3 +269,27 @@ tasks:
 		t.Errorf("the summary does not list the logs:\n%s", out)
 	}
 }
+
+// TestLogPathThatCannotBeOpened: a task's log-path that cannot be opened (a file stands
+// where its directory would be) is said, the task runs and keeps its outcome, and the run's
+// record is incomplete (exit 1), as for a log that cannot be written.
+func TestLogPathThatCannotBeOpened(t *testing.T) {
+	res, out, err := runFile(t, `
+tasks:
+  - name: setup
+    cmd: touch blocker
+  - name: a
+    cmd: echo hi
+    log-path: blocker/a.log
+`, Options{})
+	if !errors.Is(err, ErrIncompleteRecord) {
+		t.Errorf("got %v, want ErrIncompleteRecord\n%s", err, out)
+	}
+	if res == nil || len(res.Tasks) != 2 || res.Tasks[1].Status != results.StatusOK {
+		t.Fatalf("results %+v, want a ok\n%s", res, out)
+	}
+	if len(res.LogErrors) != 1 || !strings.Contains(res.LogErrors[0], "blocker/a.log: not a directory") ||
+		!strings.Contains(out, "cannot open log-path") {
+		t.Errorf("log_errors %q; want the log-path, said in the output\n%s", res.LogErrors, out)
+	}
+}

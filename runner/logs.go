@@ -43,7 +43,8 @@ func (l *logs) taskLogPath(t *plan.Task) string {
 }
 
 // open opens everything a task's output goes to. A log-path that cannot be opened is
-// reported through warn and left out; the task's own log is a must.
+// reported through warn and left out, and the run's record is incomplete (exit 1, as for a
+// log that cannot be written); the task's own log is a must.
 func (l *logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
 	f, err := outfile.OpenAppend(l.taskLogPath(t))
 	if err != nil {
@@ -53,7 +54,8 @@ func (l *logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
 	if t.LogPath != "" {
 		path := l.resolve(t.LogPath)
 		if tl.extra, err = l.extraLog(path); err != nil {
-			warn(fmt.Sprintf("cannot open log-path %s: %v", path, err))
+			warn(fmt.Sprintf("cannot open log-path %s: %v: the task runs without it", path, err))
+			l.failed.note(path, err, nil)
 		}
 	}
 	return tl, nil
