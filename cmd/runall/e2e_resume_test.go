@@ -58,10 +58,17 @@ func sgdEnv(t *testing.T, e *e2e, epochs int, sleep string) (python string) {
 // nothing interrupted.
 func uninterrupted(t *testing.T, python, lr string, epochs int) []float64 {
 	t.Helper()
-	out, err := exec.Command(python, testdata("resume/sgd.py"), "--name", "x", "--lr", lr, "--epochs", strconv.Itoa(epochs),
-		"--ckpt", filepath.Join(t.TempDir(), "ckpt")).Output()
+	return valAccuracies(t, python, testdata("resume/sgd.py"), "--name", "x", "--lr", lr, "--epochs", strconv.Itoa(epochs),
+		"--ckpt", filepath.Join(t.TempDir(), "ckpt"))
+}
+
+// valAccuracies runs a training script with python alone and returns the validation
+// accuracy of each of its epochs, as its runall-metric lines say.
+func valAccuracies(t *testing.T, python, script string, args ...string) []float64 {
+	t.Helper()
+	out, err := exec.Command(python, append([]string{script}, args...)...).Output()
 	if err != nil {
-		t.Fatalf("sgd.py: %v\n%s", err, out)
+		t.Fatalf("%s: %v\n%s", filepath.Base(script), err, out)
 	}
 	var accs []float64
 	for _, l := range lines(string(out)) {

@@ -8,7 +8,6 @@ package main_test
 import (
 	"encoding/json"
 	"maps"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -196,18 +195,7 @@ func TestPauseCheckpointStale(t *testing.T) {
 // sgdCurve is train.py's validation accuracy at each of 6 epochs, uninterrupted.
 func sgdCurve(t *testing.T, python, lr string) []float64 {
 	t.Helper()
-	out, err := exec.Command(python, testdata("rounds/train.py"), "--name", "x", "--lr", lr, "--epochs", "6", "--ckpt", t.TempDir()).Output()
-	if err != nil {
-		t.Fatalf("train.py: %v\n%s", err, out)
-	}
-	var accs []float64
-	for _, l := range lines(string(out)) {
-		if v, ok := strings.CutPrefix(l, "runall-metric val_accuracy="); ok {
-			f, _ := strconv.ParseFloat(v, 64)
-			accs = append(accs, f)
-		}
-	}
-	return accs
+	return valAccuracies(t, python, testdata("rounds/train.py"), "--name", "x", "--lr", lr, "--epochs", "6", "--ckpt", t.TempDir())
 }
 
 // TestSHAAcrossClaims (issue 27, point 3): two runalls share sha.yml's sweep through the
