@@ -739,6 +739,36 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 }
 
+// TestRenamedBinaryIsRunallToTasks: a binary under another name (as a release names it) is
+// runall to its tasks, which call `runall fake-alloc` (the demo's do) with no runall on PATH;
+// the link that makes it so is gone when the run ends.
+func TestRenamedBinaryIsRunallToTasks(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	bin := e.path("bin", "runall-linux-amd64")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(runallBin, bin); err != nil {
+		t.Fatal(err)
+	}
+	tmp := e.path("tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.env = append(e.env, "PATH=/usr/bin:/bin", "TMPDIR="+tmp)
+	e.writeFile("tasks.yml", "tasks:\n  - name: self\n    cmd: runall --version\n")
+	args := []string{"--log-dir", "logs", "tasks.yml"}
+	r := e.startCmd(bin, args, args...).wait()
+	r.wantCode(t, 0)
+	if !regexp.MustCompile(`\[self\] runall \S+\n`).MatchString(r.stdout) {
+		t.Errorf("the task did not find runall\n%v", r)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
+}
+
 // A flag that does not exist is a usage error that says where the flags are listed.
 func TestUnknownFlag(t *testing.T) {
 	t.Parallel()

@@ -124,6 +124,9 @@ func runRun(_ context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	var unlink func()
+	opts.Environ, unlink = withSelfOnPath(a.environ())
+	defer unlink()
 	srv, err := newServer(o, a.getenv)
 	if err != nil {
 		return err
@@ -153,7 +156,6 @@ func (o *runOptions) runnerOptions(a *app, p *plan.Plan) (runner.Options, error)
 	opts := runner.Options{
 		Output:      runner.OutputOptions{Stdout: a.stdout, Stderr: a.stderr, StatusEvery: o.statusEvery},
 		Record:      runner.RecordOptions{LogDir: o.logDir, ResultsFile: o.results, Report: report.WriteRun},
-		Environ:     withSelfOnPath(a.environ()),
 		Grace:       o.grace,
 		Resources:   runner.ResourceOptions{NoGPU: o.noGPU},
 		Fresh:       o.fresh,
@@ -320,26 +322,37 @@ func openProbe(a *app, fakeSpec string) (gpu.Probe, error) {
 }
 
 // withSelfOnPath appends runall's own directory to PATH when no runall is on it, so that
-// tasks can call `runall fake-alloc` (the demo does) wherever the binary was built.
-func withSelfOnPath(environ []string) []string {
+// tasks can call `runall fake-alloc` (the demo does) wherever the binary was built. A binary
+// under another name (runall-linux-amd64, say) is put on PATH as runall through a link in a
+// directory of its own, which done removes.
+func withSelfOnPath(environ []string) (env []string, done func()) {
+	done = func() {}
 	exe, err := os.Executable()
 	if err != nil {
-		return environ
+		return environ, done
 	}
 	path, _ := proc.Lookup(environ, "PATH")
 	for _, dir := range filepath.SplitList(path) {
 		if fi, err := os.Stat(filepath.Join(dir, "runall")); err == nil && !fi.IsDir() {
-			return environ
+			return environ, done
 		}
 	}
-	env := slices.Clone(environ)
+	dir := filepath.Dir(exe)
+	if filepath.Base(exe) != "runall" {
+		link, err := os.MkdirTemp("", "runall-bin-")
+		if err != nil || os.Symlink(exe, filepath.Join(link, "runall")) != nil {
+			return environ, done
+		}
+		dir, done = link, func() { _ = os.RemoveAll(link) }
+	}
+	env = slices.Clone(environ)
 	for i, kv := range env {
 		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = kv + string(filepath.ListSeparator) + filepath.Dir(exe)
-			return env
+			env[i] = kv + string(filepath.ListSeparator) + dir
+			return env, done
 		}
 	}
-	return append(env, "PATH="+filepath.Dir(exe))
+	return append(env, "PATH="+dir), done
 }
 
 // claimsFrom picks the claims prefix: --claims, else RUNALL_CLAIMS, else the file's claims:.
