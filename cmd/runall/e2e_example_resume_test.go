@@ -67,6 +67,11 @@ func TestExampleTrainResumes(t *testing.T) {
 			if got := tr.MetricSeries["val_accuracy"]; !equalFloats(got, want) {
 				t.Errorf("%s: val_accuracy %v after resuming at epoch %d, want %v as uninterrupted", tr.Name, got, step, want)
 			}
+			// A Pod that dies after the last epoch's checkpoint and before the trial's end
+			// resumes it with nothing left to train: it still reports its epochs.
+			if got := x.trainFrom(t, lr, dropout, filepath.Join(x.tmp, "checkpoints", trial)); !equalFloats(got, want) {
+				t.Errorf("%s resumed after its last epoch: val_accuracy %v, want %v", tr.Name, got, want)
+			}
 		}
 	}
 	if resumed == 0 {
@@ -81,9 +86,20 @@ func TestExampleTrainResumes(t *testing.T) {
 // the example's data.
 func (x *example) uninterrupted(t *testing.T, lr, dropout string) []float64 {
 	t.Helper()
+	return x.trainFrom(t, lr, dropout, "")
+}
+
+// trainFrom is the val_accuracy per epoch that train.py reports in its metrics.json, run on
+// the example's data from the checkpoint in ckpt (--resume), or from scratch when ckpt is "".
+func (x *example) trainFrom(t *testing.T, lr, dropout, ckpt string) []float64 {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
-	cmd := exec.Command(x.python, "train.py", "--lr", lr, "--dropout", dropout, "--epochs", "5", "--batch-size", "64",
-		"--data-dir", filepath.Join(x.tmp, "data", "catsdogs-tiny"), "--output-dir", out)
+	args := []string{"train.py", "--lr", lr, "--dropout", dropout, "--epochs", "5", "--batch-size", "64",
+		"--data-dir", filepath.Join(x.tmp, "data", "catsdogs-tiny"), "--output-dir", out}
+	if ckpt != "" {
+		args = append(args, "--checkpoint-dir", ckpt, "--resume")
+	}
+	cmd := exec.Command(x.python, args...)
 	cmd.Dir, cmd.Env = x.dir, x.env
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("train.py: %v\n%s", err, b)

@@ -150,6 +150,12 @@ def save_atomic(obj, path, save):
     os.replace(tmp, path)
 
 
+def write_metrics(out_dir, history):
+    """metrics.json: each metric's value per epoch so far, as Keras' history has them."""
+    save_atomic({k: [h[k] for h in history] for k in ("loss", "accuracy", "val_loss", "val_accuracy")},
+                out_dir / "metrics.json", write_json)
+
+
 def save_checkpoint(ckpt_dir, epoch, model, opt, history):
     """The state a resumed run needs to end as an uninterrupted one would; then say so."""
     if not ckpt_dir:
@@ -214,6 +220,9 @@ def main(argv=None):
     ckpt_dir = Path(args.checkpoint_dir) if args.checkpoint_dir else None
     if args.resume:
         done, history = load_checkpoint(ckpt_dir, model, opt)
+        # The epochs before the checkpoint are this trial's too, also when none is left to
+        # train (its Pod died after the last epoch was saved, before the trial was recorded).
+        write_metrics(out_dir, history)
     status = "completed"
     try:
         for epoch in range(done + 1, args.epochs + 1):
@@ -240,8 +249,7 @@ def main(argv=None):
             log(f"epoch {epoch}/{args.epochs} loss={row['loss']:.4f} acc={row['accuracy']:.3f} "
                 f"val_loss={val_loss:.4f} val_acc={val_acc:.3f} ({row['seconds']:.2f}s)")
             # After every epoch, so that a trial stopped half-way still reports its epochs.
-            save_atomic({k: [h[k] for h in history] for k in ("loss", "accuracy", "val_loss", "val_accuracy")},
-                        out_dir / "metrics.json", write_json)
+            write_metrics(out_dir, history)
             save_atomic({"epoch": epoch, "model": model.state_dict(),
                          "optimizer": opt.state_dict(), "args": vars(args)},
                         out_dir / f"checkpoint-epoch-{epoch}.pt", torch.save)
