@@ -63,7 +63,12 @@ func (s *claimSource) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
 	for _, t := range s.trials {
 		key := c.keys[t]
 		if view.Done[key] {
-			life.skip(t, "done by another runall of the sweep ("+c.where+")")
+			why := "done by another runall of the sweep (" + c.where + ")"
+			if _, handed := s.handed[t]; handed {
+				why = "paused here, then resumed and ended by another runall of the sweep (" + c.where + ")"
+				delete(s.handed, t)
+			}
+			life.skip(t, why)
 			continue
 		}
 		left++

@@ -258,7 +258,8 @@ func TestPausedResumedWhereRoom(t *testing.T) {
 	r1.wantCode(t, 0)
 
 	best := "lr=0.1"
-	if !strings.Contains(r0.stdout, best+": resumed: its claim is given back") {
+	if !strings.Contains(r0.stdout, best+": resumed: its claim is given back") ||
+		!strings.Contains(r0.stdout, "["+best+"] skipped: paused here, then resumed and ended by another runall") {
 		t.Errorf("the first runall does not say it gave %s back to the sweep\n%v", best, r0)
 	}
 	recs := c.records()
