@@ -102,12 +102,21 @@ func podKill(t *testing.T, p *proc, atDeath func()) {
 	t.Helper()
 	pid := p.cmd.Process.Pid
 	_ = syscall.Kill(pid, syscall.SIGSTOP)
-	procs := descendants(pid)
-	for _, d := range procs {
-		_ = syscall.Kill(d, syscall.SIGSTOP)
+	// A process that was forking as the tree was listed adds its child after: list again
+	// until no process is new, so that none is left running (one was: a trial's
+	// fake-alloc holding for 24 h under init).
+	stopped := map[int]bool{}
+	for fresh := true; fresh; {
+		fresh = false
+		for _, d := range descendants(pid) {
+			if !stopped[d] {
+				stopped[d], fresh = true, true
+				_ = syscall.Kill(d, syscall.SIGSTOP)
+			}
+		}
 	}
 	atDeath()
-	for _, d := range procs {
+	for d := range stopped {
 		_ = syscall.Kill(d, syscall.SIGKILL)
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
