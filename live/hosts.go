@@ -13,10 +13,7 @@ import (
 // own pages. names are the other names to serve (a Service's DNS name, an Ingress's host):
 // each exact, ".example.com" for every name under it, or "*" for any.
 func hostAllowed(host string, names []string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(hostOnly(host), "[]"), "."))
 	if host == "" || net.ParseIP(host) != nil || host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
 	}

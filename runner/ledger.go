@@ -119,14 +119,13 @@ func recordDetail(res *results.Task, d *event.Detail) {
 func (l *ledger) ending(t *plan.Task, now time.Time) (d time.Duration, attempts int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	res := l.resultLocked(t)
-	if !res.StartedAt.IsZero() {
-		d = now.Sub(res.StartedAt) - time.Duration(res.PausedSeconds*float64(time.Second))
-		if since, ok := l.paused[res.ID]; ok {
-			d -= max(now.Sub(since), 0) // ended while paused
-		}
+	sofar := *l.resultLocked(t)
+	sofar.FinishedAt = now
+	d = sofar.Duration()
+	if since, ok := l.paused[sofar.ID]; ok && d > 0 {
+		d -= max(now.Sub(since), 0) // ended while paused
 	}
-	return d, res.Attempts
+	return d, sofar.Attempts
 }
 
 // startedAt is when t's first attempt started (zero before).
