@@ -19,7 +19,7 @@ func TestQuantileFilter(t *testing.T) {
 		}
 		return out
 	}
-	desc := values(9, 8, 7, 6, 5, 4, 3, 2, 1, 0) // _VALUES
+	desc := values(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)  // _VALUES
 	first := values(0, 1, 2, 3, 4, 5, 6, 7, 8, 9) // _MULTI_VALUES, t.values[0]
 	second := desc                                // _MULTI_VALUES, t.values[1]
 	span := func(lo, hi int) []int {
