@@ -83,8 +83,15 @@ func (p *Plan) describeConfig(b *strings.Builder) {
 	if c.LogPath != "" {
 		fmt.Fprintf(b, "log: %s\n", c.LogPath)
 	}
-	if o := c.Objective; o != nil {
+	if o := c.Objective; o != nil && len(c.Objectives) <= 1 {
 		fmt.Fprintf(b, "objective: %s %s\n", o.Mode, o.Metric)
+	}
+	if len(c.Objectives) > 1 {
+		var each []string
+		for _, o := range c.Objectives {
+			each = append(each, o.Mode+" "+o.Metric)
+		}
+		fmt.Fprintf(b, "objectives: %s (trials ranked by Pareto front; the best by %s)\n", strings.Join(each, ", "), c.Objectives[0].Metric)
 	}
 	if s := c.StopWhen; s != nil {
 		fmt.Fprintf(b, "stop when: %s (trials not started yet are skipped)\n", s.Text)

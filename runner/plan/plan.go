@@ -46,7 +46,8 @@ type Config struct {
 	GPUMemoryMargin       Margin        // gpu-memory-margin (default 5% of the device, at least 256 MiB)
 	HostMemoryMargin      Margin        // memory-margin: kept free of the container's limit (default 5%, at least 32 MiB)
 	OOMRetries            int           // oom-retries (default 2)
-	Objective             *Objective    // objective: the metric trials are ranked by; nil: none
+	Objective             *Objective    // objective: the metric trials are ranked by (the first of several); nil: none
+	Objectives            []Objective   // objective: every metric, the first first; several rank trials by Pareto front
 	StopWhen              *Condition    // stop-when: skip the trials not yet started once one meets it
 	Notify                *Notify       // notify: POST the results here when the run ends
 	MaxTasks              int           // max-tasks: the most tasks the file may expand to (default 100,000)

@@ -187,7 +187,10 @@ func (c *rawConfig) outcomeKey(d *nodeDecoder, p nodePair) bool {
 	cfg := &c.Config
 	switch p.name {
 	case "objective":
-		cfg.Objective = decodeObjective(d, p)
+		cfg.Objectives = decodeObjectives(d, p)
+		if len(cfg.Objectives) > 0 {
+			cfg.Objective = &cfg.Objectives[0]
+		}
 	case "stop-when":
 		cfg.StopWhen = decodeCondition(d, p)
 	case "notify":

@@ -15,12 +15,6 @@ import (
 
 // What a sweep is for and who hears of its end: config's objective, stop-when and notify.
 
-// Objective is the metric a sweep optimises: the summary and the report rank trials by it.
-type Objective struct {
-	Metric string
-	Mode   string // "max" or "min"
-}
-
 // Condition is config stop-when: one metric compared with a number ("val_accuracy >= 0.9").
 type Condition struct {
 	Metric string
@@ -59,42 +53,10 @@ type Notify struct {
 const DefaultNotifyTimeout = 30 * time.Second
 
 var (
-	objectiveKeys = []string{"metric", "mode"}
 	notifyKeys    = []string{"url", "headers", "timeout"}
 	conditionRE   = lazyre.New(`^\s*([^\s<>=!]+)\s*(>=|<=|==|>|<)\s*([^\s<>=!]+)\s*$`)
 	headerNameRE  = lazyre.New("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
-
-func decodeObjective(d *nodeDecoder, p nodePair) *Objective {
-	ps, ok := d.pairs(p.value, "objective: want a mapping such as {metric: val_accuracy, mode: max}")
-	if !ok {
-		return nil
-	}
-	o := &Objective{}
-	for _, q := range ps {
-		switch q.name {
-		case "metric":
-			o.Metric = d.str(q)
-			if o.Metric != "" && !metric.ValidName(o.Metric) {
-				d.errorf(q.value, "objective: metric: %q is not a metric name: want letters, digits, _ . : / -, starting with a letter or _", o.Metric)
-			}
-		case "mode":
-			o.Mode = d.str(q)
-			if o.Mode != "max" && o.Mode != "min" {
-				d.errorf(q.value, "objective: mode: want max or min, got %s", describeNode(q.value))
-			}
-		default:
-			d.unknownKey(q, "objective:", objectiveKeys)
-		}
-	}
-	if o.Metric == "" {
-		d.errorf(p.value, "objective: metric: missing: name the metric to rank trials by, such as val_accuracy")
-	}
-	if o.Mode == "" {
-		d.errorf(p.value, "objective: mode: missing: max (higher is better) or min (lower is better)")
-	}
-	return o
-}
 
 func decodeCondition(d *nodeDecoder, p nodePair) *Condition {
 	s := d.str(p)
