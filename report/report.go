@@ -61,7 +61,7 @@ func Write(w io.Writer, in Input) error {
 	if p.end.IsZero() {
 		p.end = cmp.Or(in.Now, time.Now())
 	}
-	p.order = in.Run.Objective.Rank(in.Run.Tasks)
+	p.order = in.Run.Order()
 	p.collectNames()
 	p.head(in.Version)
 	p.summary()

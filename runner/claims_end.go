@@ -44,7 +44,7 @@ func (c *claimer) record(ctx context.Context, t *plan.Task) {
 		c.o.life.say(fmt.Sprintf("%s: stopped by %v; its claim is given back for another runall", t.Name, sig))
 		return
 	}
-	part := &results.Run{File: p.File, RunID: c.o.runID, Status: results.StatusOK, Objective: objectiveOf(p), Tasks: ts,
+	part := &results.Run{File: p.File, RunID: c.o.runID, Status: results.StatusOK, Objective: objectiveOf(p), Objectives: objectivesOf(p), Tasks: ts,
 		LearnedGPUMemory: c.o.learned()}
 	if failed {
 		part.Status = results.StatusFailed
@@ -142,8 +142,8 @@ func mergeRecords(p *plan.Plan, recs []claims.Record) (*results.Run, error) {
 	merged := results.Merge(runs)
 	merged.File = p.File
 	if merged.Objective == nil {
-		merged.Objective = objectiveOf(p)
-		merged.SetBest()
+		merged.Objective, merged.Objectives = objectiveOf(p), objectivesOf(p)
+		merged.Assess()
 	}
 	return merged, nil
 }

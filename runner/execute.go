@@ -161,8 +161,8 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 		res.LearnedHostMemory = host.learnedByName(r.plan)
 	}
 	res.LogParams = r.plan.LogParams
-	res.Objective = objectiveOf(r.plan)
-	res.SetBest()
+	res.Objective, res.Objectives = objectiveOf(r.plan), objectivesOf(r.plan)
+	res.Assess()
 	res.Stopped = r.launch.stop.stoppedReason()
 	res.LogErrors = logs.failed.list()
 	r.launch.mask.all(res) // the results' gate: every record of the run is made from them

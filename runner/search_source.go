@@ -192,27 +192,24 @@ func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outco
 	if !ok {
 		return
 	}
-	state, value := s.outcome(tr.Task)
+	state, values := s.outcome(tr.Task)
 	s.tells.add(1)
 	go func() {
 		defer s.tells.add(-1)
 		ctx, cancel := s.halt.recording(context.WithoutCancel(ctx))
 		defer cancel()
-		if err := s.sampler.Tell(ctx, number, value, state); err != nil {
+		if err := s.sampler.Tell(ctx, number, values, state); err != nil {
 			s.life.say(tr.Task.Name + ": " + err.Error())
 		}
 	}()
 }
 
-// outcome is how a trial ended, in the sampler's words, and its objective's value.
-func (s *searchSource) outcome(t *plan.Task) (state, value string) {
-	metricName := "" // the plan requires an objective with search:
-	if obj := s.plan.Config.Objective; obj != nil {
-		metricName = obj.Metric
-	}
+// outcome is how a trial ended, in the sampler's words, and its objectives' values, in the
+// order config objective lists them; a trial that succeeded without one is told as failed.
+func (s *searchSource) outcome(t *plan.Task) (state string, values []string) {
+	objs := s.plan.Config.Objectives // the plan requires an objective with search:
 	state = search.StateComplete
-	var v float64
-	has := false
+	got := make(map[string]float64, len(objs))
 	for _, c := range trialCommands(t) {
 		res := s.life.ledger.result(c)
 		switch res.Status {
@@ -222,18 +219,25 @@ func (s *searchSource) outcome(t *plan.Task) (state, value string) {
 		default:
 			state = search.StateFail
 		}
-		if x, ok := res.Metrics[metricName]; ok && metricName != "" {
-			v, has = x, true
+		for _, o := range objs {
+			if x, ok := res.Metrics[o.Metric]; ok {
+				got[o.Metric] = x
+			}
 		}
 	}
-	if state == search.StateComplete && !has {
-		s.life.say(fmt.Sprintf("%s: reported no %s: told as failed", t.Name, metricName))
-		state = search.StateFail
+	for _, o := range objs {
+		if _, ok := got[o.Metric]; !ok && state == search.StateComplete {
+			s.life.say(fmt.Sprintf("%s: reported no %s: told as failed", t.Name, o.Metric))
+			state = search.StateFail
+		}
 	}
 	if state != search.StateComplete {
-		return state, ""
+		return state, nil
 	}
-	return state, strconv.FormatFloat(v, 'g', -1, 64)
+	for _, o := range objs {
+		values = append(values, strconv.FormatFloat(got[o.Metric], 'g', -1, 64))
+	}
+	return state, values
 }
 
 // finish ends the asks still under way (the block is over) and waits for them and for the

@@ -67,7 +67,19 @@ func (s *stopWhen) stoppedReason() string {
 	return s.reason
 }
 
-// objectiveOf is config objective as the results record it.
+// objectivesOf is config objective's list as the results record it: nil with one.
+func objectivesOf(p *plan.Plan) []results.Objective {
+	if len(p.Config.Objectives) < 2 {
+		return nil
+	}
+	out := make([]results.Objective, len(p.Config.Objectives))
+	for i, o := range p.Config.Objectives {
+		out[i] = results.Objective{Metric: o.Metric, Mode: o.Mode}
+	}
+	return out
+}
+
+// objectiveOf is config objective as the results record it (the first of several).
 func objectiveOf(p *plan.Plan) *results.Objective {
 	if o := p.Config.Objective; o != nil {
 		return &results.Objective{Metric: o.Metric, Mode: o.Mode}

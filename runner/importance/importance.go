@@ -68,12 +68,12 @@ func Evaluate(trials []Trial, lowerBetter bool, log map[string]bool) Result {
 		return math.IsNaN(t.Value) || math.IsInf(t.Value, 0)
 	})
 	res := Result{Method: "ped-anova", Quantile: TargetQuantile, MinTrials: MinTrials, Trials: len(trials)}
-	names := paramNames(trials)
-	if len(names) == 0 {
-		return res
-	}
 	if len(trials) < MinTrials {
 		res.Note = fmt.Sprintf("too few trials: %d finished with a value, PED-ANOVA needs at least %d", len(trials), MinTrials)
+		return res
+	}
+	names := paramNames(trials)
+	if len(names) == 0 {
 		return res
 	}
 	top := topQuantile(trials, TargetQuantile, lowerBetter)

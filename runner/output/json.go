@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/importance"
 	"github.com/runall/runall/runner/results"
 )
 
@@ -42,23 +43,25 @@ type jsonEvent struct {
 // jsonRunEnd is the last object: the run's outcome and every command's result, the same
 // objects the results file holds.
 type jsonRunEnd struct {
-	Time             string                 `json:"time"`
-	Event            string                 `json:"event"`
-	Status           results.Status         `json:"status"`
-	Counts           map[results.Status]int `json:"counts"`
-	Duration         float64                `json:"duration_seconds"`
-	File             string                 `json:"file,omitempty"`
-	RunID            string                 `json:"run_id,omitempty"`
-	Shard            string                 `json:"shard,omitempty"`
-	LogDir           string                 `json:"log_dir,omitempty"`
-	Tasks            []results.Task         `json:"tasks"`
-	LearnedGPUMemory map[string]uint64      `json:"learned_gpu_memory,omitempty"`
-	GPUProcessIDs    string                 `json:"gpu_process_ids,omitempty"`
-	Objective        *results.Objective     `json:"objective,omitempty"`
-	Best             string                 `json:"best,omitempty"`
-	BestID           int                    `json:"best_id,omitempty"`
-	Stopped          string                 `json:"stopped,omitempty"`
-	Report           string                 `json:"report,omitempty"`
+	Time             string                       `json:"time"`
+	Event            string                       `json:"event"`
+	Status           results.Status               `json:"status"`
+	Counts           map[results.Status]int       `json:"counts"`
+	Duration         float64                      `json:"duration_seconds"`
+	File             string                       `json:"file,omitempty"`
+	RunID            string                       `json:"run_id,omitempty"`
+	Shard            string                       `json:"shard,omitempty"`
+	LogDir           string                       `json:"log_dir,omitempty"`
+	Tasks            []results.Task               `json:"tasks"`
+	LearnedGPUMemory map[string]uint64            `json:"learned_gpu_memory,omitempty"`
+	GPUProcessIDs    string                       `json:"gpu_process_ids,omitempty"`
+	Objective        *results.Objective           `json:"objective,omitempty"`
+	Best             string                       `json:"best,omitempty"`
+	BestID           int                          `json:"best_id,omitempty"`
+	Objectives       []results.Objective          `json:"objectives,omitempty"`
+	Importance       map[string]importance.Result `json:"importance,omitempty"`
+	Stopped          string                       `json:"stopped,omitempty"`
+	Report           string                       `json:"report,omitempty"`
 }
 
 // NewJSON returns the output for --output json.
@@ -133,6 +136,7 @@ func (j *jsonOutput) Close(res *results.Run) error {
 		end.Status, end.File, end.RunID, end.Shard, end.LogDir = res.Status, res.File, res.RunID, res.Shard, res.LogDir
 		end.LearnedGPUMemory, end.GPUProcessIDs = res.LearnedGPUMemory, res.GPUProcessIDs
 		end.Objective, end.Best, end.BestID, end.Stopped, end.Report = res.Objective, res.Best, res.BestID, res.Stopped, res.Report
+		end.Objectives, end.Importance = res.Objectives, res.Importance
 		if res.Tasks != nil {
 			end.Tasks = res.Tasks
 		}

@@ -69,6 +69,7 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 			b.WriteString("  " + cleanLine(e) + "\n")
 		}
 	}
+	writeImportance(&b, res)
 	b.WriteString("\n" + summaryLine(res, paint) + "\n")
 	if res.LogDir != "" {
 		b.WriteString("Logs: " + res.LogDir + "\n")
@@ -122,11 +123,12 @@ var statusColor = map[results.Status]string{
 const tableWidth = 80
 
 // writeTaskTable prints one row per command: ranked best first when the run has an
-// objective, with the objective's column and the best one marked; in plan order otherwise.
+// objective, with the objective's column and the best one marked (with several, a column
+// each and their Pareto front, ranked by front: Run.Order); in plan order otherwise.
 // The name comes last and is cut to fit the width, so that no row wraps; the full names and
 // reasons are in the results and logs.
 func writeTaskTable(b *bytes.Buffer, res *results.Run, width int, paint func(s, sgr string) string) {
-	tasks, obj := res.Tasks, res.Objective
+	tasks, objs := res.Tasks, res.AllObjectives()
 	gpus := slices.ContainsFunc(tasks, func(r results.Task) bool {
 		return len(r.Devices) > 0 || r.PeakGPUMemory > 0 || r.GPUMemory > 0
 	})
@@ -134,15 +136,12 @@ func writeTaskTable(b *bytes.Buffer, res *results.Run, width int, paint func(s, 
 	if gpus {
 		head = append(head, "GPU", "NEED/PEAK")
 	}
-	if obj != nil {
-		head = append(head, strings.ToUpper(obj.Metric))
-	}
+	head = append(head, objectiveHead(objs)...)
 	rows := [][]string{append(head, "TASK")}
-	for _, i := range obj.Rank(tasks) {
+	for _, i := range res.Order() {
 		row := taskRow(tasks[i], gpus)
-		if obj != nil { // before the name, which stays last
-			row = slices.Insert(row, len(row)-1, objectiveText(obj, tasks[i], res.IsBest(tasks[i])))
-		}
+		// before the name, which stays last
+		row = slices.Insert(row, len(row)-1, objectiveCells(res, objs, tasks[i])...)
 		rows = append(rows, row)
 	}
 	cols := len(head)

@@ -10,12 +10,13 @@ import (
 // Merge makes one run of the results of several: the shards of an Indexed Job, each of
 // which ran its share of the trials (and every setup step). A task recorded by more than
 // one (a setup step, or a shard that ran twice) is taken from the one that ran it, the
-// latest. Tasks are in plan order.
+// latest. Tasks are in plan order. The merged run is assessed anew (Run.Assess).
 func Merge(runs []*Run) *Run {
 	if len(runs) == 0 {
 		return &Run{Status: StatusOK}
 	}
 	if len(runs) == 1 {
+		runs[0].Assess() // a results file written before Assess, or a claims sweep's one record
 		return runs[0]
 	}
 	out := &Run{File: runs[0].File, Status: StatusOK, LearnedGPUMemory: map[string]uint64{}}
@@ -42,6 +43,9 @@ func Merge(runs []*Run) *Run {
 			out.FinishedAt = r.FinishedAt
 		}
 		out.Objective = cmp.Or(out.Objective, r.Objective)
+		if len(out.Objectives) == 0 {
+			out.Objectives = r.Objectives
+		}
 		out.Stopped = cmp.Or(out.Stopped, r.Stopped)
 		out.GPUProcessIDs = cmp.Or(out.GPUProcessIDs, r.GPUProcessIDs)
 		maps.Copy(out.LearnedGPUMemory, r.LearnedGPUMemory)
@@ -65,7 +69,7 @@ func Merge(runs []*Run) *Run {
 	out.Tasks = slices.SortedFunc(maps.Values(byID), func(a, b Task) int {
 		return cmp.Or(cmp.Compare(a.ID, b.ID), strings.Compare(a.Name, b.Name))
 	})
-	out.SetBest()
+	out.Assess() // the whole sweep's fronts and importances, not any shard's
 	return out
 }
 

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/runall/runall/runner/importance"
 )
 
 // Status is the outcome of a task or run.
@@ -54,6 +56,12 @@ type Run struct {
 	Objective *Objective `json:"objective,omitempty"`
 	Best      string     `json:"best,omitempty"`
 	BestID    int        `json:"best_id,omitempty"`
+	// Objectives are every objective where config objective lists several, the first being
+	// Objective: trials are ranked by Pareto front (each task's ParetoRank). None with one.
+	Objectives []Objective `json:"objectives,omitempty"`
+	// Importance is each parameter's importance for each objective, by its metric
+	// (PED-ANOVA: runner/importance), where the trials have params.
+	Importance map[string]importance.Result `json:"importance,omitempty"`
 	// LogParams are the hyperparameters drawn log-uniformly (sample: loguniform): the
 	// report draws them on a logarithmic axis however narrow their range.
 	LogParams []string `json:"log_params,omitempty"`
@@ -108,6 +116,10 @@ type Task struct {
 	// metric's latest value. MetricSeries keeps the metrics reported more than once, in
 	// order (per epoch), for plots. MetricWarnings say what could not be read.
 	Metrics        map[string]float64   `json:"metrics,omitempty"`
+	// ParetoRank is the trial's Pareto front under several objectives: 1 for the first (no
+	// trial is as good in every objective and better in one), 2 for those only the first
+	// beats, and so on; 0 (left out) for one that did not succeed with every objective.
+	ParetoRank int `json:"pareto_rank,omitempty"`
 	MetricSeries   map[string][]float64 `json:"metric_series,omitempty"`
 	MetricWarnings []string             `json:"metric_warnings,omitempty"`
 	// Resumes are the attempts that started from the trial's kept checkpoint (checkpoint:),

@@ -61,10 +61,16 @@ func (s Sampler) Ask(ctx context.Context) (Trial, error) {
 	return t, nil
 }
 
-// Tell runs tell with RUNALL_TRIAL_NUMBER, RUNALL_OBJECTIVE_VALUE ("" where there is none)
-// and RUNALL_TRIAL_STATE set.
-func (s Sampler) Tell(ctx context.Context, number int, value, state string) error {
-	vars := []string{"RUNALL_TRIAL_NUMBER=" + strconv.Itoa(number), "RUNALL_OBJECTIVE_VALUE=" + value, "RUNALL_TRIAL_STATE=" + state}
+// Tell runs tell with RUNALL_TRIAL_NUMBER, RUNALL_OBJECTIVE_VALUE (the first objective's
+// value), RUNALL_OBJECTIVE_VALUES (every objective's, in order, separated by spaces: for
+// optuna tell --values) and RUNALL_TRIAL_STATE set; the values are "" where there are none.
+func (s Sampler) Tell(ctx context.Context, number int, values []string, state string) error {
+	first := ""
+	if len(values) > 0 {
+		first = values[0]
+	}
+	vars := []string{"RUNALL_TRIAL_NUMBER=" + strconv.Itoa(number), "RUNALL_OBJECTIVE_VALUE=" + first,
+		"RUNALL_OBJECTIVE_VALUES=" + strings.Join(values, " "), "RUNALL_TRIAL_STATE=" + state}
 	if stdout, stderr, err := s.run(ctx, s.Spec.Tell, vars); err != nil {
 		return fmt.Errorf("search: tell %s (trial %d, %s): %w%s", shown(s.Spec.Tell), number, state, err, said(stdout, stderr))
 	}

@@ -49,16 +49,23 @@ func TestAskTell(t *testing.T) {
 	dir := t.TempDir()
 	s := Sampler{Spec: &plan.Search{
 		Ask:  `echo '{"number": 7, "params": {"lr": 0.5}}'`,
-		Tell: `echo "$RUNALL_TRIAL_NUMBER $RUNALL_OBJECTIVE_VALUE $RUNALL_TRIAL_STATE" > told`,
+		Tell: `echo "$RUNALL_TRIAL_NUMBER $RUNALL_OBJECTIVE_VALUE $RUNALL_TRIAL_STATE [$RUNALL_OBJECTIVE_VALUES]" > told`,
 	}, Dir: dir, Env: os.Environ()}
 	tr, err := s.Ask(context.Background())
 	if err != nil || tr.Number != 7 || tr.Params[0] != (plan.Param{Name: "lr", Value: "0.5"}) {
 		t.Fatalf("ask: %+v, %v", tr, err)
 	}
-	if err := s.Tell(context.Background(), 7, "0.91", StateComplete); err != nil {
+	if err := s.Tell(context.Background(), 7, []string{"0.91"}, StateComplete); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "told")); string(b) != "7 0.91 complete\n" {
+	if b, _ := os.ReadFile(filepath.Join(dir, "told")); string(b) != "7 0.91 complete [0.91]\n" {
+		t.Errorf("told %q", b)
+	}
+	// Several objectives: the first alone, and every one for tell --values a b.
+	if err := s.Tell(context.Background(), 8, []string{"0.91", "12.5"}, StateComplete); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "told")); string(b) != "8 0.91 complete [0.91 12.5]\n" {
 		t.Errorf("told %q", b)
 	}
 
@@ -75,7 +82,7 @@ func TestAskTell(t *testing.T) {
 		t.Errorf("bad JSON: %v", err)
 	}
 	s.Spec.Tell = "exit 1"
-	if err := s.Tell(context.Background(), 2, "", StateFail); err == nil || !strings.Contains(err.Error(), "trial 2, fail") {
+	if err := s.Tell(context.Background(), 2, nil, StateFail); err == nil || !strings.Contains(err.Error(), "trial 2, fail") {
 		t.Errorf("failed tell: %v", err)
 	}
 }
