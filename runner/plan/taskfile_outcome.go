@@ -53,9 +53,9 @@ type Notify struct {
 const DefaultNotifyTimeout = 30 * time.Second
 
 var (
-	notifyKeys    = []string{"url", "headers", "timeout"}
-	conditionRE   = lazyre.New(`^\s*([^\s<>=!]+)\s*(>=|<=|==|>|<)\s*([^\s<>=!]+)\s*$`)
-	headerNameRE  = lazyre.New("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	notifyKeys   = []string{"url", "headers", "timeout"}
+	conditionRE  = lazyre.New(`^\s*([^\s<>=!]+)\s*(>=|<=|==|>|<)\s*([^\s<>=!]+)\s*$`)
+	headerNameRE = lazyre.New("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
 func decodeCondition(d *nodeDecoder, p nodePair) *Condition {

@@ -43,9 +43,7 @@ func Merge(runs []*Run) *Run {
 			out.FinishedAt = r.FinishedAt
 		}
 		out.Objective = cmp.Or(out.Objective, r.Objective)
-		if len(out.Objectives) == 0 {
-			out.Objectives = r.Objectives
-		}
+		out.Objectives = firstObjectives(out.Objectives, r.Objectives)
 		out.Stopped = cmp.Or(out.Stopped, r.Stopped)
 		out.GPUProcessIDs = cmp.Or(out.GPUProcessIDs, r.GPUProcessIDs)
 		maps.Copy(out.LearnedGPUMemory, r.LearnedGPUMemory)
@@ -81,4 +79,12 @@ func preferred(a, b Task) bool {
 		return ranA
 	}
 	return a.FinishedAt.After(b.FinishedAt)
+}
+
+// firstObjectives is a where it lists objectives, else b: the first shard's that lists them.
+func firstObjectives(a, b []Objective) []Objective {
+	if len(a) > 0 {
+		return a
+	}
+	return b
 }

@@ -115,11 +115,11 @@ type Task struct {
 	// Metrics are what the task reported (its metrics: file, runall-metric lines): each
 	// metric's latest value. MetricSeries keeps the metrics reported more than once, in
 	// order (per epoch), for plots. MetricWarnings say what could not be read.
-	Metrics        map[string]float64   `json:"metrics,omitempty"`
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// ParetoRank is the trial's Pareto front under several objectives: 1 for the first (no
 	// trial is as good in every objective and better in one), 2 for those only the first
 	// beats, and so on; 0 (left out) for one that did not succeed with every objective.
-	ParetoRank int `json:"pareto_rank,omitempty"`
+	ParetoRank     int                  `json:"pareto_rank,omitempty"`
 	MetricSeries   map[string][]float64 `json:"metric_series,omitempty"`
 	MetricWarnings []string             `json:"metric_warnings,omitempty"`
 	// Resumes are the attempts that started from the trial's kept checkpoint (checkpoint:),
