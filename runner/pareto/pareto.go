@@ -7,12 +7,13 @@ package pareto
 import (
 	"cmp"
 	"slices"
+	"sort"
 )
 
 // Ranks is each point's front, 1 for the first, where lower[k] says whether lower is better
-// in objective k (each point has len(lower) values). Equal points share a front. It takes
-// O(k·n²) time and O(n) memory: a point can be dominated only by one before it in
-// lexicographic order, and its front is one past the furthest front among those.
+// in objective k (each point has len(lower) values). Equal points share a front. A point can
+// be dominated only by one before it in lexicographic order, and its front is one past the
+// furthest front among those: O(n log n) for two objectives, O(k·n²) for more.
 func Ranks(points [][]float64, lower []bool) []int {
 	loss := make([][]float64, len(points))
 	for i, p := range points {
@@ -29,6 +30,9 @@ func Ranks(points [][]float64, lower []bool) []int {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return slices.Compare(loss[a], loss[b]) })
+	if len(lower) == 2 {
+		return ranks2(loss, order)
+	}
 	ranks := make([]int, len(points))
 	for n, i := range order {
 		r := 1
@@ -55,4 +59,26 @@ func dominates(a, b []float64) bool {
 		}
 	}
 	return better
+}
+
+// ranks2 is Ranks for two objectives, the points visited in lexicographic order: a front
+// dominates a point when its least second value is below the point's (or equal, reached at
+// a smaller first value); if front k dominates it so does every front before k (each member
+// of k is dominated by one of k-1), so the point's front is found by binary search.
+func ranks2(loss [][]float64, order []int) []int {
+	ranks := make([]int, len(loss))
+	var least, firstAt []float64 // each front's least second value, and the first value it had
+	for _, i := range order {
+		p := loss[i]
+		k := sort.Search(len(least), func(k int) bool {
+			return !(least[k] < p[1] || (least[k] == p[1] && firstAt[k] < p[0]))
+		})
+		if k == len(least) {
+			least, firstAt = append(least, p[1]), append(firstAt, p[0])
+		} else if p[1] < least[k] {
+			least[k], firstAt[k] = p[1], p[0]
+		}
+		ranks[i] = k + 1
+	}
+	return ranks
 }

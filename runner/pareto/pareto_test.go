@@ -87,3 +87,24 @@ func BenchmarkRanks10000(b *testing.B) {
 		Ranks(pts, []bool{true, false})
 	}
 }
+
+// The two-objective path agrees with the general one, on points with many ties.
+func TestRanks2AgreesWithGeneral(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 50 {
+		pts := make([][]float64, 200)
+		for i := range pts {
+			pts[i] = []float64{float64(r.IntN(8)), float64(r.IntN(8))}
+		}
+		lower := []bool{r.IntN(2) == 0, r.IntN(2) == 0}
+		two := Ranks(pts, lower)
+		// the general path, by a third objective that never differs
+		three := make([][]float64, len(pts))
+		for i, p := range pts {
+			three[i] = []float64{p[0], p[1], 0}
+		}
+		if all := Ranks(three, append(lower, true)); !slices.Equal(two, all) {
+			t.Fatalf("two objectives %v, general %v, on %v %v", two, all, pts, lower)
+		}
+	}
+}
