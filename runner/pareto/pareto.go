@@ -13,7 +13,8 @@ import (
 // Ranks is each point's front, 1 for the first, where lower[k] says whether lower is better
 // in objective k (each point has len(lower) values). Equal points share a front. A point can
 // be dominated only by one before it in lexicographic order, and its front is one past the
-// furthest front among those: O(n log n) for two objectives, O(k·n²) for more.
+// furthest front among those, found by binary search (if a front dominates a point, so does
+// every front before it). O(n log n) for two objectives; at most O(k·n²) for more.
 func Ranks(points [][]float64, lower []bool) []int {
 	loss := make([][]float64, len(points))
 	for i, p := range points {
@@ -33,15 +34,19 @@ func Ranks(points [][]float64, lower []bool) []int {
 	if len(lower) == 2 {
 		return ranks2(loss, order)
 	}
+	// As ranks2, with each front's members scanned: a front dominates a point when one of its
+	// members does.
 	ranks := make([]int, len(points))
-	for n, i := range order {
-		r := 1
-		for _, j := range order[:n] {
-			if ranks[j] >= r && dominates(loss[j], loss[i]) {
-				r = ranks[j] + 1
-			}
+	var fronts [][]int
+	for _, i := range order {
+		k := sort.Search(len(fronts), func(k int) bool {
+			return !slices.ContainsFunc(fronts[k], func(j int) bool { return dominates(loss[j], loss[i]) })
+		})
+		if k == len(fronts) {
+			fronts = append(fronts, nil)
 		}
-		ranks[i] = r
+		fronts[k] = append(fronts[k], i)
+		ranks[i] = k + 1
 	}
 	return ranks
 }

@@ -108,3 +108,14 @@ func TestRanks2AgreesWithGeneral(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkRanks10000x3(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	pts := make([][]float64, 10000)
+	for i := range pts {
+		pts[i] = []float64{r.Float64(), r.Float64(), r.Float64()}
+	}
+	for b.Loop() {
+		Ranks(pts, []bool{true, false, true})
+	}
+}
