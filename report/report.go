@@ -70,6 +70,8 @@ func Write(w io.Writer, in Input) error {
 	p.curves()
 	p.lineage()
 	p.scatter()
+	p.importance()
+	p.front()
 	p.logPanel()
 	p.printf("<script>%s</script>\n</body>\n</html>\n", script)
 	return p.w.Flush()
@@ -300,6 +302,7 @@ svg text{fill:#57606a}.axis{stroke:#8c959f;stroke-width:1}.grid{stroke:#eaeef2;s
 .resumed{fill:#fff;stroke:#0969da;stroke-width:1.5}
 .curve.one{fill:#8c959f;fill-opacity:.8;stroke:none}.curve.one.best{fill:#bf3989}.curve.hl{stroke:#0969da;stroke-opacity:1;stroke-width:3}.curve.one.hl{fill:#0969da;stroke:none}
 .pt{fill:#0969da;fill-opacity:.6}.pt.best{fill:#bf3989;fill-opacity:1}.pt.failed{fill:#cf222e}.pt.running{fill:#fff;stroke:#0969da;stroke-width:1.5}.pt.hl{fill:#1f2328;fill-opacity:1;stroke:#0969da;stroke-width:3}
-.charts{display:flex;flex-wrap:wrap;gap:12px}
+.charts{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}figcaption{font-size:13px}
+.imp{fill:#0969da;fill-opacity:.75}.pt.front{fill:#bf3989;fill-opacity:1}.frontline{fill:none;stroke:#bf3989;stroke-width:1.5}
 #log pre{max-height:480px;overflow:auto;background:#f6f8fa;border:1px solid #d0d7de;padding:8px;font:12px/1.4 ui-monospace,monospace;white-space:pre-wrap}
 `
