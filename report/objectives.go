@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/runall/runall/runner/results"
 )
 
 // What the page shows of a sweep's objectives beyond the focus metric: each objective's
@@ -111,4 +115,28 @@ func pointScales(pts []scatterPoint, w, h float64) (xs, ys scale) {
 	xlo, xhi = padded(xlo, xhi)
 	ylo, yhi = padded(ylo, yhi)
 	return scale{lo: xlo, hi: xhi, p0: chartPadL, p1: w - chartPadR}, scale{lo: ylo, hi: yhi, p0: h - chartPadB, p1: chartPadT}
+}
+
+// frontCell is a trial's Pareto front in the table: "1 (first)", "2"…, empty for none.
+func (p *page) frontCell(t results.Task) {
+	switch t.ParetoRank {
+	case 0:
+		p.cell("", "", true)
+	case 1:
+		p.cell("1", "1 (first)", true)
+	default:
+		p.cell(strconv.Itoa(t.ParetoRank), strconv.Itoa(t.ParetoRank), true)
+	}
+}
+
+// objectivesText is "val_accuracy (max) and latency_ms (min)".
+func objectivesText(objs []results.Objective) string {
+	var each []string
+	for _, o := range objs {
+		each = append(each, o.Metric+" ("+o.Mode+")")
+	}
+	if len(each) < 2 {
+		return strings.Join(each, "")
+	}
+	return strings.Join(each[:len(each)-1], ", ") + " and " + each[len(each)-1]
 }

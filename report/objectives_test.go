@@ -58,10 +58,15 @@ func TestReportImportanceAndFront(t *testing.T) {
 		t.Errorf("%d points on the front chart, %d trials with a front", len(fronts), ranked)
 	}
 
+	page := string(write(t, in))
+	if !strings.Contains(page, `<th data-key="front">Front</th>`) || !strings.Contains(page, "Sorted by Pareto front of val_accuracy (max) and latency (min)") {
+		t.Errorf("the table has no Front column, or does not say how it is sorted")
+	}
+
 	// One objective: the bars, and no front chart.
 	one := sweep(40, 2, 3)
 	one.Run.Assess()
-	page := string(write(t, one))
+	page = string(write(t, one))
 	if !strings.Contains(page, `id="importance"`) || strings.Contains(page, `id="front"`) {
 		t.Errorf("one objective: want the importance and no front")
 	}

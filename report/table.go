@@ -22,7 +22,9 @@ func (p *page) table() {
 		return
 	}
 	p.printf("<p class=\"note\">Click a column to sort by it.")
-	if p.run.Objective != nil {
+	if objs := p.run.AllObjectives(); len(objs) > 1 {
+		p.printf(" Sorted by Pareto front of %s, each front best first by %s; \u2605 marks the best trial by it.", esc(objectivesText(objs)), esc(objs[0].Metric))
+	} else if p.run.Objective != nil {
 		p.printf(" Sorted best first by %s (%s); \u2605 marks the best trial.", esc(p.run.Objective.Metric), esc(p.run.Objective.Mode))
 	}
 	if len(p.run.Tasks) > pageRows {
@@ -37,6 +39,9 @@ func (p *page) table() {
 	}
 	for _, m := range p.metrics {
 		p.printf("<th data-key=\"metric %s\">%s</th>", esc(m), esc(m))
+	}
+	if len(p.run.AllObjectives()) > 1 {
+		p.printf("<th data-key=\"front\">Front</th>")
 	}
 	p.printf("<th data-key=\"time\">Time</th>")
 	if p.gpus {
@@ -79,6 +84,9 @@ func (p *page) row(rank int, t results.Task) {
 		} else {
 			p.cell("", "", true)
 		}
+	}
+	if len(p.run.AllObjectives()) > 1 {
+		p.frontCell(t)
 	}
 	if d := p.duration(t); d > 0 {
 		p.cell(strconv.FormatFloat(d.Seconds(), 'f', 3, 64), humanDuration(d), true)
