@@ -70,13 +70,15 @@ func check(root string, w io.Writer, deps bool) (int, error) {
 		fmt.Fprintf(w, format+"\n", args...)
 		n++
 	}
-	var typed []parsed
+	var typed, all []parsed
 	for _, path := range files {
 		f, err := parse(path)
 		if err != nil {
 			return n, err
 		}
 		rel, _ := filepath.Rel(root, path)
+		f.rel = rel
+		all = append(all, f)
 		if f.lines > maxFileLines {
 			say("%s: %d lines, more than %d: split it by what its parts do", rel, f.lines, maxFileLines)
 		}
@@ -86,7 +88,6 @@ func check(root string, w io.Writer, deps bool) (int, error) {
 			}
 		}
 		if under(rel, typesUnder) {
-			f.rel = rel
 			typed = append(typed, f)
 		}
 	}
@@ -100,6 +101,7 @@ func check(root string, w io.Writer, deps bool) (int, error) {
 				t.file, t.line, t.name, t.fields, maxTypeFields)
 		}
 	}
+	fenceReport(all, say)
 	if !deps {
 		return n, nil
 	}
