@@ -1,7 +1,9 @@
 // Command limits checks the size limits runall's code keeps, for make check: no production
 // Go file over 400 lines, no function over 60, no struct type in runner/ over 12 fields or
-// 15 methods, and no AWS SDK, go-nvml, process or resource package under runner/sched. It
-// names each offender with its place and the fix, and exits 1 when there is one.
+// 15 methods, no AWS SDK, go-nvml, process or resource package under runner/sched, and no
+// call that removes, renames, truncates or appends to a path outside the helpers that go
+// through an os.Root (fence.go). It names each offender with its place and the fix, and
+// exits 1 when there is one.
 //
 // Usage: go run ./internal/limits [ROOT]
 //
