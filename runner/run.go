@@ -79,8 +79,8 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 func makeLogDir(logDir, id string) error {
 	dir, err := owned.Open(logDir)
 	if err == nil {
-		err = dir.MkdirAll(id)
 		defer dir.Close()
+		err = dir.MkdirAll(id)
 	}
 	if err != nil {
 		return fmt.Errorf("create log directory: %w (use --log-dir to put logs elsewhere)", err)
