@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/runall/runall/internal/owned"
 )
 
 // Simulated GPUs keep their state in a directory that every process of a run shares (runall,
@@ -81,12 +83,8 @@ func openFakeState(dir string, devs []FakeDevice) (*fakeState, error) {
 			return err
 		}
 		s.id = randomHex(4)
-		// Write and rename, so that a crash never leaves a half-written id behind.
-		tmp := idPath + ".tmp"
-		if err := os.WriteFile(tmp, []byte(s.id+"\n"), 0o644); err != nil {
-			return err
-		}
-		return os.Rename(tmp, idPath)
+		// Written through a file renamed into place: a crash never leaves a half-written id.
+		return s.inDir(func(d *owned.Dir) error { return d.WriteFile(stateIDName, []byte(s.id+"\n"), 0o644) })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("simulated GPU state %s: %w", dir, err)
@@ -95,6 +93,26 @@ func openFakeState(dir string, devs []FakeDevice) (*fakeState, error) {
 }
 
 func (s *fakeState) uuid(i int) string { return fmt.Sprintf("GPU-fake-%d-%s", i, s.id) }
+
+// inDir runs fn on the state directory, reached through its root: what it removes or
+// replaces stays inside.
+func (s *fakeState) inDir(fn func(d *owned.Dir) error) error {
+	d, err := owned.Open(s.dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return fn(d)
+}
+
+// remove removes the claim file at path, which is under the state directory.
+func (s *fakeState) remove(path string) error {
+	rel, err := filepath.Rel(s.dir, path)
+	if err != nil {
+		return err
+	}
+	return s.inDir(func(d *owned.Dir) error { return d.Remove(rel) })
+}
 
 // locked runs fn holding the state's exclusive lock. Each call opens the lock file afresh:
 // flock belongs to the open file, so goroutines of one process exclude each other too.
@@ -233,7 +251,7 @@ func (s *fakeState) readClaim(path string) (c liveClaim, counts bool, err error)
 	if cf.lag > 0 && now.Sub(cf.ended) < cf.lag {
 		return liveClaim{size: cf.size, lingering: true}, true, nil
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return c, false, fmt.Errorf("remove dead claim: %w", err)
 	}
 	return c, false, nil

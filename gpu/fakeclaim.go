@@ -136,7 +136,7 @@ func (c *claim) release() error {
 				errs = append(errs, err)
 				continue
 			}
-			if err := os.Remove(f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := c.st.remove(f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
 		}

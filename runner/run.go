@@ -3,9 +3,9 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
+	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/history"
@@ -77,12 +77,15 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 
 // makeLogDir makes the run's log directory, and points <logDir>/latest at it.
 func makeLogDir(logDir, id string) error {
-	if err := os.MkdirAll(filepath.Join(logDir, id), 0o755); err != nil {
+	dir, err := owned.Open(logDir)
+	if err == nil {
+		defer dir.Close()
+		err = dir.MkdirAll(id)
+	}
+	if err != nil {
 		return fmt.Errorf("create log directory: %w (use --log-dir to put logs elsewhere)", err)
 	}
-	latest := filepath.Join(logDir, "latest")
-	_ = os.Remove(latest)
-	_ = os.Symlink(id, latest)
+	_ = dir.Symlink(id, "latest")
 	return nil
 }
 

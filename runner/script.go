@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
@@ -131,26 +132,15 @@ func downloadFile(ctx context.Context, url, path string) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("download: %s", resp.Status)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".download-*")
+	dir, err := owned.Open(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, resp.Body); err != nil {
-		tmp.Close()
+	defer dir.Close()
+	return dir.Replace(filepath.Base(path), 0o755, func(w io.Writer) error {
+		_, err := io.Copy(w, resp.Body)
 		return err
-	}
-	if err := tmp.Chmod(0o755); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	})
 }
 
 func shellQuote(s string) string {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/runall/runall/internal/owned"
 )
 
 // The record of the last sync between one local directory and one S3 prefix. Each entry is
@@ -200,23 +202,13 @@ func (rs *recordStore) save() error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(rs.path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("save sync record: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".record-*.tmp")
-	if err != nil {
-		return fmt.Errorf("save sync record: %w", err)
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	dir, err := owned.Open(filepath.Dir(rs.path))
 	if err == nil {
-		err = os.Rename(f.Name(), rs.path)
+		// 0600, as the temporary file it was written through had.
+		err = dir.WriteFile(filepath.Base(rs.path), b, 0o600)
+		dir.Close()
 	}
 	if err != nil {
-		os.Remove(f.Name())
 		return fmt.Errorf("save sync record: %w", err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/report"
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/output"
@@ -339,11 +340,15 @@ func withSelfOnPath(environ []string) (env []string, done func()) {
 	}
 	dir := filepath.Dir(exe)
 	if filepath.Base(exe) != "runall" {
-		link, err := os.MkdirTemp("", "runall-bin-")
-		if err != nil || os.Symlink(exe, filepath.Join(link, "runall")) != nil {
+		link, err := owned.Temp("runall-bin-")
+		if err != nil {
 			return environ, done
 		}
-		dir, done = link, func() { _ = os.RemoveAll(link) }
+		if link.Symlink(exe, "runall") != nil {
+			_ = link.Close()
+			return environ, done
+		}
+		dir, done = link.Path(), func() { _ = link.Close() }
 	}
 	env = slices.Clone(environ)
 	for i, kv := range env {

@@ -1,7 +1,9 @@
 // Command limits checks the size limits runall's code keeps, for make check: no production
 // Go file over 400 lines, no function over 60, no struct type in runner/ over 12 fields or
-// 15 methods, and no AWS SDK, go-nvml, process or resource package under runner/sched. It
-// names each offender with its place and the fix, and exits 1 when there is one.
+// 15 methods, no AWS SDK, go-nvml, process or resource package under runner/sched, and no
+// call that removes, renames, truncates or appends to a path outside the helpers that go
+// through an os.Root (fence.go). It names each offender with its place and the fix, and
+// exits 1 when there is one.
 //
 // Usage: go run ./internal/limits [ROOT]
 //
@@ -70,13 +72,15 @@ func check(root string, w io.Writer, deps bool) (int, error) {
 		fmt.Fprintf(w, format+"\n", args...)
 		n++
 	}
-	var typed []parsed
+	var typed, all []parsed
 	for _, path := range files {
 		f, err := parse(path)
 		if err != nil {
 			return n, err
 		}
 		rel, _ := filepath.Rel(root, path)
+		f.rel = rel
+		all = append(all, f)
 		if f.lines > maxFileLines {
 			say("%s: %d lines, more than %d: split it by what its parts do", rel, f.lines, maxFileLines)
 		}
@@ -86,7 +90,6 @@ func check(root string, w io.Writer, deps bool) (int, error) {
 			}
 		}
 		if under(rel, typesUnder) {
-			f.rel = rel
 			typed = append(typed, f)
 		}
 	}
@@ -100,6 +103,7 @@ func check(root string, w io.Writer, deps bool) (int, error) {
 				t.file, t.line, t.name, t.fields, maxTypeFields)
 		}
 	}
+	fenceReport(all, say)
 	if !deps {
 		return n, nil
 	}

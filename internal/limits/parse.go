@@ -13,12 +13,13 @@ import (
 
 // parsed is what the limits read of one Go file.
 type parsed struct {
-	rel     string // its path under the root (files whose types are checked)
+	rel     string // its path under the root
 	pkg     string // its directory: its package
 	lines   int
 	funcs   []funcSize
 	structs []structDecl
 	methods map[string]int // receiver type → methods declared here
+	fences  []fenceCall    // calls that remove, rename, truncate or append to a path (fence.go)
 }
 
 type funcSize struct {
@@ -51,6 +52,7 @@ func parse(path string) (parsed, error) {
 	if len(src) > 0 && src[len(src)-1] != '\n' {
 		p.lines++
 	}
+	p.fences = fenceCalls(fset, f, src)
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:

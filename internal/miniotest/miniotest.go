@@ -37,6 +37,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/runall/runall/internal/citest"
+	"github.com/runall/runall/internal/owned"
 )
 
 // Server is a running MinIO.
@@ -78,7 +79,7 @@ var shared struct {
 	started bool
 	srv     *Server
 	err     error
-	dir     string
+	dir     *owned.Dir // made for the shared server; Main removes it
 }
 
 // Main runs the tests of a package that uses Shared and stops the shared server afterwards.
@@ -93,8 +94,8 @@ func Main(m *testing.M) int {
 	if shared.srv != nil {
 		shared.srv.Stop()
 	}
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
+	if shared.dir != nil {
+		shared.dir.Close()
 	}
 	return code
 }
@@ -110,9 +111,9 @@ func Shared(t testing.TB) *Server {
 	}
 	if !shared.started {
 		shared.started = true
-		shared.dir, shared.err = os.MkdirTemp("", "miniotest-")
+		shared.dir, shared.err = owned.Temp("miniotest-")
 		if shared.err == nil {
-			shared.srv, shared.err = start(shared.dir)
+			shared.srv, shared.err = start(shared.dir.Path())
 		}
 	}
 	if shared.err != nil {
@@ -197,7 +198,12 @@ func start(dir string) (*Server, error) {
 
 // run starts the process and waits until it serves requests.
 func (s *Server) run() error {
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	dir, err := owned.Open(filepath.Dir(s.logPath))
+	if err != nil {
+		return err
+	}
+	logf, err := dir.OpenAppend(filepath.Base(s.logPath))
+	dir.Close()
 	if err != nil {
 		return err
 	}

