@@ -40,6 +40,10 @@ type Manifest struct {
 	Resumes []results.Resume `json:"resumes,omitempty"`
 	// From is set on a copy of another trial's checkpoint (population-based training).
 	From *Origin `json:"from,omitempty"`
+	// Links are the symbolic links the copy holds, by their path in the directory (slash
+	// separated), each to a target inside it: kept here, as S3 keeps no links, and made
+	// again on restore.
+	Links map[string]string `json:"links,omitempty"`
 }
 
 // Point is one metric value at its step.
@@ -62,16 +66,21 @@ func (m Manifest) encode() []byte {
 	return append(b, '\n')
 }
 
-func decodeManifest(trial string, b []byte) (Manifest, error) {
+// decodeManifest reads the manifest at where (the store's file, for messages), refusing
+// one that names a path that would leave its place.
+func decodeManifest(where string, b []byte) (Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return Manifest{}, fmt.Errorf("checkpoint of %s: manifest: %w (delete it to start the trial over)", trial, err)
+		return Manifest{}, fmt.Errorf("%s: %w (delete it to start the trial over)", where, err)
 	}
-	if m.Version == "" {
-		return Manifest{}, fmt.Errorf("checkpoint of %s: manifest names no version (delete it to start the trial over)", trial)
+	if err := m.check(where); err != nil {
+		return Manifest{}, err
 	}
 	return m, nil
 }
+
+// manifestAt is trial's manifest file in st, for messages.
+func manifestAt(st Store, trial string) string { return st.Where(trial) + manifestName }
 
 // versionName names a new copy: its step first, so that a listing reads in order.
 func versionName(step int, writer string, seq int64) string {
