@@ -23,6 +23,8 @@ import (
 )
 
 // Manifest is the one pointer to a trial's kept checkpoint.
+//
+//limits:flat manifest.json as stored, one field per key: sub-structs would nest the JSON that runalls of one sweep, old and new, read from each other.
 type Manifest struct {
 	Trial   string    `json:"trial"`   // the trial's identity
 	Step    int       `json:"step"`    // the step the copy holds: the trial's steps before it
