@@ -70,7 +70,7 @@ func (m Manifest) check(where string) error {
 	}
 	for _, err := range errs {
 		if err != nil {
-			return fmt.Errorf("%s: %w (runall wrote no such value: delete the file, or the trial's folder, to start the trial over)", where, err)
+			return fmt.Errorf("%s: %w (runall writes no such value: the file was written by something else)", where, err)
 		}
 	}
 	return nil
