@@ -43,8 +43,8 @@ type Keeper struct {
 	arrived chan struct{}
 }
 
-// Start keeps o.Dir until Close. It looks at the directory as it is now (emptied, or
-// restored from o.Base) as what is already kept.
+// Start keeps o.Dir until Close. It looks at the directory as it is now (restored from
+// o.Base, or as it was left) as what is already kept.
 func Start(ctx context.Context, o Options) *Keeper {
 	o.Every = max(o.Every, 10*time.Millisecond)
 	k := &Keeper{o: o, started: time.Now().UTC(), poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),

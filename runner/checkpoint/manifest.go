@@ -11,7 +11,13 @@
 //	   changed and settled ──▶ Put DIR as a new version ──▶ scan again: changed? drop it
 //	   ──▶ manifest: newer than the kept step (or its own, or the one it resumed from)?
 //	       write it If-Match ──▶ drop the old version            otherwise: drop the new one
-//	a later attempt (requeue, pause, another Pod) ──▶ Restore: manifest ──▶ Get ──▶ DIR
+//	   changing at every look, 5 in a row ──▶ said once, with the remedy
+//	a later attempt (requeue, pause, another Pod) ──▶ Restore: manifest, checked ──▶ Get
+//	   ──▶ its links made ──▶ renamed into DIR's place;   none kept: DIR left as it is
+//
+// What a manifest names is data: a version, writer, base or origin that is not a plain
+// name, or a link that leaves the directory, is refused with the manifest's file named
+// (names.go), and the local store works only through an os.Root of its folder.
 package checkpoint
 
 import (

@@ -166,6 +166,7 @@ func Copy(ctx context.Context, st Store, from, to, writer, scratch string) (*Man
 		return nil, fmt.Errorf("copy the checkpoint of %s to %s: %w", from, to, err)
 	}
 	if err := replace(ctx, st, to, c); err != nil {
+		_ = st.Drop(ctx, to, c.Version) // named by no manifest
 		return nil, fmt.Errorf("copy the checkpoint of %s to %s: %w", from, to, err)
 	}
 	return &c, nil
