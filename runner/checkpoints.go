@@ -117,9 +117,9 @@ type ckptAttempt struct {
 }
 
 // begin readies an attempt of trial t whose command runs in dir with env: its checkpoint
-// directory restored from the kept copy (left as it is when none is kept; emptied under --fresh), the variables that
-// tell the script, and a keeper that keeps the directory as it changes. say tells the
-// trial's output.
+// directory restored from the kept copy (left as it is when none is kept; emptied under
+// --fresh), the variables that tell the script, and a keeper that keeps the directory as
+// it changes. say tells the trial's output.
 func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env []string, attempt int, say func(string)) (*ckptAttempt, []string, error) {
 	path, err := expandStrict(t.Checkpoint.Dir, env)
 	if err != nil {
