@@ -55,7 +55,7 @@ func Load(ctx context.Context, src string, o LoadOptions) (Input, error) {
 	}
 	in := Input{Run: res}
 	samples := filepath.Join(filepath.Dir(file), results.SamplesFile)
-	if res.GPUSamples != "" {
+	if keptSamples(res) {
 		if _, err := os.Stat(res.GPUSamples); err == nil {
 			samples = res.GPUSamples
 		}
@@ -68,6 +68,15 @@ func Load(ctx context.Context, src string, o LoadOptions) (Input, error) {
 		in.Samples = append(in.Samples, s)
 	}
 	return in, nil
+}
+
+// keptSamples reports whether the results' gpu_samples names the file a run keeps: the
+// samples file in its log directory. The results file is data: a gpu_samples that names any
+// other file is not read.
+func keptSamples(res *results.Run) bool {
+	g := res.GPUSamples
+	return g != "" && res.LogDir != "" && filepath.Base(g) == results.SamplesFile &&
+		filepath.Dir(g) == filepath.Clean(res.LogDir)
 }
 
 // ReadSamplesFile reads a GPU samples file; nil when there is none.

@@ -117,9 +117,9 @@ type ckptAttempt struct {
 }
 
 // begin readies an attempt of trial t whose command runs in dir with env: its checkpoint
-// directory restored from the kept copy (or emptied when none is kept), the variables that
-// tell the script, and a keeper that keeps the directory as it changes. say tells the
-// trial's output.
+// directory restored from the kept copy (left as it is when none is kept; emptied under
+// --fresh), the variables that tell the script, and a keeper that keeps the directory as
+// it changes. say tells the trial's output.
 func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env []string, attempt int, say func(string)) (*ckptAttempt, []string, error) {
 	path, err := expandStrict(t.Checkpoint.Dir, env)
 	if err != nil {
@@ -133,25 +133,49 @@ func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env [
 		return nil, env, err
 	}
 	id := trialKey(t)
-	if c.forgetOnce(t) {
-		if err := checkpoint.Forget(ctx, st, id); err != nil {
-			return nil, env, fmt.Errorf("checkpoint %s: --fresh: drop what was kept: %w", st.Where(id), err)
-		}
-	}
-	m, err := checkpoint.Restore(ctx, st, id, path)
+	m, err := c.restore(ctx, t, st, id, path, say)
 	if err != nil {
-		return nil, env, fmt.Errorf("checkpoint: %w (the trial is not started fresh over a kept checkpoint)", err)
+		return nil, env, err
 	}
 	env = resumeEnv(env, m)
-	if m != nil {
-		say(fmt.Sprintf("resumed from step %d: %s restored from %s%s", m.Step, t.Checkpoint.Dir, st.Where(id), m.Version))
-	}
 	k := checkpoint.Start(ctx, checkpoint.Options{Store: st, Trial: id, Dir: path, Every: t.Checkpoint.Every,
 		Writer: plan.Slug(c.o.runID) + "-a" + strconv.Itoa(attempt), RunID: c.o.runID, Base: m, Say: say})
 	c.mu.Lock()
 	c.live[t] = k
 	c.mu.Unlock()
 	return &ckptAttempt{keeper: k, base: m, dir: path}, env, nil
+}
+
+// restore readies trial t's checkpoint directory path from what st keeps for it (id): the
+// kept copy, else the directory as it is; under --fresh, at its first attempt, what was
+// kept is dropped and the directory emptied, as asked.
+func (c *checkpoints) restore(ctx context.Context, t *plan.Task, st checkpoint.Store, id, path string, say func(string)) (*checkpoint.Manifest, error) {
+	if c.forgetOnce(t) {
+		if err := checkpoint.Forget(ctx, st, id); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: --fresh: drop what was kept: %w", st.Where(id), err)
+		}
+		if err := checkpoint.Empty(path); err != nil {
+			return nil, fmt.Errorf("checkpoint: --fresh: %w", err)
+		}
+	}
+	m, err := checkpoint.Restore(ctx, st, id, path)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w (the trial is not started fresh over a kept checkpoint: to start it over, %s)",
+			err, startOver(st, id, path))
+	}
+	switch n := checkpoint.Holds(path); {
+	case m != nil:
+		say(fmt.Sprintf("resumed from step %d: %s restored from %s%s", m.Step, t.Checkpoint.Dir, st.Where(id), m.Version))
+	case n > 0:
+		say(fmt.Sprintf("checkpoint: no copy of %s is kept (%s), so its %d files are left as they are: the script may resume from them, and runall keeps copies from now on; to start the trial over, %s",
+			t.Checkpoint.Dir, st.Where(id), n, startOver(st, id, path)))
+	}
+	return m, nil
+}
+
+// startOver says how to start one trial over: what to delete, by hand.
+func startOver(st checkpoint.Store, id, path string) string {
+	return fmt.Sprintf("delete %s (what runall keeps of it) and empty %s, then run again; or run again with --fresh, which starts every trial over", st.Where(id), path)
 }
 
 // resumeEnv tells the script whether it resumes, and from which step; its output is read

@@ -51,7 +51,7 @@ func (r *trialResume) wrap(ctx context.Context, h executor.Hooks) executor.Hooks
 	return h
 }
 
-// prepare readies attempt n: the checkpoint restored (or the directory emptied), the
+// prepare readies attempt n: the checkpoint restored (or the directory left as it is), the
 // metric series cut back to what the restored checkpoint holds, the environment that
 // tells the script.
 func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]string, error) {

@@ -47,9 +47,10 @@ type localFile struct {
 	st  stamp
 }
 
-// walkLocal lists the regular files under root (symlinks to files count as files), skipping
-// excluded ones, runall's temp files, and skip (the state directory, when inside root).
-func walkLocal(root string, ex *matcher, skip string, logf func(string, ...any), fn func(localFile)) error {
+// walkLocal lists the regular files under root (symlinks to files count as files when
+// links), skipping excluded ones, runall's temp files, and skip (the state directory, when
+// inside root).
+func walkLocal(root string, ex *matcher, skip string, links bool, logf func(string, ...any), fn func(localFile)) error {
 	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root && errors.Is(err, fs.ErrNotExist) {
@@ -83,7 +84,7 @@ func walkLocal(root string, ex *matcher, skip string, logf func(string, ...any),
 				return err
 			}
 			fn(localFile{rel: rel, st: statStamp(fi)})
-		case mode&fs.ModeSymlink != 0:
+		case mode&fs.ModeSymlink != 0 && links:
 			fi, err := os.Stat(p)
 			switch {
 			case err != nil:

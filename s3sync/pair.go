@@ -31,7 +31,7 @@ func (j *job) pairTree(ctx context.Context, root, bucket, prefix string, up bool
 	ps := &pairing{root: root, prefix: prefix, seen: time.Now(), byRel: map[string]*pair{}}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		err := walkLocal(root, j.ex, j.stateDir, j.c.logf, func(f localFile) {
+		err := walkLocal(root, j.ex, j.stateDir, !j.opts.SkipLinks, j.c.logf, func(f localFile) {
 			st := f.st
 			ps.local(f.rel, &st)
 			j.m.scanned.Add(1)

@@ -39,6 +39,9 @@ type Options struct {
 	// StateDir holds the records of past syncs; "" = $XDG_CACHE_HOME/runall/sync
 	// (~/.cache/runall/sync).
 	StateDir string
+	// SkipLinks leaves symlinks out of an upload, instead of sending the files they point
+	// to: a checkpoint keeps its links in its manifest, and never a file outside it.
+	SkipLinks bool
 	// PartSize is the multipart part size (and ranged-download size), and the size from
 	// which files go multipart; at least 5 MiB. 0: files from 8 MiB go multipart, in parts
 	// sized for throughput (8 to 64 MiB, more for files past S3's 10,000 parts).

@@ -34,21 +34,21 @@ type Keeper struct {
 	stop    chan struct{}
 	done    chan struct{}
 	steps   *steps
+	notes   *notes
 
 	mu      sync.Mutex
 	kept    scan // what the newest copy holds (or what was restored)
 	landed  int  // the step the newest copy holds; -1: none
 	changed int  // the step the directory last changed at, kept or not
 	arrived chan struct{}
-	closed  bool
 }
 
-// Start keeps o.Dir until Close. It looks at the directory as it is now (emptied, or
-// restored from o.Base) as what is already kept.
+// Start keeps o.Dir until Close. It looks at the directory as it is now (restored from
+// o.Base, or as it was left) as what is already kept.
 func Start(ctx context.Context, o Options) *Keeper {
 	o.Every = max(o.Every, 10*time.Millisecond)
 	k := &Keeper{o: o, started: time.Now().UTC(), poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		steps: newSteps(o.Base), landed: -1, arrived: make(chan struct{})}
+		steps: newSteps(o.Base), notes: &notes{say: o.Say, dir: o.Dir, every: o.Every}, landed: -1, arrived: make(chan struct{})}
 	if o.Base != nil {
 		k.landed, k.changed = o.Base.Step, o.Base.Step
 	}
@@ -122,13 +122,14 @@ func (k *Keeper) WaitFor(ctx context.Context, n int, wait time.Duration) bool {
 // newest copy holds.
 func (k *Keeper) Close(ctx context.Context) int {
 	k.mu.Lock()
-	if k.closed {
+	select {
+	case <-k.stop: // closed already
 		k.mu.Unlock()
 		return k.Landed()
+	default:
+		close(k.stop)
 	}
-	k.closed = true
 	k.mu.Unlock()
-	close(k.stop)
 	<-k.done
 	if s, err := scanDir(k.o.Dir); err == nil && !s.empty() && !k.isKept(s) && !k.steps.explicit() {
 		k.keep(ctx, s, k.steps.stepAt(s.newest))
@@ -166,6 +167,7 @@ func (k *Keeper) loop(ctx context.Context) {
 		if !said {
 			var still bool
 			if s, still = k.settled(ctx, s); !still {
+				k.notes.moving(k.steps.explicit())
 				continue // still being written: the next look tries again
 			}
 		}
@@ -204,16 +206,18 @@ func (k *Keeper) keep(ctx context.Context, s scan, step int) {
 	version := versionName(step, k.o.Writer, time.Now().UnixNano())
 	st := k.o.Store
 	if err := st.Put(ctx, k.o.Dir, k.o.Trial, version); err != nil {
-		k.say("could not copy %s (tried again when it changes or the trial ends): %v", k.o.Dir, err)
+		k.notes.sayf("could not copy %s (tried again when it changes or the trial ends): %v", k.o.Dir, err)
 		_ = st.Drop(context.WithoutCancel(ctx), k.o.Trial, version)
 		return
 	}
 	if after, err := scanDir(k.o.Dir); err != nil || !after.same(s) {
 		_ = st.Drop(ctx, k.o.Trial, version) // torn: it changed while copied; the next look copies it again
+		k.notes.moving(k.steps.explicit())
 		return
 	}
+	k.notes.still(s)
 	m := Manifest{Trial: k.o.Trial, Step: step, Version: version, Files: len(s.files), Bytes: s.bytes,
-		Writer: k.o.Writer, RunID: k.o.RunID, SavedAt: time.Now().UTC(), Series: upTo(k.steps.series(), step)}
+		Writer: k.o.Writer, RunID: k.o.RunID, SavedAt: time.Now().UTC(), Series: upTo(k.steps.series(), step), Links: s.links}
 	if b := k.o.Base; b != nil {
 		m.Base, m.From = b.Version, b.From
 	}
@@ -221,7 +225,7 @@ func (k *Keeper) keep(ctx context.Context, s scan, step int) {
 	old, err := k.name(ctx, m)
 	if err != nil {
 		_ = st.Drop(ctx, k.o.Trial, version)
-		k.say("step %d not kept: %v", step, err)
+		k.notes.sayf("step %d not kept: %v", step, err)
 		k.setKept(s, -1)
 		return
 	}
@@ -244,7 +248,7 @@ func (k *Keeper) name(ctx context.Context, m Manifest) (string, error) {
 		}
 		old := ""
 		if body != nil {
-			cur, err := decodeManifest(k.o.Trial, body)
+			cur, err := decodeManifest(manifestAt(k.o.Store, k.o.Trial), body)
 			if err != nil {
 				return "", err
 			}
@@ -270,12 +274,6 @@ func (k *Keeper) setKept(s scan, step int) {
 		k.landed = step
 		close(k.arrived)
 		k.arrived = make(chan struct{})
-	}
-}
-
-func (k *Keeper) say(format string, args ...any) {
-	if k.o.Say != nil {
-		k.o.Say("checkpoint: " + fmt.Sprintf(format, args...))
 	}
 }
 

@@ -11,7 +11,13 @@
 //	   changed and settled ──▶ Put DIR as a new version ──▶ scan again: changed? drop it
 //	   ──▶ manifest: newer than the kept step (or its own, or the one it resumed from)?
 //	       write it If-Match ──▶ drop the old version            otherwise: drop the new one
-//	a later attempt (requeue, pause, another Pod) ──▶ Restore: manifest ──▶ Get ──▶ DIR
+//	   changing at every look, 5 in a row ──▶ said once, with the remedy
+//	a later attempt (requeue, pause, another Pod) ──▶ Restore: manifest, checked ──▶ Get
+//	   ──▶ its links made ──▶ renamed into DIR's place;   none kept: DIR left as it is
+//
+// What a manifest names is data: a version, writer, base or origin that is not a plain
+// name, or a link that leaves the directory, is refused with the manifest's file named
+// (names.go), and the local store works only through an os.Root of its folder.
 package checkpoint
 
 import (
@@ -23,6 +29,8 @@ import (
 )
 
 // Manifest is the one pointer to a trial's kept checkpoint.
+//
+//limits:flat manifest.json as stored, one field per key: sub-structs would nest the JSON that runalls of one sweep, old and new, read from each other.
 type Manifest struct {
 	Trial   string    `json:"trial"`   // the trial's identity
 	Step    int       `json:"step"`    // the step the copy holds: the trial's steps before it
@@ -40,6 +48,10 @@ type Manifest struct {
 	Resumes []results.Resume `json:"resumes,omitempty"`
 	// From is set on a copy of another trial's checkpoint (population-based training).
 	From *Origin `json:"from,omitempty"`
+	// Links are the symbolic links the copy holds, by their path in the directory (slash
+	// separated), each to a target inside it: kept here, as S3 keeps no links, and made
+	// again on restore.
+	Links map[string]string `json:"links,omitempty"`
 }
 
 // Point is one metric value at its step.
@@ -62,16 +74,21 @@ func (m Manifest) encode() []byte {
 	return append(b, '\n')
 }
 
-func decodeManifest(trial string, b []byte) (Manifest, error) {
+// decodeManifest reads the manifest at where (the store's file, for messages), refusing
+// one that names a path that would leave its place.
+func decodeManifest(where string, b []byte) (Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return Manifest{}, fmt.Errorf("checkpoint of %s: manifest: %w (delete it to start the trial over)", trial, err)
+		return Manifest{}, fmt.Errorf("%s: %w (delete it to start the trial over)", where, err)
 	}
-	if m.Version == "" {
-		return Manifest{}, fmt.Errorf("checkpoint of %s: manifest names no version (delete it to start the trial over)", trial)
+	if err := m.check(where); err != nil {
+		return Manifest{}, err
 	}
 	return m, nil
 }
+
+// manifestAt is trial's manifest file in st, for messages.
+func manifestAt(st Store, trial string) string { return st.Where(trial) + manifestName }
 
 // versionName names a new copy: its step first, so that a listing reads in order.
 func versionName(step int, writer string, seq int64) string {

@@ -4,14 +4,20 @@ import (
 	"errors"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 )
 
 // scan is what a checkpoint directory held when it was looked at: each regular file's
-// size, modification time and mode, by its path relative to the directory.
+// size, modification time and mode, by its path relative to the directory; the links kept
+// as links; and what a copy leaves out, with why.
 type scan struct {
 	files  map[string]fileStamp
+	links  map[string]string // slash-separated path: target, inside the directory
+	left   map[string]string // slash-separated path: why a copy leaves it out
 	bytes  int64
 	newest time.Time // the newest modification time: when the directory last changed
 }
@@ -24,7 +30,7 @@ type fileStamp struct {
 
 // scanDir looks at dir; a directory that is not there holds nothing.
 func scanDir(dir string) (scan, error) {
-	s := scan{files: map[string]fileStamp{}}
+	s := scan{files: map[string]fileStamp{}, links: map[string]string{}, left: map[string]string{}}
 	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -32,7 +38,16 @@ func scanDir(dir string) (scan, error) {
 			}
 			return err
 		}
-		if !e.Type().IsRegular() {
+		rel, _ := filepath.Rel(dir, path)
+		rel = filepath.ToSlash(rel)
+		switch t := e.Type(); {
+		case t.IsDir():
+			return nil
+		case t&fs.ModeSymlink != 0:
+			s.link(dir, path, rel)
+			return nil
+		case !t.IsRegular():
+			s.left[rel] = kindOf(t)
 			return nil
 		}
 		fi, err := e.Info()
@@ -42,7 +57,6 @@ func scanDir(dir string) (scan, error) {
 			}
 			return err
 		}
-		rel, _ := filepath.Rel(dir, path)
 		s.files[rel] = fileStamp{fi.Size(), fi.ModTime(), fi.Mode()}
 		s.bytes += fi.Size()
 		if fi.ModTime().After(s.newest) {
@@ -53,6 +67,47 @@ func scanDir(dir string) (scan, error) {
 	return s, err
 }
 
-func (s scan) empty() bool { return len(s.files) == 0 }
+// link takes the link at path (rel in dir): kept when its target stays inside dir (an
+// absolute one that does is kept relative), else left out.
+func (s *scan) link(dir, path, rel string) {
+	target, err := os.Readlink(path)
+	if err != nil {
+		return // removed while walked
+	}
+	if filepath.IsAbs(target) {
+		if r, err := filepath.Rel(filepath.Dir(path), target); err == nil && strings.HasPrefix(target, dir+string(filepath.Separator)) {
+			target = r
+		}
+	}
+	target = filepath.ToSlash(target)
+	if why := checkLink(rel, target); why != "" {
+		s.left[rel] = "a link to " + target + ": " + why
+		return
+	}
+	s.links[rel] = target
+}
 
-func (s scan) same(o scan) bool { return maps.Equal(s.files, o.files) }
+func kindOf(t fs.FileMode) string {
+	switch {
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
+}
+
+func (s scan) empty() bool { return len(s.files) == 0 && len(s.links) == 0 }
+
+func (s scan) same(o scan) bool { return maps.Equal(s.files, o.files) && maps.Equal(s.links, o.links) }
+
+// leftOut says what a copy of s leaves out, and why; "" when nothing.
+func (s scan) leftOut() string {
+	var out []string
+	for _, rel := range slices.Sorted(maps.Keys(s.left)) {
+		out = append(out, rel+" ("+s.left[rel]+")")
+	}
+	return strings.Join(out, ", ")
+}

@@ -53,7 +53,11 @@ func NewS3(c *s3sync.Client, prefix, stateDir string) (*S3, error) {
 func (s *S3) Where(trial string) string { return s.prefix + trial + "/" }
 
 func (s *S3) ReadManifest(ctx context.Context, trial string) ([]byte, string, error) {
-	b, etag, err := s.c.Get(ctx, s.Where(trial)+manifestName, 16<<20)
+	under, err := s.under(trial, "")
+	if err != nil {
+		return nil, "", err
+	}
+	b, etag, err := s.c.Get(ctx, under+manifestName, 16<<20)
 	if errors.Is(err, s3sync.ErrNotExist) {
 		return nil, "", nil
 	}
@@ -61,30 +65,64 @@ func (s *S3) ReadManifest(ctx context.Context, trial string) ([]byte, string, er
 }
 
 func (s *S3) WriteManifest(ctx context.Context, trial string, body []byte, tag string) error {
-	_, err := s.c.PutIf(ctx, s.Where(trial)+manifestName, body, s3sync.Condition{IfNoneMatch: tag == "", IfMatch: tag})
+	under, err := s.under(trial, "")
+	if err != nil {
+		return err
+	}
+	_, err = s.c.PutIf(ctx, under+manifestName, body, s3sync.Condition{IfNoneMatch: tag == "", IfMatch: tag})
 	if errors.Is(err, s3sync.ErrPrecondition) {
-		return fmt.Errorf("%w: %w", ErrConflict, err)
+		return fmt.Errorf("%s: %w: %w", under+manifestName, ErrConflict, err)
 	}
 	return err
 }
 
+// under is the folder of trial's version (of everything kept for trial when version is
+// ""), refusing names that are not plain: an S3 key holds ".." as it is, and another
+// trial's folder is one "../" away.
+func (s *S3) under(trial, version string) (string, error) {
+	if err := checkName("trial", trial); err != nil {
+		return "", fmt.Errorf("checkpoint store %s: %w", s.prefix, err)
+	}
+	if version == "" {
+		return s.Where(trial), nil
+	}
+	if err := checkName("version", version); err != nil {
+		return "", fmt.Errorf("%s: %w", s.Where(trial), err)
+	}
+	return s.Where(trial) + version + "/", nil
+}
+
 func (s *S3) Put(ctx context.Context, dir, trial, version string) error {
-	_, err := s.c.Sync(ctx, dir, s.Where(trial)+version+"/", s3sync.Options{StateDir: s.stateDir})
+	if err := checkName("version", version); err != nil {
+		return fmt.Errorf("%s: %w", s.Where(trial), err)
+	}
+	to, err := s.under(trial, version)
+	if err != nil {
+		return err
+	}
+	_, err = s.c.Sync(ctx, dir, to, s3sync.Options{StateDir: s.stateDir, SkipLinks: true})
 	return err
 }
 
 func (s *S3) Get(ctx context.Context, trial, version, dir string) error {
-	_, err := s.c.Sync(ctx, s.Where(trial)+version+"/", dir, s3sync.Options{StateDir: s.stateDir})
+	if err := checkName("version", version); err != nil {
+		return fmt.Errorf("%s: %w", s.Where(trial), err)
+	}
+	from, err := s.under(trial, version)
+	if err != nil {
+		return err
+	}
+	_, err = s.c.Sync(ctx, from, dir, s3sync.Options{StateDir: s.stateDir})
 	return err
 }
 
 func (s *S3) Drop(ctx context.Context, trial, version string) error {
-	under := s.Where(trial)
-	if version != "" {
-		under += version + "/"
+	under, err := s.under(trial, version)
+	if err != nil {
+		return err
 	}
 	var urls []string
-	err := s.c.List(ctx, under, func(o s3sync.Listed) error {
+	err = s.c.List(ctx, under, func(o s3sync.Listed) error {
 		urls = append(urls, o.URL)
 		return nil
 	})
