@@ -33,9 +33,6 @@ import (
 var fenceAllowed = []struct{ glob, why string }{
 	{"internal/outfile/append.go", "appends a task's log where log-path: or --log-dir points, " +
 		"following a symlink there by design, as a shell's >> would (outfile replaces files through internal/owned)"},
-	// TODO(issue 34): runner/checkpoint/*.go (restore.go, dirstore.go) is being rewritten
-	// with os.Root; once that is merged, remove this entry so the fence holds there too.
-	{"runner/checkpoint/*.go", "temporarily: being rewritten with os.Root (issue 34)"},
 }
 
 // pathCalls are the fenced functions by import path: what each does to the path it names,
