@@ -39,7 +39,7 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	fs.BoolVar(&sim.on, "simulate", false, "predict the run on GPUs: a timeline per GPU, peak memory and makespan")
 	fs.StringVar(&sim.fakeGPUs, "fake-gpus", "", "with --simulate: plan for GPUs of these `SIZES` (e.g. 2x32GiB) instead of NVML's (env RUNALL_FAKE_GPUS)")
 	fs.DurationVar(&sim.guess, "duration", 0, "with --simulate: the duration `D` of tasks no earlier run recorded (default: such tasks are an error)")
-	fs.StringVar(&sim.logDir, "log-dir", ".runall/logs", "with --simulate: the log directory `DIR` whose state holds earlier runs' durations and learned needs")
+	fs.StringVar(&sim.logDir, "log-dir", ".runall/logs", "the log directory `DIR` the run will use: no checkpoint: may lie in it; with --simulate, its state holds earlier runs' durations and learned needs")
 	fs.StringVar(&sim.memoryLimit, "memory-limit", "", "with --simulate: pack memory: needs into a container memory limit of `SIZE` (default: this container's, when one applies)")
 	maxTasks := fs.Int("max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")
 	// Flags after FILE are flags, as for run: check FILE --tags x took --tags and x as $1 $2.
@@ -61,6 +61,9 @@ func runCheck(_ context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stderr, "%s: warning: %s\n", w.Pos, w.Msg)
 	}
 	if err := plan.CheckVars(a.environ()); err != nil {
+		return err
+	}
+	if err := plan.CheckCheckpointDirs(a.environ(), sim.logDir); err != nil {
 		return err
 	}
 	if sim.on {

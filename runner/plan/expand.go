@@ -85,41 +85,51 @@ func (l *loader) copies(t *rawTask) []*rawTask {
 		}
 		return out
 	case len(t.matrix) > 0 || len(t.sample) > 0:
-		names := make([]string, 0, len(t.matrix)+len(t.sample))
-		for _, a := range t.matrix {
-			names = append(names, a.name)
-		}
-		for _, a := range t.sample {
-			names = append(names, a.name)
-		}
-		named := false
-		for _, n := range names {
-			named = named || strings.Contains(name, "<"+n+">")
-		}
-		var out []*rawTask
-		for _, combo := range paramRows(t) {
-			var pairs, labels []string
-			var params []Param
-			for i, n := range names {
-				pairs = append(pairs, "<"+n+">", combo[i])
-				labels = append(labels, n+"="+combo[i])
-				params = append(params, Param{n, combo[i]})
-			}
-			r := strings.NewReplacer(pairs...)
-			c := t.substituted(r)
-			c.name = r.Replace(name)
-			c.params, c.template = params, template
-			if !named {
-				c.name += " [" + strings.Join(labels, " ") + "]"
-			}
-			out = append(out, c)
-		}
-		return out
+		return l.rowCopies(t, name, template)
 	}
 	c := *t
 	c.name = name
 	c.template = template
 	return []*rawTask{&c}
+}
+
+// rowCopies expands matrix and sample: a copy per row of values. A matrix value is the
+// task file's own and is pasted where its placeholder stands; a sample value is data, as a
+// sampler's is (bound).
+func (l *loader) rowCopies(t *rawTask, name, template string) []*rawTask {
+	names := make([]string, 0, len(t.matrix)+len(t.sample))
+	for _, a := range t.matrix {
+		names = append(names, a.name)
+	}
+	for _, a := range t.sample {
+		names = append(names, a.name)
+	}
+	named := false
+	for _, n := range names {
+		named = named || strings.Contains(name, "<"+n+">")
+	}
+	var out []*rawTask
+	for _, combo := range paramRows(t) {
+		var pairs, labels []string
+		var params []Param
+		for i, n := range names {
+			pairs = append(pairs, "<"+n+">", combo[i])
+			labels = append(labels, n+"="+combo[i])
+			params = append(params, Param{n, combo[i]})
+		}
+		c := t.substituted(strings.NewReplacer(pairs[:2*len(t.matrix)]...))
+		if err := c.bound(params[len(t.matrix):]); err != nil {
+			l.src.problemAt(t, "sample", "sample: "+err.Error())
+			return out
+		}
+		c.name = strings.NewReplacer(pairs...).Replace(name)
+		c.params, c.template = params, template
+		if !named {
+			c.name += " [" + strings.Join(labels, " ") + "]"
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // commandTemplate is what a task runs, as written: its cmd (or url), else its steps'.
