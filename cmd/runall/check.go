@@ -9,7 +9,7 @@ import (
 	"github.com/runall/runall/runner/plan"
 )
 
-const checkUsage = `Usage: runall check [--tags a,b] [--max-tasks N] FILE [ARGS...]
+const checkUsage = `Usage: runall check [--tags a,b] [--max-tasks N] [--log-dir DIR] FILE [ARGS...]
        runall check --simulate [--fake-gpus SIZES] [--memory-limit SIZE] [--duration D] [--log-dir DIR] FILE [ARGS...]
 
 Check validates a tasks file and prints its plan: the setup steps in order, each parallel
@@ -17,7 +17,10 @@ block's trials with their GPU needs and its early-stopping rule (for sha, hyperb
 its schedule: the rungs or rounds, how many trials pause at each, and the steps they run
 against every trial run to its end), and the S3 transfers. ARGS replace $1..$n and $* in
 commands, as for runall run. It exits 0 when the file is valid, 2 with every problem listed
-when it is not. Flags may come before or after FILE, as for runall run; -- ends them.
+when it is not. Flags may come before or after FILE, as for runall run; -- ends them. A
+trial's checkpoint: must resolve to a directory of its own: not /, $HOME, the working
+directory, the task file's directory, the log directory --log-dir DIR (the run's) or one
+inside it, nor a parent of one of them.
 
 With --simulate it also predicts what a run would do on the GPUs --fake-gpus describes (or
 those NVML sees): which trial runs on which GPU and when, each GPU's peak memory and the

@@ -285,7 +285,9 @@ func (l *loader) checkUnfilled(tasks []*Task, seen map[keyText]bool) {
 				"cmd: <%s> is a placeholder that no for-each, matrix or sample fills: bash would read it as redirections (input from the file %s, output to the next word); fill it (matrix: {%s: [...]}), or quote it if it is text (\"<%s>\")",
 				name, name, name, name)})
 		}
-		l.checkUnfilledTexts(t, seen)
+		if !t.IsBlock() { // what a block sets, its trials inherit, filled by their params
+			l.src.problems = append(l.src.problems, unfilledProblems(t, seen)...)
+		}
 		l.checkUnfilled(t.Parallel, seen)
 		l.checkUnfilled(t.Steps, seen)
 	}

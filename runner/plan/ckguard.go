@@ -67,12 +67,14 @@ func (g *CheckpointGuard) Check(dir, cmdDir string) error {
 	case g.logDir != "" && within(path, g.logDir) && path != g.logDir:
 		why = "inside the log directory " + g.logDir + ", where runall keeps its state and the kept checkpoints"
 	}
+	for _, p := range places { // the place it is, before one it holds
+		if why == "" && p.dir == path {
+			why = p.what + " (" + p.dir + ")"
+		}
+	}
 	for _, p := range places {
 		if why == "" && within(p.dir, path) {
-			why = p.what + " (" + p.dir + ")"
-			if p.dir != path {
-				why = "a parent of " + why
-			}
+			why = "a parent of " + p.what + " (" + p.dir + ")"
 		}
 	}
 	if why == "" {

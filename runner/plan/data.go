@@ -1,6 +1,10 @@
 package plan
 
-import "strings"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // bound puts params, values that are data (sample:'s draws), into t, its trials and its
 // steps as Instantiate puts a sampler's: each command refers to their variables
@@ -67,4 +71,61 @@ func shownWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// variantOf is the template filled with params: a sample key's as data, as the copies were
+// (bound), a matrix key's as written; where the command, env or cwd name the checkpoint
+// directory through its placeholders, they name own, the trial's (keepDir). Every choice of
+// a sample list was checked against the template as the file loaded (checkSpace); a value
+// that still cannot be handed over leaves its placeholder to the matrix's filling, which no
+// sampled number can abuse.
+func (s *Space) variantOf(params []Param, own string) *Task {
+	tmpl := s.Template.filled(strings.NewReplacer(), nil) // a copy of its own
+	if tmpl.Checkpoint != nil && own != "" {
+		tmpl.keepDir(tmpl.Checkpoint.Dir, own)
+	}
+	var data []Param
+	var pairs []string
+	for _, p := range params {
+		if slices.ContainsFunc(s.Axes, func(a Axis) bool { return a.data && a.name == p.Name }) {
+			data = append(data, p)
+			continue
+		}
+		pairs = append(pairs, "<"+p.Name+">", p.Value)
+	}
+	if len(data) > 0 {
+		if b, err := tmpl.instantiate(data, tmpl.Key); err == nil {
+			b.Params = tmpl.Params
+			tmpl = b
+		}
+	}
+	v := tmpl.filled(strings.NewReplacer(pairs...), nil)
+	v.Params = slices.Concat(s.Template.Params, params)
+	return v
+}
+
+// spaceError refuses a sample list's choice that pbt could explore into but that the
+// template cannot take as data (a word in an arithmetic expression, a path it would move).
+func spaceError(s *Space) error {
+	for _, a := range s.Axes {
+		if !a.data {
+			continue
+		}
+		inDir := s.Template.Checkpoint != nil && strings.Contains(s.Template.Checkpoint.Dir, "<"+a.name+">")
+		for _, v := range a.values {
+			p := []Param{{a.name, v}}
+			_, err := s.Template.instantiate(p, "")
+			if err == nil {
+				err = s.Template.checkPathValues(p)
+			}
+			if err == nil && inDir && shownWord(v) != v {
+				// Variants name the trial's own directory in its command as text (keepDir).
+				err = fmt.Errorf("pbt names each trial's own checkpoint directory in its command as text: a choice of %s, which checkpoint: holds, must be letters, digits and . _ - , : + = @ %%, not %q", a.name, v)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

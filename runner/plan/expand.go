@@ -52,6 +52,9 @@ func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
 			t := l.task(&tmpl, in, level)
 			l.src.problems = l.src.problems[:seen] // what the template would report, its copies report
 			space = newSpace(rt, t)
+			if err := spaceError(space); err != nil {
+				l.src.problemAt(rt, "sample", "sample: "+err.Error())
+			}
 		}
 		for _, c := range copies {
 			if ft, ok := named[rt]; ok {
@@ -85,7 +88,11 @@ func (l *loader) copies(t *rawTask) []*rawTask {
 		}
 		return out
 	case len(t.matrix) > 0 || len(t.sample) > 0:
-		return l.rowCopies(t, name, template)
+		out, err := rowCopies(t, name, template)
+		if err != nil {
+			l.src.problemAt(t, "sample", "sample: "+err.Error())
+		}
+		return out
 	}
 	c := *t
 	c.name = name
@@ -93,10 +100,11 @@ func (l *loader) copies(t *rawTask) []*rawTask {
 	return []*rawTask{&c}
 }
 
-// rowCopies expands matrix and sample: a copy per row of values. A matrix value is the
+// rowCopies expands matrix and sample: a copy per row of values; those made before a sample
+// value that cannot be handed over, and why. A matrix value is the
 // task file's own and is pasted where its placeholder stands; a sample value is data, as a
 // sampler's is (bound).
-func (l *loader) rowCopies(t *rawTask, name, template string) []*rawTask {
+func rowCopies(t *rawTask, name, template string) ([]*rawTask, error) {
 	names := make([]string, 0, len(t.matrix)+len(t.sample))
 	for _, a := range t.matrix {
 		names = append(names, a.name)
@@ -119,8 +127,7 @@ func (l *loader) rowCopies(t *rawTask, name, template string) []*rawTask {
 		}
 		c := t.substituted(strings.NewReplacer(pairs[:2*len(t.matrix)]...))
 		if err := c.bound(params[len(t.matrix):]); err != nil {
-			l.src.problemAt(t, "sample", "sample: "+err.Error())
-			return out
+			return out, err
 		}
 		c.name = strings.NewReplacer(pairs...).Replace(name)
 		c.params, c.template = params, template
@@ -129,7 +136,7 @@ func (l *loader) rowCopies(t *rawTask, name, template string) []*rawTask {
 		}
 		out = append(out, c)
 	}
-	return out
+	return out, nil
 }
 
 // commandTemplate is what a task runs, as written: its cmd (or url), else its steps'.

@@ -194,4 +194,37 @@ func TestUnfilledPlaceholderInEveryKey(t *testing.T) {
 		}
 	}
 	mustLoadYAML(t, "tasks:\n  - parallel-tasks:\n      - cmd: train\n        env: {WIDTH: '<width>'}\n        matrix: {width: [1, 2]}\n", LoadOptions{})
+	// A block's env: reaches each of its trials, which none of their params fill.
+	_, err := loadYAML(t, "tasks:\n  - env: {WIDTH: '<width>'}\n    parallel-tasks:\n      - cmd: train <lr>\n        matrix: {lr: [1, 2]}\n", LoadOptions{})
+	if err == nil || strings.Count(err.Error(), "env: WIDTH: <width> is a placeholder") != 1 {
+		t.Errorf("a block's env: got %v, want it refused once", err)
+	}
+}
+
+// TestPBTSampleChoicesAreData (issue 34, rule 2, third bullet): under pbt a trial runs on
+// with values of its space, made from the task as written: a sample: choice it moves to
+// reaches the command as data there too, and the trial's own checkpoint directory stays
+// named in it; a choice that could not is refused as the file loads.
+func TestPBTSampleChoicesAreData(t *testing.T) {
+	const sweep = objective + `tasks:
+  - name: pbt
+    early-stop: {method: pbt, interval: 1, max: 3}
+    parallel-tasks:
+      - name: act=<act> lr=<lr>
+        cmd: train --act <act> --lr <lr> --ckpt ck/<lr>
+        checkpoint: ck/<lr>
+        sample: {act: [relu, '$(touch x)'], lr: [CK1, CK2, CK3]}
+        trials: 3
+`
+	trial := mustLoadYAML(t, sweep, LoadOptions{}).Tasks[0].Parallel[0]
+	v := trial.Variant([]Param{{"act", "$(touch x)"}, {"lr", "CK9"}})
+	if want := `train --act "${RUNALL_PARAM_act}" --lr "${RUNALL_PARAM_lr}" --ckpt ` + trial.Checkpoint.Dir; v.Cmd != want {
+		t.Errorf("variant runs %q, want %q", v.Cmd, want)
+	}
+	for _, bad := range []string{"'a;b'", "'a b'", "'../x'"} {
+		_, err := loadYAML(t, strings.Replace(sweep, "[CK1, CK2, CK3]", "[CK1, CK2, "+bad+"]", 1), LoadOptions{})
+		if err == nil || !strings.Contains(err.Error(), "sample: ") {
+			t.Errorf("a choice %s pbt could move a trial's checkpoint directory to: got %v, want it refused", bad, err)
+		}
+	}
 }

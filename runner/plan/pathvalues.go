@@ -35,6 +35,18 @@ func (t *rawTask) pathTexts() []keyText {
 	return out
 }
 
+// checkPathValues refuses params whose values would take a path of t or of its steps out of
+// where its placeholder stands.
+func (t *Task) checkPathValues(params []Param) error {
+	var bad error
+	Walk([]*Task{t}, func(s *Task) {
+		if bad == nil {
+			bad = checkPathValues(s.pathTexts(), params)
+		}
+	})
+	return bad
+}
+
 // checkPathValues refuses params whose values would take a path of texts out of where its
 // placeholder stands.
 func checkPathValues(texts []keyText, params []Param) error {

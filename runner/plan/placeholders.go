@@ -97,16 +97,18 @@ func unfilledTexts(t *Task) []keyText {
 	return out
 }
 
-// checkUnfilledTexts reports t's value texts that hold a placeholder nothing filled, each
-// key and placeholder once per file (a block's env: reaches every trial of it).
-func (l *loader) checkUnfilledTexts(t *Task, seen map[keyText]bool) {
+// unfilledProblems are t's value texts that hold a placeholder nothing filled, each key and
+// placeholder once per file (a block's env: reaches every trial of it).
+func unfilledProblems(t *Task, seen map[keyText]bool) []Problem {
+	var out []Problem
 	for _, u := range unfilledTexts(t) {
 		if seen[u] {
 			continue
 		}
 		seen[u] = true
-		l.src.problems = append(l.src.problems, Problem{t.Pos, fmt.Sprintf(
+		out = append(out, Problem{t.Pos, fmt.Sprintf(
 			"%s: <%s> is a placeholder that no for-each, matrix or sample fills: the trial would get the text <%s>; fill it (matrix: {%s: [...]}), or take it out",
 			u.key, u.text, u.text, u.text)})
 	}
+	return out
 }
