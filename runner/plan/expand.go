@@ -130,7 +130,7 @@ func rowCopies(t *rawTask, name, template string) ([]*rawTask, error) {
 			return out, err
 		}
 		c.name = strings.NewReplacer(pairs...).Replace(name)
-		c.params, c.template = params, template
+		c.params, c.data, c.template = params, len(t.sample), template
 		if !named {
 			c.name += " [" + strings.Join(labels, " ") + "]"
 		}

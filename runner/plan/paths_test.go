@@ -76,26 +76,31 @@ func TestCheckpointOtherSpellingsRefused(t *testing.T) {
 // it, in a step too; filled by fill (sample: or search:).
 func pathKeys(key, fill string) string {
 	texts := map[string]string{
-		"checkpoint":   "        checkpoint: ck/<v>\n",
-		"log-path":     "        log-path: logs/<v>\n",
-		"cwd":          "        cwd: work/<v>\n",
-		"metrics":      "        metrics: out/<v>/metrics.json\n",
-		"upload: from": "        upload: [{from: 'out/<v>/', to: 's3://b/runs/x/'}]\n",
-		"upload: to":   "        upload: [{from: 'out/', to: 's3://b/runs/<v>/'}]\n",
-		"step cwd":     "        tasks: [{cmd: eval, cwd: 'eval/<v>'}]\n",
+		"checkpoint":    "        checkpoint: ck/<v>\n",
+		"log-path":      "        log-path: logs/<v>\n",
+		"cwd":           "        cwd: work/<v>\n",
+		"metrics":       "        metrics: out/<v>/metrics.json\n",
+		"upload: from":  "        upload: [{from: 'out/<v>/', to: 's3://b/runs/x/'}]\n",
+		"upload: to":    "        upload: [{from: 'out/', to: 's3://b/runs/<v>/'}]\n",
+		"step cwd":      "        tasks: [{cmd: eval, cwd: 'eval/<v>'}]\n",
+		"block metrics": "",
 	}
 	cmd := "        cmd: train\n"
 	if key == "step cwd" {
 		cmd = ""
 	}
-	return objective + "tasks:\n  - parallel-tasks:\n      - name: t <v>\n" + cmd + texts[key] + fill
+	block := "tasks:\n  - parallel-tasks:\n"
+	if key == "block metrics" {
+		block = "tasks:\n  - metrics: out/<v>/m.json\n    parallel-tasks:\n"
+	}
+	return objective + block + "      - name: t <v>\n" + cmd + texts[key] + fill
 }
 
 // objective lets a file's trials come from search:.
 const objective = "config: {objective: {metric: acc, mode: max}}\n"
 
 var (
-	pathKeyNames = []string{"checkpoint", "log-path", "cwd", "metrics", "upload: from", "upload: to", "step cwd"}
+	pathKeyNames = []string{"checkpoint", "log-path", "cwd", "metrics", "upload: from", "upload: to", "step cwd", "block metrics"}
 	// leavingValues each take a path out of the place its placeholder stands in.
 	leavingValues = []string{"../victim", "../..", "..", ".", "/tmp/victim", "a/b", "a\nb", "", "$HOME", "${PWD}"}
 )
