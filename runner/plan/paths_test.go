@@ -84,6 +84,7 @@ func pathKeys(key, fill string) string {
 		"upload: to":    "        upload: [{from: 'out/', to: 's3://b/runs/<v>/'}]\n",
 		"step cwd":      "        tasks: [{cmd: eval, cwd: 'eval/<v>'}]\n",
 		"block metrics": "",
+		"a reference":   "        log-path: logs/${RUNALL_PARAM_v}\n",
 	}
 	cmd := "        cmd: train\n"
 	if key == "step cwd" {
@@ -100,7 +101,7 @@ func pathKeys(key, fill string) string {
 const objective = "config: {objective: {metric: acc, mode: max}}\n"
 
 var (
-	pathKeyNames = []string{"checkpoint", "log-path", "cwd", "metrics", "upload: from", "upload: to", "step cwd", "block metrics"}
+	pathKeyNames = []string{"checkpoint", "log-path", "cwd", "metrics", "upload: from", "upload: to", "step cwd", "block metrics", "a reference"}
 	// leavingValues each take a path out of the place its placeholder stands in.
 	leavingValues = []string{"../victim", "../..", "..", ".", "/tmp/victim", "a/b", "a\nb", "", "$HOME", "${PWD}"}
 )
@@ -230,6 +231,23 @@ func TestPBTSampleChoicesAreData(t *testing.T) {
 		_, err := loadYAML(t, strings.Replace(sweep, "[CK1, CK2, CK3]", "[CK1, CK2, "+bad+"]", 1), LoadOptions{})
 		if err == nil || !strings.Contains(err.Error(), "sample: ") {
 			t.Errorf("a choice %s pbt could move a trial's checkpoint directory to: got %v, want it refused", bad, err)
+		}
+	}
+}
+
+// TestRefsAsPlaceholders: a path that names a param's variable itself is checked as one with
+// its placeholder; another variable whose name starts the same is not the param's.
+func TestRefsAsPlaceholders(t *testing.T) {
+	params := []Param{{"v", "x"}, {"a.b", "y"}}
+	for in, want := range map[string]string{
+		"ck/${RUNALL_PARAM_v}":                 "ck/<v>",
+		"ck/$RUNALL_PARAM_v/x":                 "ck/<v>/x",
+		"ck/$RUNALL_PARAM_v":                   "ck/<v>",
+		"ck/$RUNALL_PARAM_vv-$HOME":            "ck/$RUNALL_PARAM_vv-$HOME",
+		"ck/$RUNALL_PARAM_a_b.$RUNALL_PARAM_v": "ck/<a.b>.<v>",
+	} {
+		if got := refsAsPlaceholders(in, params); got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
 		}
 	}
 }

@@ -61,6 +61,9 @@ func checkPathValues(texts []keyText, params []Param) error {
 // checkPathValue checks each part of text between slashes that holds a placeholder of
 // params, filled with their values.
 func checkPathValue(text string, params []Param) error {
+	if strings.Contains(text, "$RUNALL_PARAM_") || strings.Contains(text, "${RUNALL_PARAM_") {
+		text = refsAsPlaceholders(text, params)
+	}
 	if !strings.Contains(text, "<") {
 		return nil
 	}
@@ -100,4 +103,31 @@ func badName(part string) string {
 		return "a $ (which ${VAR} expansion would read)"
 	}
 	return ""
+}
+
+// refsAsPlaceholders is text with each reference to a param's variable, which the path's
+// ${VAR} expansion fills with the value ($RUNALL_PARAM_lr, ${RUNALL_PARAM_lr}), written as
+// its placeholder: the value stands there all the same.
+func refsAsPlaceholders(text string, params []Param) string {
+	for _, p := range params {
+		v := ParamVar(p.Name)
+		text = strings.ReplaceAll(text, "${"+v+"}", "<"+p.Name+">")
+		var b strings.Builder
+		for {
+			i := strings.Index(text, "$"+v)
+			if i < 0 {
+				break
+			}
+			end := i + 1 + len(v)
+			b.WriteString(text[:i])
+			if end < len(text) && isVarByte(text[end], false) {
+				b.WriteString(text[i:end]) // a longer name: another variable
+			} else {
+				b.WriteString("<" + p.Name + ">")
+			}
+			text = text[end:]
+		}
+		text = b.String() + text
+	}
+	return text
 }
