@@ -76,9 +76,9 @@ func shownWord(s string) string {
 // variantOf is the template filled with params: a sample key's as data, as the copies were
 // (bound), a matrix key's as written; where the command, env or cwd name the checkpoint
 // directory through its placeholders, they name own, the trial's (keepDir). Every choice of
-// a sample list was checked against the template as the file loaded (checkSpace); a value
-// that still cannot be handed over leaves its placeholder to the matrix's filling, which no
-// sampled number can abuse.
+// a sample list was checked against the template as the file loaded (spaceError), and a drawn
+// or perturbed number goes anywhere; should a value still not go in as data, a number is put
+// in as it is and anything else is not put in at all.
 func (s *Space) variantOf(params []Param, own string) *Task {
 	tmpl := s.Template.filled(strings.NewReplacer(), nil) // a copy of its own
 	if tmpl.Checkpoint != nil && own != "" {
@@ -94,9 +94,15 @@ func (s *Space) variantOf(params []Param, own string) *Task {
 		pairs = append(pairs, "<"+p.Name+">", p.Value)
 	}
 	if len(data) > 0 {
-		if b, err := tmpl.instantiate(data, tmpl.Key); err == nil {
+		b, err := tmpl.instantiate(data, tmpl.Key)
+		if err == nil {
 			b.Params = tmpl.Params
 			tmpl = b
+		}
+		for _, p := range data {
+			if err != nil && plainNumber(p.Value) {
+				pairs = append(pairs, "<"+p.Name+">", p.Value)
+			}
 		}
 	}
 	v := tmpl.filled(strings.NewReplacer(pairs...), nil)
