@@ -38,8 +38,9 @@ type checkpointOptions struct {
 	claims string   // --claims: checkpoints under its prefix
 	local  string   // where they are kept without S3
 	runID  string
-	fresh  bool          // --fresh: trials start over
-	grace  time.Duration // how long a stopped run's last copies may take
+	fresh  bool                  // --fresh: trials start over
+	grace  time.Duration         // how long a stopped run's last copies may take
+	guard  *plan.CheckpointGuard // the places no checkpoint: may be or hold
 }
 
 // checkpointDir holds the trials' checkpoints under an upload destination, as
@@ -127,6 +128,9 @@ func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env [
 	}
 	if path, err = filepath.Abs(taskPath(dir, path)); err != nil {
 		return nil, env, fmt.Errorf("checkpoint %s: %w", t.Checkpoint.Dir, err)
+	}
+	if err := c.o.guard.Check(path, dir); err != nil {
+		return nil, env, fmt.Errorf("%s: checkpoint: %s: trial %q not started: %w", t.Checkpoint.Pos, t.Checkpoint.Dir, t.Name, err)
 	}
 	st, err := c.store(ctx, t, env)
 	if err != nil {

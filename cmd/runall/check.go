@@ -9,7 +9,7 @@ import (
 	"github.com/runall/runall/runner/plan"
 )
 
-const checkUsage = `Usage: runall check [--tags a,b] [--max-tasks N] FILE [ARGS...]
+const checkUsage = `Usage: runall check [--tags a,b] [--max-tasks N] [--log-dir DIR] FILE [ARGS...]
        runall check --simulate [--fake-gpus SIZES] [--memory-limit SIZE] [--duration D] [--log-dir DIR] FILE [ARGS...]
 
 Check validates a tasks file and prints its plan: the setup steps in order, each parallel
@@ -17,7 +17,10 @@ block's trials with their GPU needs and its early-stopping rule (for sha, hyperb
 its schedule: the rungs or rounds, how many trials pause at each, and the steps they run
 against every trial run to its end), and the S3 transfers. ARGS replace $1..$n and $* in
 commands, as for runall run. It exits 0 when the file is valid, 2 with every problem listed
-when it is not. Flags may come before or after FILE, as for runall run; -- ends them.
+when it is not. Flags may come before or after FILE, as for runall run; -- ends them. A
+trial's checkpoint: must resolve to a directory of its own: not /, $HOME, the working
+directory, the task file's directory, the log directory --log-dir DIR (the run's) or one
+inside it, nor a parent of one of them.
 
 With --simulate it also predicts what a run would do on the GPUs --fake-gpus describes (or
 those NVML sees): which trial runs on which GPU and when, each GPU's peak memory and the
@@ -39,7 +42,7 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	fs.BoolVar(&sim.on, "simulate", false, "predict the run on GPUs: a timeline per GPU, peak memory and makespan")
 	fs.StringVar(&sim.fakeGPUs, "fake-gpus", "", "with --simulate: plan for GPUs of these `SIZES` (e.g. 2x32GiB) instead of NVML's (env RUNALL_FAKE_GPUS)")
 	fs.DurationVar(&sim.guess, "duration", 0, "with --simulate: the duration `D` of tasks no earlier run recorded (default: such tasks are an error)")
-	fs.StringVar(&sim.logDir, "log-dir", ".runall/logs", "with --simulate: the log directory `DIR` whose state holds earlier runs' durations and learned needs")
+	fs.StringVar(&sim.logDir, "log-dir", ".runall/logs", "the log directory `DIR` the run will use: no checkpoint: may lie in it; with --simulate, its state holds earlier runs' durations and learned needs")
 	fs.StringVar(&sim.memoryLimit, "memory-limit", "", "with --simulate: pack memory: needs into a container memory limit of `SIZE` (default: this container's, when one applies)")
 	maxTasks := fs.Int("max-tasks", 0, "refuse a file that expands to more than `N` tasks (default: config max-tasks, else 100000)")
 	// Flags after FILE are flags, as for run: check FILE --tags x took --tags and x as $1 $2.
@@ -61,6 +64,9 @@ func runCheck(_ context.Context, a *app, args []string) error {
 		fmt.Fprintf(a.stderr, "%s: warning: %s\n", w.Pos, w.Msg)
 	}
 	if err := plan.CheckVars(a.environ()); err != nil {
+		return err
+	}
+	if err := plan.CheckCheckpointDirs(a.environ(), sim.logDir); err != nil {
 		return err
 	}
 	if sim.on {

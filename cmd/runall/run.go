@@ -118,6 +118,9 @@ func runRun(_ context.Context, a *app, args []string) error {
 	if err := plan.CheckVars(a.environ()); err != nil {
 		return err // before anything runs: an unset ${VAR} in an S3 URL must not reach S3
 	}
+	if err := plan.CheckCheckpointDirs(a.environ(), o.logDir); err != nil {
+		return err // before anything runs: a checkpoint: directory is emptied as its trial starts
+	}
 	if o.maxParallel > 0 {
 		plan.Config.MaxParallel = o.maxParallel
 	}

@@ -118,9 +118,15 @@ func (l *loader) keyPositions(c *rawTask) map[string]Pos {
 	return out
 }
 
-// adapt sets what t reads from its output and how its sweep adapts: metric formats, the
-// early-stop rule it inherits, and search.
+// adapt sets what t reads from its output and how its sweep adapts: metric formats (and a
+// block's metrics: file, named by its trials' sample: values: pathvalues.go), the early-stop
+// rule it inherits, and search.
 func (l *loader) adapt(t *Task, c *rawTask, in inherited) {
+	if c.metrics == "" && c.data > 0 {
+		if err := checkPathValue(in.metrics, c.params[len(c.params)-c.data:]); err != nil {
+			l.src.problemAt(c, "sample", "sample: metrics: "+in.metrics+": "+err.Error())
+		}
+	}
 	t.MetricFormats = in.formats
 	t.EarlyStop = in.earlyStop
 	if c.recognizeMetrics != nil {

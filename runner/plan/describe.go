@@ -138,8 +138,8 @@ func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent 
 	}
 	fmt.Fprintf(b, "%s%s %s\n", indent, number, name)
 	in := indent + strings.Repeat(" ", len(number)+1)
-	if t.Cmd != "" && (multiline || strings.TrimRight(t.Cmd, "\n") != t.Name) {
-		for i, line := range strings.Split(strings.TrimRight(t.Cmd, "\n"), "\n") {
+	if cmd := t.ShownCmd(); cmd != "" && (multiline || strings.TrimRight(cmd, "\n") != t.Name) {
+		for i, line := range strings.Split(strings.TrimRight(cmd, "\n"), "\n") {
 			if i == 0 {
 				fmt.Fprintf(b, "%s$ %s\n", in, line)
 			} else {

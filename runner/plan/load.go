@@ -124,7 +124,7 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 	}
 	plan.Tasks = l.expandTasks(raw.tasks, inherited{formats: plan.Config.MetricFormats}, levelTop)
 	plan.LogParams = logSampled(raw.tasks)
-	l.checkUnfilled(plan.Tasks)
+	l.checkUnfilled(plan.Tasks, map[keyText]bool{})
 	if err := l.src.fileError(); err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ type Axis struct {
 	name   string
 	values []string      // matrix, or a sample list
 	dist   *Distribution // sample's uniform, loguniform or int
+	data   bool          // a sample key's: its values reach commands as data (data.go)
 }
 
 // Name is the key.
@@ -102,11 +103,11 @@ func (t *Task) Variant(params []Param) *Task {
 	if t.Space == nil {
 		return t
 	}
-	var pairs []string
-	for _, p := range params {
-		pairs = append(pairs, "<"+p.Name+">", p.Value)
+	own := ""
+	if t.Checkpoint != nil {
+		own = t.Checkpoint.Dir
 	}
-	v := t.Space.Template.filled(strings.NewReplacer(pairs...), params)
+	v := t.Space.variantOf(params, own)
 	if v.Checkpoint != nil && t.Checkpoint != nil && v.Checkpoint.Dir != t.Checkpoint.Dir {
 		// The checkpoint directory stays the trial's own (runall restores its copy there),
 		// also where the command names it through the values that changed: --ckpt ck/<lr>.
@@ -156,7 +157,7 @@ func newSpace(rt *rawTask, t *Task) *Space {
 		s.Axes = append(s.Axes, Axis{name: a.name, values: a.values})
 	}
 	for _, a := range rt.sample {
-		ax := Axis{name: a.name}
+		ax := Axis{name: a.name, data: true}
 		if a.dist.Kind == "choice" {
 			ax.values = a.dist.Choices
 		} else {

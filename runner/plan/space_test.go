@@ -30,8 +30,12 @@ func TestPBTVariant(t *testing.T) {
 	}
 	v := pbt.Variant([]Param{{"lr", "0.05"}, {"alpha", "0.5"}, {"hidden", "64"}})
 	own := strings.TrimPrefix(pbt.Checkpoint.Dir, "ckpt/pbt/")
-	if want := "python train.py --lr 0.05 --alpha 0.5 --hidden 64 --ckpt ckpt/pbt/" + own; v.Cmd != want {
+	// sample: values reach the command as data (issue 34), the trial's own directory as text.
+	if want := `python train.py --lr "${RUNALL_PARAM_lr}" --alpha "${RUNALL_PARAM_alpha}" --hidden "${RUNALL_PARAM_hidden}" --ckpt ckpt/pbt/` + own; v.Cmd != want {
 		t.Errorf("variant runs %q, want %q", v.Cmd, want)
+	}
+	if want := "python train.py --lr 0.05 --alpha 0.5 --hidden 64 --ckpt ckpt/pbt/" + own; v.ShownCmd() != want {
+		t.Errorf("variant shown as %q, want %q", v.ShownCmd(), want)
 	}
 	if v.Checkpoint.Dir != pbt.Checkpoint.Dir {
 		t.Errorf("variant's checkpoint %q, want the trial's own %q", v.Checkpoint.Dir, pbt.Checkpoint.Dir)

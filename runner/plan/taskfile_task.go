@@ -52,6 +52,7 @@ type rawTask struct {
 	// Set on the copies that for-each and matrix make: the values that made this copy, and
 	// what the task was before they were substituted (its name and command templates).
 	params   []Param
+	data     int // how many of params, the last, are data (sample:'s: data.go)
 	template string
 }
 
