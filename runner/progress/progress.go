@@ -21,10 +21,10 @@ import (
 type Source int
 
 const (
-	FromMetric  Source = iota // a metric's steps: the last resort
-	FromHFLog                 // a Hugging Face log dict's epoch
-	FromBar                   // a tqdm or Keras bar
-	FromRunall                // a runall-progress line
+	FromMetric Source = iota // a metric's steps: the last resort
+	FromHFLog                // a Hugging Face log dict's epoch
+	FromBar                  // a tqdm or Keras bar
+	FromRunall               // a runall-progress line
 	sourceCount
 )
 
