@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -271,6 +272,10 @@ func (b *tailBuffer) add(stream, line string) {
 	if stream == "stderr" {
 		buf = &b.stderr
 	}
+	if n := len(*buf); n > 0 && strings.HasSuffix((*buf)[n-1], "\r") {
+		(*buf)[n-1] = line // a bar's update: the next one draws over it
+		return
+	}
 	if len(*buf) >= tailKeep {
 		*buf = append((*buf)[:0], (*buf)[1:]...)
 	}
@@ -280,8 +285,13 @@ func (b *tailBuffer) add(stream, line string) {
 func (b *tailBuffer) lines(stream string) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	buf := b.stdout
 	if stream == "stderr" {
-		return slices.Clone(b.stderr)
+		buf = b.stderr
 	}
-	return slices.Clone(b.stdout)
+	out := slices.Clone(buf)
+	for i, l := range out {
+		out[i] = strings.TrimSuffix(l, "\r")
+	}
+	return out
 }

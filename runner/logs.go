@@ -93,14 +93,19 @@ type taskLog struct {
 }
 
 // line writes one line of output everywhere; mark writes runall's own note (an attempt's
-// start and end) to the task's log alone.
+// start and end) to the task's log alone. An update of a bar drawn in place (a piece ending
+// in \r) is written as the script wrote it, with no newline: the log holds each bar once,
+// redrawn, as a terminal shows it.
 func (tl *taskLog) line(s string) {
-	tl.own.write(s+"\n", tl.warn)
+	if !strings.HasSuffix(s, "\r") {
+		s += "\n"
+	}
+	tl.own.write(s, tl.warn)
 	if tl.combined != nil {
-		tl.combined.write(s+"\n", tl.warn)
+		tl.combined.write(s, tl.warn)
 	}
 	if tl.extra != nil {
-		tl.extra.write(s+"\n", tl.warn)
+		tl.extra.write(s, tl.warn)
 	}
 }
 

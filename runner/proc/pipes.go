@@ -1,12 +1,11 @@
 package proc
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,43 +104,70 @@ const maxLine = 64 << 10
 // raised runall's peak RSS (docs/benchmarks.md, the core benchmark).
 const readBuf = 4 << 10
 
-// readLines calls fn for every line of r, without its newline. A carriage return also ends
-// a line, so that progress bars drawn with \r show up as lines in logs. A line longer than
-// maxLine is split; with mask, each piece is masked and its last Longest()-1 bytes go
-// with the next piece instead, so no secret is cut in two.
+// readLines calls fn for every line of r, without its newline ("\r\n" ends a line too). A
+// carriage return also ends a piece, handed on as it comes with its "\r" at its end: it is an
+// update of a progress bar drawn in place, which the log keeps as the script wrote it, what
+// reads progress reads at once, and what shows output may show as the newest state alone
+// (an empty piece, a bare "\r", is left out). A line longer than maxLine is split; with
+// mask, each piece is masked and its last Longest()-1 bytes go with the next piece instead,
+// so no secret is cut in two.
 func readLines(r io.Reader, mask Masker, fn func(string)) {
-	br := bufio.NewReaderSize(r, readBuf)
+	buf := make([]byte, readBuf)
 	var partial []byte
+	cr := false // partial ends in a \r that may be the first half of a "\r\n" still to come
 	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			full := chunk[len(chunk)-1] == '\n'
-			if full {
-				chunk = chunk[:len(chunk)-1]
+		n, err := r.Read(buf)
+		chunk := buf[:n]
+		for len(chunk) > 0 {
+			if cr {
+				cr = false
+				partial, chunk = endCR(partial, chunk, fn)
+				continue
 			}
-			if len(partial) > 0 || !full {
-				partial = append(partial, chunk...)
-				switch {
-				case full:
-					emitCR(partial, fn)
-					partial = partial[:0]
-				case len(partial) >= maxLine:
-					partial = emitSplit(partial, mask, fn)
-				}
-			} else {
-				emitCR(chunk, fn)
+			i := bytes.IndexAny(chunk, "\r\n")
+			end := i
+			if end < 0 {
+				end = len(chunk)
+			}
+			if room := maxLine - len(partial); end > room {
+				partial, chunk = append(partial, chunk[:room]...), chunk[room:]
+				partial = emitSplit(partial, mask, fn)
+				continue
+			}
+			partial, chunk = append(partial, chunk[:end]...), chunk[end:]
+			if i < 0 {
+				break
+			}
+			if chunk[0] == '\n' {
+				fn(string(partial))
+				partial, chunk = partial[:0], chunk[1:]
+				continue
+			}
+			partial, chunk = append(partial, '\r'), chunk[1:]
+			if cr = len(chunk) == 0; !cr {
+				partial, chunk = endCR(partial, chunk, fn)
 			}
 		}
 		if err != nil {
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			if len(partial) > 0 {
-				emitCR(partial, fn)
+			if len(partial) > 0 && string(partial) != "\r" {
+				fn(strings.TrimSuffix(string(partial), "\r")) // the last state, shown as a line
 			}
 			return
 		}
 	}
+}
+
+// endCR hands on partial, which ends in \r, as rest starts: the line of a "\r\n", else
+// one update of a bar (unless empty).
+func endCR(partial, rest []byte, fn func(string)) ([]byte, []byte) {
+	switch {
+	case rest[0] == '\n':
+		fn(string(partial[:len(partial)-1]))
+		rest = rest[1:]
+	case len(partial) > 1:
+		fn(string(partial))
+	}
+	return partial[:0], rest
 }
 
 // emitSplit passes on the piece of a long line held in partial and returns what is kept
@@ -153,23 +179,10 @@ func emitSplit(partial []byte, mask Masker, fn func(string)) []byte {
 		keep = mask.Longest() - 1
 	}
 	if keep <= 0 || keep >= len(partial)/2 {
-		emitCR(partial, fn)
+		fn(string(partial))
 		return partial[:0]
 	}
 	masked := mask.Replace(string(partial))
-	emitCR([]byte(masked[:len(masked)-keep]), fn)
+	fn(masked[:len(masked)-keep])
 	return append(partial[:0], masked[len(masked)-keep:]...)
-}
-
-func emitCR(line []byte, fn func(string)) {
-	line = bytes.TrimSuffix(line, []byte{'\r'})
-	if bytes.IndexByte(line, '\r') < 0 {
-		fn(string(line))
-		return
-	}
-	for _, part := range bytes.Split(line, []byte{'\r'}) {
-		if len(part) > 0 {
-			fn(string(part))
-		}
-	}
 }

@@ -1,10 +1,12 @@
 package proc
 
 import (
+	"io"
 	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 // secretMask hides one secret, as the runner's masker does.
@@ -23,7 +25,10 @@ func TestReadLines(t *testing.T) {
 		want []string
 	}{
 		{"short lines", "a\nb\r\nc", []string{"a", "b", "c"}},
-		{"carriage returns", "10%\r50%\r100%\n", []string{"10%", "50%", "100%"}},
+		{"carriage returns", "10%\r50%\r100%\n", []string{"10%\r", "50%\r", "100%"}},
+		{"a bar as tqdm draws it", "\r  0%| 0/2\r 50%| 1/2\r100%| 2/2\n", []string{"  0%| 0/2\r", " 50%| 1/2\r", "100%| 2/2"}},
+		{"an update at the end", "10%\r20%\r", []string{"10%\r", "20%"}},
+		{"crlf", "a\r\nb\r\n\r\nc", []string{"a", "b", "", "c"}},
 		{"longer than the buffer", long(readBuf+1) + "\n" + long(3*readBuf) + "\nend\n",
 			[]string{long(readBuf + 1), long(3 * readBuf), "end"}},
 		{"just under maxLine", long(maxLine-1) + "\n", []string{long(maxLine - 1)}},
@@ -54,5 +59,26 @@ func TestReadLinesMaskAcrossPieces(t *testing.T) {
 	all := strings.Join(got, "")
 	if strings.Contains(all, secret) || strings.Count(all, "***") != 1 || len(got) < 2 {
 		t.Errorf("%d pieces, secret shown %v, masked %d times; want it masked once", len(got), strings.Contains(all, secret), strings.Count(all, "***"))
+	}
+}
+
+// A bar's update is handed on as the next one starts, not held until its line ends: a bar
+// that takes an hour ends its line once, at the end.
+func TestReadLinesBarBeforeNewline(t *testing.T) {
+	pr, pw := io.Pipe()
+	got := make(chan string, 8)
+	go readLines(pr, nil, func(l string) { got <- l })
+	go pw.Write([]byte("\r 10%| 1/10\r 20%| 2/10"))
+	select {
+	case l := <-got:
+		if l != " 10%| 1/10\r" {
+			t.Fatalf("first piece %q, want the first update with its \\r", l)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the update was held back until the line ends")
+	}
+	pw.Close()
+	if l := <-got; l != " 20%| 2/10" {
+		t.Fatalf("last piece %q, want the last state as a line", l)
 	}
 }
