@@ -13,6 +13,7 @@ import (
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/progress"
 	"github.com/runall/runall/runner/rounds"
 	"github.com/runall/runall/runner/sched"
 )
@@ -157,6 +158,7 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	}
 	c.metrics.set.Observe(c.metric)
 	c.metrics.reader = metric.NewReader(&c.metrics.set, t.MetricFormats)
+	c.metrics.progress.reader = progress.NewReader()
 	env = l.taskEnv(run, env, c.gpu.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: l.procs.table, KillWait: l.procs.grace, Mask: l.mask, OnStart: c.onStart}
@@ -221,6 +223,7 @@ func (c *command) detail(dir string, env []string, out proc.Outcome) *event.Deta
 	c.gpu.detail(d)
 	c.host.detail(d)
 	d.Metrics, d.MetricSeries, d.MetricWarnings = c.readMetrics(dir, env, out.OK())
+	d.Progress = progressResult(c.metrics.progress.reader, false)
 	if out.Signal != 0 {
 		d.Signal = proc.SignalName(out.Signal)
 	}

@@ -90,22 +90,31 @@ type taskLog struct {
 	combined *batchFile   // nil when unset
 	extra    *batchFile   // nil when unset
 	warn     func(string) // says that a log could not be written, once per file
+	drawn    string       // the bar's state the own log drew last, "" after a line
 }
 
 // line writes one line of output everywhere; mark writes runall's own note (an attempt's
 // start and end) to the task's log alone. An update of a bar drawn in place (a piece ending
-// in \r) is written as the script wrote it, with no newline: the log holds each bar once,
-// redrawn, as a terminal shows it.
+// in \r) goes to the task's own log alone, as the script drew it, with no newline: the log
+// holds each bar on one line, redrawn, as a terminal shows it. The logs that tasks share
+// (log-path) get the bar's last state, the line that ends it.
 func (tl *taskLog) line(s string) {
-	if !strings.HasSuffix(s, "\r") {
-		s += "\n"
+	if strings.HasSuffix(s, "\r") {
+		tl.own.write(s, tl.warn)
+		tl.drawn = s[:len(s)-1]
+		return
 	}
-	tl.own.write(s, tl.warn)
+	if tl.drawn != "" && s == tl.drawn {
+		tl.own.write("\n", tl.warn) // the state just drawn ends its line (proc's readLines)
+	} else {
+		tl.own.write(s+"\n", tl.warn)
+	}
+	tl.drawn = ""
 	if tl.combined != nil {
-		tl.combined.write(s, tl.warn)
+		tl.combined.write(s+"\n", tl.warn)
 	}
 	if tl.extra != nil {
-		tl.extra.write(s, tl.warn)
+		tl.extra.write(s+"\n", tl.warn)
 	}
 }
 

@@ -1,11 +1,8 @@
 package proc
 
 import (
-	"bytes"
-	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,86 +100,3 @@ const maxLine = 64 << 10
 // held 1 MiB and 1000 short trials allocated 128 MiB, which set the pace of the GC and
 // raised runall's peak RSS (docs/benchmarks.md, the core benchmark).
 const readBuf = 4 << 10
-
-// readLines calls fn for every line of r, without its newline ("\r\n" ends a line too). A
-// carriage return also ends a piece, handed on as it comes with its "\r" at its end: it is an
-// update of a progress bar drawn in place, which the log keeps as the script wrote it, what
-// reads progress reads at once, and what shows output may show as the newest state alone
-// (an empty piece, a bare "\r", is left out). A line longer than maxLine is split; with
-// mask, each piece is masked and its last Longest()-1 bytes go with the next piece instead,
-// so no secret is cut in two.
-func readLines(r io.Reader, mask Masker, fn func(string)) {
-	buf := make([]byte, readBuf)
-	var partial []byte
-	cr := false // partial ends in a \r that may be the first half of a "\r\n" still to come
-	for {
-		n, err := r.Read(buf)
-		chunk := buf[:n]
-		for len(chunk) > 0 {
-			if cr {
-				cr = false
-				partial, chunk = endCR(partial, chunk, fn)
-				continue
-			}
-			i := bytes.IndexAny(chunk, "\r\n")
-			end := i
-			if end < 0 {
-				end = len(chunk)
-			}
-			if room := maxLine - len(partial); end > room {
-				partial, chunk = append(partial, chunk[:room]...), chunk[room:]
-				partial = emitSplit(partial, mask, fn)
-				continue
-			}
-			partial, chunk = append(partial, chunk[:end]...), chunk[end:]
-			if i < 0 {
-				break
-			}
-			if chunk[0] == '\n' {
-				fn(string(partial))
-				partial, chunk = partial[:0], chunk[1:]
-				continue
-			}
-			partial, chunk = append(partial, '\r'), chunk[1:]
-			if cr = len(chunk) == 0; !cr {
-				partial, chunk = endCR(partial, chunk, fn)
-			}
-		}
-		if err != nil {
-			if len(partial) > 0 && string(partial) != "\r" {
-				fn(strings.TrimSuffix(string(partial), "\r")) // the last state, shown as a line
-			}
-			return
-		}
-	}
-}
-
-// endCR hands on partial, which ends in \r, as rest starts: the line of a "\r\n", else
-// one update of a bar (unless empty).
-func endCR(partial, rest []byte, fn func(string)) ([]byte, []byte) {
-	switch {
-	case rest[0] == '\n':
-		fn(string(partial[:len(partial)-1]))
-		rest = rest[1:]
-	case len(partial) > 1:
-		fn(string(partial))
-	}
-	return partial[:0], rest
-}
-
-// emitSplit passes on the piece of a long line held in partial and returns what is kept
-// for the next piece: nothing without a mask; else the masked piece's tail that may hold
-// the start of a secret.
-func emitSplit(partial []byte, mask Masker, fn func(string)) []byte {
-	keep := 0
-	if mask != nil {
-		keep = mask.Longest() - 1
-	}
-	if keep <= 0 || keep >= len(partial)/2 {
-		fn(string(partial))
-		return partial[:0]
-	}
-	masked := mask.Replace(string(partial))
-	fn(masked[:len(masked)-keep])
-	return append(partial[:0], masked[len(masked)-keep:]...)
-}

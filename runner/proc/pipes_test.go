@@ -2,6 +2,7 @@ package proc
 
 import (
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -81,4 +82,37 @@ func TestReadLinesBarBeforeNewline(t *testing.T) {
 	if l := <-got; l != " 20%| 2/10" {
 		t.Fatalf("last piece %q, want the last state as a line", l)
 	}
+}
+
+// From a pipe, a bar's newest state is handed on once it stood still for drawnWait, before
+// the next update or the newline that ends it: a loop of s/it draws its next state minutes
+// later. The newline then ends the line with that state; Keras's backspaces draw nothing.
+func TestReadLinesDrawnStateFromPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := make(chan string, 8)
+	go readLines(r, nil, func(l string) { got <- l })
+	next := func(want string) {
+		t.Helper()
+		select {
+		case l := <-got:
+			if l != want {
+				t.Fatalf("piece %q, want %q", l, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no piece; want %q", want)
+		}
+	}
+	w.Write([]byte("\r 1/4 [==>...] - ETA: 3s"))
+	next(" 1/4 [==>...] - ETA: 3s\r")
+	w.Write([]byte("\b\b\b\b\b\b\b\b\b\b\b\b\b\b\b\b\b\b\b\b\b\b\b\b\r 2/4 [=====>.] - ETA: 2s"))
+	next(" 2/4 [=====>.] - ETA: 2s\r")
+	w.Write([]byte("\n"))
+	next(" 2/4 [=====>.] - ETA: 2s")
+	w.Write([]byte("done\n"))
+	next("done")
+	w.Close()
 }

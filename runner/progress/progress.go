@@ -93,27 +93,28 @@ func (r *Reader) Restart() {
 }
 
 // Line reads one line of the trial's output (stdout or stderr) seen at now. A line may be one
-// update of a bar redrawn with \r or \b: only what it shows last is read. It returns an error
-// for a runall-progress line it cannot read, and reads nothing from it.
-func (r *Reader) Line(line string, now time.Time) error {
+// update of a bar redrawn with \r or \b: only what it shows last is read. read says whether
+// the line told progress. It returns an error for a runall-progress line it cannot read, and
+// reads nothing from it.
+func (r *Reader) Line(line string, now time.Time) (read bool, err error) {
 	s := lastState(line)
 	if s == "" {
-		return nil
+		return false, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	u, ok, err := parseLine(s, &r.keras)
 	if err != nil || !ok {
-		return err
+		return false, err
 	}
 	if u.key.source == FromHFLog {
 		if u.n <= r.hfMax {
-			return nil // an evaluation's dict repeats the epoch of the last one
+			return false, nil // an evaluation's dict repeats the epoch of the last one
 		}
 		r.hfMax = u.n
 	}
 	r.update(u, now)
-	return nil
+	return true, nil
 }
 
 // MetricStep reads that a metric reached step at now: the last resort, shown only while the

@@ -47,7 +47,7 @@ func feed(t *testing.T, name string) (*Reader, Progress) {
 	t.Helper()
 	r := NewReader()
 	for i, s := range segments(recorded(t, name)) {
-		if err := r.Line(s, t0.Add(time.Duration(i)*100*time.Millisecond)); err != nil {
+		if _, err := r.Line(s, t0.Add(time.Duration(i)*100*time.Millisecond)); err != nil {
 			t.Fatalf("%s: segment %d %q: %v", name, i, s, err)
 		}
 	}
@@ -114,7 +114,7 @@ func TestKerasMidEpoch(t *testing.T) {
 		if strings.Contains(s, "/12 [") {
 			now = now.Add(250 * time.Millisecond) // a step each bar drawn; the epoch lines take none
 		}
-		if err := r.Line(s, now); err != nil {
+		if _, err := r.Line(s, now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,7 +138,7 @@ func TestRunallProgress(t *testing.T) {
 		{"runall-progress iter=20 of=100", 4 * time.Second},
 	}
 	for _, l := range lines {
-		if err := r.Line(l.line, t0.Add(l.at)); err != nil {
+		if _, err := r.Line(l.line, t0.Add(l.at)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -165,7 +165,7 @@ func TestRunallProgressErrors(t *testing.T) {
 		{"runall-progress 5", `"5" is not name=value`},
 	} {
 		r := NewReader()
-		err := r.Line(c.line, t0)
+		_, err := r.Line(c.line, t0)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "want runall-progress iter=N [of=M]") {
 			t.Errorf("%q: error %v, want one saying %q and the form", c.line, err, c.want)
 		}
@@ -225,7 +225,7 @@ func TestNotProgress(t *testing.T) {
 		"2026-01-02 12:00:01 [INFO] 5/10 shards, 3.2MB/s",
 	} {
 		r := NewReader()
-		if err := r.Line(line, t0); err != nil {
+		if _, err := r.Line(line, t0); err != nil {
 			t.Errorf("%q: %v", line, err)
 		}
 		if p, ok := r.Progress(); ok {
