@@ -170,6 +170,7 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	}
 	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, hooks)
 	if c.next.requeue != nil {
+		c.stopProgress()
 		return *c.next.requeue
 	}
 	d := c.detail(dir, env, res.Outcome)
@@ -223,6 +224,7 @@ func (c *command) detail(dir string, env []string, out proc.Outcome) *event.Deta
 	c.gpu.detail(d)
 	c.host.detail(d)
 	d.Metrics, d.MetricSeries, d.MetricWarnings = c.readMetrics(dir, env, out.OK())
+	c.stopProgress()
 	d.Progress = progressResult(c.metrics.progress.reader, false)
 	if out.Signal != 0 {
 		d.Signal = proc.SignalName(out.Signal)

@@ -19,10 +19,12 @@ const progressEvery = time.Second
 
 // trialProgress is what a command read of its progress.
 type trialProgress struct {
-	reader *progress.Reader
-	mu     sync.Mutex // said and warned: a metric's step may come from the metrics file's reader
-	said   time.Time  // when the stream was last told
-	warned bool       // a runall-progress line could not be read: said once
+	reader  *progress.Reader
+	mu      sync.Mutex  // all below: a metric's step may come from the metrics file's reader
+	said    time.Time   // when the stream was last told
+	timer   *time.Timer // tells it when progressEvery is over; nil when none waits
+	stopped bool        // the trial ended: tell no more
+	warned  bool        // a runall-progress line could not be read: said once
 }
 
 // progressLine reads one line of the command's output for its progress.
@@ -54,22 +56,42 @@ func (c *command) progressStep(name string, step int) {
 	c.tellProgress(now)
 }
 
-// tellProgress tells the stream the trial's progress, unless it did less than
-// progressEvery ago.
+// tellProgress tells the stream the trial's progress; within progressEvery of the last time,
+// it tells it when that is over, so that a bar's last state before a quiet spell is told.
+// It holds tp.mu while it emits, so that none is told once stopProgress returned.
 func (c *command) tellProgress(now time.Time) {
 	tp := &c.metrics.progress
 	tp.mu.Lock()
-	if now.Sub(tp.said) < progressEvery {
-		tp.mu.Unlock()
+	defer tp.mu.Unlock()
+	if tp.stopped {
 		return
 	}
-	p := progressResult(tp.reader, true)
-	if p != nil {
-		tp.said = now
+	if wait := progressEvery - now.Sub(tp.said); wait > 0 {
+		if tp.timer == nil {
+			tp.timer = time.AfterFunc(wait, func() {
+				tp.mu.Lock()
+				tp.timer = nil
+				tp.mu.Unlock()
+				c.tellProgress(time.Now())
+			})
+		}
+		return
 	}
-	tp.mu.Unlock()
-	if p != nil {
+	if p := progressResult(tp.reader, true); p != nil {
+		tp.said = now
 		c.life.emit(event.Event{Kind: event.TaskProgress, Task: c.t, Attempt: c.turn.now, Progress: p})
+	}
+}
+
+// stopProgress ends the telling as the trial ends: its result holds where it stopped.
+func (c *command) stopProgress() {
+	tp := &c.metrics.progress
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	tp.stopped = true
+	if tp.timer != nil {
+		tp.timer.Stop()
+		tp.timer = nil
 	}
 }
 
