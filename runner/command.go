@@ -118,7 +118,7 @@ func (c *command) onLine(n int, stream, line string) {
 	if stream == "stdout" {
 		c.metrics.reader.Line(line)
 	}
-	c.progressLine(line)
+	c.metrics.progress.line(line)
 	c.gpu.line(line)
 	c.log.line(line)
 	c.life.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.turn.before + n, Stream: stream, Line: line})
@@ -128,7 +128,7 @@ func (c *command) onLine(n int, stream, line string) {
 // its metrics file at its end).
 func (c *command) metric(name string, v float64, step int) {
 	c.life.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.turn.now, Metric: name, Value: v, Step: step})
-	c.progressStep(name, step)
+	c.metrics.progress.step(name, step)
 }
 
 // ended decides what follows a failed attempt: a retry, the trial back to the line when it

@@ -13,7 +13,6 @@ import (
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
-	"github.com/runall/runall/runner/progress"
 	"github.com/runall/runall/runner/rounds"
 	"github.com/runall/runall/runner/sched"
 )
@@ -158,7 +157,7 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	}
 	c.metrics.set.Observe(c.metric)
 	c.metrics.reader = metric.NewReader(&c.metrics.set, t.MetricFormats)
-	c.metrics.progress.reader = progress.NewReader()
+	c.metrics.progress = newTrialProgress(c)
 	env = l.taskEnv(run, env, c.gpu.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: l.procs.table, KillWait: l.procs.grace, Mask: l.mask, OnStart: c.onStart}
@@ -170,7 +169,7 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	}
 	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, hooks)
 	if c.next.requeue != nil {
-		c.stopProgress()
+		c.metrics.progress.stop()
 		return *c.next.requeue
 	}
 	d := c.detail(dir, env, res.Outcome)
@@ -224,8 +223,7 @@ func (c *command) detail(dir string, env []string, out proc.Outcome) *event.Deta
 	c.gpu.detail(d)
 	c.host.detail(d)
 	d.Metrics, d.MetricSeries, d.MetricWarnings = c.readMetrics(dir, env, out.OK())
-	c.stopProgress()
-	d.Progress = progressResult(c.metrics.progress.reader, false)
+	d.Progress = c.metrics.progress.stop()
 	if out.Signal != 0 {
 		d.Signal = proc.SignalName(out.Signal)
 	}

@@ -17,9 +17,12 @@ import (
 // progressEvery is how often a trial's progress is told at most.
 const progressEvery = time.Second
 
-// trialProgress is what a command read of its progress.
+// trialProgress is what a command read of its progress, and the telling of it.
 type trialProgress struct {
-	reader  *progress.Reader
+	reader *progress.Reader
+	tell   func(*results.Progress) // tells the stream
+	warn   func(string)            // says a line that could not be read
+
 	mu      sync.Mutex  // all below: a metric's step may come from the metrics file's reader
 	said    time.Time   // when the stream was last told
 	timer   *time.Timer // tells it when progressEvery is over; nil when none waits
@@ -27,10 +30,24 @@ type trialProgress struct {
 	warned  bool        // a runall-progress line could not be read: said once
 }
 
-// progressLine reads one line of the command's output for its progress.
-func (c *command) progressLine(line string) {
+// newTrialProgress is the progress of command c, told on its stream.
+func newTrialProgress(c *command) trialProgress {
+	return trialProgress{
+		reader: progress.NewReader(),
+		tell: func(p *results.Progress) {
+			c.life.emit(event.Event{Kind: event.TaskProgress, Task: c.t, Progress: p})
+		},
+		warn: func(msg string) {
+			msg = c.mask.Replace(msg) + ": not read (docs/taskfile.md, progress)"
+			c.log.mark("progress: %s", msg)
+			c.life.emit(event.Event{Kind: event.RunStatus, Task: c.t, Line: c.t.Name + ": " + msg})
+		},
+	}
+}
+
+// line reads one line of the command's output.
+func (tp *trialProgress) line(line string) {
 	now := time.Now()
-	tp := &c.metrics.progress
 	read, err := tp.reader.Line(line, now)
 	if err != nil {
 		tp.mu.Lock()
@@ -38,29 +55,26 @@ func (c *command) progressLine(line string) {
 		tp.warned = true
 		tp.mu.Unlock()
 		if !said {
-			msg := c.mask.Replace(err.Error()) + ": not read (docs/taskfile.md, progress)"
-			c.log.mark("progress: %s", msg)
-			c.life.emit(event.Event{Kind: event.RunStatus, Task: c.t, Line: c.t.Name + ": " + msg})
+			tp.warn(err.Error())
 		}
 		return
 	}
 	if read {
-		c.tellProgress(now)
+		tp.told(now)
 	}
 }
 
-// progressStep reads a metric's step: the progress of a trial whose output says no other.
-func (c *command) progressStep(name string, step int) {
+// step reads a metric's step: the progress of a trial whose output says no other.
+func (tp *trialProgress) step(name string, n int) {
 	now := time.Now()
-	c.metrics.progress.reader.MetricStep(name, step, now)
-	c.tellProgress(now)
+	tp.reader.MetricStep(name, n, now)
+	tp.told(now)
 }
 
-// tellProgress tells the stream the trial's progress; within progressEvery of the last time,
-// it tells it when that is over, so that a bar's last state before a quiet spell is told.
-// It holds tp.mu while it emits, so that none is told once stopProgress returned.
-func (c *command) tellProgress(now time.Time) {
-	tp := &c.metrics.progress
+// told tells the stream the progress; within progressEvery of the last time, it tells it when
+// that is over, so that a bar's last state before a quiet spell is told. It holds mu while
+// it tells, so that none is told once stop returned.
+func (tp *trialProgress) told(now time.Time) {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	if tp.stopped {
@@ -72,20 +86,20 @@ func (c *command) tellProgress(now time.Time) {
 				tp.mu.Lock()
 				tp.timer = nil
 				tp.mu.Unlock()
-				c.tellProgress(time.Now())
+				tp.told(time.Now())
 			})
 		}
 		return
 	}
 	if p := progressResult(tp.reader, true); p != nil {
 		tp.said = now
-		c.life.emit(event.Event{Kind: event.TaskProgress, Task: c.t, Attempt: c.turn.now, Progress: p})
+		tp.tell(p)
 	}
 }
 
-// stopProgress ends the telling as the trial ends: its result holds where it stopped.
-func (c *command) stopProgress() {
-	tp := &c.metrics.progress
+// stop ends the telling as the trial ends (or goes back to the line): its result holds
+// where it stopped. It returns that.
+func (tp *trialProgress) stop() *results.Progress {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	tp.stopped = true
@@ -93,6 +107,7 @@ func (c *command) stopProgress() {
 		tp.timer.Stop()
 		tp.timer = nil
 	}
+	return progressResult(tp.reader, false)
 }
 
 // progressResult is what r read as a result records it, nil when nothing; with eta, the
