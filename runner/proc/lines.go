@@ -18,9 +18,9 @@ const drawnWait = 100 * time.Millisecond
 // progress bar drawn in place, which the log keeps on one line as the script drew it, what
 // reads progress reads at once, and what shows output may show as the newest state alone.
 // A piece that draws nothing (a bare "\r", Keras's backspaces before it) is left out. Where r has read deadlines (a pipe), a bar's
-// newest state is handed on once no more of it came for drawnWait, as an update; the line
-// it ends, when a newline ends it, is then that state again (the log writes only the
-// newline: taskLog). A line longer than maxLine is split; with mask, each piece is masked
+// newest state is handed on once no more of it came for drawnWait, as an update; when a
+// newline, not a \r, comes next, the line it ends is that state again (the log then writes
+// only the newline: taskLog), or that state with what was printed after it. A line longer than maxLine is split; with mask, each piece is masked
 // and its last Longest()-1 bytes go with the next piece instead, so no secret is cut in two.
 func readLines(r io.Reader, mask Masker, fn func(string)) {
 	s := splitter{fn: fn, mask: mask}
@@ -84,6 +84,7 @@ func (s *splitter) take(chunk []byte) {
 		if end < 0 {
 			end = len(chunk)
 		}
+		s.resume(chunk[:end])
 		if room := maxLine - len(s.partial); end > room {
 			s.partial, chunk = append(s.partial, chunk[:room]...), chunk[room:]
 			s.partial, s.early = emitSplit(s.partial, s.mask, s.fn), ""
@@ -126,10 +127,19 @@ func (s *splitter) endCR(rest []byte) []byte {
 	}
 	if len(bytes.Trim(s.partial, "\b\r")) > 0 { // backspaces at the line's start draw nothing
 		s.fn(string(s.partial))
+	}
+	s.partial, s.drawn, s.early = s.partial[:0], true, ""
+	return rest
+}
+
+// resume takes up a bar's state handed on early again when more text follows it on its line
+// (a print after the bar, not a \r): the piece is then the whole of what the line shows.
+// Backspaces alone (Keras's, before its next \r) draw nothing and do not.
+func (s *splitter) resume(more []byte) {
+	if s.early != "" && len(s.partial) == 0 && len(bytes.Trim(more, "\b")) > 0 {
+		s.partial = append(s.partial, s.early...)
 		s.early = ""
 	}
-	s.partial, s.drawn = s.partial[:0], true
-	return rest
 }
 
 // end hands on what is left when the stream ends: the last state, shown as a line.

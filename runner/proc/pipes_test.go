@@ -86,7 +86,8 @@ func TestReadLinesBarBeforeNewline(t *testing.T) {
 
 // From a pipe, a bar's newest state is handed on once it stood still for drawnWait, before
 // the next update or the newline that ends it: a loop of s/it draws its next state minutes
-// later. The newline then ends the line with that state; Keras's backspaces draw nothing.
+// later. The newline then ends the line with that state; Keras's backspaces draw nothing;
+// text printed after the bar on its line makes the line all it shows.
 func TestReadLinesDrawnStateFromPipe(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -112,6 +113,10 @@ func TestReadLinesDrawnStateFromPipe(t *testing.T) {
 	next(" 2/4 [=====>.] - ETA: 2s\r")
 	w.Write([]byte("\n"))
 	next(" 2/4 [=====>.] - ETA: 2s")
+	w.Write([]byte("\r 3/4 [=======>] - ETA: 1s"))
+	next(" 3/4 [=======>] - ETA: 1s\r")
+	w.Write([]byte("{'loss': 0.5}\n")) // printed after the bar, on its line
+	next(" 3/4 [=======>] - ETA: 1s{'loss': 0.5}")
 	w.Write([]byte("done\n"))
 	next("done")
 	w.Close()
