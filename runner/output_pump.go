@@ -48,10 +48,10 @@ func startOutput(o output.Options, mode output.Mode, updateInterval time.Duratio
 	return e
 }
 
-// Event hands ev to the pump; it never waits for it. Metrics and progress are not drawn:
-// the output shows the lines they came in.
+// Event hands ev to the pump; it never waits for it. Metrics are not drawn: the output
+// shows the lines they came in.
 func (e *outputPump) Event(ev event.Event, emit func(event.Event)) {
-	if ev.Kind != event.TaskMetric && ev.Kind != event.TaskProgress {
+	if ev.Kind != event.TaskMetric {
 		e.queue.Event(ev, emit)
 	}
 }

@@ -23,20 +23,21 @@ type jsonOutput struct {
 
 // jsonEvent is every event's object; fields that do not apply to a kind are left out.
 type jsonEvent struct {
-	Time     string         `json:"time"`
-	Event    string         `json:"event"`
-	Task     string         `json:"task,omitempty"`
-	TaskID   *int           `json:"task_id,omitempty"`
-	Attempt  int            `json:"attempt,omitempty"`
-	Devices  []string       `json:"devices,omitempty"`
-	Stream   string         `json:"stream,omitempty"`
-	Line     *string        `json:"line,omitempty"`
-	Status   results.Status `json:"status,omitempty"`
-	ExitCode *int           `json:"exit_code,omitempty"`
-	Duration *float64       `json:"duration_seconds,omitempty"`
-	Reason   string         `json:"reason,omitempty"`
-	Memory   *uint64        `json:"gpu_memory_bytes,omitempty"`      // memory: what it holds now
-	Peak     *uint64        `json:"peak_gpu_memory_bytes,omitempty"` // memory: the most it has held
+	Time     string            `json:"time"`
+	Event    string            `json:"event"`
+	Task     string            `json:"task,omitempty"`
+	TaskID   *int              `json:"task_id,omitempty"`
+	Attempt  int               `json:"attempt,omitempty"`
+	Devices  []string          `json:"devices,omitempty"`
+	Stream   string            `json:"stream,omitempty"`
+	Line     *string           `json:"line,omitempty"`
+	Status   results.Status    `json:"status,omitempty"`
+	ExitCode *int              `json:"exit_code,omitempty"`
+	Duration *float64          `json:"duration_seconds,omitempty"`
+	Reason   string            `json:"reason,omitempty"`
+	Memory   *uint64           `json:"gpu_memory_bytes,omitempty"`      // memory: what it holds now
+	Peak     *uint64           `json:"peak_gpu_memory_bytes,omitempty"` // memory: the most it has held
+	Progress *results.Progress `json:"progress,omitempty"`              // progress: how far its output says it came
 }
 
 // jsonRunEnd is the last object: the run's outcome and every command's result, the same
@@ -114,6 +115,8 @@ func (j *jsonOutput) Event(ev event.Event) {
 		e.Reason = ev.Reason
 	case event.TaskMemory:
 		e.Memory, e.Peak = &ev.Memory, &ev.Peak
+	case event.TaskProgress:
+		e.Progress = ev.Progress
 	}
 	j.enc.Encode(e)
 }

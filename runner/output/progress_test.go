@@ -1,0 +1,57 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// A running trial's ETA in the live view is what its output says (its progress), counted
+// down from when it said it, before what its earlier runs took; without progress, the
+// estimate from history stays.
+func TestLiveETAFromProgress(t *testing.T) {
+	task := &plan.Task{ID: 1, Name: "train", Cmd: "train", ShowOutput: true}
+	p := &plan.Plan{Config: plan.Config{MaxParallel: 4, ShowTaskTimes: true}, Tasks: []*plan.Task{task}}
+	c := &outClock{now: outT0}
+	var buf bytes.Buffer
+	l := newTestLive(p, &buf, c, 100, 20, false) // history says train takes 30 s
+	l.Event(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1, Time: outT0})
+	n := l.rs.node(task)
+	if got := l.timeText(n, stRunning, outT0.Add(5*time.Second)); got != "5.0s eta 25.0s" {
+		t.Fatalf("before any progress: %q, want the estimate from history", got)
+	}
+	prog := &results.Progress{Iter: 20, Of: 40, Rate: 0.5, Unit: "it", Source: "bar", ETASeconds: 40}
+	l.Event(event.Event{Kind: event.TaskProgress, Task: task, Progress: prog, Time: outT0.Add(10 * time.Second)})
+	if got := l.timeText(n, stRunning, outT0.Add(13*time.Second)); got != "13.0s eta 37.0s" {
+		t.Fatalf("with progress: %q, want its ETA less the 3 s since it was said", got)
+	}
+}
+
+// --output json has a progress event per progress told, with its figures.
+func TestJSONProgress(t *testing.T) {
+	task := &plan.Task{ID: 7, Name: "train", Cmd: "train"}
+	c := &outClock{now: outT0}
+	var buf bytes.Buffer
+	out := NewJSON(Options{Plan: &plan.Plan{Tasks: []*plan.Task{task}}, W: &buf, Now: c.Now})
+	out.Event(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1, Time: outT0})
+	prog := &results.Progress{Iter: 3, Of: 10, Rate: 1.5, Unit: "step", Source: "bar", ETASeconds: 4.7}
+	out.Event(event.Event{Kind: event.TaskProgress, Task: task, Attempt: 1, Progress: prog, Time: outT0})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var got struct {
+		Event    string           `json:"event"`
+		TaskID   int              `json:"task_id"`
+		Progress results.Progress `json:"progress"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Event != "progress" || got.TaskID != 7 || got.Progress != *prog {
+		t.Fatalf("got %+v from %s, want a progress event with %+v", got, lines[len(lines)-1], *prog)
+	}
+}
