@@ -47,10 +47,29 @@ func parseLine(s string, k *kerasState) (u update, ok bool, err error) {
 			return u, true, nil
 		}
 	}
-	if strings.Contains(s, " [") {
+	if mayBeTqdm(s) {
 		u, ok = parseTqdm(s)
 	}
 	return u, ok, nil
+}
+
+// mayBeTqdm reports whether s can match tqdmRE at all: a "/" and a " [" before a digit (the
+// time elapsed). Most lines of most output are not bars and run no regexp.
+func mayBeTqdm(s string) bool {
+	if strings.IndexByte(s, '/') < 0 {
+		return false
+	}
+	for i := strings.Index(s, " ["); i >= 0; {
+		if i+2 < len(s) && '0' <= s[i+2] && s[i+2] <= '9' {
+			return true
+		}
+		j := strings.Index(s[i+2:], " [")
+		if j < 0 {
+			return false
+		}
+		i += 2 + j
+	}
+	return false
 }
 
 // parseRunall reads "runall-progress iter=N [of=M]".

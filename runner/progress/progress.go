@@ -125,13 +125,32 @@ func (r *Reader) MetricStep(name string, step int, now time.Time) {
 	r.update(update{key: barKey{source: FromMetric, label: name}, n: float64(step), unit: "step"}, now)
 }
 
+// maxBars bounds the bars a reader follows: a script that writes a new label on each bar
+// (a loss in its desc) leaves out the bar that moved least, not the newest.
+const maxBars = 64
+
 func (r *Reader) update(u update, now time.Time) {
 	b := r.bars[u.key]
 	if b == nil {
+		if len(r.bars) >= maxBars {
+			r.dropLeastMoved()
+		}
 		b = &bar{}
 		r.bars[u.key] = b
 	}
 	b.see(u, now)
+}
+
+// dropLeastMoved forgets the bar that moved least (of those, the one seen longest ago).
+func (r *Reader) dropLeastMoved() {
+	var least *bar
+	var key barKey
+	for k, b := range r.bars {
+		if least == nil || b.advances < least.advances || b.advances == least.advances && b.at.Before(least.at) {
+			least, key = b, k
+		}
+	}
+	delete(r.bars, key)
 }
 
 // Progress is the progress of the bar the reader follows; ok is false before any.

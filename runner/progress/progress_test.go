@@ -233,3 +233,36 @@ func TestNotProgress(t *testing.T) {
 		}
 	}
 }
+
+// A script that gives each bar a new label keeps the reader's bars bounded; the bar that
+// moves most is still followed.
+func TestBarsBounded(t *testing.T) {
+	r := NewReader()
+	for i := range 1000 {
+		at := t0.Add(time.Duration(i) * time.Second)
+		r.Line(" 50%| | "+strconv.Itoa(i)+"/2000 [00:01<00:01, 5.00it/s]", at)
+		r.Line("loss "+strings.Repeat("x", i%300)+": 1/2 [00:01<00:01, 1.00it/s]", at)
+	}
+	if len(r.bars) > maxBars {
+		t.Fatalf("%d bars kept, want at most %d", len(r.bars), maxBars)
+	}
+	if p, _ := r.Progress(); p.N != 999 || p.Total != 2000 {
+		t.Fatalf("following %v of %v, want the bar that moved: 999 of 2000", p.N, p.Total)
+	}
+}
+
+func BenchmarkReaderLine(b *testing.B) {
+	for _, c := range []struct{ name, line string }{
+		{"log line", "2026-01-02 12:00:01 [INFO] loading shard 5 of 10 from /data/train"},
+		{"tqdm", " 45%|████▌     | 45/100 [00:09<00:11,  4.93it/s]\r"},
+		{"keras", " 12/100 [==>...........................] - ETA: 3s - loss: 0.1234"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			r := NewReader()
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Line(c.line, t0)
+			}
+		})
+	}
+}
