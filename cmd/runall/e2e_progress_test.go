@@ -98,4 +98,23 @@ func TestProgressFromOutput(t *testing.T) {
 	if states, lines := strings.Count(drawn, "/40 ["), strings.Count(drawn, "\n"); states != 41 || lines > 1 || !strings.Contains(drawn, "4.00it/s]\r 50%|") {
 		t.Errorf("log: %d states of the bar on %d lines, want 41 redrawn with \\r on its one line\n%q", states, lines, log)
 	}
+
+	// --output json: progress events, the first of each trial at once (the release is there:
+	// the bar runs through in less than the second between two).
+	r = e.run("--log-dir", "logs", "--output", "json", testdata("progress.yml"))
+	r.wantCode(t, 0)
+	seen := map[string]bool{}
+	for line := range strings.Lines(r.stdout) {
+		var ev struct {
+			Event    string        `json:"event"`
+			Task     string        `json:"task"`
+			Progress *progressJSON `json:"progress"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Event == "progress" && ev.Progress != nil {
+			seen[ev.Task+" "+ev.Progress.Source] = true
+		}
+	}
+	if !seen["steps runall-progress"] || !seen["bar bar"] {
+		t.Errorf("--output json: progress events of %v, want steps' runall-progress and bar's tqdm bar\n%v", seen, r)
+	}
 }
