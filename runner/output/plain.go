@@ -95,11 +95,20 @@ func (p *plainOutput) showUpdate(n *taskNode, line string, now time.Time) bool {
 	if !strings.HasSuffix(line, "\r") {
 		return true
 	}
+	if blankUpdate(line) {
+		return false
+	}
 	if last, ok := p.updated[n]; ok && now.Sub(last) < p.o.StatusEvery {
 		return false
 	}
 	p.updated[n] = now
 	return true
+}
+
+// blankUpdate reports whether line is an update of a bar that draws blanks: tqdm clearing
+// its bar before a line is written over it. Nothing to show.
+func blankUpdate(line string) bool {
+	return strings.HasSuffix(line, "\r") && strings.TrimSpace(cleanLine(line)) == ""
 }
 
 func (p *plainOutput) prefixOf(n *taskNode) string {

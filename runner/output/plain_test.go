@@ -241,9 +241,11 @@ func TestPlainBarUpdates(t *testing.T) {
 	at := func(d time.Duration, line string) {
 		out.Event(event.Event{Kind: event.TaskOutput, Task: task, Stream: "stderr", Line: line, Time: outT0.Add(d)})
 	}
+	at(0, "                \r") // a bar cleared before its first state: not its first update
 	for i := range 40 {
 		at(time.Duration(i)*time.Second, fmt.Sprintf("%3d%%|  | %d/40 [00:%02d<00:10, 1.00it/s]\r", i*100/40, i, i))
 	}
+	at(39*time.Second, "                                      \r") // tqdm clears its bar: nothing shown
 	at(40*time.Second, "100%|  | 40/40 [00:40<00:00, 1.00it/s]")
 	at(41*time.Second, "done")
 	want := "[train]   0%|  | 0/40 [00:00<00:10, 1.00it/s]\n" +

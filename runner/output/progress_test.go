@@ -55,3 +55,16 @@ func TestJSONProgress(t *testing.T) {
 		t.Fatalf("got %+v from %s, want a progress event with %+v", got, lines[len(lines)-1], *prog)
 	}
 }
+
+// A bar cleared with blanks (tqdm, before a line is written over it) leaves the live view's
+// row showing what it showed.
+func TestLiveKeepsLineOverBlankUpdate(t *testing.T) {
+	task := &plan.Task{ID: 1, Name: "train", Cmd: "train", ShowOutput: true}
+	rs := newRunState(&plan.Plan{Tasks: []*plan.Task{task}}, nil)
+	for _, line := range []string{" 50%| 5/10\r", "                    \r"} {
+		rs.apply(event.Event{Kind: event.TaskOutput, Task: task, Stream: "stderr", Line: line}, outT0)
+	}
+	if got := rs.node(task).last; got != " 50%| 5/10\r" {
+		t.Fatalf("row shows %q, want the bar's state", got)
+	}
+}

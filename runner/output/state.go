@@ -272,7 +272,7 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 	n = rs.node(ev.Task)
 	switch ev.Kind {
 	case event.TaskOutput:
-		if ev.Task.ShowOutput {
+		if ev.Task.ShowOutput && !blankUpdate(ev.Line) {
 			n.last = ev.Line
 		}
 	case event.TaskWaiting:
