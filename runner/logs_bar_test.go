@@ -26,14 +26,15 @@ func TestLogKeepsBarsAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tails tailBuffer
-	for _, s := range []string{"start", " 10%| 1/10\r", " 50%| 5/10\r", "100%| 10/10", "eval 1/2\r", "eval 1/2", "done"} {
+	for _, s := range []string{"start", " 10%| 1/10\r", " 50%| 5/10\r", "100%| 10/10", "eval 1/2\r", "eval 1/2", "done", "2/9\r"} {
 		tl.line(s)
 		tails.add("stderr", s)
 	}
+	tl.mark("attempt 1: killed") // the bar left mid-line: the mark starts a line
 	tl.close()
 	l.close()
 	for path, want := range map[string]string{
-		l.taskLogPath(task): "start\n 10%| 1/10\r 50%| 5/10\r100%| 10/10\neval 1/2\r\ndone\n",
+		l.taskLogPath(task): "start\n 10%| 1/10\r 50%| 5/10\r100%| 10/10\neval 1/2\r\ndone\n2/9\r\n== attempt 1: killed\n",
 		combined:            "start\n100%| 10/10\neval 1/2\ndone\n",
 	} {
 		b, err := os.ReadFile(path)
@@ -44,7 +45,7 @@ func TestLogKeepsBarsAsWritten(t *testing.T) {
 			t.Errorf("%s: %q, want %q", filepath.Base(path), b, want)
 		}
 	}
-	if got, want := tails.lines("stderr"), []string{"start", "100%| 10/10", "eval 1/2", "done"}; !slices.Equal(got, want) {
+	if got, want := tails.lines("stderr"), []string{"start", "100%| 10/10", "eval 1/2", "done", "2/9"}; !slices.Equal(got, want) {
 		t.Errorf("tails %q, want %q", got, want)
 	}
 }
