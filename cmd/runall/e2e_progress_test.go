@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // progressJSON is a task's progress as /api/run and results.json give it.
@@ -117,4 +119,31 @@ func TestProgressFromOutput(t *testing.T) {
 	if !seen["steps runall-progress"] || !seen["bar bar"] {
 		t.Errorf("--output json: progress events of %v, want steps' runall-progress and bar's tqdm bar\n%v", seen, r)
 	}
+}
+
+// The live page in a browser: a running trial's progress under its status, and its log
+// showing the bar's newest state alone, not every state it drew.
+func TestProgressOnThePage(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	release := e.path("release")
+	e.env = append(e.env, "PROGRESS_RELEASE="+release)
+	ctx := browser(t)
+	p := e.start("--log-dir", "logs", "--serve", "127.0.0.1:0", testdata("progress.yml"))
+	t.Cleanup(func() { _ = os.WriteFile(release, nil, 0o644) })
+	url := served(p)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(ctx, t, "the bar's progress under its status", pageJS+
+		`status("bar") === "running" && row("bar").cells[2].textContent.includes("20/40 it · 4 it/s · 5.0s left")`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](pageJS+`row("bar").querySelector("a.log").click()`)); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(ctx, t, "the bar's log at its newest state alone", `!document.getElementById("log").hidden && `+
+		`document.querySelector("#log pre").textContent.includes("| 20/40 [") && !document.querySelector("#log pre").textContent.includes("| 19/40 [")`)
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.wait().wantCode(t, 0)
 }
