@@ -121,7 +121,8 @@ func TestProgressFromOutput(t *testing.T) {
 	}
 }
 
-// The live page in a browser: a running trial's progress under its status, and its log
+// The live page in a browser: a running trial's progress under its status and in the run's
+// ETA, and its log
 // showing the bar's newest state alone, not every state it drew.
 func TestProgressOnThePage(t *testing.T) {
 	t.Parallel()
@@ -136,7 +137,7 @@ func TestProgressOnThePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPage(ctx, t, "the bar's progress under its status", pageJS+
-		`status("bar") === "running" && row("bar").cells[2].textContent.includes("20/40 it · 4 it/s · 5.0s left")`)
+		`status("bar") === "running" && row("bar").cells[2].textContent.includes("20/40 it · 4 it/s · 5.0s left") && document.body.textContent.includes("(from the running trials' progress")`)
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](pageJS+`row("bar").querySelector("a.log").click()`)); err != nil {
 		t.Fatal(err)
 	}
