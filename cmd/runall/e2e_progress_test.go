@@ -122,8 +122,7 @@ func TestProgressFromOutput(t *testing.T) {
 }
 
 // The live page in a browser: a running trial's progress under its status and in the run's
-// ETA, and its log
-// showing the bar's newest state alone, not every state it drew.
+// ETA, and its log showing the bar's newest state alone, not every state it drew.
 func TestProgressOnThePage(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
