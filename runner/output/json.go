@@ -19,6 +19,7 @@ type jsonOutput struct {
 	status  results.Status // from RunEnded, for a Close without results
 	closed  bool
 	scratch jsonEvent
+	bars    barUpdates // a bar's updates: one a StatusEvery
 }
 
 // jsonEvent is every event's object; fields that do not apply to a kind are left out.
@@ -67,7 +68,7 @@ func NewJSON(o Options) Output {
 	o = withDefaults(o)
 	enc := json.NewEncoder(o.W) // one Write per object
 	enc.SetEscapeHTML(false)
-	return &jsonOutput{o: o, rs: newRunState(o.Plan, o.ParentOf), enc: enc, start: o.Now()}
+	return &jsonOutput{o: o, rs: newRunState(o.Plan, o.ParentOf), enc: enc, start: o.Now(), bars: newBarUpdates(o.StatusEvery)}
 }
 
 func jsonTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -96,7 +97,7 @@ func (j *jsonOutput) Event(ev event.Event) {
 	e.Task, e.TaskID, e.Attempt = j.rs.label(n), &ev.Task.ID, ev.Attempt
 	switch ev.Kind {
 	case event.TaskOutput:
-		if !ev.Task.ShowOutput {
+		if !ev.Task.ShowOutput || !j.bars.show(n, ev.Line, now) {
 			return
 		}
 		line := cleanLine(ev.Line)

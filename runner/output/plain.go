@@ -18,8 +18,8 @@ type plainOutput struct {
 	rs         *runState
 	start      time.Time
 	lastStatus time.Time
-	prefix     map[*taskNode]string    // "[name] ", built once per task
-	updated    map[*taskNode]time.Time // when a bar's update was last printed
+	prefix     map[*taskNode]string // "[name] ", built once per task
+	bars       barUpdates
 	buf        []byte
 	closed     bool
 }
@@ -28,7 +28,7 @@ type plainOutput struct {
 func NewPlain(o Options) Output {
 	o = withDefaults(o)
 	now := o.Now()
-	return &plainOutput{o: o, rs: newRunState(o.Plan, o.ParentOf), start: now, lastStatus: now, prefix: make(map[*taskNode]string), updated: make(map[*taskNode]time.Time)}
+	return &plainOutput{o: o, rs: newRunState(o.Plan, o.ParentOf), start: now, lastStatus: now, prefix: make(map[*taskNode]string), bars: newBarUpdates(o.StatusEvery)}
 }
 
 // withDefaults fills in what Options may leave out.
@@ -70,7 +70,7 @@ func (p *plainOutput) Event(ev event.Event) {
 	}
 	switch ev.Kind {
 	case event.TaskOutput:
-		if ev.Task.ShowOutput && p.showUpdate(n, ev.Line, now) {
+		if ev.Task.ShowOutput && p.bars.show(n, ev.Line, now) {
 			p.line(p.prefixOf(n), cleanLine(ev.Line))
 		}
 	case event.TaskWaiting:
@@ -86,29 +86,6 @@ func (p *plainOutput) Event(ev event.Event) {
 	case event.TaskSkipped:
 		p.line(p.prefixOf(n), withReason("skipped", ev.Reason))
 	}
-}
-
-// showUpdate reports whether a line is to be printed: every line is, but of a bar's updates
-// drawn in place (a line ending in \r) only one a StatusEvery per task, so that a bar does not
-// flood a log that keeps every line; the bar's last state ends with a newline and is printed.
-func (p *plainOutput) showUpdate(n *taskNode, line string, now time.Time) bool {
-	if !strings.HasSuffix(line, "\r") {
-		return true
-	}
-	if blankUpdate(line) {
-		return false
-	}
-	if last, ok := p.updated[n]; ok && now.Sub(last) < p.o.StatusEvery {
-		return false
-	}
-	p.updated[n] = now
-	return true
-}
-
-// blankUpdate reports whether line is an update of a bar that draws blanks: tqdm clearing
-// its bar before a line is written over it. Nothing to show.
-func blankUpdate(line string) bool {
-	return strings.HasSuffix(line, "\r") && strings.TrimSpace(cleanLine(line)) == ""
 }
 
 func (p *plainOutput) prefixOf(n *taskNode) string {

@@ -68,3 +68,26 @@ func TestLiveKeepsLineOverBlankUpdate(t *testing.T) {
 		t.Fatalf("row shows %q, want the bar's state", got)
 	}
 }
+
+// --output json keeps a bar's updates as plain does: one a StatusEvery, and its last line.
+func TestJSONBarUpdates(t *testing.T) {
+	task := &plan.Task{ID: 1, Name: "train", Cmd: "true", ShowOutput: true}
+	c := &outClock{now: outT0}
+	var buf bytes.Buffer
+	out := NewJSON(Options{Plan: &plan.Plan{Tasks: []*plan.Task{task}}, W: &buf, Now: c.Now, StatusEvery: 30 * time.Second})
+	for i := range 40 {
+		out.Event(event.Event{Kind: event.TaskOutput, Task: task, Stream: "stderr", Line: strings.Repeat("#", i+1) + "\r", Time: outT0.Add(time.Duration(i) * time.Second)})
+	}
+	out.Event(event.Event{Kind: event.TaskOutput, Task: task, Stream: "stderr", Line: "done", Time: outT0.Add(41 * time.Second)})
+	var lines []string
+	for l := range strings.Lines(buf.String()) {
+		var ev struct{ Line string }
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, ev.Line)
+	}
+	if want := []string{"#", strings.Repeat("#", 31), "done"}; strings.Join(lines, "|") != strings.Join(want, "|") {
+		t.Fatalf("output events' lines %q, want %q", lines, want)
+	}
+}
