@@ -266,3 +266,22 @@ func BenchmarkReaderLine(b *testing.B) {
 		})
 	}
 }
+
+// Keras's verbose=2 prints one line an epoch, as keras/src/utils/progbar.py's Progbar.update
+// writes it (f"{count} - {now - self._start:.0f}s", " -" and _format_time's " 250ms/step",
+// the metrics): the whole fit's steps, at the rate it says.
+func TestKerasVerbose2(t *testing.T) {
+	r := NewReader()
+	for i, line := range []string{
+		"Epoch 1/3", "12/12 - 3s - 250ms/step - loss: 0.1000 - val_loss: 0.1200",
+		"Epoch 2/3", "12/12 - 3s - 250ms/step - loss: 0.0800 - val_loss: 0.1100",
+	} {
+		if _, err := r.Line(line, t0.Add(time.Duration(i)*3*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, _ := r.Progress()
+	if eta, ok := p.ETA(); p.N != 24 || p.Total != 36 || p.Rate != 4 || p.Unit != "step" || !ok || eta != 3*time.Second {
+		t.Fatalf("got %+v (eta %v), want 24 of 36 steps at 4/s, 3s left", p, eta)
+	}
+}
