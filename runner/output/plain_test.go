@@ -248,10 +248,13 @@ func TestPlainBarUpdates(t *testing.T) {
 	at(39*time.Second, "                                      \r") // tqdm clears its bar: nothing shown
 	at(40*time.Second, "100%|  | 40/40 [00:40<00:00, 1.00it/s]")
 	at(41*time.Second, "done")
+	at(100*time.Second, "saving\r") // shown: 30 s since the last
+	at(101*time.Second, "saving")    // the state shown, ended by its newline: not again
 	want := "[train]   0%|  | 0/40 [00:00<00:10, 1.00it/s]\n" +
 		"[train]  75%|  | 30/40 [00:30<00:10, 1.00it/s]\n" +
 		"[train] 100%|  | 40/40 [00:40<00:00, 1.00it/s]\n" +
-		"[train] done\n"
+		"[train] done\n" +
+		"[train] saving\n"
 	if buf.String() != want {
 		t.Errorf("plain output\n got %q\nwant %q", buf.String(), want)
 	}
