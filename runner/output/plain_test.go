@@ -249,7 +249,7 @@ func TestPlainBarUpdates(t *testing.T) {
 	at(40*time.Second, "100%|  | 40/40 [00:40<00:00, 1.00it/s]")
 	at(41*time.Second, "done")
 	at(100*time.Second, "saving\r") // shown: 30 s since the last
-	at(101*time.Second, "saving")    // the state shown, ended by its newline: not again
+	at(101*time.Second, "saving")   // the state shown, ended by its newline: not again
 	want := "[train]   0%|  | 0/40 [00:00<00:10, 1.00it/s]\n" +
 		"[train]  75%|  | 30/40 [00:30<00:10, 1.00it/s]\n" +
 		"[train] 100%|  | 40/40 [00:40<00:00, 1.00it/s]\n" +
