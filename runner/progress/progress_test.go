@@ -285,3 +285,22 @@ func TestKerasVerbose2(t *testing.T) {
 		t.Fatalf("got %+v (eta %v), want 24 of 36 steps at 4/s, 3s left", p, eta)
 	}
 }
+
+// A physical line holding a bar's every update (\r-separated, as a log keeps them) reads as
+// its last state.
+func TestPhysicalLines(t *testing.T) {
+	for _, c := range []struct {
+		file     string
+		n, total float64
+	}{{"tqdm-total.txt", 40, 40}, {"tqdm-slow.txt", 4, 4}, {"keras3.txt", 24, 24}} {
+		r := NewReader()
+		for line := range strings.SplitSeq(string(recorded(t, c.file)), "\n") {
+			if _, err := r.Line(line, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if p, ok := r.Progress(); !ok || p.N != c.n || p.Total != c.total {
+			t.Errorf("%s: %+v, want %v of %v", c.file, p, c.n, c.total)
+		}
+	}
+}
