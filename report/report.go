@@ -147,8 +147,12 @@ func (p *page) summary() {
 		facts = append(facts, tookOrRunning(r)+humanDuration(d))
 	}
 	facts = append(facts, esc(countLine(r.Tasks)))
-	if left, ok := eta(r.Tasks, p.end); ok && r.FinishedAt.IsZero() {
-		facts = append(facts, "ETA about "+humanDuration(left)+" (from the trials ended so far)")
+	if left, ok, byProgress := eta(r.Tasks, p.end); ok && r.FinishedAt.IsZero() {
+		from := " (from the trials ended so far)"
+		if byProgress {
+			from = " (from the running trials' progress and the trials ended so far)"
+		}
+		facts = append(facts, "ETA about "+humanDuration(left)+from)
 	}
 	p.printf("%s</p>\n", strings.Join(facts, " · "))
 	if o := r.Objective; o != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -63,10 +64,11 @@ type command struct {
 }
 
 // trialMetrics is what a command reported of its metrics: in its output (the reader reads
-// its stdout in the task's formats) and its metrics file at its end.
+// its stdout in the task's formats) and its metrics file at its end; and of its progress.
 type trialMetrics struct {
-	set    metric.Set
-	reader *metric.Reader
+	set      metric.Set
+	reader   *metric.Reader
+	progress trialProgress
 }
 
 // turn counts a command's attempts.
@@ -99,6 +101,7 @@ func (c *command) started(n int) {
 	c.turn.now = attempt
 	c.gpu.restart()
 	c.metrics.reader.Restart()
+	c.metrics.progress.reader.Restart()
 	c.host.restart()
 	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.mask.Replace(c.cmd))
 	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.turn.passedOver}
@@ -115,6 +118,7 @@ func (c *command) onLine(n int, stream, line string) {
 	if stream == "stdout" {
 		c.metrics.reader.Line(line)
 	}
+	c.metrics.progress.line(line)
 	c.gpu.line(line)
 	c.log.line(line)
 	c.life.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.turn.before + n, Stream: stream, Line: line})
@@ -124,6 +128,7 @@ func (c *command) onLine(n int, stream, line string) {
 // its metrics file at its end).
 func (c *command) metric(name string, v float64, step int) {
 	c.life.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.turn.now, Metric: name, Value: v, Step: step})
+	c.metrics.progress.step(name, step)
 }
 
 // ended decides what follows a failed attempt: a retry, the trial back to the line when it
@@ -271,6 +276,10 @@ func (b *tailBuffer) add(stream, line string) {
 	if stream == "stderr" {
 		buf = &b.stderr
 	}
+	if n := len(*buf); n > 0 && strings.HasSuffix((*buf)[n-1], "\r") {
+		(*buf)[n-1] = line // a bar's update: the next one draws over it
+		return
+	}
 	if len(*buf) >= tailKeep {
 		*buf = append((*buf)[:0], (*buf)[1:]...)
 	}
@@ -280,8 +289,13 @@ func (b *tailBuffer) add(stream, line string) {
 func (b *tailBuffer) lines(stream string) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	buf := b.stdout
 	if stream == "stderr" {
-		return slices.Clone(b.stderr)
+		buf = b.stderr
 	}
-	return slices.Clone(b.stdout)
+	out := slices.Clone(buf)
+	for i, l := range out {
+		out[i] = strings.TrimSuffix(l, "\r")
+	}
+	return out
 }

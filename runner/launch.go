@@ -157,6 +157,7 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	}
 	c.metrics.set.Observe(c.metric)
 	c.metrics.reader = metric.NewReader(&c.metrics.set, t.MetricFormats)
+	c.metrics.progress = newTrialProgress(c)
 	env = l.taskEnv(run, env, c.gpu.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: l.procs.table, KillWait: l.procs.grace, Mask: l.mask, OnStart: c.onStart}
@@ -168,6 +169,7 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	}
 	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, hooks)
 	if c.next.requeue != nil {
+		c.metrics.progress.stop()
 		return *c.next.requeue
 	}
 	d := c.detail(dir, env, res.Outcome)
@@ -221,6 +223,7 @@ func (c *command) detail(dir string, env []string, out proc.Outcome) *event.Deta
 	c.gpu.detail(d)
 	c.host.detail(d)
 	d.Metrics, d.MetricSeries, d.MetricWarnings = c.readMetrics(dir, env, out.OK())
+	d.Progress = c.metrics.progress.stop()
 	if out.Signal != 0 {
 		d.Signal = proc.SignalName(out.Signal)
 	}

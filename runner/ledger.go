@@ -108,7 +108,7 @@ func recordDetail(res *results.Task, d *event.Detail) {
 		res.Signal = d.Signal
 	}
 	res.Metrics, res.MetricSeries, res.MetricWarnings = d.Metrics, d.MetricSeries, d.MetricWarnings
-	res.Resumes = d.Resumes
+	res.Resumes, res.Progress = d.Resumes, d.Progress
 	if d.Lineage != nil {
 		res.Lineage = d.Lineage
 	}

@@ -90,12 +90,31 @@ type taskLog struct {
 	combined *batchFile   // nil when unset
 	extra    *batchFile   // nil when unset
 	warn     func(string) // says that a log could not be written, once per file
+
+	mu    sync.Mutex // drawn: runall's marks may come from another goroutine than the lines
+	drawn string     // the bar's state the own log drew last, "" after a line
 }
 
 // line writes one line of output everywhere; mark writes runall's own note (an attempt's
-// start and end) to the task's log alone.
+// start and end) to the task's log alone. An update of a bar drawn in place (a piece ending
+// in \r) goes to the task's own log alone, as the script drew it, with no newline: the log
+// holds each bar on one line, redrawn, as a terminal shows it. The logs that tasks share
+// (log-path) get the bar's last state, the line that ends it.
 func (tl *taskLog) line(s string) {
-	tl.own.write(s+"\n", tl.warn)
+	tl.mu.Lock()
+	switch {
+	case strings.HasSuffix(s, "\r"):
+		tl.own.write(s, tl.warn)
+		tl.drawn = s[:len(s)-1]
+		tl.mu.Unlock()
+		return
+	case tl.drawn != "" && s == tl.drawn:
+		tl.own.write("\n", tl.warn) // the state just drawn ends its line (proc's readLines)
+	default:
+		tl.own.write(s+"\n", tl.warn)
+	}
+	tl.drawn = ""
+	tl.mu.Unlock()
 	if tl.combined != nil {
 		tl.combined.write(s+"\n", tl.warn)
 	}
@@ -105,6 +124,12 @@ func (tl *taskLog) line(s string) {
 }
 
 func (tl *taskLog) mark(format string, args ...any) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.drawn != "" { // a bar is drawn on the line: the mark goes on a line of its own
+		tl.own.write("\n", tl.warn)
+		tl.drawn = ""
+	}
 	tl.own.write(fmt.Sprintf("== "+format+"\n", args...), tl.warn)
 }
 

@@ -127,7 +127,10 @@ type Task struct {
 	Resumes []Resume `json:"resumes,omitempty"`
 	// Lineage is a pbt trial's exploits (early-stop: {method: pbt}), in order: at each, the
 	// trial whose checkpoint it continued from and the values it went on with.
-	Lineage    []Exploit `json:"lineage,omitempty"`
+	Lineage []Exploit `json:"lineage,omitempty"`
+	// Progress is how far its output said it came (tqdm, Keras, Hugging Face, Lightning,
+	// runall-progress lines): live while it runs, where it stopped once it ended.
+	Progress   *Progress `json:"progress,omitempty"`
 	StdoutTail []string  `json:"-"` // last lines, for the failure report
 	StderrTail []string  `json:"-"`
 }
