@@ -56,7 +56,7 @@ func start(t *testing.T, o Options) (*Server, *fakeRun, string) {
 		}}}
 	o.Addr = "127.0.0.1:0"
 	s := New(o)
-	addr, err := s.Serve(runner.View{Results: run.results, Metrics: http.NotFoundHandler()})
+	addr, err := s.Serve(runner.View{Results: run.results, Metrics: http.NotFoundHandler(), OpenLog: os.Open})
 	if err != nil {
 		t.Fatal(err)
 	}
