@@ -23,13 +23,13 @@ type logs struct {
 	failed   *writeFailures
 
 	mu     sync.Mutex
-	extra  map[string]*batchFile  // a task's log-path, shared by tasks that name one file
-	opened map[string]os.FileInfo // each task's own log as runall opened it (logs_served.go)
+	extra  map[string]*batchFile // a task's log-path, shared by tasks that name one file
+	opened map[string]servedLog  // each task's own log as runall opened it (logs_served.go)
 }
 
 func openLogs(dir, combinedPath string, resolve func(string) string) (*logs, error) {
 	l := &logs{dir: dir, resolve: resolve, extra: map[string]*batchFile{}, failed: &writeFailures{},
-		opened: map[string]os.FileInfo{}}
+		opened: map[string]servedLog{}}
 	if combinedPath != "" {
 		f, err := openAppend(resolve(combinedPath), l.failed)
 		if err != nil {
@@ -50,12 +50,13 @@ func (l *logs) taskLogPath(t *plan.Task) string {
 // log that cannot be written); the task's own log is a must.
 func (l *logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
 	path := l.taskLogPath(t)
-	f, err := outfile.OpenAppendOwn(path)
+	f, err := outfile.OpenAppend(path)
 	if err != nil {
 		return nil, err
 	}
-	l.noted(path, f)
+	l.noted(path, f, false)
 	tl := &taskLog{own: newBatchFile(f, l.failed), combined: l.combined, warn: warn}
+	tl.own.closing = func(f *os.File) { l.noted(path, f, true) }
 	if t.LogPath != "" {
 		path = l.resolve(t.LogPath)
 		if tl.extra, err = l.extraLog(path); err != nil {

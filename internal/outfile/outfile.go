@@ -38,23 +38,6 @@ func OpenAppend(path string) (*os.File, error) {
 	return f, err
 }
 
-// OpenAppendOwn is OpenAppend for a file in a directory runall owns (a task's log in the
-// run's log directory): a symlink put at path is refused, not followed, so that runall
-// neither appends to nor serves what it names.
-func OpenAppendOwn(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0o644)
-	switch {
-	case errors.Is(err, syscall.ELOOP):
-		return nil, fmt.Errorf("%s is a symlink: runall writes its own logs only into files, never through a link (remove it)", path)
-	case errors.Is(err, syscall.ENXIO):
-		return nil, fmt.Errorf("%s %w", path, ErrNoReader)
-	}
-	return f, err
-}
-
 // Write writes the file at path with what write writes, buffered, where path points (see the
 // package's comment).
 func Write(path string, write func(io.Writer) error) error {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 )
@@ -53,31 +52,4 @@ func TestWriteWherePointed(t *testing.T) {
 	if fi, err := os.Lstat(p("fifo")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Error("the FIFO was replaced")
 	}
-}
-
-// TestOpenAppendOwnRefusesSymlink: a symlink put at a log runall owns is refused, naming
-// it, and what it points to is not written; a regular file is appended to.
-func TestOpenAppendOwnRefusesSymlink(t *testing.T) {
-	dir := t.TempDir()
-	victim, link := filepath.Join(dir, "victim"), filepath.Join(dir, "001-t.log")
-	if err := os.WriteFile(victim, []byte("keep\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(victim, link); err != nil {
-		t.Fatal(err)
-	}
-	if f, err := OpenAppendOwn(link); err == nil || !strings.Contains(err.Error(), link+" is a symlink") {
-		t.Errorf("got %v, want an error naming the symlink", err)
-		if f != nil {
-			f.Close()
-		}
-	}
-	if b, _ := os.ReadFile(victim); string(b) != "keep\n" {
-		t.Errorf("the symlink's target was written: %q", b)
-	}
-	f, err := OpenAppendOwn(filepath.Join(dir, "sub", "002-t.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 }
