@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/internal/outfile"
+	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
