@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,12 +22,14 @@ type logs struct {
 	combined *batchFile               // config log-path; nil when unset
 	failed   *writeFailures
 
-	mu    sync.Mutex
-	extra map[string]*batchFile // a task's log-path, shared by tasks that name one file
+	mu     sync.Mutex
+	extra  map[string]*batchFile // a task's log-path, shared by tasks that name one file
+	opened map[string]servedLog  // each task's own log as runall opened it (logs_served.go)
 }
 
 func openLogs(dir, combinedPath string, resolve func(string) string) (*logs, error) {
-	l := &logs{dir: dir, resolve: resolve, extra: map[string]*batchFile{}, failed: &writeFailures{}}
+	l := &logs{dir: dir, resolve: resolve, extra: map[string]*batchFile{}, failed: &writeFailures{},
+		opened: map[string]servedLog{}}
 	if combinedPath != "" {
 		f, err := openAppend(resolve(combinedPath), l.failed)
 		if err != nil {
@@ -46,13 +49,16 @@ func (l *logs) taskLogPath(t *plan.Task) string {
 // reported through warn and left out, and the run's record is incomplete (exit 1, as for a
 // log that cannot be written); the task's own log is a must.
 func (l *logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
-	f, err := outfile.OpenAppend(l.taskLogPath(t))
+	path := l.taskLogPath(t)
+	f, err := outfile.OpenAppend(path)
 	if err != nil {
 		return nil, err
 	}
+	l.noted(path, f, false)
 	tl := &taskLog{own: newBatchFile(f, l.failed), combined: l.combined, warn: warn}
+	tl.own.closing = func(f *os.File) { l.noted(path, f, true) }
 	if t.LogPath != "" {
-		path := l.resolve(t.LogPath)
+		path = l.resolve(t.LogPath)
 		if tl.extra, err = l.extraLog(path); err != nil {
 			warn(fmt.Sprintf("cannot open log-path %s: %v: the task runs without it", path, err))
 			l.failed.note(path, err, nil)

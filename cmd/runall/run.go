@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/report"
 	"github.com/runall/runall/runner"
@@ -166,6 +167,11 @@ func (o *runOptions) runnerOptions(a *app, p *plan.Plan) (runner.Options, error)
 		ReapOrphans: true,
 	}
 	var err error
+	if o.results != "" {
+		if err := outfile.CheckDir(o.results); err != nil {
+			return opts, usagef("--results %v", err) // before anything runs, not at its end
+		}
+	}
 	if opts.Shard, err = shardFrom(o.shard, a.getenv); err != nil {
 		return opts, usageError{err.Error()}
 	}

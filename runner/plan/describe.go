@@ -163,6 +163,9 @@ func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent 
 		if t.EarlyStop != nil {
 			fmt.Fprintf(b, "%s%s\n", in, DescribeEarlyStop(t.EarlyStop, t.TrialCount()))
 		}
+		if kept := describeCheckpoints(p, t); kept != "" {
+			fmt.Fprintf(b, "%s%s\n", in, kept)
+		}
 	}
 	if t.Search != nil {
 		fmt.Fprintf(b, "%s%s\n", in, describeSearch(t.Search))
@@ -230,6 +233,9 @@ func (p *Plan) taskAttrs(t, parent *Task) []string {
 	attrs = append(attrs, inheritedAttrs(t, parent)...)
 	if t.LogPath != "" {
 		attrs = append(attrs, "log "+t.LogPath)
+	}
+	if t.Checkpoint != nil {
+		attrs = append(attrs, checkpointAttr(t.Checkpoint))
 	}
 	if t.Metrics != "" && (parent == nil || parent.Metrics != t.Metrics) {
 		attrs = append(attrs, "metrics "+t.Metrics)

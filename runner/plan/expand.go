@@ -56,7 +56,7 @@ func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
 				l.src.problemAt(rt, "sample", "sample: "+err.Error())
 			}
 		}
-		for _, c := range copies {
+		for i, c := range copies {
 			if ft, ok := named[rt]; ok {
 				c.params = ft.params
 				c.name = cmp.Or(ft.name, c.name)
@@ -65,6 +65,7 @@ func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
 			t := l.task(c, in, level)
 			t.Space = space
 			out = append(out, t)
+			copies[i] = nil // built: the raw copy may go, so that the copies and the tasks are not all held at once
 		}
 	}
 	return out

@@ -84,7 +84,7 @@ type Task struct {
 	Name        string `json:"name"`
 	Cmd         string `json:"cmd"`
 	Status      Status `json:"status"`
-	ExitCode    int    `json:"exit_code"`        // -1 when killed by a signal or never started
+	ExitCode    int    `json:"exit_code"`        // -1 when killed by a signal or never started; not written when skipped or pending (task_json.go)
 	Signal      string `json:"signal,omitempty"` // the signal that killed its last attempt ("SIGKILL")
 	Attempts    int    `json:"attempts"`
 	OOMRequeues int    `json:"oom_requeues"`
