@@ -246,6 +246,12 @@ func (r *resumable) Ended(ctx context.Context, t *sched.Trial, out sched.Outcome
 	r.mu.Lock()
 	r.waiting[t.Task] = t
 	r.mu.Unlock()
+	if r.p.life.halted() {
+		// The scheduler asks Next no more: a trial that paused once the run halted (a
+		// failure, a signal) would be left paused at the end of a sweep that ended.
+		r.dropPaused()
+		return
+	}
 	r.p.arrived(t.Task, r)
 }
 

@@ -1,0 +1,114 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runall/runall/runner/results"
+)
+
+// Issue 34, rule 3: a pause lands where its rule decides, and the record says what happened.
+// The trials here are shell scripts that print their metric, save their step into their
+// checkpoint directory and resume from it, fast: the timing is theirs, not a loaded machine's.
+
+// widthTrial is a trial of the matrix width × s whose script refuses a width that is not a
+// whole number (as argparse's type=int does), reports acc = step·width + s for 8 steps,
+// and fails at its resume when its checkpoint directory matches $FAIL_D (the trial's own
+// directory: pbt's new values keep it).
+const widthTrial = `      - name: w=<width> s=<s>
+        matrix: {width: [8, 32, 128], s: [1, 2, 3]}
+        checkpoint: ck/<width>-<s>
+        cmd: |
+          case <width> in *.*) echo "invalid int value: '<width>'" >&2; exit 2;; esac
+          d=ck/<width>-<s>; mkdir -p $d; i=0; if [ -n "$RUNALL_RESUMED" ]; then i=$(cat $d/step); fi
+          if [ -n "$RUNALL_RESUMED" ]; then case $d in $FAIL_D) echo "cannot go on" >&2; exit 3;; esac; fi
+          while [ $i -lt 8 ]; do i=$((i+1)); echo runall-metric acc=$((i*<width>+<s>)); echo $i > $d/step.tmp; mv $d/step.tmp $d/step; echo runall-checkpoint step=$i; sleep 0.05; done
+`
+
+// noPaused fails t for each trial the sweep's results leave paused.
+func noPaused(t *testing.T, res *results.Run, out string) {
+	t.Helper()
+	for _, r := range res.Tasks {
+		if r.Status == results.StatusPaused {
+			t.Errorf("%s is left paused at the end of the sweep (%s)\n%s", r.Name, r.Reason, out)
+		}
+	}
+}
+
+// TestPBTListParamNeverLeavesItsList (issue 34, rule 3): pbt perturbs width: [8, 32, 128] to
+// a neighbour in its list, never to --width 102.4: every trial of the population runs to its
+// end, ok, and none is left paused.
+func TestPBTListParamNeverLeavesItsList(t *testing.T) {
+	res, out, err := runFile(t, `
+config: {max-parallel-commands: 3, objective: {metric: acc, mode: max}}
+tasks:
+  - name: sweep
+    early-stop: {method: pbt, interval: 2, max: 6, quantile: 0.34, perturb: [0.8, 1.25], resample: 0}
+    parallel-tasks:
+`+widthTrial, Options{Grace: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	for _, r := range res.Tasks {
+		if r.Status != results.StatusOK {
+			t.Errorf("%s: %s (%s), want ok", r.Name, r.Status, r.Reason)
+		}
+		for _, e := range r.Lineage {
+			if w := e.Params["width"]; w != "8" && w != "32" && w != "128" {
+				t.Errorf("%s went on with width %q at step %d, a value not in its list", r.Name, w, e.Step)
+			}
+		}
+	}
+	if strings.Contains(out, "invalid int value") {
+		t.Errorf("a trial ran with a width not in its list\n%s", out)
+	}
+}
+
+// TestRoundGoesOnWithoutFailedTrial (issue 34, rule 3): a trial of a round that fails at its
+// resume is not waited for: under sha, hyperband and pbt the round goes on, the sweep runs to
+// its end, and no trial is left paused; where the failure halts the run (stop-on-failure),
+// the trials paused are ended as stopped, not left paused.
+func TestRoundGoesOnWithoutFailedTrial(t *testing.T) {
+	rules := []string{
+		"{method: pbt, interval: 2, max: 6, quantile: 0.34, perturb: [0.8, 1.25], resample: 0}",
+		"{method: sha, grace: 2, reduction: 2, max: 8}",
+		"{method: hyperband, grace: 2, reduction: 2, max: 8}",
+	}
+	for _, rule := range rules {
+		for _, stop := range []string{"false", "true"} {
+			t.Run(rule+" stop-on-failure "+stop, func(t *testing.T) {
+				// The trials of width 128 lead every round: each rule resumes them, and
+				// they fail there.
+				res, out, err := runFile(t, `
+config: {max-parallel-commands: 3, stop-on-failure: `+stop+`, objective: {metric: acc, mode: max}}
+tasks:
+  - name: sweep
+    early-stop: `+rule+`
+    parallel-tasks:
+`+widthTrial, Options{Grace: 5 * time.Second, Environ: []string{"FAIL_D=ck/128-*"}})
+				if res == nil {
+					t.Fatalf("run: %v\n%s", err, out)
+				}
+				failed := 0
+				for _, r := range res.Tasks {
+					switch r.Status {
+					case results.StatusFailed:
+						failed++
+					case results.StatusOK, results.StatusPruned:
+					case results.StatusStopped, results.StatusSkipped:
+						if stop == "false" {
+							t.Errorf("%s: %s (%s), want the sweep to go on without the failed trials", r.Name, r.Status, r.Reason)
+						}
+					default:
+						t.Errorf("%s: %s (%s)", r.Name, r.Status, r.Reason)
+					}
+				}
+				if failed == 0 {
+					t.Errorf("no trial failed at its resume\n%s", out)
+				}
+				noPaused(t, res, out)
+			})
+		}
+	}
+}
