@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/runall/runall/runner/checkpoint"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/plan"
@@ -69,19 +70,31 @@ func (p *pauser) PauseAt(t *plan.Task, n int, reason string, otherwise results.S
 			p.mu.Lock()
 			p.stopping[t] = true
 			p.mu.Unlock()
-			if !p.running.Stop(t, results.StatusPaused, reason) {
+			// Where it paused is the copy it resumes from, which may be past the step asked.
+			why := fmt.Sprintf("paused at step %d (its kept checkpoint): %s", k.Landed(), reason)
+			if !p.running.Stop(t, results.StatusPaused, why) {
 				p.mu.Lock()
 				delete(p.stopping, t)
 				p.mu.Unlock()
 			}
 			return
 		}
-		why := fmt.Sprintf("checkpoint %s has not changed since step %d, and pausing needs step %d (waited %v); %s",
-			t.Checkpoint.Dir, k.Changed(), n, t.Checkpoint.Wait, reason)
+		why := notPaused(t, k, n, reason)
 		p.life.emit(event.Event{Kind: event.RunStatus, Task: t, Line: t.Name + ": " + why})
 		p.running.Stop(t, otherwise, why)
 	}()
 	return true
+}
+
+// notPaused says why trial t could not be paused at step n: no copy of its checkpoint was
+// ever kept (its script saves nothing into it), or none since an earlier step.
+func notPaused(t *plan.Task, k *checkpoint.Keeper, n int, reason string) string {
+	if k.Landed() < 0 && k.Changed() <= 0 {
+		return fmt.Sprintf("could not be paused at step %d: no checkpoint kept (nothing was saved into checkpoint %s within its wait, %v); %s",
+			n, t.Checkpoint.Dir, t.Checkpoint.Wait, reason)
+	}
+	return fmt.Sprintf("could not be paused: checkpoint %s has not changed since step %d, and pausing needs step %d (waited %v); %s",
+		t.Checkpoint.Dir, k.Changed(), n, t.Checkpoint.Wait, reason)
 }
 
 func (p *pauser) Landed(t *plan.Task) int {

@@ -112,3 +112,32 @@ tasks:
 		}
 	}
 }
+
+// TestSHANoCheckpointSaysNotPaused (issue 34, rule 3 and point 6): a trial whose script never
+// saves into its checkpoint: cannot be paused at sha's rung; it ends pruned with a reason that
+// says so (no checkpoint kept), not one that says it paused.
+func TestSHANoCheckpointSaysNotPaused(t *testing.T) {
+	res, out, err := runFile(t, `
+config: {max-parallel-commands: 2, objective: {metric: acc, mode: max}}
+tasks:
+  - name: sweep
+    early-stop: {method: sha, grace: 1, reduction: 2, max: 4}
+    parallel-tasks:
+      - name: n=<n>
+        matrix: {n: [1, 2]}
+        checkpoint: {dir: ck/<n>, every: 50ms, wait: 300ms}
+        cmd: for i in 1 2 3 4 5 6 7 8; do echo runall-metric acc=$((i*<n>)); sleep 0.2; done
+`, Options{Grace: 5 * time.Second})
+	if res == nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	for _, r := range res.Tasks {
+		said := strings.ReplaceAll(r.Reason, "could not be paused at", "")
+		if r.Status == results.StatusPaused || strings.Contains(said, "paused at") {
+			t.Errorf("%s: %s (%s): says it paused, and it never could", r.Name, r.Status, r.Reason)
+		}
+		if r.Status == results.StatusPruned && !strings.Contains(r.Reason, "could not be paused at step 1: no checkpoint kept") {
+			t.Errorf("%s: pruned (%s), want the reason to say it could not be paused: no checkpoint kept", r.Name, r.Reason)
+		}
+	}
+}

@@ -246,7 +246,7 @@ func (blk *block) value(ctx context.Context, n note) {
 		v = n.value // it resumed past the round's step elsewhere: its first value since
 	}
 	blk.seen.asked[n.t] = asked{step: a.Until, value: blk.usable(v)}
-	reason := fmt.Sprintf("%s: paused at step %d for its round: %s %s", blk.cfg.Method, a.Until, blk.cfg.Metric, num(v))
+	reason := fmt.Sprintf("%s: its round at step %d: %s %s", blk.cfg.Method, a.Until, blk.cfg.Metric, num(v))
 	blk.pauser.PauseAt(n.t, a.Until, reason, results.StatusPruned)
 }
 
@@ -257,7 +257,7 @@ func (blk *block) value(ctx context.Context, n note) {
 func (blk *block) hold(t *plan.Task, k string, step int, a earlystop.Action) {
 	round := lastStep(blk.seen.snapshot(), k)
 	blk.seen.asked[t] = asked{step: round, held: true}
-	why := fmt.Sprintf("%s: paused at step %d: it waits for its round at step %d", blk.cfg.Method, step, round)
+	why := fmt.Sprintf("%s: it waits for its round at step %d (reported step %d)", blk.cfg.Method, round, step)
 	if a.Do == earlystop.Drop {
 		why = a.Reason
 	}
