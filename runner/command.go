@@ -74,6 +74,10 @@ type turn struct {
 	before     int // attempts in earlier admissions (a requeued trial's steps)
 	now        int // the attempt that runs now
 	passedOver int // told on the first attempt's start
+	// from is what the attempt starts from, told with its start: a resumed trial's kept
+	// series and its resumes so far, so that its record while it runs is the one it ends
+	// with; nil: nothing (it started fresh, or has no checkpoint).
+	from *event.Detail
 }
 
 // verdict is what a failed attempt decided beyond a retry: the trial goes back to the line
@@ -101,7 +105,7 @@ func (c *command) started(n int) {
 	c.metrics.reader.Restart()
 	c.host.restart()
 	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.mask.Replace(c.cmd))
-	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.turn.passedOver}
+	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.turn.passedOver, Detail: c.turn.from}
 	if p := c.gpu.p; p != nil {
 		ev.Devices, ev.Need = p.UUIDs, p.Need
 	}

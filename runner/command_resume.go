@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"slices"
 
 	"github.com/runall/runall/runner/checkpoint"
 	"github.com/runall/runall/runner/event"
@@ -72,6 +73,10 @@ func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]strin
 	// The attempt's series is the kept one: values an earlier attempt reported past its
 	// last kept copy are reported again by this one.
 	c.metrics.set.Seed(series)
+	c.turn.from = nil
+	if a.base != nil {
+		c.turn.from = &event.Detail{MetricSeries: series, Resumes: slices.Clone(r.resumes)}
+	}
 	return env, nil
 }
 

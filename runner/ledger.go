@@ -72,6 +72,9 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 			res.Devices, res.GPUMemory = ev.Devices, ev.Need
 		}
 		res.PassedOver = max(res.PassedOver, ev.PassedOver)
+		if ev.Detail != nil { // resumed: its starts from a kept checkpoint, this one's included
+			res.Resumes = ev.Detail.Resumes
+		}
 	case ev.Kind == event.TaskEnded && ev.Requeued:
 		res.Status, res.OOMRequeues = results.StatusPending, ev.Requeues
 	case ev.Kind == event.TaskEnded && ev.Paused:

@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/results"
 )
 
@@ -139,5 +141,55 @@ tasks:
 		if r.Status == results.StatusPruned && !strings.Contains(r.Reason, "could not be paused at step 1: no checkpoint kept") {
 			t.Errorf("%s: pruned (%s), want the reason to say it could not be paused: no checkpoint kept", r.Name, r.Reason)
 		}
+	}
+}
+
+// resumeWatcher is a Server that keeps the run's view of trial a as it reports step 4, after
+// its resume from step 2.
+type resumeWatcher struct {
+	view View
+	mid  *results.Task
+}
+
+func (w *resumeWatcher) Serve(v View) (string, error) { w.view = v; return "127.0.0.1:0", nil }
+
+func (w *resumeWatcher) Event(ev event.Event, _ func(event.Event)) {
+	if ev.Kind == event.TaskMetric && ev.Task.Name == "a" && ev.Step == 4 && w.mid == nil {
+		a := byName(w.view.Results())["a"]
+		w.mid = &a
+	}
+}
+
+// TestResumedTrialLiveRecord (issue 34, rule 3): while a resumed trial runs, the live page's
+// and /api/run's record of it (the run's view) holds its restored steps (its curve does not
+// start again at step 1 with the values of steps 3...) and its resumes, as its result will.
+func TestResumedTrialLiveRecord(t *testing.T) {
+	h := &halver{at: 2, resumeOn: "b"}
+	w := &resumeWatcher{}
+	res, out, err := runFile(t, `
+config: {max-parallel-commands: 1, order: file}
+tasks:
+  - name: sweep
+    parallel-tasks:
+      - name: <n>
+        matrix: {n: [a, b]}
+        cmd: |
+          `+checkpointing+`
+        checkpoint: ck/<n>
+`, Options{Consumers: []event.Consumer{h}, Server: w, Grace: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	if w.mid == nil {
+		t.Fatalf("a's step 4 was not seen\n%s", out)
+	}
+	if got := w.mid.MetricSeries["loss"]; !slices.Equal(got, []float64{1, 2, 3, 4}) || w.mid.Status != results.StatusRunning {
+		t.Errorf("running after its resume, a: %s, loss %v; want running, [1 2 3 4]: its restored steps, then its own", w.mid.Status, got)
+	}
+	if len(w.mid.Resumes) != 1 || w.mid.Resumes[0].Step != 2 {
+		t.Errorf("running after its resume, a's resumes: %+v; want the one from step 2", w.mid.Resumes)
+	}
+	if end := byName(res)["a"]; !slices.Equal(end.Resumes, w.mid.Resumes) {
+		t.Errorf("a's resumes: %+v at the end, %+v while it ran; want the same record", end.Resumes, w.mid.Resumes)
 	}
 }
