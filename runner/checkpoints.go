@@ -171,20 +171,22 @@ func resumeEnv(env []string, m *checkpoint.Manifest) []string {
 }
 
 // end keeps what the attempt's directory holds now that its processes ended: within the
-// grace period when runall was stopped, else within two minutes.
-func (c *checkpoints) end(t *plan.Task, a *ckptAttempt, stopped bool) {
+// grace period when runall was stopped, else within two minutes. It returns the step the
+// newest kept copy holds (-1: none).
+func (c *checkpoints) end(t *plan.Task, a *ckptAttempt, stopped bool) int {
 	bound := 2 * time.Minute
 	if stopped {
 		bound = c.o.grace
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	a.keeper.Close(ctx)
+	kept := a.keeper.Close(ctx)
 	c.mu.Lock()
 	if c.live[t] == a.keeper {
 		delete(c.live, t)
 	}
 	c.mu.Unlock()
+	return kept
 }
 
 // forgetOnce reports, under --fresh, whether what was kept for t is still to be dropped.

@@ -78,6 +78,9 @@ type turn struct {
 	// series and its resumes so far, so that its record while it runs is the one it ends
 	// with; nil: nothing (it started fresh, or has no checkpoint).
 	from *event.Detail
+	// kept is the step the attempt's kept checkpoint held as it ended: where a pause
+	// landed, which may be past the step asked; 0: none.
+	kept int
 }
 
 // verdict is what a failed attempt decided beyond a retry: the trial goes back to the line
@@ -234,6 +237,9 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 func (c *command) paused(res executor.Result, d *event.Detail) commandResult {
 	out := res.Outcome
 	reason := res.Stop.Reason
+	if c.turn.kept > 0 {
+		reason = fmt.Sprintf("paused at step %d (its kept checkpoint): %s", c.turn.kept, reason)
+	}
 	c.life.emit(event.Event{Kind: event.TaskEnded, Paused: true, Task: c.t, Attempt: c.turn.now, Status: results.StatusPaused,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Detail: d})
 	return commandResult{paused: true, why: reason}

@@ -68,7 +68,9 @@ func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]strin
 	var series map[string][]float64
 	if a.base != nil {
 		r.step, series = a.base.Step, seriesValues(a.base.Series)
-		r.resumes = mergeResumes(r.resumes, a.keeper.Resumes())
+		// Every start is in resumes: one that kept no copy of its own (paused at once,
+		// or on its copy's step) is in no manifest, only in the trial's record so far.
+		r.resumes = mergeResumes(mergeResumes(c.life.ledger.resumesOf(c.t), r.resumes), a.keeper.Resumes())
 	}
 	// The attempt's series is the kept one: values an earlier attempt reported past its
 	// last kept copy are reported again by this one.
@@ -99,6 +101,6 @@ func (r *trialResume) end() {
 	if r.cur == nil {
 		return
 	}
-	r.ckpts.end(r.trial, r.cur, r.stopped())
+	r.c.turn.kept = max(r.ckpts.end(r.trial, r.cur, r.stopped()), 0)
 	r.cur = nil
 }

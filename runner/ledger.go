@@ -223,3 +223,10 @@ func (l *ledger) madeWhileRunning(inPlan map[int]bool, logFile func(*plan.Task) 
 	}
 	return out
 }
+
+// resumesOf is t's starts from a kept checkpoint as recorded so far.
+func (l *ledger) resumesOf(t *plan.Task) []results.Resume {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.resultLocked(t).Resumes)
+}

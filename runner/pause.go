@@ -70,9 +70,9 @@ func (p *pauser) PauseAt(t *plan.Task, n int, reason string, otherwise results.S
 			p.mu.Lock()
 			p.stopping[t] = true
 			p.mu.Unlock()
-			// Where it paused is the copy it resumes from, which may be past the step asked.
-			why := fmt.Sprintf("paused at step %d (its kept checkpoint): %s", k.Landed(), reason)
-			if !p.running.Stop(t, results.StatusPaused, why) {
+			// Where it paused (the copy it resumes from, which may be past the step asked)
+			// is said as it ends: its last copy is kept then.
+			if !p.running.Stop(t, results.StatusPaused, reason) {
 				p.mu.Lock()
 				delete(p.stopping, t)
 				p.mu.Unlock()

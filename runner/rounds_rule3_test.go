@@ -193,3 +193,51 @@ tasks:
 		t.Errorf("a's resumes: %+v at the end, %+v while it ran; want the same record", end.Resumes, w.mid.Resumes)
 	}
 }
+
+// pastRung is a trial of n in 1..4 that reports acc = step·n for 4 steps, 0.4 s each, and
+// saves its step after each value (no runall-checkpoint lines). Stopped, it goes on to step 3
+// before it exits, so that the copy its pause keeps is past the next rung (step 2).
+const pastRung = `      - name: n=<n>
+        matrix: {n: [1, 2, 3, 4]}
+        checkpoint: {dir: ck/<n>, every: 50ms}
+        cmd: |
+          stop=0; trap 'stop=1' TERM
+          d=ck/<n>; mkdir -p $d; i=0; if [ -n "$RUNALL_RESUMED" ]; then i=$(cat $d/step); fi
+          while [ $i -lt 4 ]; do
+            i=$((i+1)); echo runall-metric acc=$((i*<n>)); sleep 0.1; echo $i > $d/step.tmp; mv $d/step.tmp $d/step
+            if [ $stop = 1 ] && [ $i -ge 3 ]; then exit 143; fi
+            sleep 0.3
+          done
+`
+
+// TestKnownValueDecidesWithoutStart (issue 34, rule 3): sha does not resume a trial whose kept
+// copy already holds the next rung only to pause it there at once: its value there, known,
+// decides the rung without a start; every start is in resumes, and a pause says the step its
+// kept copy holds.
+func TestKnownValueDecidesWithoutStart(t *testing.T) {
+	res, out, err := runFile(t, `
+config: {max-parallel-commands: 4, objective: {metric: acc, mode: max}}
+tasks:
+  - name: sweep
+    early-stop: {method: sha, grace: 1, reduction: 2, max: 4}
+    parallel-tasks:
+`+pastRung, Options{Grace: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	got := byName(res)
+	for _, r := range res.Tasks {
+		if r.Attempts != len(r.Resumes)+1 {
+			t.Errorf("%s: %d attempts, %d resumes %+v: want every start after the first in resumes", r.Name, r.Attempts, len(r.Resumes), r.Resumes)
+		}
+	}
+	if n4 := got["n=4"]; n4.Status != results.StatusOK || n4.Attempts != 2 || !slices.Equal(n4.MetricSeries["acc"], []float64{4, 8, 12, 16}) {
+		t.Errorf("n=4: %s after %d attempts, acc %v; want ok after one resume, [4 8 12 16]\n%s", n4.Status, n4.Attempts, n4.MetricSeries["acc"], out)
+	}
+	if n3 := got["n=3"]; n3.Status != results.StatusPruned || n3.Attempts != 1 || !strings.Contains(n3.Reason, "at step 2") {
+		t.Errorf("n=3: %s (%s) after %d attempts; want pruned at step 2 without a start\n%s", n3.Status, n3.Reason, n3.Attempts, out)
+	}
+	if !strings.Contains(out, "paused at step 3 (its kept checkpoint): sha: its round at step 1") {
+		t.Errorf("no pause says that it landed at step 3 for the round at step 1\n%s", out)
+	}
+}

@@ -300,6 +300,9 @@ func (blk *block) act(ctx context.Context) {
 		switch {
 		case a.Do == earlystop.Drop:
 			done = blk.pauser.End(t, step, results.StatusPruned, a.Reason)
+		case a.Do == earlystop.Run && a.Until != step && blk.known(ctx, t, step, a):
+			blk.seen.again = true // decided at its next round without a start: act again
+			continue
 		case a.Do == earlystop.Run && a.Until != step:
 			if a.From != nil && a.From.Step == step && !blk.exploit(ctx, t, a.From) {
 				blk.seen.again = true
@@ -358,4 +361,29 @@ func lastStep(b earlystop.Board, trial string) int {
 		}
 	}
 	return last
+}
+
+// known puts on the board trial t's value at its next round's step (a.Until) when its kept
+// checkpoint, paused at round step, holds that step already and that value: a resume would
+// only pause it again at once (a start and an epoch thrown away). True when it did; t stays
+// paused, at that round now. Not after a pbt exploit: the copy's values are the donor's.
+func (blk *block) known(ctx context.Context, t *plan.Task, step int, a earlystop.Action) bool {
+	if a.Until == 0 || a.From != nil && a.From.Step == step {
+		return false
+	}
+	kept, values := blk.pauser.Kept(ctx, t, blk.cfg.Metric)
+	v, ok := values[a.Until]
+	if kept < a.Until || !ok {
+		return false
+	}
+	k := blk.key(t)
+	if err := blk.store().Value(ctx, a.Until, k, blk.usable(v)); err != nil {
+		blk.put(t, err)
+		return false
+	}
+	blk.seen.here[t] = pausedAt{a.Until, time.Now()}
+	blk.say(fmt.Sprintf("%s: %s: its round at step %d is decided without a start: its kept checkpoint holds step %d (%s %s there)",
+		blk.cfg.Method, t.Name, a.Until, kept, blk.cfg.Metric, num(v)))
+	blk.refresh(ctx)
+	return true
 }

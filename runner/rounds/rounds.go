@@ -42,6 +42,9 @@ type Pauser interface {
 	// Copy makes a copy of from's kept checkpoint t's, as the exploit of round n (a no-op
 	// when t's checkpoint already holds that exploit).
 	Copy(ctx context.Context, from, t *plan.Task, n int) error
+	// Kept is the step t's kept checkpoint holds, and t's values of metric by step up to
+	// there as it keeps them; -1 when none is kept (or it cannot be read).
+	Kept(ctx context.Context, t *plan.Task, metric string) (int, map[int]float64)
 }
 
 // Board is where a block's board is kept: in memory, or under the claims prefix.
