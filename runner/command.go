@@ -200,6 +200,8 @@ func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason s
 func (c *command) conclude(res executor.Result, env []string, d *event.Detail) commandResult {
 	t, out, life := c.t, res.Outcome, c.life
 	switch stop := life.stoppedBy(); {
+	case out.OK() && c.pauseAtEnd(&res):
+		return c.paused(res, d)
 	case out.OK():
 		exported := proc.ExportedChanges(env, out.Exported)
 		c.mask.learn(exported) // before a later task can print them
@@ -230,6 +232,25 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 	life.finish(t, results.StatusFailed, out.ExitCode, reason, d)
 	life.fail(t.StopOnFailure)
 	return commandResult{}
+}
+
+// pauseAtEnd reports whether an attempt that ended ok ends as the pause asked of its trial
+// for its round, and sets res.Stop to it: it exited 0 as it was paused (a script that saves
+// and exits on SIGTERM), or it ended on its own before its copy landed, and the copy its
+// end kept holds the round's step. Either way it reached the round, which decides it.
+func (c *command) pauseAtEnd(res *executor.Result) bool {
+	if c.life.halted() {
+		return false
+	}
+	if res.Stop != nil {
+		return res.Stop.Status == results.StatusPaused
+	}
+	a := c.h.Awaiting()
+	if a == nil || a.Status != results.StatusPaused || c.turn.kept < max(a.At, 1) {
+		return false
+	}
+	res.Stop = &a.Stop
+	return true
 }
 
 // paused ends the attempt as paused: not an end, the trial is pending again and resumes

@@ -65,6 +65,9 @@ func (p *pauser) PauseAt(t *plan.Task, n int, reason string, otherwise results.S
 	if k == nil {
 		return false
 	}
+	// It reached the round's step: if it ends on its own before its copy lands, its end
+	// is its pause (at the copy its end keeps), and the round decides it all the same.
+	p.running.Await(t, executor.Awaited{Stop: executor.Stop{Status: results.StatusPaused, Reason: reason}, At: n})
 	go func() {
 		if k.WaitFor(context.Background(), n, t.Checkpoint.Wait) {
 			p.mu.Lock()
@@ -189,6 +192,15 @@ func (p *pauser) wrap(src sched.Source) sched.Source {
 	return r
 }
 
+// done ends what a block's source still keeps paused once its scheduler returned: only a
+// halted run returns with trials paused (the scheduler waits for them otherwise), and one
+// that halted after their rounds' last look leaves none paused unsaid.
+func (p *pauser) done(src sched.Source) {
+	if r, ok := src.(interface{ dropPaused() }); ok && p != nil {
+		r.dropPaused()
+	}
+}
+
 // handing is a source shared by several runalls (claims): a paused trial that is to resume
 // goes back to it, for whichever runall has room first, instead of waiting for room here.
 type handing interface {
@@ -311,11 +323,18 @@ func (r *resumable) forget(t *plan.Task) {
 	r.wakeLocked()
 }
 
-// dropPaused skips what a halted run will not resume.
+// dropPaused skips what a halted run will not resume: the paused, and the resumed that were
+// not offered again.
 func (r *resumable) dropPaused() {
 	r.mu.Lock()
 	waiting := r.waiting
 	r.waiting = map[*plan.Task]*sched.Trial{}
+	if r.p.life.halted() {
+		for _, tr := range r.again {
+			waiting[tr.Task] = tr
+		}
+		r.again = nil
+	}
 	r.mu.Unlock()
 	for t := range waiting {
 		r.p.take(t)

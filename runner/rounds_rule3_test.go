@@ -241,3 +241,58 @@ tasks:
 		t.Errorf("no pause says that it landed at step 3 for the round at step 1\n%s", out)
 	}
 }
+
+// busyTrial is a trial of n in 1..4 that reports acc = step·n for 6 steps of 0.1 s, saves
+// its step after each, and touches a file in its checkpoint directory every 10 ms as it runs
+// (a log written there, say): the directory never holds still, so no copy lands before its
+// end, which keeps one of step 6. No runall-checkpoint lines.
+const busyTrial = `      - name: n=<n>
+        matrix: {n: [1, 2, 3, 4]}
+        checkpoint: {dir: ck/<n>, every: 50ms}
+        cmd: |
+          d=ck/<n>; mkdir -p $d; i=0; if [ -n "$RUNALL_RESUMED" ]; then i=$(cat $d/step); fi
+          ( while :; do echo x >> $d/busy; sleep 0.01; done ) & b=$!
+          while [ $i -lt 6 ]; do i=$((i+1)); echo runall-metric acc=$((i*<n>)); echo $i > $d/step; sleep 0.1; done
+          kill $b; wait $b 2>/dev/null; exit 0
+`
+
+// TestRoundStepReachedWithoutPause (issue 34, rule 3): a trial that reached its round's step
+// and ran on to its end before its copy landed (short epochs, a directory that never holds
+// still) is decided at that step with its value there, not let through: under pbt the worst
+// one is exploited at step 2 (it used to escape, every trial ending ok unexploited); under
+// sha the rung prunes. Every start is in resumes, and none is left paused.
+func TestRoundStepReachedWithoutPause(t *testing.T) {
+	for _, tc := range []struct{ rule, pruned string }{
+		{"{method: pbt, interval: 2, max: 6, quantile: 0.25, perturb: [0.8, 1.25], resample: 0}", ""},
+		{"{method: sha, grace: 2, reduction: 2, max: 6}", "n=1"},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			res, out, err := runFile(t, `
+config: {max-parallel-commands: 4, objective: {metric: acc, mode: max}}
+tasks:
+  - name: sweep
+    early-stop: `+tc.rule+`
+    parallel-tasks:
+`+busyTrial, Options{Grace: 5 * time.Second})
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, out)
+			}
+			noPaused(t, res, out)
+			got := byName(res)
+			for _, r := range res.Tasks {
+				if r.Attempts != len(r.Resumes)+1 {
+					t.Errorf("%s: %d attempts, %d resumes: want every start after the first in resumes", r.Name, r.Attempts, len(r.Resumes))
+				}
+			}
+			if tc.pruned == "" {
+				if l := got["n=1"].Lineage; len(l) == 0 || l[0].Step != 2 {
+					t.Errorf("n=1: lineage %+v; want its exploit at step 2: it reached the round\n%s", l, out)
+				}
+				return
+			}
+			if p := got[tc.pruned]; p.Status != results.StatusPruned || !strings.Contains(p.Reason, "at step 2") {
+				t.Errorf("%s: %s (%s); want pruned at the rung of step 2\n%s", tc.pruned, p.Status, p.Reason, out)
+			}
+		})
+	}
+}
