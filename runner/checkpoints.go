@@ -120,7 +120,7 @@ type ckptAttempt struct {
 // directory restored from the kept copy (or emptied when none is kept), the variables that
 // tell the script, and a keeper that keeps the directory as it changes. say tells the
 // trial's output.
-func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env []string, attempt int, say func(string)) (*ckptAttempt, []string, error) {
+func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env []string, attempt int, say func(string), adjust func(*checkpoint.Manifest)) (*ckptAttempt, []string, error) {
 	path, err := expandStrict(t.Checkpoint.Dir, env)
 	if err != nil {
 		return nil, env, fmt.Errorf("checkpoint %s: %w", t.Checkpoint.Dir, err)
@@ -143,6 +143,9 @@ func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env [
 		return nil, env, fmt.Errorf("checkpoint: %w (the trial is not started fresh over a kept checkpoint)", err)
 	}
 	env = resumeEnv(env, m)
+	if m != nil && adjust != nil {
+		adjust(m) // what the trial's own record says of it, before its copies carry it on
+	}
 	if m != nil {
 		say(fmt.Sprintf("resumed from step %d: %s restored from %s%s", m.Step, t.Checkpoint.Dir, st.Where(id), m.Version))
 	}

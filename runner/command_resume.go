@@ -22,7 +22,8 @@ type trialResume struct {
 	cur     *ckptAttempt // the attempt running now
 	step    int          // the step it resumed from; 0 when it started fresh
 	resumes []results.Resume
-	stopped func() bool // whether runall was stopped (the last copy gets --grace)
+	lineage []results.Exploit // pbt: its exploits so far, the last one's donated steps marked
+	stopped func() bool       // whether runall was stopped (the last copy gets --grace)
 }
 
 // wrap adds the checkpoint's part to the command's hooks and metric observer.
@@ -60,7 +61,7 @@ func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]strin
 	a, env, err := r.ckpts.begin(ctx, r.trial, r.dir, env, c.turn.before+n, func(line string) {
 		c.log.mark("%s", line)
 		c.life.emit(event.Event{Kind: event.RunStatus, Task: c.t, Line: c.t.Name + ": " + line})
-	})
+	}, r.donated)
 	if err != nil {
 		return env, err
 	}
@@ -77,7 +78,7 @@ func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]strin
 	c.metrics.set.Seed(series)
 	c.turn.from = nil
 	if a.base != nil {
-		c.turn.from = &event.Detail{MetricSeries: series, Resumes: slices.Clone(r.resumes)}
+		c.turn.from = &event.Detail{MetricSeries: series, Resumes: slices.Clone(r.resumes), Lineage: r.lineage}
 	}
 	return env, nil
 }

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -294,5 +296,43 @@ tasks:
 				t.Errorf("%s: %s (%s); want pruned at the rung of step 2\n%s", tc.pruned, p.Status, p.Reason, out)
 			}
 		})
+	}
+}
+
+// TestExploitKeepsOwnCurve (issue 34, rule 3): a pbt trial exploited at step 2 keeps its own
+// values up to step 2 in its metric_series (they used to be the donor's); the donor's value
+// at step 3, which the donor's copy held (it paused past the round's step), is marked as the
+// donor's in its lineage (donated) and drawn apart in the report.
+func TestExploitKeepsOwnCurve(t *testing.T) {
+	res, out, err := runFile(t, `
+config: {max-parallel-commands: 4, objective: {metric: acc, mode: max}}
+tasks:
+  - name: sweep
+    early-stop: {method: pbt, interval: 2, max: 4, quantile: 0.25, perturb: [0.8, 1.25], resample: 0}
+    parallel-tasks:
+`+pastRung, Options{Grace: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	n1 := byName(res)["n=1"]
+	acc := n1.MetricSeries["acc"]
+	if len(n1.Lineage) != 1 || n1.Lineage[0].Step != 2 || n1.Lineage[0].From != "n=4" {
+		t.Fatalf("n=1: lineage %+v; want one exploit from n=4 at step 2\n%s", n1.Lineage, out)
+	}
+	if len(acc) != 4 || !slices.Equal(acc[:3], []float64{1, 2, 12}) {
+		t.Errorf("n=1's acc %v; want its own 1, 2, then n=4's 12 at step 3, then its own step 4", acc)
+	}
+	if d := n1.Lineage[0].Donated; !slices.Equal(d, []int{3, 3}) {
+		t.Errorf("n=1's exploit: donated %v; want [3 3]: step 3 is n=4's value", d)
+	}
+	if len(n1.Resumes) != 1 || n1.Attempts != 2 {
+		t.Errorf("n=1: %d attempts, resumes %+v; want its own one resume, not the donor's", n1.Attempts, n1.Resumes)
+	}
+	html, err := os.ReadFile(filepath.Join(res.LogDir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), `class="donor"`) || !strings.Contains(string(html), "n=4&#39;s values") && !strings.Contains(string(html), "n=4's values") {
+		t.Errorf("the report does not draw n=1's steps from n=4 apart")
 	}
 }
