@@ -336,3 +336,58 @@ tasks:
 		t.Errorf("the report does not draw n=1's steps from n=4 apart")
 	}
 }
+
+// linedTrial is a trial of n in 1..4 that reports acc = step·n for 6 steps of 0.05 s and
+// says each save (runall-checkpoint lines).
+const linedTrial = `      - name: n=<n>
+        matrix: {n: [1, 2, 3, 4]}
+        checkpoint: ck/<n>
+        cmd: |
+          d=ck/<n>; mkdir -p $d; i=0; if [ -n "$RUNALL_RESUMED" ]; then i=$(cat $d/step); fi
+          while [ $i -lt 6 ]; do i=$((i+1)); echo runall-metric acc=$((i*<n>)); echo $i > $d/step.tmp; mv $d/step.tmp $d/step; echo runall-checkpoint step=$i; sleep 0.05; done
+`
+
+// TestRoundsSweepLeavesNoTrialPaused (issue 34, rule 3): walks the rounds of sha, hyperband
+// and pbt over trials that pause where asked (runall-checkpoint lines), trials whose copy
+// lands past the round's step, and trials that reach their end before any copy lands: each
+// sweep runs to its end with no trial left paused, every trial ends ok or pruned, and every
+// start after a trial's first is in its resumes.
+func TestRoundsSweepLeavesNoTrialPaused(t *testing.T) {
+	rules := map[string]string{
+		"sha":       "{method: sha, grace: 1, reduction: 2, max: 4}",
+		"hyperband": "{method: hyperband, grace: 1, reduction: 2, max: 4}",
+		"pbt":       "{method: pbt, interval: 1, max: 4, quantile: 0.25, perturb: [0.8, 1.25], resample: 0}",
+	}
+	trials := map[string]string{"lined": linedTrial, "past its round": pastRung, "ends first": busyTrial}
+	for rname, rule := range rules {
+		for tname, trial := range trials {
+			t.Run(rname+" "+tname, func(t *testing.T) {
+				res, out, err := runFile(t, `
+config: {max-parallel-commands: 4, objective: {metric: acc, mode: max}}
+tasks:
+  - name: sweep
+    early-stop: `+rule+`
+    parallel-tasks:
+`+trial, Options{Grace: 5 * time.Second})
+				if err != nil {
+					t.Fatalf("run: %v\n%s", err, out)
+				}
+				ok := 0
+				for _, r := range res.Tasks {
+					if r.Status != results.StatusOK && r.Status != results.StatusPruned {
+						t.Errorf("%s: %s (%s), want ok or pruned", r.Name, r.Status, r.Reason)
+					}
+					if r.Status == results.StatusOK {
+						ok++
+					}
+					if r.Attempts != len(r.Resumes)+1 {
+						t.Errorf("%s: %d attempts, resumes %+v: want every start after the first in resumes", r.Name, r.Attempts, r.Resumes)
+					}
+				}
+				if ok == 0 {
+					t.Errorf("no trial ran to its end\n%s", out)
+				}
+			})
+		}
+	}
+}
