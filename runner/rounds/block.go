@@ -245,7 +245,7 @@ func (blk *block) value(ctx context.Context, n note) {
 	if !ok {
 		v = n.value // it resumed past the round's step elsewhere: its first value since
 	}
-	blk.seen.asked[n.t] = asked{step: a.Until, value: blk.usable(v)}
+	blk.seen.asked[n.t] = asked{step: a.Until, value: usable(blk.cfg.Mode, v)}
 	reason := fmt.Sprintf("%s: its round at step %d: %s %s", blk.cfg.Method, a.Until, blk.cfg.Metric, num(v))
 	blk.pauser.PauseAt(n.t, a.Until, reason, results.StatusPruned)
 }
@@ -264,12 +264,13 @@ func (blk *block) hold(t *plan.Task, k string, step int, a earlystop.Action) {
 	blk.pauser.PauseAt(t, step, why, results.StatusPruned)
 }
 
-// usable is a value the board can keep: a step with none (nan) is the worst there is.
-func (blk *block) usable(v float64) float64 {
+// usable is a value the board can keep: a step with none (nan) is the worst there is
+// under mode.
+func usable(mode string, v float64) float64 {
 	if !math.IsNaN(v) && !math.IsInf(v, 0) {
 		return v
 	}
-	if blk.cfg.Mode == "min" {
+	if mode == "min" {
 		return math.MaxFloat64
 	}
 	return -math.MaxFloat64
@@ -377,7 +378,7 @@ func (blk *block) known(ctx context.Context, t *plan.Task, step int, a earlystop
 		return false
 	}
 	k := blk.key(t)
-	if err := blk.store().Value(ctx, a.Until, k, blk.usable(v)); err != nil {
+	if err := blk.store().Value(ctx, a.Until, k, usable(blk.cfg.Mode, v)); err != nil {
 		blk.put(t, err)
 		return false
 	}
