@@ -9,9 +9,12 @@
 // to ask twice.
 //
 //	metric at step ≥ Until ──▶ PauseAt(Until) ──▶ TaskEnded{Paused} ──▶ board: value
+//	  (its value at Until; paused at its next copy, or at its end's)          │
 //	TaskEnded{Final} ──▶ board: ended                                        │
 //	           ┌────────────────────────────── decide (every trial there) ◀──┘
 //	           ├─▶ pbt exploit: Copy(donor → trial), then Resume
+//	           ├─▶ kept copy past the next round's step: its value there ──▶ board
+//	           │   (no start), and decide again
 //	           ├─▶ Resume (to the next round's step)
 //	           └─▶ End as pruned (sha, hyperband)
 package rounds
