@@ -372,6 +372,9 @@ func (blk *block) known(ctx context.Context, t *plan.Task, step int, a earlystop
 	if a.Until == 0 || a.From != nil && a.From.Step == step {
 		return false
 	}
+	if h, here := blk.seen.here[t]; blk.shared && (!here || h.step != step) {
+		return false // with claims, only a trial paused here: one elsewhere may be running
+	}
 	kept, values := blk.pauser.Kept(ctx, t, blk.cfg.Metric)
 	v, ok := values[a.Until]
 	if kept < a.Until || !ok {
