@@ -347,9 +347,21 @@ const linedTrial = `      - name: n=<n>
           while [ $i -lt 6 ]; do i=$((i+1)); echo runall-metric acc=$((i*<n>)); echo $i > $d/step.tmp; mv $d/step.tmp $d/step; echo runall-checkpoint step=$i; sleep 0.05; done
 `
 
+// gracefulTrial is linedTrial whose script, told to stop, saves and exits 0 (as a trainer
+// that checkpoints on SIGTERM does): stopped for its round, it has not ended its run.
+const gracefulTrial = `      - name: n=<n>
+        matrix: {n: [1, 2, 3, 4]}
+        checkpoint: ck/<n>
+        cmd: |
+          stop=0; trap 'stop=1' TERM
+          d=ck/<n>; mkdir -p $d; i=0; if [ -n "$RUNALL_RESUMED" ]; then i=$(cat $d/step); fi
+          while [ $i -lt 6 ]; do i=$((i+1)); echo runall-metric acc=$((i*<n>)); echo $i > $d/step.tmp; mv $d/step.tmp $d/step; echo runall-checkpoint step=$i; sleep 0.05; if [ $stop = 1 ]; then exit 0; fi; done
+`
+
 // TestRoundsSweepLeavesNoTrialPaused (issue 34, rule 3): walks the rounds of sha, hyperband
 // and pbt over trials that pause where asked (runall-checkpoint lines), trials whose copy
-// lands past the round's step, and trials that reach their end before any copy lands: each
+// lands past the round's step, trials that reach their end before any copy lands, and trials
+// that exit 0 when stopped (none of them escapes its rounds as if it had run to its end): each
 // sweep runs to its end with no trial left paused, every trial ends ok or pruned, and every
 // start after a trial's first is in its resumes.
 func TestRoundsSweepLeavesNoTrialPaused(t *testing.T) {
@@ -358,7 +370,7 @@ func TestRoundsSweepLeavesNoTrialPaused(t *testing.T) {
 		"hyperband": "{method: hyperband, grace: 1, reduction: 2, max: 4}",
 		"pbt":       "{method: pbt, interval: 1, max: 4, quantile: 0.25, perturb: [0.8, 1.25], resample: 0}",
 	}
-	trials := map[string]string{"lined": linedTrial, "past its round": pastRung, "ends first": busyTrial}
+	trials := map[string]string{"lined": linedTrial, "past its round": pastRung, "ends first": busyTrial, "exits 0 when stopped": gracefulTrial}
 	for rname, rule := range rules {
 		for tname, trial := range trials {
 			t.Run(rname+" "+tname, func(t *testing.T) {
@@ -373,6 +385,13 @@ tasks:
 					t.Fatalf("run: %v\n%s", err, out)
 				}
 				ok := 0
+				// None escapes its rounds: sha and hyperband prune, pbt exploits the worst.
+				if rname != "pbt" && !strings.Contains(out, "pruned") {
+					t.Errorf("no trial pruned: some escaped their rounds\n%s", out)
+				}
+				if n1 := byName(res)["n=1"]; rname == "pbt" && len(n1.Lineage) == 0 {
+					t.Errorf("n=1, the worst, was never exploited: it escaped its rounds\n%s", out)
+				}
 				for _, r := range res.Tasks {
 					if r.Status != results.StatusOK && r.Status != results.StatusPruned {
 						t.Errorf("%s: %s (%s), want ok or pruned", r.Name, r.Status, r.Reason)
