@@ -3,6 +3,7 @@ package runner
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -239,7 +240,8 @@ tasks:
 	if n3 := got["n=3"]; n3.Status != results.StatusPruned || n3.Attempts != 1 || !strings.Contains(n3.Reason, "at step 2") {
 		t.Errorf("n=3: %s (%s) after %d attempts; want pruned at step 2 without a start\n%s", n3.Status, n3.Reason, n3.Attempts, out)
 	}
-	if !strings.Contains(out, "paused at step 3 (its kept checkpoint): sha: its round at step 1") {
+	// Stopped after step 1, the script goes on to step 3 (4 on a slow machine) before it exits.
+	if !regexp.MustCompile(`paused at step [34] \(its kept checkpoint\): sha: its round at step 1`).MatchString(out) {
 		t.Errorf("no pause says that it landed at step 3 for the round at step 1\n%s", out)
 	}
 }
@@ -319,10 +321,11 @@ tasks:
 	if len(n1.Lineage) != 1 || n1.Lineage[0].Step != 2 || n1.Lineage[0].From != "n=4" {
 		t.Fatalf("n=1: lineage %+v; want one exploit from n=4 at step 2\n%s", n1.Lineage, out)
 	}
-	if len(acc) != 4 || !slices.Equal(acc[:3], []float64{1, 2, 12}) {
+	if len(acc) != 4 || !slices.Equal(acc[:3], []float64{1, 2, 12}) { // its step 4 is its own, or n=4's
 		t.Errorf("n=1's acc %v; want its own 1, 2, then n=4's 12 at step 3, then its own step 4", acc)
 	}
-	if d := n1.Lineage[0].Donated; !slices.Equal(d, []int{3, 3}) {
+	// n=4 went on to step 3 once stopped (4 on a slow machine): its copy held it.
+	if d := n1.Lineage[0].Donated; len(d) != 2 || d[0] != 3 || d[1] != 3 && d[1] != 4 {
 		t.Errorf("n=1's exploit: donated %v; want [3 3]: step 3 is n=4's value", d)
 	}
 	if len(n1.Resumes) != 1 || n1.Attempts != 2 {
