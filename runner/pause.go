@@ -90,11 +90,16 @@ func (p *pauser) PauseAt(t *plan.Task, n int, reason string, otherwise results.S
 }
 
 // notPaused says why trial t could not be paused at step n: no copy of its checkpoint was
-// ever kept (its script saves nothing into it), or none since an earlier step.
+// ever kept (its script saves nothing into it), its directory changed at step n or later
+// but never held still to be copied, or it has not changed since an earlier step.
 func notPaused(t *plan.Task, k *checkpoint.Keeper, n int, reason string) string {
-	if k.Landed() < 0 && k.Changed() <= 0 {
+	switch changed := k.Changed(); {
+	case k.Landed() < 0 && changed <= 0:
 		return fmt.Sprintf("could not be paused at step %d: no checkpoint kept (nothing was saved into checkpoint %s within its wait, %v); %s",
 			n, t.Checkpoint.Dir, t.Checkpoint.Wait, reason)
+	case changed >= n:
+		return fmt.Sprintf("could not be paused at step %d: checkpoint %s changed up to step %d but never held still to be copied within its wait, %v "+
+			"(print runall-checkpoint step=N after each save, or keep logs out of it); %s", n, t.Checkpoint.Dir, changed, t.Checkpoint.Wait, reason)
 	}
 	return fmt.Sprintf("could not be paused: checkpoint %s has not changed since step %d, and pausing needs step %d (waited %v); %s",
 		t.Checkpoint.Dir, k.Changed(), n, t.Checkpoint.Wait, reason)

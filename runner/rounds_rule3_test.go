@@ -120,9 +120,18 @@ tasks:
 
 // TestSHANoCheckpointSaysNotPaused (issue 34, rule 3 and point 6): a trial whose script never
 // saves into its checkpoint: cannot be paused at sha's rung; it ends pruned with a reason that
-// says so (no checkpoint kept), not one that says it paused.
+// says so (no checkpoint kept), not one that says it paused. One whose checkpoint directory
+// changes at every look (a log written there) says that, and what to do.
 func TestSHANoCheckpointSaysNotPaused(t *testing.T) {
-	res, out, err := runFile(t, `
+	for _, tc := range []struct{ cmd, ckpt, want string }{
+		{"for i in 1 2 3 4 5 6 7 8; do echo runall-metric acc=$((i*<n>)); sleep 0.2; done", "every: 50ms, wait: 300ms",
+			"could not be paused at step 1: no checkpoint kept"},
+		// Looked at every second, it has to hold still for 250 ms to be copied: it never does.
+		{"mkdir -p ck/<n>; ( while :; do echo x >> ck/<n>/log; sleep 0.01; done ) & b=$!; " +
+			"for i in 1 2 3 4 5 6 7 8; do echo runall-metric acc=$((i*<n>)); sleep 0.5; done; kill $b", "every: 1s, wait: 2s",
+			"but never held still to be copied within its wait, 2s (print runall-checkpoint step=N after each save, or keep logs out of it)"},
+	} {
+		res, out, err := runFile(t, `
 config: {max-parallel-commands: 2, objective: {metric: acc, mode: max}}
 tasks:
   - name: sweep
@@ -130,19 +139,20 @@ tasks:
     parallel-tasks:
       - name: n=<n>
         matrix: {n: [1, 2]}
-        checkpoint: {dir: ck/<n>, every: 50ms, wait: 300ms}
-        cmd: for i in 1 2 3 4 5 6 7 8; do echo runall-metric acc=$((i*<n>)); sleep 0.2; done
+        checkpoint: {dir: ck/<n>, `+tc.ckpt+`}
+        cmd: '`+tc.cmd+`'
 `, Options{Grace: 5 * time.Second})
-	if res == nil {
-		t.Fatalf("run: %v\n%s", err, out)
-	}
-	for _, r := range res.Tasks {
-		said := strings.ReplaceAll(r.Reason, "could not be paused at", "")
-		if r.Status == results.StatusPaused || strings.Contains(said, "paused at") {
-			t.Errorf("%s: %s (%s): says it paused, and it never could", r.Name, r.Status, r.Reason)
+		if res == nil {
+			t.Fatalf("run: %v\n%s", err, out)
 		}
-		if r.Status == results.StatusPruned && !strings.Contains(r.Reason, "could not be paused at step 1: no checkpoint kept") {
-			t.Errorf("%s: pruned (%s), want the reason to say it could not be paused: no checkpoint kept", r.Name, r.Reason)
+		for _, r := range res.Tasks {
+			said := strings.ReplaceAll(r.Reason, "could not be paused at", "")
+			if r.Status == results.StatusPaused || strings.Contains(said, "paused at") {
+				t.Errorf("%s: %s (%s): says it paused, and it never could", r.Name, r.Status, r.Reason)
+			}
+			if r.Status != results.StatusPruned || !strings.Contains(r.Reason, tc.want) {
+				t.Errorf("%s: %s (%s), want pruned: %s\n%s", r.Name, r.Status, r.Reason, tc.want, out)
+			}
 		}
 	}
 }
