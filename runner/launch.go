@@ -164,7 +164,8 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	hooks := c.hooks()
 	var resume *trialResume
 	if tr.Task.Checkpoint != nil && l.ckpts != nil {
-		resume = &trialResume{c: c, ckpts: l.ckpts, trial: tr.Task, dir: dir, stopped: func() bool { return l.life.stoppedBy() != 0 }}
+		resume = &trialResume{c: c, ckpts: l.ckpts, trial: tr.Task, dir: dir, lineage: resultLineage(lineage),
+			stopped: func() bool { return l.life.stoppedBy() != 0 }}
 		hooks = resume.wrap(ctx, hooks)
 	}
 	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, hooks)
@@ -177,6 +178,9 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		d.Resumes = resume.resumes
 	}
 	d.Lineage = resultLineage(lineage)
+	if resume != nil {
+		d.Lineage = resume.lineage
+	}
 	cr := c.conclude(res, env, d)
 	if !cr.paused { // a paused command's uploads wait for its end
 		l.sync.uploadAfter(ctx, t, res.Outcome.OK())

@@ -41,8 +41,12 @@ func (l *ledger) live(ev event.Event) {
 	case event.TaskWaiting:
 		lt.waiting = ev.Reason
 	case event.TaskStarted:
-		// A new attempt reports its metrics from the start again, as its result will hold them.
+		// A new attempt reports its metrics from the start again, as its result will hold them;
+		// a resumed one from the series its kept checkpoint restored.
 		lt.metrics, lt.waiting, lt.progress = &metric.Set{}, "", nil
+		if ev.Detail != nil {
+			lt.metrics.Seed(ev.Detail.MetricSeries)
+		}
 	case event.TaskMetric:
 		lt.metrics.Add(ev.Metric, ev.Value)
 	case event.TaskMemory:

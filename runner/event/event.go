@@ -72,7 +72,8 @@ type Event struct {
 	// Metrics is a finished task's last value of each metric (TaskEnded with Final).
 	Metrics map[string]float64
 	// Detail is what a command learned as it ran, for its result (TaskEnded with Final;
-	// nil when it never ran).
+	// nil when it never ran); on a resumed attempt's TaskStarted, what it starts from: its
+	// restored series and its resumes so far, so that its record while it runs is its own.
 	Detail *Detail
 	// Results is the run's results (RunEnded), which its consumers (the results file, the
 	// report, notify) record.

@@ -148,6 +148,11 @@ type Exploit struct {
 	From   string            `json:"from"`   // the trial whose checkpoint it continued from
 	Value  float64           `json:"value"`  // its own value there, which put it in the bottom quantile
 	Params map[string]string `json:"params"` // the values it went on with
+	// Donated are the first and last step of the trial's metric_series that are From's
+	// values, not its own: From's checkpoint held them when it was copied (past Step, when
+	// From paused past the round's step; from step 1 when the trial's own values were not
+	// known where it resumed). Its own curve is kept up to Step. None: no step is From's.
+	Donated []int `json:"donated,omitempty"`
 }
 
 // PeakEstimated reports whether PeakGPUMemory is an estimate rather than its own processes'.
