@@ -76,3 +76,44 @@ func TestFakeAllocComputeShared(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUListUtilization: runall gpus shows what the processes training on a simulated GPU
+// compute, as NVML's utilization: each one's share of the time and the device's, the time
+// lost to switching between them counted in neither; one that only holds memory shows none.
+func TestGPUListUtilization(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	const spec = "32GiB"
+	start := func(flags ...string) *exec.Cmd {
+		cmd := exec.Command(runallBin, append([]string{"fake-alloc", "--size", "1GiB", "--ramp", "0"}, flags...)...)
+		cmd.Dir = e.dir
+		cmd.Env = append(slices.Clone(e.env), "RUNALL_FAKE_GPUS="+spec, "CUDA_VISIBLE_DEVICES=0")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	light := start("--train-steps", "1000", "--busy", "0.6")
+	busy := start("--train-steps", "1000", "--busy", "0.8")
+	idle := start("--hold", "60s")
+	want := map[int]uint32{light.Process.Pid: 34, busy.Process.Pid: 46} // 0.6 and 0.8 of 1.4*1.25
+	var last []gpuListed
+	eventually(t, "both trainers' utilization in runall gpus", func() bool {
+		last = e.listGPUs(spec)
+		if len(last) != 1 || last[0].Utilization == nil || last[0].Utilization.GPU != 80 || len(last[0].Processes) != 3 {
+			return false
+		}
+		for _, p := range last[0].Processes {
+			w, trains := want[p.PID]
+			if trains != (p.SM != nil) || (trains && *p.SM != w) || (p.PID == idle.Process.Pid && p.SM != nil) {
+				return false
+			}
+		}
+		return true
+	})
+	r := e.runGPU("gpus", "--fake-gpus", spec)
+	if !strings.Contains(r.stdout, "UTIL") || !strings.Contains(r.stdout, "80%") || !strings.Contains(r.stdout, "46%") {
+		t.Errorf("the table shows no utilization\n%v", r)
+	}
+}
