@@ -117,3 +117,33 @@ func TestGPUListUtilization(t *testing.T) {
 		t.Errorf("the table shows no utilization\n%v", r)
 	}
 }
+
+// TestCheckSimulateCompute: check --simulate --busy slows trials packed on a GPU as the
+// simulated GPUs do; without --busy it says compute is not modelled.
+func TestCheckSimulateCompute(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	file := testdata("gpu/compute.yml")
+	for _, c := range []struct {
+		spec, busy, want string
+	}{
+		{"32GiB", "", "Predicted makespan: 21.0s"},      // two at once, then one (their memory freed 1 s after)
+		{"32GiB", "1", "Predicted makespan: 36.0s"},     // the pair 2.5x slower, then one alone
+		{"32GiB", "0.2", "Predicted makespan: 21.0s"},   // light: no slower together
+		{"32GiB:mps", "1", "Predicted makespan: 31.0s"}, // MPS: no switching cost
+	} {
+		args := []string{"check", "--simulate", "--fake-gpus", c.spec, "--duration", "10s"}
+		if c.busy != "" {
+			args = append(args, "--busy", c.busy)
+		}
+		r := e.runGPU(append(args, file)...)
+		r.wantCode(t, 0)
+		if !strings.Contains(r.stdout, c.want) || !strings.Contains(r.stdout, "compute") {
+			t.Errorf("%v: want %q and a note on compute\n%v", args, c.want, r)
+		}
+	}
+	r := e.runGPU("check", "--simulate", "--fake-gpus", "32GiB", "--duration", "10s", "--busy", "2", file)
+	if r.code != 2 || !strings.Contains(r.stderr, "--busy") {
+		t.Errorf("--busy 2: exit %d, want 2 and an error naming --busy\n%v", r.code, r)
+	}
+}
