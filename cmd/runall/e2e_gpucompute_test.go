@@ -75,6 +75,25 @@ func TestFakeAllocComputeShared(t *testing.T) {
 			t.Errorf("%s: %v against %v alone, %.2fx; want %.1f-%.1fx", c.name, took, alone[0], r, c.min, c.max)
 		}
 	}
+
+	// A trainer killed outright leaves its GPU as fast as before: its claim's lock went
+	// with it, and its compute counts for nothing from then on.
+	killed := exec.Command(runallBin, "fake-alloc", "--size", "1GiB", "--ramp", "0", "--release-lag", "5s", "--train-steps", "1000", "--busy", "1")
+	killed.Dir = e.dir
+	killed.Env = append(slices.Clone(e.env), "RUNALL_FAKE_GPUS=32GiB", "CUDA_VISIBLE_DEVICES=0")
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the trainer to be killed computing", func() bool {
+		g := e.listGPUs("32GiB")
+		return len(g) == 1 && len(g[0].Processes) == 1 && g[0].Processes[0].SM != nil
+	})
+	_ = killed.Process.Kill()
+	_ = killed.Wait()
+	took, _ := e.trainers("32GiB", 1, steps, stepTime, "--busy", "1")
+	if r := ratio(took); r > 1.4 {
+		t.Errorf("after a busy trainer was killed (its memory lingering): %v against %v alone, %.2fx; want as fast", took, alone[0], r)
+	}
 }
 
 // TestGPUListUtilization: runall gpus shows what the processes training on a simulated GPU
