@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/runall/runall/internal/procfs"
 )
 
 // nvmlLib is the part of go-nvml's 391-method nvml.Interface that runall calls, so that tests
@@ -203,10 +205,10 @@ func (p *nvmlProbe) Processes(index int) ([]Process, error) {
 			out[i].UsedMemory = max(out[i].UsedMemory, mem)
 			continue
 		}
-		local := HoldsOpen(p.proc, in.Pid, "/dev/nvidia")
+		local := procfs.HoldsOpen(p.proc, in.Pid, "/dev/nvidia")
 		name := ""
 		if local {
-			name = procComm(p.proc, in.Pid)
+			name = procfs.Comm(p.proc, in.Pid)
 		}
 		out = append(out, Process{PID: in.Pid, Name: name, UsedMemory: mem, Local: local})
 	}
