@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/runall/runall/internal/procfs"
 )
 
 // nvmlLib is the part of go-nvml's 391-method nvml.Interface that runall calls, so that tests
@@ -30,6 +32,8 @@ type nvmlDevice interface {
 	GetMemoryInfo_v2() (nvml.Memory_v2, nvml.Return)
 	GetComputeRunningProcesses() ([]nvml.ProcessInfo, nvml.Return)
 	GetGraphicsRunningProcesses() ([]nvml.ProcessInfo, nvml.Return)
+	GetUtilizationRates() (nvml.Utilization, nvml.Return)
+	GetProcessUtilization(lastSeenTimestamp uint64) ([]nvml.ProcessUtilizationSample, nvml.Return)
 }
 
 type nvmlGPU struct {
@@ -178,13 +182,10 @@ func (p *nvmlProbe) memory(d nvmlDevice) (total, used, free uint64, err error) {
 func (p *nvmlProbe) Processes(index int) ([]Process, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	if p.closed {
-		return nil, errClosed
+	g, err := p.gpu(index)
+	if err != nil {
+		return nil, err
 	}
-	if index < 0 || index >= len(p.gpus) {
-		return nil, fmt.Errorf("nvml: no gpu %d (%d visible)", index, len(p.gpus))
-	}
-	g := p.gpus[index]
 	compute, ret := g.dev.GetComputeRunningProcesses()
 	if ret != nvml.SUCCESS {
 		return nil, fmt.Errorf("nvml: gpu %d (%s): processes: %w", index, g.uuid, ret)
@@ -204,14 +205,25 @@ func (p *nvmlProbe) Processes(index int) ([]Process, error) {
 			out[i].UsedMemory = max(out[i].UsedMemory, mem)
 			continue
 		}
-		local := holdsOpen(p.proc, in.Pid, "/dev/nvidia")
+		local := procfs.HoldsOpen(p.proc, in.Pid, "/dev/nvidia")
 		name := ""
 		if local {
-			name = procComm(p.proc, in.Pid)
+			name = procfs.Comm(p.proc, in.Pid)
 		}
 		out = append(out, Process{PID: in.Pid, Name: name, UsedMemory: mem, Local: local})
 	}
 	return out, nil
+}
+
+// gpu is the visible device with the given index; hold p.mu for reading.
+func (p *nvmlProbe) gpu(index int) (nvmlGPU, error) {
+	if p.closed {
+		return nvmlGPU{}, errClosed
+	}
+	if index < 0 || index >= len(p.gpus) {
+		return nvmlGPU{}, fmt.Errorf("nvml: no gpu %d (%d visible)", index, len(p.gpus))
+	}
+	return p.gpus[index], nil
 }
 
 // Env implements Probe: UUIDs, which survive any renumbering, and PCI bus order so that

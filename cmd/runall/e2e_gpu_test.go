@@ -186,10 +186,14 @@ type gpuListed struct {
 	Used      uint64 `json:"used_bytes"`
 	Free      uint64 `json:"free_bytes"`
 	Processes []struct {
-		PID  int    `json:"pid"`
-		Name string `json:"name"`
-		Used uint64 `json:"used_bytes"`
+		PID  int     `json:"pid"`
+		Name string  `json:"name"`
+		Used uint64  `json:"used_bytes"`
+		SM   *uint32 `json:"sm_percent"`
 	} `json:"processes"`
+	Utilization *struct {
+		GPU uint32 `json:"gpu_percent"`
+	} `json:"utilization"`
 }
 
 // listGPUs runs `runall gpus --fake-gpus spec --json` in the test's GPU state.
@@ -310,7 +314,7 @@ func TestGPUTwoDevices(t *testing.T) {
 			// trials the same environment.
 			for name, order := range orders {
 				if order != "PCI_BUS_ID" {
-					t.Errorf("%s: CUDA_DEVICE_ORDER=%q, want PCI_BUS_ID as on real GPUs (gpu/fake.go: fakeProbe.Env does not set it)", name, order)
+					t.Errorf("%s: CUDA_DEVICE_ORDER=%q, want PCI_BUS_ID as on real GPUs (gpu/gpusim/probe.go: probe.Env does not set it)", name, order)
 				}
 			}
 		})
@@ -590,7 +594,7 @@ func TestGPUList(t *testing.T) {
 	e := newGPUE2E(t)
 	const spec = "32GiB,16GiB"
 	row := func(i int, total, used, free string) string {
-		return fmt.Sprintf(`%d +GPU-fake-%d-\w+ +Simulated GPU +%s +%s +%s`,
+		return fmt.Sprintf(`%d +GPU-fake-%d-\w+ +Simulated GPU +%s +%s +%s +0%%`,
 			i, i, regexp.QuoteMeta(total), regexp.QuoteMeta(used), regexp.QuoteMeta(free))
 	}
 	has := func(out string, pattern string) bool {
@@ -699,6 +703,10 @@ func TestFakeAllocUsage(t *testing.T) {
 		{[]string{"--size", "1GiB", "--profile", "linear", "--context", "1GiB"}, "linear has no context"},
 		{[]string{"--size", "1GiB", "--spike", "1GiB@1s"}, "SIZE@TIME+DURATION"},
 		{[]string{"--size", "1GiB", "--release-lag", "-1s"}, "cannot be negative"},
+		{[]string{"--size", "1GiB", "--busy", "0.5"}, "give --train-steps N too"},
+		{[]string{"--size", "1GiB", "--train-steps", "5", "--busy", "1.5"}, "busy share 1.5"},
+		{[]string{"--size", "1GiB", "--train-steps", "5", "--step-time", "0s"}, "step time of more than 0"},
+		{[]string{"--size", "1GiB", "--train-steps", "-1"}, "cannot be negative"},
 	} {
 		r := e.runGPU(append([]string{"fake-alloc"}, tc.args...)...)
 		r.wantCode(t, 2)

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/size"
 )
 
 // simulateFlags are check's flags for --simulate.
@@ -17,6 +17,7 @@ type simulateFlags struct {
 	fakeGPUs string
 	guess    time.Duration
 	logDir   string
+	busy     float64 // the share of each trial's time the GPU computes; 0: not modelled
 	// memoryLimit is the container memory limit to plan for: "" for this container's.
 	memoryLimit string
 }
@@ -31,8 +32,12 @@ func runSimulate(a *app, p *plan.Plan, f simulateFlags) error {
 	if err != nil {
 		return err
 	}
+	compute, err := simulatedCompute(a, f)
+	if err != nil {
+		return err
+	}
 	pred, err := runner.Simulate(p, runner.SimulateOptions{Devices: devs, LogDir: f.logDir, Guess: f.guess, ReleaseLag: runner.ReleaseLag,
-		HostLimit: hostLimit})
+		HostLimit: hostLimit, Compute: compute})
 	if err != nil {
 		return err
 	}
@@ -62,17 +67,17 @@ func writePrediction(w io.Writer, pred *runner.Prediction) {
 		}
 		if d < len(pred.Devices) {
 			dev := pred.Devices[d]
-			fmt.Fprintf(w, "\nGPU %d %s (%s): peak %s, %d tasks\n", d, dev.Name, gpu.FormatSize(dev.Total), gpu.FormatSize(pred.Peak[d]), len(slots))
+			fmt.Fprintf(w, "\nGPU %d %s (%s): peak %s, %d tasks\n", d, dev.Name, size.Format(dev.Total), size.Format(pred.Peak[d]), len(slots))
 		} else {
 			fmt.Fprintf(w, "\nNo GPU: %d tasks\n", len(slots))
 		}
 		for _, s := range slots {
 			need := ""
 			if s.Need > 0 {
-				need = gpu.FormatSize(s.Need)
+				need = size.Format(s.Need)
 			}
 			if s.HostNeed > 0 {
-				need = strings.TrimPrefix(need+" + ", " + ") + gpu.FormatSize(s.HostNeed) + " host"
+				need = strings.TrimPrefix(need+" + ", " + ") + size.Format(s.HostNeed) + " host"
 			}
 			guess := " "
 			if s.Guessed {
@@ -82,7 +87,7 @@ func writePrediction(w io.Writer, pred *runner.Prediction) {
 		}
 	}
 	if pred.HostLimit > 0 {
-		fmt.Fprintf(w, "\nHost memory (limit %s): peak %s\n", gpu.FormatSize(pred.HostLimit), gpu.FormatSize(pred.HostPeak))
+		fmt.Fprintf(w, "\nHost memory (limit %s): peak %s\n", size.Format(pred.HostLimit), size.Format(pred.HostPeak))
 	}
 	fmt.Fprintf(w, "\nPredicted makespan: %s\n", seconds(pred.Makespan))
 	for _, n := range pred.Notes {

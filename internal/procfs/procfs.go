@@ -1,4 +1,6 @@
-package gpu
+// Package procfs reads what runall needs of other processes from procfs: whether one holds a
+// device open, and its name. The GPU probes, real and simulated, tell their processes by it.
+package procfs
 
 import (
 	"os"
@@ -7,11 +9,11 @@ import (
 	"strings"
 )
 
-// holdsOpen reports whether process pid, as procfs at root shows it, has a file open whose
+// HoldsOpen reports whether process pid, as procfs at root shows it, has a file open whose
 // path starts with prefix: /dev/nvidia for a real GPU, a claim file for a simulated one.
 // In another pid namespace's numbering the PID names no process here, or an unrelated one
 // that holds nothing of the kind: then runall does not take it for one of its own.
-func holdsOpen(root string, pid uint32, prefix string) bool {
+func HoldsOpen(root string, pid uint32, prefix string) bool {
 	dir := filepath.Join(root, strconv.FormatUint(uint64(pid), 10), "fd")
 	fds, err := os.ReadDir(dir)
 	if err != nil {
@@ -25,8 +27,8 @@ func holdsOpen(root string, pid uint32, prefix string) bool {
 	return false
 }
 
-// procComm is a process's name from procfs; "" when it cannot be read.
-func procComm(root string, pid uint32) string {
+// Comm is a process's name from procfs; "" when it cannot be read.
+func Comm(root string, pid uint32) string {
 	b, err := os.ReadFile(filepath.Join(root, strconv.FormatUint(uint64(pid), 10), "comm"))
 	if err != nil {
 		return ""

@@ -1,4 +1,4 @@
-package gpu
+package gpusim
 
 import (
 	"crypto/rand"
@@ -29,27 +29,27 @@ import (
 // drops it when the process dies, however it dies. A reader that manages to take that flock
 // has found a dead claim, and deletes it.
 
-// FakeOptions selects simulated GPUs.
-type FakeOptions struct {
-	Devices  []FakeDevice // see ParseFakeSpec
-	StateDir string       // shared by every process that claims or measures them
-	PIDs     FakePIDs     // how they report the processes on them
+// Options selects simulated GPUs.
+type Options struct {
+	Devices  []Device // see ParseSpec
+	StateDir string   // shared by every process that claims or measures them
+	PIDs     PIDs     // how they report the processes on them
 }
 
 // as they would on one machine's real GPUs.
-func DefaultFakeStateDir(tmpDir string) string {
+func DefaultStateDir(tmpDir string) string {
 	return filepath.Join(tmpDir, fmt.Sprintf("runall-fake-gpus-%d", os.Getuid()))
 }
 
-// fakeState is a state directory opened for a given list of devices.
-type fakeState struct {
+// state is a state directory opened for a given list of devices.
+type state struct {
 	dir  string
 	id   string
-	devs []FakeDevice
+	devs []Device
 	now  func() time.Time // when a claim is found dead, for its lingering memory
 }
 
-func openFakeState(dir string, devs []FakeDevice) (*fakeState, error) {
+func openState(dir string, devs []Device) (*state, error) {
 	if len(devs) == 0 {
 		return nil, errors.New("no simulated GPUs: want sizes such as 32GiB,16GiB")
 	}
@@ -71,7 +71,7 @@ func openFakeState(dir string, devs []FakeDevice) (*fakeState, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("simulated GPU state: %w", err)
 	}
-	s := &fakeState{dir: dir, devs: slices.Clone(devs), now: time.Now}
+	s := &state{dir: dir, devs: slices.Clone(devs), now: time.Now}
 	err = s.locked(func() error {
 		idPath := filepath.Join(dir, stateIDName)
 		b, err := os.ReadFile(idPath)
@@ -92,11 +92,11 @@ func openFakeState(dir string, devs []FakeDevice) (*fakeState, error) {
 	return s, nil
 }
 
-func (s *fakeState) uuid(i int) string { return fmt.Sprintf("GPU-fake-%d-%s", i, s.id) }
+func (s *state) uuid(i int) string { return fmt.Sprintf("GPU-fake-%d-%s", i, s.id) }
 
 // inDir runs fn on the state directory, reached through its root: what it removes or
 // replaces stays inside.
-func (s *fakeState) inDir(fn func(d *owned.Dir) error) error {
+func (s *state) inDir(fn func(d *owned.Dir) error) error {
 	d, err := owned.Open(s.dir)
 	if err != nil {
 		return err
@@ -106,7 +106,7 @@ func (s *fakeState) inDir(fn func(d *owned.Dir) error) error {
 }
 
 // remove removes the claim file at path, which is under the state directory.
-func (s *fakeState) remove(path string) error {
+func (s *state) remove(path string) error {
 	rel, err := filepath.Rel(s.dir, path)
 	if err != nil {
 		return err
@@ -116,7 +116,7 @@ func (s *fakeState) remove(path string) error {
 
 // locked runs fn holding the state's exclusive lock. Each call opens the lock file afresh:
 // flock belongs to the open file, so goroutines of one process exclude each other too.
-func (s *fakeState) locked(fn func() error) error {
+func (s *state) locked(fn func() error) error {
 	f, err := os.OpenFile(filepath.Join(s.dir, stateLockName), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
@@ -135,23 +135,31 @@ type claimFile struct {
 	size  uint64
 	lag   time.Duration
 	ended time.Time
+	load  Load // what it computes now: zero while it only holds memory
 }
 
-// A claim file is three numbers at fixed width, rewritten in place, so that its length never
-// changes: "%020d %020d %020d\n" (bytes, lag in ns, end in Unix ns or 0).
-const claimWidth = 3 * 21
+// A claim file is five numbers at fixed width, rewritten in place, so that its length never
+// changes: "%020d %020d %020d %07d %07d\n" (bytes, lag in ns, end in Unix ns or 0, and its
+// load's busy and SM shares in millionths). Claims written before the load was kept end
+// after the first three (claimWidthV1) and compute nothing.
+const (
+	claimWidth   = 3*21 + 2*8
+	claimWidthV1 = 3 * 21
+	millionths   = 1e6
+)
 
 func (c claimFile) encode() []byte {
 	var ended int64
 	if !c.ended.IsZero() {
 		ended = c.ended.UnixNano()
 	}
-	return fmt.Appendf(nil, "%020d %020d %020d\n", c.size, int64(c.lag), ended)
+	busy, sm := int64(c.load.Busy*millionths+0.5), int64(c.load.SM*millionths+0.5)
+	return fmt.Appendf(nil, "%020d %020d %020d %07d %07d\n", c.size, int64(c.lag), ended, busy, sm)
 }
 
 func decodeClaim(b []byte) (claimFile, error) {
 	f := strings.Fields(string(b))
-	if len(f) != 3 {
+	if len(f) != 3 && len(f) != 5 {
 		return claimFile{}, fmt.Errorf("bad claim %q", b)
 	}
 	size, err1 := strconv.ParseUint(f[0], 10, 64)
@@ -164,6 +172,14 @@ func decodeClaim(b []byte) (claimFile, error) {
 	if ended != 0 {
 		c.ended = time.Unix(0, ended)
 	}
+	if len(f) == 5 {
+		busy, err1 := strconv.ParseUint(f[3], 10, 32)
+		sm, err2 := strconv.ParseUint(f[4], 10, 32)
+		if err := errors.Join(err1, err2); err != nil || busy > millionths || sm > millionths {
+			return claimFile{}, fmt.Errorf("bad claim %q: want load shares from 0 to 1000000", b)
+		}
+		c.load = Load{Busy: float64(busy) / millionths, SM: float64(sm) / millionths}
+	}
 	return c, nil
 }
 
@@ -174,12 +190,13 @@ type liveClaim struct {
 	pid       uint32
 	size      uint64
 	lingering bool
+	load      Load // what its owner computes now; a lingering claim's owner computes nothing
 }
 
 // claims lists the claims on device i that count: live ones and lingering ones. It stamps
 // the end of claims found dead, and deletes those whose memory has been given back. Hold
 // the lock.
-func (s *fakeState) claims(i int) ([]liveClaim, error) {
+func (s *state) claims(i int) ([]liveClaim, error) {
 	dir := filepath.Join(s.dir, s.uuid(i))
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -209,7 +226,7 @@ func (s *fakeState) claims(i int) ([]liveClaim, error) {
 // readClaim reads one claim file. One whose owner is gone lingers for its lag after its
 // end, as a real process's memory stays visible to the driver for a while after it exited,
 // and is then deleted.
-func (s *fakeState) readClaim(path string) (c liveClaim, counts bool, err error) {
+func (s *state) readClaim(path string) (c liveClaim, counts bool, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, false, nil
@@ -219,23 +236,23 @@ func (s *fakeState) readClaim(path string) (c liveClaim, counts bool, err error)
 	}
 	defer f.Close()
 	var buf [claimWidth]byte
-	_, err = f.ReadAt(buf[:], 0)
+	n, err := f.ReadAt(buf[:], 0)
 	// A short file is a claim its owner was killed while making (it is made under the
 	// state lock, which a reader holds): it held nothing, as a process killed before its
 	// context was made holds nothing on a real GPU.
-	unwritten := errors.Is(err, io.EOF)
-	if err != nil && !unwritten {
+	unwritten := errors.Is(err, io.EOF) && n < claimWidthV1
+	if err != nil && !errors.Is(err, io.EOF) {
 		return c, false, fmt.Errorf("claim %s: %w", path, err)
 	}
 	var cf claimFile
 	if !unwritten {
-		if cf, err = decodeClaim(buf[:]); err != nil {
+		if cf, err = decodeClaim(buf[:n]); err != nil {
 			return c, false, fmt.Errorf("claim %s: %w", path, err)
 		}
 	}
 	switch err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); {
 	case errors.Is(err, syscall.EWOULDBLOCK): // its owner lives
-		return liveClaim{size: cf.size}, true, nil
+		return liveClaim{size: cf.size, load: cf.load}, true, nil
 	case err != nil:
 		return c, false, fmt.Errorf("claim %s: %w", path, err)
 	}
@@ -264,7 +281,7 @@ func (c liveClaim) withName(name string, pid uint32) liveClaim {
 
 // used sums what device i has in use: the driver's reserve, the foreign process, and every
 // claim that counts except the one named skip. Hold the lock.
-func (s *fakeState) used(i int, skip string) (uint64, error) {
+func (s *state) used(i int, skip string) (uint64, error) {
 	cs, err := s.claims(i)
 	if err != nil {
 		return 0, err
