@@ -27,6 +27,8 @@ type inherited struct {
 	gpuMemory *gpuMemory
 	gpus      int
 	gpuCap    *bool
+	// gpuSharing is the block's gpu-sharing: (own.gpuSharing: the task's own, else its block's).
+	gpuSharing *rawSharing
 	// memory: a block's host memory need, and the group its trials learn an auto need in.
 	hostMemory *hostMemory
 	hostGroup  string
@@ -85,6 +87,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		return t
 	}
 	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
+	l.sharing(t, c, own.gpuSharing)
 	t.Checkpoint = l.src.checkpoint(c)
 	t.Host = hostSpec(own.hostMemory, hostGroup)
 	t.Timeout = max(own.timeout, 0) // noTimeout is none
@@ -155,10 +158,11 @@ func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path strin
 	t.Order = cmp.Or(c.order, l.cfg.Order, defaultOrder(t.EarlyStop))
 	t.Parallel = l.expandTasks(c.parallel, inherited{
 		tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
-		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, timeout: own.timeout, retries: own.retries,
+		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, gpuSharing: own.gpuSharing, timeout: own.timeout, retries: own.retries,
 		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
 		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
 	}, levelTrial)
+	l.sharing(t, c, own.gpuSharing)
 	l.src.checkCheckpoints(t.Parallel)
 	l.src.checkPausingRule(t, c.keys["early-stop"])
 	l.src.checkExplore(t, c.keys["early-stop"])
@@ -205,6 +209,7 @@ func (c *rawTask) own(in inherited) inherited {
 	if o.gpuCap == nil {
 		o.gpuCap = in.gpuCap
 	}
+	o.gpuSharing = cmp.Or(c.gpuSharing, in.gpuSharing)
 	if o.retries == nil {
 		o.retries = in.retries
 	}
