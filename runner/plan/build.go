@@ -86,8 +86,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Key = t.digest(path)
 		return t
 	}
-	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
-	l.sharing(t, c, own.gpuSharing)
+	t.GPU = l.gpuSpec(c, own)
 	t.Checkpoint = l.src.checkpoint(c)
 	t.Host = hostSpec(own.hostMemory, hostGroup)
 	t.Timeout = max(own.timeout, 0) // noTimeout is none
@@ -162,7 +161,7 @@ func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path strin
 		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
 		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
 	}, levelTrial)
-	l.sharing(t, c, own.gpuSharing)
+	blockSharing(l.src, t, c)
 	l.src.checkCheckpoints(t.Parallel)
 	l.src.checkPausingRule(t, c.keys["early-stop"])
 	l.src.checkExplore(t, c.keys["early-stop"])
@@ -242,17 +241,21 @@ func joinPath(parent, name string) string {
 	return parent + "/" + name
 }
 
-// gpuSpec is a trial's GPU need: gpu-memory (a size, or auto) on gpus devices. gpus alone
-// means auto.
-func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool) *GPUSpec {
-	capped := gpuCap != nil && *gpuCap
+// gpuSpec is a trial's GPU need: gpu-memory (a size, or auto) on gpus devices (gpus alone
+// means auto), and how it shares a GPU (gpu-sharing).
+func (l *loader) gpuSpec(c *rawTask, own inherited) *GPUSpec {
+	mem, gpus := own.gpuMemory, own.gpus
+	capped := own.gpuCap != nil && *own.gpuCap
 	if mem == nil && gpus == 0 {
 		if capped {
 			l.src.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size")
 		}
+		if c.gpuSharing != nil {
+			l.src.problemAt(c, "gpu-sharing", "gpu-sharing: decides how trials share a GPU, but this task sets neither gpu-memory nor gpus: set one, or remove gpu-sharing")
+		}
 		return nil
 	}
-	s := &GPUSpec{Devices: max(gpus, 1), CapToNeed: capped}
+	s := &GPUSpec{Devices: max(gpus, 1), CapToNeed: capped, Sharing: sharingOf(own.gpuSharing, l.cfg, l.src)}
 	if mem == nil || mem.auto {
 		s.Auto = true
 		if capped {

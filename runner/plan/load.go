@@ -107,7 +107,7 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 			n.Pos = l.src.pos(u)
 		}
 	}
-	l.configSharing(raw, &plan.Config)
+	configSharing(l.src, raw, &plan.Config)
 	l.cfg = plan.Config
 	if raw.s3 != nil {
 		plan.S3 = l.src.s3Spec(raw.s3)

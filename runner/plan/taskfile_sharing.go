@@ -45,43 +45,36 @@ func decodeSharing(d *nodeDecoder, p nodePair) *rawSharing {
 }
 
 // configSharing fills in where config's gpu-sharing: was written.
-func (l *loader) configSharing(raw *rawFile, cfg *Config) {
+func configSharing(src *sources, raw *rawFile, cfg *Config) {
 	if raw.config == nil {
 		return
 	}
 	if n := valueNode(raw.config.node, "gpu-sharing"); n != nil && cfg.GPUSharing.Mode != "" {
-		cfg.GPUSharing.Pos = l.src.pos(n)
+		cfg.GPUSharing.Pos = src.pos(n)
 	}
 }
 
-// sharing is a trial's gpu-sharing: its own, else its block's, else config's, else unset
-// (memory).
-// One written on a task that needs no GPU, or on a block none of whose trials does, is a
-// mistake: it would pack nothing.
-func (l *loader) sharing(t *Task, c *rawTask, own *rawSharing) {
-	if c.gpuSharing != nil && !usesGPU(t) {
-		what := "this task sets neither gpu-memory nor gpus"
-		if t.IsBlock() {
-			what = "none of this block's trials sets gpu-memory or gpus"
-		}
-		l.src.problemAt(c, "gpu-sharing", "gpu-sharing: decides how trials share a GPU, but "+what+": set one, or remove gpu-sharing")
+// sharingOf is a trial's gpu-sharing: its own or its block's (own), else config's, else
+// unset (memory).
+func sharingOf(own *rawSharing, cfg Config, src *sources) SharingSpec {
+	if own != nil {
+		return SharingSpec{Mode: own.mode, Pos: src.pos(own.node)}
 	}
-	if t.GPU == nil {
+	return cfg.GPUSharing
+}
+
+// blockSharing refuses gpu-sharing on a block none of whose trials needs a GPU: it would
+// pack nothing.
+func blockSharing(src *sources, t *Task, c *rawTask) {
+	if c.gpuSharing == nil {
 		return
 	}
-	switch {
-	case own != nil:
-		t.GPU.Sharing = SharingSpec{Mode: own.mode, Pos: l.src.pos(own.node)}
-	default:
-		t.GPU.Sharing = l.cfg.GPUSharing // unset: memory
+	for _, x := range t.Parallel {
+		if x.GPU != nil {
+			return
+		}
 	}
-}
-
-// usesGPU reports whether t, or one of its trials or steps, asks for a GPU.
-func usesGPU(t *Task) bool {
-	found := false
-	Walk([]*Task{t}, func(x *Task) { found = found || x.GPU != nil })
-	return found
+	src.problemAt(c, "gpu-sharing", "gpu-sharing: decides how trials share a GPU, but none of this block's trials sets gpu-memory or gpus: set one, or remove gpu-sharing")
 }
 
 // CheckUnwired refuses what the file asks for that this build parses but does not act on
