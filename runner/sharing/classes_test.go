@@ -133,3 +133,25 @@ func TestSettlesWhereRatesSay(t *testing.T) {
 	}
 	undoneInTime(t, s)
 }
+
+// TestDropUndoneWithinTwoCopies: whatever the checkpoint interval, a co-location that
+// lowered a GPU's throughput (a heavy trial probed beside another, medium ones past two) is
+// undone, its last trial paused, within two checkpoint intervals of its admission.
+func TestDropUndoneWithinTwoCopies(t *testing.T) {
+	w := timeSlice{switchCost: 0.05}
+	for _, k := range []*kind{heavy, medium} {
+		for _, every := range []time.Duration{4 * time.Second, 10 * time.Second, 30 * time.Second} {
+			s := newSim(w, byProgress{New(Options{MinWindow: time.Second})}, 2, 32, sweepOf(12, k))
+			s.copyEvery = every
+			s.run(t)
+			if len(s.undo) == 0 {
+				t.Errorf("%s, copies every %v: no co-location was undone", k.name, every)
+			}
+			for _, u := range s.undo {
+				if u > 2*every {
+					t.Errorf("%s, copies every %v: undone %v after it began, more than two copies", k.name, every, u)
+				}
+			}
+		}
+	}
+}

@@ -33,7 +33,9 @@ type Trial struct {
 	CanPause bool    // it has checkpoint: and can be paused at its next copy
 }
 
-// Rate is a trial's progress measured over a window that ends now.
+// Rate is a trial's progress measured over a window that ends now. The window should lie
+// between progress updates (the progress reader's), not reach back to the process's start,
+// whose set-up would count as a slow rate.
 type Rate struct {
 	Trial     string
 	PerSecond float64       // steps per second over the window
@@ -90,6 +92,9 @@ func (c *Controller) Started(now time.Duration, gpu string, t Trial) {
 	}
 	tr.gpu = gpu
 	d := c.device(gpu)
+	if slices.Contains(d.trials, tr) {
+		return // told twice
+	}
 	before, known := c.alone.throughputKnown(d)
 	d.start(now, tr, before, known)
 }
@@ -120,7 +125,9 @@ func (c *Controller) Measured(now time.Duration, gpu string, r Rate) []Decision 
 	}
 	tr.steps = max(tr.steps, r.Steps)
 	window := now - r.Since
-	if r.Since < d.since || window < c.opts.MinWindow || window <= 0 || r.PerSecond < 0 {
+	// No progress in a window (a trial still starting, or reading its data) says nothing
+	// of how fast it trains: only a rate above 0 judges.
+	if r.Since < d.since || window < c.opts.MinWindow || window <= 0 || !(r.PerSecond > 0) {
 		return nil
 	}
 	tr.rate, tr.measured = r.PerSecond, true

@@ -174,3 +174,22 @@ func TestDeterministic(t *testing.T) {
 		t.Errorf("two runs of one sweep decided differently (%d and %d decisions)", len(logs[0]), len(logs[1]))
 	}
 }
+
+// TestNoProgressJudgesNothing: a window with no progress (a trial still starting), one too
+// short, or a trial told twice, changes nothing.
+func TestNoProgressJudgesNothing(t *testing.T) {
+	c := New(Options{MinWindow: time.Second})
+	a := Trial{ID: "a", Kind: "k"}
+	c.Started(0, "0", a)
+	c.Started(0, "0", a)
+	if ds := c.Measured(sec(2), "0", Rate{Trial: "a", PerSecond: 0, Since: 0}); ds != nil {
+		t.Errorf("no progress judged: %v", ds)
+	}
+	if ds := c.Measured(sec(2.5), "0", Rate{Trial: "a", PerSecond: 3, Since: sec(2)}); ds != nil {
+		t.Errorf("a window under MinWindow judged: %v", ds)
+	}
+	ds := c.Measured(sec(4), "0", Rate{Trial: "a", PerSecond: 3, Since: sec(2)})
+	if len(ds) != 1 || ds[0].Action != Alone || ds[0].Trials != 1 {
+		t.Errorf("a's first rate: %v", ds)
+	}
+}
