@@ -10,7 +10,9 @@
 // GPU never again adds that kind of trial to that mix. A GPU tries again when its mix of
 // trials changes (one ends, one of another kind joins). Rates alone come from earlier runs
 // (Trial.Alone: runner/history keeps them by task key, as it keeps durations), else from
-// the trial, or the first trial of its kind, measured alone on a GPU.
+// the trial, or the first trial of its kind, measured alone on a GPU; a trial whose rate
+// alone is known none of these ways joins only an empty GPU, where it is measured. A GPU
+// whose utilisation says it is saturated takes no trial never tried with its mix.
 //
 //	            Started(t)                       Measured(rate) ... every trial on the
 //	empty ─────────────────▶ mix changed ──────▶ GPU has a rate from within the mix
@@ -19,7 +21,8 @@
 //	  └──────────────────────────┴───────── Open | Keep | Lower(+pause last) | Alone
 //
 // How it is meant to be wired (it is not yet: that needs the progress reader, runner/progress,
-// and the simulated GPUs' compute model of points 1 and 2). One Controller per run, made from
+// and the simulated GPUs' compute model of points 1 and 2; until then check and run refuse
+// gpu-sharing: progress, plan.CheckUnwired, and that refusal goes when this is wired). One Controller per run, made from
 // the config, its Trial values from the plan (ID: the trial's name; Kind: its block's Group,
 // so that a sweep's trials share a rate alone; Alone: history's RateAlone by Task.Key;
 // CanPause: Task.Checkpoint != nil), its clock the run's elapsed time:
