@@ -52,8 +52,11 @@ type Controller struct {
 	trials map[string]*trial
 	order  []string // trial IDs in the order first started, for the figures
 	alone  alones   // the rates alone the controller reckons with
-	log    []Decision
-	end    time.Duration // the latest time any method was told
+	// tried is what adding a kind to a mix did, by GPU model: GPUs of one model learn
+	// together (Model; "" until told).
+	tried map[string]map[string]float64
+	log   []Decision
+	end   time.Duration // the latest time any method was told
 }
 
 // New is a controller with no GPUs and no trials yet.
@@ -64,16 +67,35 @@ func New(o Options) *Controller {
 	if o.Saturated <= 0 {
 		o.Saturated = DefaultSaturated
 	}
-	return &Controller{opts: o, gpus: map[string]*device{}, trials: map[string]*trial{}, alone: alones{kinds: map[string]float64{}}}
+	return &Controller{opts: o, gpus: map[string]*device{}, trials: map[string]*trial{}, alone: alones{kinds: map[string]float64{}},
+		tried: map[string]map[string]float64{}}
 }
 
 func (c *Controller) device(id string) *device {
 	d, ok := c.gpus[id]
 	if !ok {
-		d = newDevice(id)
+		d = newDevice(id, c.book(""))
 		c.gpus[id] = d
 	}
 	return d
+}
+
+// book is what GPUs of model learned of adding kinds to mixes.
+func (c *Controller) book(model string) map[string]float64 {
+	b, ok := c.tried[model]
+	if !ok {
+		b = map[string]float64{}
+		c.tried[model] = b
+	}
+	return b
+}
+
+// Model names gpu's model (NVML's name). GPUs of one model share what each learned of
+// adding a kind of trial to a mix, so that a drop on one is not probed again on another;
+// GPUs never named share one book, as the GPUs of one machine are usually alike. Name a
+// GPU before it takes trials: what it learned before is kept under its old model.
+func (c *Controller) Model(gpu, model string) {
+	c.device(gpu).tried = c.book(model)
 }
 
 func (c *Controller) tick(now time.Duration) { c.end = max(c.end, now) }

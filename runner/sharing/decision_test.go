@@ -193,3 +193,24 @@ func TestNoProgressJudgesNothing(t *testing.T) {
 		t.Errorf("a's first rate: %v", ds)
 	}
 }
+
+// TestModelsLearnApart: a drop learned on one GPU keeps the same step off every GPU of its
+// model, not off a GPU of another model.
+func TestModelsLearnApart(t *testing.T) {
+	c := New(Options{})
+	c.Model("2", "other")
+	for _, g := range []string{"0", "1", "2"} {
+		c.Started(0, g, Trial{ID: "a" + g, Kind: "heavy"})
+		c.Measured(sec(2), g, Rate{Trial: "a" + g, PerSecond: 2, Since: 0})
+	}
+	c.Started(sec(2), "0", Trial{ID: "b0", Kind: "heavy"})
+	c.Measured(sec(4), "0", Rate{Trial: "a0", PerSecond: 0.9, Since: sec(2)})
+	if ds := c.Measured(sec(4), "0", Rate{Trial: "b0", PerSecond: 0.9, Since: sec(2)}); len(ds) != 1 || ds[0].Action != Lower {
+		t.Fatalf("the probe on gpu 0: %v", ds)
+	}
+	for g, want := range map[string]Action{"1": Wait, "2": Admit} {
+		if d := c.MayAdmit(sec(5), g, Trial{ID: "c" + g, Kind: "heavy"}); d.Action != want {
+			t.Errorf("gpu %s: %v, want %v", g, d, want)
+		}
+	}
+}

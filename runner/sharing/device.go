@@ -40,7 +40,7 @@ type device struct {
 	// gain is the throughput the current mix has against the one before its step, once
 	// judged; 0: unknown (no step).
 	gain    float64
-	tried   map[string]float64 // a mix + the kind added to it → the gain it had
+	tried   map[string]float64 // a mix + the kind added to it → the gain it had, shared by GPUs of one model
 	util    float64
 	hasUtil bool
 	counts  []Count
@@ -54,8 +54,8 @@ type step struct {
 	before float64 // the mix's throughput before it
 }
 
-func newDevice(id string) *device {
-	return &device{id: id, tried: map[string]float64{}}
+func newDevice(id string, tried map[string]float64) *device {
+	return &device{id: id, tried: tried}
 }
 
 // start adds t; before is the throughput of the mix it joins, when known.
