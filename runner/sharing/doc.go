@@ -6,8 +6,8 @@
 // memory: the admitter asked first) only while the last one admitted there raised the GPU's
 // throughput, the sum over its trials of each one's rate shared divided by its rate alone,
 // by more than Options.Margin. A mix that a trial made slower than it was before is lowered:
-// the trial admitted last is paused at its next checkpoint copy when it can be, and the
-// GPU never again adds that kind of trial to that mix. A GPU tries again when its mix of
+// the trial admitted last is paused at its next checkpoint copy when it can be, and no GPU
+// of that model (Model) adds that kind of trial to that mix again. A GPU tries again when its mix of
 // trials changes (one ends, one of another kind joins). Rates alone come from earlier runs
 // (Trial.Alone: runner/history keeps them by task key, as it keeps durations), else from
 // the trial, or the first trial of its kind, measured alone on a GPU; a trial whose rate
@@ -36,7 +36,8 @@
 //     goes to Measured, which returns the decisions to act on: each is said on the output
 //     stream (Decision.String), and for Lower with Pause the run's pauser pauses the trial
 //     at its next checkpoint copy, which puts it back in line to resume when room opens.
-//   - NVML's device utilisation, where the driver reports it, goes to Utilisation.
+//   - NVML's device utilisation, where the driver reports it, goes to Utilisation, and each
+//     device's name to Model as the run starts.
 //   - At the run's end, Figures go into results.json (per trial: rate alone, rate shared,
 //     slowdown; per GPU: its number of trials over time), history records each rate
 //     measured alone (AloneFrom "measured") by task key, and the summary says Summary().
