@@ -145,7 +145,7 @@ if [[ $modes != *progress* ]]; then
   progress_note="not available in this build ($(head -1 "$work/probe.err" | sed -E 's/^runall: [^ ]*:[0-9]+:[0-9]+: //' | cut -c1-80)...)"
 fi
 # The table: makespans, each one's speed-up over one at a time, and the median rate of each
-# kind's trials alone and packed by memory.
+# kind's trials in each run (alone, packed by memory, by progress).
 "$PYTHON" - "$work" "$gpu" "$("$RUNALL" --version 2>&1 | head -1)" "$torch_version" "$modes" "$progress_note" "$trials" "${rows[@]}" <<'PY'
 import glob, json, statistics, sys
 work, gpu, runall, torch, modes, note, trials = sys.argv[1:8]
@@ -154,7 +154,8 @@ print(f"gpu-check on {gpu}; {runall}; PyTorch {torch}; {trials} trials of each k
 def rate(kind, mode):
     rs = [json.load(open(f))["rate"] for f in glob.glob(f"{work}/{kind}-{mode}-*.json")]
     return f"{statistics.median(rs):.2f}" if rs else "-"
-head = ["kind", "steps", "gpu-memory", "one at a time", "by memory", "by progress", "it/s alone", "it/s by memory"]
+names = {"one": "alone", "memory": "by memory", "progress": "by progress"}
+head = ["kind", "steps", "gpu-memory", "one at a time", "by memory", "by progress"] + [f"it/s {names[m]}" for m in modes]
 lines = []
 for row in sys.argv[8:]:
     kind, steps, mem, *spans = row.split()
@@ -168,7 +169,7 @@ for row in sys.argv[8:]:
             return f"{s} s" if m == "one" else f"{s} s ({x:.2f}x)"
         except (KeyError, ValueError, ZeroDivisionError):
             return s
-    lines.append([kind, steps, f"{mem} MiB", cell("one"), cell("memory"), cell("progress"), rate(kind, "one"), rate(kind, "memory")])
+    lines.append([kind, steps, f"{mem} MiB", cell("one"), cell("memory"), cell("progress")] + [rate(kind, m) for m in modes])
 print("| " + " | ".join(head) + " |")
 print("|" + "---|" * len(head))
 for l in lines:
