@@ -1,6 +1,7 @@
 package sharing
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
 	"strings"
@@ -151,6 +152,15 @@ func TestFiguresAndSummary(t *testing.T) {
 	counts := []Count{{0, 1}, {10, 2}, {20, 0}}
 	if len(f.GPUs) != 1 || !reflect.DeepEqual(f.GPUs[0].Counts, counts) {
 		t.Errorf("gpus %+v, want counts %v", f.GPUs, counts)
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"rate_alone":10`, `"rate_alone_from":"kind"`, `"rate_shared":8`, `"slowdown":1.25`, `"trials_over_time":[{"at":0,"trials":1}`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("figures as results.json would keep them lack %s: %s", key, b)
+		}
 	}
 	// 260 steps at 10/s alone is 26 s one at a time, done in 20 s: 1.3x.
 	if got := f.Summary(c.End()); got != "sharing ran this sweep 1.3x faster than one trial at a time would have (measured rates)" {
