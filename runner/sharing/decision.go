@@ -174,6 +174,8 @@ func (c *Controller) MayAdmit(now time.Duration, gpu string, t Trial) Decision {
 		dec.Action, dec.Why = Admit, fmt.Sprintf("%s: one of its kind did not slow this mix before (%.2fx)", t.ID, tried)
 	case d.hasUtil && d.util >= c.opts.Saturated:
 		dec.Why = fmt.Sprintf("busy %.0f%% of the time: one more would only take turns", 100*d.util)
+	case d.gain > 0 && d.gain < 1:
+		dec.Why = fmt.Sprintf("the last trial admitted lowered its throughput (%.2fx): no more until its mix changes", d.gain)
 	case d.gain > 0 && d.gain <= 1+c.opts.Margin:
 		dec.Why = fmt.Sprintf("the last trial admitted changed its throughput %.2fx, within the %.0f%% margin", d.gain, 100*c.opts.Margin)
 	case d.gain > 0:

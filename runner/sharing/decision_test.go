@@ -70,7 +70,7 @@ func TestLowerWithoutCheckpoint(t *testing.T) {
 	if len(ds) != 1 || ds[0].Action != Lower || ds[0].Pause || !strings.Contains(ds[0].Why, "b has no checkpoint: it runs on") {
 		t.Fatalf("got %v", ds)
 	}
-	if d := c.MayAdmit(sec(5), "0", Trial{ID: "c", Kind: "other", Alone: 3}); d.Action != Wait || !strings.Contains(d.Why, "0.75x") {
+	if d := c.MayAdmit(sec(5), "0", Trial{ID: "c", Kind: "other", Alone: 3}); d.Action != Wait || !strings.Contains(d.Why, "lowered its throughput (0.75x)") {
 		t.Errorf("after a drop the GPU took another: %v", d)
 	}
 }
