@@ -46,6 +46,7 @@ type Config struct {
 	GPUMemoryMargin       Margin        // gpu-memory-margin (default 5% of the device, at least 256 MiB)
 	HostMemoryMargin      Margin        // memory-margin: kept free of the container's limit (default 5%, at least 32 MiB)
 	OOMRetries            int           // oom-retries (default 2)
+	GPUSharing            SharingSpec   // gpu-sharing: what decides how many trials share a GPU; "" unset (memory)
 	Objective             *Objective    // objective: the metric trials are ranked by (the first of several); nil: none
 	Objectives            []Objective   // objective: every metric, the first first; several rank trials by Pareto front
 	StopWhen              *Condition    // stop-when: skip the trials not yet started once one meets it
@@ -172,6 +173,8 @@ type GPUSpec struct {
 	Auto      bool   // gpu-memory: auto (or gpus: without gpu-memory): learn it from the first trial
 	Devices   int    // gpus: (default 1)
 	CapToNeed bool   // gpu-memory-cap: true: tell the framework to stay within Memory
+	// Sharing is gpu-sharing: the trial's own, else its block's, else config's, else memory.
+	Sharing SharingSpec
 }
 
 // S3Spec is the task file's s3: block.

@@ -28,7 +28,7 @@ var configKeys = []string{
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "objective", "stop-when",
 	"notify", "max-tasks", "mask", "order", "claims", "recognize-metrics", "metric-pattern", "early-stop",
-	"memory-margin",
+	"memory-margin", "gpu-sharing",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -173,6 +173,10 @@ func (c *rawConfig) admissionKey(d *nodeDecoder, p nodePair) bool {
 	case "oom-retries":
 		if v, ok := d.integer(p, 0); ok {
 			cfg.OOMRetries = v
+		}
+	case "gpu-sharing":
+		if s := decodeSharing(d, p); s != nil {
+			cfg.GPUSharing.Mode = s.mode // its Pos is filled in as the plan is built
 		}
 	default:
 		return false

@@ -33,6 +33,7 @@ type rawTask struct {
 	gpuMemory                                *gpuMemory
 	gpus                                     int // 0: not set
 	gpuCap                                   *bool
+	gpuSharing                               *rawSharing
 	hostMemory                               *hostMemory
 	upload                                   []*rawUpload
 	recognizeMetrics                         *bool
@@ -74,7 +75,7 @@ var taskKeys = []string{
 	"collapse-on-completion", "event-driven", "show-task-times",
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "upload",
 	"metrics", "order", "recognize-metrics", "metric-pattern", "sample", "trials", "seed", "early-stop", "search", "memory",
-	"checkpoint",
+	"checkpoint", "gpu-sharing",
 }
 
 var (
@@ -224,6 +225,8 @@ func (t *rawTask) needKey(d *nodeDecoder, p nodePair) bool {
 		t.gpus, _ = d.integer(p, 1)
 	case "gpu-memory-cap":
 		t.gpuCap = d.boolean(p)
+	case "gpu-sharing":
+		t.gpuSharing = decodeSharing(d, p)
 	case "memory":
 		t.hostMemory = decodeHostMemory(d, p)
 	default:
