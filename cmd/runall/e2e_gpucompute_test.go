@@ -14,8 +14,9 @@ import (
 )
 
 // trainers starts n `runall fake-alloc` processes at once on GPU 0 of spec, each training
-// `steps` steps of stepTime with the given extra flags, and returns how long each took and
-// what each wrote to stderr.
+// `steps` steps of stepTime with the given extra flags, and returns how long each trained
+// (from its first progress update to its last: a process's start-up, seconds under -race on
+// a loaded machine, is no part of its steps) and what each wrote to stderr.
 func (e *e2e) trainers(spec string, n, steps int, stepTime time.Duration, flags ...string) ([]time.Duration, []string) {
 	e.t.Helper()
 	took, stderr := make([]time.Duration, n), make([]string, n)
@@ -26,21 +27,38 @@ func (e *e2e) trainers(spec string, n, steps int, stepTime time.Duration, flags 
 		cmd := exec.Command(runallBin, args...)
 		cmd.Dir = e.dir
 		cmd.Env = append(slices.Clone(e.env), "RUNALL_FAKE_GPUS="+spec, "CUDA_VISIBLE_DEVICES=0")
-		var out strings.Builder
-		cmd.Stderr = &out
+		out := &timedWriter{}
+		cmd.Stderr = out
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			start := time.Now()
 			err := cmd.Run()
-			took[i], stderr[i] = time.Since(start), out.String()
+			took[i], stderr[i] = out.last.Sub(out.first), out.b.String()
 			if err != nil {
-				e.t.Errorf("fake-alloc %v: %v\n%s", args, err, out.String())
+				e.t.Errorf("fake-alloc %v: %v\n%s", args, err, stderr[i])
 			}
 		}()
 	}
 	wg.Wait()
 	return took, stderr
+}
+
+// timedWriter keeps what is written to it and when it was first and last written to.
+type timedWriter struct {
+	mu          sync.Mutex
+	b           strings.Builder
+	first, last time.Time
+}
+
+func (w *timedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	if w.first.IsZero() {
+		w.first = now
+	}
+	w.last = now
+	return w.b.Write(p)
 }
 
 // TestFakeAllocComputeShared: two processes that keep the GPU busy each take about twice as
