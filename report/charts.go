@@ -269,11 +269,23 @@ func (p *page) scatter() {
 		return
 	}
 	p.printf("<div class=\"charts\">\n")
+	if n := len(p.plotTrials()); n > scatterMarks {
+		for _, k := range p.params { // drawn by the script from the plot data
+			p.printf("<canvas class=\"scatter\" data-param=\"%s\" width=\"360\" height=\"240\" role=\"img\" aria-label=\"%s against %s, %d trials\"></canvas>\n", esc(k), esc(m), esc(k), n)
+		}
+		p.printf("</div>\n</section>\n")
+		return
+	}
 	for _, k := range p.params {
 		p.scatterOne(k, m)
 	}
 	p.printf("</div>\n</section>\n")
 }
+
+// scatterMarks is the most trials the scatter plots draw as marks of their own (SVG, each
+// titled with its trial); more are drawn on canvases from the plot data: 10,000 trials of 8
+// parameters are 80,000 marks, 10 MB of page and seconds of drawing.
+const scatterMarks = 1000
 
 // scatterPoint is one trial on a scatter plot.
 type scatterPoint struct {

@@ -21,12 +21,12 @@ func (p *page) logPanel() {
 // page, scroll and hovered trial; and it shows a trial's log as it grows. Everything it
 // puts on the page from the run arrives as HTML the server escaped, or as text
 // (textContent). It holds no "<" or "&", so that the page is well-formed XML too.
-const script = `
+const pageScript = `
 (function () {
   "use strict";
   var doc = document, root = doc.documentElement, PAGE = 100;
-  var state = {key: null, dir: 1, page: 0, hl: null};
-  var parts = ["summary", "trials", "timeline", "curves", "params"], seen = {};
+  var state = {key: null, dir: 1, page: 0, hl: null, only: null};
+  var parts = ["summary", "trials", "parcoords", "timeline", "curves", "params", "contour", "importance", "front"], seen = {};
   parts.forEach(function (id) { var el = doc.getElementById(id); seen[id] = el ? el.outerHTML : ""; });
 
   function rows() {
@@ -60,20 +60,26 @@ const script = `
     return b;
   }
   function paginate() {
-    var list = rows(), pager = doc.querySelector("#trials .pager");
-    var pages = Math.ceil(list.length / PAGE);
+    var all = rows(), pager = doc.querySelector("#trials .pager"), only = state.only;
+    var list = only ? all.filter(function (r) { return only[r.getAttribute("data-task")] === true; }) : all;
+    var pages = Math.ceil(list.length / PAGE), brushed = only ? " (" + list.length + " of " + all.length + " in the brushed ranges)" : "";
     if (!pager) { return; }
+    var shown = {};
+    state.page = Math.max(0, Math.min(state.page, pages - 1));
+    list.slice(state.page * PAGE, state.page * PAGE + PAGE).forEach(function (r) { shown[r.getAttribute("data-task")] = true; });
+    all.forEach(function (r) { // only the rows that change: 10,000 rows are set in a few ms
+      var hide = shown[r.getAttribute("data-task")] !== true;
+      if (r.hidden !== hide) { r.hidden = hide; }
+    });
     if (!(pages > 1)) {
-      pager.hidden = true;
-      list.forEach(function (r) { r.hidden = false; });
+      pager.hidden = !only;
+      pager.textContent = only ? "rows in the brushed ranges: " + list.length + " of " + all.length : "";
       return;
     }
-    state.page = Math.max(0, Math.min(state.page, pages - 1));
-    list.forEach(function (r, i) { r.hidden = Math.floor(i / PAGE) !== state.page; });
     var first = state.page * PAGE + 1, last = Math.min(list.length, first + PAGE - 1);
     pager.textContent = "";
     pager.appendChild(button("\u2039 previous", state.page - 1, state.page !== 0));
-    pager.appendChild(doc.createTextNode(" rows " + first + "\u2013" + last + " of " + list.length + " "));
+    pager.appendChild(doc.createTextNode(" rows " + first + "\u2013" + last + " of " + list.length + brushed + " "));
     pager.appendChild(button("next \u203A", state.page + 1, state.page !== pages - 1));
     pager.hidden = false;
   }
@@ -113,6 +119,11 @@ const script = `
       closeLog();
     }
   });
+  doc.addEventListener("runall:filter", function (e) {
+    state.only = e.detail.only;
+    if (e.detail.reset) { state.page = 0; }
+    paginate();
+  });
   paginate();
 
   var live = root.getAttribute("data-live");
@@ -134,6 +145,7 @@ const script = `
     sortRows();
     paginate();
     highlight(state.hl);
+    doc.dispatchEvent(new CustomEvent("runall:swapped"));
     wrap = doc.querySelector("#trials .wrap");
     if (wrap) { wrap.scrollTop = top; wrap.scrollLeft = left; }
   }

@@ -2,8 +2,12 @@
 // from the navigation's start to the second animation frame after its load event (the page
 // parsed, its script run, laid out and painted once). It loads the pages given in turn,
 // ROUNDS times each, and prints each one's median (see docs/benchmarks.md, the report).
+// With -brush, it also times brushing on the parallel coordinates once each page is drawn:
+// a range dragged along the first axis, from the mouse's release to the second animation
+// frame after it (the table, the charts and the canvases redrawn and painted). -shot DIR
+// keeps a screenshot of each page as its last round left it.
 //
-//	go run ./bench/pageload -rounds 5 base.html live.html
+//	go run ./bench/pageload -rounds 5 -brush base.html live.html
 package main
 
 import (
@@ -21,8 +25,26 @@ import (
 
 const drawn = `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now()))))`
 
+// brush drags along the parallel coordinates' first axis, over its middle third, and
+// resolves with the milliseconds from the release to the second frame after it; -1 when
+// the page has no parallel coordinates.
+const brush = `new Promise(r => {
+  const cv = document.querySelector("#parcoords canvas");
+  if (!cv) { r(-1); return; }
+  const lay = JSON.parse(cv.getAttribute("data-layout")), b = cv.getBoundingClientRect(), k = b.width / cv.width;
+  const x = b.left + lay.xs[0] * k, y = f => b.top + (lay.bottom - f * (lay.bottom - lay.top)) * k;
+  const ev = (type, f) => new MouseEvent(type, {bubbles: true, clientX: x, clientY: y(f)});
+  cv.dispatchEvent(ev("mousedown", 0.33));
+  document.dispatchEvent(ev("mousemove", 0.66));
+  const t0 = performance.now();
+  document.dispatchEvent(ev("mouseup", 0.66));
+  requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now() - t0)));
+})`
+
 func main() {
 	rounds := flag.Int("rounds", 5, "loads of each page")
+	brushing := flag.Bool("brush", false, "time brushing the parallel coordinates too")
+	shots := flag.String("shot", "", "a directory to keep a screenshot of each page in")
 	flag.Parse()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -34,7 +56,7 @@ func main() {
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
-	times := map[string][]float64{}
+	times, brushes := map[string][]float64{}, map[string][]float64{}
 	for range *rounds {
 		for _, page := range flag.Args() {
 			abs, _ := filepath.Abs(page)
@@ -48,6 +70,23 @@ func main() {
 				os.Exit(1)
 			}
 			times[page] = append(times[page], ms)
+			if *brushing {
+				if ms, err = chromedp.Run(ctx, chromedp.Evaluate[float64](brush, chromedp.EvalAwaitPromise)); err != nil {
+					fmt.Fprintln(os.Stderr, "pageload:", err)
+					os.Exit(1)
+				}
+				brushes[page] = append(brushes[page], ms)
+			}
+			if *shots != "" {
+				png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+				if err == nil {
+					err = os.WriteFile(filepath.Join(*shots, filepath.Base(page)+".png"), png, 0o644)
+				}
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "pageload:", err)
+					os.Exit(1)
+				}
+			}
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
@@ -56,5 +95,9 @@ func main() {
 		slices.Sort(t)
 		fi, _ := os.Stat(page)
 		fmt.Printf("%s (%d KiB): median %.0f ms, min %.0f, max %.0f over %d loads\n", page, fi.Size()>>10, t[len(t)/2], t[0], t[len(t)-1], len(t))
+		if b := brushes[page]; len(b) > 0 {
+			slices.Sort(b)
+			fmt.Printf("  brushing: median %.0f ms, min %.0f, max %.0f\n", b[len(b)/2], b[0], b[len(b)-1])
+		}
 	}
 }
