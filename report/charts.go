@@ -127,6 +127,10 @@ func (p *page) curves() {
 	ys := scale{lo: lo, hi: hi, p0: h - chartPadB, p1: chartPadT}
 	limit := curveLimit(len(lines))
 	p.printf("<p class=\"note\">%s</p>\n", curvesNote(len(lines), len(points), longest > limit, limit))
+	if len(lines)+len(points) > scatterMarks {
+		p.curveCanvas(slices.Concat(points, lines), m, xs, ys, limit)
+		return
+	}
 	p.printf("<svg class=\"curves\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", w, h, w, h)
 	p.frame(w, h, xs, ys, "epoch", m, epochTicks(longest), func(v float64) string { return strconv.Itoa(int(v)) })
 	drawn := slices.Concat(points, lines)

@@ -2,7 +2,7 @@ package report
 
 // script is everything the page runs: the table, hover and live updates (pageScript), and
 // the canvas plots (plotScript).
-const script = pageScript + plotScript
+const script = pageScript + plotScript + curveScript
 
 // plotScript draws the canvas plots from the plot data (plotdata.go): the parallel
 // coordinates, with a range brushed on any axis keeping only the trials within it (the
@@ -15,7 +15,7 @@ const plotScript = `
 (function () {
   "use strict";
   var doc = document, SHADES = 32;
-  var st = {data: null, brush: {}, drag: null, keep: null, pair: null, frame: 0, filtered: false};
+  var st = {data: null, brush: {}, drag: null, keep: null, pair: null, frame: 0, filtered: false, bg: null};
   var RAMP = [[84, 174, 255], [9, 105, 218], [130, 80, 223], [191, 57, 137]];
   var DASHED = {pruned: [5, 4], paused: [2, 3], failed: [1, 3], stopped: [1, 3], ignored: [1, 3]};
   var FLAT = {pruned: "rgba(140,149,159,.45)", paused: "rgba(130,80,223,.6)", failed: "rgba(207,34,46,.45)",
@@ -24,6 +24,7 @@ const plotScript = `
   function read() {
     var el = doc.getElementById("plot-data");
     st.data = el ? JSON.parse(el.textContent) : null;
+    st.bg = null;
     if (st.data) { ranks(); }
   }
   function frac(ax, v) {
@@ -130,31 +131,45 @@ const plotScript = `
     ctx.lineWidth = width;
     ctx.stroke();
   }
+  // drawParcoords draws every line once on a canvas of its own, kept until the data
+  // changes; a brushed page draws that faded and the kept lines over it, so that brushing
+  // costs the lines kept, not all of them.
   function drawParcoords() {
     var sec = doc.getElementById("parcoords"), cv = sec ? sec.querySelector("canvas") : null;
     if (!cv || !st.data) { return; }
-    var d = st.data, ctx = cv.getContext("2d"), lay = layout(cv), keep = st.keep;
-    var out = [], flat = {}, shades = [], best = [];
+    var ctx = cv.getContext("2d"), lay = layout(cv);
+    if (!st.bg || st.bg.width !== cv.width || st.bg.height !== cv.height) {
+      st.bg = doc.createElement("canvas");
+      st.bg.width = cv.width;
+      st.bg.height = cv.height;
+      drawLines(st.bg.getContext("2d"), lay, null);
+    }
+    cv.setAttribute("data-layout", JSON.stringify(lay));
+    ctx.clearRect(0, 0, lay.w, lay.h);
+    ctx.globalAlpha = st.keep ? 0.12 : 1;
+    ctx.drawImage(st.bg, 0, 0);
+    ctx.globalAlpha = 1;
+    if (st.keep) { drawLines(ctx, lay, st.keep); }
+    drawAxes(ctx, lay);
+  }
+  function drawLines(ctx, lay, keep) {
+    var d = st.data, flat = {}, shades = [], best = [];
     for (var s = 0; SHADES !== s; s++) { shades.push([]); }
     d.ids.forEach(function (id, i) {
       var status = d.status[i];
-      if (keep ? !keep[i] : false) { out.push(i); return; }
+      if (keep ? !keep[i] : false) { return; }
       if (id === d.best) { best.push(i); return; }
       if (FLAT[status]) { (flat[status] = flat[status] || []).push(i); return; }
       var g = goodness(i);
       if (0 > g) { (flat.other = flat.other || []).push(i); return; }
       shades[Math.round(g * (SHADES - 1))].push(i);
     });
-    cv.setAttribute("data-layout", JSON.stringify(lay));
-    ctx.clearRect(0, 0, lay.w, lay.h);
-    strokeLines(ctx, lay, out, "rgba(208,215,222,.5)", 1);
     ["pruned", "failed", "stopped", "ignored", "paused"].forEach(function (k) { strokeLines(ctx, lay, flat[k] || [], FLAT[k], 1, DASHED[k]); });
     strokeLines(ctx, lay, flat.other || [], "rgba(140,149,159,.6)", 1);
     shades.forEach(function (list, s) { strokeLines(ctx, lay, list, shade(s / (SHADES - 1)), 1); });
     strokeLines(ctx, lay, flat.running || [], FLAT.running, 2);
     strokeLines(ctx, lay, best, "#bf3989", 3);
     ctx.setLineDash([]);
-    drawAxes(ctx, lay);
   }
   function drawAxes(ctx, lay) {
     ctx.font = "11px system-ui, sans-serif";
