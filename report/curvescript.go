@@ -1,7 +1,8 @@
 package report
 
-// curveScript draws a large sweep's curves (curvecanvas.go) on their canvas: one stroke
-// for all the ordinary ones, then the pruned (dashed), the running and the best (thick),
+// curveScript draws a large sweep's curves (curvecanvas.go) on their canvas: the ordinary
+// ones, then the pruned (dashed), the running and the best (thick), each stroked alone (one
+// path of 10,000 translucent curves costs Chrome seconds to stroke; 10,000 paths, tens of ms),
 // leaving out the trials outside the brushed ranges ("runall:filter"), as the SVG's are
 // hidden. A live page's update ("runall:swapped") draws the new data. It holds no "<" or
 // "&".
@@ -18,22 +19,21 @@ const curveScript = `
     ctx.clearRect(0, 0, cv.width, cv.height);
     ["line", "pruned", "running", "best"].forEach(function (kind) {
       var s = STYLE[kind];
-      ctx.beginPath();
-      d.ids.forEach(function (id, i) {
-        if (d.kind[i] !== kind || (only ? only[id] !== true : false)) { return; }
-        var xy = d.xy[i];
-        if (xy.length === 2) {
-          ctx.moveTo(xy[0] + 2.5, xy[1]);
-          ctx.arc(xy[0], xy[1], 2.5, 0, 2 * Math.PI);
-          return;
-        }
-        ctx.moveTo(xy[0], xy[1]);
-        for (var k = 2; xy.length !== k; k += 2) { ctx.lineTo(xy[k], xy[k + 1]); }
-      });
       ctx.strokeStyle = s[0];
       ctx.lineWidth = s[1];
       ctx.setLineDash(s[2]);
-      ctx.stroke();
+      d.ids.forEach(function (id, i) {
+        if (d.kind[i] !== kind || (only ? only[id] !== true : false)) { return; }
+        var xy = d.xy[i];
+        ctx.beginPath();
+        if (xy.length === 2) {
+          ctx.arc(xy[0], xy[1], 2.5, 0, 2 * Math.PI);
+        } else {
+          ctx.moveTo(xy[0], xy[1]);
+          for (var k = 2; xy.length !== k; k += 2) { ctx.lineTo(xy[k], xy[k + 1]); }
+        }
+        ctx.stroke();
+      });
     });
   }
   doc.addEventListener("runall:filter", function (e) { only = e.detail.only; draw(); });

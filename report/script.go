@@ -27,7 +27,9 @@ const pageScript = `
   var doc = document, root = doc.documentElement, PAGE = 100;
   var state = {key: null, dir: 1, page: 0, hl: null, only: null};
   var parts = ["summary", "trials", "parcoords", "timeline", "curves", "params", "contour", "importance", "front"], seen = {};
-  parts.forEach(function (id) { var el = doc.getElementById(id); seen[id] = el ? el.outerHTML : ""; });
+  if (root.getAttribute("data-live") !== null) { // only a page that follows the run compares its parts
+    parts.forEach(function (id) { var el = doc.getElementById(id); seen[id] = el ? el.outerHTML : ""; });
+  }
 
   function rows() {
     var body = doc.querySelector("#trials tbody");
