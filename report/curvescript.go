@@ -3,8 +3,8 @@ package report
 // curveScript draws a large sweep's curves (curvecanvas.go) on their canvas: the ordinary
 // ones, then the pruned (dashed), the running and the best (thick), each stroked alone (one
 // path of 10,000 translucent curves costs Chrome seconds to stroke; 10,000 paths, tens of ms),
-// leaving out the trials outside the brushed ranges ("runall:filter"), as the SVG's are
-// hidden. A live page's update ("runall:swapped") draws the new data. It holds no "<" or
+// leaving out the trials outside the brushed ranges ("runall:filter"; drawn with the other
+// charts, at "runall:drawn"), as the SVG's are hidden; a live page's update reads the new data there too. It holds no "<" or
 // "&".
 const curveScript = `
 (function () {
@@ -36,8 +36,7 @@ const curveScript = `
       });
     });
   }
-  doc.addEventListener("runall:filter", function (e) { only = e.detail.only; draw(); });
-  doc.addEventListener("runall:swapped", draw);
-  draw();
+  doc.addEventListener("runall:filter", function (e) { only = e.detail.only; });
+  doc.addEventListener("runall:drawn", draw); // with the other charts, after the table's answer
 })();
 `

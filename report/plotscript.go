@@ -15,7 +15,7 @@ const plotScript = `
 (function () {
   "use strict";
   var doc = document, SHADES = 32;
-  var st = {data: null, brush: {}, drag: null, keep: null, pair: null, frame: 0, filtered: false, bg: null};
+  var st = {data: null, brush: {}, drag: null, keep: null, pair: null, frame: 0, filtered: false, bg: null, gen: 0, marks: []};
   var RAMP = [[84, 174, 255], [9, 105, 218], [130, 80, 223], [191, 57, 137]];
   var DASHED = {pruned: [5, 4], paused: [2, 3], failed: [1, 3], stopped: [1, 3], ignored: [1, 3]};
   var FLAT = {pruned: "rgba(140,149,159,.45)", paused: "rgba(130,80,223,.6)", failed: "rgba(207,34,46,.45)",
@@ -25,6 +25,7 @@ const plotScript = `
     var el = doc.getElementById("plot-data");
     st.data = el ? JSON.parse(el.textContent) : null;
     st.bg = null;
+    st.marks = doc.querySelectorAll("#curves [data-task], #params [data-task], #front [data-task]");
     if (st.data) { ranks(); }
   }
   function frac(ax, v) {
@@ -79,7 +80,7 @@ const plotScript = `
     });
   }
   function filter(reset) {
-    if (!st.data) { return; }
+    if (!st.data) { later(function () {}); return; }
     var d = st.data, keep = kept(), only = null;
     st.keep = keep;
     if (keep) {
@@ -87,7 +88,7 @@ const plotScript = `
       d.ids.forEach(function (id, i) { if (keep[i]) { only[id] = true; } });
     }
     if (keep || st.filtered) { // a page never brushed has nothing to undo
-      doc.querySelectorAll("#curves [data-task], #params [data-task], #front [data-task]").forEach(function (el) {
+      st.marks.forEach(function (el) {
         var out = only !== null ? only[el.getAttribute("data-task")] !== true : false;
         if (el.classList.contains("out") !== out) { el.classList.toggle("out", out); }
       });
@@ -102,8 +103,24 @@ const plotScript = `
       sec.setAttribute("data-brushed", JSON.stringify(st.brush));
     }
     drawParcoords();
-    drawContour();
-    drawScatters();
+    later(function () { drawContour(); drawScatters(); });
+  }
+  // later runs draw once the table and the parallel coordinates are painted: brushing
+  // answers there at once, and the charts below follow; a newer brushing drops an older
+  // one's. Each time every chart is drawn, the section's data-drawn counts one more.
+  function later(draw) {
+    var gen = ++st.gen;
+    requestAnimationFrame(function () {
+      requestAnimationFrame(function () { // the frame that shows the answer is under way
+        setTimeout(function () {
+          if (gen !== st.gen) { return; }
+          draw();
+          doc.dispatchEvent(new CustomEvent("runall:drawn"));
+          var sec = doc.getElementById("parcoords");
+          if (sec) { sec.setAttribute("data-drawn", String(gen)); }
+        }, 0);
+      });
+    });
   }
 
   // The parallel coordinates' layout, in the canvas's pixels.
@@ -116,9 +133,13 @@ const plotScript = `
   function strokeLines(ctx, lay, list, style, width, dash) {
     if (list.length === 0) { return; }
     var axes = st.data.axes;
+    ctx.setLineDash(dash || []);
+    ctx.strokeStyle = style;
+    ctx.lineWidth = width;
     ctx.beginPath();
-    list.forEach(function (i) {
+    list.forEach(function (i, n) {
       var pen = false;
+      if (n % 100 === 99) { ctx.stroke(); ctx.beginPath(); } // a path of thousands of lines strokes slowly
       axes.forEach(function (ax, a) {
         var v = ax.values[i];
         if (v === null) { pen = false; return; }
@@ -126,9 +147,6 @@ const plotScript = `
         if (pen) { ctx.lineTo(x, y); } else { ctx.moveTo(x, y); pen = true; }
       });
     });
-    ctx.setLineDash(dash || []);
-    ctx.strokeStyle = style;
-    ctx.lineWidth = width;
     ctx.stroke();
   }
   // drawParcoords draws every line once on a canvas of its own, kept until the data
