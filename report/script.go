@@ -25,15 +25,23 @@ const pageScript = `
 (function () {
   "use strict";
   var doc = document, root = doc.documentElement, PAGE = 100;
-  var state = {key: null, dir: 1, page: 0, hl: null, only: null};
+  var state = {key: null, dir: 1, page: 0, hl: null, only: null, body: null, rows: [], ids: null};
   var parts = ["summary", "trials", "parcoords", "timeline", "curves", "params", "contour", "importance", "front"], seen = {};
   if (root.getAttribute("data-live") !== null) { // only a page that follows the run compares its parts
     parts.forEach(function (id) { var el = doc.getElementById(id); seen[id] = el ? el.outerHTML : ""; });
   }
 
+  // rows are the table's rows in its order, each with its trial's ID: read once per table
+  // (a live update brings a new one), so that brushing 10,000 rows reads no attribute.
   function rows() {
     var body = doc.querySelector("#trials tbody");
-    return body ? Array.prototype.slice.call(body.rows) : [];
+    if (!body) { return []; }
+    if (state.body !== body) {
+      state.body = body;
+      state.rows = Array.prototype.slice.call(body.rows);
+      state.ids = new Map(state.rows.map(function (r) { return [r, r.getAttribute("data-task")]; }));
+    }
+    return state.rows;
   }
   function sortRows() {
     var ths = Array.prototype.slice.call(doc.querySelectorAll("#trials th")), col = -1;
@@ -63,14 +71,14 @@ const pageScript = `
   }
   function paginate() {
     var all = rows(), pager = doc.querySelector("#trials .pager"), only = state.only;
-    var list = only ? all.filter(function (r) { return only[r.getAttribute("data-task")] === true; }) : all;
+    var ids = state.ids, list = only ? all.filter(function (r) { return only[ids.get(r)] === true; }) : all;
     var pages = Math.ceil(list.length / PAGE), brushed = only ? " (" + list.length + " of " + all.length + " in the brushed ranges)" : "";
     if (!pager) { return; }
     var shown = {};
     state.page = Math.max(0, Math.min(state.page, pages - 1));
-    list.slice(state.page * PAGE, state.page * PAGE + PAGE).forEach(function (r) { shown[r.getAttribute("data-task")] = true; });
+    list.slice(state.page * PAGE, state.page * PAGE + PAGE).forEach(function (r) { shown[ids.get(r)] = true; });
     all.forEach(function (r) { // only the rows that change: 10,000 rows are set in a few ms
-      var hide = shown[r.getAttribute("data-task")] !== true;
+      var hide = shown[ids.get(r)] !== true;
       if (r.hidden !== hide) { r.hidden = hide; }
     });
     if (!(pages > 1)) {
