@@ -56,7 +56,7 @@ const brush = `new Promise(r => {
 func main() {
 	rounds := flag.Int("rounds", 5, "loads of each page")
 	brushing := flag.Bool("brush", false, "time brushing the parallel coordinates too")
-	shots := flag.String("shot", "", "a directory to keep a screenshot of each page in")
+	shots := flag.String("shot", "", "a directory to keep a screenshot (JPEG) of each page in")
 	flag.Parse()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -71,49 +71,60 @@ func main() {
 	times, brushes, settled := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	for range *rounds {
 		for _, page := range flag.Args() {
-			abs, _ := filepath.Abs(page)
-			if err := chromedp.Do(ctx, chromedp.Navigate("file://"+abs)); err != nil {
-				fmt.Fprintln(os.Stderr, "pageload:", err)
-				os.Exit(1)
-			}
-			ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](drawn, chromedp.EvalAwaitPromise))
+			ms, two, err := load(ctx, page, *brushing, *shots)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "pageload:", err)
 				os.Exit(1)
 			}
 			times[page] = append(times[page], ms)
-			if *brushing {
-				two, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](brush, chromedp.EvalAwaitPromise))
-				if err != nil {
-					fmt.Fprintln(os.Stderr, "pageload:", err)
-					os.Exit(1)
-				}
-				brushes[page] = append(brushes[page], two[0])
-				settled[page] = append(settled[page], two[1])
-			}
-			if *shots != "" {
-				png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
-				if err == nil {
-					err = os.WriteFile(filepath.Join(*shots, filepath.Base(page)+".png"), png, 0o644)
-				}
-				if err != nil {
-					fmt.Fprintln(os.Stderr, "pageload:", err)
-					os.Exit(1)
-				}
+			if two != nil {
+				brushes[page], settled[page] = append(brushes[page], two[0]), append(settled[page], two[1])
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
 	for _, page := range flag.Args() {
-		t := times[page]
-		slices.Sort(t)
-		fi, _ := os.Stat(page)
-		fmt.Printf("%s (%d KiB): median %.0f ms, min %.0f, max %.0f over %d loads\n", page, fi.Size()>>10, t[len(t)/2], t[0], t[len(t)-1], len(t))
-		if b, all := brushes[page], settled[page]; len(b) > 0 {
-			slices.Sort(b)
-			slices.Sort(all)
-			fmt.Printf("  brushing: the table and the parallel coordinates: median %.0f ms, min %.0f, max %.0f; every chart: median %.0f ms, min %.0f, max %.0f\n",
-				b[len(b)/2], b[0], b[len(b)-1], all[len(all)/2], all[0], all[len(all)-1])
+		say(page, times[page], brushes[page], settled[page])
+	}
+}
+
+// load loads a page once: how long it took to draw, and with brushing how long the
+// brushing took to answer and to draw every chart.
+func load(ctx context.Context, page string, brushing bool, shots string) (float64, []float64, error) {
+	abs, _ := filepath.Abs(page)
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+abs)); err != nil {
+		return 0, nil, err
+	}
+	ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](drawn, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return 0, nil, err
+	}
+	var two []float64
+	if brushing {
+		if two, err = chromedp.Run(ctx, chromedp.Evaluate[[]float64](brush, chromedp.EvalAwaitPromise)); err != nil {
+			return 0, nil, err
 		}
+	}
+	if shots != "" {
+		jpeg, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(shots, filepath.Base(page)+".jpg"), jpeg, 0o644)
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	return ms, two, nil
+}
+
+func say(page string, t, b, all []float64) {
+	slices.Sort(t)
+	fi, _ := os.Stat(page)
+	fmt.Printf("%s (%d KiB): median %.0f ms, min %.0f, max %.0f over %d loads\n", page, fi.Size()>>10, t[len(t)/2], t[0], t[len(t)-1], len(t))
+	if len(b) > 0 {
+		slices.Sort(b)
+		slices.Sort(all)
+		fmt.Printf("  brushing: the table and the parallel coordinates: median %.0f ms, min %.0f, max %.0f; every chart: median %.0f ms, min %.0f, max %.0f\n",
+			b[len(b)/2], b[0], b[len(b)-1], all[len(all)/2], all[0], all[len(all)-1])
 	}
 }
