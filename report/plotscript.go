@@ -243,6 +243,7 @@ const plotScript = `
   doc.addEventListener("mousemove", function (e) {
     var g = st.drag;
     if (!g) { return; }
+    if (!g.cv.isConnected) { g.cv = doc.querySelector("#parcoords canvas") || g.cv; } // a live update replaced it
     g.y1 = at(g.cv, e).y;
     g.f1 = fracAt(layout(g.cv), g.y1);
     if (!st.frame) { st.frame = requestAnimationFrame(function () { st.frame = 0; drawParcoords(); }); }
@@ -251,6 +252,7 @@ const plotScript = `
     var g = st.drag;
     if (!g) { return; }
     st.drag = null;
+    if (!g.cv.isConnected) { g.cv = doc.querySelector("#parcoords canvas") || g.cv; }
     var ax = st.data.axes[g.axis], y1 = at(g.cv, e).y, f1 = fracAt(layout(g.cv), y1);
     if (3 > Math.abs(y1 - g.y0)) {
       delete st.brush[ax.name];

@@ -88,6 +88,7 @@ func TestPlotsInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPage(ctx, t, "every trial again", plotsJS+`rows().filter(r => !r.hidden).length === 18 && document.querySelector("#parcoords .clear").hidden`)
+	wantChoiceBrushed(ctx, t)
 	wantContour(ctx, t, res)
 	shots["report-contour.png"], shots["report-front.png"] = section(ctx, t, "contour"), section(ctx, t, "front")
 	if *updateScreenshot {
@@ -99,6 +100,23 @@ func TestPlotsInBrowser(t *testing.T) {
 	}
 	p.signal(syscall.SIGTERM) // ends --serve-after
 	p.wait().wantCode(t, 0)
+}
+
+// wantChoiceBrushed: a range on a choice's axis keeps the trials of the choices within it
+// (opt's axis lists adam, then sgd); a click on the axis clears it.
+func wantChoiceBrushed(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](plotsJS+`brush("opt", -0.2, 0.2)`)); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(ctx, t, "the 9 trials with opt=adam", plotsJS+`rows().filter(r => !r.hidden).length === 9 && `+
+		`rows().filter(r => !r.hidden).every(r => r.cells[1].getAttribute("data-v").endsWith("opt=adam"))`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](plotsJS+`pc().dispatchEvent(new MouseEvent("mousedown", place("opt", 0.5)));
+		document.dispatchEvent(new MouseEvent("mouseup", place("opt", 0.5)))`)); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(ctx, t, "every trial again, opt's range cleared by a click", plotsJS+`rows().filter(r => !r.hidden).length === 18 && `+
+		`document.getElementById("parcoords").getAttribute("data-brushed") === "{}"`)
 }
 
 // wantImportance: each objective's bars on the page are results.json's importances, in
