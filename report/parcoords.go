@@ -29,7 +29,8 @@ func (p *page) parcoords() {
 	w := max(760, 120*len(d.Axes))
 	p.printf("<canvas class=\"parcoords\" width=\"%d\" height=\"360\" role=\"img\" aria-label=\"parallel coordinates of %d trials\"></canvas>\n", w, len(d.IDs))
 	p.printf("<p class=\"note\"><span class=\"key ramp\"></span>finished, coloured by the objective from the worst to the best <span class=\"key running\"></span>running (its value so far) " +
-		"<span class=\"key pruned\"></span>pruned, dashed <span class=\"key paused\"></span>paused, dashed <span class=\"key failed\"></span>failed, dashed</p>\n")
+		"<span class=\"key pruned\"></span>pruned (or ended with no value), dashed <span class=\"key paused\"></span>paused, dashed <span class=\"key failed\"></span>failed, dashed; " +
+		"the trials waiting are not drawn until they start</p>\n")
 	p.dataBlock("plot-data", d)
 	p.printf("</section>\n")
 }

@@ -176,14 +176,14 @@ const plotScript = `
     d.ids.forEach(function (id, i) {
       var status = d.status[i];
       if (keep ? !keep[i] : false) { return; }
+      if (status === "other" || status === "skipped") { return; } // waiting, or never run: no line yet
       if (id === d.best) { best.push(i); return; }
       if (FLAT[status]) { (flat[status] = flat[status] || []).push(i); return; }
       var g = goodness(i);
-      if (0 > g) { (flat.other = flat.other || []).push(i); return; }
+      if (0 > g) { (flat.pruned = flat.pruned || []).push(i); return; } // ended with no value of the objective
       shades[Math.round(g * (SHADES - 1))].push(i);
     });
     ["pruned", "failed", "stopped", "ignored", "paused"].forEach(function (k) { strokeLines(ctx, lay, flat[k] || [], FLAT[k], 1, DASHED[k]); });
-    strokeLines(ctx, lay, flat.other || [], "rgba(140,149,159,.6)", 1);
     shades.forEach(function (list, s) { strokeLines(ctx, lay, list, shade(s / (SHADES - 1)), 1); });
     strokeLines(ctx, lay, flat.running || [], FLAT.running, 2);
     strokeLines(ctx, lay, best, "#bf3989", 3);
