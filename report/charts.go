@@ -127,6 +127,10 @@ func (p *page) curves() {
 	ys := scale{lo: lo, hi: hi, p0: h - chartPadB, p1: chartPadT}
 	limit := curveLimit(len(lines))
 	p.printf("<p class=\"note\">%s</p>\n", curvesNote(len(lines), len(points), longest > limit, limit))
+	if len(lines)+len(points) > scatterMarks {
+		p.curveCanvas(slices.Concat(points, lines), m, xs, ys, limit)
+		return
+	}
 	p.printf("<svg class=\"curves\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", w, h, w, h)
 	p.frame(w, h, xs, ys, "epoch", m, epochTicks(longest), func(v float64) string { return strconv.Itoa(int(v)) })
 	drawn := slices.Concat(points, lines)
@@ -270,11 +274,23 @@ func (p *page) scatter() {
 		return
 	}
 	p.printf("<div class=\"charts\">\n")
+	if n := len(p.plotTrials()); n > scatterMarks {
+		for _, k := range p.params { // drawn by the script from the plot data
+			p.printf("<canvas class=\"scatter\" data-param=\"%s\" width=\"360\" height=\"240\" role=\"img\" aria-label=\"%s against %s, %d trials\"></canvas>\n", esc(k), esc(m), esc(k), n)
+		}
+		p.printf("</div>\n</section>\n")
+		return
+	}
 	for _, k := range p.params {
 		p.scatterOne(k, m)
 	}
 	p.printf("</div>\n</section>\n")
 }
+
+// scatterMarks is the most trials the scatter plots draw as marks of their own (SVG, each
+// titled with its trial); more are drawn on canvases from the plot data: 10,000 trials of 8
+// parameters are 80,000 marks, 10 MB of page and seconds of drawing.
+const scatterMarks = 1000
 
 // scatterPoint is one trial on a scatter plot.
 type scatterPoint struct {

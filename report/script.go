@@ -21,17 +21,27 @@ func (p *page) logPanel() {
 // page, scroll and hovered trial; and it shows a trial's log as it grows. Everything it
 // puts on the page from the run arrives as HTML the server escaped, or as text
 // (textContent). It holds no "<" or "&", so that the page is well-formed XML too.
-const script = `
+const pageScript = `
 (function () {
   "use strict";
   var doc = document, root = doc.documentElement, PAGE = 100;
-  var state = {key: null, dir: 1, page: 0, hl: null};
-  var parts = ["summary", "trials", "timeline", "curves", "params"], seen = {};
-  parts.forEach(function (id) { var el = doc.getElementById(id); seen[id] = el ? el.outerHTML : ""; });
+  var state = {key: null, dir: 1, page: 0, hl: null, only: null, body: null, rows: [], ids: null};
+  var parts = ["summary", "trials", "parcoords", "timeline", "curves", "params", "contour", "importance", "front"], seen = {};
+  if (root.getAttribute("data-live") !== null) { // only a page that follows the run compares its parts
+    parts.forEach(function (id) { var el = doc.getElementById(id); seen[id] = el ? el.outerHTML : ""; });
+  }
 
+  // rows are the table's rows in its order, each with its trial's ID: read once per table
+  // (a live update brings a new one), so that brushing 10,000 rows reads no attribute.
   function rows() {
     var body = doc.querySelector("#trials tbody");
-    return body ? Array.prototype.slice.call(body.rows) : [];
+    if (!body) { return []; }
+    if (state.body !== body) {
+      state.body = body;
+      state.rows = Array.prototype.slice.call(body.rows);
+      state.ids = new Map(state.rows.map(function (r) { return [r, r.getAttribute("data-task")]; }));
+    }
+    return state.rows;
   }
   function sortRows() {
     var ths = Array.prototype.slice.call(doc.querySelectorAll("#trials th")), col = -1;
@@ -60,20 +70,26 @@ const script = `
     return b;
   }
   function paginate() {
-    var list = rows(), pager = doc.querySelector("#trials .pager");
-    var pages = Math.ceil(list.length / PAGE);
+    var all = rows(), pager = doc.querySelector("#trials .pager"), only = state.only;
+    var ids = state.ids, list = only ? all.filter(function (r) { return only[ids.get(r)] === true; }) : all;
+    var pages = Math.ceil(list.length / PAGE), brushed = only ? " (" + list.length + " of " + all.length + " in the brushed ranges)" : "";
     if (!pager) { return; }
+    var shown = {};
+    state.page = Math.max(0, Math.min(state.page, pages - 1));
+    list.slice(state.page * PAGE, state.page * PAGE + PAGE).forEach(function (r) { shown[ids.get(r)] = true; });
+    all.forEach(function (r) { // only the rows that change: 10,000 rows are set in a few ms
+      var hide = shown[ids.get(r)] !== true;
+      if (r.hidden !== hide) { r.hidden = hide; }
+    });
     if (!(pages > 1)) {
-      pager.hidden = true;
-      list.forEach(function (r) { r.hidden = false; });
+      pager.hidden = !only;
+      pager.textContent = only ? "rows in the brushed ranges: " + list.length + " of " + all.length : "";
       return;
     }
-    state.page = Math.max(0, Math.min(state.page, pages - 1));
-    list.forEach(function (r, i) { r.hidden = Math.floor(i / PAGE) !== state.page; });
     var first = state.page * PAGE + 1, last = Math.min(list.length, first + PAGE - 1);
     pager.textContent = "";
     pager.appendChild(button("\u2039 previous", state.page - 1, state.page !== 0));
-    pager.appendChild(doc.createTextNode(" rows " + first + "\u2013" + last + " of " + list.length + " "));
+    pager.appendChild(doc.createTextNode(" rows " + first + "\u2013" + last + " of " + list.length + brushed + " "));
     pager.appendChild(button("next \u203A", state.page + 1, state.page !== pages - 1));
     pager.hidden = false;
   }
@@ -113,6 +129,11 @@ const script = `
       closeLog();
     }
   });
+  doc.addEventListener("runall:filter", function (e) {
+    state.only = e.detail.only;
+    if (e.detail.reset) { state.page = 0; }
+    paginate();
+  });
   paginate();
 
   var live = root.getAttribute("data-live");
@@ -134,6 +155,7 @@ const script = `
     sortRows();
     paginate();
     highlight(state.hl);
+    doc.dispatchEvent(new CustomEvent("runall:swapped"));
     wrap = doc.querySelector("#trials .wrap");
     if (wrap) { wrap.scrollTop = top; wrap.scrollLeft = left; }
   }

@@ -64,6 +64,9 @@ func (p *page) row(rank int, t results.Task) {
 	if best {
 		class = " class=\"best\""
 	}
+	if rank > pageRows { // the script's first page too, but laid out never, not once before it runs
+		class += " hidden=\"\""
+	}
 	p.printf("<tr data-task=\"%d\"%s>", t.ID, class)
 	name := esc(t.Name)
 	if best {
