@@ -3,7 +3,10 @@
 # max-parallel-commands 8, side by side with GNU parallel -j8 in the same run; runall's peak
 # RSS; and bashful's 09-stress-and-flow-control.yml (heavy output) with stand-in scripts.
 # With PEER set (an older build), it runs beside RUNALL in every round, the order turning
-# each round, so that both meet the same load.
+# each round, so that both meet the same load; both binaries are then copied afresh and
+# dropped from the page cache first, so that neither maps more of its file than the other.
+# (This is the one core benchmark: bench/core_ab.sh, which measured the same two builds
+# side by side, is gone.)
 #
 #   RUNALL=./runall ROUNDS=5 bench/core.sh
 #   RUNALL=./runall PEER=/tmp/runall-old ROUNDS=5 bench/core.sh
@@ -20,6 +23,15 @@ command -v parallel >/dev/null || { echo "bench: GNU parallel is missing (apt-ge
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if [ -n "$PEER" ]; then
+  cp "$RUNALL" "$work/runall"; cp "$PEER" "$work/peer"; sync
+  RUNALL=$work/runall PEER=$work/peer
+  if command -v python3 >/dev/null; then
+    python3 -c 'import os, sys
+for p in sys.argv[1:]:
+    fd = os.open(p, os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "$RUNALL" "$PEER"
+  fi
+fi
 cd "$work"
 {
   echo "config:"
