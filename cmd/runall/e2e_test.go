@@ -822,3 +822,24 @@ func mostAtOnce(runs []interval) int {
 	}
 	return most
 }
+
+// writeFile writes a file in the working directory.
+func (e *e2e) writeFile(name, content string) {
+	e.t.Helper()
+	if err := os.WriteFile(e.path(name), []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// wantRecord fails unless the run left its results and its report.
+func (e *e2e) wantRecord(r result) resultsFile {
+	e.t.Helper()
+	if !e.exists("results.json") {
+		e.t.Fatalf("no results.json\n%v", r)
+	}
+	reports, _ := filepath.Glob(e.path("logs", "2*", "report.html")) // not logs/latest/
+	if len(reports) != 1 {
+		e.t.Errorf("%d report.html files in the log directory, want 1\n%v", len(reports), r)
+	}
+	return e.results()
+}

@@ -1,8 +1,5 @@
 package main_test
 
-// End-to-end tests of the defects found by trying runall as an attacker and a careless
-// user would: each is named after what went wrong.
-
 import (
 	"bufio"
 	"bytes"
@@ -12,57 +9,12 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// writeFile writes a file in the working directory.
-func (e *e2e) writeFile(name, content string) {
-	e.t.Helper()
-	if err := os.WriteFile(e.path(name), []byte(content), 0o644); err != nil {
-		e.t.Fatal(err)
-	}
-}
-
-// TestUnsetVariableDeletesBucket: an upload with delete: true to s3://bucket/${RUN_PREFIX}
-// with RUN_PREFIX unset would sync to the bucket's root and delete everything else. check
-// exits 2 naming the file, line, column and variable; run refuses the same way before any
-// task or transfer; with the variable set, only its prefix changes.
-func TestUnsetVariableDeletesBucket(t *testing.T) {
-	t.Parallel()
-	s := newS3E2E(t)
-	s.srv.Put(t, s.bucket, "other-team/model.bin", []byte("keep me"))
-	s.writeFile("tasks.yml", `s3:
-  upload:
-    - {from: out/, to: "s3://${BUCKET}/${RUN_PREFIX}", delete: true}
-tasks:
-  - cmd: mkdir -p out && echo hi > out/a.txt && touch ran
-`)
-	r := s.run("check", "tasks.yml")
-	r.wantCode(t, 2)
-	if !strings.Contains(r.stderr, "tasks.yml:3:24: s3: upload: to: ${RUN_PREFIX} is unset or empty") {
-		t.Errorf("check does not name the place and the variable\n%v", r)
-	}
-	r = s.run("--log-dir", "logs", "tasks.yml")
-	r.wantCode(t, 2)
-	if s.exists("ran") || !strings.Contains(r.stderr, "${RUN_PREFIX}") {
-		t.Errorf("the run did not refuse before its task\n%v", r)
-	}
-	if keys := s.keys(""); !slices.Equal(keys, []string{"other-team/model.bin"}) {
-		t.Errorf("the bucket holds %q", keys)
-	}
-
-	r = s.withEnv("RUN_PREFIX=runs/1").run("--log-dir", "logs", "tasks.yml")
-	r.wantCode(t, 0)
-	s.wantObject("other-team/model.bin", "keep me")
-	s.wantObject("runs/1/a.txt", "hi\n")
-}
 
 // slowProxy forwards TCP connections on 127.0.0.1 to target at rate bytes a second each
 // way: an S3 transfer through it takes as long as a test needs.
@@ -134,19 +86,6 @@ func slowCopy(dst, src net.Conn, rate int, count *atomic.Int64) {
 }
 
 func (p *slowProxy) url() string { return "http://" + p.ln.Addr().String() }
-
-// wantRecord fails unless the run left its results and its report.
-func (e *e2e) wantRecord(r result) resultsFile {
-	e.t.Helper()
-	if !e.exists("results.json") {
-		e.t.Fatalf("no results.json\n%v", r)
-	}
-	reports, _ := filepath.Glob(e.path("logs", "2*", "report.html")) // not logs/latest/
-	if len(reports) != 1 {
-		e.t.Errorf("%d report.html files in the log directory, want 1\n%v", len(reports), r)
-	}
-	return e.results()
-}
 
 // TestSIGTERMStopsTransfers: SIGTERM in the middle of a slow initial download stops it at
 // once (the proxy has not passed the whole object when runall has exited), as it does a
