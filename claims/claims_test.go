@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/runall/runall/claims"
-	"github.com/runall/runall/internal/claimstest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/claims"
+	"github.com/runall/runall/internal/claimstest"
+	"github.com/runall/runall/internal/eventually"
 
 	"github.com/runall/runall/internal/miniotest"
 	"github.com/runall/runall/s3sync"
@@ -56,17 +58,6 @@ func open(t *testing.T, st claims.Store, pid int, lease time.Duration) *claims.S
 		t.Fatal(err)
 	}
 	return s
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func TestClaimOnce(t *testing.T) {
@@ -140,7 +131,7 @@ func TestExpiredClaimTakenOver(t *testing.T) {
 		}
 		la.StopRenewing() // its runall dies: no more renewals
 		var lb *claims.Lease
-		eventually(t, "takeover", func() bool {
+		eventually.Within(t, 20*time.Second, "takeover", func() bool {
 			lb, err = b.Claim(ctx, "t0")
 			return err == nil
 		})

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/runall/runall/internal/eventually"
 	"github.com/runall/runall/internal/miniotest"
 )
 
@@ -258,7 +259,7 @@ func TestClaimsKilledTakenOver(t *testing.T) {
 		ps = append(ps, c.start(n, "claims/slow.yml", "--lease", "2s"))
 	}
 	var first []string
-	eventually(t, "a runall to start trial slow", func() bool {
+	eventually.True(t, "a runall to start trial slow", func() bool {
 		i := slices.IndexFunc(c.lines("trials.txt"), func(l string) bool { return strings.HasPrefix(l, "start slow ") })
 		if i >= 0 {
 			first = strings.Fields(c.lines("trials.txt")[i]) // start slow RUNALL_PID TRIAL_PGID
@@ -275,7 +276,7 @@ func TestClaimsKilledTakenOver(t *testing.T) {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	_ = ps[victim].cmd.Wait() // killed: no exit code to check
 
-	eventually(t, "another runall to take trial slow over", func() bool {
+	eventually.True(t, "another runall to take trial slow over", func() bool {
 		return slices.ContainsFunc(c.lines("trials.txt"), func(l string) bool {
 			return strings.HasPrefix(l, "start slow ") && !strings.HasPrefix(l, "start slow "+first[2]+" ")
 		})
@@ -310,7 +311,7 @@ func TestClaimsLostLeaseStopsTrial(t *testing.T) {
 	c := newClaimsE2E(t)
 	c.env = append(c.env, "SLOW=60")
 	a := c.start(0, "claims/slow.yml", "--lease", "2s")
-	eventually(t, "trial slow to start", func() bool {
+	eventually.True(t, "trial slow to start", func() bool {
 		return c.exists("trials.txt") && strings.Contains(c.read("trials.txt"), "start slow")
 	})
 	claims := c.keys(c.prefix + "claims/")
@@ -391,7 +392,7 @@ func TestClaimsStoreRestart(t *testing.T) {
 	for n := range 2 {
 		ps = append(ps, c.start(n, "claims/sweep.yml", "--lease", "20s"))
 	}
-	eventually(t, "a first trial to finish", func() bool { return c.exists("trials.txt") })
+	eventually.True(t, "a first trial to finish", func() bool { return c.exists("trials.txt") })
 	srv.Stop()
 	if n := len(c.lines("trials.txt")); n >= 12 {
 		t.Fatalf("the sweep was over (%d trials run) before the store went away: nothing tested", n)
@@ -529,7 +530,7 @@ func TestClaimsMedianKilled(t *testing.T) {
 	c := newClaimsE2E(t)
 	first := c.start(0, "claims/median-killed.yml", "--lease", "2s")
 	// Steps 1 to 5 of good-1 and good-2: ten values recorded, none in flight.
-	eventually(t, "the first runall to record good-1's and good-2's five running averages", func() bool {
+	eventually.True(t, "the first runall to record good-1's and good-2's five running averages", func() bool {
 		return len(c.keys(c.prefix+"averages/")) == 10
 	})
 	first.signal(syscall.SIGKILL)

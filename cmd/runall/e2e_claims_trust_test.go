@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/runall/runall/internal/eventually"
 )
 
 // TestClaimsLeaseTo2099EndToEnd: a runall is killed while it runs trial slow, and its claim
@@ -23,7 +24,7 @@ func TestClaimsLeaseTo2099EndToEnd(t *testing.T) {
 	c := newClaimsE2E(t)
 	a := c.withEnv("SLOW=60").start("--log-dir", "logs0", "--lease", "2s", testdata("claims/slow.yml"))
 	var first []string
-	eventually(t, "trial slow to start", func() bool {
+	eventually.True(t, "trial slow to start", func() bool {
 		i := slices.IndexFunc(c.lines("trials.txt"), func(l string) bool { return strings.HasPrefix(l, "start slow ") })
 		if i >= 0 {
 			first = strings.Fields(c.lines("trials.txt")[i]) // start slow RUNALL_PID TRIAL_PGID
@@ -47,7 +48,7 @@ func TestClaimsLeaseTo2099EndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := c.withEnv("SLOW=0").start("--log-dir", "logs1", "--lease", "2s", testdata("claims/slow.yml"))
-	eventually(t, "the next runall to run trial slow to its end", func() bool {
+	eventually.True(t, "the next runall to run trial slow to its end", func() bool {
 		return slices.ContainsFunc(c.lines("trials.txt"), func(l string) bool { return strings.HasPrefix(l, "end slow ") })
 	})
 	r := b.wait()

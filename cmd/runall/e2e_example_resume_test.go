@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/internal/eventually"
 )
 
 // TestExampleTrainResumes (issue 27, point 6): the worked example's Pod is preempted
@@ -30,7 +32,7 @@ func TestExampleTrainResumes(t *testing.T) {
 		}
 		return out
 	}
-	slowly(t, "two trials to keep a checkpoint in S3", func() bool { return len(kept()) >= 2 })
+	eventually.Within(t, 2*time.Minute, "two trials to keep a checkpoint in S3", func() bool { return len(kept()) >= 2 })
 	var atDeath map[string]int
 	podKill(t, p, func() { atDeath = kept() })
 	for _, d := range []string{"outputs", "checkpoints", "data", "logs"} { // the Pod's disk is gone

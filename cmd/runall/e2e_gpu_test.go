@@ -22,6 +22,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/internal/eventually"
 )
 
 // gpuCmdTimeout bounds every runall command of these tests.
@@ -229,7 +231,7 @@ func (e *e2e) claimOutside(spec string, dev int, size string) *exec.Cmd {
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-	eventually(e.t, "the outside fake-alloc's claim to show in runall gpus", func() bool {
+	eventually.True(e.t, "the outside fake-alloc's claim to show in runall gpus", func() bool {
 		select {
 		case <-exited:
 			e.t.Fatalf("the outside fake-alloc exited early: %s", out)
@@ -358,7 +360,7 @@ func TestGPUMemoryUsedByOthers(t *testing.T) {
 	r := e.runGPUFile("outside.yml", "32GiB")
 	r.wantCode(t, 0)
 	// The last trial's memory is given back over its release lag; the outside claim stays.
-	eventually(t, "GPU 0 to hold the outside claim's 20 GiB alone after the run", func() bool {
+	eventually.True(t, "GPU 0 to hold the outside claim's 20 GiB alone after the run", func() bool {
 		return e.listGPUs("32GiB")[0].Used == 20*gpuGiB
 	})
 	res := e.gpuResults("results.json")

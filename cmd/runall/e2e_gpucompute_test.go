@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/internal/eventually"
 )
 
 // trainers starts n `runall fake-alloc` processes at once on GPU 0 of spec, each training
@@ -102,7 +104,7 @@ func TestFakeAllocComputeShared(t *testing.T) {
 	if err := killed.Start(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the trainer to be killed computing", func() bool {
+	eventually.True(t, "the trainer to be killed computing", func() bool {
 		g := e.listGPUs("32GiB")
 		return len(g) == 1 && len(g[0].Processes) == 1 && g[0].Processes[0].SM != nil
 	})
@@ -136,7 +138,7 @@ func TestGPUListUtilization(t *testing.T) {
 	idle := start("--hold", "60s")
 	want := map[int]uint32{light.Process.Pid: 34, busy.Process.Pid: 46} // 0.6 and 0.8 of 1.4*1.25
 	var last []gpuListed
-	eventually(t, "both trainers' utilization in runall gpus", func() bool {
+	eventually.True(t, "both trainers' utilization in runall gpus", func() bool {
 		last = e.listGPUs(spec)
 		if len(last) != 1 || last[0].Utilization == nil || last[0].Utilization.GPU != 80 || len(last[0].Processes) != 3 {
 			return false

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/runall/runall/internal/eventually"
 )
 
 // progressJSON is a task's progress as /api/run and results.json give it.
@@ -50,7 +51,7 @@ func TestProgressFromOutput(t *testing.T) {
 	p := e.start("--log-dir", "logs", "--results", "results.json", "--serve", "127.0.0.1:0", testdata("progress.yml"))
 	url := served(p)
 	var live *progressJSON
-	eventually(t, "the bar at 20 of 40 in /api/run", func() bool {
+	eventually.True(t, "the bar at 20 of 40 in /api/run", func() bool {
 		_, body := httpGet(t, url+"api/run")
 		var run progressRun
 		if json.Unmarshal(body, &run) != nil {

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/internal/eventually"
 )
 
 // resumeResults is what these tests read of a results file.
@@ -153,19 +155,6 @@ func descendants(pid int) []int {
 	return out
 }
 
-// slowly waits for cond as eventually does, for longer: a checkpoint of a second epoch comes
-// after the script's start (scikit-learn's or PyTorch's import), slow on a loaded machine.
-func slowly(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // keptSteps reads the steps of the kept checkpoints' manifests under prefix, by trial folder.
 func (s *s3E2E) keptSteps(prefix string) map[string]int {
 	out := map[string]int{}
@@ -247,7 +236,7 @@ func TestPreemptionResumes(t *testing.T) {
 	}
 	p := s.start("--log-dir", "logs", testdata("resume/preempt.yml"))
 	const where = "run/.runall-checkpoints/"
-	slowly(t, "both trials' checkpoints of epoch 2 to be kept in S3", func() bool {
+	eventually.Within(t, 2*time.Minute, "both trials' checkpoints of epoch 2 to be kept in S3", func() bool {
 		steps := s.keptSteps(where)
 		return len(steps) == 2 && slices.Min(slices.Collect(mapsValues(steps))) >= 2
 	})
@@ -284,7 +273,7 @@ func TestClaimsTakeoverResumes(t *testing.T) {
 	where := c.prefix + "checkpoints/"
 	first := c.start(0, "resume/claims.yml", "--lease", "2s")
 	second := c.start(1, "resume/claims.yml", "--lease", "2s")
-	slowly(t, "each runall's trial to keep epoch 2", func() bool {
+	eventually.Within(t, 2*time.Minute, "each runall's trial to keep epoch 2", func() bool {
 		steps := c.keptSteps(where)
 		return len(steps) == 2 && slices.Min(slices.Collect(mapsValues(steps))) >= 2
 	})
@@ -323,7 +312,7 @@ func TestResumeAfterRetry(t *testing.T) {
 		want["lr="+lr] = uninterrupted(t, python, lr, 10)
 	}
 	p := e.start("--log-dir", "logs", "--results", "results.json", testdata("resume/local.yml"))
-	slowly(t, "both trials to run two epochs", func() bool {
+	eventually.Within(t, 2*time.Minute, "both trials to run two epochs", func() bool {
 		runs := e.epochsRun()
 		return len(runs) == 2 && len(runs["lr=0.01"]) >= 2 && len(runs["lr=0.05"]) >= 2
 	})

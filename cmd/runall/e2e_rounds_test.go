@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/runall/runall/internal/eventually"
 )
 
 // roundsResults is what these tests read of a results file.
@@ -250,7 +252,7 @@ func TestPausedResumedWhereRoom(t *testing.T) {
 			testdata("rounds/claims-room.yml"))
 	}
 	first := onGPU(0, "2")
-	eventually(t, "the first runall to claim two trials", func() bool { return len(c.keys(c.prefix+"claims/")) == 2 })
+	eventually.True(t, "the first runall to claim two trials", func() bool { return len(c.keys(c.prefix+"claims/")) == 2 })
 	c.withEnv("RUNALL_FAKE_GPU_STATE="+c.path("gpu0")).claimOutside("8GiB", 0, "7GiB")
 	second := onGPU(1, "0.2")
 	r0, r1 := first.wait(), second.wait()

@@ -30,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/runall/runall/internal/eventually"
 	"github.com/runall/runall/internal/miniotest"
 )
 
@@ -231,13 +232,13 @@ func TestS3UploadWhenTaskEnds(t *testing.T) {
 	s := newS3E2E(t)
 	p := s.start("--log-dir", "logs", "--results", "results.json", testdata("s3/upload-trial.yml"))
 	t.Cleanup(func() { _ = os.WriteFile(s.path("release"), nil, 0o644) }) // a failed test leaves no task waiting
-	eventually(t, "quick's upload while waits still runs", func() bool {
+	eventually.True(t, "quick's upload while waits still runs", func() bool {
 		_, ok := s.get("tasks/quick/done.txt")
 		return ok
 	})
 	s.wantObject("tasks/setup/done.txt", "setup\n")
 	// waits cannot end before the test creates "release"; so far it may only have started.
-	eventually(t, "waits to start", func() bool { return s.exists("out/waits/done.txt") })
+	eventually.True(t, "waits to start", func() bool { return s.exists("out/waits/done.txt") })
 	if _, ok := s.get("tasks/waits/done.txt"); ok {
 		t.Error("waits's upload ran before waits ended")
 	}
@@ -254,7 +255,7 @@ func TestS3PeriodicUpload(t *testing.T) {
 	s := newS3E2E(t)
 	p := s.start("--log-dir", "logs", testdata("s3/upload-periodic.yml"))
 	t.Cleanup(func() { _ = os.WriteFile(s.path("release"), nil, 0o644) }) // a failed test leaves no task waiting
-	eventually(t, "the periodic upload of out/early.txt", func() bool {
+	eventually.True(t, "the periodic upload of out/early.txt", func() bool {
 		_, ok := s.get("periodic/early.txt")
 		return ok
 	})
@@ -268,7 +269,7 @@ func TestS3UploadAfterSIGTERM(t *testing.T) {
 	t.Parallel()
 	s := newS3E2E(t)
 	p := s.start("--log-dir", "logs", "--grace", "5s", testdata("s3/sigterm.yml"))
-	eventually(t, "the task to write its checkpoint", func() bool { return s.exists("pid") })
+	eventually.True(t, "the task to write its checkpoint", func() bool { return s.exists("pid") })
 	pids := pidsIn(t, s.path("pid"))
 	killOnCleanup(t, pids)
 	p.signal(syscall.SIGTERM)
@@ -549,7 +550,7 @@ func TestMetrics(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no metrics address in the output:\n%s", p.stdout)
 	}
-	eventually(t, "the GPU trial to start", func() bool { return s.exists("started") })
+	eventually.True(t, "the GPU trial to start", func() bool { return s.exists("started") })
 
 	// Each series and what its value must be while the trial runs. The GPU is sampled and the
 	// metrics scraped concurrently, so this waits for all of them to hold at once.
@@ -564,17 +565,15 @@ func TestMetrics(t *testing.T) {
 	}
 	var body string
 	var wrong []string
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	eventually.Until(30*time.Second, func() bool {
 		body, wrong = scrapeMetrics(t, m[1]), nil
 		for _, c := range checks {
 			if v, found := metricSum(body, c.series); !found || !c.ok(v) {
 				wrong = append(wrong, fmt.Sprintf("%s is %v (found: %v), want %s", c.series, v, found, c.want))
 			}
 		}
-		if len(wrong) == 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return len(wrong) == 0
+	})
 	if len(wrong) > 0 {
 		t.Errorf("while the GPU trial runs:\n%s\n--- last scrape:\n%s", strings.Join(wrong, "\n"), body)
 	}
@@ -634,7 +633,7 @@ func TestSyncStopsOnSignal(t *testing.T) {
 		}
 	}
 	p := s.start("sync", dir, "s3://"+s.bucket+"/many")
-	eventually(t, "the first uploads", func() bool { return len(listKeys(t, s.srv, s.bucket, "many/")) > 0 })
+	eventually.True(t, "the first uploads", func() bool { return len(listKeys(t, s.srv, s.bucket, "many/")) > 0 })
 	p.signal(syscall.SIGINT)
 	r := p.wait()
 	r.wantCode(t, 130)

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/internal/eventually"
 )
 
 // Many browsers following a run, and browsers that stop reading: the trials do not wait on
@@ -105,10 +107,8 @@ func followedRun(t *testing.T, n int) (resultsFile, []follower, time.Duration) {
 	}
 	wg.Wait()
 	// The run has ended when runall says it keeps serving; SIGTERM then ends that alone.
-	for deadline := time.Now().Add(cmdTimeout); !strings.Contains(p.stderr.String(), "its report stays served"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the run did not end\n--- stdout:\n%s\n--- stderr:\n%s", p.stdout, p.stderr)
-		}
+	if !eventually.Until(cmdTimeout, func() bool { return strings.Contains(p.stderr.String(), "its report stays served") }) {
+		t.Fatalf("the run did not end\n--- stdout:\n%s\n--- stderr:\n%s", p.stdout, p.stderr)
 	}
 	p.signal(syscall.SIGTERM)
 	p.wait().wantCode(t, 0)
@@ -192,16 +192,12 @@ func TestStalledBrowsersAreDropped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "the stalled clients' connections", func() bool { return openSockets(t, pid) >= stalled })
+	eventually.True(t, "the stalled clients' connections", func() bool { return openSockets(t, pid) >= stalled })
 	if code, _ := httpGet(t, url+"api/run"); code != 200 {
 		t.Errorf("another browser was not served while %d stalled: %d", stalled, code)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for openSockets(t, pid) > sockets {
-		if time.Now().After(deadline) {
-			t.Fatalf("runall still holds %d sockets, %d before the stalled clients came: they were not dropped", openSockets(t, pid), sockets)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if !eventually.Until(2*time.Minute, func() bool { return openSockets(t, pid) <= sockets }) {
+		t.Fatalf("runall still holds %d sockets, %d before the stalled clients came: they were not dropped", openSockets(t, pid), sockets)
 	}
 	if peak := memoryKiB(t, pid, "VmHWM"); peak-rss > 64<<10 {
 		t.Errorf("runall's memory grew from %d KiB to a peak of %d KiB with %d stalled clients", rss, peak, stalled)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runall/runall/internal/eventually"
 )
 
 // TestLiveServerFollowsNoSymlinkAtLogPath puts a symlink to a secret file, then another
@@ -22,7 +24,7 @@ func TestLiveServerFollowsNoSymlinkAtLogPath(t *testing.T) {
 	p := e.start("--log-dir", "logs", "--serve", "127.0.0.1:0", "tasks.yml")
 	url := served(p)
 	var log string
-	eventually(t, "the trial's log to hold its line", func() bool {
+	eventually.True(t, "the trial's log to hold its line", func() bool {
 		m, _ := filepath.Glob(e.path("logs", "latest", "001-*.log"))
 		if len(m) == 1 {
 			b, _ := os.ReadFile(m[0])

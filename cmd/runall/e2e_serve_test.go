@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/runall/runall/internal/eventually"
 )
 
 // The live page (--serve) in a real browser: Debian's chromium, headless, driven by
@@ -71,20 +72,16 @@ func served(p *proc) string {
 // waitPage waits until the page's JavaScript expression cond holds.
 func waitPage(ctx context.Context, t *testing.T, what, cond string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	shown := eventually.Until(60*time.Second, func() bool {
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](cond))
 		if err != nil {
 			t.Fatalf("waiting for %s: %v", what, err)
 		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
-			t.Fatalf("gave up waiting for the page to show %s; it shows:\n%s", what, text)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return ok
+	})
+	if !shown {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("gave up waiting for the page to show %s; it shows:\n%s", what, text)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/runall/runall/internal/citest"
+	"github.com/runall/runall/internal/eventually"
 	rproc "github.com/runall/runall/runner/proc"
 )
 
@@ -34,7 +35,7 @@ func TestSignalStopsEveryTask(t *testing.T) {
 			var pids []int
 			for _, name := range names {
 				file := e.path("pids", name)
-				eventually(t, "task "+name+" to start", func() bool {
+				eventually.True(t, "task "+name+" to start", func() bool {
 					_, err := os.Stat(file)
 					return err == nil
 				})
@@ -78,7 +79,7 @@ func TestOutsideSIGKILLIsNamed(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
 	p := e.start("--log-dir", "logs", "--results", "results.json", testdata("outside-kill.yml"))
-	eventually(t, "the task to start", func() bool { return e.exists("pid") })
+	eventually.True(t, "the task to start", func() bool { return e.exists("pid") })
 	pids := pidsIn(t, e.path("pid"))
 	killOnCleanup(t, pids)
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
@@ -105,7 +106,7 @@ func TestSecondSIGINTKillsAtOnce(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
 	p := e.start("--log-dir", "logs", "--grace", "1h", testdata("second-sigint.yml"))
-	eventually(t, "the task to start", func() bool { return e.exists("pids") })
+	eventually.True(t, "the task to start", func() bool { return e.exists("pids") })
 	pids := pidsIn(t, e.path("pids"))
 	killOnCleanup(t, pids)
 
@@ -204,7 +205,7 @@ func TestLiveViewRestoresCursorOnSIGINT(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
 	p := e.startInPTY("--log-dir", "logs", "--grace", "2s", testdata("live-interrupt.yml"))
-	eventually(t, "the task to start", func() bool { return e.exists("runall.pid") })
+	eventually.True(t, "the task to start", func() bool { return e.exists("runall.pid") })
 	p.waitOutput("\x1b[?25l") // a frame has been drawn
 	b, err := os.ReadFile(filepath.Join(e.dir, "runall.pid"))
 	if err != nil {
@@ -245,7 +246,7 @@ func TestLoadStopsOnSignal(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := e.start(tc.cmd, fifo)
-			eventually(t, "check to open its file", func() bool { return blockedOnFIFO(p.cmd.Process.Pid) })
+			eventually.True(t, "check to open its file", func() bool { return blockedOnFIFO(p.cmd.Process.Pid) })
 			p.signal(tc.sig)
 			r := p.wait()
 			r.wantCode(t, tc.code)

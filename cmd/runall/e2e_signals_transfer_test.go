@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/internal/eventually"
 )
 
 // slowProxy forwards TCP connections on 127.0.0.1 to target at rate bytes a second each
@@ -115,7 +117,7 @@ tasks:
   - cmd: touch ran
 `)
 		p := e.start("--log-dir", "logs", "--results", "results.json", "--grace", "2s", "tasks.yml")
-		eventually(t, "the download to start", func() bool { return proxy.sent.Load() > 256<<10 })
+		eventually.True(t, "the download to start", func() bool { return proxy.sent.Load() > 256<<10 })
 		p.signal(syscall.SIGTERM)
 		r := p.wait()
 		r.wantCode(t, 143)
@@ -167,11 +169,11 @@ tasks:
   - cmd: echo $$ > task.pid; exec sleep 1000
 `)
 		p := e.start("--log-dir", "logs", "--results", "results.json", "--grace", "60s", "tasks.yml")
-		eventually(t, "the task to start", func() bool { return s.exists("task.pid") })
+		eventually.True(t, "the task to start", func() bool { return s.exists("task.pid") })
 		pids := pidsIn(t, s.path("task.pid"))
 		killOnCleanup(t, pids)
 		p.signal(syscall.SIGTERM)
-		eventually(t, "the final upload to start", func() bool { return proxy.received.Load() > 256<<10 })
+		eventually.True(t, "the final upload to start", func() bool { return proxy.received.Load() > 256<<10 })
 		p.signal(syscall.SIGINT)
 		r := p.wait()
 		r.wantCode(t, 143)
@@ -195,7 +197,7 @@ func TestOtherSignalsLoseTheRecord(t *testing.T) {
 		var pids []int
 		for _, name := range []string{"stubborn", "background", "escaped", "plain"} {
 			file := e.path("pids", name)
-			eventually(t, "task "+name+" to start", func() bool { _, err := os.Stat(file); return err == nil })
+			eventually.True(t, "task "+name+" to start", func() bool { _, err := os.Stat(file); return err == nil })
 			pids = append(pids, pidsIn(t, file)...)
 		}
 		killOnCleanup(t, pids)

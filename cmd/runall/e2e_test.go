@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runall/runall/internal/eventually"
 	"github.com/runall/runall/internal/miniotest"
 )
 
@@ -193,7 +194,7 @@ func (p *proc) signal(sig syscall.Signal) {
 // waitOutput waits until runall's stdout contains s.
 func (p *proc) waitOutput(s string) {
 	p.t.Helper()
-	eventually(p.t, fmt.Sprintf("runall's output to contain %q\n--- stdout so far:\n%s", s, p.stdout), func() bool {
+	eventually.True(p.t, fmt.Sprintf("runall's output to contain %q\n--- stdout so far:\n%s", s, p.stdout), func() bool {
 		return strings.Contains(p.stdout.String(), s)
 	})
 }
@@ -235,19 +236,6 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
-}
-
-// eventually polls cond until it holds, failing the test after a generous while. It waits
-// for things to happen (a task to start, a killed process to be gone), never to measure.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // resultsFile is the --results JSON, with times kept as the strings runall wrote.
@@ -414,25 +402,19 @@ func alive(pid int) bool {
 // moment to die, so this waits a little; a survivor sleeping 1000s will not go away.
 func wantGone(t *testing.T, what string, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var left []int
+	var left []int
+	eventually.Until(5*time.Second, func() bool {
+		left = left[:0]
 		for _, pid := range pids {
 			if alive(pid) {
 				left = append(left, pid)
 			}
 		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			for _, pid := range left {
-				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-				t.Errorf("%s: process %d (%s) survived runall", what, pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
-			}
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+		return len(left) == 0
+	})
+	for _, pid := range left {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		t.Errorf("%s: process %d (%s) survived runall", what, pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
 	}
 }
 

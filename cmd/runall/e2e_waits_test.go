@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/runall/runall/internal/eventually"
 )
 
 // TestEveryWaitObeysStop walks the waits: each was a run deaf to SIGTERM (only SIGKILL
@@ -64,7 +66,7 @@ tasks:
 			e := newE2E(t)
 			e.writeFile("tasks.yml", tc.file)
 			p := e.start("--log-dir", "logs", "--results", "results.json", "--grace", "2s", "tasks.yml")
-			eventually(t, "the command to start", func() bool { return e.exists(tc.pids) })
+			eventually.True(t, "the command to start", func() bool { return e.exists(tc.pids) })
 			pids := pidsIn(t, e.path(tc.pids))
 			killOnCleanup(t, pids)
 			if tc.signal != 0 {

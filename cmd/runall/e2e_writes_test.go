@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/runall/runall/internal/eventually"
 )
 
 // TestWritesGoWherePointed: --results and report -o write where the user pointed. A symlink
@@ -56,7 +58,7 @@ func writesWherePointed(t *testing.T, args func(path string) []string) {
 	}
 	reader := readFIFO(t, e.path("fifo"))
 	e.run(args("fifo")...).wantCode(t, 0)
-	eventually(t, "the whole file through the FIFO", func() bool {
+	eventually.True(t, "the whole file through the FIFO", func() bool {
 		got := strings.TrimSpace(reader.String())
 		return strings.HasSuffix(got, "}") || strings.HasSuffix(got, "</html>")
 	})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runall/runall/internal/eventually"
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
@@ -59,16 +60,6 @@ func metric(t *plan.Task, name string, step int, v float64) event.Event {
 	return event.Event{Kind: event.TaskMetric, Task: t, Metric: name, Step: step, Value: v}
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 func TestPrunerStopsLosers(t *testing.T) {
 	p, trials, other := sweep("a", "b", "c")
 	pr := New(p, Options{})
@@ -85,7 +76,7 @@ func TestPrunerStopsLosers(t *testing.T) {
 	} {
 		pr.Event(ev, emit)
 	}
-	eventually(t, "b to be stopped", func() bool { return s.get()["b"] != "" })
+	eventually.Within(t, 10*time.Second, "b to be stopped", func() bool { return s.get()["b"] != "" })
 	pr.Event(event.Event{Kind: event.RunEnded}, emit)
 	pr.Close()
 	got := s.get()
@@ -116,7 +107,7 @@ func TestPrunerStoreFails(t *testing.T) {
 		lines = append(lines, ev.Line)
 	}
 	pr.Event(metric(trials[0], "acc", 1, 0.5), emit)
-	eventually(t, "the warning", func() bool {
+	eventually.Within(t, 10*time.Second, "the warning", func() bool {
 		pr.Event(event.Event{Kind: event.RunStatus}, emit)
 		mu.Lock()
 		defer mu.Unlock()
