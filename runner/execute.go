@@ -21,6 +21,9 @@ func Run(p *plan.Plan, opts Options) (*results.Run, error) {
 			return nil, fmt.Errorf("--results %w", err)
 		}
 	}
+	if err := opts.CheckPlan(p); err != nil {
+		return nil, err
+	}
 	r, err := newRun(p, opts)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package runner
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/output"
+	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
 
@@ -125,3 +127,25 @@ func (o Options) runDir() string { return filepath.Join(o.Record.LogDir, o.Recor
 
 // claiming reports whether the run takes its trials from claims.
 func (o Options) claiming() bool { return o.Claims.Prefix != "" || o.Claims.Store != nil }
+
+// CheckPlan says what in p these options cannot run, before anything runs. Search refuses
+// to be shared: the claims queue and the shards split a list of trials known before the
+// run, and a sampler's trials are made as it is asked; each runall would ask for all
+// trials: N, and a killed runall's trials would be neither taken over nor told.
+func (o Options) CheckPlan(p *plan.Plan) error {
+	how := "--claims"
+	switch {
+	case o.Shard.Count > 1:
+		how = "--shard"
+	case !o.claiming():
+		return nil
+	}
+	for _, b := range p.Tasks {
+		for _, t := range b.Parallel {
+			if t.Search != nil {
+				return fmt.Errorf("%s: search: runs in one runall, not with %s: its trials are asked for as the run goes, so no queue or shard can split them. To share one study among several runalls, run each without %s, with trials: its share, and point ask and tell at the study's shared storage", t.Pos, how, how)
+			}
+		}
+	}
+	return nil
+}

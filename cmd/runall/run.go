@@ -182,8 +182,8 @@ func (o *runOptions) runnerOptions(a *app, p *plan.Plan) (runner.Options, error)
 	if opts.Claims.Prefix, opts.Claims.Lease, err = claimsFrom(*o, p.Config.Claims, opts.Shard, a.getenv); err != nil {
 		return opts, err
 	}
-	if err := searchAlone(p, opts); err != nil {
-		return opts, err
+	if err := opts.CheckPlan(p); err != nil {
+		return opts, usageError{err.Error()}
 	}
 	if opts.Output.Mode, err = outputMode(o.output, a); err != nil {
 		return opts, err

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
 )
 
@@ -66,26 +65,4 @@ func withParams(t *plan.Task) string {
 		return t.Name
 	}
 	return t.Name + ": " + strings.Join(parts, " ")
-}
-
-// searchAlone refuses search: where several runalls share the trials: the claims queue and
-// the shards split a list of trials known before the run, and a sampler's trials are made
-// as it is asked; each runall would ask for all trials: N, and a killed runall's trials would
-// be neither taken over nor told.
-func searchAlone(p *plan.Plan, o runner.Options) error {
-	how := "--claims"
-	switch {
-	case o.Shard.Count > 1:
-		how = "--shard"
-	case o.Claims.Prefix == "":
-		return nil
-	}
-	for _, b := range p.Tasks {
-		for _, t := range b.Parallel {
-			if t.Search != nil {
-				return usagef("%s: search: runs in one runall, not with %s: its trials are asked for as the run goes, so no queue or shard can split them. To share one study among several runalls, run each without %s, with trials: its share, and point ask and tell at the study's shared storage", t.Pos, how, how)
-			}
-		}
-	}
-	return nil
 }
