@@ -14,7 +14,7 @@ func (j *job) deleteOrphans(ctx context.Context, bucket string, orphans []*pair,
 	}
 	for _, p := range orphans {
 		if j.opts.DryRun {
-			j.m.deleted.Add(1)
+			j.m.n.deleted.Add(1)
 			j.m.action(j.deleteAction(bucket, p, up))
 		}
 	}
@@ -31,7 +31,7 @@ func (j *job) deleteOrphans(ctx context.Context, bucket string, orphans []*pair,
 			return
 		}
 		for _, p := range orphans {
-			j.m.deleted.Add(1)
+			j.m.n.deleted.Add(1)
 			j.rec.drop(p.rel)
 			j.m.action(j.deleteAction(bucket, p, up))
 		}
@@ -42,7 +42,7 @@ func (j *job) deleteOrphans(ctx context.Context, bucket string, orphans []*pair,
 			j.fail(fmt.Errorf("delete %s: %w", p.path, err))
 			continue
 		}
-		j.m.deleted.Add(1)
+		j.m.n.deleted.Add(1)
 		j.rec.drop(p.rel)
 		j.m.action(j.deleteAction(bucket, p, up))
 	}

@@ -18,7 +18,11 @@ import (
 
 // Download: an object or prefix into a local directory, or an archive object unpacked there.
 
-func (j *job) download(ctx context.Context, src, dst string) error {
+// downloader is a job's download side: it writes below the job's root and records what
+// it fetched in the job's record.
+type downloader struct{ j *job }
+
+func (d downloader) download(ctx context.Context, src, dst string) error {
 	loc, err := parseS3URL(src)
 	if err != nil {
 		return err
@@ -29,28 +33,28 @@ func (j *job) download(ctx context.Context, src, dst string) error {
 	}
 	var single *object
 	if loc.key != "" && !strings.HasSuffix(loc.key, "/") {
-		obj, err := j.c.store.head(ctx, loc.bucket, loc.key)
+		obj, err := d.j.c.store.head(ctx, loc.bucket, loc.key)
 		switch {
 		case err == nil:
 			single = &obj
 		case !errors.Is(err, errNotFound):
-			return j.c.wrap(err, "check %s", src)
+			return d.j.c.wrap(err, "check %s", src)
 		}
 	}
-	if j.opts.Extract && single == nil {
+	if d.j.opts.Extract && single == nil {
 		return fmt.Errorf("extract: %s is not an object (a prefix cannot be extracted)", src)
 	}
-	if single != nil && j.opts.Delete {
+	if single != nil && d.j.opts.Delete {
 		return fmt.Errorf("--delete needs a prefix source; %s is one object", src)
 	}
 	if single != nil {
-		if err := j.openRoot(abs); err != nil {
+		if err := d.openRoot(abs); err != nil {
 			return err
 		}
 		remote := loc.String()
-		j.rec = loadRecord(recordPath(j.stateDir, j.c.endpoint, abs, remote), abs, remote)
-		if j.opts.Extract {
-			return j.extractObject(ctx, loc.bucket, *single, abs)
+		d.j.rec = loadRecord(recordPath(d.j.stateDir, d.j.c.endpoint, abs, remote), abs, remote)
+		if d.j.opts.Extract {
+			return d.extractObject(ctx, loc.bucket, *single, abs)
 		}
 		rel := path.Base(single.key)
 		p := &pair{rel: rel, path: filepath.Join(abs, rel), key: single.key, remote: single, seen: time.Now()}
@@ -58,29 +62,29 @@ func (j *job) download(ctx context.Context, src, dst string) error {
 			st := statStamp(fi)
 			p.local = &st
 		}
-		return j.execute(ctx, []*pair{p}, nil, loc.bucket, false)
+		return d.j.execute(ctx, []*pair{p}, nil, loc.bucket, false)
 	}
 
 	prefix := dirPrefix(loc.key)
 	remote := location{loc.bucket, prefix}.String()
-	pairs, orphans, err := j.pairTree(ctx, abs, loc.bucket, prefix, false)
+	pairs, orphans, err := d.j.pairTree(ctx, abs, loc.bucket, prefix, false)
 	if err != nil {
 		return err
 	}
 	if len(pairs) == 0 && !strings.HasSuffix(loc.key, "/") && loc.key != "" {
 		return fmt.Errorf("sync from %s: no such object or prefix (end the URL with / to sync an empty prefix)", src)
 	}
-	if err := j.openRoot(abs); err != nil {
+	if err := d.openRoot(abs); err != nil {
 		return err
 	}
-	j.rec = loadRecord(recordPath(j.stateDir, j.c.endpoint, abs, remote), abs, remote)
-	return j.execute(ctx, pairs, orphans, loc.bucket, false)
+	d.j.rec = loadRecord(recordPath(d.j.stateDir, d.j.c.endpoint, abs, remote), abs, remote)
+	return d.j.execute(ctx, pairs, orphans, loc.bucket, false)
 }
 
 // openRoot creates the destination directory and opens it as the root every download
 // writes under: os.Root refuses paths that leave it, through ".." or symlinks.
-func (j *job) openRoot(dir string) error {
-	if j.opts.DryRun {
+func (d downloader) openRoot(dir string) error {
+	if d.j.opts.DryRun {
 		if _, err := os.Stat(dir); err != nil {
 			return nil // nothing there yet; a dry run creates nothing
 		}
@@ -91,23 +95,23 @@ func (j *job) openRoot(dir string) error {
 	if err != nil {
 		return fmt.Errorf("destination %s must be a directory: %w", dir, err)
 	}
-	j.root = root
+	d.j.root = root
 	return nil
 }
 
 // get downloads one object to a temp file next to its destination and renames it into
 // place: the file is whole or not there at all.
-func (j *job) get(ctx context.Context, bucket string, p *pair) error {
+func (d downloader) get(ctx context.Context, bucket string, p *pair) error {
 	url := location{bucket, p.key}.String()
-	obj, st, err := j.fetch(ctx, bucket, *p.remote, p.rel, p.rel)
+	obj, st, err := d.fetch(ctx, bucket, *p.remote, p.rel, p.rel)
 	if err != nil {
-		return j.c.wrap(err, "download %s to %s", url, p.path)
+		return d.j.c.wrap(err, "download %s to %s", url, p.path)
 	}
 	e := entry{Size: st.Size, MTime: st.MTime, SHA: obj.sha, ETag: obj.etag}
 	if obj.hasCRC {
 		e.CRC = crcHex(obj.crc)
 	}
-	j.rec.put(p.rel, e)
+	d.j.rec.put(p.rel, e)
 	return nil
 }
 
@@ -117,14 +121,14 @@ const emptySHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b8
 // fetch downloads obj into a temp file next to rel (under the root) and renames it to
 // dest; dest "" keeps the temp file and returns its name in obj.key. On any error the temp
 // file is removed.
-func (j *job) fetch(ctx context.Context, bucket string, obj object, rel, dest string) (object, stamp, error) {
+func (d downloader) fetch(ctx context.Context, bucket string, obj object, rel, dest string) (object, stamp, error) {
 	if dir := path.Dir(rel); dir != "." {
-		if err := j.root.MkdirAll(dir, 0o755); err != nil {
+		if err := d.j.root.MkdirAll(dir, 0o755); err != nil {
 			return object{}, stamp{}, err
 		}
 	}
 	tmp := tempName(rel)
-	f, err := j.root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := d.j.root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return object{}, stamp{}, err
 	}
@@ -132,7 +136,7 @@ func (j *job) fetch(ctx context.Context, bucket string, obj object, rel, dest st
 	defer func() {
 		if !ok {
 			f.Close()
-			j.root.Remove(tmp)
+			d.j.root.Remove(tmp)
 		}
 	}()
 	got := object{key: obj.key, etag: obj.etag, sha: emptySHA}
@@ -140,11 +144,11 @@ func (j *job) fetch(ctx context.Context, bucket string, obj object, rel, dest st
 		if obj.size >= defaultPartSize {
 			preallocate(f, obj.size)
 		}
-		cnt := &counter{m: j.m}
+		cnt := &counter{m: d.j.m}
 		var crc uint32
-		got, crc, err = j.c.store.download(ctx, transfer{
+		got, crc, err = d.j.c.store.download(ctx, transfer{
 			bucket: bucket, key: obj.key, size: obj.size, etag: obj.etag,
-			partSize: j.partSize(obj.size), progress: cnt.add,
+			partSize: d.j.partSize(obj.size), progress: cnt.add,
 		}, f)
 		if err == nil {
 			err = verify(ctx, f, got, crc)
@@ -169,7 +173,7 @@ func (j *job) fetch(ctx context.Context, bucket string, obj object, rel, dest st
 		got.key = tmp
 		return got, statStamp(fi), nil
 	}
-	if err := j.root.Rename(tmp, dest); err != nil {
+	if err := d.j.root.Rename(tmp, dest); err != nil {
 		return object{}, stamp{}, err
 	}
 	ok = true
@@ -178,49 +182,49 @@ func (j *job) fetch(ctx context.Context, bucket string, obj object, rel, dest st
 
 // extractObject downloads one archive object and unpacks it into dir, unless the record
 // shows this very archive already unpacked there with its files untouched.
-func (j *job) extractObject(ctx context.Context, bucket string, obj object, dir string) error {
+func (d downloader) extractObject(ctx context.Context, bucket string, obj object, dir string) error {
 	url := location{bucket, obj.key}.String()
-	if a := j.rec.archive(); a != nil && a.Key == obj.key && a.ETag == obj.etag && a.Size == obj.size && j.intact(a.Files) {
-		j.m.skipped.Add(1)
-		j.m.skippedBytes.Add(obj.size)
+	if a := d.j.rec.archive(); a != nil && a.Key == obj.key && a.ETag == obj.etag && a.Size == obj.size && d.intact(a.Files) {
+		d.j.m.n.skipped.Add(1)
+		d.j.m.n.skippedBytes.Add(obj.size)
 		return nil
 	}
 	act := Action{Op: OpExtract, Path: dir, URL: url, Size: obj.size}
-	j.m.scanning.Store(false)
-	j.m.filesTotal.Add(1)
-	j.m.bytesTotal.Add(obj.size)
-	if j.opts.DryRun {
-		j.m.files.Add(1)
-		j.m.bytes.Add(obj.size)
-		j.m.action(act)
+	d.j.m.n.scanning.Store(false)
+	d.j.m.n.filesTotal.Add(1)
+	d.j.m.n.bytesTotal.Add(obj.size)
+	if d.j.opts.DryRun {
+		d.j.m.n.files.Add(1)
+		d.j.m.n.bytes.Add(obj.size)
+		d.j.m.action(act)
 		return nil
 	}
-	got, _, err := j.fetch(ctx, bucket, obj, path.Base(obj.key), "")
+	got, _, err := d.fetch(ctx, bucket, obj, path.Base(obj.key), "")
 	if err != nil {
-		return j.c.wrap(err, "download %s", url)
+		return d.j.c.wrap(err, "download %s", url)
 	}
-	defer j.root.Remove(got.key)
-	files, err := extractFile(ctx, filepath.Join(dir, got.key), path.Base(obj.key), dir, j.ex)
+	defer d.j.root.Remove(got.key)
+	files, err := extractFile(ctx, filepath.Join(dir, got.key), path.Base(obj.key), dir, d.j.ex)
 	if err != nil {
 		return fmt.Errorf("extract %s: %w", url, err)
 	}
-	j.rec.setArchive(&archiveEntry{Key: obj.key, ETag: got.etag, Size: obj.size, Files: files})
-	j.rec.rec.Files = map[string]entry{}
-	if err := j.rec.save(); err != nil {
-		j.c.logf("%v", err)
+	d.j.rec.setArchive(&archiveEntry{Key: obj.key, ETag: got.etag, Size: obj.size, Files: files})
+	d.j.rec.rec.Files = map[string]entry{}
+	if err := d.j.rec.save(); err != nil {
+		d.j.c.logf("%v", err)
 	}
-	j.m.files.Add(1)
-	j.m.action(act)
+	d.j.m.n.files.Add(1)
+	d.j.m.action(act)
 	return nil
 }
 
 // intact reports whether the files an archive made are all still there, unchanged.
-func (j *job) intact(files map[string]stamp) bool {
-	if j.root == nil {
+func (d downloader) intact(files map[string]stamp) bool {
+	if d.j.root == nil {
 		return false
 	}
 	for rel, st := range files {
-		fi, err := j.root.Lstat(rel)
+		fi, err := d.j.root.Lstat(rel)
 		if err != nil || !fi.Mode().IsRegular() || statStamp(fi) != st {
 			return false
 		}

@@ -34,7 +34,7 @@ func (j *job) pairTree(ctx context.Context, root, bucket, prefix string, up bool
 		err := walkLocal(root, j.ex, j.stateDir, !j.opts.SkipLinks, j.c.logf, func(f localFile) {
 			st := f.st
 			ps.local(f.rel, &st)
-			j.m.scanned.Add(1)
+			j.m.n.scanned.Add(1)
 		})
 		if err != nil {
 			return fmt.Errorf("read %s: %w", root, err)
@@ -56,7 +56,7 @@ func (j *job) pairTree(ctx context.Context, root, bucket, prefix string, up bool
 				}
 			}
 			ps.remote(rel, &o)
-			j.m.scanned.Add(1)
+			j.m.n.scanned.Add(1)
 			return nil
 		})
 		if err != nil {

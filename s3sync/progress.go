@@ -94,19 +94,24 @@ func Plural(n int64, one, many string) string {
 // meter counts a sync's progress and serialises the caller's callbacks: Progress and
 // OnAction are never called at the same time.
 type meter struct {
-	start                 time.Time
-	scanning              atomic.Bool
-	scanned               atomic.Int64
-	files, filesTotal     atomic.Int64
-	bytes, bytesTotal     atomic.Int64
-	skipped, skippedBytes atomic.Int64
-	deleted               atomic.Int64
+	start time.Time
+	n     tally
 
 	mu         sync.Mutex // held while calling the callbacks
 	recent     []sample   // the progress reports of the last rateWindow, for the current rate
 	onProgress func(Progress)
 	onAction   func(Action)
 	held       []Action // non-nil: hold actions for release
+}
+
+// tally is what a sync has counted so far: its workers add to it without a lock.
+type tally struct {
+	scanning              atomic.Bool
+	scanned               atomic.Int64
+	files, filesTotal     atomic.Int64
+	bytes, bytesTotal     atomic.Int64
+	skipped, skippedBytes atomic.Int64
+	deleted               atomic.Int64
 }
 
 // sample is the bytes moved at one moment.
@@ -123,9 +128,9 @@ const rateWindow = 5 * time.Second
 func (m *meter) snapshot(done bool) Progress {
 	now := time.Now()
 	p := Progress{
-		Scanning: m.scanning.Load() && !done, Scanned: m.scanned.Load(),
-		Files: m.files.Load(), FilesTotal: m.filesTotal.Load(),
-		Bytes: m.bytes.Load(), BytesTotal: m.bytesTotal.Load(),
+		Scanning: m.n.scanning.Load() && !done, Scanned: m.n.scanned.Load(),
+		Files: m.n.files.Load(), FilesTotal: m.n.filesTotal.Load(),
+		Bytes: m.n.bytes.Load(), BytesTotal: m.n.bytesTotal.Load(),
 		Elapsed: now.Sub(m.start), Done: done,
 	}
 	if secs := p.Elapsed.Seconds(); secs > 0 {
@@ -202,8 +207,8 @@ func (m *meter) run(interval time.Duration, stop <-chan struct{}, done chan<- st
 
 func (m *meter) stats() Stats {
 	return Stats{
-		Files: m.files.Load(), Bytes: m.bytes.Load(),
-		SkippedFiles: m.skipped.Load(), SkippedBytes: m.skippedBytes.Load(),
-		Deleted: m.deleted.Load(), Elapsed: time.Since(m.start),
+		Files: m.n.files.Load(), Bytes: m.n.bytes.Load(),
+		SkippedFiles: m.n.skipped.Load(), SkippedBytes: m.n.skippedBytes.Load(),
+		Deleted: m.n.deleted.Load(), Elapsed: time.Since(m.start),
 	}
 }

@@ -128,13 +128,13 @@ func (c *Client) Sync(ctx context.Context, src, dst string, opts Options) (Stats
 	if opts.DryRun && opts.OnAction != nil {
 		j.m.held = []Action{}
 	}
-	j.m.scanning.Store(true)
+	j.m.n.scanning.Store(true)
 	stop, done := make(chan struct{}), make(chan struct{})
 	go j.m.run(progressInterval, stop, done)
 	if dstS3 {
-		err = j.upload(ctx, src, dst)
+		err = uploader{j}.upload(ctx, src, dst)
 	} else {
-		err = j.download(ctx, src, dst)
+		err = downloader{j}.download(ctx, src, dst)
 	}
 	close(stop)
 	<-done
@@ -190,20 +190,20 @@ func (e *multiError) Unwrap() []error { return e.errs }
 // execute transfers the pairs that differ, then deletes the orphans when asked, and saves
 // the record.
 func (j *job) execute(ctx context.Context, pairs, orphans []*pair, bucket string, up bool) error {
-	defer j.m.scanning.Store(false)
+	defer j.m.n.scanning.Store(false)
 	var todo []*pair
 	for _, p := range pairs {
 		switch j.quick(p) {
 		case same:
-			j.m.skipped.Add(1)
-			j.m.skippedBytes.Add(p.local.Size)
+			j.m.n.skipped.Add(1)
+			j.m.n.skippedBytes.Add(p.local.Size)
 			continue
 		}
 		todo = append(todo, p)
-		j.m.filesTotal.Add(1)
-		j.m.bytesTotal.Add(j.srcSize(p, up))
+		j.m.n.filesTotal.Add(1)
+		j.m.n.bytesTotal.Add(j.srcSize(p, up))
 	}
-	j.m.scanning.Store(false)
+	j.m.n.scanning.Store(false)
 
 	g := new(errgroup.Group)
 	g.SetLimit(j.opts.Concurrency)
@@ -248,10 +248,10 @@ func (j *job) one(ctx context.Context, bucket string, p *pair, up bool) error {
 			return err
 		}
 		if isSame {
-			j.m.filesTotal.Add(-1)
-			j.m.bytesTotal.Add(-size)
-			j.m.skipped.Add(1)
-			j.m.skippedBytes.Add(size)
+			j.m.n.filesTotal.Add(-1)
+			j.m.n.bytesTotal.Add(-size)
+			j.m.n.skipped.Add(1)
+			j.m.n.skippedBytes.Add(size)
 			if !j.opts.DryRun {
 				j.rec.put(p.rel, entry{Size: p.local.Size, MTime: p.local.MTime, SHA: id.sha, CRC: id.crc,
 					ETag: p.remote.etag, Racy: isRacy(p.local.MTime, p.seen)})
@@ -265,21 +265,21 @@ func (j *job) one(ctx context.Context, bucket string, p *pair, up bool) error {
 	}
 	a := Action{Op: op, Path: p.path, URL: location{bucket, p.key}.String(), Size: size}
 	if j.opts.DryRun {
-		j.m.files.Add(1)
-		j.m.bytes.Add(size)
+		j.m.n.files.Add(1)
+		j.m.n.bytes.Add(size)
 		j.m.action(a)
 		return nil
 	}
 	var err error
 	if up {
-		err = j.put(ctx, bucket, p)
+		err = uploader{j}.put(ctx, bucket, p)
 	} else {
-		err = j.get(ctx, bucket, p)
+		err = downloader{j}.get(ctx, bucket, p)
 	}
 	if err != nil {
 		return err
 	}
-	j.m.files.Add(1)
+	j.m.n.files.Add(1)
 	j.m.action(a)
 	return nil
 }
@@ -292,7 +292,7 @@ type counter struct {
 
 func (c *counter) add(n int64) {
 	c.moved.Add(n)
-	c.m.bytes.Add(n)
+	c.m.n.bytes.Add(n)
 }
 
 // finish makes the meter count exactly size bytes for this transfer (or none, on failure).
@@ -300,7 +300,7 @@ func (c *counter) finish(size int64, ok bool) {
 	if !ok {
 		size = 0
 	}
-	c.m.bytes.Add(size - c.moved.Load())
+	c.m.n.bytes.Add(size - c.moved.Load())
 }
 
 // partSize is the part size for a transfer of size bytes, 0 for a single request.

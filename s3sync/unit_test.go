@@ -166,8 +166,8 @@ func TestMeterRateIsRecent(t *testing.T) {
 	// A minute of nothing, then 10 MiB within the window: the rate follows the recent
 	// pace, not the average since the start.
 	m.recent = []sample{{at: time.Now().Add(-2 * time.Second), bytes: 0}}
-	m.bytes.Store(10 << 20)
-	m.bytesTotal.Store(20 << 20)
+	m.n.bytes.Store(10 << 20)
+	m.n.bytesTotal.Store(20 << 20)
 	p := m.snapshot(false)
 	if p.Rate < 4<<20 || p.Rate > 6<<20 {
 		t.Errorf("rate %s/s, want about 5 MiB/s (10 MiB in 2 s)", FormatBytes(int64(p.Rate)))

@@ -14,7 +14,11 @@ import (
 
 // Upload: a local file or tree to an object or prefix.
 
-func (j *job) upload(ctx context.Context, src, dst string) error {
+// uploader is a job's upload side: it reads local files, sends them, and records what it
+// sent in the job's record.
+type uploader struct{ j *job }
+
+func (u uploader) upload(ctx context.Context, src, dst string) error {
 	loc, err := parseS3URL(dst)
 	if err != nil {
 		return err
@@ -32,7 +36,7 @@ func (j *job) upload(ctx context.Context, src, dst string) error {
 	var remote string
 	switch {
 	case fi.Mode().IsRegular():
-		if j.opts.Delete {
+		if u.j.opts.Delete {
 			return fmt.Errorf("--delete needs a directory source; %s is a file", src)
 		}
 		key := loc.key
@@ -43,29 +47,29 @@ func (j *job) upload(ctx context.Context, src, dst string) error {
 		p := &pair{rel: filepath.Base(abs), path: abs, key: key, seen: time.Now()}
 		st := statStamp(fi)
 		p.local = &st
-		obj, err := j.c.store.head(ctx, loc.bucket, key)
+		obj, err := u.j.c.store.head(ctx, loc.bucket, key)
 		switch {
 		case err == nil:
 			p.remote = &obj
 		case !errors.Is(err, errNotFound):
-			return j.c.wrap(err, "check %s", remote)
+			return u.j.c.wrap(err, "check %s", remote)
 		}
 		pairs = append(pairs, p)
 	case fi.IsDir():
 		prefix := dirPrefix(loc.key)
 		remote = location{loc.bucket, prefix}.String()
-		pairs, orphans, err = j.pairTree(ctx, abs, loc.bucket, prefix, true)
+		pairs, orphans, err = u.j.pairTree(ctx, abs, loc.bucket, prefix, true)
 		if err != nil {
 			return err
 		}
 	default:
 		return fmt.Errorf("sync from %s: not a regular file or directory", src)
 	}
-	j.rec = loadRecord(recordPath(j.stateDir, j.c.endpoint, abs, remote), abs, remote)
-	if !j.opts.DryRun {
-		j.abortLeftUploads(ctx)
+	u.j.rec = loadRecord(recordPath(u.j.stateDir, u.j.c.endpoint, abs, remote), abs, remote)
+	if !u.j.opts.DryRun {
+		u.abortLeftUploads(ctx)
 	}
-	return j.execute(ctx, pairs, orphans, loc.bucket, true)
+	return u.j.execute(ctx, pairs, orphans, loc.bucket, true)
 }
 
 // smallFile is the size below which a file is read into memory once, checksummed and sent
@@ -79,7 +83,7 @@ var errChanged = errors.New("the file changed while it was uploaded; sync again 
 // the checksums of the first read go with every part and the server refuses bytes that
 // differ from them, and the file's identity, size and mtime are compared before the first
 // byte is sent and again before a multipart upload is completed.
-func (j *job) put(ctx context.Context, bucket string, p *pair) error {
+func (u uploader) put(ctx context.Context, bucket string, p *pair) error {
 	url := location{bucket, p.key}.String()
 	f, err := os.Open(p.path)
 	if err != nil {
@@ -92,27 +96,27 @@ func (j *job) put(ctx context.Context, bucket string, p *pair) error {
 	}
 	seen := time.Now()
 	st := statStamp(fi)
-	cnt := &counter{m: j.m}
+	cnt := &counter{m: u.j.m}
 	t := transfer{bucket: bucket, key: p.key, size: st.Size, progress: cnt.add}
-	src, err := j.readSums(ctx, &t, f, p.path, fi)
+	src, err := u.readSums(ctx, &t, f, p.path, fi)
 	if err != nil {
 		return err
 	}
-	if j.changed(f, p.path, fi) {
-		j.rec.drop(p.rel)
+	if u.changed(f, p.path, fi) {
+		u.j.rec.drop(p.rel)
 		return fmt.Errorf("upload %s: %w", p.path, errChanged)
 	}
 	t.beforeComplete = func() error {
-		if j.changed(f, p.path, fi) {
+		if u.changed(f, p.path, fi) {
 			return errChanged
 		}
 		return nil
 	}
-	t.track = func(id string, open bool) { j.rec.trackUpload(bucket, p.key, id, open) }
-	etag, err := j.c.store.upload(ctx, t, src)
+	t.track = func(id string, open bool) { u.j.rec.trackUpload(bucket, p.key, id, open) }
+	etag, err := u.j.c.store.upload(ctx, t, src)
 	cnt.finish(st.Size, err == nil)
-	if j.changed(f, p.path, fi) {
-		j.rec.drop(p.rel)
+	if u.changed(f, p.path, fi) {
+		u.j.rec.drop(p.rel)
 		if errors.Is(err, errChanged) {
 			return fmt.Errorf("upload %s: %w", p.path, err)
 		}
@@ -120,13 +124,13 @@ func (j *job) put(ctx context.Context, bucket string, p *pair) error {
 			return fmt.Errorf("upload %s: %w (%w)", p.path, errChanged, err)
 		}
 		// The object holds the version read before the change, whole.
-		j.c.logf("%s changed while it was uploaded; uploaded the version before the change, the next sync uploads the new one", p.path)
+		u.j.c.logf("%s changed while it was uploaded; uploaded the version before the change, the next sync uploads the new one", p.path)
 		return nil
 	}
 	if err != nil {
-		return j.c.wrap(err, "upload %s to %s", p.path, url)
+		return u.j.c.wrap(err, "upload %s to %s", p.path, url)
 	}
-	j.rec.put(p.rel, entry{Size: st.Size, MTime: st.MTime, SHA: t.sums.sha, CRC: crcHex(t.sums.crc),
+	u.j.rec.put(p.rel, entry{Size: st.Size, MTime: st.MTime, SHA: t.sums.sha, CRC: crcHex(t.sums.crc),
 		ETag: etag, Racy: isRacy(st.MTime, seen)})
 	return nil
 }
@@ -134,18 +138,18 @@ func (j *job) put(ctx context.Context, bucket string, p *pair) error {
 // readSums reads the file open as f (first seen as fi) for t's checksums, and returns
 // what t uploads: the file, or what was read of a small one. A read that fails because the
 // file changed is no error here: the caller sees the change.
-func (j *job) readSums(ctx context.Context, t *transfer, f *os.File, path string, fi os.FileInfo) (io.ReaderAt, error) {
+func (u uploader) readSums(ctx context.Context, t *transfer, f *os.File, path string, fi os.FileInfo) (io.ReaderAt, error) {
 	if t.size < smallFile {
 		buf := make([]byte, t.size)
-		if _, err := io.ReadFull(f, buf); err != nil && !j.changed(f, path, fi) {
+		if _, err := io.ReadFull(f, buf); err != nil && !u.changed(f, path, fi) {
 			return nil, fmt.Errorf("upload %s: %w", path, err)
 		}
 		t.sums = sumBytes(buf)
 		return bytes.NewReader(buf), nil
 	}
-	t.partSize = j.partSize(t.size)
+	t.partSize = u.j.partSize(t.size)
 	var err error
-	if t.sums, err = sumFile(ctx, f, t.size, t.partSize); err != nil && !j.changed(f, path, fi) {
+	if t.sums, err = sumFile(ctx, f, t.size, t.partSize); err != nil && !u.changed(f, path, fi) {
 		return nil, fmt.Errorf("upload %s: read: %w", path, err)
 	}
 	return f, nil
@@ -153,7 +157,7 @@ func (j *job) readSums(ctx context.Context, t *transfer, f *os.File, path string
 
 // changed reports whether the file open as f, first seen as fi, is no longer that version:
 // written to (size or mtime), or replaced at path by another file.
-func (j *job) changed(f *os.File, path string, fi os.FileInfo) bool {
+func (u uploader) changed(f *os.File, path string, fi os.FileInfo) bool {
 	now, err := f.Stat()
 	if err != nil || !sameVersion(fi, now) {
 		return true
@@ -169,12 +173,12 @@ func sameVersion(a, b os.FileInfo) bool {
 // abortLeftUploads aborts the multipart uploads that an earlier sync of the same pair began
 // and could not finish or abort (killed, or the server went away): they would hold their
 // parts' storage forever. One that fails to abort stays recorded for the next sync.
-func (j *job) abortLeftUploads(ctx context.Context) {
-	for _, u := range j.rec.openUploads() {
-		if err := j.c.store.abortUpload(ctx, u.Bucket, u.Key, u.ID); err != nil {
-			j.c.logf("%v", j.c.wrap(err, "abort an unfinished upload of %s", location{u.Bucket, u.Key}))
+func (u uploader) abortLeftUploads(ctx context.Context) {
+	for _, left := range u.j.rec.openUploads() {
+		if err := u.j.c.store.abortUpload(ctx, left.Bucket, left.Key, left.ID); err != nil {
+			u.j.c.logf("%v", u.j.c.wrap(err, "abort an unfinished upload of %s", location{left.Bucket, left.Key}))
 			continue
 		}
-		j.rec.trackUpload(u.Bucket, u.Key, u.ID, false)
+		u.j.rec.trackUpload(left.Bucket, left.Key, left.ID, false)
 	}
 }
