@@ -8,4 +8,4 @@ func (l *Lease) StopRenewing() { l.stop() }
 const ClaimDir = claimDir
 
 // ClaimBody is what s writes for a claim with token, for the tests of claims_test.
-func (s *Sweep) ClaimBody(token string) []byte { return s.claimBody(token) }
+func (s *Sweep) ClaimBody(token string) []byte { return s.w.claimBody(token) }

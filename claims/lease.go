@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/runall/runall/s3sync"
 	"sync"
 	"time"
+
+	"github.com/runall/runall/s3sync"
 )
 
 // ErrLost is a claim this runall no longer holds: another runall took it over, or it could
@@ -104,11 +105,11 @@ func (l *Lease) renew(ctx context.Context) error {
 		return err
 	}
 	sent := l.s.opts.Now()
-	token := l.s.token()
+	token := l.s.w.token()
 	l.mu.Lock()
 	etag := l.etag
 	l.mu.Unlock()
-	next, err := l.s.put(ctx, claimDir+l.key+".json", l.s.claimBody(token), s3sync.Condition{IfMatch: etag}, token)
+	next, err := l.s.w.put(ctx, claimDir+l.key+".json", l.s.w.claimBody(token), s3sync.Condition{IfMatch: etag}, token)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -145,7 +146,7 @@ func (l *Lease) stop() {
 // when another runall recorded the trial first.
 func (l *Lease) Finish(ctx context.Context, rec Record) error {
 	l.stop()
-	rec.Key, rec.Owner, rec.Token = l.key, l.s.opts.Owner, l.s.token()
+	rec.Key, rec.Owner, rec.Token = l.key, l.s.opts.Owner, l.s.w.token()
 	if rec.FinishedAt.IsZero() {
 		rec.FinishedAt = l.s.opts.Now().UTC()
 	}
@@ -161,7 +162,7 @@ func (l *Lease) Finish(ctx context.Context, rec Record) error {
 			err = l.renew(ctx)
 		}
 		if err == nil {
-			_, err = l.s.put(ctx, doneDir+l.key+".json", body, s3sync.Condition{IfNoneMatch: true}, rec.Token)
+			_, err = l.s.w.put(ctx, doneDir+l.key+".json", body, s3sync.Condition{IfNoneMatch: true}, rec.Token)
 		}
 		switch {
 		case err == nil:

@@ -38,8 +38,9 @@ func Open(ctx context.Context, store Store, opts Options) (*Sweep, error) {
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	s := &Sweep{store: &counted{Store: store}, opts: opts, nonce: hex.EncodeToString(b), lease: opts.Lease,
+	s := &Sweep{store: &counted{Store: store}, opts: opts, lease: opts.Lease,
 		done: map[string]bool{}, watched: map[string]watch{}, records: map[string]*Record{}}
+	s.w = &writer{store: s.store, opts: &s.opts, nonce: hex.EncodeToString(b)}
 	body, _ := json.Marshal(sweepBody{Identity: opts.Identity, CreatedBy: opts.Owner, CreatedAt: opts.Now().UTC(),
 		LeaseMS: opts.Lease.Milliseconds()})
 	_, err := s.store.Put(ctx, sweepKey, body, s3sync.Condition{IfNoneMatch: true})

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/runall/runall/s3sync"
 	"iter"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/runall/runall/s3sync"
 )
 
 // The objects under a sweep's prefix.
@@ -52,13 +53,12 @@ type Options struct {
 type Sweep struct {
 	store *counted
 	opts  Options
-	nonce string // tells this process's writes from others', through retries
+	w     *writer // its writes of claims and records, each with a token of its own
 	// lease is the sweep's, as sweep.json records it: every runall of the sweep takes its
 	// claims with it, and no claim's is trusted beyond it (holder.go).
 	lease time.Duration
 
 	mu      sync.Mutex
-	seq     int
 	done    map[string]bool    // trials recorded as done
 	watched map[string]watch   // others' claims: the ETag seen and since when
 	records map[string]*Record // records read or written, by trial
@@ -107,20 +107,6 @@ func (s *Sweep) Requests() Counts { return s.store.counts() }
 
 // Lease is the lease this runall takes its claims with.
 func (s *Sweep) Lease() time.Duration { return s.opts.Lease }
-
-func (s *Sweep) token() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.seq++
-	return fmt.Sprintf("%s-%d", s.nonce, s.seq)
-}
-
-func (s *Sweep) claimBody(token string) []byte {
-	now := s.opts.Now().UTC()
-	b, _ := json.Marshal(claimBody{Owner: s.opts.Owner, Token: token,
-		LeaseMS: s.opts.Lease.Milliseconds(), RenewedAt: now, ExpiresAt: now.Add(s.opts.Lease)})
-	return b
-}
 
 // View is the state of the queue as of the last Refresh.
 type View struct {
@@ -189,9 +175,9 @@ func (s *Sweep) Claim(ctx context.Context, key string) (*Lease, error) {
 	if done {
 		return nil, ErrDone
 	}
-	token := s.token()
+	token := s.w.token()
 	ck := claimDir + key + ".json"
-	etag, body, cur, err := s.putOrRead(ctx, ck, s.claimBody(token), s3sync.Condition{IfNoneMatch: true}, token)
+	etag, body, cur, err := s.w.putOrRead(ctx, ck, s.w.claimBody(token), s3sync.Condition{IfNoneMatch: true}, token)
 	if err == nil {
 		return s.newLease(key, etag), nil
 	}
@@ -210,7 +196,7 @@ func (s *Sweep) Claim(ctx context.Context, key string) (*Lease, error) {
 	if !s.expired(key, cur, c) {
 		return nil, fmt.Errorf("%w: %s", ErrTaken, c.Owner)
 	}
-	etag, err = s.put(ctx, ck, s.claimBody(token), s3sync.Condition{IfMatch: cur}, token)
+	etag, err = s.w.put(ctx, ck, s.w.claimBody(token), s3sync.Condition{IfMatch: cur}, token)
 	if errors.Is(err, s3sync.ErrPrecondition) {
 		return nil, fmt.Errorf("%w: taken over by another runall first", ErrTaken)
 	}
@@ -228,31 +214,6 @@ func (s *Sweep) Claim(ctx context.Context, key string) (*Lease, error) {
 		return nil, err
 	}
 	return l, nil
-}
-
-// put writes under cond; a write that lost its condition because an earlier try of the same
-// write (retried by the SDK after a lost response) won is a success.
-func (s *Sweep) put(ctx context.Context, key string, body []byte, cond s3sync.Condition, token string) (string, error) {
-	etag, _, _, err := s.putOrRead(ctx, key, body, cond, token)
-	return etag, err
-}
-
-// putOrRead is put that, when the write lost to another's, also returns the object it read
-// to tell (nil when it could not be read), which saves a claimant a second request.
-func (s *Sweep) putOrRead(ctx context.Context, key string, body []byte, cond s3sync.Condition, token string) (etag string, cur []byte, curETag string, err error) {
-	etag, err = s.store.Put(ctx, key, body, cond)
-	if !errors.Is(err, s3sync.ErrPrecondition) {
-		return etag, nil, "", err
-	}
-	got, gotETag, gerr := s.store.Get(ctx, key)
-	if gerr != nil {
-		return "", nil, "", err
-	}
-	var t struct{ Token string }
-	if json.Unmarshal(got, &t) == nil && t.Token == token {
-		return gotETag, nil, "", nil
-	}
-	return "", got, gotETag, err
 }
 
 func (s *Sweep) markDone(key string) {
