@@ -95,13 +95,13 @@ func (p *page) frame(w, h float64, xs, ys scale, xLabel, yLabel string, xTicks [
 // curves draws the focus metric per epoch: one line per trial that reported it more than
 // once, the best one on top, and a point for each that reported it once (pruned at its first
 // epoch, or just started). Each line is drawn from at most curveLimit points.
-func (p *page) curves() {
-	m := p.focus
-	p.printf("<section id=\"curves\">\n<h2>%s per epoch</h2>\n", esc(cmpOr(m, "Metrics")))
+func (cc curveCharts) curves() {
+	m := cc.p.focus
+	cc.p.printf("<section id=\"curves\">\n<h2>%s per epoch</h2>\n", esc(cmpOr(m, "Metrics")))
 	var lines, points []int
 	lo, hi, longest := math.Inf(1), math.Inf(-1), 1
-	for _, i := range p.order {
-		t := p.run.Tasks[i]
+	for _, i := range cc.p.order {
+		t := cc.p.run.Tasks[i]
 		s := t.MetricSeries[m]
 		if len(s) == 0 {
 			v, ok := t.Metrics[m]
@@ -118,7 +118,7 @@ func (p *page) curves() {
 		lo, hi, longest = math.Min(lo, slices.Min(s)), math.Max(hi, slices.Max(s)), max(longest, len(s))
 	}
 	if len(lines) == 0 {
-		p.printf("<p class=\"note\">%s</p>\n</section>\n", esc(noSeries(m)))
+		cc.p.printf("<p class=\"note\">%s</p>\n</section>\n", esc(noSeries(m)))
 		return
 	}
 	const w, h = 760.0, 320.0
@@ -126,19 +126,19 @@ func (p *page) curves() {
 	lo, hi = padded(lo, hi)
 	ys := scale{lo: lo, hi: hi, p0: h - chartPadB, p1: chartPadT}
 	limit := curveLimit(len(lines))
-	p.printf("<p class=\"note\">%s</p>\n", curvesNote(len(lines), len(points), longest > limit, limit))
+	cc.p.printf("<p class=\"note\">%s</p>\n", curvesNote(len(lines), len(points), longest > limit, limit))
 	if len(lines)+len(points) > scatterMarks {
-		p.curveCanvas(slices.Concat(points, lines), m, xs, ys, limit)
+		cc.curveCanvas(slices.Concat(points, lines), m, xs, ys, limit)
 		return
 	}
-	p.printf("<svg class=\"curves\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", w, h, w, h)
-	p.frame(w, h, xs, ys, "epoch", m, epochTicks(longest), func(v float64) string { return strconv.Itoa(int(v)) })
+	cc.p.printf("<svg class=\"curves\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", w, h, w, h)
+	cc.p.frame(w, h, xs, ys, "epoch", m, epochTicks(longest), func(v float64) string { return strconv.Itoa(int(v)) })
 	drawn := slices.Concat(points, lines)
 	slices.Reverse(drawn) // the best last, drawn over the others
 	for _, i := range drawn {
-		p.curve(p.run.Tasks[i], m, xs, ys, limit)
+		cc.curve(cc.p.run.Tasks[i], m, xs, ys, limit)
 	}
-	p.printf("</svg>\n</section>\n")
+	cc.p.printf("</svg>\n</section>\n")
 }
 
 // A curve is drawn from at most curvePoints points, and all of them from about curveBudget:
@@ -168,13 +168,13 @@ func curvesNote(lines, points int, thinned bool, limit int) string {
 
 // curve draws one trial's series of m (or its one value, as a point) from at most limit
 // of its points.
-func (p *page) curve(t results.Task, m string, xs, ys scale, limit int) {
+func (cc curveCharts) curve(t results.Task, m string, xs, ys scale, limit int) {
 	s := t.MetricSeries[m]
 	if len(s) == 0 {
 		s = []float64{t.Metrics[m]}
 	}
 	class, end := "curve", ""
-	if p.run.IsBest(t) {
+	if cc.p.run.IsBest(t) {
 		class += " best"
 	}
 	if rule := prunedBy(t); rule != "" {
@@ -183,16 +183,16 @@ func (p *page) curve(t results.Task, m string, xs, ys scale, limit int) {
 	}
 	title := fmt.Sprintf("<title>%s: %s%s</title>", esc(t.Name), formatNum(s[len(s)-1]), esc(end))
 	if len(s) == 1 {
-		p.printf("<circle class=\"%s one\" data-task=\"%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\">%s</circle>\n", class, t.ID, xs.at(1), ys.at(s[0]), title)
+		cc.p.printf("<circle class=\"%s one\" data-task=\"%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\">%s</circle>\n", class, t.ID, xs.at(1), ys.at(s[0]), title)
 		return
 	}
 	var pts strings.Builder
 	for _, e := range thinCurve(len(s), limit, func(i int) float64 { return s[i] }) {
 		fmt.Fprintf(&pts, "%.1f,%.1f ", xs.at(float64(e+1)), ys.at(s[e]))
 	}
-	p.printf("<polyline class=\"%s\" data-task=\"%d\" points=\"%s\">%s</polyline>\n", class, t.ID, strings.TrimSpace(pts.String()), title)
-	p.resumeMarks(t, s, xs, ys)
-	p.donorParts(t, s, xs, ys)
+	cc.p.printf("<polyline class=\"%s\" data-task=\"%d\" points=\"%s\">%s</polyline>\n", class, t.ID, strings.TrimSpace(pts.String()), title)
+	cc.resumeMarks(t, s, xs, ys)
+	cc.donorParts(t, s, xs, ys)
 }
 
 // thinCurve is the indexes of n values to draw, at most about limit: all of them when
@@ -233,12 +233,12 @@ func thinCurve(n, limit int, at func(int) float64) []int {
 
 // resumeMarks marks where a trial resumed from its checkpoint on its curve: at the step its
 // checkpoint held, the last value before the resumed attempt's first.
-func (p *page) resumeMarks(t results.Task, s []float64, xs, ys scale) {
+func (cc curveCharts) resumeMarks(t results.Task, s []float64, xs, ys scale) {
 	for _, r := range t.Resumes {
 		if r.Step < 1 || r.Step > len(s) {
 			continue
 		}
-		p.printf("<circle class=\"resumed\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>%s: resumed from its checkpoint at epoch %d (run %s)</title></circle>\n",
+		cc.p.printf("<circle class=\"resumed\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"><title>%s: resumed from its checkpoint at epoch %d (run %s)</title></circle>\n",
 			xs.at(float64(r.Step)), ys.at(s[r.Step-1]), esc(t.Name), r.Step, esc(r.RunID))
 	}
 }
@@ -262,29 +262,29 @@ func epochTicks(n int) []float64 {
 
 // scatter draws the focus metric against each hyperparameter: numbers on a number line
 // (logarithmic when they span two orders of magnitude or more), other values as categories.
-func (p *page) scatter() {
-	m := p.focus
-	p.printf("<section id=\"params\">\n<h2>%s against each hyperparameter</h2>\n", esc(cmpOr(m, "Metrics")))
-	if m == "" || len(p.params) == 0 {
+func (sc studyCharts) scatter() {
+	m := sc.p.focus
+	sc.p.printf("<section id=\"params\">\n<h2>%s against each hyperparameter</h2>\n", esc(cmpOr(m, "Metrics")))
+	if m == "" || len(sc.p.params) == 0 {
 		note := "No task has hyperparameters: trials get them from matrix: or for-each."
 		if m == "" {
 			note = noSeries(m)
 		}
-		p.printf("<p class=\"note\">%s</p>\n</section>\n", esc(note))
+		sc.p.printf("<p class=\"note\">%s</p>\n</section>\n", esc(note))
 		return
 	}
-	p.printf("<div class=\"charts\">\n")
-	if n := len(p.plotTrials()); n > scatterMarks {
-		for _, k := range p.params { // drawn by the script from the plot data
-			p.printf("<canvas class=\"scatter\" data-param=\"%s\" width=\"360\" height=\"240\" role=\"img\" aria-label=\"%s against %s, %d trials\"></canvas>\n", esc(k), esc(m), esc(k), n)
+	sc.p.printf("<div class=\"charts\">\n")
+	if n := len(sc.p.plotTrials()); n > scatterMarks {
+		for _, k := range sc.p.params { // drawn by the script from the plot data
+			sc.p.printf("<canvas class=\"scatter\" data-param=\"%s\" width=\"360\" height=\"240\" role=\"img\" aria-label=\"%s against %s, %d trials\"></canvas>\n", esc(k), esc(m), esc(k), n)
 		}
-		p.printf("</div>\n</section>\n")
+		sc.p.printf("</div>\n</section>\n")
 		return
 	}
-	for _, k := range p.params {
-		p.scatterOne(k, m)
+	for _, k := range sc.p.params {
+		sc.scatterOne(k, m)
 	}
-	p.printf("</div>\n</section>\n")
+	sc.p.printf("</div>\n</section>\n")
 }
 
 // scatterMarks is the most trials the scatter plots draw as marks of their own (SVG, each
@@ -299,13 +299,13 @@ type scatterPoint struct {
 }
 
 // scatterOne draws m against one hyperparameter.
-func (p *page) scatterOne(param, m string) {
-	pts, cats, numeric, positive := p.scatterPoints(param, m)
+func (sc studyCharts) scatterOne(param, m string) {
+	pts, cats, numeric, positive := sc.scatterPoints(param, m)
 	if len(pts) == 0 {
 		return
 	}
 	const w, h = 360.0, 240.0
-	logSampled := positive && slices.Contains(p.run.LogParams, param)
+	logSampled := positive && slices.Contains(sc.p.run.LogParams, param)
 	xs, ticks, text := scatterXScale(param, pts, cats, numeric, positive, logSampled, w)
 	lo, hi := pts[0].y, pts[0].y
 	for _, q := range pts {
@@ -313,31 +313,31 @@ func (p *page) scatterOne(param, m string) {
 	}
 	lo, hi = padded(lo, hi)
 	ys := scale{lo: lo, hi: hi, p0: h - chartPadB, p1: chartPadT}
-	p.printf("<svg class=\"scatter\" data-param=\"%s\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", esc(param), w, h, w, h)
-	p.frame(w, h, xs, ys, param, m, ticks, text)
+	sc.p.printf("<svg class=\"scatter\" data-param=\"%s\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", esc(param), w, h, w, h)
+	sc.p.frame(w, h, xs, ys, param, m, ticks, text)
 	slices.Reverse(pts) // the best last, drawn over the others
 	for _, q := range pts {
 		class := "pt"
 		switch {
-		case p.run.IsBest(q.t):
+		case sc.p.run.IsBest(q.t):
 			class += " best"
 		case q.t.Status == results.StatusRunning:
 			class += " running" // its value so far
 		case q.t.Status != results.StatusOK:
 			class += " failed"
 		}
-		p.printf("<circle class=\"%s\" data-task=\"%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>%s: %s=%s, %s=%s</title></circle>\n",
+		sc.p.printf("<circle class=\"%s\" data-task=\"%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>%s: %s=%s, %s=%s</title></circle>\n",
 			class, q.t.ID, xs.at(q.x), ys.at(q.y), esc(q.t.Name), esc(param), esc(q.t.Params[param]), esc(m), formatNum(q.y))
 	}
-	p.printf("</svg>\n")
+	sc.p.printf("</svg>\n")
 }
 
 // scatterPoints are the trials that have both the hyperparameter and the metric, ranked;
 // cats the hyperparameter's values; numeric and positive say whether they all are.
-func (p *page) scatterPoints(param, m string) (pts []scatterPoint, cats []string, numeric, positive bool) {
+func (sc studyCharts) scatterPoints(param, m string) (pts []scatterPoint, cats []string, numeric, positive bool) {
 	numeric, positive = true, true
-	for _, i := range p.order {
-		t := p.run.Tasks[i]
+	for _, i := range sc.p.order {
+		t := sc.p.run.Tasks[i]
 		v, ok := t.Metrics[m]
 		pv, has := t.Params[param]
 		if !ok || !has {

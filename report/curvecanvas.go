@@ -12,40 +12,40 @@ import (
 
 // curveCanvas writes the canvas of the curves of the tasks drawn (ranked, best first), and
 // their points in the chart's pixels, rounded to a tenth as the SVG's are.
-func (p *page) curveCanvas(drawn []int, m string, xs, ys scale, limit int) {
+func (cc curveCharts) curveCanvas(drawn []int, m string, xs, ys scale, limit int) {
 	const w, h = 760, 320
 	// The frame is the SVG charts' own; the canvas lies over it.
-	p.printf("<div class=\"layered\"><svg class=\"curves\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", w, h, w, h)
-	p.frame(w, h, xs, ys, "epoch", m, epochTicks(int(xs.hi)), func(v float64) string { return strconv.Itoa(int(v)) })
-	p.printf("</svg><canvas class=\"curves\" width=\"%d\" height=\"%d\" aria-label=\"%s per epoch, %d trials\"></canvas></div>\n", w, h, esc(m), len(drawn))
+	cc.p.printf("<div class=\"layered\"><svg class=\"curves\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", w, h, w, h)
+	cc.p.frame(w, h, xs, ys, "epoch", m, epochTicks(int(xs.hi)), func(v float64) string { return strconv.Itoa(int(v)) })
+	cc.p.printf("</svg><canvas class=\"curves\" width=\"%d\" height=\"%d\" aria-label=\"%s per epoch, %d trials\"></canvas></div>\n", w, h, esc(m), len(drawn))
 	b := []byte(`{"ids":[`)
 	for n, i := range drawn {
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendInt(b, int64(p.run.Tasks[i].ID), 10)
+		b = strconv.AppendInt(b, int64(cc.p.run.Tasks[i].ID), 10)
 	}
 	b = append(b, `],"kind":[`...)
 	for n, i := range drawn {
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendQuote(b, p.curveKind(p.run.Tasks[i]))
+		b = strconv.AppendQuote(b, cc.curveKind(cc.p.run.Tasks[i]))
 	}
 	b = append(b, `],"xy":[`...)
 	for n, i := range drawn {
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = p.curveXY(b, p.run.Tasks[i], m, xs, ys, limit)
+		b = cc.curveXY(b, cc.p.run.Tasks[i], m, xs, ys, limit)
 	}
-	p.printf("<script type=\"application/json\" id=\"curve-data\">%s]}</script>\n</section>\n", b)
+	cc.p.printf("<script type=\"application/json\" id=\"curve-data\">%s]}</script>\n</section>\n", b)
 }
 
 // curveKind is how a curve is drawn: the best's thick, a pruned one's dashed.
-func (p *page) curveKind(t results.Task) string {
+func (cc curveCharts) curveKind(t results.Task) string {
 	switch {
-	case p.run.IsBest(t):
+	case cc.p.run.IsBest(t):
 		return "best"
 	case t.Status == results.StatusPruned:
 		return "pruned"
@@ -56,7 +56,7 @@ func (p *page) curveKind(t results.Task) string {
 }
 
 // curveXY appends a task's points as a flat list: x, y, x, y…
-func (p *page) curveXY(b []byte, t results.Task, m string, xs, ys scale, limit int) []byte {
+func (cc curveCharts) curveXY(b []byte, t results.Task, m string, xs, ys scale, limit int) []byte {
 	s := t.MetricSeries[m]
 	if len(s) == 0 {
 		s = []float64{t.Metrics[m]}

@@ -11,70 +11,70 @@ import (
 // filters the table and the other charts.
 
 // parcoords is the section of the parallel coordinates, which holds the plot data.
-func (p *page) parcoords() {
-	d := p.plotData()
-	p.printf("<section id=\"parcoords\">\n<h2>Parallel coordinates</h2>\n")
+func (sc studyCharts) parcoords() {
+	d := sc.plotData()
+	sc.p.printf("<section id=\"parcoords\">\n<h2>Parallel coordinates</h2>\n")
 	if len(d.IDs) == 0 || len(d.Axes) < 2 {
-		p.printf("<p class=\"note\">No trial has hyperparameters and a metric to draw: trials get them from matrix:, for-each or search:.</p>\n</section>\n")
+		sc.p.printf("<p class=\"note\">No trial has hyperparameters and a metric to draw: trials get them from matrix:, for-each or search:.</p>\n</section>\n")
 		return
 	}
 	colour := "status"
 	if d.Color >= 0 {
 		colour = fmt.Sprintf("%s (the best magenta, the worst light blue)", d.Axes[d.Color].Name)
 	}
-	p.printf("<p class=\"note\">One line per trial across an axis per parameter and per objective, coloured by %s; "+
+	sc.p.printf("<p class=\"note\">One line per trial across an axis per parameter and per objective, coloured by %s; "+
 		"logarithmic axes for parameters sampled so or spanning two decades, one place per value for choices. "+
 		"Drag along an axis to keep the trials within a range (the table and the other charts follow); click an axis to clear its range. "+
 		"<button type=\"button\" class=\"clear\" hidden=\"\">clear every range</button> <span class=\"count\"></span></p>\n", esc(colour))
 	w := max(760, 120*len(d.Axes))
-	p.printf("<canvas class=\"parcoords\" width=\"%d\" height=\"360\" role=\"img\" aria-label=\"parallel coordinates of %d trials\"></canvas>\n", w, len(d.IDs))
-	p.printf("<p class=\"note\"><span class=\"key ramp\"></span>finished, coloured by the objective from the worst to the best <span class=\"key running\"></span>running (its value so far) " +
+	sc.p.printf("<canvas class=\"parcoords\" width=\"%d\" height=\"360\" role=\"img\" aria-label=\"parallel coordinates of %d trials\"></canvas>\n", w, len(d.IDs))
+	sc.p.printf("<p class=\"note\"><span class=\"key ramp\"></span>finished, coloured by the objective from the worst to the best <span class=\"key running\"></span>running (its value so far) " +
 		"<span class=\"key pruned\"></span>pruned (or ended with no value), dashed <span class=\"key paused\"></span>paused, dashed <span class=\"key failed\"></span>failed, dashed; " +
 		"the trials waiting are not drawn until they start</p>\n")
-	p.dataBlock("plot-data", d)
-	p.printf("</section>\n")
+	sc.dataBlock("plot-data", d)
+	sc.p.printf("</section>\n")
 }
 
 // contour is the objective over a pair of parameters, chosen on the page (first the two
 // most important for the first objective, else the first two), interpolated between the
 // trials that succeeded.
-func (p *page) contour() {
-	objs := p.run.AllObjectives()
-	if len(p.params) < 2 || (len(objs) == 0 && p.focus == "") {
+func (sc studyCharts) contour() {
+	objs := sc.p.run.AllObjectives()
+	if len(sc.p.params) < 2 || (len(objs) == 0 && sc.p.focus == "") {
 		return
 	}
-	metric := p.focus
+	metric := sc.p.focus
 	if len(objs) > 0 {
 		metric = objs[0].Metric
 	}
-	pair := p.contourPair(metric)
-	p.printf("<section id=\"contour\">\n<h2>%s over two hyperparameters</h2>\n", esc(metric))
-	p.printf("<p class=\"note\">The value between the trials that succeeded, interpolated (each place weighted by the inverse square of its distance to each trial, on the axes as drawn); the dots are the trials. Choose the pair:\n")
+	pair := sc.contourPair(metric)
+	sc.p.printf("<section id=\"contour\">\n<h2>%s over two hyperparameters</h2>\n", esc(metric))
+	sc.p.printf("<p class=\"note\">The value between the trials that succeeded, interpolated (each place weighted by the inverse square of its distance to each trial, on the axes as drawn); the dots are the trials. Choose the pair:\n")
 	for i, axis := range []string{"x", "y"} {
-		p.printf("<label>%s <select class=\"c%s\">", axis, axis)
-		for _, k := range p.params {
+		sc.p.printf("<label>%s <select class=\"c%s\">", axis, axis)
+		for _, k := range sc.p.params {
 			sel := ""
 			if k == pair[i] {
 				sel = " selected=\"\""
 			}
-			p.printf("<option value=\"%s\"%s>%s</option>", esc(k), sel, esc(k))
+			sc.p.printf("<option value=\"%s\"%s>%s</option>", esc(k), sel, esc(k))
 		}
-		p.printf("</select></label>\n")
+		sc.p.printf("</select></label>\n")
 	}
-	p.printf("</p>\n<canvas class=\"contour\" width=\"520\" height=\"380\" role=\"img\" aria-label=\"%s over two hyperparameters\"></canvas>\n</section>\n", esc(metric))
+	sc.p.printf("</p>\n<canvas class=\"contour\" width=\"520\" height=\"380\" role=\"img\" aria-label=\"%s over two hyperparameters\"></canvas>\n</section>\n", esc(metric))
 }
 
 // contourPair is the two parameters drawn first: the two most important for metric, where
 // results.json has them, else the first two.
-func (p *page) contourPair(metric string) [2]string {
-	pair := [2]string{p.params[0], p.params[1]}
-	imp, ok := p.run.Importance[metric]
+func (sc studyCharts) contourPair(metric string) [2]string {
+	pair := [2]string{sc.p.params[0], sc.p.params[1]}
+	imp, ok := sc.p.run.Importance[metric]
 	if !ok || len(imp.Params) < 2 {
 		return pair
 	}
 	var top []string
 	for _, q := range imp.Params {
-		if len(top) < 2 && slices.Contains(p.params, q.Name) {
+		if len(top) < 2 && slices.Contains(sc.p.params, q.Name) {
 			top = append(top, q.Name)
 		}
 	}

@@ -61,20 +61,20 @@ func (p *page) plotTrials() []results.Task {
 
 // plotData gathers the axes: one per parameter, then one per objective (or the focus
 // metric where there is none).
-func (p *page) plotData() plotData {
-	trials := p.plotTrials()
-	d := plotData{Color: -1, Best: p.run.BestID}
+func (sc studyCharts) plotData() plotData {
+	trials := sc.p.plotTrials()
+	d := plotData{Color: -1, Best: sc.p.run.BestID}
 	for _, t := range trials {
 		d.IDs = append(d.IDs, t.ID)
 		d.Names = append(d.Names, plain(t.Name))
 		d.Status = append(d.Status, statusClass(t.Status))
 	}
-	for _, k := range p.params {
-		d.Axes = append(d.Axes, paramAxis(k, trials, slices.Contains(p.run.LogParams, k)))
+	for _, k := range sc.p.params {
+		d.Axes = append(d.Axes, paramAxis(k, trials, slices.Contains(sc.p.run.LogParams, k)))
 	}
-	objs := p.run.AllObjectives()
-	if len(objs) == 0 && p.focus != "" {
-		objs = []results.Objective{{Metric: p.focus}}
+	objs := sc.p.run.AllObjectives()
+	if len(objs) == 0 && sc.p.focus != "" {
+		objs = []results.Objective{{Metric: sc.p.focus}}
 	}
 	for _, o := range objs {
 		ax := plotAxis{Name: o.Metric, Kind: "objective", Mode: o.Mode, Scale: "linear"}
@@ -172,12 +172,12 @@ func (ax *plotAxis) ticked() {
 // dataBlock writes d as a JSON script element the page's script reads and never runs.
 // encoding/json escapes "<", ">" and "&", so that the element cannot end early and the page
 // stays well-formed XML.
-func (p *page) dataBlock(id string, d any) {
+func (sc studyCharts) dataBlock(id string, d any) {
 	b, err := json.Marshal(d)
 	if err != nil { // plotData holds only finite numbers and strings
 		b = []byte("null")
 	}
-	p.printf("<script type=\"application/json\" id=\"%s\">%s</script>\n", id, b)
+	sc.p.printf("<script type=\"application/json\" id=\"%s\">%s</script>\n", id, b)
 }
 
 // plain is s as the page may show it as text: what esc replaces with U+FFFD replaced, and

@@ -40,7 +40,7 @@ func plotPage() *page {
 // categories (sorted, each trial at its index) for choices; a value missing is null; the
 // setup step is no line; the lines are coloured by the first objective.
 func TestPlotData(t *testing.T) {
-	d := plotPage().plotData()
+	d := studyCharts{plotPage()}.plotData()
 	type want struct{ scale, kind, mode string }
 	wants := map[string]want{"lr": {"log", "param", ""}, "wd": {"log", "param", ""}, "bs": {"linear", "param", ""},
 		"opt": {"cat", "param", ""}, "acc": {"linear", "objective", "max"}, "ms": {"linear", "objective", "min"}}

@@ -49,6 +49,16 @@ type page struct {
 	gpus    bool      // some task ran on a GPU: the table has GPU columns
 }
 
+// The page's parts, each drawing its sections from the page's state and through its
+// printf: the table of trials, the timeline, the curves, and the charts of the study
+// (scatter, parallel coordinates, contour, importance, the Pareto front).
+type (
+	resultsTable  struct{ p *page }
+	timelineChart struct{ p *page }
+	curveCharts   struct{ p *page }
+	studyCharts   struct{ p *page }
+)
+
 // maxMetricColumns bounds the table's width when a task reports hundreds of metrics.
 const maxMetricColumns = 16
 
@@ -65,15 +75,15 @@ func Write(w io.Writer, in Input) error {
 	p.collectNames()
 	p.head(in.Version)
 	p.summary()
-	p.table()
-	p.parcoords()
-	p.timeline()
-	p.curves()
-	p.lineage()
-	p.scatter()
-	p.contour()
-	p.importance()
-	p.front()
+	resultsTable{p}.table()
+	studyCharts{p}.parcoords()
+	timelineChart{p}.timeline()
+	curveCharts{p}.curves()
+	curveCharts{p}.lineage()
+	studyCharts{p}.scatter()
+	studyCharts{p}.contour()
+	studyCharts{p}.importance()
+	studyCharts{p}.front()
 	p.logPanel()
 	p.printf("<script>%s</script>\n</body>\n</html>\n", script)
 	return p.w.Flush()

@@ -37,44 +37,44 @@ type memPoint struct {
 	used uint64
 }
 
-func (p *page) timeline() {
-	p.printf("<section id=\"timeline\">\n<h2>Timeline</h2>\n")
-	rows := p.timelineRows()
-	t0, t1 := p.span(rows)
+func (tl timelineChart) timeline() {
+	tl.p.printf("<section id=\"timeline\">\n<h2>Timeline</h2>\n")
+	rows := tl.timelineRows()
+	t0, t1 := tl.span(rows)
 	if len(rows) == 0 || !t1.After(t0) {
-		p.printf("<p class=\"note\">No task ran long enough to draw.</p>\n</section>\n")
+		tl.p.printf("<p class=\"note\">No task ran long enough to draw.</p>\n</section>\n")
 		return
 	}
-	p.legend(rows)
+	tl.legend(rows)
 	x := func(t time.Time) float64 {
 		return tlLabel + float64(t.Sub(t0))/float64(t1.Sub(t0))*(tlWidth-tlLabel-10)
 	}
 	var body strings.Builder
 	y := 0.0
 	for _, r := range rows {
-		y += p.drawRow(&body, r, y, x)
+		y += tl.drawRow(&body, r, y, x)
 	}
 	height := y + tlAxisH
-	p.printf("<svg class=\"timeline\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" role=\"img\">\n", tlWidth, height, tlWidth, height)
-	p.w.WriteString(body.String())
-	p.timeAxis(t0, t1, y, x)
-	p.printf("</svg>\n</section>\n")
+	tl.p.printf("<svg class=\"timeline\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" role=\"img\">\n", tlWidth, height, tlWidth, height)
+	tl.p.w.WriteString(body.String())
+	tl.timeAxis(t0, t1, y, x)
+	tl.p.printf("</svg>\n</section>\n")
 }
 
 // timelineRows gathers, per device, the tasks that ran there and its samples; devices in
 // the samples' order, then the others by UUID; tasks without a GPU last.
-func (p *page) timelineRows() []*tlRow {
+func (tl timelineChart) timelineRows() []*tlRow {
 	rs := &tlRows{byID: map[string]*tlRow{}}
-	rs.sampled(p.samples)
+	rs.sampled(tl.p.samples)
 	var devs []string
-	for _, t := range p.run.Tasks {
+	for _, t := range tl.p.run.Tasks {
 		devs = append(devs, t.Devices...)
 	}
 	slices.Sort(devs)
 	for _, id := range slices.Compact(devs) {
 		rs.get(id)
 	}
-	for _, t := range p.run.Tasks {
+	for _, t := range tl.p.run.Tasks {
 		if t.StartedAt.IsZero() || t.Status == results.StatusSkipped {
 			continue
 		}
@@ -153,8 +153,8 @@ func (rs *tlRows) sampled(all []*results.GPUSamples) {
 }
 
 // span is the time the timeline covers: the run's, widened to every task and sample.
-func (p *page) span(rows []*tlRow) (t0, t1 time.Time) {
-	t0, t1 = p.run.StartedAt, p.end
+func (tl timelineChart) span(rows []*tlRow) (t0, t1 time.Time) {
+	t0, t1 = tl.p.run.StartedAt, tl.p.end
 	widen := func(a, b time.Time) {
 		if !a.IsZero() && (t0.IsZero() || a.Before(t0)) {
 			t0 = a
@@ -175,8 +175,8 @@ func (p *page) span(rows []*tlRow) (t0, t1 time.Time) {
 }
 
 // drawRow draws one row at y and returns its height.
-func (p *page) drawRow(b *strings.Builder, r *tlRow, y float64, x func(time.Time) float64) float64 {
-	lanes := assignLanes(r.tasks, p.end)
+func (tl timelineChart) drawRow(b *strings.Builder, r *tlRow, y float64, x func(time.Time) float64) float64 {
+	lanes := assignLanes(r.tasks, tl.p.end)
 	nLanes := 1
 	for _, l := range lanes {
 		nLanes = max(nLanes, l+1)
@@ -199,18 +199,18 @@ func (p *page) drawRow(b *strings.Builder, r *tlRow, y float64, x func(time.Time
 	for i, t := range r.tasks {
 		end := t.FinishedAt
 		if end.IsZero() || end.Before(t.StartedAt) {
-			end = p.end
+			end = tl.p.end
 		}
 		x0, x1 := x(t.StartedAt), x(end)
 		top := y + float64(lanes[i])*laneH
 		fmt.Fprintf(b, "<rect class=\"bar %s\" data-task=\"%d\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>%s</title></rect>\n",
-			barClass(t.Status), t.ID, x0, top, max(x1-x0, 1), max(laneH-1, 1), esc(p.barTitle(t)))
+			barClass(t.Status), t.ID, x0, top, max(x1-x0, 1), max(laneH-1, 1), esc(tl.barTitle(t)))
 		if chars := int((x1 - x0 - 6) / 6); laneH >= 12 && chars >= 4 {
 			fmt.Fprintf(b, "<text class=\"barname\" x=\"%.1f\" y=\"%.1f\">%s</text>\n", x0+3, top+laneH-4, esc(truncate(t.Name, chars)))
 		}
 	}
 	if memH > 0 {
-		p.memoryStrip(b, r, y+barsH+2, memH-4, x)
+		tl.memoryStrip(b, r, y+barsH+2, memH-4, x)
 	}
 	b.WriteString("</g>\n")
 	return h
@@ -241,31 +241,31 @@ func barClass(s results.Status) string {
 }
 
 // legend says what the bars' colours mean, for the statuses drawn, and what the strips are.
-func (p *page) legend(rows []*tlRow) {
+func (tl timelineChart) legend(rows []*tlRow) {
 	drawn := map[string]bool{}
 	for _, r := range rows {
 		for _, t := range r.tasks {
 			drawn[barClass(t.Status)] = true
 		}
 	}
-	p.printf("<p class=\"note legend\">Each bar is a task, from its start to its end:")
+	tl.p.printf("<p class=\"note legend\">Each bar is a task, from its start to its end:")
 	for _, b := range barStatuses {
 		if drawn[string(b.status)] {
-			p.printf(" <span class=\"key %s\"></span>%s", b.status, esc(b.says))
+			tl.p.printf(" <span class=\"key %s\"></span>%s", b.status, esc(b.says))
 		}
 	}
 	if drawn["other"] {
-		p.printf(" <span class=\"key other\"></span>other")
+		tl.p.printf(" <span class=\"key other\"></span>other")
 	}
-	p.printf(". The shaded strip under a GPU's bars is its used memory (all processes), from runall's samples")
+	tl.p.printf(". The shaded strip under a GPU's bars is its used memory (all processes), from runall's samples")
 	if slices.ContainsFunc(rows, func(r *tlRow) bool { return r.id == "" && len(r.samples) > 0 }) {
-		p.printf("; under the container's, the container's memory (less the page cache the kernel reclaims first) against its limit")
+		tl.p.printf("; under the container's, the container's memory (less the page cache the kernel reclaims first) against its limit")
 	}
-	p.printf(". Hover for details.</p>\n")
+	tl.p.printf(". Hover for details.</p>\n")
 }
 
-func (p *page) barTitle(t results.Task) string {
-	s := fmt.Sprintf("%s\n%s, %s", t.Name, statusWord(t.Status), humanDuration(p.duration(t)))
+func (tl timelineChart) barTitle(t results.Task) string {
+	s := fmt.Sprintf("%s\n%s, %s", t.Name, statusWord(t.Status), humanDuration(tl.p.duration(t)))
 	if t.Reason != "" {
 		s += "\n" + t.Reason
 	}
@@ -299,7 +299,7 @@ func assignLanes(tasks []results.Task, runEnd time.Time) []int {
 
 // memoryStrip draws a device's used memory as an area, at most a point per pixel column
 // (the most used in it), so that a week of samples stays a small path.
-func (p *page) memoryStrip(b *strings.Builder, r *tlRow, y, h float64, x func(time.Time) float64) {
+func (tl timelineChart) memoryStrip(b *strings.Builder, r *tlRow, y, h float64, x func(time.Time) float64) {
 	fmt.Fprintf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"#f6f8fa\"/>\n", tlLabel, y, tlWidth-10-tlLabel, h)
 	total := r.total
 	for _, s := range r.samples {
@@ -331,7 +331,7 @@ func (p *page) memoryStrip(b *strings.Builder, r *tlRow, y, h float64, x func(ti
 	flush()
 	// A device's memory is sampled when it moves: the last sample holds until the end.
 	last := r.samples[len(r.samples)-1].used
-	end := max(x(p.end), col)
+	end := max(x(tl.p.end), col)
 	fmt.Fprintf(&path, "L%.1f %.1fL%.1f %.1fZ", end, base-h*float64(last)/float64(total), end, base)
 	fmt.Fprintf(b, "<path class=\"mem\" d=\"%s\"><title>%s: used memory, peak %s of %s</title></path>\n",
 		path.String(), esc(cmpOr(r.id, "the container")), size.Format(peak), size.Format(total))
@@ -339,8 +339,8 @@ func (p *page) memoryStrip(b *strings.Builder, r *tlRow, y, h float64, x func(ti
 }
 
 // timeAxis draws ticks at a round interval under the rows, as time since the start.
-func (p *page) timeAxis(t0, t1 time.Time, y float64, x func(time.Time) float64) {
-	p.printf("<line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>\n", tlLabel, tlWidth-10, y, y)
+func (tl timelineChart) timeAxis(t0, t1 time.Time, y float64, x func(time.Time) float64) {
+	tl.p.printf("<line class=\"axis\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>\n", tlLabel, tlWidth-10, y, y)
 	span := t1.Sub(t0)
 	step := time.Second
 	for _, s := range []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second,
@@ -353,7 +353,7 @@ func (p *page) timeAxis(t0, t1 time.Time, y float64, x func(time.Time) float64) 
 	}
 	for d := time.Duration(0); d <= span; d += step {
 		tx := x(t0.Add(d))
-		p.printf("<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+		tl.p.printf("<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
 			tx, tx, y, y+4, tx, y+16, tickLabel(d))
 	}
 }
