@@ -139,7 +139,7 @@ func (s *transfers) uploadResults(body []byte, runID, logDir string, emit func(e
 		return
 	}
 	base := results.RunURL(to, runID)
-	ctx, cancel := s.o.halt.finalUpload(s.o.stopped(), s.o.grace)
+	ctx, cancel := s.o.stop.halt.finalUpload(s.o.stop.stopped(), s.o.stop.grace)
 	defer cancel()
 	ctx, cancelMinute := context.WithTimeout(ctx, time.Minute)
 	defer cancelMinute()

@@ -58,9 +58,10 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	}
 	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
 	halt := newStopping(opts.Grace)
-	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, halt: halt, mask: mask, base: base,
+	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, mask: mask, base: base,
 		dir: p.Dir, runID: opts.Record.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
-		live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery, grace: opts.Grace, stopped: r.life.stopped})
+		show: transferShow{live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery},
+		stop: transferStop{halt: halt, grace: opts.Grace, stopped: r.life.stopped}})
 	r.launch = &launcher{life: r.life, logs: logs,
 		procs:   processes{table: proc.NewTable(), running: executor.NewRunning(opts.Grace), grace: opts.Grace},
 		scripts: &scripts{dir: filepath.Join(logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,

@@ -32,19 +32,29 @@ type transfers struct {
 
 // transferOptions is what the transfers take from the run.
 type transferOptions struct {
-	life    *lifecycle
-	met     *metrics
+	life   *lifecycle
+	met    *metrics
+	mask   *masker
+	base   []string            // the run's environment (baseEnv)
+	dir    string              // the task file's directory, for relative paths
+	runID  string              // recorded in resume markers
+	trials map[*plan.Task]bool // the children of parallel blocks: whose end is recorded
+	resume bool                // skip trials earlier runs recorded as done
+	show   transferShow
+	stop   transferStop
+}
+
+// transferShow is how a transfer's progress is shown.
+type transferShow struct {
+	live  bool          // progress follows a transfer (the live view)
+	every time.Duration // plain output: a progress line at most this often
+}
+
+// transferStop is how a stop of the run reaches the transfers.
+type transferStop struct {
 	halt    *stopping
-	mask    *masker
-	base    []string            // the run's environment (baseEnv)
-	dir     string              // the task file's directory, for relative paths
-	runID   string              // recorded in resume markers
-	trials  map[*plan.Task]bool // the children of parallel blocks: whose end is recorded
-	resume  bool                // skip trials earlier runs recorded as done
-	live    bool                // progress follows a transfer (the live view)
-	every   time.Duration       // plain output: a progress line at most this often
-	grace   time.Duration       // how long the final uploads may take after a signal
-	stopped func() bool         // whether a signal stopped the run
+	grace   time.Duration // how long the final uploads may take after a signal
+	stopped func() bool   // whether a signal stopped the run
 }
 
 // newTransfers is the plan's transfers, not started; nil when it has none.
@@ -73,7 +83,7 @@ func (s *transfers) start(ctx context.Context) error {
 		return fmt.Errorf("s3: %w", err)
 	}
 	s.client = client
-	dctx, stop := s.o.halt.untilStop(ctx)
+	dctx, stop := s.o.stop.halt.untilStop(ctx)
 	defer stop()
 	for _, d := range s.spec.Download {
 		if err := s.transfer(dctx, d, s.o.base, "download"); err != nil {
@@ -121,17 +131,17 @@ func (s *transfers) finish() error {
 		s.stop()
 		s.periodic.Wait()
 	}
-	ctx, cancel := s.o.halt.finalUpload(s.o.stopped(), s.o.grace)
+	ctx, cancel := s.o.stop.halt.finalUpload(s.o.stop.stopped(), s.o.stop.grace)
 	defer cancel()
 	var firstErr error
 	for _, u := range s.spec.Upload {
 		// After a signal, the grace period at most; a second signal gives up at once.
 		if err := s.transfer(ctx, u, s.o.base, "upload"); err != nil {
-			if ctx.Err() != nil && s.o.stopped() {
+			if ctx.Err() != nil && s.o.stop.stopped() {
 				// The stop's bound ended it (--grace, or a second signal): said, and the
 				// exit code stays the signal's.
 				s.o.life.emit(event.Event{Kind: event.SyncProgress, Line: fmt.Sprintf(
-					"%s: upload %s: not complete: ended by the stop (--grace %v, or a second signal)", u.Pos, u.From, s.o.grace)})
+					"%s: upload %s: not complete: ended by the stop (--grace %v, or a second signal)", u.Pos, u.From, s.o.stop.grace)})
 				continue
 			}
 			err = fmt.Errorf("%s: upload %s: %w", u.Pos, u.From, err)
@@ -187,8 +197,8 @@ func (s *transfers) transfer(ctx context.Context, tr plan.Transfer, env []string
 	// a transfer that lasts that long.
 	var lastLine time.Time
 	every := time.Second / 4
-	if !s.o.live {
-		every, lastLine = s.o.every, time.Now()
+	if !s.o.show.live {
+		every, lastLine = s.o.show.every, time.Now()
 	}
 	st, err := s.client.Sync(ctx, src, dst, s3sync.Options{
 		Exclude: exclude, Delete: tr.Delete, WholeBucket: tr.WholeBucket, Extract: tr.Extract,
