@@ -46,6 +46,8 @@ Flags:
 `
 
 // runOptions are the run command's flags.
+//
+//limits:flat one field per flag of runall run, each bound by name in flags and read once into runner.Options
 type runOptions struct {
 	tags        string
 	output      string
@@ -80,8 +82,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of the trials (env RUNALL_SHARD, or JOB_COMPLETION_INDEX with RUNALL_SHARDS)")
 	fs.StringVar(&o.claims, "claims", "", "share the trials with every runall started with this file and this `s3://BUCKET/PREFIX/`:\n"+
 		"each claims the next trial it has room for (env RUNALL_CLAIMS, config claims:; see docs/kubernetes.md)")
-	fs.DurationVar(&o.lease, "lease", runner.DefaultLease, "with --claims: a claim not renewed for this long may be taken over by another runall\n"+
-		"(renewed every third of it; at least 1s)")
+	fs.DurationVar(&o.lease, "lease", runner.DefaultLease, "with --claims: a claim not renewed for this long may be taken over by another runall\n(renewed every third of it; at least 1s)")
 	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done, and start trials with checkpoint: over")
 	fs.StringVar(&o.serve, "serve", "", "serve the run's live report on `ADDR` while it runs (e.g. 127.0.0.1:9090): the page, its state as\n"+
 		"JSON (/api/run), each trial's log, Prometheus metrics (/metrics); env RUNALL_SERVE. No authentication:\n"+

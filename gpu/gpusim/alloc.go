@@ -15,6 +15,8 @@ import (
 
 // AllocOptions describes one simulated process's memory on simulated GPUs: what it holds
 // over time (a profile, or explicit steps), and where.
+//
+//limits:flat an options struct its callers (fake-alloc's flags, tests) fill by name, one setting a field; parts would only add a level to each
 type AllocOptions struct {
 	Size    uint64        // the most it holds on each device, context included, as nvidia-smi shows it
 	Ramp    time.Duration // the time it takes to reach Size

@@ -36,6 +36,8 @@ func (k Kind) String() string {
 
 // Event is one thing that happened during a run. Events flow from the scheduler to the one
 // goroutine that owns the output.
+//
+//limits:flat one value on the stream for every kind of event, each field commented with the kinds that set it; a typed end (issue 35, point 3) is to narrow it
 type Event struct {
 	Kind     Kind
 	Time     time.Time
@@ -83,6 +85,8 @@ type Event struct {
 // Detail is what a command's final TaskEnded tells the results besides its status: its
 // last lines, the memory it was admitted with and held, the signal that ended it, and its
 // metrics, so that the results recorder learns a task's result from its events alone.
+//
+//limits:flat a record copied field by field into the task's results.Task
 type Detail struct {
 	StdoutTail, StderrTail []string
 	// GPU memory (OnGPU: it had a placement): the need it ran with (learned or raised,

@@ -24,6 +24,8 @@ type jsonOutput struct {
 }
 
 // jsonEvent is every event's object; fields that do not apply to a kind are left out.
+//
+//limits:flat a row of --output json: one field a JSON key
 type jsonEvent struct {
 	Time     string            `json:"time"`
 	Event    string            `json:"event"`
@@ -44,6 +46,8 @@ type jsonEvent struct {
 
 // jsonRunEnd is the last object: the run's outcome and every command's result, the same
 // objects the results file holds.
+//
+//limits:flat a row of --output json: one field a JSON key, as results.json's
 type jsonRunEnd struct {
 	Time             string                       `json:"time"`
 	Event            string                       `json:"event"`

@@ -14,6 +14,8 @@ import (
 )
 
 // inherited is what a parallel block passes to its children, and a trial to its steps.
+//
+//limits:flat one field for each task key a child inherits from its block, copied by name
 type inherited struct {
 	tags          []string
 	env           []EnvVar

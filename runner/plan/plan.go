@@ -29,6 +29,8 @@ type Plan struct {
 }
 
 // Config is the task file's config: block with defaults applied.
+//
+//limits:flat the config: block of the task file, one field a key (docs/taskfile.md lists them)
 type Config struct {
 	MaxParallel           int           // max-parallel-commands (default 4)
 	StopOnFailure         bool          // stop-on-failure default for tasks (default true)

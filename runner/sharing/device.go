@@ -16,6 +16,8 @@ const (
 )
 
 // trial is what the controller knows of one trial.
+//
+//limits:flat the controller's figures for one trial (its rates alone and shared, its steps), read and written together as a mix is judged
 type trial struct {
 	Trial
 	gpu         string
