@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,8 +27,9 @@ func methods(typ string, n int) string {
 	return b.String()
 }
 
-// Each limit names its offender with its place; what keeps within the limits, a flat record
-// that says why, a type with no method and a test file are no offenders.
+// Each limit names its offender with its place, in any package; what keeps within the
+// limits, a flat record that says why and a test file are no offenders. A record with no
+// method has the field limit too (event.Event and plan.Config grew to 25 fields unseen).
 func TestLimits(t *testing.T) {
 	root := t.TempDir()
 	write := func(rel, src string) {
@@ -61,12 +63,64 @@ func TestLimits(t *testing.T) {
 	want := []string{
 		"p/fn.go:3: func big",
 		"p/long.go: 401 lines,",
+		"elsewhere/wide.go:3: type elsewhere.wide",
+		"runner/x/types.go:21: type x.record",
 		"runner/x/types.go:3: type x.wide",
 		"runner/x/types.go:72: type x.busy",
 		"runner/x/types.go:74: type x.part",
 	}
 	slices.Sort(got)
+	slices.Sort(want)
 	if n != len(want) || !slices.Equal(got, want) {
 		t.Errorf("%d offenders:\n%s\nwant %q", n, out.String(), want)
+	}
+}
+
+// near lists what stands at a limit or one below it, and nothing further off, nor the fields
+// of a flat record; it fails nothing.
+func TestNear(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, src string) {
+		path := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fn := func(name string, lines int) string {
+		return "func " + name + "() {\n" + strings.Repeat("\t_ = 1\n", lines-2) + "}\n\n"
+	}
+	write("a/fn.go", "package a\n\n"+fn("at", 60)+fn("below", 59)+fn("room", 58))
+	write("b/types.go", "package b\n\ntype full struct{ a int }\n\n"+methods("full", 15)+
+		"\ntype nearly struct{ a int }\n\n"+methods("nearly", 14)+
+		"\ntype roomy struct{ a int }\n\n"+methods("roomy", 13)+
+		"\ntype wide struct {\n"+fields(12)+"}\n"+
+		"\ntype nearwide struct {\n"+fields(11)+"}\n"+
+		"\ntype narrow struct {\n"+fields(10)+"}\n"+
+		"\n//limits:flat a row of a file format\ntype flat struct {\n"+fields(12)+"}\n")
+	write("b/types_test.go", "package b\n\ntype inTest struct {\n"+fields(12)+"}\n")
+	var out strings.Builder
+	if err := near(root, &out); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for l := range strings.Lines(out.String()) {
+		if f := strings.Fields(l); strings.HasPrefix(l, "  ") && len(f) >= 3 {
+			got = append(got, f[1]+" "+f[2]+" "+f[4])
+		}
+	}
+	want := []string{
+		"func at 60", "func below 59",
+		"type b.full 15", "type b.nearly 14", "type b.nearwide 11", "type b.wide 12",
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("near lists:\n%s\nwant %q", out.String(), want)
+	}
+	if n, err := check(root, io.Discard, false); err != nil || n != 0 {
+		t.Errorf("check found %d offenders (%v) where all keep within the limits", n, err)
 	}
 }
