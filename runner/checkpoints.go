@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
-	"github.com/runall/runall/s3sync"
 )
 
 // checkpoints keeps the checkpoint: directories of a run's trials (runner/checkpoint) where
@@ -26,7 +24,6 @@ type checkpoints struct {
 	o checkpointOptions
 
 	mu     sync.Mutex
-	client *s3sync.Client                    // made on first use
 	forgot map[*plan.Task]bool               // --fresh: what was kept is dropped once per trial
 	live   map[*plan.Task]*checkpoint.Keeper // each running trial's keeper
 }
@@ -34,9 +31,9 @@ type checkpoints struct {
 // checkpointOptions is what the checkpoints take from the run.
 type checkpointOptions struct {
 	plan   *plan.Plan
-	base   []string // the run's environment: S3 settings
-	claims string   // --claims: checkpoints under its prefix
-	local  string   // where they are kept without S3
+	conn   *s3Conn // the run's one S3 client
+	claims string  // --claims: checkpoints under its prefix
+	local  string  // where they are kept without S3
 	runID  string
 	fresh  bool                  // --fresh: trials start over
 	grace  time.Duration         // how long a stopped run's last copies may take
@@ -86,28 +83,11 @@ func s3Destination(p *plan.Plan, t *plan.Task, env []string) string {
 }
 
 func (c *checkpoints) s3(ctx context.Context, prefix string) (checkpoint.Store, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.client == nil {
-		client, err := newS3Client(ctx, c.o.plan, c.o.base)
-		if err != nil {
-			return nil, fmt.Errorf("checkpoints: %w", err)
-		}
-		c.client = client
+	client, err := c.o.conn.get(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: %w", err)
 	}
-	return checkpoint.NewS3(c.client, prefix, filepath.Join(c.o.local, ".sync"))
-}
-
-// newS3Client reaches S3 with the task file's settings (base is the run's environment).
-func newS3Client(ctx context.Context, p *plan.Plan, base []string) (*s3sync.Client, error) {
-	spec := plan.S3Spec{}
-	if p.S3 != nil {
-		spec = *p.S3
-	}
-	lookup := getenv(base)
-	return s3sync.NewClient(ctx, s3sync.ClientOptions{
-		Endpoint: os.Expand(spec.Endpoint, lookup), Region: os.Expand(spec.Region, lookup), Getenv: lookup,
-	})
+	return checkpoint.NewS3(client, prefix, filepath.Join(c.o.local, ".sync"))
 }
 
 // ckptAttempt is one attempt of a trial as far as its checkpoint goes.

@@ -13,7 +13,6 @@ import (
 	"github.com/runall/runall/claims"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/s3sync"
 )
 
 // DefaultLease is how long a claim holds without renewal (--lease).
@@ -71,11 +70,10 @@ func trialKeys(p *plan.Plan) (map[*plan.Task]string, []string, string) {
 }
 
 // openClaims joins the sweep the run takes its trials from: the queue under prefix where
-// (--claims), through store when given, else through S3 with the task file's settings
-// (base is the run's environment). It reports whether every trial was already done.
-func openClaims(ctx context.Context, store claims.Store, where string, lease time.Duration, base []string, o claimOptions) (c *claimer, complete bool, err error) {
+// (--claims), through store when given, else through the run's S3 client (conn). It reports whether every trial was already done.
+func openClaims(ctx context.Context, store claims.Store, where string, lease time.Duration, conn *s3Conn, o claimOptions) (c *claimer, complete bool, err error) {
 	if store == nil {
-		if store, err = claimStoreS3(ctx, o.plan, base, where); err != nil {
+		if store, err = claimStoreS3(ctx, conn, where); err != nil {
 			return nil, false, err
 		}
 	}
@@ -133,16 +131,9 @@ func joinSweep(ctx context.Context, store claims.Store, where string, life *life
 	}
 }
 
-// claimStoreS3 reaches the claims prefix with the task file's S3 settings.
-func claimStoreS3(ctx context.Context, p *plan.Plan, base []string, prefix string) (claims.Store, error) {
-	spec := plan.S3Spec{}
-	if p.S3 != nil {
-		spec = *p.S3
-	}
-	lookup := getenv(base)
-	client, err := s3sync.NewClient(ctx, s3sync.ClientOptions{
-		Endpoint: os.Expand(spec.Endpoint, lookup), Region: os.Expand(spec.Region, lookup), Getenv: lookup,
-	})
+// claimStoreS3 reaches the claims prefix through the run's S3 client.
+func claimStoreS3(ctx context.Context, conn *s3Conn, prefix string) (claims.Store, error) {
+	client, err := conn.get(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("claims: %w", err)
 	}

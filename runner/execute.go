@@ -69,7 +69,7 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 	if r.opts.claiming() {
 		ctx, stop := r.launch.halt.untilStop(ctx) // a stop ends the joining, however long it tries
 		defer stop()
-		c, complete, err := openClaims(ctx, r.opts.Claims.Store, r.opts.Claims.Prefix, r.opts.Claims.Lease, r.base, claimOptions{life: r.life, plan: r.plan,
+		c, complete, err := openClaims(ctx, r.opts.Claims.Store, r.opts.Claims.Prefix, r.opts.Claims.Lease, r.env.s3, claimOptions{life: r.life, plan: r.plan,
 			runID: r.opts.Record.RunID, running: r.launch.procs.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
 			learned: r.learnedGPU, mask: r.launch.mask})
 		if err != nil {
@@ -92,7 +92,7 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 		return err
 	}
 	defer r.startAdmission(ctx)()
-	r.runTasks(ctx, r.plan.Tasks, r.base)
+	r.runTasks(ctx, r.plan.Tasks, r.env.base)
 	return r.claims.end(ctx)
 }
 

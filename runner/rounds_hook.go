@@ -29,7 +29,7 @@ type roundsHook struct {
 
 // newRoundsHook is the run's part for the rules that pause.
 func newRoundsHook(r *runDriver) *roundsHook {
-	h := &roundsHook{pause: r.pause, ckpts: r.launch.ckpts, base: r.base, runID: r.opts.Record.RunID,
+	h := &roundsHook{pause: r.pause, ckpts: r.launch.ckpts, base: r.env.base, runID: r.opts.Record.RunID,
 		claims: func() *claimer { return r.claims }, say: r.life.say, scripts: r.launch.scripts}
 	if r.opts.claiming() {
 		h.poll = time.Second

@@ -23,7 +23,7 @@ type runDriver struct {
 	opts   Options    // with its defaults; RunID set
 	life   *lifecycle // the one stream of events, and the ledger that records it
 	hist   *history.History
-	base   []string    // the run's environment (baseEnv): every task's starts from it
+	env    runEnv      // the run's environment and its one S3 client
 	launch *launcher   // runs admitted trials: processes, logs, GPU and host memory
 	s3     *transfers  // nil without S3 transfers in the task file
 	met    *metrics    // nil without a server (--serve)
@@ -31,6 +31,13 @@ type runDriver struct {
 	rec    *recorder   // writes what the run leaves when it ends
 	out    *outputPump // the outputs' consumer
 	pause  *pauser     // pauses and resumes trials at their checkpoints; nil when none has one
+}
+
+// runEnv is what the run's parts start from: its environment and its one S3 client, made
+// from the task file's settings and that environment on first use.
+type runEnv struct {
+	base []string // the run's environment (baseEnv): every task's starts from it
+	s3   *s3Conn
 }
 
 func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
@@ -58,7 +65,8 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	}
 	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
 	halt := newStopping(opts.Grace)
-	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, mask: mask, base: base,
+	conn := newS3Conn(r.plan, base)
+	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, mask: mask, conn: conn, base: base,
 		dir: p.Dir, runID: opts.Record.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
 		show: transferShow{live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery},
 		stop: transferStop{halt: halt, grace: opts.Grace, stopped: r.life.stopped}})
@@ -67,8 +75,8 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		scripts: &scripts{dir: filepath.Join(logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,
 		stop: newStopWhen(r.plan), sync: r.s3, mask: mask,
 		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
-	r.base = base
-	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, base: base, claims: opts.Claims.Prefix,
+	r.env = runEnv{base: base, s3: conn}
+	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, conn: conn, claims: opts.Claims.Prefix,
 		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace,
 		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir)})
 	r.pause = newPauser(r.launch.procs.running, r.launch.ckpts, r.life)

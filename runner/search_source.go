@@ -64,7 +64,7 @@ type madeTrials struct {
 // the sampler runs in the run's environment, base.
 func newSearchSource(r *runDriver, block, tmpl *plan.Task) *searchSource {
 	return &searchSource{life: r.life, stop: r.launch.stop, mask: r.launch.mask, halt: r.launch.halt, plan: r.plan, tmpl: tmpl,
-		sampler: search.Sampler{Spec: tmpl.Search, Dir: r.plan.Dir, Env: slices.Clone(r.base)},
+		sampler: search.Sampler{Spec: tmpl.Search, Dir: r.plan.Dir, Env: slices.Clone(r.env.base)},
 		block:   block, made: r.life.made, asks: asking{ready: make(chan struct{}, 1)},
 		trials: madeTrials{numbers: map[*plan.Task]int{}, names: map[string]bool{}}}
 }
