@@ -240,6 +240,7 @@ func (b *syncBuffer) String() string {
 
 // resultsFile is the --results JSON, with times kept as the strings runall wrote.
 type resultsFile struct {
+	Schema     int          `json:"schema"`
 	File       string       `json:"file"`
 	RunID      string       `json:"run_id"`
 	Status     string       `json:"status"`

@@ -19,7 +19,7 @@ func Merge(runs []*Run) *Run {
 		runs[0].Assess() // a results file written before Assess, or a claims sweep's one record
 		return runs[0]
 	}
-	out := &Run{File: runs[0].File, Status: StatusOK, LearnedGPUMemory: map[string]uint64{}}
+	out := &Run{Schema: Schema, File: runs[0].File, Status: StatusOK, LearnedGPUMemory: map[string]uint64{}}
 	var ids, shards []string
 	// A task is known by its ID and name together: the same in every shard of one file, and
 	// apart for two trials that share a name.

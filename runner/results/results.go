@@ -27,10 +27,18 @@ const (
 	StatusPaused  Status = "paused"  // stopped at a checkpoint, to be resumed from it; not an end
 )
 
+// Schema is the version of results.json's schema this runall writes. It is raised by any
+// change of what a field means, as well as by new fields; readers take every version up to
+// it. docs/results.md lists what each version changed.
+const Schema = 2
+
 // Run is the outcome of a run: what --results writes and the summary prints.
 //
 //limits:flat results.json's top-level object, one field per key of its documented schema (README, --results); sub-structs would nest the JSON or need a marshaller of their own.
 type Run struct {
+	// Schema is the version of the file's schema: Schema when written; 1 when read from a
+	// file that has none (written before the field was).
+	Schema     int       `json:"schema"`
 	File       string    `json:"file"`
 	RunID      string    `json:"run_id"`
 	Shard      string    `json:"shard,omitempty"` // "I/N" when sharded
@@ -180,11 +188,18 @@ func Read(path string) (*Run, error) {
 	return res, nil
 }
 
-// Parse reads the content of a results file.
+// Parse reads the content of a results file of any schema up to Schema; its fields then
+// mean what they mean in Schema (docs/results.md lists what each version changed).
 func Parse(b []byte) (*Run, error) {
 	var res Run
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, fmt.Errorf("not a runall results file: %w", err)
+	}
+	switch {
+	case res.Schema == 0:
+		res.Schema = 1
+	case res.Schema < 0 || res.Schema > Schema:
+		return nil, fmt.Errorf("results schema %d: this runall reads schemas 1 to %d: read it with the runall that wrote it, or a newer one", res.Schema, Schema)
 	}
 	return &res, nil
 }

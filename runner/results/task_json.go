@@ -5,6 +5,16 @@ import "encoding/json"
 // taskFields is Task without its methods: its JSON as the struct tags say.
 type taskFields Task
 
+// runFields is Run without its methods.
+type runFields Run
+
+// MarshalJSON writes the run as its struct tags say, with the schema this runall writes:
+// whatever it was read as, it is written in this one.
+func (r Run) MarshalJSON() ([]byte, error) {
+	r.Schema = Schema
+	return json.Marshal(runFields(r))
+}
+
 // noExit reports whether the task has no exit code of its own to show: it was skipped
 // (also one that ran here before, paused, and was ended by another runall), or never
 // started. ExitCode holds -1 for it, which reads like a code a process returned.
