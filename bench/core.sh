@@ -23,6 +23,9 @@ command -v parallel >/dev/null || { echo "bench: GNU parallel is missing (apt-ge
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# shown NAME: the build NAME (runall, peer) as the user gave it, for the tables.
+given_runall=$RUNALL given_peer=$PEER
+shown() { if [ "$1" = peer ]; then echo "$given_peer"; else echo "$given_runall"; fi; }
 if [ -n "$PEER" ]; then
   cp "$RUNALL" "$work/runall"; cp "$PEER" "$work/peer"; sync
   RUNALL=$work/runall PEER=$work/peer
@@ -69,7 +72,7 @@ echo "| $N x \`true\`, 8 at once ($ROUNDS rounds, median) | wall time (s) | peak
 echo "|---|---|---|"
 for t in "${tools[@]}"; do
   name=${t%%=*}
-  label=$([ "$name" = parallel ] && echo "GNU parallel -j8" || echo "$name (${t#*=})")
+  label=$([ "$name" = parallel ] && echo "GNU parallel -j8" || echo "$name ($(shown "$name"))")
   rss=$(median < "$name.rss" | awk '{printf "%.1f", $1/1024}')" (max $(sort -n "$name.rss" | tail -1 | awk '{printf "%.1f", $1/1024}'))"
   [ "$name" = parallel ] && rss=""
   secs=$(figure "$name: wall time" "$(median < "$name.times")")
@@ -97,6 +100,6 @@ if [ -d "$SHARED/bashful-compat" ]; then
   echo "|---|---|"
   for b in "${builds[@]}"; do
     secs=$(figure "${b%%=*}: stress wall time" "$(median < "${b%%=*}.stress.times")")
-    echo "| ${b%%=*} (${b#*=}) --output plain | $secs |"
+    echo "| ${b%%=*} ($(shown "${b%%=*}")) --output plain | $secs |"
   done
 fi
