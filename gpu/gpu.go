@@ -1,7 +1,11 @@
 // Package gpu reports the GPUs runall may place trials on: their memory and the compute
-// processes on them. It has an NVML implementation and a simulated one, and knows nothing
-// about tasks.
+// processes on them, through the small Probe interface. It holds the NVML implementation;
+// the simulated one is gpu/gpusim. It knows nothing about tasks.
 package gpu
+
+import "errors"
+
+var errClosed = errors.New("gpu: probe is closed")
 
 // Device is one GPU as seen at one moment.
 type Device struct {

@@ -204,7 +204,7 @@ func (p *nvmlProbe) Processes(index int) ([]Process, error) {
 			out[i].UsedMemory = max(out[i].UsedMemory, mem)
 			continue
 		}
-		local := holdsOpen(p.proc, in.Pid, "/dev/nvidia")
+		local := HoldsOpen(p.proc, in.Pid, "/dev/nvidia")
 		name := ""
 		if local {
 			name = procComm(p.proc, in.Pid)

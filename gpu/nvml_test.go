@@ -13,7 +13,11 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+
+	"github.com/runall/runall/size"
 )
+
+const gi = uint64(1) << 30
 
 // newServer is a DGX A100 whose devices report memory (through v2 and v1) and processes.
 func newServer(t *testing.T) *dgxa100.Server {
@@ -356,7 +360,7 @@ func TestOpenNVMLReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range devs {
-		t.Logf("%d %s %s total %s used %s free %s", d.Index, d.UUID, d.Name, FormatSize(d.Total), FormatSize(d.Used), FormatSize(d.Free))
+		t.Logf("%d %s %s total %s used %s free %s", d.Index, d.UUID, d.Name, size.Format(d.Total), size.Format(d.Used), size.Format(d.Free))
 		if d.Total == 0 || d.Used+d.Free != d.Total {
 			t.Errorf("device %d: memory %+v does not add up", d.Index, d)
 		}

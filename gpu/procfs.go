@@ -7,11 +7,11 @@ import (
 	"strings"
 )
 
-// holdsOpen reports whether process pid, as procfs at root shows it, has a file open whose
+// HoldsOpen reports whether process pid, as procfs at root shows it, has a file open whose
 // path starts with prefix: /dev/nvidia for a real GPU, a claim file for a simulated one.
 // In another pid namespace's numbering the PID names no process here, or an unrelated one
 // that holds nothing of the kind: then runall does not take it for one of its own.
-func holdsOpen(root string, pid uint32, prefix string) bool {
+func HoldsOpen(root string, pid uint32, prefix string) bool {
 	dir := filepath.Join(root, strconv.FormatUint(uint64(pid), 10), "fd")
 	fds, err := os.ReadDir(dir)
 	if err != nil {

@@ -13,9 +13,6 @@ const (
 	EnvCUDAVisibleDevices   = "CUDA_VISIBLE_DEVICES"
 	EnvNVIDIAVisibleDevices = "NVIDIA_VISIBLE_DEVICES"
 	EnvCUDADeviceOrder      = "CUDA_DEVICE_ORDER"
-	EnvFakeGPUs             = "RUNALL_FAKE_GPUS"      // the spec of the simulated GPUs, e.g. 32GiB,16GiB
-	EnvFakeGPUState         = "RUNALL_FAKE_GPU_STATE" // the directory holding their claims
-	EnvFakeHostPIDs         = "RUNALL_FAKE_HOST_PIDS" // 1: they report host PIDs; none: no processes
 )
 
 // ErrNoGPU is wrapped by every error that means "there is no usable NVIDIA GPU here": no

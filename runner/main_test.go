@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/gpu/gpusim"
+	"github.com/runall/runall/size"
 )
 
 // TestMain lets the test binary stand in for `runall fake-alloc` in trials' commands:
@@ -23,25 +25,25 @@ func TestMain(m *testing.M) {
 
 func fakeAllocMain(args []string) int {
 	fs := flag.NewFlagSet("fake-alloc", flag.ContinueOnError)
-	size := fs.String("size", "1GiB", "")
+	sizeFlag := fs.String("size", "1GiB", "")
 	ramp := fs.Duration("ramp", 0, "")
 	hold := fs.Duration("hold", 0, "")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	n, err := gpu.ParseSize(*size)
+	n, err := size.Parse(*sizeFlag)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	sizes, err := gpu.ParseFakeSpec(os.Getenv(gpu.EnvFakeGPUs))
+	sizes, err := gpusim.ParseSpec(os.Getenv(gpusim.EnvGPUs))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	err = gpu.FakeAlloc(context.Background(), gpu.FakeAllocOptions{
+	err = gpusim.Alloc(context.Background(), gpusim.AllocOptions{
 		Size: n, Ramp: *ramp, Hold: *hold, Step: 50 * time.Millisecond,
-		Devices: os.Getenv(gpu.EnvCUDAVisibleDevices), GPUs: sizes, StateDir: os.Getenv(gpu.EnvFakeGPUState), Stderr: os.Stderr,
+		Devices: os.Getenv(gpu.EnvCUDAVisibleDevices), GPUs: sizes, StateDir: os.Getenv(gpusim.EnvState), Stderr: os.Stderr,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

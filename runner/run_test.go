@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/gpu/gpusim"
 	"github.com/runall/runall/report"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
@@ -120,11 +121,11 @@ tasks:
 // running the test binary as fake-alloc (see TestMain).
 func fakeGPUs(t testing.TB, sizes ...uint64) gpu.Probe {
 	t.Helper()
-	devs := make([]gpu.FakeDevice, len(sizes))
+	devs := make([]gpusim.Device, len(sizes))
 	for i, s := range sizes {
-		devs[i] = gpu.FakeDevice{Total: s}
+		devs[i] = gpusim.Device{Total: s}
 	}
-	p, err := gpu.OpenFake(gpu.FakeOptions{Devices: devs, StateDir: t.TempDir()})
+	p, err := gpusim.Open(gpusim.Options{Devices: devs, StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

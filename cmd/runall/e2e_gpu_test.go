@@ -310,7 +310,7 @@ func TestGPUTwoDevices(t *testing.T) {
 			// trials the same environment.
 			for name, order := range orders {
 				if order != "PCI_BUS_ID" {
-					t.Errorf("%s: CUDA_DEVICE_ORDER=%q, want PCI_BUS_ID as on real GPUs (gpu/fake.go: fakeProbe.Env does not set it)", name, order)
+					t.Errorf("%s: CUDA_DEVICE_ORDER=%q, want PCI_BUS_ID as on real GPUs (gpu/gpusim/probe.go: probe.Env does not set it)", name, order)
 				}
 			}
 		})

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/gpu/gpusim"
+	"github.com/runall/runall/size"
 )
 
 const fakeAllocUsage = `Usage: runall fake-alloc --size SIZE [--ramp DURATION] [--hold DURATION] [--profile NAME]
@@ -48,10 +50,10 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 	fs.DurationVar(&f.ramp, "ramp", 2*time.Second, "reach SIZE this long after the start (0: all at once)")
 	fs.DurationVar(&f.hold, "hold", 10*time.Second, "hold the peak this long after the last step, then end and exit 0")
 	fs.StringVar(&f.profile, "profile", "pytorch", "how memory grows to SIZE: pytorch, tensorflow, jax or linear")
-	fs.StringVar(&f.context, "context", fmt.Sprintf("%dMiB", gpu.DefaultFakeContext>>20), "the CUDA context the framework profiles start with (`SIZE`)")
+	fs.StringVar(&f.context, "context", fmt.Sprintf("%dMiB", gpusim.DefaultContext>>20), "the CUDA context the framework profiles start with (`SIZE`)")
 	fs.StringVar(&f.steps, "steps", "", "the process's totals over time instead of --size and --ramp: `SIZE@TIME,...`, e.g. 2GiB@1s,6GiB@2.5s")
 	fs.StringVar(&f.spike, "spike", "", "a transient allocation above what is held: `SIZE@TIME+DURATION`, e.g. 2GiB@3s+500ms")
-	fs.DurationVar(&f.lag, "release-lag", gpu.DefaultFakeReleaseLag, "how long its memory stays counted after it ended (0: freed at once)")
+	fs.DurationVar(&f.lag, "release-lag", gpusim.DefaultReleaseLag, "how long its memory stays counted after it ended (0: freed at once)")
 	if done, err := fs.parse(args); done {
 		return err
 	}
@@ -60,14 +62,14 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 
-	spec := a.getenv(gpu.EnvFakeGPUs)
+	spec := a.getenv(gpusim.EnvGPUs)
 	if spec == "" {
 		return usagef("fake-alloc runs inside a trial that runall placed on --fake-gpus: %s is not set (to claim by hand, set %s=32GiB and %s=0 as docs/gpu.md shows)",
-			gpu.EnvFakeGPUs, gpu.EnvFakeGPUs, gpu.EnvCUDAVisibleDevices)
+			gpusim.EnvGPUs, gpusim.EnvGPUs, gpu.EnvCUDAVisibleDevices)
 	}
-	devs, err := gpu.ParseFakeSpec(spec)
+	devs, err := gpusim.ParseSpec(spec)
 	if err != nil {
-		return usagef("fake-alloc: %s: %v", gpu.EnvFakeGPUs, err)
+		return usagef("fake-alloc: %s: %v", gpusim.EnvGPUs, err)
 	}
 	devices := a.getenv(gpu.EnvCUDAVisibleDevices)
 	if devices == "" {
@@ -75,12 +77,12 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 			gpu.EnvCUDAVisibleDevices)
 	}
 	// Unset only when started by hand: the same default as runall's own --fake-gpus.
-	state := a.getenv(gpu.EnvFakeGPUState)
+	state := a.getenv(gpusim.EnvState)
 	if state == "" {
-		state = gpu.DefaultFakeStateDir(os.TempDir())
+		state = gpusim.DefaultStateDir(os.TempDir())
 	}
 	opts.Devices, opts.GPUs, opts.StateDir, opts.Stderr = devices, devs, state, a.stderr
-	err = gpu.FakeAlloc(ctx, opts)
+	err = gpusim.Alloc(ctx, opts)
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("fake-alloc: interrupted, memory released: %w", err)
 	}
@@ -94,10 +96,10 @@ type fakeAllocFlags struct {
 }
 
 // options checks the flags and reads them into the simulation's options.
-func (f fakeAllocFlags) options(fs *flag.FlagSet) (gpu.FakeAllocOptions, error) {
+func (f fakeAllocFlags) options(fs *flag.FlagSet) (gpusim.AllocOptions, error) {
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	var o gpu.FakeAllocOptions
+	var o gpusim.AllocOptions
 	switch {
 	case fs.NArg() > 0:
 		return o, usagef("fake-alloc: unexpected argument %q", fs.Arg(0))
@@ -112,17 +114,17 @@ func (f fakeAllocFlags) options(fs *flag.FlagSet) (gpu.FakeAllocOptions, error) 
 	}
 	o.Ramp, o.Hold, o.ReleaseLag = f.ramp, f.hold, f.lag
 	var err error
-	if o.Profile, err = gpu.ParseFakeProfile(f.profile); err != nil {
+	if o.Profile, err = gpusim.ParseProfile(f.profile); err != nil {
 		return o, usagef("fake-alloc: --profile: %v", err)
 	}
-	if o.Context, err = gpu.ParseSize(f.context); err != nil {
+	if o.Context, err = size.Parse(f.context); err != nil {
 		return o, usagef("fake-alloc: --context: %v", err)
 	}
-	if set["context"] && o.Profile == gpu.FakeLinear {
+	if set["context"] && o.Profile == gpusim.Linear {
 		return o, usagef("fake-alloc: --profile linear has no context: drop --context, or pick pytorch, tensorflow or jax")
 	}
 	if f.size != "" {
-		if o.Size, err = gpu.ParseSize(f.size); err != nil {
+		if o.Size, err = size.Parse(f.size); err != nil {
 			return o, usagef("fake-alloc: --size: %v", err)
 		}
 		if o.Size == 0 {
@@ -130,12 +132,12 @@ func (f fakeAllocFlags) options(fs *flag.FlagSet) (gpu.FakeAllocOptions, error) 
 		}
 	}
 	if f.steps != "" {
-		if o.Steps, err = gpu.ParseFakeSteps(f.steps); err != nil {
+		if o.Steps, err = gpusim.ParseSteps(f.steps); err != nil {
 			return o, usagef("fake-alloc: --steps: %v", err)
 		}
 	}
 	if f.spike != "" {
-		if o.Spike, err = gpu.ParseFakeSpike(f.spike); err != nil {
+		if o.Spike, err = gpusim.ParseSpike(f.spike); err != nil {
 			return o, usagef("fake-alloc: --spike: %v", err)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/size"
 )
 
 const gpusUsage = `Usage: runall gpus [--fake-gpus SIZES] [--json]
@@ -139,7 +139,7 @@ func printGPUs(w io.Writer, list []gpuJSON) error {
 	var errs []string
 	for _, g := range list {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", g.Index, g.UUID, g.Name,
-			gpu.FormatSize(g.Total), gpu.FormatSize(g.Used), gpu.FormatSize(g.Free))
+			size.Format(g.Total), size.Format(g.Used), size.Format(g.Free))
 		if g.ProcessesError != "" {
 			// Every row keeps all five tab-ended cells, or tabwriter would realign the rest.
 			fmt.Fprint(tw, "\t  (processes unknown)\t\t\t\t\n")
@@ -153,7 +153,7 @@ func printGPUs(w io.Writer, list []gpuJSON) error {
 			if p.Here {
 				name += " (here)"
 			}
-			fmt.Fprintf(tw, "\t  pid %s\t%s\t\t%s\t\n", strconv.FormatUint(uint64(p.PID), 10), name, gpu.FormatSize(p.Used))
+			fmt.Fprintf(tw, "\t  pid %s\t%s\t\t%s\t\n", strconv.FormatUint(uint64(p.PID), 10), name, size.Format(p.Used))
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/gpu/gpusim"
 	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/report"
 	"github.com/runall/runall/runner"
@@ -297,22 +298,22 @@ func shardFrom(flagValue string, getenv func(string) string) (runner.Shard, erro
 // otherwise.
 func openProbe(a *app, fakeSpec string) (gpu.Probe, error) {
 	if fakeSpec == "" {
-		fakeSpec = a.getenv(gpu.EnvFakeGPUs)
+		fakeSpec = a.getenv(gpusim.EnvGPUs)
 	}
 	if fakeSpec != "" {
-		sizes, err := gpu.ParseFakeSpec(fakeSpec)
+		sizes, err := gpusim.ParseSpec(fakeSpec)
 		if err != nil {
 			return nil, usageError{"--fake-gpus: " + err.Error()}
 		}
-		dir := a.getenv(gpu.EnvFakeGPUState)
+		dir := a.getenv(gpusim.EnvState)
 		if dir == "" {
-			dir = gpu.DefaultFakeStateDir(os.TempDir())
+			dir = gpusim.DefaultStateDir(os.TempDir())
 		}
-		pids, err := gpu.ParseFakePIDs(a.getenv(gpu.EnvFakeHostPIDs))
+		pids, err := gpusim.ParsePIDs(a.getenv(gpusim.EnvHostPIDs))
 		if err != nil {
 			return nil, usageError{err.Error()}
 		}
-		return gpu.OpenFake(gpu.FakeOptions{Devices: sizes, StateDir: dir, PIDs: pids})
+		return gpusim.Open(gpusim.Options{Devices: sizes, StateDir: dir, PIDs: pids})
 	}
 	cuda, cudaSet := proc.Lookup(a.environ(), "CUDA_VISIBLE_DEVICES")
 	return gpu.OpenNVML(gpu.NVMLOptions{

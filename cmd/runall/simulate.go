@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/size"
 )
 
 // simulateFlags are check's flags for --simulate.
@@ -62,17 +62,17 @@ func writePrediction(w io.Writer, pred *runner.Prediction) {
 		}
 		if d < len(pred.Devices) {
 			dev := pred.Devices[d]
-			fmt.Fprintf(w, "\nGPU %d %s (%s): peak %s, %d tasks\n", d, dev.Name, gpu.FormatSize(dev.Total), gpu.FormatSize(pred.Peak[d]), len(slots))
+			fmt.Fprintf(w, "\nGPU %d %s (%s): peak %s, %d tasks\n", d, dev.Name, size.Format(dev.Total), size.Format(pred.Peak[d]), len(slots))
 		} else {
 			fmt.Fprintf(w, "\nNo GPU: %d tasks\n", len(slots))
 		}
 		for _, s := range slots {
 			need := ""
 			if s.Need > 0 {
-				need = gpu.FormatSize(s.Need)
+				need = size.Format(s.Need)
 			}
 			if s.HostNeed > 0 {
-				need = strings.TrimPrefix(need+" + ", " + ") + gpu.FormatSize(s.HostNeed) + " host"
+				need = strings.TrimPrefix(need+" + ", " + ") + size.Format(s.HostNeed) + " host"
 			}
 			guess := " "
 			if s.Guessed {
@@ -82,7 +82,7 @@ func writePrediction(w io.Writer, pred *runner.Prediction) {
 		}
 	}
 	if pred.HostLimit > 0 {
-		fmt.Fprintf(w, "\nHost memory (limit %s): peak %s\n", gpu.FormatSize(pred.HostLimit), gpu.FormatSize(pred.HostPeak))
+		fmt.Fprintf(w, "\nHost memory (limit %s): peak %s\n", size.Format(pred.HostLimit), size.Format(pred.HostPeak))
 	}
 	fmt.Fprintf(w, "\nPredicted makespan: %s\n", seconds(pred.Makespan))
 	for _, n := range pred.Notes {

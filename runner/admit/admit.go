@@ -24,6 +24,7 @@ import (
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/needs"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/size"
 )
 
 // Request is what one trial asks of the GPUs.
@@ -157,7 +158,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		return nil, TieWait, nil
 	}
 	if len(cands) < want {
-		head := "needs " + gpu.FormatSize(need)
+		head := "needs " + size.Format(need)
 		if want > 1 {
 			head += fmt.Sprintf(" on each of %d GPUs", want)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/size"
 )
 
 // Room is a device a trial fits on now, and how much room it has there.
@@ -46,7 +47,7 @@ func (a *Admitter) candidatesLocked(need uint64, learning bool) (cands []Room, t
 		if learning && !alone {
 			need = m.provisional(i) // a learner shares a device on a provisional reservation
 		}
-		note := fmt.Sprintf("GPU%d %s free, %s reserved", i, gpu.FormatSize(d.Free), gpu.FormatSize(reserved))
+		note := fmt.Sprintf("GPU%d %s free, %s reserved", i, size.Format(d.Free), size.Format(reserved))
 		switch {
 		case st.exclusive():
 			note += " (learning a trial's need)"
@@ -74,8 +75,8 @@ func fitsSomewhere(snap []gpu.Device, margin Margin, need uint64) error {
 	big := slices.MaxFunc(snap, func(x, y gpu.Device) int { return cmp.Compare(x.Total, y.Total) })
 	m := margin.For(big.Total)
 	return fmt.Errorf("%w: needs %s, the largest GPU has %s (%s after the %s margin)",
-		ErrNeverFits, gpu.FormatSize(need), gpu.FormatSize(big.Total),
-		gpu.FormatSize(sub(big.Total, m)), gpu.FormatSize(m))
+		ErrNeverFits, size.Format(need), size.Format(big.Total),
+		size.Format(sub(big.Total, m)), size.Format(m))
 }
 
 // largest is the most any one device can give a trial: its total less the margin.

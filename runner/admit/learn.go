@@ -3,7 +3,7 @@ package admit
 import (
 	"fmt"
 
-	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/size"
 )
 
 // provisionLocked sets a learning trial's reservation: where each trial's memory is known
@@ -59,14 +59,14 @@ func (a *Admitter) Requeue(p *Placement, oom OOM) (need uint64, requeues int, er
 	most := largest(a.meter.snap, a.margin)
 	if max(measured, oom.Tried) > most {
 		return 0, a.book.Requeues(p.req.ID), fmt.Errorf("%w: it ran out of memory needing at least %s; the largest GPU gives %s after the margin",
-			ErrNeverFits, gpu.FormatSize(max(measured, oom.Tried)), gpu.FormatSize(most))
+			ErrNeverFits, size.Format(max(measured, oom.Tried)), size.Format(most))
 	}
 	return a.book.Requeue(p.entry, measured, most)
 }
 
 // RequeueReason says why a requeued trial waits, for its waiting line.
 func RequeueReason(need uint64) string {
-	return "requeued after running out of GPU memory; now needs " + gpu.FormatSize(need)
+	return "requeued after running out of GPU memory; now needs " + size.Format(need)
 }
 
 // Need is the need p's trial ends with, for its results: the one it was admitted with; or,

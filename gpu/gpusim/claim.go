@@ -1,4 +1,4 @@
-package gpu
+package gpusim
 
 import (
 	"errors"
@@ -8,16 +8,18 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/runall/runall/size"
 )
 
 // claim is this process's claim on some simulated devices: one file per device, each
 // flocked for as long as the claim lives, created at its first step (a process shows on a
 // GPU once it has a context there).
 type claim struct {
-	st      *fakeState
+	st      *state
 	devs    []int
 	lag     time.Duration
-	profile FakeProfile
+	profile Profile
 	files   []*os.File
 	size    uint64 // current size on each device
 }
@@ -48,9 +50,9 @@ func (c *claim) create(size uint64) error {
 
 // set makes the claim size on every device, or fails as CUDA would when that does not fit
 // next to everything else the device holds.
-func (c *claim) set(size uint64, stderr io.Writer) error {
+func (c *claim) set(want uint64, stderr io.Writer) error {
 	return c.st.locked(func() error {
-		if size > c.size {
+		if want > c.size {
 			for k, d := range c.devs {
 				skip := ""
 				if len(c.files) > 0 {
@@ -61,26 +63,26 @@ func (c *claim) set(size uint64, stderr io.Writer) error {
 					return fmt.Errorf("fake-alloc: %w", err)
 				}
 				total := c.st.devs[d].Total
-				if size > total || others > total-size {
-					c.outOfMemory(stderr, k, size-c.size, total, others)
+				if want > total || others > total-want {
+					c.outOfMemory(stderr, k, want-c.size, total, others)
 					return fmt.Errorf("%w: a claim of %s does not fit on %s (%s total, %s in use besides)",
-						ErrOutOfMemory, FormatSize(size), c.st.uuid(d), FormatSize(total), FormatSize(others))
+						ErrOutOfMemory, size.Format(want), c.st.uuid(d), size.Format(total), size.Format(others))
 				}
 			}
 		}
 		if len(c.files) == 0 {
-			if err := c.create(size); err != nil {
+			if err := c.create(want); err != nil {
 				return fmt.Errorf("fake-alloc: %w", err)
 			}
-			c.size = size
+			c.size = want
 			return nil
 		}
 		for _, f := range c.files {
-			if _, err := f.WriteAt(claimFile{size: size, lag: c.lag}.encode(), 0); err != nil {
+			if _, err := f.WriteAt(claimFile{size: want, lag: c.lag}.encode(), 0); err != nil {
 				return fmt.Errorf("fake-alloc: %w", err)
 			}
 		}
-		c.size = size
+		c.size = want
 		return nil
 	})
 }
@@ -90,19 +92,19 @@ func (c *claim) set(size uint64, stderr io.Writer) error {
 func (c *claim) outOfMemory(w io.Writer, k int, tried, total, others uint64) {
 	free := sub(total, others+c.size)
 	switch c.profile {
-	case FakeTensorFlow:
+	case TensorFlow:
 		fmt.Fprintf(w, "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[%d] and type float on /job:localhost/replica:0/task:0/device:GPU:%d by allocator GPU_%d_bfc\n",
 			tried/4, k, k)
-	case FakeJAX:
+	case JAX:
 		fmt.Fprintf(w, "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate %d bytes.\n", tried)
-	case FakePyTorch:
+	case PyTorch:
 		fmt.Fprintf(w, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of which %s is free. "+
 			"Including non-PyTorch memory, this process has %s memory in use. Of the allocated memory %s is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated. "+
 			"If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n",
 			torchSize(tried), k, torchSize(total), torchSize(free), torchSize(c.size), torchSize(c.size))
 	default:
 		fmt.Fprintf(w, "CUDA out of memory. Tried to allocate %s (GPU %d; %s total capacity; %s already allocated by other processes; %s already allocated by this process)\n",
-			FormatSize(tried), k, FormatSize(total), FormatSize(others), FormatSize(c.size))
+			size.Format(tried), k, size.Format(total), size.Format(others), size.Format(c.size))
 	}
 }
 

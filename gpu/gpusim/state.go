@@ -1,4 +1,4 @@
-package gpu
+package gpusim
 
 import (
 	"crypto/rand"
@@ -29,27 +29,27 @@ import (
 // drops it when the process dies, however it dies. A reader that manages to take that flock
 // has found a dead claim, and deletes it.
 
-// FakeOptions selects simulated GPUs.
-type FakeOptions struct {
-	Devices  []FakeDevice // see ParseFakeSpec
-	StateDir string       // shared by every process that claims or measures them
-	PIDs     FakePIDs     // how they report the processes on them
+// Options selects simulated GPUs.
+type Options struct {
+	Devices  []Device // see ParseSpec
+	StateDir string   // shared by every process that claims or measures them
+	PIDs     PIDs     // how they report the processes on them
 }
 
 // as they would on one machine's real GPUs.
-func DefaultFakeStateDir(tmpDir string) string {
+func DefaultStateDir(tmpDir string) string {
 	return filepath.Join(tmpDir, fmt.Sprintf("runall-fake-gpus-%d", os.Getuid()))
 }
 
-// fakeState is a state directory opened for a given list of devices.
-type fakeState struct {
+// state is a state directory opened for a given list of devices.
+type state struct {
 	dir  string
 	id   string
-	devs []FakeDevice
+	devs []Device
 	now  func() time.Time // when a claim is found dead, for its lingering memory
 }
 
-func openFakeState(dir string, devs []FakeDevice) (*fakeState, error) {
+func openState(dir string, devs []Device) (*state, error) {
 	if len(devs) == 0 {
 		return nil, errors.New("no simulated GPUs: want sizes such as 32GiB,16GiB")
 	}
@@ -71,7 +71,7 @@ func openFakeState(dir string, devs []FakeDevice) (*fakeState, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("simulated GPU state: %w", err)
 	}
-	s := &fakeState{dir: dir, devs: slices.Clone(devs), now: time.Now}
+	s := &state{dir: dir, devs: slices.Clone(devs), now: time.Now}
 	err = s.locked(func() error {
 		idPath := filepath.Join(dir, stateIDName)
 		b, err := os.ReadFile(idPath)
@@ -92,11 +92,11 @@ func openFakeState(dir string, devs []FakeDevice) (*fakeState, error) {
 	return s, nil
 }
 
-func (s *fakeState) uuid(i int) string { return fmt.Sprintf("GPU-fake-%d-%s", i, s.id) }
+func (s *state) uuid(i int) string { return fmt.Sprintf("GPU-fake-%d-%s", i, s.id) }
 
 // inDir runs fn on the state directory, reached through its root: what it removes or
 // replaces stays inside.
-func (s *fakeState) inDir(fn func(d *owned.Dir) error) error {
+func (s *state) inDir(fn func(d *owned.Dir) error) error {
 	d, err := owned.Open(s.dir)
 	if err != nil {
 		return err
@@ -106,7 +106,7 @@ func (s *fakeState) inDir(fn func(d *owned.Dir) error) error {
 }
 
 // remove removes the claim file at path, which is under the state directory.
-func (s *fakeState) remove(path string) error {
+func (s *state) remove(path string) error {
 	rel, err := filepath.Rel(s.dir, path)
 	if err != nil {
 		return err
@@ -116,7 +116,7 @@ func (s *fakeState) remove(path string) error {
 
 // locked runs fn holding the state's exclusive lock. Each call opens the lock file afresh:
 // flock belongs to the open file, so goroutines of one process exclude each other too.
-func (s *fakeState) locked(fn func() error) error {
+func (s *state) locked(fn func() error) error {
 	f, err := os.OpenFile(filepath.Join(s.dir, stateLockName), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
@@ -179,7 +179,7 @@ type liveClaim struct {
 // claims lists the claims on device i that count: live ones and lingering ones. It stamps
 // the end of claims found dead, and deletes those whose memory has been given back. Hold
 // the lock.
-func (s *fakeState) claims(i int) ([]liveClaim, error) {
+func (s *state) claims(i int) ([]liveClaim, error) {
 	dir := filepath.Join(s.dir, s.uuid(i))
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -209,7 +209,7 @@ func (s *fakeState) claims(i int) ([]liveClaim, error) {
 // readClaim reads one claim file. One whose owner is gone lingers for its lag after its
 // end, as a real process's memory stays visible to the driver for a while after it exited,
 // and is then deleted.
-func (s *fakeState) readClaim(path string) (c liveClaim, counts bool, err error) {
+func (s *state) readClaim(path string) (c liveClaim, counts bool, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, false, nil
@@ -264,7 +264,7 @@ func (c liveClaim) withName(name string, pid uint32) liveClaim {
 
 // used sums what device i has in use: the driver's reserve, the foreign process, and every
 // claim that counts except the one named skip. Hold the lock.
-func (s *fakeState) used(i int, skip string) (uint64, error) {
+func (s *state) used(i int, skip string) (uint64, error) {
 	cs, err := s.claims(i)
 	if err != nil {
 		return 0, err

@@ -1,4 +1,4 @@
-package gpu
+package gpusim
 
 import (
 	"context"
@@ -9,40 +9,42 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/runall/runall/gpu"
 )
 
-// FakeAllocOptions describes one simulated process's memory on simulated GPUs: what it holds
+// AllocOptions describes one simulated process's memory on simulated GPUs: what it holds
 // over time (a profile, or explicit steps), and where.
-type FakeAllocOptions struct {
+type AllocOptions struct {
 	Size    uint64        // the most it holds on each device, context included, as nvidia-smi shows it
 	Ramp    time.Duration // the time it takes to reach Size
 	Hold    time.Duration // the time it holds its peak before it ends
-	Profile FakeProfile   // how it gets there; the zero value is FakeLinear
-	Context uint64        // the CUDA context the framework profiles start with (0: DefaultFakeContext)
-	Steps   []FakeStep    // explicit totals over time instead of Size, Ramp and Profile
-	Spike   FakeSpike     // an optional transient allocation above the held memory
+	Profile Profile       // how it gets there; the zero value is Linear
+	Context uint64        // the CUDA context the framework profiles start with (0: DefaultContext)
+	Steps   []Step        // explicit totals over time instead of Size, Ramp and Profile
+	Spike   Spike         // an optional transient allocation above the held memory
 	// ReleaseLag is how long its memory stays counted after it ended, however it ended.
 	ReleaseLag time.Duration
 
-	Devices  string       // the trial's CUDA_VISIBLE_DEVICES: UUIDs or indices of simulated GPUs
-	GPUs     []FakeDevice // the simulated GPUs (RUNALL_FAKE_GPUS)
-	StateDir string       // their shared state (RUNALL_FAKE_GPU_STATE)
+	Devices  string   // the trial's CUDA_VISIBLE_DEVICES: UUIDs or indices of simulated GPUs
+	GPUs     []Device // the simulated GPUs (RUNALL_FAKE_GPUS)
+	StateDir string   // their shared state (RUNALL_FAKE_GPU_STATE)
 	Stderr   io.Writer
 
-	// Step is the time between growth steps of FakeLinear; zero means Ramp/20, at least 50ms.
+	// Step is the time between growth steps of Linear; zero means Ramp/20, at least 50ms.
 	Step time.Duration
 	// Sleep waits d or until ctx is done; nil means a timer. Tests replace it to look at the
 	// state between steps without depending on timing.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// FakeAlloc claims memory on each of the given simulated GPUs as a training process does:
+// Alloc claims memory on each of the given simulated GPUs as a training process does:
 // from its schedule (Steps, or Size over Ramp as Profile lays it out), held until Hold after
 // its last step, then given back over ReleaseLag. A step that does not fit next to what else
 // the device holds fails as CUDA would, writing the framework's own out-of-memory message to
 // Stderr and returning an error wrapping ErrOutOfMemory. On ctx's end it ends and returns
 // ctx's error. If the process dies instead, its memory lingers all the same.
-func FakeAlloc(ctx context.Context, opts FakeAllocOptions) (err error) {
+func Alloc(ctx context.Context, opts AllocOptions) (err error) {
 	if opts.Ramp < 0 || opts.Hold < 0 || opts.Step < 0 || opts.ReleaseLag < 0 {
 		return errors.New("fake-alloc: ramp, hold, step and release lag cannot be negative")
 	}
@@ -54,7 +56,7 @@ func FakeAlloc(ctx context.Context, opts FakeAllocOptions) (err error) {
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	st, err := openFakeState(opts.StateDir, opts.GPUs)
+	st, err := openState(opts.StateDir, opts.GPUs)
 	if err != nil {
 		return fmt.Errorf("fake-alloc: %w", err)
 	}
@@ -119,10 +121,10 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // resolve maps a CUDA_VISIBLE_DEVICES value to simulated device indices.
-func (s *fakeState) resolve(visible string) ([]int, error) {
+func (s *state) resolve(visible string) ([]int, error) {
 	entries := splitList(visible)
 	if len(entries) == 0 {
-		return nil, fmt.Errorf("%s is empty: no simulated GPU to claim memory on", EnvCUDAVisibleDevices)
+		return nil, fmt.Errorf("%s is empty: no simulated GPU to claim memory on", gpu.EnvCUDAVisibleDevices)
 	}
 	var out []int
 	for _, e := range entries {
@@ -137,10 +139,10 @@ func (s *fakeState) resolve(visible string) ([]int, error) {
 		}
 		if i < 0 {
 			return nil, fmt.Errorf("%s=%q: %q is not one of the %d simulated GPUs in %s (UUIDs %s to %s)",
-				EnvCUDAVisibleDevices, visible, e, len(s.devs), s.dir, s.uuid(0), s.uuid(len(s.devs)-1))
+				gpu.EnvCUDAVisibleDevices, visible, e, len(s.devs), s.dir, s.uuid(0), s.uuid(len(s.devs)-1))
 		}
 		if slices.Contains(out, i) {
-			return nil, fmt.Errorf("%s=%q: %q is listed twice", EnvCUDAVisibleDevices, visible, e)
+			return nil, fmt.Errorf("%s=%q: %q is listed twice", gpu.EnvCUDAVisibleDevices, visible, e)
 		}
 		out = append(out, i)
 	}

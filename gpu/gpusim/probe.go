@@ -1,4 +1,4 @@
-package gpu
+package gpusim
 
 import (
 	"cmp"
@@ -7,40 +7,42 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/runall/runall/gpu"
 )
 
-// fakeProbe is a Probe over simulated GPUs; every measurement reads the shared state.
-type fakeProbe struct {
-	st   *fakeState
-	pids FakePIDs
+// probe is a gpu.Probe over simulated GPUs; every measurement reads the shared state.
+type probe struct {
+	st   *state
+	pids PIDs
 	proc string // procfs root, to tell a claimant of this pid namespace
 
 	mu     sync.Mutex
 	closed bool
 }
 
-// OpenFake returns a Probe over simulated GPUs whose memory is claimed by `runall
+// Open returns a gpu.Probe over simulated GPUs whose memory is claimed by `runall
 // fake-alloc` processes sharing opts.StateDir (created if missing).
-func OpenFake(opts FakeOptions) (Probe, error) {
-	st, err := openFakeState(opts.StateDir, opts.Devices)
+func Open(opts Options) (gpu.Probe, error) {
+	st, err := openState(opts.StateDir, opts.Devices)
 	if err != nil {
 		return nil, err
 	}
-	return &fakeProbe{st: st, pids: opts.PIDs, proc: "/proc"}, nil
+	return &probe{st: st, pids: opts.PIDs, proc: "/proc"}, nil
 }
 
-func (p *fakeProbe) isClosed() bool {
+func (p *probe) isClosed() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.closed
 }
 
-// Devices implements Probe.
-func (p *fakeProbe) Devices() ([]Device, error) {
+// Devices implements gpu.Probe.
+func (p *probe) Devices() ([]gpu.Device, error) {
 	if p.isClosed() {
 		return nil, errClosed
 	}
-	out := make([]Device, len(p.st.devs))
+	out := make([]gpu.Device, len(p.st.devs))
 	err := p.st.locked(func() error {
 		for i, d := range p.st.devs {
 			used, err := p.st.used(i, "")
@@ -51,7 +53,7 @@ func (p *fakeProbe) Devices() ([]Device, error) {
 			if used < d.Total { // a state dir reused with smaller sizes can hold more
 				free = d.Total - used
 			}
-			out[i] = Device{Index: i, UUID: p.st.uuid(i), Name: fakeName, Total: d.Total, Used: used, Free: free}
+			out[i] = gpu.Device{Index: i, UUID: p.st.uuid(i), Name: deviceName, Total: d.Total, Used: used, Free: free}
 		}
 		return nil
 	})
@@ -65,10 +67,10 @@ func (p *fakeProbe) Devices() ([]Device, error) {
 // host PIDs included, so that it is never taken for one of them.
 func foreignPID(i int) uint32 { return 2*hostPIDOffset + uint32(i) }
 
-// Processes implements Probe: one "fake-alloc" process per live claim, and the foreign
+// Processes implements gpu.Probe: one "fake-alloc" process per live claim, and the foreign
 // process where the device has one. Lingering memory belongs to processes that have ended:
 // the driver counts it, but lists no process for it.
-func (p *fakeProbe) Processes(index int) ([]Process, error) {
+func (p *probe) Processes(index int) ([]gpu.Process, error) {
 	if p.isClosed() {
 		return nil, errClosed
 	}
@@ -83,31 +85,31 @@ func (p *fakeProbe) Processes(index int) ([]Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulated GPUs: %w", err)
 	}
-	out := make([]Process, 0, len(cs)+1)
-	if p.pids == FakePIDsNone {
+	out := make([]gpu.Process, 0, len(cs)+1)
+	if p.pids == PIDsNone {
 		return out, nil
 	}
 	if f := p.st.devs[index].Foreign; f > 0 {
-		out = append(out, Process{PID: foreignPID(index), UsedMemory: f})
+		out = append(out, gpu.Process{PID: foreignPID(index), UsedMemory: f})
 	}
 	for _, c := range cs {
 		switch {
 		case c.lingering:
 			continue
-		case p.pids == FakePIDsHost:
-			out = append(out, Process{PID: c.pid + hostPIDOffset, UsedMemory: c.size})
+		case p.pids == PIDsHost:
+			out = append(out, gpu.Process{PID: c.pid + hostPIDOffset, UsedMemory: c.size})
 		default:
 			// A claimant holds its claim file open, as a CUDA process holds /dev/nvidia*.
-			local := holdsOpen(p.proc, c.pid, filepath.Join(p.st.dir, p.st.uuid(index)))
-			out = append(out, Process{PID: c.pid, Name: fakeProcName, UsedMemory: c.size, Local: local})
+			local := gpu.HoldsOpen(p.proc, c.pid, filepath.Join(p.st.dir, p.st.uuid(index)))
+			out = append(out, gpu.Process{PID: c.pid, Name: procName, UsedMemory: c.size, Local: local})
 		}
 	}
-	slices.SortFunc(out, func(a, b Process) int { return cmp.Compare(a.PID, b.PID) })
+	slices.SortFunc(out, func(a, b gpu.Process) int { return cmp.Compare(a.PID, b.PID) })
 	return out, nil
 }
 
-// Env implements Probe: the UUIDs, and where fake-alloc finds the devices and their claims.
-func (p *fakeProbe) Env(indices []int) []string {
+// Env implements gpu.Probe: the UUIDs, and where fake-alloc finds the devices and their claims.
+func (p *probe) Env(indices []int) []string {
 	uuids := make([]string, 0, len(indices))
 	for _, i := range indices {
 		if i >= 0 && i < len(p.st.devs) {
@@ -115,15 +117,15 @@ func (p *fakeProbe) Env(indices []int) []string {
 		}
 	}
 	return []string{
-		EnvCUDAVisibleDevices + "=" + strings.Join(uuids, ","),
-		EnvCUDADeviceOrder + "=PCI_BUS_ID", // as on real GPUs, so trials see the same either way
-		EnvFakeGPUs + "=" + FormatFakeSpec(p.st.devs),
-		EnvFakeGPUState + "=" + p.st.dir,
+		gpu.EnvCUDAVisibleDevices + "=" + strings.Join(uuids, ","),
+		gpu.EnvCUDADeviceOrder + "=PCI_BUS_ID", // as on real GPUs, so trials see the same either way
+		EnvGPUs + "=" + FormatSpec(p.st.devs),
+		EnvState + "=" + p.st.dir,
 	}
 }
 
-// Close implements Probe. Claims belong to their processes, so there is nothing to release.
-func (p *fakeProbe) Close() error {
+// Close implements gpu.Probe. Claims belong to their processes, so there is nothing to release.
+func (p *probe) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true

@@ -1,4 +1,4 @@
-package gpu
+package gpusim
 
 import (
 	"bufio"
@@ -15,6 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/size"
 )
 
 const (
@@ -36,12 +39,12 @@ func TestMain(m *testing.M) {
 // helperMain is a fake-alloc process: it claims, says "claimed" (or "oom"), and holds the
 // claim until its stdin closes, so that the test decides when claims overlap and end.
 func helperMain() int {
-	sizes, err := ParseFakeSpec(os.Getenv(EnvFakeGPUs))
+	sizes, err := ParseSpec(os.Getenv(EnvGPUs))
 	if err != nil {
 		fmt.Println(err)
 		return 1
 	}
-	size, err := ParseSize(os.Getenv(helperSize))
+	amount, err := size.Parse(os.Getenv(helperSize))
 	if err != nil {
 		fmt.Println(err)
 		return 1
@@ -53,9 +56,9 @@ func helperMain() int {
 			return 1
 		}
 	}
-	err = FakeAlloc(context.Background(), FakeAllocOptions{
-		Size: size, Hold: time.Hour, ReleaseLag: lag,
-		Devices: os.Getenv(EnvCUDAVisibleDevices), GPUs: sizes, StateDir: os.Getenv(EnvFakeGPUState),
+	err = Alloc(context.Background(), AllocOptions{
+		Size: amount, Hold: time.Hour, ReleaseLag: lag,
+		Devices: os.Getenv(gpu.EnvCUDAVisibleDevices), GPUs: sizes, StateDir: os.Getenv(EnvState),
 		Stderr: os.Stderr,
 		Sleep: func(context.Context, time.Duration) error {
 			fmt.Println(helperReady)
@@ -74,18 +77,18 @@ func helperMain() int {
 	return 0
 }
 
-func TestParseFakeSpec(t *testing.T) {
+func TestParseSpec(t *testing.T) {
 	tests := []struct {
 		spec    string
-		want    []FakeDevice
+		want    []Device
 		wantErr string
 	}{
 		{spec: "32GiB,32GiB", want: fakeSizes(32*gi, 32*gi)},
 		{spec: " 16GiB , 512MiB ", want: fakeSizes(16*gi, 512<<20)},
 		{spec: "2x8GiB,4GiB", want: fakeSizes(8*gi, 8*gi, 4*gi)},
 		{spec: "80G", want: fakeSizes(80 * gi)},
-		{spec: "2x80GiB:reserve=512MiB", want: []FakeDevice{{Total: 80 * gi, Reserve: 512 << 20}, {Total: 80 * gi, Reserve: 512 << 20}}},
-		{spec: "16GiB:foreign=4GiB:reserve=1GiB,8GiB", want: []FakeDevice{{Total: 16 * gi, Reserve: gi, Foreign: 4 * gi}, {Total: 8 * gi}}},
+		{spec: "2x80GiB:reserve=512MiB", want: []Device{{Total: 80 * gi, Reserve: 512 << 20}, {Total: 80 * gi, Reserve: 512 << 20}}},
+		{spec: "16GiB:foreign=4GiB:reserve=1GiB,8GiB", want: []Device{{Total: 16 * gi, Reserve: gi, Foreign: 4 * gi}, {Total: 8 * gi}}},
 		{spec: "", wantErr: "empty simulated GPU spec"},
 		{spec: "32GiB,", wantErr: "entry 2 is empty"},
 		{spec: "32XB", wantErr: "invalid size"},
@@ -96,25 +99,25 @@ func TestParseFakeSpec(t *testing.T) {
 		{spec: "8GiB:reserve=4GiB:foreign=5GiB", wantErr: "exceed the device's 8.0 GiB"},
 	}
 	for _, tt := range tests {
-		got, err := ParseFakeSpec(tt.spec)
+		got, err := ParseSpec(tt.spec)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("ParseFakeSpec(%q) error = %v, want one saying %q", tt.spec, err, tt.wantErr)
+				t.Errorf("ParseSpec(%q) error = %v, want one saying %q", tt.spec, err, tt.wantErr)
 			}
 			continue
 		}
 		if err != nil || !slices.Equal(got, tt.want) {
-			t.Errorf("ParseFakeSpec(%q) = %v, %v; want %v", tt.spec, got, err, tt.want)
+			t.Errorf("ParseSpec(%q) = %v, %v; want %v", tt.spec, got, err, tt.want)
 		}
-		if back, err := ParseFakeSpec(FormatFakeSpec(got)); err != nil || !slices.Equal(back, got) {
-			t.Errorf("FormatFakeSpec(%v) = %q does not read back", got, FormatFakeSpec(got))
+		if back, err := ParseSpec(FormatSpec(got)); err != nil || !slices.Equal(back, got) {
+			t.Errorf("FormatSpec(%v) = %q does not read back", got, FormatSpec(got))
 		}
 	}
 }
 
-func openFakeT(t *testing.T, dir string, devs []FakeDevice) Probe {
+func openFakeT(t *testing.T, dir string, devs []Device) gpu.Probe {
 	t.Helper()
-	p, err := OpenFake(FakeOptions{Devices: devs, StateDir: dir})
+	p, err := Open(Options{Devices: devs, StateDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +125,7 @@ func openFakeT(t *testing.T, dir string, devs []FakeDevice) Probe {
 	return p
 }
 
-func devicesT(t *testing.T, p Probe) []Device {
+func devicesT(t *testing.T, p gpu.Probe) []gpu.Device {
 	t.Helper()
 	devs, err := p.Devices()
 	if err != nil {
@@ -131,7 +134,7 @@ func devicesT(t *testing.T, p Probe) []Device {
 	return devs
 }
 
-func TestFakeDevices(t *testing.T) {
+func TestDevices(t *testing.T) {
 	dir := t.TempDir()
 	p := openFakeT(t, dir, fakeSizes(32*gi, 16*gi))
 	devs := devicesT(t, p)
@@ -152,21 +155,21 @@ func TestFakeDevices(t *testing.T) {
 		t.Errorf("two state dirs share UUID %s", other[0].UUID)
 	}
 	env := p.Env([]int{1})
-	want := []string{EnvCUDAVisibleDevices + "=" + devs[1].UUID, EnvCUDADeviceOrder + "=PCI_BUS_ID",
-		EnvFakeGPUs + "=32GiB,16GiB", EnvFakeGPUState + "=" + dir}
+	want := []string{gpu.EnvCUDAVisibleDevices + "=" + devs[1].UUID, gpu.EnvCUDADeviceOrder + "=PCI_BUS_ID",
+		EnvGPUs + "=32GiB,16GiB", EnvState + "=" + dir}
 	if !slices.Equal(env, want) {
 		t.Errorf("Env = %q, want %q", env, want)
 	}
 }
 
-func TestFakeAllocRamp(t *testing.T) {
+func TestAllocRamp(t *testing.T) {
 	dir := t.TempDir()
 	p := openFakeT(t, dir, fakeSizes(16*gi))
 	uuid := devicesT(t, p)[0].UUID
 	const size, steps = 10 * gi, 20
 	var seen []uint64
-	var procs []Process
-	err := FakeAlloc(context.Background(), FakeAllocOptions{
+	var procs []gpu.Process
+	err := Alloc(context.Background(), AllocOptions{
 		Size: size, Ramp: 2 * time.Second, Hold: time.Minute,
 		Devices: uuid, GPUs: fakeSizes(16 * gi), StateDir: dir,
 		Sleep: func(_ context.Context, d time.Duration) error {
@@ -190,7 +193,7 @@ func TestFakeAllocRamp(t *testing.T) {
 	if !slices.Equal(seen, want) {
 		t.Errorf("claim seen growing as %v, want %v", seen, want)
 	}
-	if len(procs) != 1 || procs[0] != (Process{PID: uint32(os.Getpid()), Name: "fake-alloc", UsedMemory: size, Local: true}) {
+	if len(procs) != 1 || procs[0] != (gpu.Process{PID: uint32(os.Getpid()), Name: "fake-alloc", UsedMemory: size, Local: true}) {
 		t.Errorf("processes while holding = %+v", procs)
 	}
 	if d := devicesT(t, p)[0]; d.Used != 0 {
@@ -217,14 +220,14 @@ func holdUntil(held chan<- struct{}, release <-chan struct{}) func(context.Conte
 	}
 }
 
-func TestFakeAllocOutOfMemory(t *testing.T) {
+func TestAllocOutOfMemory(t *testing.T) {
 	dir := t.TempDir()
 	sizes := fakeSizes(10 * gi)
 	p := openFakeT(t, dir, sizes)
 	held, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
-		done <- FakeAlloc(context.Background(), FakeAllocOptions{
+		done <- Alloc(context.Background(), AllocOptions{
 			Size: 6 * gi, Hold: time.Hour, Devices: "0", GPUs: sizes, StateDir: dir,
 			Sleep: holdUntil(held, release),
 		})
@@ -232,7 +235,7 @@ func TestFakeAllocOutOfMemory(t *testing.T) {
 	<-held
 
 	var stderr bytes.Buffer
-	err := FakeAlloc(context.Background(), FakeAllocOptions{
+	err := Alloc(context.Background(), AllocOptions{
 		Size: 6 * gi, Ramp: time.Second, Hold: time.Hour, Devices: "0", GPUs: sizes, StateDir: dir, Stderr: &stderr,
 		Sleep: func(context.Context, time.Duration) error { return nil },
 	})
@@ -247,24 +250,24 @@ func TestFakeAllocOutOfMemory(t *testing.T) {
 	}
 	// The failed claim is gone; the first one still holds.
 	if d := devicesT(t, p)[0]; d.Used != 6*gi {
-		t.Errorf("after the failed claim: used %s, want 6.0 GiB", FormatSize(d.Used))
+		t.Errorf("after the failed claim: used %s, want 6.0 GiB", size.Format(d.Used))
 	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	if d := devicesT(t, p)[0]; d.Used != 0 {
-		t.Errorf("after both: used %s", FormatSize(d.Used))
+		t.Errorf("after both: used %s", size.Format(d.Used))
 	}
 }
 
-func TestFakeAllocSeveralDevices(t *testing.T) {
+func TestAllocSeveralDevices(t *testing.T) {
 	dir := t.TempDir()
 	sizes := fakeSizes(8*gi, 8*gi, 8*gi)
 	p := openFakeT(t, dir, sizes)
 	uuids := []string{devicesT(t, p)[2].UUID, devicesT(t, p)[0].UUID}
 	var used []uint64
-	err := FakeAlloc(context.Background(), FakeAllocOptions{
+	err := Alloc(context.Background(), AllocOptions{
 		Size: 3 * gi, Hold: time.Hour, Devices: strings.Join(uuids, ","), GPUs: sizes, StateDir: dir,
 		Sleep: func(context.Context, time.Duration) error {
 			for _, d := range devicesT(t, p) {
@@ -281,7 +284,7 @@ func TestFakeAllocSeveralDevices(t *testing.T) {
 	}
 }
 
-func TestFakeAllocBadDevices(t *testing.T) {
+func TestAllocBadDevices(t *testing.T) {
 	dir := t.TempDir()
 	sizes := fakeSizes(8*gi, 8*gi)
 	for _, tt := range []struct{ devices, want string }{
@@ -290,14 +293,14 @@ func TestFakeAllocBadDevices(t *testing.T) {
 		{"GPU-fake-0-00000000", "is not one of"},
 		{"1,1", "listed twice"},
 	} {
-		err := FakeAlloc(context.Background(), FakeAllocOptions{Size: gi, Devices: tt.devices, GPUs: sizes, StateDir: dir})
+		err := Alloc(context.Background(), AllocOptions{Size: gi, Devices: tt.devices, GPUs: sizes, StateDir: dir})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Devices %q: err = %v, want one saying %q", tt.devices, err, tt.want)
 		}
 	}
 }
 
-func TestFakeAllocCancel(t *testing.T) {
+func TestAllocCancel(t *testing.T) {
 	dir := t.TempDir()
 	sizes := fakeSizes(8 * gi)
 	p := openFakeT(t, dir, sizes)
@@ -305,27 +308,27 @@ func TestFakeAllocCancel(t *testing.T) {
 	held := make(chan struct{})
 	done := make(chan error)
 	go func() {
-		done <- FakeAlloc(ctx, FakeAllocOptions{
+		done <- Alloc(ctx, AllocOptions{
 			Size: 2 * gi, Hold: time.Hour, Devices: "0", GPUs: sizes, StateDir: dir,
 			Sleep: holdUntil(held, nil),
 		})
 	}()
 	<-held
 	if d := devicesT(t, p)[0]; d.Used != 2*gi {
-		t.Errorf("while holding: used %s", FormatSize(d.Used))
+		t.Errorf("while holding: used %s", size.Format(d.Used))
 	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 	if d := devicesT(t, p)[0]; d.Used != 0 {
-		t.Errorf("after cancel: used %s", FormatSize(d.Used))
+		t.Errorf("after cancel: used %s", size.Format(d.Used))
 	}
 }
 
 // Claims made all at once by many goroutines, all held until every one has tried, never add
 // up to more than the device has: exactly as many fit as can.
-func TestFakeAllocConcurrentGoroutines(t *testing.T) {
+func TestAllocConcurrentGoroutines(t *testing.T) {
 	dir := t.TempDir()
 	sizes := fakeSizes(20 * gi)
 	p := openFakeT(t, dir, sizes)
@@ -337,7 +340,7 @@ func TestFakeAllocConcurrentGoroutines(t *testing.T) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			err := FakeAlloc(context.Background(), FakeAllocOptions{
+			err := Alloc(context.Background(), AllocOptions{
 				Size: 3 * gi, Hold: time.Hour, Devices: "0", GPUs: sizes, StateDir: dir,
 				Sleep: func(context.Context, time.Duration) error {
 					if devs, err := p.Devices(); err != nil || devs[0].Used > devs[0].Total {
@@ -423,7 +426,7 @@ func pids(hs []*helper) []uint32 {
 
 // Claims from other processes show in the probe, never oversubscribe the device, and vanish
 // when their process is killed with SIGKILL, which leaves it no chance to clean up.
-func TestFakeAllocProcesses(t *testing.T) {
+func TestAllocProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -432,8 +435,8 @@ func TestFakeAllocProcesses(t *testing.T) {
 	p := openFakeT(t, dir, sizes)
 	devs := devicesT(t, p)
 	env := []string{
-		EnvFakeGPUs + "=" + FormatFakeSpec(sizes), EnvFakeGPUState + "=" + dir,
-		EnvCUDAVisibleDevices + "=" + devs[0].UUID, helperSize + "=3GiB",
+		EnvGPUs + "=" + FormatSpec(sizes), EnvState + "=" + dir,
+		gpu.EnvCUDAVisibleDevices + "=" + devs[0].UUID, helperSize + "=3GiB",
 	}
 	fit, oom := startHelpers(t, 10, env)
 	if len(fit) != 6 || len(oom) != 4 {
@@ -464,7 +467,7 @@ func TestFakeAllocProcesses(t *testing.T) {
 	victim.cmd.Process.Kill()
 	victim.cmd.Wait()
 	if d := devicesT(t, p)[0]; d.Used != 15*gi {
-		t.Errorf("after SIGKILL of one: used %s, want 15.0 GiB", FormatSize(d.Used))
+		t.Errorf("after SIGKILL of one: used %s, want 15.0 GiB", size.Format(d.Used))
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, devs[0].UUID, fmt.Sprintf("%d-*", victim.cmd.Process.Pid))); len(left) != 0 {
 		t.Errorf("dead claim files left: %v", left)
@@ -478,14 +481,14 @@ func TestFakeAllocProcesses(t *testing.T) {
 		}
 	}
 	if d := devicesT(t, p)[0]; d.Used != 0 {
-		t.Errorf("after all: used %s", FormatSize(d.Used))
+		t.Errorf("after all: used %s", size.Format(d.Used))
 	}
 }
 
 // TestFakePIDs: simulated GPUs report their claimants as NVML does in runall's pid
 // namespace, as an older driver does inside a container (numbers that name no process
 // here, the same for a claimant every time), or not at all.
-func TestFakePIDs(t *testing.T) {
+func TestPIDs(t *testing.T) {
 	dir := t.TempDir()
 	sizes := fakeSizes(16 * gi)
 	claim := func() func() {
@@ -493,7 +496,7 @@ func TestFakePIDs(t *testing.T) {
 		held := make(chan struct{})
 		done := make(chan error, 1)
 		go func() {
-			done <- FakeAlloc(ctx, FakeAllocOptions{Size: gi, Hold: time.Minute, Devices: "0", GPUs: sizes, StateDir: dir,
+			done <- Alloc(ctx, AllocOptions{Size: gi, Hold: time.Minute, Devices: "0", GPUs: sizes, StateDir: dir,
 				Sleep: func(ctx context.Context, d time.Duration) error {
 					close(held)
 					<-ctx.Done()
@@ -507,40 +510,40 @@ func TestFakePIDs(t *testing.T) {
 	defer release()
 	for _, tc := range []struct {
 		spec string
-		want []Process
+		want []gpu.Process
 	}{
-		{"", []Process{{PID: uint32(os.Getpid()), Name: "fake-alloc", UsedMemory: gi, Local: true}}},
-		{"1", []Process{{PID: uint32(os.Getpid()) + hostPIDOffset, UsedMemory: gi}}},
-		{"none", []Process{}},
+		{"", []gpu.Process{{PID: uint32(os.Getpid()), Name: "fake-alloc", UsedMemory: gi, Local: true}}},
+		{"1", []gpu.Process{{PID: uint32(os.Getpid()) + hostPIDOffset, UsedMemory: gi}}},
+		{"none", []gpu.Process{}},
 	} {
-		mode, err := ParseFakePIDs(tc.spec)
+		mode, err := ParsePIDs(tc.spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := OpenFake(FakeOptions{Devices: sizes, StateDir: dir, PIDs: mode})
+		p, err := Open(Options{Devices: sizes, StateDir: dir, PIDs: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for range 2 { // the same numbers every time
 			procs, err := p.Processes(0)
 			if err != nil || !slices.Equal(procs, tc.want) {
-				t.Errorf("%s=%q: processes %+v (%v), want %+v", EnvFakeHostPIDs, tc.spec, procs, err, tc.want)
+				t.Errorf("%s=%q: processes %+v (%v), want %+v", EnvHostPIDs, tc.spec, procs, err, tc.want)
 			}
 		}
 		if d := devicesT(t, p)[0]; d.Used != gi {
 			t.Errorf("%q: used %d, want the claim whatever the processes say", tc.spec, d.Used)
 		}
 	}
-	if _, err := ParseFakePIDs("yes please"); err == nil {
-		t.Error("ParseFakePIDs accepted nonsense")
+	if _, err := ParsePIDs("yes please"); err == nil {
+		t.Error("ParsePIDs accepted nonsense")
 	}
 }
 
 // fakeSizes is simulated GPUs of the given sizes, with no reserve and no foreign process.
-func fakeSizes(sizes ...uint64) []FakeDevice {
-	out := make([]FakeDevice, len(sizes))
+func fakeSizes(sizes ...uint64) []Device {
+	out := make([]Device, len(sizes))
 	for i, s := range sizes {
-		out[i] = FakeDevice{Total: s}
+		out[i] = Device{Total: s}
 	}
 	return out
 }

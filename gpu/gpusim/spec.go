@@ -1,69 +1,71 @@
-package gpu
+package gpusim
 
 import (
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/runall/runall/size"
 )
 
-// FakePIDs is how simulated GPUs report the processes that claim their memory: as NVML does
+// PIDs is how simulated GPUs report the processes that claim their memory: as NVML does
 // where it shares runall's pid namespace (recent drivers, VMs, bare metal, hostPID Pods), or
 // as an older driver inside a container does.
-type FakePIDs int
+type PIDs int
 
 const (
-	FakePIDsLocal FakePIDs = iota // each claimant's own PID
-	FakePIDsHost                  // numbers that name no process here, as the host's PIDs seen from a container
-	FakePIDsNone                  // no processes at all: memory figures only
+	PIDsLocal PIDs = iota // each claimant's own PID
+	PIDsHost              // numbers that name no process here, as the host's PIDs seen from a container
+	PIDsNone              // no processes at all: memory figures only
 )
 
 // hostPIDOffset turns a PID into one no pid namespace here can have: PID_MAX_LIMIT on
 // 64-bit Linux. The same claimant always gets the same number, as a host PID would be.
 const hostPIDOffset = 1 << 22
 
-// ParseFakePIDs reads RUNALL_FAKE_HOST_PIDS: empty or "0" for local PIDs, "1" for host PIDs,
+// ParsePIDs reads RUNALL_FAKE_HOST_PIDS: empty or "0" for local PIDs, "1" for host PIDs,
 // "none" for no processes.
-func ParseFakePIDs(s string) (FakePIDs, error) {
+func ParsePIDs(s string) (PIDs, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "0", "false":
-		return FakePIDsLocal, nil
+		return PIDsLocal, nil
 	case "1", "true":
-		return FakePIDsHost, nil
+		return PIDsHost, nil
 	case "none":
-		return FakePIDsNone, nil
+		return PIDsNone, nil
 	}
-	return 0, fmt.Errorf("%s=%q: want 1 (report host PIDs, as a container on an older driver sees them), none (report no processes) or 0", EnvFakeHostPIDs, s)
+	return 0, fmt.Errorf("%s=%q: want 1 (report host PIDs, as a container on an older driver sees them), none (report no processes) or 0", EnvHostPIDs, s)
 }
 
-// ErrOutOfMemory is wrapped by FakeAlloc's error when a claim does not fit on its device.
+// ErrOutOfMemory is wrapped by Alloc's error when a claim does not fit on its device.
 var ErrOutOfMemory = errors.New("simulated GPU out of memory")
 
 var errClosed = errors.New("gpu: probe is closed")
 
 const (
-	fakeName      = "Simulated GPU"
-	fakeProcName  = "fake-alloc"
+	deviceName    = "Simulated GPU"
+	procName      = "fake-alloc"
 	stateLockName = "lock"
 	stateIDName   = "id"
 )
 
-// FakeDevice is one simulated GPU: its memory, the share of it the driver keeps (used, but
+// Device is one simulated GPU: its memory, the share of it the driver keeps (used, but
 // held by no process), and what another user's process holds on it from the start.
-type FakeDevice struct {
+type Device struct {
 	Total   uint64 // bytes
 	Reserve uint64 // counted as used, by no process: the driver's own share
 	Foreign uint64 // held by a process that is none of runall's (another container's)
 }
 
-// ParseFakeSpec reads a list of simulated GPUs such as "32GiB,32GiB" or "4x16GiB,8GiB",
+// ParseSpec reads a list of simulated GPUs such as "32GiB,32GiB" or "4x16GiB,8GiB",
 // each optionally followed by ":reserve=SIZE" (memory no process holds) and
 // ":foreign=SIZE" (held by another user's process): "2x80GiB:reserve=512MiB".
-func ParseFakeSpec(spec string) ([]FakeDevice, error) {
+func ParseSpec(spec string) ([]Device, error) {
 	if strings.TrimSpace(spec) == "" {
 		return nil, errors.New("empty simulated GPU spec: want sizes such as 32GiB,16GiB or 4x16GiB")
 	}
-	var devs []FakeDevice
+	var devs []Device
 	for i, f := range strings.Split(spec, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
@@ -78,14 +80,14 @@ func ParseFakeSpec(spec string) ([]FakeDevice, error) {
 			}
 			count, f = c, strings.TrimSpace(rest)
 		}
-		size, err := ParseSize(f)
+		total, err := size.Parse(f)
 		if err != nil {
 			return nil, fmt.Errorf("simulated GPU spec %q: %w", spec, err)
 		}
-		if size == 0 {
+		if total == 0 {
 			return nil, fmt.Errorf("simulated GPU spec %q: entry %d has no memory", spec, i+1)
 		}
-		d := FakeDevice{Total: size}
+		d := Device{Total: total}
 		if err := d.parseOptions(opts); err != nil {
 			return nil, fmt.Errorf("simulated GPU spec %q: entry %d: %w", spec, i+1, err)
 		}
@@ -97,7 +99,7 @@ func ParseFakeSpec(spec string) ([]FakeDevice, error) {
 }
 
 // parseOptions reads "reserve=SIZE:foreign=SIZE" (either, both, or neither).
-func (d *FakeDevice) parseOptions(opts string) error {
+func (d *Device) parseOptions(opts string) error {
 	if opts == "" {
 		return nil
 	}
@@ -106,7 +108,7 @@ func (d *FakeDevice) parseOptions(opts string) error {
 		if !ok || (k != "reserve" && k != "foreign") {
 			return fmt.Errorf("%q: want reserve=SIZE or foreign=SIZE after the size, such as 80GiB:reserve=512MiB:foreign=4GiB", o)
 		}
-		n, err := ParseSize(v)
+		n, err := size.Parse(v)
 		if err != nil {
 			return fmt.Errorf("%s: %w", k, err)
 		}
@@ -117,13 +119,13 @@ func (d *FakeDevice) parseOptions(opts string) error {
 		}
 	}
 	if d.Reserve+d.Foreign > d.Total {
-		return fmt.Errorf("reserve and foreign memory (%s) exceed the device's %s", FormatSize(d.Reserve+d.Foreign), FormatSize(d.Total))
+		return fmt.Errorf("reserve and foreign memory (%s) exceed the device's %s", size.Format(d.Reserve+d.Foreign), size.Format(d.Total))
 	}
 	return nil
 }
 
-// FormatFakeSpec writes devices back as a spec ParseFakeSpec reads exactly.
-func FormatFakeSpec(devs []FakeDevice) string {
+// FormatSpec writes devices back as a spec ParseSpec reads exactly.
+func FormatSpec(devs []Device) string {
 	parts := make([]string, len(devs))
 	for i, d := range devs {
 		parts[i] = exactSize(d.Total)
@@ -148,5 +150,5 @@ func exactSize(s uint64) string {
 	return strconv.FormatUint(s, 10)
 }
 
-// DefaultFakeStateDir is where simulated GPUs keep their claims when RUNALL_FAKE_GPU_STATE
+// DefaultStateDir is where simulated GPUs keep their claims when RUNALL_FAKE_GPU_STATE
 // is unset: one directory per user under tmpDir, so concurrent runs see each other's claims
