@@ -95,6 +95,9 @@ func (h *held[P]) take(tr *sched.Trial) (p P, ok bool) {
 type gpuResource struct {
 	admit *admit.Admitter
 	held  held[*admit.Placement]
+	iso   *isolation // MPS (gpu-isolation); nil without
+	// isoNote is what gpu-isolation says as the run starts (why it runs without, under auto).
+	isoNote string
 }
 
 // Admit places tr on a device with room for its need.

@@ -70,6 +70,13 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, base: base, claims: opts.Claims.Prefix,
 		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace})
 	r.pause = newPauser(r.launch.procs.running, r.launch.ckpts, r.life)
+	if r.launch.rooms.gpu != nil {
+		iso, note, err := openIsolation(p, opts, gpu)
+		if err != nil {
+			return nil, err
+		}
+		r.launch.rooms.gpu.iso, r.launch.rooms.gpu.isoNote = iso, note
+	}
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
 		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
 	return r, nil

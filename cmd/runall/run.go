@@ -15,6 +15,7 @@ import (
 
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/gpu/gpusim"
+	"github.com/runall/runall/gpu/mps"
 	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/report"
 	"github.com/runall/runall/runner"
@@ -142,6 +143,13 @@ func runRun(_ context.Context, a *app, args []string) error {
 		if opts.Resources.Probe != nil {
 			defer opts.Resources.Probe.Close()
 		}
+	}
+	if onFakeGPUs(a, o.fakeGPUs) && plan.Config.GPUIsolation != mps.None {
+		var done func()
+		if opts.Environ, done, err = withFakeMPSOnPath(opts.Environ); err != nil {
+			return fmt.Errorf("gpu-isolation on simulated GPUs: %w", err)
+		}
+		defer done()
 	}
 	opts.Signals = sigs
 	_, err = runner.Run(plan, opts)

@@ -30,6 +30,7 @@ type AllocOptions struct {
 	GPUs     []Device // the simulated GPUs (RUNALL_FAKE_GPUS)
 	StateDir string   // their shared state (RUNALL_FAKE_GPU_STATE)
 	Stderr   io.Writer
+	MPS      MPSClient // the trial's MPS server, when it runs under gpu-isolation: mps
 
 	// Step is the time between growth steps of Linear; zero means Ramp/20, at least 50ms.
 	Step time.Duration
@@ -65,7 +66,12 @@ func Alloc(ctx context.Context, opts AllocOptions) (err error) {
 		return fmt.Errorf("fake-alloc: %w", err)
 	}
 
-	c := &claim{st: st, devs: devs, lag: opts.ReleaseLag, profile: opts.Profile}
+	ctx, endMPS, err := opts.MPS.join(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { err = endMPS(err) }()
+	c := &claim{st: st, devs: devs, lag: opts.ReleaseLag, profile: opts.Profile, limits: opts.MPS.Limits}
 	defer func() {
 		if rerr := c.release(); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("fake-alloc: release: %w", rerr))

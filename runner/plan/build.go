@@ -24,9 +24,10 @@ type inherited struct {
 	formats       metric.Formats    // recognize-metrics and metric-pattern: the parent's
 	earlyStop     *earlystop.Config // the block's early-stop, for its trials and their steps
 	// A block's GPU needs, timeout and retries are defaults for each of its trials.
-	gpuMemory *gpuMemory
-	gpus      int
-	gpuCap    *bool
+	gpuMemory  *gpuMemory
+	gpus       int
+	gpuCap     *bool
+	gpuThreads int // gpu-threads: its share of the GPU's threads under MPS
 	// memory: a block's host memory need, and the group its trials learn an auto need in.
 	hostMemory *hostMemory
 	hostGroup  string
@@ -85,6 +86,9 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		return t
 	}
 	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
+	if t.GPU != nil {
+		t.GPU.Threads = own.gpuThreads
+	}
 	t.Checkpoint = l.src.checkpoint(c)
 	t.Host = hostSpec(own.hostMemory, hostGroup)
 	t.Timeout = max(own.timeout, 0) // noTimeout is none
@@ -149,7 +153,7 @@ func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path strin
 	t.Order = cmp.Or(c.order, l.cfg.Order, defaultOrder(t.EarlyStop))
 	t.Parallel = l.expandTasks(c.parallel, inherited{
 		tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
-		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, timeout: own.timeout, retries: own.retries,
+		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, gpuThreads: own.gpuThreads, timeout: own.timeout, retries: own.retries,
 		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
 		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
 	}, levelTrial)
@@ -191,7 +195,7 @@ const noTimeout time.Duration = -1
 
 // own is what a task sets for itself or takes from its block: GPU needs, timeout, retries.
 func (c *rawTask) own(in inherited) inherited {
-	o := inherited{gpuMemory: c.gpuMemory, gpus: cmp.Or(c.gpus, in.gpus), gpuCap: c.gpuCap,
+	o := inherited{gpuMemory: c.gpuMemory, gpus: cmp.Or(c.gpus, in.gpus), gpuCap: c.gpuCap, gpuThreads: cmp.Or(c.gpuThreads, in.gpuThreads),
 		timeout: cmp.Or(c.timeout, in.timeout), retries: c.retries, hostMemory: cmp.Or(c.hostMemory, in.hostMemory)}
 	if o.gpuMemory == nil {
 		o.gpuMemory = in.gpuMemory
