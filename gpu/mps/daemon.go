@@ -47,7 +47,7 @@ func (d *Daemon) start() error {
 			return err
 		}
 	}
-	d.offsets, d.clients, d.fault = map[string]int64{}, map[int]int{}, nil
+	d.reset()
 	if _, err := d.set.run(d.env(true), "", "-d"); err != nil {
 		return err
 	}
@@ -62,6 +62,24 @@ func (d *Daemon) start() error {
 			return fmt.Errorf("started, but does not answer at %s: %w", d.Pipe, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// reset forgets what the logs said: a fresh daemon's logs start afresh.
+func (d *Daemon) reset() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.offsets, d.clients, d.fault = map[string]int64{}, map[int]int{}, nil
+}
+
+// skipLogs starts reading the logs at their current ends.
+func (d *Daemon) skipLogs() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, name := range []string{"server.log", "control.log"} {
+		if fi, err := os.Stat(filepath.Join(d.Log, name)); err == nil && d.Log != "" {
+			d.offsets[name] = fi.Size()
+		}
 	}
 }
 

@@ -62,7 +62,9 @@ func open(o Options) (*Set, error) {
 	if pipe, ok := lookup(o.Environ, EnvPipe); ok && pipe != "" {
 		logDir, _ := lookup(o.Environ, EnvLog)
 		d := &Daemon{set: s, Pipe: pipe, Log: logDir, Index: -1}
+		d.reset()
 		if _, err := d.query("get_server_list"); err == nil {
+			d.skipLogs() // what it logged before this run is not this run's
 			d.PID = readPID(pipe)
 			s.node = d
 			s.Note = fmt.Sprintf("gpu-isolation: mps: a client of the node's MPS control daemon at %s=%s", EnvPipe, pipe)
