@@ -38,6 +38,27 @@ type Probe interface {
 	// the probe agree on what it runs on (CUDA_VISIBLE_DEVICES, and for simulated GPUs the
 	// state fake-alloc reads).
 	Env(indices []int) []string
+	// Utilization returns how busy the device with the given index was lately, as NVML's
+	// nvmlDeviceGetUtilizationRates reports it.
+	Utilization(index int) (Utilization, error)
+	// ProcessUtilization returns the share of the device each process that ran kernels on it
+	// lately had, as NVML's nvmlDeviceGetProcessUtilization reports it; a process that ran
+	// none is not listed.
+	ProcessUtilization(index int) ([]ProcessUtilization, error)
 	// Close releases the library or state behind the probe.
 	Close() error
+}
+
+// Utilization is a device's use over the driver's last sample period, in percent.
+type Utilization struct {
+	GPU    uint32 // of the time one or more kernels ran
+	Memory uint32 // of the time device memory was read or written
+}
+
+// ProcessUtilization is one process's use of a device over the driver's last sample period,
+// in percent of the time.
+type ProcessUtilization struct {
+	PID    uint32
+	SM     uint32 // its kernels ran on the SMs
+	Memory uint32 // it read or wrote device memory
 }

@@ -18,7 +18,8 @@ import (
 // adds to a trial's environment and says what a failed attempt means.
 type isolation struct {
 	set     *mps.Set
-	admit   *admit.Admitter
+	room    *gpuResource  // whose trials are placed where
+	closed  *admit.Closed // the GPUs closed to new trials
 	margin  plan.Margin
 	say     func(string)
 	mu      sync.Mutex
@@ -31,9 +32,9 @@ type isolation struct {
 
 // openIsolation starts MPS as the plan's gpu-isolation asks, for the admitter's GPUs; nil
 // without it. note is what to say of it as the run starts.
-func openIsolation(p *plan.Plan, opts Options, a *admit.Admitter) (iso *isolation, note string, err error) {
+func openIsolation(p *plan.Plan, opts Options, g *gpuResource, closed *admit.Closed) (iso *isolation, note string, err error) {
 	mode := p.Config.GPUIsolation
-	if a == nil || mode == mps.None || mode == "" {
+	if g == nil || mode == mps.None || mode == "" {
 		return nil, "", nil
 	}
 	devs, err := opts.Resources.Probe.Devices()
@@ -57,7 +58,7 @@ func openIsolation(p *plan.Plan, opts Options, a *admit.Admitter) (iso *isolatio
 		}
 		return nil, "gpu-isolation: auto: running without MPS: " + why, nil
 	}
-	return &isolation{set: set, admit: a, margin: p.Config.GPUMemoryMargin, gpus: len(uuids), closing: map[int]bool{}, stop: make(chan struct{})}, note, nil
+	return &isolation{set: set, room: g, closed: closed, margin: p.Config.GPUMemoryMargin, gpus: len(uuids), closing: map[int]bool{}, stop: make(chan struct{})}, note, nil
 }
 
 // pgidOf is a live process's group, from /proc.
@@ -138,12 +139,12 @@ func (i *isolation) recover(dev int, f *mps.Fault) {
 		return
 	}
 	i.closing[dev] = true
-	i.admit.Close(dev, "its MPS server restarts after a fault")
+	i.closed.Close(dev, "its MPS server restarts after a fault")
 	i.say(fmt.Sprintf("GPU%d: MPS server down (%s): GPU closed to new trials until its trials have gone and its server is restarted", dev, f.What))
 	i.wg.Add(1)
 	go func() {
 		defer i.wg.Done()
-		for i.admit.Placed(dev) > 0 {
+		for i.room.placed(dev) > 0 {
 			select {
 			case <-i.stop:
 				return
@@ -157,7 +158,7 @@ func (i *isolation) recover(dev int, f *mps.Fault) {
 		i.mu.Lock()
 		delete(i.closing, dev)
 		i.mu.Unlock()
-		i.admit.Open(dev)
+		i.closed.Open(dev)
 		i.say(fmt.Sprintf("GPU%d: MPS server restarted; the GPU takes trials again", dev))
 	}()
 }

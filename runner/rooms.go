@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/runall/runall/runner/admit"
@@ -118,6 +119,19 @@ func (g *gpuResource) Release(tr *sched.Trial) {
 	if p, ok := g.held.take(tr); ok {
 		g.admit.Release(p)
 	}
+}
+
+// placed is how many trials hold a placement on device dev.
+func (g *gpuResource) placed(dev int) int {
+	g.held.mu.Lock()
+	defer g.held.mu.Unlock()
+	n := 0
+	for _, p := range g.held.m {
+		if slices.Contains(p.Devices, dev) {
+			n++
+		}
+	}
+	return n
 }
 
 // Changed is closed when the devices' memory or the reservations changed.

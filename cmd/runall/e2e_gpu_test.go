@@ -186,10 +186,14 @@ type gpuListed struct {
 	Used      uint64 `json:"used_bytes"`
 	Free      uint64 `json:"free_bytes"`
 	Processes []struct {
-		PID  int    `json:"pid"`
-		Name string `json:"name"`
-		Used uint64 `json:"used_bytes"`
+		PID  int     `json:"pid"`
+		Name string  `json:"name"`
+		Used uint64  `json:"used_bytes"`
+		SM   *uint32 `json:"sm_percent"`
 	} `json:"processes"`
+	Utilization *struct {
+		GPU uint32 `json:"gpu_percent"`
+	} `json:"utilization"`
 }
 
 // listGPUs runs `runall gpus --fake-gpus spec --json` in the test's GPU state.
@@ -590,7 +594,7 @@ func TestGPUList(t *testing.T) {
 	e := newGPUE2E(t)
 	const spec = "32GiB,16GiB"
 	row := func(i int, total, used, free string) string {
-		return fmt.Sprintf(`%d +GPU-fake-%d-\w+ +Simulated GPU +%s +%s +%s`,
+		return fmt.Sprintf(`%d +GPU-fake-%d-\w+ +Simulated GPU +%s +%s +%s +0%%`,
 			i, i, regexp.QuoteMeta(total), regexp.QuoteMeta(used), regexp.QuoteMeta(free))
 	}
 	has := func(out string, pattern string) bool {

@@ -15,6 +15,7 @@ import (
 
 const fakeAllocUsage = `Usage: runall fake-alloc --size SIZE [--ramp DURATION] [--hold DURATION] [--profile NAME]
        runall fake-alloc --steps SIZE@TIME,... [--hold DURATION]
+       runall fake-alloc --size SIZE --train-steps N --step-time D --busy F [--sm F]
 
 Holds simulated GPU memory the way a training process holds real memory, so that GPU packing
 can be tried and tested without a GPU. Run it as (part of) a trial's command when runall runs
@@ -34,6 +35,14 @@ its memory stays counted for --release-lag, as a driver takes a while to free it
 
 A step that does not fit beside what else the GPU holds fails as the profile's framework
 does (PyTorch's "CUDA out of memory. Tried to allocate ...", exit 1).
+
+With --train-steps it then trains, holding its memory: N steps of --step-time each when
+alone on its GPUs, of which the share --busy is the GPU computing (the rest: input, Python).
+Beside other processes on a GPU its steps stretch as a real GPU's would: time-sliced, once
+the busy shares add up to more than 1, in proportion, plus a switching cost per extra
+process; with MPS on (a GPU spec's :mps), once the shares weighted by --sm (the share of the
+SMs its kernels fill) exceed the GPU. It prints tqdm's progress bar to stderr as tqdm does
+to a pipe, and ends after the last step (--hold after it, 0 unless given).
 
 It reads the environment runall gives each trial on simulated GPUs:
   CUDA_VISIBLE_DEVICES   the trial's GPUs (UUIDs or indices); SIZE is claimed on each
@@ -59,6 +68,10 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 	fs.StringVar(&f.spike, "spike", "", "a transient allocation above what is held: `SIZE@TIME+DURATION`, e.g. 2GiB@3s+500ms")
 	fs.DurationVar(&f.mpsFault, "mps-fault", 0, "under MPS: cause a fatal GPU fault this long after the start, which takes every client of its server down")
 	fs.DurationVar(&f.lag, "release-lag", gpusim.DefaultReleaseLag, "how long its memory stays counted after it ended (0: freed at once)")
+	fs.IntVar(&f.train.Steps, "train-steps", 0, "after the ramp, train `N` steps holding the memory, printing tqdm's progress (0: none)")
+	fs.DurationVar(&f.train.StepTime, "step-time", 100*time.Millisecond, "with --train-steps: a step's time `D` when alone on its GPUs")
+	fs.Float64Var(&f.train.Busy, "busy", 1, "with --train-steps: the share `F` of a step the GPU computes (the rest is input and Python)")
+	fs.Float64Var(&f.train.SM, "sm", 1, "with --train-steps: the share `F` of the SMs its kernels fill while they run (counts under MPS)")
 	if done, err := fs.parse(args); done {
 		return err
 	}
@@ -101,6 +114,7 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 type fakeAllocFlags struct {
 	size, profile, context, steps, spike string
 	ramp, hold, lag, mpsFault            time.Duration
+	train                                gpusim.Train
 }
 
 // mpsClient reads the MPS variables runall gives a trial under gpu-isolation: mps: its
@@ -138,6 +152,9 @@ func (f fakeAllocFlags) options(fs *flag.FlagSet) (gpusim.AllocOptions, error) {
 		return o, usagef("fake-alloc: --ramp, --hold and --release-lag cannot be negative")
 	}
 	o.Ramp, o.Hold, o.ReleaseLag = f.ramp, f.hold, f.lag
+	if err := f.training(set, &o); err != nil {
+		return o, err
+	}
 	var err error
 	if o.Profile, err = gpusim.ParseProfile(f.profile); err != nil {
 		return o, usagef("fake-alloc: --profile: %v", err)
@@ -167,4 +184,25 @@ func (f fakeAllocFlags) options(fs *flag.FlagSet) (gpusim.AllocOptions, error) {
 		}
 	}
 	return o, nil
+}
+
+// training reads the training flags into o: none of them without --train-steps, and the
+// hold after the last step 0 unless given.
+func (f fakeAllocFlags) training(set map[string]bool, o *gpusim.AllocOptions) error {
+	if f.train.Steps == 0 {
+		for _, name := range []string{"step-time", "busy", "sm"} {
+			if set[name] {
+				return usagef("fake-alloc: --%s is a training step's: give --train-steps N too", name)
+			}
+		}
+		return nil
+	}
+	o.Train = f.train
+	if err := o.Train.Validate(); err != nil {
+		return usagef("fake-alloc: %v (--train-steps, --step-time, --busy, --sm)", err)
+	}
+	if !set["hold"] {
+		o.Hold = 0
+	}
+	return nil
 }

@@ -1,14 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/runall/runall/gpu/gpusim"
 	"github.com/runall/runall/gpu/mps"
 	"github.com/runall/runall/internal/owned"
+	"github.com/runall/runall/runner/proc"
 )
 
 // The simulated MPS (gpu/gpusim/mpsd.go) is this binary under NVIDIA's names: run as
@@ -37,27 +38,26 @@ func onFakeGPUs(a *app, flagValue string) bool {
 	return flagValue != "" || a.getenv(gpusim.EnvGPUs) != ""
 }
 
-// withFakeMPSOnPath puts the simulated nvidia-cuda-mps-control first on PATH, through a link
+// withFakeMPSOnPath, when wanted, puts the simulated nvidia-cuda-mps-control first on PATH, through a link
 // in a directory of its own that done removes: on simulated GPUs a real one must not answer.
-func withFakeMPSOnPath(environ []string) (env []string, done func(), err error) {
+func withFakeMPSOnPath(environ *[]string, wanted bool) (done func(), err error) {
+	if !wanted {
+		return func() {}, nil
+	}
 	exe, err := os.Executable()
 	if err != nil {
-		return environ, func() {}, err
+		return nil, fmt.Errorf("gpu-isolation on simulated GPUs: %w", err)
 	}
 	dir, err := owned.Temp("runall-fake-mps-")
 	if err != nil {
-		return environ, func() {}, err
+		return nil, fmt.Errorf("gpu-isolation on simulated GPUs: %w", err)
 	}
 	if err := dir.Symlink(exe, mps.Binary); err != nil {
 		_ = dir.Close()
-		return environ, func() {}, err
+		return nil, fmt.Errorf("gpu-isolation on simulated GPUs: %w", err)
 	}
-	env = slices.Clone(environ)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = "PATH=" + dir.Path() + string(filepath.ListSeparator) + strings.TrimPrefix(kv, "PATH=")
-			return env, func() { _ = dir.Close() }, nil
-		}
-	}
-	return append(env, "PATH="+dir.Path()), func() { _ = dir.Close() }, nil
+	env := slices.Clone(*environ)
+	path, _ := proc.Lookup(env, "PATH")
+	*environ = proc.Setenv(env, "PATH", dir.Path()+string(filepath.ListSeparator)+path)
+	return func() { _ = dir.Close() }, nil
 }

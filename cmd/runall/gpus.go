@@ -10,14 +10,17 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/size"
 )
 
 const gpusUsage = `Usage: runall gpus [--fake-gpus SIZES] [--json]
 
 Lists the GPUs runall would place trials on, as it measures them: index, UUID, name, total,
-used and free memory, and under each GPU its processes (PID, name, memory), each marked
-"here" when its PID names a process of this pid namespace that uses the GPU. A last line
+used and free memory, utilization (UTIL: the share of the time a kernel ran lately, as
+nvidia-smi's GPU-Util), and under each GPU its processes (PID, name, memory, and in UTIL the
+share of the time its kernels ran), each marked "here" when its PID names a process of this
+pid namespace that uses the GPU. A last line
 says how runall can tell its trials' memory apart on a shared GPU: by their processes' PIDs
 (NVML's PIDs are this namespace's: recent drivers, VMs, bare metal, hostPID Pods), by the
 order processes appear (a container on an older driver, which reports the host's PIDs), or
@@ -26,7 +29,7 @@ only from each GPU's growth (no processes reported).
 By default runall asks NVML, the NVIDIA driver's library (libnvidia-ml.so.1), and shows only
 the GPUs that CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES leave, numbered from 0 in that
 order. With --fake-gpus (or RUNALL_FAKE_GPUS)
-it lists simulated GPUs instead, whose memory 'runall fake-alloc' claims; their state lives in
+it lists simulated GPUs instead, whose memory and compute 'runall fake-alloc' claims; their state lives in
 RUNALL_FAKE_GPU_STATE (default: $TMPDIR/runall-fake-gpus-<uid>); RUNALL_FAKE_HOST_PIDS=1
 makes them report PIDs as a container on an older driver sees them, =none no processes.
 See docs/gpu.md.
@@ -69,6 +72,7 @@ func runGPUs(_ context.Context, a *app, args []string) error {
 		for _, p := range procs {
 			list[i].Processes = append(list[i].Processes, processJSON{PID: p.PID, Name: p.Name, Used: p.UsedMemory, Here: p.Local})
 		}
+		list[i].addUtilization(probe)
 	}
 	pids, note := pidNamespace(list)
 	if *asJSON {
@@ -121,6 +125,14 @@ type gpuJSON struct {
 	Free           uint64        `json:"free_bytes"`
 	Processes      []processJSON `json:"processes"`
 	ProcessesError string        `json:"processes_error,omitempty"`
+	// Utilization is NVML's utilization rates (nil when the device reports none, with why).
+	Utilization      *utilizationJSON `json:"utilization,omitempty"`
+	UtilizationError string           `json:"utilization_error,omitempty"`
+}
+
+type utilizationJSON struct {
+	GPU    uint32 `json:"gpu_percent"`    // of the time a kernel ran
+	Memory uint32 `json:"memory_percent"` // of the time memory was read or written
 }
 
 type processJSON struct {
@@ -128,21 +140,49 @@ type processJSON struct {
 	Name string `json:"name"`
 	Used uint64 `json:"used_bytes"`
 	Here bool   `json:"here"` // the PID names a process of this pid namespace that uses the GPU
+	// SM is the share of the time its kernels ran lately; absent when it ran none.
+	SM *uint32 `json:"sm_percent,omitempty"`
+}
+
+// addUtilization adds the device's utilization and each of its processes' share, as far as
+// the device reports them: some GPUs (and drivers) report neither.
+func (g *gpuJSON) addUtilization(probe gpu.Probe) {
+	u, err := probe.Utilization(g.Index)
+	if err != nil {
+		g.UtilizationError = err.Error()
+		return
+	}
+	g.Utilization = &utilizationJSON{GPU: u.GPU, Memory: u.Memory}
+	procs, err := probe.ProcessUtilization(g.Index)
+	if err != nil {
+		return // the device's rates are still worth showing
+	}
+	for _, pu := range procs {
+		for k := range g.Processes {
+			if g.Processes[k].PID == pu.PID {
+				g.Processes[k].SM = &pu.SM
+			}
+		}
+	}
 }
 
 // printGPUs writes one row per GPU and, indented beneath it, one per process, with the
-// process's memory in the USED column.
+// process's memory in the USED column and its kernels' share of the time in UTIL.
 func printGPUs(w io.Writer, list []gpuJSON) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GPU\tUUID\tNAME\tTOTAL\tUSED\tFREE")
+	fmt.Fprintln(tw, "GPU\tUUID\tNAME\tTOTAL\tUSED\tFREE\tUTIL")
 	var errs []string
 	for _, g := range list {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", g.Index, g.UUID, g.Name,
-			size.Format(g.Total), size.Format(g.Used), size.Format(g.Free))
+		util := "?"
+		if g.Utilization != nil {
+			util = fmt.Sprintf("%d%%", g.Utilization.GPU)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Index, g.UUID, g.Name,
+			size.Format(g.Total), size.Format(g.Used), size.Format(g.Free), util)
 		if g.ProcessesError != "" {
-			// Every row keeps all five tab-ended cells, or tabwriter would realign the rest.
-			fmt.Fprint(tw, "\t  (processes unknown)\t\t\t\t\n")
+			// Every row keeps all six tab-ended cells, or tabwriter would realign the rest.
+			fmt.Fprint(tw, "\t  (processes unknown)\t\t\t\t\t\n")
 			errs = append(errs, fmt.Sprintf("gpu %d: %s", g.Index, g.ProcessesError))
 		}
 		for _, p := range g.Processes {
@@ -153,7 +193,11 @@ func printGPUs(w io.Writer, list []gpuJSON) error {
 			if p.Here {
 				name += " (here)"
 			}
-			fmt.Fprintf(tw, "\t  pid %s\t%s\t\t%s\t\n", strconv.FormatUint(uint64(p.PID), 10), name, size.Format(p.Used))
+			sm := ""
+			if p.SM != nil {
+				sm = fmt.Sprintf("%d%%", *p.SM)
+			}
+			fmt.Fprintf(tw, "\t  pid %s\t%s\t\t%s\t\t%s\n", strconv.FormatUint(uint64(p.PID), 10), name, size.Format(p.Used), sm)
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -144,13 +144,11 @@ func runRun(_ context.Context, a *app, args []string) error {
 			defer opts.Resources.Probe.Close()
 		}
 	}
-	if onFakeGPUs(a, o.fakeGPUs) && plan.Config.GPUIsolation != mps.None {
-		var done func()
-		if opts.Environ, done, err = withFakeMPSOnPath(opts.Environ); err != nil {
-			return fmt.Errorf("gpu-isolation on simulated GPUs: %w", err)
-		}
-		defer done()
+	doneMPS, err := withFakeMPSOnPath(&opts.Environ, onFakeGPUs(a, o.fakeGPUs) && plan.Config.GPUIsolation != mps.None)
+	if err != nil {
+		return err
 	}
+	defer doneMPS()
 	opts.Signals = sigs
 	_, err = runner.Run(plan, opts)
 	if srv != nil {

@@ -25,6 +25,9 @@ type AllocOptions struct {
 	Spike   Spike         // an optional transient allocation above the held memory
 	// ReleaseLag is how long its memory stays counted after it ended, however it ended.
 	ReleaseLag time.Duration
+	// Train is the training loop it runs once its memory is at its peak, printing tqdm's
+	// progress to Stderr, before Hold; the zero value runs none.
+	Train Train
 
 	Devices  string   // the trial's CUDA_VISIBLE_DEVICES: UUIDs or indices of simulated GPUs
 	GPUs     []Device // the simulated GPUs (RUNALL_FAKE_GPUS)
@@ -40,38 +43,25 @@ type AllocOptions struct {
 }
 
 // Alloc claims memory on each of the given simulated GPUs as a training process does:
-// from its schedule (Steps, or Size over Ramp as Profile lays it out), held until Hold after
-// its last step, then given back over ReleaseLag. A step that does not fit next to what else
+// from its schedule (Steps, or Size over Ramp as Profile lays it out), held through the
+// training steps of Train, if any, and until Hold after them, then given back over ReleaseLag. A step that does not fit next to what else
 // the device holds fails as CUDA would, writing the framework's own out-of-memory message to
 // Stderr and returning an error wrapping ErrOutOfMemory. On ctx's end it ends and returns
 // ctx's error. If the process dies instead, its memory lingers all the same.
 func Alloc(ctx context.Context, opts AllocOptions) (err error) {
-	if opts.Ramp < 0 || opts.Hold < 0 || opts.Step < 0 || opts.ReleaseLag < 0 {
-		return errors.New("fake-alloc: ramp, hold, step and release lag cannot be negative")
-	}
-	sched, err := opts.schedule()
+	sched, stderr, c, err := opts.open()
 	if err != nil {
-		return fmt.Errorf("fake-alloc: %w", err)
+		return err
 	}
-	stderr := opts.Stderr
-	if stderr == nil {
-		stderr = io.Discard
-	}
-	st, err := openState(opts.StateDir, opts.GPUs)
-	if err != nil {
-		return fmt.Errorf("fake-alloc: %w", err)
-	}
-	devs, err := st.resolve(opts.Devices)
-	if err != nil {
-		return fmt.Errorf("fake-alloc: %w", err)
-	}
-
 	ctx, endMPS, err := opts.MPS.join(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer func() { err = endMPS(err) }()
-	c := &claim{st: st, devs: devs, lag: opts.ReleaseLag, profile: opts.Profile, limits: opts.MPS.Limits}
+	c.limits = opts.MPS.Limits
+	if opts.MPS.joined(ctx) {
+		c.st.overlap() // its kernels run beside its co-clients' (compute.go's MPS model)
+	}
 	defer func() {
 		if rerr := c.release(); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("fake-alloc: release: %w", rerr))
@@ -100,12 +90,44 @@ func Alloc(ctx context.Context, opts AllocOptions) (err error) {
 			return err
 		}
 	}
+	if opts.Train.Steps > 0 {
+		if err := c.train(ctx, opts.Train, stderr); err != nil {
+			return err
+		}
+		begin, last = time.Now(), 0 // the hold counts from the last training step
+	}
 	if opts.Hold > 0 {
 		if err := until(last+opts.Hold, opts.Hold); err != nil {
 			return err
 		}
 	}
 	return ctx.Err()
+}
+
+// open checks the options, lays out the memory schedule and opens the shared state.
+func (opts AllocOptions) open() (sched []Step, stderr io.Writer, c *claim, err error) {
+	if opts.Ramp < 0 || opts.Hold < 0 || opts.Step < 0 || opts.ReleaseLag < 0 {
+		return nil, nil, nil, errors.New("fake-alloc: ramp, hold, step and release lag cannot be negative")
+	}
+	if err := opts.Train.Validate(); err != nil {
+		return nil, nil, nil, fmt.Errorf("fake-alloc: %w", err)
+	}
+	if sched, err = opts.schedule(); err != nil {
+		return nil, nil, nil, fmt.Errorf("fake-alloc: %w", err)
+	}
+	stderr = opts.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	st, err := openState(opts.StateDir, opts.GPUs)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("fake-alloc: %w", err)
+	}
+	devs, err := st.resolve(opts.Devices)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("fake-alloc: %w", err)
+	}
+	return sched, stderr, &claim{st: st, devs: devs, lag: opts.ReleaseLag, profile: opts.Profile}, nil
 }
 
 // scale is size*k/n without overflow, for k <= n.

@@ -22,6 +22,7 @@ type claim struct {
 	profile Profile
 	files   []*os.File
 	size    uint64         // current size on each device
+	load    Load           // what it computes now on each device
 	limits  map[int]uint64 // its MPS pinned memory limit by the index it sees the device at
 }
 
@@ -42,7 +43,7 @@ func (c *claim) create(size uint64) error {
 		if err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			return fmt.Errorf("lock claim %s: %w", f.Name(), err)
 		}
-		if _, err := f.WriteAt(claimFile{size: size, lag: c.lag}.encode(), 0); err != nil {
+		if _, err := f.WriteAt(claimFile{size: size, lag: c.lag, load: c.load}.encode(), 0); err != nil {
 			return err
 		}
 	}
@@ -85,11 +86,25 @@ func (c *claim) set(want uint64, stderr io.Writer) error {
 			return nil
 		}
 		for _, f := range c.files {
-			if _, err := f.WriteAt(claimFile{size: want, lag: c.lag}.encode(), 0); err != nil {
+			if _, err := f.WriteAt(claimFile{size: want, lag: c.lag, load: c.load}.encode(), 0); err != nil {
 				return fmt.Errorf("fake-alloc: %w", err)
 			}
 		}
 		c.size = want
+		return nil
+	})
+}
+
+// compute says what the claim's owner computes from now on (the zero Load: nothing), so that
+// the other processes on its devices, and the probe, count it.
+func (c *claim) compute(l Load) error {
+	return c.st.locked(func() error {
+		c.load = l
+		for _, f := range c.files {
+			if _, err := f.WriteAt(claimFile{size: c.size, lag: c.lag, load: l}.encode(), 0); err != nil {
+				return fmt.Errorf("fake-alloc: %w", err)
+			}
+		}
 		return nil
 	})
 }

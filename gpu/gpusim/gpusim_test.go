@@ -94,7 +94,9 @@ func TestParseSpec(t *testing.T) {
 		{spec: "32XB", wantErr: "invalid size"},
 		{spec: "0GiB", wantErr: "no memory"},
 		{spec: "0x8GiB", wantErr: "COUNTxSIZE"},
-		{spec: "8GiB:reserv=1GiB", wantErr: "want reserve=SIZE or foreign=SIZE"},
+		{spec: "8GiB:reserv=1GiB", wantErr: "want reserve=SIZE, foreign=SIZE or mps"},
+		{spec: "2x80GiB:mps,8GiB", want: []Device{{Total: 80 * gi, MPS: true}, {Total: 80 * gi, MPS: true}, {Total: 8 * gi}}},
+		{spec: "8GiB:mpss", wantErr: "or mps after the size"},
 		{spec: "8GiB:reserve=lots", wantErr: "reserve:"},
 		{spec: "8GiB:reserve=4GiB:foreign=5GiB", wantErr: "exceed the device's 8.0 GiB"},
 	}

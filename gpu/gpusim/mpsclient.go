@@ -24,6 +24,12 @@ type MPSClient struct {
 	FaultAfter time.Duration
 }
 
+// joined reports whether the process became a client of a server, from the context join
+// returned.
+func (m MPSClient) joined(ctx context.Context) bool { return ctx.Value(joinedKey{}) != nil }
+
+type joinedKey struct{}
+
 // errMPSLost is the cause of a client's end when its server went away.
 var errMPSLost = errors.New("MPS client terminated")
 
@@ -45,7 +51,7 @@ func (m MPSClient) join(ctx context.Context, stderr io.Writer) (context.Context,
 		fmt.Fprintln(stderr, "RuntimeError: CUDA error: MPS server is not ready to accept new MPS client requests")
 		return ctx, nil, fmt.Errorf("fake-alloc: %s", strings.TrimSpace(cmpOr(reply, "the MPS server did not answer")))
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, joinedKey{}, true))
 	go func() {
 		_, _ = io.Copy(io.Discard, conn)
 		cancel(errMPSLost)

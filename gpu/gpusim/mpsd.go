@@ -129,7 +129,7 @@ type mpsDaemon struct {
 	clients map[net.Conn]int
 	fault   bool // a fatal fault: no new client until the last has gone
 	ln      net.Listener
-	logDir  string
+	logs    *os.Root // the log directory
 }
 
 // serveMPS runs the daemon until quit.
@@ -139,27 +139,43 @@ func serveMPS(pipe, logDir string, self []string) error {
 			return err
 		}
 	}
-	control, err := os.OpenFile(filepath.Join(logDir, "control.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	// Its files are reached through roots on the directories it was given.
+	logs, err := os.OpenRoot(logDir)
+	if err != nil {
+		return err
+	}
+	defer logs.Close()
+	pipes, err := os.OpenRoot(pipe)
+	if err != nil {
+		return err
+	}
+	defer pipes.Close()
+	control, err := logs.OpenFile("control.log", os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer control.Close()
 	sock := filepath.Join(pipe, MPSSocket)
-	_ = os.Remove(sock) // a socket left by a daemon that died
+	_ = pipes.Remove(MPSSocket) // a socket left by a daemon that died
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		return err
 	}
-	pidFile := filepath.Join(pipe, "nvidia-cuda-mps-control.pid")
-	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+	pidFile := "nvidia-cuda-mps-control.pid"
+	f, err := pipes.OpenFile(pidFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
 		return err
 	}
-	d := &mpsDaemon{pipe: pipe, self: self, control: control, clients: map[net.Conn]int{}, ln: ln, logDir: logDir}
+	_, err = fmt.Fprintln(f, os.Getpid())
+	if err := errors.Join(err, f.Close()); err != nil {
+		return err
+	}
+	d := &mpsDaemon{pipe: pipe, self: self, control: control, clients: map[net.Conn]int{}, ln: ln, logs: logs}
 	d.logf(d.control, "Control", os.Getpid(), "Starting control daemon using socket %s", sock)
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
-			_ = os.Remove(pidFile)
+			_ = pipes.Remove(pidFile)
 			return nil // closed by quit
 		}
 		go d.handle(conn)
@@ -253,12 +269,12 @@ func (d *mpsDaemon) client(conn net.Conn, f []string) {
 }
 
 // serverLog opens server.log for one append; the simulation keeps no handle.
-func (d *mpsDaemon) serverLog() io.Writer { return appendLog{filepath.Join(d.logDir, "server.log")} }
+func (d *mpsDaemon) serverLog() io.Writer { return appendLog{d.logs} }
 
-type appendLog struct{ path string }
+type appendLog struct{ root *os.Root }
 
 func (a appendLog) Write(p []byte) (int, error) {
-	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := a.root.OpenFile("server.log", os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return 0, err
 	}

@@ -56,11 +56,15 @@ type Device struct {
 	Total   uint64 // bytes
 	Reserve uint64 // counted as used, by no process: the driver's own share
 	Foreign uint64 // held by a process that is none of runall's (another container's)
+	// MPS runs the kernels of its processes at once, in one context, as NVIDIA's
+	// Multi-Process Service does, instead of time-slicing between them (compute.go).
+	MPS bool
 }
 
 // ParseSpec reads a list of simulated GPUs such as "32GiB,32GiB" or "4x16GiB,8GiB",
-// each optionally followed by ":reserve=SIZE" (memory no process holds) and
-// ":foreign=SIZE" (held by another user's process): "2x80GiB:reserve=512MiB".
+// each optionally followed by ":reserve=SIZE" (memory no process holds),
+// ":foreign=SIZE" (held by another user's process) and ":mps" (MPS on):
+// "2x80GiB:reserve=512MiB:mps".
 func ParseSpec(spec string) ([]Device, error) {
 	if strings.TrimSpace(spec) == "" {
 		return nil, errors.New("empty simulated GPU spec: want sizes such as 32GiB,16GiB or 4x16GiB")
@@ -98,15 +102,19 @@ func ParseSpec(spec string) ([]Device, error) {
 	return devs, nil
 }
 
-// parseOptions reads "reserve=SIZE:foreign=SIZE" (either, both, or neither).
+// parseOptions reads "reserve=SIZE:foreign=SIZE:mps" (any of them, or none).
 func (d *Device) parseOptions(opts string) error {
 	if opts == "" {
 		return nil
 	}
 	for _, o := range strings.Split(opts, ":") {
+		if strings.TrimSpace(o) == "mps" {
+			d.MPS = true
+			continue
+		}
 		k, v, ok := strings.Cut(strings.TrimSpace(o), "=")
 		if !ok || (k != "reserve" && k != "foreign") {
-			return fmt.Errorf("%q: want reserve=SIZE or foreign=SIZE after the size, such as 80GiB:reserve=512MiB:foreign=4GiB", o)
+			return fmt.Errorf("%q: want reserve=SIZE, foreign=SIZE or mps after the size, such as 80GiB:reserve=512MiB:foreign=4GiB:mps", o)
 		}
 		n, err := size.Parse(v)
 		if err != nil {
@@ -134,6 +142,9 @@ func FormatSpec(devs []Device) string {
 		}
 		if d.Foreign > 0 {
 			parts[i] += ":foreign=" + exactSize(d.Foreign)
+		}
+		if d.MPS {
+			parts[i] += ":mps"
 		}
 	}
 	return strings.Join(parts, ",")

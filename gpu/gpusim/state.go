@@ -92,6 +92,14 @@ func openState(dir string, devs []Device) (*state, error) {
 	return s, nil
 }
 
+// overlap turns on the MPS model on every device, for a process that is an MPS client: the
+// kernels of its server's clients run at once.
+func (s *state) overlap() {
+	for i := range s.devs {
+		s.devs[i].MPS = true
+	}
+}
+
 func (s *state) uuid(i int) string { return fmt.Sprintf("GPU-fake-%d-%s", i, s.id) }
 
 // inDir runs fn on the state directory, reached through its root: what it removes or
@@ -135,23 +143,31 @@ type claimFile struct {
 	size  uint64
 	lag   time.Duration
 	ended time.Time
+	load  Load // what it computes now: zero while it only holds memory
 }
 
-// A claim file is three numbers at fixed width, rewritten in place, so that its length never
-// changes: "%020d %020d %020d\n" (bytes, lag in ns, end in Unix ns or 0).
-const claimWidth = 3 * 21
+// A claim file is five numbers at fixed width, rewritten in place, so that its length never
+// changes: "%020d %020d %020d %07d %07d\n" (bytes, lag in ns, end in Unix ns or 0, and its
+// load's busy and SM shares in millionths). Claims written before the load was kept end
+// after the first three (claimWidthV1) and compute nothing.
+const (
+	claimWidth   = 3*21 + 2*8
+	claimWidthV1 = 3 * 21
+	millionths   = 1e6
+)
 
 func (c claimFile) encode() []byte {
 	var ended int64
 	if !c.ended.IsZero() {
 		ended = c.ended.UnixNano()
 	}
-	return fmt.Appendf(nil, "%020d %020d %020d\n", c.size, int64(c.lag), ended)
+	busy, sm := int64(c.load.Busy*millionths+0.5), int64(c.load.SM*millionths+0.5)
+	return fmt.Appendf(nil, "%020d %020d %020d %07d %07d\n", c.size, int64(c.lag), ended, busy, sm)
 }
 
 func decodeClaim(b []byte) (claimFile, error) {
 	f := strings.Fields(string(b))
-	if len(f) != 3 {
+	if len(f) != 3 && len(f) != 5 {
 		return claimFile{}, fmt.Errorf("bad claim %q", b)
 	}
 	size, err1 := strconv.ParseUint(f[0], 10, 64)
@@ -164,6 +180,14 @@ func decodeClaim(b []byte) (claimFile, error) {
 	if ended != 0 {
 		c.ended = time.Unix(0, ended)
 	}
+	if len(f) == 5 {
+		busy, err1 := strconv.ParseUint(f[3], 10, 32)
+		sm, err2 := strconv.ParseUint(f[4], 10, 32)
+		if err := errors.Join(err1, err2); err != nil || busy > millionths || sm > millionths {
+			return claimFile{}, fmt.Errorf("bad claim %q: want load shares from 0 to 1000000", b)
+		}
+		c.load = Load{Busy: float64(busy) / millionths, SM: float64(sm) / millionths}
+	}
 	return c, nil
 }
 
@@ -174,6 +198,7 @@ type liveClaim struct {
 	pid       uint32
 	size      uint64
 	lingering bool
+	load      Load // what its owner computes now; a lingering claim's owner computes nothing
 }
 
 // claims lists the claims on device i that count: live ones and lingering ones. It stamps
@@ -219,23 +244,23 @@ func (s *state) readClaim(path string) (c liveClaim, counts bool, err error) {
 	}
 	defer f.Close()
 	var buf [claimWidth]byte
-	_, err = f.ReadAt(buf[:], 0)
+	n, err := f.ReadAt(buf[:], 0)
 	// A short file is a claim its owner was killed while making (it is made under the
 	// state lock, which a reader holds): it held nothing, as a process killed before its
 	// context was made holds nothing on a real GPU.
-	unwritten := errors.Is(err, io.EOF)
-	if err != nil && !unwritten {
+	unwritten := errors.Is(err, io.EOF) && n < claimWidthV1
+	if err != nil && !errors.Is(err, io.EOF) {
 		return c, false, fmt.Errorf("claim %s: %w", path, err)
 	}
 	var cf claimFile
 	if !unwritten {
-		if cf, err = decodeClaim(buf[:]); err != nil {
+		if cf, err = decodeClaim(buf[:n]); err != nil {
 			return c, false, fmt.Errorf("claim %s: %w", path, err)
 		}
 	}
 	switch err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB); {
 	case errors.Is(err, syscall.EWOULDBLOCK): // its owner lives
-		return liveClaim{size: cf.size}, true, nil
+		return liveClaim{size: cf.size, load: cf.load}, true, nil
 	case err != nil:
 		return c, false, fmt.Errorf("claim %s: %w", path, err)
 	}

@@ -99,6 +99,12 @@ func (p *fakeProbe) Processes(i int) ([]gpu.Process, error) {
 func (p *fakeProbe) Env(ix []int) []string { return []string{fmt.Sprint("CUDA_VISIBLE_DEVICES=", ix)} }
 func (p *fakeProbe) Close() error          { return nil }
 
+// The admitter reads no utilisation: a device that reports none.
+func (p *fakeProbe) Utilization(int) (gpu.Utilization, error) { return gpu.Utilization{}, nil }
+func (p *fakeProbe) ProcessUtilization(int) ([]gpu.ProcessUtilization, error) {
+	return nil, nil
+}
+
 // world is a fake probe, the process tree its processes stand in, and a clock.
 type world struct {
 	*fakeProbe

@@ -81,7 +81,6 @@ type devState struct {
 	drainSince time.Time             // when a trial here last ended
 	lastUsed   uint64                // the use last measured, to see draining memory go
 	bareSince  time.Time             // since when it has grown under trials and shown no process
-	closed     string                // why it takes no trial now (its MPS server restarts: closed.go); "" open
 }
 
 // exclusive reports whether a trial here learns its need alone on the device.

@@ -85,10 +85,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Key = t.digest(path)
 		return t
 	}
-	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap)
-	if t.GPU != nil {
-		t.GPU.Threads = own.gpuThreads
-	}
+	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap, own.gpuThreads)
 	t.Checkpoint = l.src.checkpoint(c)
 	t.Host = hostSpec(own.hostMemory, hostGroup)
 	t.Timeout = max(own.timeout, 0) // noTimeout is none
@@ -237,7 +234,7 @@ func joinPath(parent, name string) string {
 
 // gpuSpec is a trial's GPU need: gpu-memory (a size, or auto) on gpus devices. gpus alone
 // means auto.
-func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool) *GPUSpec {
+func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool, threads int) *GPUSpec {
 	capped := gpuCap != nil && *gpuCap
 	if mem == nil && gpus == 0 {
 		if capped {
@@ -245,7 +242,7 @@ func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool) *GP
 		}
 		return nil
 	}
-	s := &GPUSpec{Devices: max(gpus, 1), CapToNeed: capped}
+	s := &GPUSpec{Devices: max(gpus, 1), CapToNeed: capped, Threads: threads}
 	if mem == nil || mem.auto {
 		s.Auto = true
 		if capped {
