@@ -181,3 +181,28 @@ func TestMPSDaemonStoppedAtSIGTERM(t *testing.T) {
 		})
 	}
 }
+
+// TestMPSKernelsOverlap: two trials that keep one simulated GPU busy with kernels that fill
+// half its SMs take turns without MPS (each slower than alone) and overlap under
+// gpu-isolation: mps. A ratio of the two runs' slowest trials, with a generous bound.
+func TestMPSKernelsOverlap(t *testing.T) {
+	slowest := func(iso string) float64 {
+		e := newGPUE2E(t)
+		r := e.runGPU("--fake-gpus", "32GiB", "--output", "plain", "--results", "res.json", testdata("mps/overlap-"+iso+".yml"))
+		r.wantCode(t, 0)
+		var most float64
+		for _, tr := range readResults(t, e.path("res.json")).Tasks {
+			start, err1 := time.Parse(time.RFC3339Nano, tr.StartedAt)
+			end, err2 := time.Parse(time.RFC3339Nano, tr.FinishedAt)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s: times %q %q", tr.Name, tr.StartedAt, tr.FinishedAt)
+			}
+			most = max(most, end.Sub(start).Seconds())
+		}
+		return most
+	}
+	without, with := slowest("none"), slowest("mps")
+	if with > 0.7*without {
+		t.Errorf("under MPS the slowest trial took %.2fs, without %.2fs: want their kernels to overlap (well under 0.7 times)", with, without)
+	}
+}
