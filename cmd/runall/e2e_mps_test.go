@@ -151,6 +151,11 @@ func TestMPSReusesTheNodesDaemon(t *testing.T) {
 	if !processAlive(pid) {
 		t.Errorf("runall stopped the node's daemon, which is not its own")
 	}
+	g := e.runGPU("gpus", "--fake-gpus", "16GiB")
+	g.wantCode(t, 0)
+	if !strings.Contains(g.stdout, "MPS: a node's control daemon answers at CUDA_MPS_PIPE_DIRECTORY="+pipe) {
+		t.Errorf("runall gpus does not show the node's MPS daemon\n%v", g)
+	}
 	if b, _ := os.ReadFile(filepath.Join(logs, "server.log")); !strings.Contains(string(b), "New client") {
 		t.Errorf("no trial was a client of the node's server: server.log is %q", b)
 	}
@@ -204,5 +209,30 @@ func TestMPSKernelsOverlap(t *testing.T) {
 	without, with := slowest("none"), slowest("mps")
 	if with > 0.7*without {
 		t.Errorf("under MPS the slowest trial took %.2fs, without %.2fs: want their kernels to overlap (well under 0.7 times)", with, without)
+	}
+}
+
+// A trial of two GPUs cannot be the client of runall's per-GPU servers: gpu-isolation: mps
+// refuses the run before anything starts, and says what to do.
+func TestMPSRefusesATrialOfTwoGPUs(t *testing.T) {
+	e := newGPUE2E(t)
+	r := e.runGPU("--fake-gpus", "2x16GiB", "--output", "plain", testdata("mps/two-gpus.yml"))
+	r.wantCode(t, 1)
+	for _, want := range []string{`task "wide" asks for 2 GPUs`, "gpu-isolation: auto"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the error does not say %q\n%v", want, r)
+		}
+	}
+	if strings.Contains(r.stdout, "[wide] started") {
+		t.Errorf("the trial ran\n%v", r)
+	}
+}
+
+func TestGPUsShowsMPS(t *testing.T) {
+	e := newGPUE2E(t)
+	r := e.runGPU("gpus", "--fake-gpus", "16GiB")
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, "MPS: simulated (nvidia-cuda-mps-control is runall itself on --fake-gpus): gpu-isolation: mps starts one control daemon per GPU") {
+		t.Errorf("runall gpus does not say what MPS it has\n%v", r)
 	}
 }
