@@ -61,6 +61,22 @@ func openIsolation(p *plan.Plan, opts Options, g *gpuResource, closed *admit.Clo
 	return &isolation{set: set, room: g, closed: closed, margin: p.Config.GPUMemoryMargin, gpus: len(uuids), closing: map[int]bool{}, stop: make(chan struct{})}, note, nil
 }
 
+// isolationNote is what check --simulate says of gpu-isolation: the prediction's trials are
+// MPS clients capped at their room, and it does not model their kernels overlapping.
+func isolationNote(p *plan.Plan) string {
+	mode := p.Config.GPUIsolation
+	if mode == mps.None || mode == "" || !p.NeedsGPU() {
+		return ""
+	}
+	note := fmt.Sprintf("gpu-isolation: %s: each trial runs as a client of its GPU's MPS server, capped at its need and the margin "+
+		"(%s); the prediction does not model kernels overlapping, so trials that share a GPU may end sooner", mode, mps.EnvLimit)
+	if t := multiGPUTrial(p); t != nil {
+		note += fmt.Sprintf("; task %q asks for %d GPUs, which runall's per-GPU MPS servers cannot serve: the run fails under mps "+
+			"(unless a node's daemon answers at %s) and runs without MPS under auto", t.Name, t.GPU.Devices, mps.EnvPipe)
+	}
+	return note
+}
+
 // pgidOf is a live process's group, from /proc.
 func pgidOf(pid int) (int, bool) {
 	l, ok := proc.LineageOf(pid)

@@ -68,6 +68,9 @@ func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
 		s.pred.HostLimit = o.HostLimit
 		s.hostUsable = o.HostLimit - min(o.HostLimit, p.Config.HostMemoryMargin.For(o.HostLimit))
 	}
+	if note := isolationNote(p); note != "" {
+		s.note(note)
+	}
 	for _, t := range p.Tasks {
 		if err := s.task(t); err != nil {
 			return nil, err

@@ -236,3 +236,23 @@ func TestGPUsShowsMPS(t *testing.T) {
 		t.Errorf("runall gpus does not say what MPS it has\n%v", r)
 	}
 }
+
+// check prints gpu-isolation and gpu-threads, and check --simulate says what MPS changes of
+// its prediction and that a trial of two GPUs cannot run under runall's per-GPU servers.
+func TestCheckSaysMPS(t *testing.T) {
+	e := newGPUE2E(t)
+	r := e.runGPU("check", testdata("mps/caps.yml"))
+	r.wantCode(t, 0)
+	for _, want := range []string{"gpu isolation mps", "gpu 1.0 GiB x1 threads 50%"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("check does not print %q\n%v", want, r)
+		}
+	}
+	r = e.runGPU("check", "--simulate", "--fake-gpus", "2x16GiB", "--duration", "10s", testdata("mps/two-gpus.yml"))
+	r.wantCode(t, 0)
+	for _, want := range []string{"gpu-isolation: mps: each trial runs as a client of its GPU's MPS server", `task "wide" asks for 2 GPUs`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("check --simulate does not say %q\n%v", want, r)
+		}
+	}
+}

@@ -79,6 +79,9 @@ func (p *Plan) describeConfig(b *strings.Builder) {
 		opts = append(opts, "memory margin "+describeMargin(c.HostMemoryMargin))
 	}
 	opts = append(opts, plural(c.OOMRetries, "oom retry", "oom retries"))
+	if c.GPUIsolation != "" && c.GPUIsolation != "none" {
+		opts = append(opts, "gpu isolation "+string(c.GPUIsolation))
+	}
 	fmt.Fprintf(b, "config: %s\n", strings.Join(opts, ", "))
 	if c.LogPath != "" {
 		fmt.Fprintf(b, "log: %s\n", c.LogPath)
@@ -196,6 +199,9 @@ func (p *Plan) taskAttrs(t, parent *Task) []string {
 		}
 		if g.CapToNeed {
 			need += " capped"
+		}
+		if g.Threads > 0 {
+			need += fmt.Sprintf(" threads %d%%", g.Threads) // its share under MPS
 		}
 		attrs = append(attrs, need)
 	}
