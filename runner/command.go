@@ -158,7 +158,7 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 // spent (a GPU trial whose oom-retries are spent is retried or fails as any other).
 // ranOut is false when it did not run out, or may not go again.
 func (c *command) ranOut(attempt int, out proc.Outcome) (verdict, bool) {
-	if m := &c.gpu.mps; m.fault != nil && !m.culprit() && !c.life.halted() {
+	if m := &c.gpu.mps; m.bystanderOf() && !c.life.halted() && m.iso.requeueBystander(c.t.ID) {
 		why := m.bystander()
 		c.requeued(attempt, out, 0, why)
 		return verdict{requeue: &commandResult{oom: true, need: c.gpu.p.Need, why: why}}, true
@@ -217,6 +217,10 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 		if res.Stop.Status == results.StatusFailed {
 			life.fail(t.StopOnFailure)
 		}
+		return commandResult{}
+	case c.gpu.mps.bystanderOf() && life.halted():
+		// The run stopped requeueing (a failure halted it): a bystander is stopped, not failed.
+		life.finish(t, results.StatusStopped, out.ExitCode, c.gpu.mps.bystander()+"; not requeued: the run is stopping", d)
 		return commandResult{}
 	case t.IgnoreFailure:
 		life.finish(t, results.StatusIgnored, out.ExitCode, c.failureReason(out)+" (ignored)", d)

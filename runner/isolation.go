@@ -25,6 +25,7 @@ type isolation struct {
 	mu      sync.Mutex
 	closing map[int]bool // GPUs whose server is being restarted
 	gpus    int          // how many GPUs it serves
+	victims map[int]int  // task ID → how often it was requeued as a fault's bystander
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	once    sync.Once
@@ -58,7 +59,7 @@ func openIsolation(p *plan.Plan, opts Options, g *gpuResource, closed *admit.Clo
 		}
 		return nil, "gpu-isolation: auto: running without MPS: " + why, nil
 	}
-	return &isolation{set: set, room: g, closed: closed, margin: p.Config.GPUMemoryMargin, gpus: len(uuids), closing: map[int]bool{}, stop: make(chan struct{})}, note, nil
+	return &isolation{set: set, room: g, closed: closed, margin: p.Config.GPUMemoryMargin, gpus: len(uuids), closing: map[int]bool{}, victims: map[int]int{}, stop: make(chan struct{})}, note, nil
 }
 
 // isolationNote is what check --simulate says of gpu-isolation: the prediction's trials are
@@ -177,6 +178,23 @@ func (i *isolation) recover(dev int, f *mps.Fault) {
 		i.closed.Open(dev)
 		i.say(fmt.Sprintf("GPU%d: MPS server restarted; the GPU takes trials again", dev))
 	}()
+}
+
+// maxBystander is how often a trial is requeued as a fault's bystander: a trial whose own
+// fault the server log did not tie to it (it faulted before its client was seen) would
+// otherwise go round for ever.
+const maxBystander = 3
+
+// requeueBystander reports whether the task may go back to the line as a fault's bystander
+// once more, and counts it.
+func (i *isolation) requeueBystander(id int) bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.victims[id] >= maxBystander {
+		return false
+	}
+	i.victims[id]++
+	return true
 }
 
 // close stops the watch and runall's own daemons, leaving no process and no pipe directory.

@@ -32,8 +32,15 @@ func (m *mpsAttempt) culprit() bool {
 	return m.fault != nil && m.fault.PGID != 0 && m.fault.PGID == m.pgid
 }
 
+// bystanderOf reports whether a fault on its server, not its own, took the attempt down.
+func (m *mpsAttempt) bystanderOf() bool { return m.fault != nil && !m.culprit() }
+
 // note is what a failure reason adds of the fault: that it was this attempt's.
 func (m *mpsAttempt) note() string {
+	if m.bystanderOf() {
+		// Requeued as often as a bystander may be (maxBystander), or the run stops.
+		return fmt.Sprintf("; GPU%d's MPS server went down (%s)", m.fault.Index, m.fault.What)
+	}
 	if !m.culprit() {
 		return ""
 	}

@@ -256,3 +256,23 @@ func TestCheckSaysMPS(t *testing.T) {
 		}
 	}
 }
+
+// With stop-on-failure (the default) the faulting trial's failure stops the run: its
+// bystanders are stopped with it (or, when they ended first and were requeued, skipped as the
+// run halts): none is counted as a failure.
+func TestMPSFaultThatStopsTheRunStopsItsBystanders(t *testing.T) {
+	e := newGPUE2E(t)
+	r := e.runGPU("--fake-gpus", "16GiB", "--output", "plain", "--results", "res.json", testdata("mps/fault-stop.yml"))
+	r.wantCode(t, 1)
+	res := readResults(t, e.path("res.json"))
+	if got := res.task(t, "faulty"); got.Status != "failed" {
+		t.Errorf("faulty: %s, want failed", got.Status)
+	}
+	for _, name := range []string{"calm-1", "calm-2"} {
+		got := res.task(t, name)
+		stopped := got.Status == "stopped" && strings.Contains(got.Reason, "a bystander")
+		if !stopped && got.Status != "skipped" {
+			t.Errorf("%s: %s %q, want stopped as a bystander, or skipped\n%v", name, got.Status, got.Reason, r)
+		}
+	}
+}
