@@ -55,7 +55,10 @@ func (d *Daemon) start() error {
 	for {
 		_, err := d.query("get_server_list")
 		if err == nil {
-			d.PID = readPID(d.Pipe)
+			pid := readPID(d.Pipe)
+			d.mu.Lock()
+			d.PID = pid
+			d.mu.Unlock()
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -123,7 +126,9 @@ func (d *Daemon) stop() {
 	d.mu.Unlock()
 	servers, _ := d.Servers()
 	_, _ = d.query("quit")
+	d.mu.Lock()
 	pids := append([]int{d.PID}, servers...)
+	d.mu.Unlock()
 	deadline := time.Now().Add(queryTimeout)
 	for _, pid := range pids {
 		for alive(pid) && time.Now().Before(deadline) {
@@ -150,12 +155,12 @@ func (d *Daemon) Restart() error {
 	if err := d.set.dir.RemoveAll(sub); err != nil {
 		return fmt.Errorf("GPU%d: restart MPS: %w", d.Index, err)
 	}
-	d.mu.Lock()
-	d.quitting = false
-	d.mu.Unlock()
 	if err := d.start(); err != nil {
 		return fmt.Errorf("GPU%d: restart MPS: %w", d.Index, err)
 	}
+	d.mu.Lock()
+	d.quitting = false // looked at again only once it runs: the old one's death is no fault
+	d.mu.Unlock()
 	return nil
 }
 
