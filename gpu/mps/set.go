@@ -65,7 +65,8 @@ func open(o Options) (*Set, error) {
 		d.reset()
 		if _, err := d.query("get_server_list"); err == nil {
 			d.skipLogs() // what it logged before this run is not this run's
-			d.PID = readPID(pipe)
+			// Its PID stays unknown: a node's daemon runs in another pid namespace (the device
+			// plugin's container), where the pid file's number names no process here.
 			s.node = d
 			s.Note = fmt.Sprintf("gpu-isolation: mps: a client of the node's MPS control daemon at %s=%s", EnvPipe, pipe)
 			return s, nil
