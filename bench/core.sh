@@ -13,6 +13,8 @@ PEER=${PEER:-}
 ROUNDS=${ROUNDS:-5}
 N=${N:-1000}
 SHARED=${SHARED:-$(cd "$(dirname "$0")/../.." && pwd)/shared}
+. "$(dirname "$0")/need.sh"
+need awk sort seq tail mktemp "$RUNALL" ${PEER:+"$PEER"}
 command -v parallel >/dev/null || { echo "bench: GNU parallel is missing (apt-get install parallel)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
@@ -58,7 +60,8 @@ for t in "${tools[@]}"; do
   label=$([ "$name" = parallel ] && echo "GNU parallel -j8" || echo "$name (${t#*=})")
   rss=$(median < "$name.rss" | awk '{printf "%.1f", $1/1024}')" (max $(sort -n "$name.rss" | tail -1 | awk '{printf "%.1f", $1/1024}'))"
   [ "$name" = parallel ] && rss=""
-  echo "| $label | $(median < "$name.times") | $rss |"
+  secs=$(figure "$name: wall time" "$(median < "$name.times")")
+  echo "| $label | $secs | $rss |"
 done
 
 if [ -d "$SHARED/bashful-compat" ]; then
@@ -81,6 +84,7 @@ if [ -d "$SHARED/bashful-compat" ]; then
   echo "| bashful 09-stress-and-flow-control.yml (4x10000 lines, 4x10000 chars) | wall time (s), median of $ROUNDS |"
   echo "|---|---|"
   for b in "${builds[@]}"; do
-    echo "| ${b%%=*} (${b#*=}) --output plain | $(median < "${b%%=*}.stress.times") |"
+    secs=$(figure "${b%%=*}: stress wall time" "$(median < "${b%%=*}.stress.times")")
+    echo "| ${b%%=*} (${b#*=}) --output plain | $secs |"
   done
 fi

@@ -13,6 +13,8 @@ ROUNDS=${ROUNDS:-7}
 N=${N:-1000}
 SHARED=${SHARED:-$(cd "$(dirname "$0")/../.." && pwd)/shared}
 : "${RUNALL_BEFORE:?set RUNALL_BEFORE to the build to compare with}"
+. "$(dirname "$0")/need.sh"
+need awk sort seq python3 mktemp "$RUNALL" "$RUNALL_BEFORE"
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 [ -d "$SHARED/bashful-compat" ] || { echo "bench: $SHARED/bashful-compat is missing (set SHARED)" >&2; exit 1; }
 
@@ -54,6 +56,7 @@ done
 echo "| build | $N x \`true\`, 8 at once: wall (s), median (range) | peak RSS (MB), median (range) | bashful 09: wall (s), median (range) |"
 echo "|---|---|---|---|"
 for b in before after; do
-  echo "| $b | $(stats "$b.core" 1) | $(stats "$b.rss" 1024) | $(stats "$b.stress" 1) |"
+  core=$(stats "$b.core" 1) rss=$(stats "$b.rss" 1024) stress=$(stats "$b.stress" 1) # a failed one stops the script
+  echo "| $b | $core | $rss | $stress |"
 done
 echo "($ROUNDS rounds, the order swapped each round; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"

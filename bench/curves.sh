@@ -25,6 +25,8 @@ EPOCHS=${EPOCHS:-27}
 PY=${PYTHON:-/usr/bin/python3}
 SWEEPS=${SWEEPS:-grid asha asha-file median median-file sha sha-shuffled hyperband pbt sample}
 TRAIN=$(cd "$(dirname "$0")" && pwd)/curves/train_digits.py
+. "$(dirname "$0")/need.sh"
+need mktemp "$PY" "$RUNALL"
 "$PY" -c 'import sklearn' 2>/dev/null || { echo "bench: scikit-learn is missing (apt-get install python3-sklearn)" >&2; exit 1; }
 
 OUT=${OUT:+$(mkdir -p "$OUT" && cd "$OUT" && pwd)}

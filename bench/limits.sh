@@ -11,6 +11,8 @@ RUNALL=${RUNALL:-$PWD/runall}
 PEER=${PEER:-}
 PEER_MEM_KB=${PEER_MEM_KB:-4194304}
 PEER_TIMEOUT=${PEER_TIMEOUT:-120}
+. "$(dirname "$0")/need.sh"
+need bc seq timeout pgrep tail head tr mktemp "$RUNALL" ${PEER:+"$PEER"}
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
 work=$(mktemp -d)
@@ -44,6 +46,7 @@ run() {
   ( [ "$bin" = "$PEER" ] && ulimit -v "$PEER_MEM_KB"
     exec timeout "$PEER_TIMEOUT" /usr/bin/time -f "%e %M" -o t.out "$bin" check "$file" ) >/dev/null 2>err.out || code=$?
   read -r secs rss < <(tail -1 t.out)
+  secs=$(figure "$label $file: wall time" "${secs:-}") rss=$(figure "$label $file: peak RSS" "${rss:-}")
   printf '%-28s %-10s exit %-3s %7.2f s  %8.0f MiB  %s\n' "$label" "$file" "$code" "$secs" "$((rss / 1024))" \
     "$(head -c 90 err.out | tr '\n' ' ')"
 }
@@ -64,8 +67,10 @@ sigterm() {
   local gone
   gone=$(date +%s.%N)
   read -r _ rss < <(tail -1 t.out)
+  local took
+  took=$(figure "$label: seconds to exit" "$(echo "$gone - $sent" | bc)") rss=$(figure "$label: peak RSS" "${rss:-}")
   printf '%-28s SIGTERM %.1fs into check %-9s exit %-3s %6.2f s to exit  %6.0f MiB peak\n' "$label" "$after" "$file" "$code" \
-    "$(echo "$gone - $sent" | bc)" "$((rss / 1024))"
+    "$took" "$((rss / 1024))"
 }
 
 echo "== check on large matrices"

@@ -10,6 +10,8 @@ RUNALL=${RUNALL:-$PWD/runall}
 PEER=${PEER:-}
 ROUNDS=${ROUNDS:-3}
 N=${N:-200000}
+. "$(dirname "$0")/need.sh"
+need awk sort seq mktemp "$RUNALL" ${PEER:+"$PEER"}
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
 work=$(mktemp -d)
@@ -52,7 +54,9 @@ for b in "${builds[@]}"; do
   name=${b%%=*}
   row="| $name"
   for file in median none; do
-    row+=" | $(median < "$name.$file.times") | $(median < "$name.$file.rss" | awk '{printf "%.1f", $1/1024}')"
+    secs=$(figure "$name $file: wall time" "$(median < "$name.$file.times")")
+    rss=$(figure "$name $file: peak RSS" "$(median < "$name.$file.rss" | awk '{printf "%.1f", $1/1024}')")
+    row+=" | $secs | $rss"
   done
   echo "$row |"
 done

@@ -8,8 +8,10 @@
 #
 #   RUNALL=./runall ROUNDS=20 bench/prune.sh
 set -euo pipefail
+. "$(dirname "$0")/need.sh"
 RUNALL=${RUNALL:-$PWD/runall}
 ROUNDS=${ROUNDS:-20}
+need awk sort seq mktemp /usr/bin/python3 "$RUNALL"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -60,10 +62,13 @@ for i in $(seq "$ROUNDS"); do
     read -r status ms < <(gap $kind.events)
     want=ok; [ $kind != exits ] && want=$kind
     [ "$status" = "$want" ] || { echo "bench: c ended $status, want $want" >&2; exit 1; }
+    ms=$(figure "$kind: ms from c's end to d's start" "${ms:-}")
     echo "$ms" >> $kind.ms
   done
 done
 stats() { sort -n "$1" | awk '{a[NR]=$1} END {printf "median %.2f ms, max %.2f ms (%d rounds)\n", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2), a[NR], NR}'; }
-echo "pruned trial -> next start: $(stats pruned.ms)"
-echo "paused trial -> next start: $(stats paused.ms)"
-echo "trial exits  -> next start: $(stats exits.ms)"
+# Each figure is computed before anything is printed: one that fails stops the script.
+pruned=$(stats pruned.ms) paused=$(stats paused.ms) exits=$(stats exits.ms)
+echo "pruned trial -> next start: $pruned"
+echo "paused trial -> next start: $paused"
+echo "trial exits  -> next start: $exits"

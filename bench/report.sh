@@ -9,6 +9,8 @@
 set -euo pipefail
 RUNALL=${RUNALL:-$PWD/runall}
 ROUNDS=${ROUNDS:-5}
+. "$(dirname "$0")/need.sh"
+need awk sort seq grep du cut python3 mktemp "$RUNALL"
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 # The interpreter itself, not a pyenv shim (whose start-up would be timed too).
 PY=$(python3 -c 'import sys; print(sys.executable)')
@@ -50,5 +52,9 @@ done
 
 echo "| $trials trials x 20 epochs ($ROUNDS rounds, median) | wall time (s) | peak RSS (MB) | output |"
 echo "|---|---|---|---|"
-echo "| runall report (results.json $(du -k logs/latest/results.json | cut -f1) KiB) | $(median < report.times) | $(median < report.rss | awk '{printf "%.1f", $1/1024}') | report.html $(du -k report.html | cut -f1) KiB |"
-echo "| python3 json.load + json.dump of results.json | $(median < json.times) | | |"
+secs=$(figure "runall report: wall time" "$(median < report.times)")
+rss=$(figure "runall report: peak RSS" "$(median < report.rss | awk '{printf "%.1f", $1/1024}')")
+json=$(figure "python3 json: wall time" "$(median < json.times)")
+in=$(du -k logs/latest/results.json | cut -f1) out=$(du -k report.html | cut -f1)
+echo "| runall report (results.json $in KiB) | $secs | $rss | report.html $out KiB |"
+echo "| python3 json.load + json.dump of results.json | $json | | |"

@@ -24,6 +24,8 @@ RUNS=${RUNS:-1}
 
 cd "$(dirname "$0")/.."
 log() { echo "bench: $*" >&2; }
+. bench/need.sh
+need awk python3 curl go getconf head mktemp
 
 minio_bin=${MINIO_BIN:-$(command -v minio || true)}
 if [[ -z $minio_bin ]]; then

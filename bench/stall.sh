@@ -6,6 +6,8 @@
 #
 #   bench/stall.sh /path/to/before/runall /path/to/after/runall
 set -euo pipefail
+. "$(dirname "$0")/need.sh"
+need bc stat find grep paste mktemp "$@"
 for bin in "$@"; do
   d=$(mktemp -d)
   cat > "$d/s.yml" <<'YML'
@@ -22,7 +24,8 @@ YML
   start=$(date +%s.%N)
   "$bin" --output plain --log-dir logs --results results.json s.yml | (sleep 15; cat >/dev/null)
   ended=$(stat -c %.9Y results.json)
-  lines=$(find logs -type f -exec grep -hc '^trial' {} + | paste -sd+ | bc)
-  printf '%s: trials ended and results written %.2f s after the start; %s of 12000 lines in the logs\n' "$bin" "$(echo "$ended - $start" | bc)" "$lines"
+  lines=$(figure "lines in the logs" "$(find logs -type f -exec grep -hc '^trial' {} + | paste -sd+ | bc)")
+  took=$(figure "seconds to the results" "$(echo "$ended - $start" | bc)")
+  printf '%s: trials ended and results written %.2f s after the start; %s of 12000 lines in the logs\n' "$bin" "$took" "$lines"
   cd - >/dev/null; rm -rf "$d"
 done

@@ -3,15 +3,15 @@
 package gpu
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/runall/runall/internal/procfs"
 )
 
 // nvmlLib is the part of go-nvml's 391-method nvml.Interface that runall calls, so that tests
@@ -182,13 +182,10 @@ func (p *nvmlProbe) memory(d nvmlDevice) (total, used, free uint64, err error) {
 func (p *nvmlProbe) Processes(index int) ([]Process, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	if p.closed {
-		return nil, errClosed
+	g, err := p.gpu(index)
+	if err != nil {
+		return nil, err
 	}
-	if index < 0 || index >= len(p.gpus) {
-		return nil, fmt.Errorf("nvml: no gpu %d (%d visible)", index, len(p.gpus))
-	}
-	g := p.gpus[index]
 	compute, ret := g.dev.GetComputeRunningProcesses()
 	if ret != nvml.SUCCESS {
 		return nil, fmt.Errorf("nvml: gpu %d (%s): processes: %w", index, g.uuid, ret)
@@ -208,62 +205,13 @@ func (p *nvmlProbe) Processes(index int) ([]Process, error) {
 			out[i].UsedMemory = max(out[i].UsedMemory, mem)
 			continue
 		}
-		local := HoldsOpen(p.proc, in.Pid, "/dev/nvidia")
+		local := procfs.HoldsOpen(p.proc, in.Pid, "/dev/nvidia")
 		name := ""
 		if local {
-			name = procComm(p.proc, in.Pid)
+			name = procfs.Comm(p.proc, in.Pid)
 		}
 		out = append(out, Process{PID: in.Pid, Name: name, UsedMemory: mem, Local: local})
 	}
-	return out, nil
-}
-
-// Utilization implements Probe.
-func (p *nvmlProbe) Utilization(index int) (Utilization, error) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	g, err := p.gpu(index)
-	if err != nil {
-		return Utilization{}, err
-	}
-	u, ret := g.dev.GetUtilizationRates()
-	if ret != nvml.SUCCESS {
-		return Utilization{}, fmt.Errorf("nvml: gpu %d (%s): utilization: %w", index, g.uuid, ret)
-	}
-	return Utilization{GPU: u.Gpu, Memory: u.Memory}, nil
-}
-
-// utilWindow is how far back ProcessUtilization asks the driver for samples: a few of its
-// sample periods (1/6 s to 1 s, by product).
-const utilWindow = 2 * time.Second
-
-// ProcessUtilization implements Probe: each process's latest sample of the last utilWindow.
-func (p *nvmlProbe) ProcessUtilization(index int) ([]ProcessUtilization, error) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	g, err := p.gpu(index)
-	if err != nil {
-		return nil, err
-	}
-	samples, ret := g.dev.GetProcessUtilization(uint64(time.Now().Add(-utilWindow).UnixMicro()))
-	switch ret {
-	case nvml.SUCCESS:
-	case nvml.ERROR_NOT_FOUND: // no process ran a kernel since then
-		return []ProcessUtilization{}, nil
-	default:
-		return nil, fmt.Errorf("nvml: gpu %d (%s): process utilization: %w", index, g.uuid, ret)
-	}
-	latest := map[uint32]nvml.ProcessUtilizationSample{}
-	for _, s := range samples {
-		if l, ok := latest[s.Pid]; !ok || s.TimeStamp > l.TimeStamp {
-			latest[s.Pid] = s
-		}
-	}
-	out := make([]ProcessUtilization, 0, len(latest))
-	for _, s := range latest {
-		out = append(out, ProcessUtilization{PID: s.Pid, SM: s.SmUtil, Memory: s.MemUtil})
-	}
-	slices.SortFunc(out, func(a, b ProcessUtilization) int { return cmp.Compare(a.PID, b.PID) })
 	return out, nil
 }
 

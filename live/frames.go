@@ -157,7 +157,12 @@ func (f *frames) draw(version uint64) *frame {
 		samples = f.samples.read(filepath.Join(fr.res.LogDir, results.SamplesFile))
 	}
 	in := report.RunInput(fr.res, samples)
-	in.Version = version
+	if f.final.Load() == nil {
+		// A page of a run that goes on follows it (data-live); the run's last page is
+		// report.html to the byte: nothing follows it, and a page following the run that
+		// fetches it keeps the version it had.
+		in.Version = version
+	}
 	var b bytes.Buffer
 	fr.err = report.Write(&b, in)
 	fr.page = b.Bytes()

@@ -16,7 +16,20 @@ import (
 
 // A trial's log is read from its file in the run's log directory, which holds its output
 // masked as everything runall writes is (secrets are ****). Only the files the results name
-// are served: a URL names a trial, never a path.
+// are served: a URL names a trial, never a path. And only the very file runall opened there
+// is served (the run's View.OpenLog): a symlink or another file put at the path since is not.
+
+// errNoLogs is a view that cannot tell the logs runall wrote: none is served.
+var errNoLogs = errors.New("this run serves no logs")
+
+// openLog opens a task's log through the run's view, which checks that it is the file runall
+// opened there.
+func (s *Server) openLog(path string) (*os.File, error) {
+	if s.view.OpenLog == nil {
+		return nil, errNoLogs
+	}
+	return s.view.OpenLog(path)
+}
 
 // maxLogPiece is the most of a log one request returns: the page asks again for the rest.
 const maxLogPiece = 64 << 10
@@ -49,7 +62,7 @@ func (s *Server) logTail(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusNotFound, "the task has no log yet: it has not started")
 		return
 	}
-	piece, err := readLog(t.LogFile, from)
+	piece, err := readLog(s.openLog, t.LogFile, from)
 	if err != nil {
 		jsonError(w, http.StatusNotFound, "cannot read the log: "+err.Error())
 		return
@@ -69,8 +82,8 @@ func jsonError(w http.ResponseWriter, code int, msg string) {
 // readLog reads at most maxLogPiece bytes of the log at path from from, or its tail (from
 // -1, or past its end: a log that was written again), starting at a line; a character
 // cut at the piece's end is left for the next.
-func readLog(path string, from int64) (logPiece, error) {
-	f, err := os.Open(path)
+func readLog(open func(string) (*os.File, error), path string, from int64) (logPiece, error) {
+	f, err := open(path)
 	if err != nil {
 		return logPiece{}, err
 	}
@@ -123,7 +136,7 @@ func (s *Server) logFile(w http.ResponseWriter, r *http.Request) {
 		if t.LogFile == "" || filepath.Base(t.LogFile) != name || filepath.Dir(t.LogFile) != filepath.Clean(fr.res.LogDir) {
 			continue
 		}
-		f, err := os.Open(t.LogFile)
+		f, err := s.openLog(t.LogFile)
 		if err != nil {
 			http.Error(w, "runall: cannot read the log: "+err.Error(), http.StatusNotFound)
 			return

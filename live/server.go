@@ -64,6 +64,7 @@ type Server struct {
 	frames *frames
 	follow *followers
 	done   chan struct{} // closed by Close: followers and the drawing loop end
+	view   runner.View   // set by Serve, before any request
 
 	mu   sync.Mutex
 	http *http.Server // nil until Serve
@@ -88,6 +89,7 @@ func (s *Server) Serve(v runner.View) (string, error) {
 		return "", fmt.Errorf("--serve %s: %w (give another address, or :0 for any free port)", s.o.Addr, err)
 	}
 	s.frames.view(v.Results)
+	s.view = v
 	srv := &http.Server{
 		Handler:           s.handler(v.Metrics),
 		ReadHeaderTimeout: 5 * time.Second,

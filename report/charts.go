@@ -188,6 +188,7 @@ func (p *page) curve(t results.Task, m string, xs, ys scale, limit int) {
 	}
 	p.printf("<polyline class=\"%s\" data-task=\"%d\" points=\"%s\">%s</polyline>\n", class, t.ID, strings.TrimSpace(pts.String()), title)
 	p.resumeMarks(t, s, xs, ys)
+	p.donorParts(t, s, xs, ys)
 }
 
 // thinCurve is the indexes of n values to draw, at most about limit: all of them when

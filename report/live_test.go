@@ -23,6 +23,9 @@ func running() Input {
 		switch i {
 		case 5, 6:
 			t.Status = results.StatusRunning
+			if i == 6 {
+				t.Progress = &results.Progress{Iter: 120, Of: 400, Rate: 4.2, Unit: "it", Label: "Epoch 1", Source: "bar", ETASeconds: 66.7}
+			}
 			t.MetricSeries["val_accuracy"] = t.MetricSeries["val_accuracy"][:2]
 			t.Metrics["val_accuracy"] = t.MetricSeries["val_accuracy"][1]
 		case 7:
@@ -67,6 +70,8 @@ func TestRunningPage(t *testing.T) {
 		`<span class="st running">running</span>`, `<span class="st other">waiting</span><br/><span class="why">no GPU has 7 GiB free</span>`,
 		`<span class="key running"></span>running`, `<span class="key paused"></span>paused at a checkpoint`,
 		"1 waiting", "2 running", "1 paused",
+		// A running trial's progress, as its output said it: its bar's label, n/total, rate, ETA.
+		`<span class="st running">running</span><br/><span class="why">Epoch 1: 120/400 it · 4.2 it/s · 1m07s left</span>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page does not hold %q", want)

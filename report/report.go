@@ -147,8 +147,12 @@ func (p *page) summary() {
 		facts = append(facts, tookOrRunning(r)+humanDuration(d))
 	}
 	facts = append(facts, esc(countLine(r.Tasks)))
-	if left, ok := eta(r.Tasks, p.end); ok && r.FinishedAt.IsZero() {
-		facts = append(facts, "ETA about "+humanDuration(left)+" (from the trials ended so far)")
+	if left, ok, byProgress := eta(r.Tasks, p.end); ok && r.FinishedAt.IsZero() {
+		from := " (from the trials ended so far)"
+		if byProgress {
+			from = " (from the running trials' progress and the trials ended so far)"
+		}
+		facts = append(facts, "ETA about "+humanDuration(left)+from)
 	}
 	p.printf("%s</p>\n", strings.Join(facts, " · "))
 	if o := r.Objective; o != nil {
@@ -299,7 +303,7 @@ svg text{fill:#57606a}.axis{stroke:#8c959f;stroke-width:1}.grid{stroke:#eaeef2;s
 .key{display:inline-block;width:10px;height:10px;margin:0 3px 0 8px;vertical-align:-1px}
 .mem{fill:#ddf4ff;stroke:#54aeff;stroke-width:1}
 .curve{fill:none;stroke:#8c959f;stroke-opacity:.55;stroke-width:1.2}.curve.best{stroke:#bf3989;stroke-opacity:1;stroke-width:2.5}.curve.pruned{stroke-dasharray:3 2}
-.resumed{fill:#fff;stroke:#0969da;stroke-width:1.5}
+.resumed{fill:#fff;stroke:#0969da;stroke-width:1.5}.donor{fill:none;stroke:#fff;stroke-width:2.5;stroke-dasharray:2 3}
 .curve.one{fill:#8c959f;fill-opacity:.8;stroke:none}.curve.one.best{fill:#bf3989}.curve.hl{stroke:#0969da;stroke-opacity:1;stroke-width:3}.curve.one.hl{fill:#0969da;stroke:none}
 .pt{fill:#0969da;fill-opacity:.6}.pt.best{fill:#bf3989;fill-opacity:1}.pt.failed{fill:#cf222e}.pt.running{fill:#fff;stroke:#0969da;stroke-width:1.5}.pt.hl{fill:#1f2328;fill-opacity:1;stroke:#0969da;stroke-width:3}
 .charts{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}figcaption{font-size:13px}

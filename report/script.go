@@ -192,7 +192,8 @@ const script = `
         if (j.start !== 0) { st.note.textContent = "The first " + j.start + " bytes are left out: its tail follows."; }
       }
       st.from = j.next;
-      pre.textContent = (pre.textContent + j.text).slice(-524288);
+      // A bar redrawn with \r shows its newest state alone, as a terminal does.
+      pre.textContent = (pre.textContent + j.text).replace(/[^\r\n]*\r(?=[^\r\n])/g, "").slice(-524288);
       if (atEnd >= 0) { pre.scrollTop = pre.scrollHeight; }
       st.timer = setTimeout(function () { pollLog(st); }, 1000);
     }).catch(function (err) {

@@ -128,6 +128,8 @@ func (p *page) statusCell(t results.Task) {
 	}
 	why := ""
 	switch {
+	case t.Status == results.StatusRunning && t.Progress != nil:
+		why = "<br/><span class=\"why\">" + esc(progressText(t.Progress)) + "</span>"
 	case t.Status != results.StatusPending:
 	case t.Reason != "":
 		why = "<br/><span class=\"why\">" + esc(truncate(t.Reason, 60)) + "</span>"

@@ -38,8 +38,9 @@ type checkpointOptions struct {
 	claims string   // --claims: checkpoints under its prefix
 	local  string   // where they are kept without S3
 	runID  string
-	fresh  bool          // --fresh: trials start over
-	grace  time.Duration // how long a stopped run's last copies may take
+	fresh  bool                  // --fresh: trials start over
+	grace  time.Duration         // how long a stopped run's last copies may take
+	guard  *plan.CheckpointGuard // the places no checkpoint: may be or hold
 }
 
 // checkpointDir holds the trials' checkpoints under an upload destination, as
@@ -119,14 +120,18 @@ type ckptAttempt struct {
 // begin readies an attempt of trial t whose command runs in dir with env: its checkpoint
 // directory restored from the kept copy (left as it is when none is kept; emptied under
 // --fresh), the variables that tell the script, and a keeper that keeps the directory as
-// it changes. say tells the trial's output.
-func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env []string, attempt int, say func(string)) (*ckptAttempt, []string, error) {
+// it changes. say tells the trial's output; adjust, when given, is told of the copy restored
+// (what the trial's own record says of it, before its copies carry it on).
+func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env []string, attempt int, say func(string), adjust func(*checkpoint.Manifest)) (*ckptAttempt, []string, error) {
 	path, err := expandStrict(t.Checkpoint.Dir, env)
 	if err != nil {
 		return nil, env, fmt.Errorf("checkpoint %s: %w", t.Checkpoint.Dir, err)
 	}
 	if path, err = filepath.Abs(taskPath(dir, path)); err != nil {
 		return nil, env, fmt.Errorf("checkpoint %s: %w", t.Checkpoint.Dir, err)
+	}
+	if err := c.o.guard.Check(path, dir); err != nil {
+		return nil, env, fmt.Errorf("%s: checkpoint: %s: trial %q not started: %w", t.Checkpoint.Pos, t.Checkpoint.Dir, t.Name, err)
 	}
 	st, err := c.store(ctx, t, env)
 	if err != nil {
@@ -138,6 +143,9 @@ func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env [
 		return nil, env, err
 	}
 	env = resumeEnv(env, m)
+	if m != nil && adjust != nil {
+		adjust(m) // what the trial's own record says of it, before its copies carry it on
+	}
 	k := checkpoint.Start(ctx, checkpoint.Options{Store: st, Trial: id, Dir: path, Every: t.Checkpoint.Every,
 		Writer: plan.Slug(c.o.runID) + "-a" + strconv.Itoa(attempt), RunID: c.o.runID, Base: m, Say: say})
 	c.mu.Lock()
@@ -195,20 +203,22 @@ func resumeEnv(env []string, m *checkpoint.Manifest) []string {
 }
 
 // end keeps what the attempt's directory holds now that its processes ended: within the
-// grace period when runall was stopped, else within two minutes.
-func (c *checkpoints) end(t *plan.Task, a *ckptAttempt, stopped bool) {
+// grace period when runall was stopped, else within two minutes. It returns the step the
+// newest kept copy holds (-1: none).
+func (c *checkpoints) end(t *plan.Task, a *ckptAttempt, stopped bool) int {
 	bound := 2 * time.Minute
 	if stopped {
 		bound = c.o.grace
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	a.keeper.Close(ctx)
+	kept := a.keeper.Close(ctx)
 	c.mu.Lock()
 	if c.live[t] == a.keeper {
 		delete(c.live, t)
 	}
 	c.mu.Unlock()
+	return kept
 }
 
 // forgetOnce reports, under --fresh, whether what was kept for t is still to be dropped.

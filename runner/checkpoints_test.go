@@ -16,7 +16,8 @@ import (
 func beginOne(t *testing.T, work, store string, fresh bool, manifest string) (string, error) {
 	t.Helper()
 	task := &plan.Task{Name: "a", Key: "k1", Checkpoint: &plan.Checkpoint{Dir: "ck"}}
-	c := newCheckpoints(checkpointOptions{plan: &plan.Plan{Tasks: []*plan.Task{{Name: "sweep", Parallel: []*plan.Task{task}}}}, local: store, runID: "r1", fresh: fresh})
+	c := newCheckpoints(checkpointOptions{plan: &plan.Plan{Tasks: []*plan.Task{{Name: "sweep", Parallel: []*plan.Task{task}}}}, local: store, runID: "r1", fresh: fresh,
+		guard: plan.NewCheckpointGuard(nil, work, filepath.Join(work, ".runall", "logs"))})
 	if manifest != "" {
 		if err := os.MkdirAll(filepath.Join(store, trialKey(task)), 0o755); err != nil {
 			t.Fatal(err)
@@ -26,7 +27,7 @@ func beginOne(t *testing.T, work, store string, fresh bool, manifest string) (st
 		}
 	}
 	var said []string
-	a, _, err := c.begin(context.Background(), task, work, nil, 1, func(s string) { said = append(said, s) })
+	a, _, err := c.begin(context.Background(), task, work, nil, 1, func(s string) { said = append(said, s) }, nil)
 	if a != nil {
 		c.end(task, a, false)
 	}

@@ -112,13 +112,13 @@ func openClaims(ctx context.Context, store claims.Store, where string, lease tim
 func requestTimeout(lease time.Duration) time.Duration { return max(lease/3, 10*time.Second) }
 
 // joinSweep joins the sweep, trying again while the store cannot be reached (and saying so,
-// once per different error), until ctx ends: a stop. Another file's sweep is no reason to
-// try again.
+// once per different error), until ctx ends: a stop. Another file's sweep, a sweep.json
+// that is not runall's, or another lease than the sweep's is no reason to try again.
 func joinSweep(ctx context.Context, store claims.Store, where string, life *lifecycle, o claims.Options) (*claims.Sweep, error) {
 	said := ""
 	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
 		sweep, err := claims.Open(ctx, store, o)
-		if err == nil || errors.Is(err, claims.ErrOtherSweep) || ctx.Err() != nil {
+		if err == nil || errors.Is(err, claims.ErrOtherSweep) || errors.Is(err, claims.ErrLeaseDiffers) || ctx.Err() != nil {
 			return sweep, err
 		}
 		if msg := fmt.Sprintf("claims %s: %v (trying again)", where, err); msg != said {

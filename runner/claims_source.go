@@ -24,10 +24,11 @@ type claimSource struct {
 	poll   time.Duration // how soon a runall that waits on others looks again
 	said   string        // the last listing error told
 
-	mu      sync.Mutex
-	offered map[*plan.Task]bool // lined up or running here
-	handed  map[*plan.Task]int  // paused trials handed back to the sweep: their attempts here
-	tick    chan struct{}       // Ready's, closed at the next poll
+	mu       sync.Mutex
+	offered  map[*plan.Task]bool // lined up or running here
+	heldSaid map[*plan.Task]bool // held elsewhere while this runall waited, and said so (claims_wait.go)
+	handed   map[*plan.Task]int  // paused trials handed back to the sweep: their attempts here
+	tick     chan struct{}       // Ready's, closed at the next poll
 }
 
 // source is b's trials through the claims queue.
@@ -38,7 +39,7 @@ func (c *claimer) source(b *plan.Task) *claimSource {
 	// Recorded durations differ from Pod to Pod: only an order every runall draws the same
 	// (shuffled, file) is kept here.
 	return &claimSource{c: c, b: b, trials: orderTrials(b, b.Parallel, nil), poll: poll,
-		offered: map[*plan.Task]bool{}, handed: map[*plan.Task]int{}}
+		offered: map[*plan.Task]bool{}, handed: map[*plan.Task]int{}, heldSaid: map[*plan.Task]bool{}}
 }
 
 // Next lists the queue and offers the trials nobody else holds.
@@ -56,10 +57,19 @@ func (s *claimSource) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
 		return nil, true
 	}
 	s.said = ""
+	open, held, left := s.open(view)
+	if len(held) > 0 {
+		s.sayHeld(ctx, held)
+	}
+	return open, left > 0
+}
+
+// open is what the listing leaves to offer now, the trials this runall waits on while
+// others hold them (when it has nothing of its own to run), and how many are not done.
+func (s *claimSource) open(view claims.View) (open []*sched.Trial, held []*plan.Task, left int) {
+	c, life := s.c, s.c.o.life
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var open []*sched.Trial
-	left := 0
 	for _, t := range s.trials {
 		key := c.keys[t]
 		if view.Done[key] {
@@ -75,9 +85,14 @@ func (s *claimSource) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
 		if !s.offered[t] && (!view.Claimed[key] || c.sweep.Stale(key) || c.leases.holds(t)) {
 			s.offered[t] = true
 			open = append(open, &sched.Trial{Task: t, Attempt: s.handed[t]})
+		} else if !s.offered[t] && !s.heldSaid[t] {
+			held = append(held, t)
 		}
 	}
-	return open, left > 0
+	if len(open) > 0 || len(s.offered) > 0 {
+		held = nil // not waiting on others yet: this runall has its own to run
+	}
+	return open, held, left
 }
 
 // Ready is closed at the next poll: others' trials may have ended, started or expired. Asked

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/runall/runall/claims"
+	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/s3sync"
 )
 
 // sweepFile is a task file of n trials that each append their name to out, after sleeping.
@@ -201,5 +203,60 @@ func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
 	res, output, err := runFile(t, file, Options{Signals: stop, Claims: ClaimsOptions{Store: store, Lease: time.Hour}})
 	if err != nil || res.Tasks[0].Status != results.StatusOK || !slices.Equal(ranLines(t, out), []string{"t00"}) {
 		t.Fatalf("the next runall did not run the given-back trial: %v\n%s", err, output)
+	}
+}
+
+// TestClaimsWaitOn2099ClaimEnds plants a claim on a trial whose lease runs to 2099, as
+// another runall's: the run says which trial is held, by whom and until when, and that the
+// lease is not trusted, then takes the trial over once the claim stayed unchanged for the
+// sweep's lease, instead of waiting until killed.
+func TestClaimsWaitOn2099ClaimEnds(t *testing.T) {
+	store := claimstest.NewMem()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "ran")
+	file := sweepFile(out, 1, "0", 1)
+	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, order, _ := trialKeys(p)
+	until := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	body := fmt.Sprintf(`{"owner":{"host":"elsewhere","pid":7,"run_id":"theirs"},"token":"x","lease_ms":%d,"renewed_at":"2099-01-01T00:00:00Z"}`,
+		time.Until(until).Milliseconds())
+	if _, err := store.Put(t.Context(), "claims/"+order[0]+".json", []byte(body), s3sync.Condition{IfNoneMatch: true}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan os.Signal, 1)
+	timer := time.AfterFunc(30*time.Second, func() { stop <- syscall.SIGTERM })
+	defer timer.Stop()
+	res, output, err := runFile(t, file, Options{Signals: stop, Claims: ClaimsOptions{Store: store, Lease: time.Second}})
+	if err != nil || res.Tasks[0].Status != results.StatusOK || !slices.Equal(ranLines(t, out), []string{"t00"}) {
+		t.Fatalf("the trial held by the 2099 claim was not taken over: %v\n%s", err, output)
+	}
+	for _, want := range []string{"t00: waiting for it: held by elsewhere pid 7 (run theirs) until ",
+		"not trusted: its lease of ", "is longer than the sweep's 1s", "its renewal is dated 2099-01-01T00:00:00Z, in the future"} {
+		if !strings.Contains(output, want) {
+			t.Errorf("the output does not say %q\n%s", want, output)
+		}
+	}
+}
+
+// TestClaimsTornSweepJSONEnds: a sweep.json that is not runall's (torn here) ends the run at
+// once with claims.ErrOtherSweep, saying what to do, instead of trying again until killed.
+func TestClaimsTornSweepJSONEnds(t *testing.T) {
+	store := claimstest.NewMem()
+	if _, err := store.Put(t.Context(), "sweep.json", []byte(`{"hash":"3f`), s3sync.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan os.Signal, 1)
+	timer := time.AfterFunc(20*time.Second, func() { stop <- syscall.SIGTERM })
+	defer timer.Stop()
+	_, output, err := runFile(t, sweepFile(filepath.Join(t.TempDir(), "ran"), 1, "0", 1),
+		Options{Signals: stop, Claims: ClaimsOptions{Store: store, Lease: time.Second}})
+	if !errors.Is(err, claims.ErrOtherSweep) || !strings.Contains(err.Error(), "delete it") {
+		t.Fatalf("run: %v, want claims.ErrOtherSweep saying what to do\n%s", err, output)
 	}
 }

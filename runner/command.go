@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -63,10 +64,11 @@ type command struct {
 }
 
 // trialMetrics is what a command reported of its metrics: in its output (the reader reads
-// its stdout in the task's formats) and its metrics file at its end.
+// its stdout in the task's formats) and its metrics file at its end; and of its progress.
 type trialMetrics struct {
-	set    metric.Set
-	reader *metric.Reader
+	set      metric.Set
+	reader   *metric.Reader
+	progress trialProgress
 }
 
 // turn counts a command's attempts.
@@ -74,6 +76,13 @@ type turn struct {
 	before     int // attempts in earlier admissions (a requeued trial's steps)
 	now        int // the attempt that runs now
 	passedOver int // told on the first attempt's start
+	// from is what the attempt starts from, told with its start: a resumed trial's kept
+	// series and its resumes so far, so that its record while it runs is the one it ends
+	// with; nil: nothing (it started fresh, or has no checkpoint).
+	from *event.Detail
+	// kept is the step the attempt's kept checkpoint held as it ended: where a pause
+	// landed, which may be past the step asked; 0: none.
+	kept int
 }
 
 // verdict is what a failed attempt decided beyond a retry: the trial goes back to the line
@@ -99,9 +108,10 @@ func (c *command) started(n int) {
 	c.turn.now = attempt
 	c.gpu.restart()
 	c.metrics.reader.Restart()
+	c.metrics.progress.reader.Restart()
 	c.host.restart()
 	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.mask.Replace(c.cmd))
-	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.turn.passedOver}
+	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.turn.passedOver, Detail: c.turn.from}
 	if p := c.gpu.p; p != nil {
 		ev.Devices, ev.Need = p.UUIDs, p.Need
 	}
@@ -115,6 +125,7 @@ func (c *command) onLine(n int, stream, line string) {
 	if stream == "stdout" {
 		c.metrics.reader.Line(line)
 	}
+	c.metrics.progress.line(line)
 	c.gpu.line(line)
 	c.log.line(line)
 	c.life.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.turn.before + n, Stream: stream, Line: line})
@@ -124,6 +135,7 @@ func (c *command) onLine(n int, stream, line string) {
 // its metrics file at its end).
 func (c *command) metric(name string, v float64, step int) {
 	c.life.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.turn.now, Metric: name, Value: v, Step: step})
+	c.metrics.progress.step(name, step)
 }
 
 // ended decides what follows a failed attempt: a retry, the trial back to the line when it
@@ -199,6 +211,8 @@ func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason s
 func (c *command) conclude(res executor.Result, env []string, d *event.Detail) commandResult {
 	t, out, life := c.t, res.Outcome, c.life
 	switch stop := life.stoppedBy(); {
+	case out.OK() && c.pauseAtEnd(&res):
+		return c.paused(res, d)
 	case out.OK():
 		exported := proc.ExportedChanges(env, out.Exported)
 		c.mask.learn(exported) // before a later task can print them
@@ -235,11 +249,33 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 	return commandResult{}
 }
 
+// pauseAtEnd reports whether an attempt that ended ok ends as the pause asked of its trial
+// for its round, and sets res.Stop to it: it exited 0 as it was paused (a script that saves
+// and exits on SIGTERM), or it ended on its own before its copy landed, and the copy its
+// end kept holds the round's step. Either way it reached the round, which decides it.
+func (c *command) pauseAtEnd(res *executor.Result) bool {
+	if c.life.halted() {
+		return false
+	}
+	if res.Stop != nil {
+		return res.Stop.Status == results.StatusPaused
+	}
+	a := c.h.Awaiting()
+	if a == nil || a.Status != results.StatusPaused || c.turn.kept < max(a.At, 1) {
+		return false
+	}
+	res.Stop = &a.Stop
+	return true
+}
+
 // paused ends the attempt as paused: not an end, the trial is pending again and resumes
 // from its checkpoint when its source offers it again.
 func (c *command) paused(res executor.Result, d *event.Detail) commandResult {
 	out := res.Outcome
 	reason := res.Stop.Reason
+	if c.turn.kept > 0 {
+		reason = fmt.Sprintf("paused at step %d (its kept checkpoint): %s", c.turn.kept, reason)
+	}
 	c.life.emit(event.Event{Kind: event.TaskEnded, Paused: true, Task: c.t, Attempt: c.turn.now, Status: results.StatusPaused,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Detail: d})
 	return commandResult{paused: true, why: reason}
@@ -281,6 +317,10 @@ func (b *tailBuffer) add(stream, line string) {
 	if stream == "stderr" {
 		buf = &b.stderr
 	}
+	if n := len(*buf); n > 0 && strings.HasSuffix((*buf)[n-1], "\r") {
+		(*buf)[n-1] = line // a bar's update: the next one draws over it
+		return
+	}
 	if len(*buf) >= tailKeep {
 		*buf = append((*buf)[:0], (*buf)[1:]...)
 	}
@@ -290,8 +330,13 @@ func (b *tailBuffer) add(stream, line string) {
 func (b *tailBuffer) lines(stream string) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	buf := b.stdout
 	if stream == "stderr" {
-		return slices.Clone(b.stderr)
+		buf = b.stderr
 	}
-	return slices.Clone(b.stdout)
+	out := slices.Clone(buf)
+	for i, l := range out {
+		out[i] = strings.TrimSuffix(l, "\r")
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"slices"
 
 	"github.com/runall/runall/runner/checkpoint"
 	"github.com/runall/runall/runner/event"
@@ -21,7 +22,8 @@ type trialResume struct {
 	cur     *ckptAttempt // the attempt running now
 	step    int          // the step it resumed from; 0 when it started fresh
 	resumes []results.Resume
-	stopped func() bool // whether runall was stopped (the last copy gets --grace)
+	lineage []results.Exploit // pbt: its exploits so far, the last one's donated steps marked
+	stopped func() bool       // whether runall was stopped (the last copy gets --grace)
 }
 
 // wrap adds the checkpoint's part to the command's hooks and metric observer.
@@ -59,7 +61,7 @@ func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]strin
 	a, env, err := r.ckpts.begin(ctx, r.trial, r.dir, env, c.turn.before+n, func(line string) {
 		c.log.mark("%s", line)
 		c.life.emit(event.Event{Kind: event.RunStatus, Task: c.t, Line: c.t.Name + ": " + line})
-	})
+	}, r.donated)
 	if err != nil {
 		return env, err
 	}
@@ -67,11 +69,17 @@ func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]strin
 	var series map[string][]float64
 	if a.base != nil {
 		r.step, series = a.base.Step, seriesValues(a.base.Series)
-		r.resumes = mergeResumes(r.resumes, a.keeper.Resumes())
+		// Every start is in resumes: one that kept no copy of its own (paused at once,
+		// or on its copy's step) is in no manifest, only in the trial's record so far.
+		r.resumes = mergeResumes(mergeResumes(c.life.ledger.resumesOf(c.t), r.resumes), a.keeper.Resumes())
 	}
 	// The attempt's series is the kept one: values an earlier attempt reported past its
 	// last kept copy are reported again by this one.
 	c.metrics.set.Seed(series)
+	c.turn.from = nil
+	if a.base != nil {
+		c.turn.from = &event.Detail{MetricSeries: series, Resumes: slices.Clone(r.resumes), Lineage: r.lineage}
+	}
 	return env, nil
 }
 
@@ -94,6 +102,6 @@ func (r *trialResume) end() {
 	if r.cur == nil {
 		return
 	}
-	r.ckpts.end(r.trial, r.cur, r.stopped())
+	r.c.turn.kept = max(r.ckpts.end(r.trial, r.cur, r.stopped()), 0)
 	r.cur = nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -15,6 +16,11 @@ import (
 // Run runs the plan. It returns ErrTaskFailed when a task failed, an *InterruptedError when
 // a signal stopped it, and other errors when it could not run at all.
 func Run(p *plan.Plan, opts Options) (*results.Run, error) {
+	if f := opts.Record.ResultsFile; f != "" {
+		if err := outfile.CheckDir(f); err != nil { // before anything runs: runall creates no directory it was not given
+			return nil, fmt.Errorf("--results %w", err)
+		}
+	}
 	r, err := newRun(p, opts)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
@@ -291,5 +292,21 @@ tasks:
 	if len(res.LogErrors) != 1 || !strings.Contains(res.LogErrors[0], "blocker/a.log: not a directory") ||
 		!strings.Contains(out, "cannot open log-path") {
 		t.Errorf("log_errors %q; want the log-path, said in the output\n%s", res.LogErrors, out)
+	}
+}
+
+// TestResultsInMissingDirRefusedByRun: Run itself (not only the CLI) refuses a ResultsFile
+// whose directory does not exist, before any task runs, and creates no directory.
+func TestResultsInMissingDirRefusedByRun(t *testing.T) {
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	_, _, err := runFile(t, "tasks:\n  - cmd: touch "+ran+"\n", Options{Record: RecordOptions{ResultsFile: filepath.Join(dir, "no", "such", "r.json")}})
+	if !errors.Is(err, outfile.ErrNoDir) {
+		t.Errorf("got %v, want outfile.ErrNoDir", err)
+	}
+	for _, p := range []string{ran, filepath.Join(dir, "no")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s exists: the run went ahead", p)
+		}
 	}
 }

@@ -70,12 +70,28 @@ func isolationNote(p *plan.Plan) string {
 		return ""
 	}
 	note := fmt.Sprintf("gpu-isolation: %s: each trial runs as a client of its GPU's MPS server, capped at its need and the margin "+
-		"(%s); the prediction does not model kernels overlapping, so trials that share a GPU may end sooner", mode, mps.EnvLimit)
+		"(%s), and where compute is modelled (--busy) the kernels of trials that share a GPU overlap", mode, mps.EnvLimit)
+	if mode == mps.Auto {
+		note += " (as they would where MPS can be had)"
+	}
 	if t := multiGPUTrial(p); t != nil {
 		note += fmt.Sprintf("; task %q asks for %d GPUs, which runall's per-GPU MPS servers cannot serve: the run fails under mps "+
 			"(unless a node's daemon answers at %s) and runs without MPS under auto", t.Name, t.GPU.Devices, mps.EnvPipe)
 	}
 	return note
+}
+
+// isolatedCompute turns the compute model's MPS on for every device under gpu-isolation: the
+// run's trials would be MPS clients whose kernels overlap.
+func isolatedCompute(c Compute, p *plan.Plan, devices int) Compute {
+	if mode := p.Config.GPUIsolation; mode == mps.None || mode == "" {
+		return c
+	}
+	c.MPS = make([]bool, devices)
+	for i := range c.MPS {
+		c.MPS[i] = true
+	}
+	return c
 }
 
 // pgidOf is a live process's group, from /proc.

@@ -158,17 +158,20 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	}
 	c.metrics.set.Observe(c.metric)
 	c.metrics.reader = metric.NewReader(&c.metrics.set, t.MetricFormats)
+	c.metrics.progress = newTrialProgress(c)
 	env = l.taskEnv(run, env, c.gpu.p)
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: l.procs.table, KillWait: l.procs.grace, Mask: l.mask, OnStart: c.onStart}
 	hooks := c.hooks()
 	var resume *trialResume
 	if tr.Task.Checkpoint != nil && l.ckpts != nil {
-		resume = &trialResume{c: c, ckpts: l.ckpts, trial: tr.Task, dir: dir, stopped: func() bool { return l.life.stoppedBy() != 0 }}
+		resume = &trialResume{c: c, ckpts: l.ckpts, trial: tr.Task, dir: dir, lineage: resultLineage(lineage),
+			stopped: func() bool { return l.life.stoppedBy() != 0 }}
 		hooks = resume.wrap(ctx, hooks)
 	}
 	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, hooks)
 	if c.next.requeue != nil {
+		c.metrics.progress.stop()
 		return *c.next.requeue
 	}
 	d := c.detail(dir, env, res.Outcome)
@@ -176,6 +179,9 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		d.Resumes = resume.resumes
 	}
 	d.Lineage = resultLineage(lineage)
+	if resume != nil {
+		d.Lineage = resume.lineage
+	}
 	cr := c.conclude(res, env, d)
 	if !cr.paused { // a paused command's uploads wait for its end
 		l.sync.uploadAfter(ctx, t, res.Outcome.OK())
@@ -227,6 +233,7 @@ func (c *command) detail(dir string, env []string, out proc.Outcome) *event.Deta
 	c.gpu.detail(d)
 	c.host.detail(d)
 	d.Metrics, d.MetricSeries, d.MetricWarnings = c.readMetrics(dir, env, out.OK())
+	d.Progress = c.metrics.progress.stop()
 	if out.Signal != 0 {
 		d.Signal = proc.SignalName(out.Signal)
 	}

@@ -72,6 +72,12 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 			res.Devices, res.GPUMemory = ev.Devices, ev.Need
 		}
 		res.PassedOver = max(res.PassedOver, ev.PassedOver)
+		if ev.Detail != nil { // resumed: its starts from a kept checkpoint, this one's included
+			res.Resumes = ev.Detail.Resumes
+			if ev.Detail.Lineage != nil {
+				res.Lineage = mergeLineage(res.Lineage, ev.Detail.Lineage)
+			}
+		}
 	case ev.Kind == event.TaskEnded && ev.Requeued:
 		res.Status, res.OOMRequeues = results.StatusPending, ev.Requeues
 	case ev.Kind == event.TaskEnded && ev.Paused:
@@ -108,9 +114,9 @@ func recordDetail(res *results.Task, d *event.Detail) {
 		res.Signal = d.Signal
 	}
 	res.Metrics, res.MetricSeries, res.MetricWarnings = d.Metrics, d.MetricSeries, d.MetricWarnings
-	res.Resumes = d.Resumes
+	res.Resumes, res.Progress = d.Resumes, d.Progress
 	if d.Lineage != nil {
-		res.Lineage = d.Lineage
+		res.Lineage = mergeLineage(res.Lineage, d.Lineage)
 	}
 }
 
@@ -219,4 +225,18 @@ func (l *ledger) madeWhileRunning(inPlan map[int]bool, logFile func(*plan.Task) 
 		}
 	}
 	return out
+}
+
+// resumesOf is t's starts from a kept checkpoint as recorded so far.
+func (l *ledger) resumesOf(t *plan.Task) []results.Resume {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.resultLocked(t).Resumes)
+}
+
+// seriesOf is t's metric series as recorded so far (at its last pause, say).
+func (l *ledger) seriesOf(t *plan.Task) map[string][]float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.resultLocked(t).MetricSeries)
 }

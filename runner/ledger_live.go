@@ -7,14 +7,16 @@ import (
 )
 
 // liveTask is what the ledger knows of a task that has not ended yet beyond its result:
-// the metrics it reported so far, the most GPU memory it was seen holding, why it waits.
+// the metrics it reported so far, the most GPU memory it was seen holding, why it waits,
+// how far its output says it came.
 // A result takes these from the task's final event (its Detail) once it ends; until then
 // the results served while the run goes on (--serve's /api/run and report) show these, so
 // that a running trial's curve grows and a waiting one says why.
 type liveTask struct {
-	metrics *metric.Set // its values so far, within the bounds its final result keeps
-	peak    uint64      // bytes of GPU memory, the most seen (TaskMemory)
-	waiting string      // why it waits (TaskWaiting), "" once it started
+	metrics  *metric.Set       // its values so far, within the bounds its final result keeps
+	peak     uint64            // bytes of GPU memory, the most seen (TaskMemory)
+	waiting  string            // why it waits (TaskWaiting), "" once it started
+	progress *results.Progress // how far its output says it came (TaskProgress)
 }
 
 // live records what ev says of a task that has not ended; l.mu is held. A task's final end
@@ -28,7 +30,7 @@ func (l *ledger) live(ev event.Event) {
 	lt := l.byIDLive[id]
 	if lt == nil {
 		switch ev.Kind {
-		case event.TaskWaiting, event.TaskStarted, event.TaskMetric, event.TaskMemory:
+		case event.TaskWaiting, event.TaskStarted, event.TaskMetric, event.TaskMemory, event.TaskProgress:
 		default:
 			return
 		}
@@ -39,12 +41,18 @@ func (l *ledger) live(ev event.Event) {
 	case event.TaskWaiting:
 		lt.waiting = ev.Reason
 	case event.TaskStarted:
-		// A new attempt reports its metrics from the start again, as its result will hold them.
-		lt.metrics, lt.waiting = &metric.Set{}, ""
+		// A new attempt reports its metrics from the start again, as its result will hold them;
+		// a resumed one from the series its kept checkpoint restored.
+		lt.metrics, lt.waiting, lt.progress = &metric.Set{}, "", nil
+		if ev.Detail != nil {
+			lt.metrics.Seed(ev.Detail.MetricSeries)
+		}
 	case event.TaskMetric:
 		lt.metrics.Add(ev.Metric, ev.Value)
 	case event.TaskMemory:
 		lt.peak = max(lt.peak, ev.Peak)
+	case event.TaskProgress:
+		lt.progress = ev.Progress
 	}
 }
 
@@ -61,6 +69,7 @@ func (l *ledger) withLive(res results.Task) results.Task {
 	if res.Status == results.StatusRunning {
 		res.Metrics, res.MetricSeries, _ = lt.metrics.Result()
 		res.PeakGPUMemory = max(res.PeakGPUMemory, lt.peak)
+		res.Progress = lt.progress
 	}
 	return res
 }

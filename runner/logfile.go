@@ -23,7 +23,8 @@ type batchFile struct {
 	bw      *bufio.Writer
 	pending *time.Timer // the flush of the lines buffered now; nil when none are
 	failed  *writeFailures
-	warn    func(string) // the last writer's, for a failure the timer finds
+	warn    func(string)   // the last writer's, for a failure the timer finds
+	closing func(*os.File) // told of the file written out, just before it is closed; may be nil
 }
 
 func newBatchFile(f *os.File, failed *writeFailures) *batchFile {
@@ -78,6 +79,9 @@ func (b *batchFile) close(warn func(string)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.flushLocked(warn)
+	if b.closing != nil {
+		b.closing(b.f)
+	}
 	if err := b.f.Close(); err != nil {
 		b.failed.note(b.f.Name(), err, warn)
 	}

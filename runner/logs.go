@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,12 +22,14 @@ type logs struct {
 	combined *batchFile               // config log-path; nil when unset
 	failed   *writeFailures
 
-	mu    sync.Mutex
-	extra map[string]*batchFile // a task's log-path, shared by tasks that name one file
+	mu     sync.Mutex
+	extra  map[string]*batchFile // a task's log-path, shared by tasks that name one file
+	opened map[string]servedLog  // each task's own log as runall opened it (logs_served.go)
 }
 
 func openLogs(dir, combinedPath string, resolve func(string) string) (*logs, error) {
-	l := &logs{dir: dir, resolve: resolve, extra: map[string]*batchFile{}, failed: &writeFailures{}}
+	l := &logs{dir: dir, resolve: resolve, extra: map[string]*batchFile{}, failed: &writeFailures{},
+		opened: map[string]servedLog{}}
 	if combinedPath != "" {
 		f, err := openAppend(resolve(combinedPath), l.failed)
 		if err != nil {
@@ -46,13 +49,16 @@ func (l *logs) taskLogPath(t *plan.Task) string {
 // reported through warn and left out, and the run's record is incomplete (exit 1, as for a
 // log that cannot be written); the task's own log is a must.
 func (l *logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
-	f, err := outfile.OpenAppend(l.taskLogPath(t))
+	path := l.taskLogPath(t)
+	f, err := outfile.OpenAppend(path)
 	if err != nil {
 		return nil, err
 	}
+	l.noted(path, f, false)
 	tl := &taskLog{own: newBatchFile(f, l.failed), combined: l.combined, warn: warn}
+	tl.own.closing = func(f *os.File) { l.noted(path, f, true) }
 	if t.LogPath != "" {
-		path := l.resolve(t.LogPath)
+		path = l.resolve(t.LogPath)
 		if tl.extra, err = l.extraLog(path); err != nil {
 			warn(fmt.Sprintf("cannot open log-path %s: %v: the task runs without it", path, err))
 			l.failed.note(path, err, nil)
@@ -90,12 +96,31 @@ type taskLog struct {
 	combined *batchFile   // nil when unset
 	extra    *batchFile   // nil when unset
 	warn     func(string) // says that a log could not be written, once per file
+
+	mu    sync.Mutex // drawn: runall's marks may come from another goroutine than the lines
+	drawn string     // the bar's state the own log drew last, "" after a line
 }
 
 // line writes one line of output everywhere; mark writes runall's own note (an attempt's
-// start and end) to the task's log alone.
+// start and end) to the task's log alone. An update of a bar drawn in place (a piece ending
+// in \r) goes to the task's own log alone, as the script drew it, with no newline: the log
+// holds each bar on one line, redrawn, as a terminal shows it. The logs that tasks share
+// (log-path) get the bar's last state, the line that ends it.
 func (tl *taskLog) line(s string) {
-	tl.own.write(s+"\n", tl.warn)
+	tl.mu.Lock()
+	switch {
+	case strings.HasSuffix(s, "\r"):
+		tl.own.write(s, tl.warn)
+		tl.drawn = s[:len(s)-1]
+		tl.mu.Unlock()
+		return
+	case tl.drawn != "" && s == tl.drawn:
+		tl.own.write("\n", tl.warn) // the state just drawn ends its line (proc's readLines)
+	default:
+		tl.own.write(s+"\n", tl.warn)
+	}
+	tl.drawn = ""
+	tl.mu.Unlock()
 	if tl.combined != nil {
 		tl.combined.write(s+"\n", tl.warn)
 	}
@@ -105,6 +130,12 @@ func (tl *taskLog) line(s string) {
 }
 
 func (tl *taskLog) mark(format string, args ...any) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.drawn != "" { // a bar is drawn on the line: the mark goes on a line of its own
+		tl.own.write("\n", tl.warn)
+		tl.drawn = ""
+	}
 	tl.own.write(fmt.Sprintf("== "+format+"\n", args...), tl.warn)
 }
 

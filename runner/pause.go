@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/runall/runall/runner/checkpoint"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/plan"
@@ -64,11 +65,16 @@ func (p *pauser) PauseAt(t *plan.Task, n int, reason string, otherwise results.S
 	if k == nil {
 		return false
 	}
+	// It reached the round's step: if it ends on its own before its copy lands, its end
+	// is its pause (at the copy its end keeps), and the round decides it all the same.
+	p.running.Await(t, executor.Awaited{Stop: executor.Stop{Status: results.StatusPaused, Reason: reason}, At: n})
 	go func() {
 		if k.WaitFor(context.Background(), n, t.Checkpoint.Wait) {
 			p.mu.Lock()
 			p.stopping[t] = true
 			p.mu.Unlock()
+			// Where it paused (the copy it resumes from, which may be past the step asked)
+			// is said as it ends: its last copy is kept then.
 			if !p.running.Stop(t, results.StatusPaused, reason) {
 				p.mu.Lock()
 				delete(p.stopping, t)
@@ -76,12 +82,27 @@ func (p *pauser) PauseAt(t *plan.Task, n int, reason string, otherwise results.S
 			}
 			return
 		}
-		why := fmt.Sprintf("checkpoint %s has not changed since step %d, and pausing needs step %d (waited %v); %s",
-			t.Checkpoint.Dir, k.Changed(), n, t.Checkpoint.Wait, reason)
+		why := notPaused(t, k, n, reason)
 		p.life.emit(event.Event{Kind: event.RunStatus, Task: t, Line: t.Name + ": " + why})
 		p.running.Stop(t, otherwise, why)
 	}()
 	return true
+}
+
+// notPaused says why trial t could not be paused at step n: no copy of its checkpoint was
+// ever kept (its script saves nothing into it), its directory changed at step n or later
+// but never held still to be copied, or it has not changed since an earlier step.
+func notPaused(t *plan.Task, k *checkpoint.Keeper, n int, reason string) string {
+	switch changed := k.Changed(); {
+	case k.Landed() < 0 && changed <= 0:
+		return fmt.Sprintf("could not be paused at step %d: no checkpoint kept (nothing was saved into checkpoint %s within its wait, %v); %s",
+			n, t.Checkpoint.Dir, t.Checkpoint.Wait, reason)
+	case changed >= n:
+		return fmt.Sprintf("could not be paused at step %d: checkpoint %s changed up to step %d but never held still to be copied within its wait, %v "+
+			"(print runall-checkpoint step=N after each save, or keep logs out of it); %s", n, t.Checkpoint.Dir, changed, t.Checkpoint.Wait, reason)
+	}
+	return fmt.Sprintf("could not be paused: checkpoint %s has not changed since step %d, and pausing needs step %d (waited %v); %s",
+		t.Checkpoint.Dir, k.Changed(), n, t.Checkpoint.Wait, reason)
 }
 
 func (p *pauser) Landed(t *plan.Task) int {
@@ -176,6 +197,15 @@ func (p *pauser) wrap(src sched.Source) sched.Source {
 	return r
 }
 
+// done ends what a block's source still keeps paused once its scheduler returned: only a
+// halted run returns with trials paused (the scheduler waits for them otherwise), and one
+// that halted after their rounds' last look leaves none paused unsaid.
+func (p *pauser) done(src sched.Source) {
+	if r, ok := src.(interface{ dropPaused() }); ok && p != nil {
+		r.dropPaused()
+	}
+}
+
 // handing is a source shared by several runalls (claims): a paused trial that is to resume
 // goes back to it, for whichever runall has room first, instead of waiting for room here.
 type handing interface {
@@ -246,6 +276,12 @@ func (r *resumable) Ended(ctx context.Context, t *sched.Trial, out sched.Outcome
 	r.mu.Lock()
 	r.waiting[t.Task] = t
 	r.mu.Unlock()
+	if r.p.life.halted() {
+		// The scheduler asks Next no more: a trial that paused once the run halted (a
+		// failure, a signal) would be left paused at the end of a sweep that ended.
+		r.dropPaused()
+		return
+	}
 	r.p.arrived(t.Task, r)
 }
 
@@ -292,11 +328,18 @@ func (r *resumable) forget(t *plan.Task) {
 	r.wakeLocked()
 }
 
-// dropPaused skips what a halted run will not resume.
+// dropPaused skips what a halted run will not resume: the paused, and the resumed that were
+// not offered again.
 func (r *resumable) dropPaused() {
 	r.mu.Lock()
 	waiting := r.waiting
 	r.waiting = map[*plan.Task]*sched.Trial{}
+	if r.p.life.halted() {
+		for _, tr := range r.again {
+			waiting[tr.Task] = tr
+		}
+		r.again = nil
+	}
 	r.mu.Unlock()
 	for t := range waiting {
 		r.p.take(t)

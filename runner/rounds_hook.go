@@ -88,6 +88,24 @@ func (h *roundsHook) Copy(ctx context.Context, from, t *plan.Task, n int) error 
 	return err
 }
 
+// Kept is the step t's kept checkpoint holds, and its values of metric by step up to there
+// (the manifest's series); -1 when none is kept or it cannot be read.
+func (h *roundsHook) Kept(ctx context.Context, t *plan.Task, metric string) (int, map[int]float64) {
+	st, err := h.ckpts.store(ctx, t, h.base)
+	if err != nil {
+		return -1, nil
+	}
+	m, err := checkpoint.Read(ctx, st, trialKey(t))
+	if err != nil || m == nil {
+		return -1, nil
+	}
+	values := map[int]float64{}
+	for _, p := range m.Series[metric] {
+		values[p.Step] = p.Value
+	}
+	return m.Step, values
+}
+
 // resultLineage is a lineage as the results keep it.
 func resultLineage(ls []rounds.Exploit) []results.Exploit {
 	if ls == nil {

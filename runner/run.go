@@ -69,7 +69,8 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
 	r.base = base
 	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, base: base, claims: opts.Claims.Prefix,
-		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace})
+		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace,
+		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir)})
 	r.pause = newPauser(r.launch.procs.running, r.launch.ckpts, r.life)
 	if r.launch.rooms.gpu != nil {
 		iso, note, err := openIsolation(p, opts, r.launch.rooms.gpu, closed)

@@ -39,8 +39,10 @@ func (r *runDriver) runBlock(ctx context.Context, b *plan.Task, env []string) {
 		defer r.claims.leases.releaseAll()
 	}
 	src := r.source(ctx, b)
-	r.schedule(ctx, r.pause.wrap(src), max(r.plan.Config.MaxParallel, 1),
+	wrapped := r.pause.wrap(src)
+	r.schedule(ctx, wrapped, max(r.plan.Config.MaxParallel, 1),
 		func(ctx context.Context, tr *sched.Trial) sched.Outcome { return r.launch.runTrial(ctx, tr, env) })
+	r.pause.done(wrapped)
 	if s, ok := src.(*searchSource); ok {
 		s.finish()
 	}

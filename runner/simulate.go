@@ -25,6 +25,9 @@ type SimulateOptions struct {
 	// ReleaseLag is how long a trial's GPU memory stays in use after it ended, as a driver
 	// takes a while to free an exited process's memory (ReleaseLag); 0: freed at once.
 	ReleaseLag time.Duration
+	// Compute is how trials sharing a GPU slow each other (simulate_compute.go); the zero
+	// value: they do not.
+	Compute Compute
 }
 
 // ReleaseLag is about how long a driver took to free a trial's memory after its process
@@ -56,10 +59,12 @@ type Slot struct {
 // offered in the block's order and started as runall's admission would, from their declared
 // (or learned) needs and the durations earlier runs recorded. It is the admission policy
 // alone, with no overhead and exact durations, and each trial's memory given back
-// o.ReleaseLag after its end; the memory a trial reaches over time, others' use of the
-// devices and out-of-memory requeues are not modelled.
+// o.ReleaseLag after its end, trials sharing a GPU slowed as o.Compute says; the memory a
+// trial reaches over time, others' use of the devices and out-of-memory requeues are not
+// modelled.
 func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
 	hist := history.Load(o.LogDir, p)
+	o.Compute = isolatedCompute(o.Compute, p, len(o.Devices))
 	s := &simulation{plan: p, opts: o, hist: hist, pred: &Prediction{Devices: o.Devices, Peak: make([]uint64, len(o.Devices))}}
 	for _, d := range o.Devices {
 		s.usable = append(s.usable, d.Total-min(d.Total, p.Config.GPUMemoryMargin.For(d.Total)))
@@ -67,6 +72,9 @@ func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
 	if o.HostLimit > 0 && p.NeedsHost() {
 		s.pred.HostLimit = o.HostLimit
 		s.hostUsable = o.HostLimit - min(o.HostLimit, p.Config.HostMemoryMargin.For(o.HostLimit))
+	}
+	if p.NeedsGPU() {
+		s.note(o.Compute.note())
 	}
 	if note := isolationNote(p); note != "" {
 		s.note(note)
@@ -186,11 +194,10 @@ func (s *simulation) block(b *plan.Task) error {
 	}
 	limit := max(s.plan.Config.MaxParallel, 1)
 	line := queue.New(seq(len(slots)), limit)
-	free := slices.Clone(s.usable)
-	used := make([]uint64, len(free))
+	free, used := slices.Clone(s.usable), make([]uint64, len(s.usable))
 	host := newHostRoom(s.hostUsable)
 	var running, freeing endings // by their end; ended trials whose memory is still in use, by when it is given back
-	var last time.Duration
+	last, pace := time.Duration(0), newPace(s.opts.Compute)
 	for line.Len() > 0 || len(running) > 0 || len(freeing) > 0 {
 		line.Admit(func(i int) queue.Outcome {
 			if len(running) >= limit {
@@ -212,6 +219,7 @@ func (s *simulation) block(b *plan.Task) error {
 			heap.Push(&running, ending{slot.End, len(s.pred.Slots) - 1})
 			return queue.Started
 		})
+		pace.reshape(&running, s.pred.Slots, s.now)
 		if len(running) == 0 && len(freeing) == 0 && line.Len() == 0 {
 			break
 		}

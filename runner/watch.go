@@ -2,6 +2,7 @@ package runner
 
 import (
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -29,6 +30,9 @@ type View struct {
 	Results func() *results.Run
 	// Metrics serves the run's Prometheus series.
 	Metrics http.Handler
+	// OpenLog opens a task's log (a LogFile of Results) to read it, only while it is the
+	// file runall opened there: a symlink or another file put in its place is an error.
+	OpenLog func(path string) (*os.File, error)
 }
 
 // serve starts the run's server (Options.Server) and says where it listens.
@@ -36,6 +40,7 @@ func (r *runDriver) serve(start time.Time) error {
 	v := View{
 		Results: func() *results.Run { return r.snapshot(start) },
 		Metrics: promhttp.HandlerFor(r.met.reg, promhttp.HandlerOpts{}),
+		OpenLog: r.launch.logs.openServed,
 	}
 	addr, err := r.opts.Server.Serve(v)
 	if err != nil {

@@ -703,6 +703,10 @@ func TestFakeAllocUsage(t *testing.T) {
 		{[]string{"--size", "1GiB", "--profile", "linear", "--context", "1GiB"}, "linear has no context"},
 		{[]string{"--size", "1GiB", "--spike", "1GiB@1s"}, "SIZE@TIME+DURATION"},
 		{[]string{"--size", "1GiB", "--release-lag", "-1s"}, "cannot be negative"},
+		{[]string{"--size", "1GiB", "--busy", "0.5"}, "give --train-steps N too"},
+		{[]string{"--size", "1GiB", "--train-steps", "5", "--busy", "1.5"}, "busy share 1.5"},
+		{[]string{"--size", "1GiB", "--train-steps", "5", "--step-time", "0s"}, "step time of more than 0"},
+		{[]string{"--size", "1GiB", "--train-steps", "-1"}, "cannot be negative"},
 	} {
 		r := e.runGPU(append([]string{"fake-alloc"}, tc.args...)...)
 		r.wantCode(t, 2)

@@ -75,6 +75,25 @@ func TestFakeAllocComputeShared(t *testing.T) {
 			t.Errorf("%s: %v against %v alone, %.2fx; want %.1f-%.1fx", c.name, took, alone[0], r, c.min, c.max)
 		}
 	}
+
+	// A trainer killed outright leaves its GPU as fast as before: its claim's lock went
+	// with it, and its compute counts for nothing from then on.
+	killed := exec.Command(runallBin, "fake-alloc", "--size", "1GiB", "--ramp", "0", "--release-lag", "5s", "--train-steps", "1000", "--busy", "1")
+	killed.Dir = e.dir
+	killed.Env = append(slices.Clone(e.env), "RUNALL_FAKE_GPUS=32GiB", "CUDA_VISIBLE_DEVICES=0")
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the trainer to be killed computing", func() bool {
+		g := e.listGPUs("32GiB")
+		return len(g) == 1 && len(g[0].Processes) == 1 && g[0].Processes[0].SM != nil
+	})
+	_ = killed.Process.Kill()
+	_ = killed.Wait()
+	took, _ := e.trainers("32GiB", 1, steps, stepTime, "--busy", "1")
+	if r := ratio(took); r > 1.4 {
+		t.Errorf("after a busy trainer was killed (its memory lingering): %v against %v alone, %.2fx; want as fast", took, alone[0], r)
+	}
 }
 
 // TestGPUListUtilization: runall gpus shows what the processes training on a simulated GPU
@@ -115,5 +134,35 @@ func TestGPUListUtilization(t *testing.T) {
 	r := e.runGPU("gpus", "--fake-gpus", spec)
 	if !strings.Contains(r.stdout, "UTIL") || !strings.Contains(r.stdout, "80%") || !strings.Contains(r.stdout, "46%") {
 		t.Errorf("the table shows no utilization\n%v", r)
+	}
+}
+
+// TestCheckSimulateCompute: check --simulate --busy slows trials packed on a GPU as the
+// simulated GPUs do; without --busy it says compute is not modelled.
+func TestCheckSimulateCompute(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	file := testdata("gpu/compute.yml")
+	for _, c := range []struct {
+		spec, busy, want string
+	}{
+		{"32GiB", "", "Predicted makespan: 21.0s"},      // two at once, then one (their memory freed 1 s after)
+		{"32GiB", "1", "Predicted makespan: 36.0s"},     // the pair 2.5x slower, then one alone
+		{"32GiB", "0.2", "Predicted makespan: 21.0s"},   // light: no slower together
+		{"32GiB:mps", "1", "Predicted makespan: 31.0s"}, // MPS: no switching cost
+	} {
+		args := []string{"check", "--simulate", "--fake-gpus", c.spec, "--duration", "10s"}
+		if c.busy != "" {
+			args = append(args, "--busy", c.busy)
+		}
+		r := e.runGPU(append(args, file)...)
+		r.wantCode(t, 0)
+		if !strings.Contains(r.stdout, c.want) || !strings.Contains(r.stdout, "compute") {
+			t.Errorf("%v: want %q and a note on compute\n%v", args, c.want, r)
+		}
+	}
+	r := e.runGPU("check", "--simulate", "--fake-gpus", "32GiB", "--duration", "10s", "--busy", "2", file)
+	if r.code != 2 || !strings.Contains(r.stderr, "--busy") {
+		t.Errorf("--busy 2: exit %d, want 2 and an error naming --busy\n%v", r.code, r)
 	}
 }

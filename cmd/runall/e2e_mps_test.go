@@ -237,8 +237,9 @@ func TestGPUsShowsMPS(t *testing.T) {
 	}
 }
 
-// check prints gpu-isolation and gpu-threads, and check --simulate says what MPS changes of
-// its prediction and that a trial of two GPUs cannot run under runall's per-GPU servers.
+// check prints gpu-isolation and gpu-threads, and check --simulate overlaps the kernels of
+// trials on one GPU under it, says so, and says that a trial of two GPUs cannot run under
+// runall's per-GPU servers.
 func TestCheckSaysMPS(t *testing.T) {
 	e := newGPUE2E(t)
 	r := e.runGPU("check", testdata("mps/caps.yml"))
@@ -246,6 +247,15 @@ func TestCheckSaysMPS(t *testing.T) {
 	for _, want := range []string{"gpu isolation mps", "gpu 1.0 GiB x1 threads 50%"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("check does not print %q\n%v", want, r)
+		}
+	}
+	// With compute modelled, two busy trials on one GPU take turns without MPS (2.5x each
+	// alongside) and overlap under it (2x, no switching).
+	for iso, want := range map[string]string{"none": "Predicted makespan: 25.0s", "mps": "Predicted makespan: 20.0s"} {
+		r := e.runGPU("check", "--simulate", "--fake-gpus", "32GiB", "--duration", "10s", "--busy", "1", testdata("mps/overlap-"+iso+".yml"))
+		r.wantCode(t, 0)
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("gpu-isolation: %s: check --simulate --busy 1 does not say %q\n%v", iso, want, r)
 		}
 	}
 	r = e.runGPU("check", "--simulate", "--fake-gpus", "2x16GiB", "--duration", "10s", testdata("mps/two-gpus.yml"))

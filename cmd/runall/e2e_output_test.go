@@ -86,7 +86,7 @@ func TestResultsFile(t *testing.T) {
 		{"fine", "echo fine", "ok", 0, 1},
 		{"tolerated", "exit 2", "ignored", 2, 1},
 		{"broken", "exit 3", "failed", 3, 1},
-		{"skipped", "echo never", "skipped", -1, 0},
+		{"skipped", "echo never", "skipped", noExitCode, 0},
 	} {
 		tr := res.task(t, tc.name)
 		if tr.Cmd != tc.cmd {

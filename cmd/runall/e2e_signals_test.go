@@ -48,7 +48,7 @@ func TestSignalStopsEveryTask(t *testing.T) {
 			wantGone(t, "a task's process", pids)
 
 			res := e.results()
-			res.task(t, "never").want(t, "skipped", -1, 0)
+			res.task(t, "never").want(t, "skipped", noExitCode, 0)
 			if e.exists("never.done") {
 				t.Error("a task started after the signal")
 			}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -267,7 +268,7 @@ type taskResult struct {
 	Name       string `json:"name"`
 	Cmd        string `json:"cmd"`
 	Status     string `json:"status"`
-	ExitCode   int    `json:"exit_code"`
+	ExitCode   *int   `json:"exit_code"` // nil: none in the file (skipped, never started)
 	Signal     string `json:"signal"`
 	Attempts   int    `json:"attempts"`
 	StartedAt  string `json:"started_at"`
@@ -328,11 +329,18 @@ func (r resultsFile) statuses() map[string]string {
 
 func (tr taskResult) want(t *testing.T, status string, exitCode, attempts int) {
 	t.Helper()
-	if tr.Status != status || tr.ExitCode != exitCode || tr.Attempts != attempts {
-		t.Errorf("task %q: status %s, exit code %d, %d attempts; want %s, %d, %d (reason %q)",
-			tr.Name, tr.Status, tr.ExitCode, tr.Attempts, status, exitCode, attempts, tr.Reason)
+	got := noExitCode
+	if tr.ExitCode != nil {
+		got = *tr.ExitCode
+	}
+	if tr.Status != status || got != exitCode || tr.Attempts != attempts {
+		t.Errorf("task %q: status %s, exit code %d, %d attempts; want %s, %d, %d (reason %q; %d: no exit_code)",
+			tr.Name, tr.Status, got, tr.Attempts, status, exitCode, attempts, tr.Reason, noExitCode)
 	}
 }
+
+// noExitCode stands for a task with no exit_code in the results: a skipped one has none.
+const noExitCode = math.MinInt32
 
 // lines splits output into lines, without a trailing empty one.
 func lines(s string) []string {
@@ -505,7 +513,7 @@ func TestStopOnFailure(t *testing.T) {
 		res.task(t, "breaks").want(t, "failed", 3, 1)
 		res.task(t, "slow").want(t, "ok", 0, 1)
 		for _, name := range []string{"queued 1", "queued 2", "later"} {
-			res.task(t, name).want(t, "skipped", -1, 0)
+			res.task(t, name).want(t, "skipped", noExitCode, 0)
 		}
 		if !e.exists("slow.done") {
 			t.Error("the task already running when another failed did not finish")
@@ -528,7 +536,7 @@ func TestStopOnFailure(t *testing.T) {
 		if tr := res.task(t, "nowhere"); tr.Status != "failed" || !strings.Contains(tr.Reason, "no-such-directory") {
 			t.Errorf("nowhere: %s (%s); want failed, saying why", tr.Status, tr.Reason)
 		}
-		res.task(t, "later").want(t, "skipped", -1, 0)
+		res.task(t, "later").want(t, "skipped", noExitCode, 0)
 		if e.exists("later.done") {
 			t.Error("the task after the failure ran")
 		}
@@ -589,7 +597,7 @@ func TestTimeout(t *testing.T) {
 	if slow.Status != "failed" || !strings.Contains(slow.Reason, "timeout") {
 		t.Errorf("slow: status %s, reason %q; want failed with a reason that says timeout", slow.Status, slow.Reason)
 	}
-	res.task(t, "after").want(t, "skipped", -1, 0)
+	res.task(t, "after").want(t, "skipped", noExitCode, 0)
 	if e.exists("after.done") {
 		t.Error("the task after the timeout ran")
 	}

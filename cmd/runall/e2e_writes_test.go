@@ -103,3 +103,30 @@ func readFIFO(t *testing.T, path string) *fifoReader {
 }
 
 func (r *fifoReader) close() { r.f.Close() }
+
+// TestResultsInMissingDirRefused: --results (and report -o) in a directory that does not
+// exist is refused with exit 2 before anything runs, naming the directory; runall creates
+// no directory the user named (as root, a typo created one anywhere).
+func TestResultsInMissingDirRefused(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	e.writeFile("tasks.yml", "tasks:\n  - cmd: echo hi > ran.txt\n")
+	e.run("--log-dir", "logs", "--results", "results.json", "tasks.yml").wantCode(t, 0)
+	_ = os.Remove(e.path("ran.txt"))
+	for _, args := range [][]string{
+		{"--log-dir", "logs", "--results", e.path("nonexistent/dir/r.json"), "tasks.yml"},
+		{"report", "-o", e.path("nonexistent/dir/r.html"), "results.json"},
+	} {
+		r := e.run(args...)
+		r.wantCode(t, 2)
+		if !strings.Contains(r.stderr, "directory does not exist: "+e.path("nonexistent/dir")+": create it first") {
+			t.Errorf("%v: the error does not name the directory and what to do\n%v", args, r)
+		}
+		if _, err := os.Stat(e.path("nonexistent")); err == nil {
+			t.Errorf("%v: the directory was created", args)
+		}
+	}
+	if _, err := os.Stat(e.path("ran.txt")); err == nil {
+		t.Error("the task ran although --results was refused")
+	}
+}

@@ -214,7 +214,7 @@ func exitCode(a *app, err error) int {
 	}
 	var fileErr *plan.FileError
 	if errors.As(err, &fileErr) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
-		errors.Is(err, claims.ErrOtherSweep) || errors.Is(err, s3sync.ErrDeleteGuard) {
+		errors.Is(err, claims.ErrOtherSweep) || errors.Is(err, claims.ErrLeaseDiffers) || errors.Is(err, s3sync.ErrDeleteGuard) {
 		return 2 // the task file is wrong or cannot be read
 	}
 	return 1

@@ -43,6 +43,9 @@ func runReport(ctx context.Context, a *app, args []string) error {
 		}
 		pos, args = append(pos, args[0]), args[1:]
 	}
+	if err := outfile.CheckDir(out); err != nil {
+		return usagef("report -o %v", err)
+	}
 	src := ".runall/logs"
 	switch len(pos) {
 	case 0:

@@ -16,6 +16,7 @@ import (
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/gpu/gpusim"
 	"github.com/runall/runall/gpu/mps"
+	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/report"
 	"github.com/runall/runall/runner"
@@ -120,6 +121,12 @@ func runRun(_ context.Context, a *app, args []string) error {
 	if err := plan.CheckVars(a.environ()); err != nil {
 		return err // before anything runs: an unset ${VAR} in an S3 URL must not reach S3
 	}
+	if err := plan.CheckCheckpointDirs(a.environ(), o.logDir); err != nil {
+		return err // before anything runs: a checkpoint: directory is emptied as its trial starts
+	}
+	if err := plan.CheckUnwired(); err != nil {
+		return err // gpu-sharing: progress would be packed by memory alone: said, not done quietly
+	}
 	if o.maxParallel > 0 {
 		plan.Config.MaxParallel = o.maxParallel
 	}
@@ -170,6 +177,11 @@ func (o *runOptions) runnerOptions(a *app, p *plan.Plan) (runner.Options, error)
 		ReapOrphans: true,
 	}
 	var err error
+	if o.results != "" {
+		if err := outfile.CheckDir(o.results); err != nil {
+			return opts, usagef("--results %v", err) // before anything runs, not at its end
+		}
+	}
 	if opts.Shard, err = shardFrom(o.shard, a.getenv); err != nil {
 		return opts, usageError{err.Error()}
 	}

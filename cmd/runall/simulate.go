@@ -17,6 +17,7 @@ type simulateFlags struct {
 	fakeGPUs string
 	guess    time.Duration
 	logDir   string
+	busy     float64 // the share of each trial's time the GPU computes; 0: not modelled
 	// memoryLimit is the container memory limit to plan for: "" for this container's.
 	memoryLimit string
 }
@@ -31,8 +32,12 @@ func runSimulate(a *app, p *plan.Plan, f simulateFlags) error {
 	if err != nil {
 		return err
 	}
+	compute, err := simulatedCompute(a, f)
+	if err != nil {
+		return err
+	}
 	pred, err := runner.Simulate(p, runner.SimulateOptions{Devices: devs, LogDir: f.logDir, Guess: f.guess, ReleaseLag: runner.ReleaseLag,
-		HostLimit: hostLimit})
+		HostLimit: hostLimit, Compute: compute})
 	if err != nil {
 		return err
 	}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/runall/runall/size"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/gpu/gpusim"
 	"github.com/runall/runall/hostmem"
+	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/size"
 )
 
 // simulatedDevices are the GPUs check --simulate plans for. A plan with no GPU needs (host
@@ -46,4 +48,30 @@ func simulatedHostLimit(p *plan.Plan, flagValue string) (uint64, error) {
 		return 0, nil
 	}
 	return m.Limit, nil
+}
+
+// simulatedCompute is how the simulation slows trials that share a GPU: --busy, and MPS on
+// the simulated GPUs whose spec says :mps (NVML's GPUs are taken as time-sliced).
+func simulatedCompute(a *app, f simulateFlags) (runner.Compute, error) {
+	if f.busy == 0 {
+		return runner.Compute{}, nil
+	}
+	if !(f.busy > 0 && f.busy <= 1) {
+		return runner.Compute{}, usagef("--busy: want the share of a trial's time the GPU computes, from 0 (excluded) to 1, got %v", f.busy)
+	}
+	c := runner.Compute{Busy: f.busy}
+	spec := f.fakeGPUs
+	if spec == "" {
+		spec = a.getenv(gpusim.EnvGPUs)
+	}
+	if spec != "" {
+		devs, err := gpusim.ParseSpec(spec)
+		if err != nil {
+			return c, usagef("--fake-gpus: %v", err)
+		}
+		for _, d := range devs {
+			c.MPS = append(c.MPS, d.MPS)
+		}
+	}
+	return c, nil
 }

@@ -44,9 +44,10 @@ type AllocOptions struct {
 
 // Alloc claims memory on each of the given simulated GPUs as a training process does:
 // from its schedule (Steps, or Size over Ramp as Profile lays it out), held through the
-// training steps of Train, if any, and until Hold after them, then given back over ReleaseLag. A step that does not fit next to what else
-// the device holds fails as CUDA would, writing the framework's own out-of-memory message to
-// Stderr and returning an error wrapping ErrOutOfMemory. On ctx's end it ends and returns
+// training steps of Train, if any, and until Hold after them, then given back over
+// ReleaseLag. A step that does not fit next to what else the device holds fails as CUDA
+// would, writing the framework's own out-of-memory message to Stderr and returning an
+// error wrapping ErrOutOfMemory. On ctx's end it ends and returns
 // ctx's error. If the process dies instead, its memory lingers all the same.
 func Alloc(ctx context.Context, opts AllocOptions) (err error) {
 	sched, stderr, c, err := opts.open()

@@ -5,10 +5,10 @@ package gpusim
 //
 // A process's step takes Step alone, of which the share Busy is the GPU computing (its
 // kernels) and the rest input, Python and the host. Without MPS the GPU runs one process's
-// kernels at a time (time-slicing): while the busy shares of the processes on it add up to
-// at most 1 they fit in each other's gaps and no step is slower; past that every step
-// stretches in proportion to the demand, and each process beyond the first costs a share of
-// SwitchCost for the context switches (caches and TLBs refilled, kernels preempted). With MPS
+// kernels at a time (time-slicing): each process beyond the first adds SwitchCost to the
+// demand of the busy shares (context switches, caches and TLBs refilled, kernels
+// preempted); while that fits in the GPU's time the processes compute in each other's gaps
+// and no step is slower, past that every step stretches in proportion. With MPS
 // the processes' kernels run at once in one context, each filling the share SM of the
 // device's SMs while it runs: steps stretch only once those SM-weighted shares add up to more
 // than the device, and there is no switching cost.

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/internal/procfs"
 )
 
 // probe is a gpu.Probe over simulated GPUs; every measurement reads the shared state.
@@ -100,7 +101,7 @@ func (p *probe) Processes(index int) ([]gpu.Process, error) {
 			out = append(out, gpu.Process{PID: c.pid + hostPIDOffset, UsedMemory: c.size})
 		default:
 			// A claimant holds its claim file open, as a CUDA process holds /dev/nvidia*.
-			local := gpu.HoldsOpen(p.proc, c.pid, filepath.Join(p.st.dir, p.st.uuid(index)))
+			local := procfs.HoldsOpen(p.proc, c.pid, filepath.Join(p.st.dir, p.st.uuid(index)))
 			out = append(out, gpu.Process{PID: c.pid, Name: procName, UsedMemory: c.size, Local: local})
 		}
 	}

@@ -52,6 +52,26 @@ func Write(path string, write func(io.Writer) error) error {
 	return err
 }
 
+// ErrNoDir is a path whose directory does not exist: runall does not create a directory
+// the user named (as root, a typo would create it anywhere).
+var ErrNoDir = errors.New("directory does not exist")
+
+// CheckDir refuses a path the user named (--results, report -o) whose directory does not
+// exist or is not a directory, before anything runs; the error says what to do.
+func CheckDir(path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: %w: %s: create it first, or name a file in a directory that exists", path, ErrNoDir, dir)
+	case err != nil:
+		return fmt.Errorf("%s: %w", path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s: %s is not a directory: name a file in a directory that exists", path, dir)
+	}
+	return nil
+}
+
 // WriteFile is Write with data.
 func WriteFile(path string, data []byte) error {
 	return Write(path, func(w io.Writer) error {

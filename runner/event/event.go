@@ -27,10 +27,11 @@ const (
 	RunEnded                 // the run is over; Status is the overall status, Results its results
 	TaskMemory               // a GPU trial's memory changed; Memory and Peak set
 	TaskMetric               // a runall-metric line gave a value; Metric and Value set
+	TaskProgress             // the trial's output said how far it came; Progress set
 )
 
 func (k Kind) String() string {
-	return [...]string{"waiting", "start", "output", "end", "skipped", "sync", "status", "run-end", "memory", "metric"}[k]
+	return [...]string{"waiting", "start", "output", "end", "skipped", "sync", "status", "run-end", "memory", "metric", "progress"}[k]
 }
 
 // Event is one thing that happened during a run. Events flow from the scheduler to the one
@@ -55,6 +56,8 @@ type Event struct {
 	Metric     string  // TaskMetric: the metric's name
 	Value      float64 // TaskMetric: its value; NaN when the step had none (the trial printed nan or inf)
 	Step       int     // TaskMetric: how many values of the metric the task reported, this one included
+	// Progress is how far the trial came (TaskProgress), at most one a second per trial.
+	Progress *results.Progress
 
 	// Final is set on the TaskEnded that ends the task for good; an attempt that is retried
 	// or requeued ends without it.
@@ -69,7 +72,8 @@ type Event struct {
 	// Metrics is a finished task's last value of each metric (TaskEnded with Final).
 	Metrics map[string]float64
 	// Detail is what a command learned as it ran, for its result (TaskEnded with Final;
-	// nil when it never ran).
+	// nil when it never ran); on a resumed attempt's TaskStarted, what it starts from: its
+	// restored series and its resumes so far, so that its record while it runs is its own.
 	Detail *Detail
 	// Results is the run's results (RunEnded), which its consumers (the results file, the
 	// report, notify) record.
@@ -96,7 +100,8 @@ type Detail struct {
 	MetricWarnings             []string
 	Resumes                    []results.Resume // the attempts that started from its kept checkpoint
 
-	Lineage []results.Exploit // pbt: the exploits it went through, as its attempt knew them
+	Lineage  []results.Exploit // pbt: the exploits it went through, as its attempt knew them
+	Progress *results.Progress // how far its output said it came, nil when it said nothing
 }
 
 // Consumer reacts to the events of a run. The stream calls Event on the emitting

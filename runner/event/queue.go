@@ -83,7 +83,7 @@ func (q *Queue) put(ev Event) bool {
 	case ev.Kind == TaskOutput:
 		q.lines++
 		q.bytes += len(ev.Line)
-	case (ev.Kind == TaskWaiting || ev.Kind == TaskMemory) && ev.Task != nil && full:
+	case (ev.Kind == TaskWaiting || ev.Kind == TaskMemory || ev.Kind == TaskProgress) && ev.Task != nil && full:
 		k := latestKey{ev.Task, ev.Kind}
 		if i, ok := q.latest[k]; ok {
 			q.events[i] = ev
@@ -97,6 +97,7 @@ func (q *Queue) put(ev Event) bool {
 		// A newer reason or reading must not move before this event of its task.
 		delete(q.latest, latestKey{ev.Task, TaskWaiting})
 		delete(q.latest, latestKey{ev.Task, TaskMemory})
+		delete(q.latest, latestKey{ev.Task, TaskProgress})
 	}
 	q.events = append(q.events, ev)
 	return true

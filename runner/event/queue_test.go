@@ -24,13 +24,14 @@ func brief(ev Event) string {
 
 // A Queue never refuses an event it can keep and never holds more output lines than its
 // limits: lines beyond them are dropped and counted, the newest waiting reason or memory
-// reading of a task replaces the one queued, and a task's lifecycle and the run's status
+// reading or progress of a task replaces the one queued, and a task's lifecycle and the run's status
 // lines are kept whatever the count, in the order they came.
 func TestQueueBoundsWhatItHolds(t *testing.T) {
 	t1, t2 := &plan.Task{Name: "t1"}, &plan.Task{Name: "t2"}
 	line := func(task *plan.Task, s string) Event { return Event{Kind: TaskOutput, Task: task, Line: s} }
 	wait := func(task *plan.Task, s string) Event { return Event{Kind: TaskWaiting, Task: task, Reason: s} }
 	mem := func(task *plan.Task, s string) Event { return Event{Kind: TaskMemory, Task: task, Line: s} }
+	prog := func(task *plan.Task, s string) Event { return Event{Kind: TaskProgress, Task: task, Line: s} }
 	start := Event{Kind: TaskStarted, Task: t1}
 	status := Event{Kind: RunStatus, Line: "note"}
 	for _, tc := range []struct {
@@ -52,6 +53,9 @@ func TestQueueBoundsWhatItHolds(t *testing.T) {
 		{"full: the newest reason and reading of a task replace the queued ones", QueueLimits{Lines: 1, Bytes: 100},
 			[]Event{line(t1, "a"), wait(t1, "gpu 1"), mem(t2, "1G"), wait(t2, "host"), wait(t1, "gpu 2"), mem(t2, "2G")},
 			[]string{"output t1 a", "waiting t1 gpu 2", "memory t2 2G", "waiting t2 host"}, 0},
+		{"full: the newest progress of a task replaces the queued one", QueueLimits{Lines: 1, Bytes: 100},
+			[]Event{line(t1, "a"), prog(t1, "1/9"), prog(t2, "5/9"), prog(t1, "2/9")},
+			[]string{"output t1 a", "progress t1 2/9", "progress t2 5/9"}, 0},
 		{"full: a reason after its task's start stays after it", QueueLimits{Lines: 1, Bytes: 100},
 			[]Event{line(t1, "a"), wait(t1, "gpu 1"), start, wait(t1, "gpu 2")},
 			[]string{"output t1 a", "waiting t1 gpu 1", "start t1", "waiting t1 gpu 2"}, 0},

@@ -24,6 +24,15 @@ type Handle struct {
 	pgids []int
 	stop  *Stop
 	grace time.Duration
+	await *Awaited // a stop asked for later
+}
+
+// Awaited is a stop asked of a trial for later, once its checkpoint holds step At (a pause
+// at a round): a trial that ends on its own first, with a copy of At or later kept, ends as
+// Stop all the same, not as if it ran on unasked.
+type Awaited struct {
+	Stop
+	At int
 }
 
 // NewHandle is a handle whose commands' process groups are in procs.
@@ -43,6 +52,22 @@ func (h *Handle) Stop(st Stop, grace time.Duration) bool {
 		h.procs.Terminate(pgid, grace)
 	}
 	return true
+}
+
+// Await records a stop asked of the trial for later (see Awaited); the first one stays.
+func (h *Handle) Await(a Awaited) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.await == nil {
+		h.await = &a
+	}
+}
+
+// Awaiting is the stop asked of the trial for later; nil when none was.
+func (h *Handle) Awaiting() *Awaited {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.await
 }
 
 // Stopped is the stop asked of the trial; nil while none was.
@@ -128,6 +153,18 @@ func (r *Running) Forget(t *plan.Task) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.early, t)
+}
+
+// Await asks running t to end as a.Stop once its checkpoint holds step a.At (Awaited);
+// false when t does not run now.
+func (r *Running) Await(t *plan.Task, a Awaited) bool {
+	r.mu.Lock()
+	h := r.byTask[t]
+	r.mu.Unlock()
+	if h != nil {
+		h.Await(a)
+	}
+	return h != nil
 }
 
 // StopWithin asks t to end as st, with grace between SIGTERM and SIGKILL.

@@ -40,6 +40,9 @@ type historyFile struct {
 	Learned   map[string]entry `json:"learned"`
 	// HostLearned is the host memory learned for each memory: auto group (its HostSpec's).
 	HostLearned map[string]entry `json:"host_learned,omitempty"`
+	// RatesAlone are each task's progress rate alone on a GPU (steps per second), by task
+	// key, for gpu-sharing: progress (runner/sharing).
+	RatesAlone map[string]entry `json:"rates_alone,omitempty"`
 }
 
 // entry is one recorded figure, with the name of the task it belongs to, for messages.
@@ -47,6 +50,7 @@ type entry struct {
 	Name    string  `json:"name"`
 	Seconds float64 `json:"seconds,omitempty"`
 	Bytes   uint64  `json:"bytes,omitempty"`
+	Rate    float64 `json:"rate,omitempty"` // steps per second
 }
 
 type historyV1 struct {
@@ -60,6 +64,7 @@ const historyVersion = 2
 func New(path string) *History {
 	return &History{path: path, state: historyFile{
 		Version: historyVersion, Durations: map[string]entry{}, Learned: map[string]entry{}, HostLearned: map[string]entry{},
+		RatesAlone: map[string]entry{},
 	}}
 }
 
@@ -146,6 +151,11 @@ func (h *History) keep(st historyFile, p *plan.Plan) {
 	for k, e := range st.Durations {
 		if keys[k] || p.Filtered {
 			h.state.Durations[k] = e
+		}
+	}
+	for k, e := range st.RatesAlone {
+		if keys[k] || p.Filtered {
+			h.state.RatesAlone[k] = e
 		}
 	}
 	h.keepLearned(h.state.Learned, st.Learned, groups, "GPU memory", p)

@@ -20,24 +20,26 @@ type jsonOutput struct {
 	status  results.Status // from RunEnded, for a Close without results
 	closed  bool
 	scratch jsonEvent
+	bars    barUpdates // a bar's updates: one a StatusEvery
 }
 
 // jsonEvent is every event's object; fields that do not apply to a kind are left out.
 type jsonEvent struct {
-	Time     string         `json:"time"`
-	Event    string         `json:"event"`
-	Task     string         `json:"task,omitempty"`
-	TaskID   *int           `json:"task_id,omitempty"`
-	Attempt  int            `json:"attempt,omitempty"`
-	Devices  []string       `json:"devices,omitempty"`
-	Stream   string         `json:"stream,omitempty"`
-	Line     *string        `json:"line,omitempty"`
-	Status   results.Status `json:"status,omitempty"`
-	ExitCode *int           `json:"exit_code,omitempty"`
-	Duration *float64       `json:"duration_seconds,omitempty"`
-	Reason   string         `json:"reason,omitempty"`
-	Memory   *uint64        `json:"gpu_memory_bytes,omitempty"`      // memory: what it holds now
-	Peak     *uint64        `json:"peak_gpu_memory_bytes,omitempty"` // memory: the most it has held
+	Time     string            `json:"time"`
+	Event    string            `json:"event"`
+	Task     string            `json:"task,omitempty"`
+	TaskID   *int              `json:"task_id,omitempty"`
+	Attempt  int               `json:"attempt,omitempty"`
+	Devices  []string          `json:"devices,omitempty"`
+	Stream   string            `json:"stream,omitempty"`
+	Line     *string           `json:"line,omitempty"`
+	Status   results.Status    `json:"status,omitempty"`
+	ExitCode *int              `json:"exit_code,omitempty"`
+	Duration *float64          `json:"duration_seconds,omitempty"`
+	Reason   string            `json:"reason,omitempty"`
+	Memory   *uint64           `json:"gpu_memory_bytes,omitempty"`      // memory: what it holds now
+	Peak     *uint64           `json:"peak_gpu_memory_bytes,omitempty"` // memory: the most it has held
+	Progress *results.Progress `json:"progress,omitempty"`              // progress: how far its output says it came
 }
 
 // jsonRunEnd is the last object: the run's outcome and every command's result, the same
@@ -69,7 +71,7 @@ func NewJSON(o Options) Output {
 	o = withDefaults(o)
 	enc := json.NewEncoder(o.W) // one Write per object
 	enc.SetEscapeHTML(false)
-	return &jsonOutput{o: o, rs: newRunState(o.Plan, o.ParentOf), enc: enc, start: o.Now()}
+	return &jsonOutput{o: o, rs: newRunState(o.Plan, o.ParentOf), enc: enc, start: o.Now(), bars: newBarUpdates(o.StatusEvery)}
 }
 
 func jsonTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -98,7 +100,7 @@ func (j *jsonOutput) Event(ev event.Event) {
 	e.Task, e.TaskID, e.Attempt = j.rs.label(n), &ev.Task.ID, ev.Attempt
 	switch ev.Kind {
 	case event.TaskOutput:
-		if !ev.Task.ShowOutput {
+		if !ev.Task.ShowOutput || !j.bars.show(n, ev.Line, now) {
 			return
 		}
 		line := cleanLine(ev.Line)
@@ -117,6 +119,8 @@ func (j *jsonOutput) Event(ev event.Event) {
 		e.Reason = ev.Reason
 	case event.TaskMemory:
 		e.Memory, e.Peak = &ev.Memory, &ev.Peak
+	case event.TaskProgress:
+		e.Progress = ev.Progress
 	}
 	j.enc.Encode(e)
 }

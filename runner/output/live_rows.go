@@ -180,6 +180,10 @@ func (l *liveOutput) remaining(n *taskNode, now time.Time) (time.Duration, bool)
 		return 0, true
 	}
 	if n.isLeaf() {
+		if p := n.est.told.p; st == stRunning && p != nil && p.ETASeconds > 0 {
+			// What its output says beats what its earlier runs took.
+			return max(0, time.Duration(p.ETASeconds*float64(time.Second))-now.Sub(n.est.told.at)), true
+		}
 		if !n.est.asked {
 			n.est.asked = true
 			if l.o.Estimate != nil {

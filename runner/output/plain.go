@@ -19,6 +19,7 @@ type plainOutput struct {
 	start      time.Time
 	lastStatus time.Time
 	prefix     map[*taskNode]string // "[name] ", built once per task
+	bars       barUpdates
 	buf        []byte
 	closed     bool
 }
@@ -27,7 +28,7 @@ type plainOutput struct {
 func NewPlain(o Options) Output {
 	o = withDefaults(o)
 	now := o.Now()
-	return &plainOutput{o: o, rs: newRunState(o.Plan, o.ParentOf), start: now, lastStatus: now, prefix: make(map[*taskNode]string)}
+	return &plainOutput{o: o, rs: newRunState(o.Plan, o.ParentOf), start: now, lastStatus: now, prefix: make(map[*taskNode]string), bars: newBarUpdates(o.StatusEvery)}
 }
 
 // withDefaults fills in what Options may leave out.
@@ -69,7 +70,7 @@ func (p *plainOutput) Event(ev event.Event) {
 	}
 	switch ev.Kind {
 	case event.TaskOutput:
-		if ev.Task.ShowOutput {
+		if ev.Task.ShowOutput && p.bars.show(n, ev.Line, now) {
 			p.line(p.prefixOf(n), cleanLine(ev.Line))
 		}
 	case event.TaskWaiting:

@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,6 +229,34 @@ func TestPlainStatusLine(t *testing.T) {
 	want := "status: 5 running (trial a, trial b, trial c, +2 more), 2 waiting (trial g: needs 7.0 GiB; +1 more), 1/8 done, 1 failed, elapsed 2m10s\n"
 	if buf.String() != want {
 		t.Errorf("status line\n got %q\nwant %q", buf.String(), want)
+	}
+}
+
+// A bar's updates drawn in place (lines ending in \r) are printed one a StatusEvery; its last
+// state, which ends with a newline, and every other line are printed.
+func TestPlainBarUpdates(t *testing.T) {
+	task := &plan.Task{ID: 1, Name: "train", Cmd: "true", ShowOutput: true}
+	var buf bytes.Buffer
+	out := NewPlain(Options{Plan: &plan.Plan{Tasks: []*plan.Task{task}}, W: &buf, StatusEvery: 30 * time.Second})
+	at := func(d time.Duration, line string) {
+		out.Event(event.Event{Kind: event.TaskOutput, Task: task, Stream: "stderr", Line: line, Time: outT0.Add(d)})
+	}
+	at(0, "                \r") // a bar cleared before its first state: not its first update
+	for i := range 40 {
+		at(time.Duration(i)*time.Second, fmt.Sprintf("%3d%%|  | %d/40 [00:%02d<00:10, 1.00it/s]\r", i*100/40, i, i))
+	}
+	at(39*time.Second, "                                      \r") // tqdm clears its bar: nothing shown
+	at(40*time.Second, "100%|  | 40/40 [00:40<00:00, 1.00it/s]")
+	at(41*time.Second, "done")
+	at(100*time.Second, "saving\r") // shown: 30 s since the last
+	at(101*time.Second, "saving")   // the state shown, ended by its newline: not again
+	want := "[train]   0%|  | 0/40 [00:00<00:10, 1.00it/s]\n" +
+		"[train]  75%|  | 30/40 [00:30<00:10, 1.00it/s]\n" +
+		"[train] 100%|  | 40/40 [00:40<00:00, 1.00it/s]\n" +
+		"[train] done\n" +
+		"[train] saving\n"
+	if buf.String() != want {
+		t.Errorf("plain output\n got %q\nwant %q", buf.String(), want)
 	}
 }
 

@@ -62,6 +62,12 @@ type taskNode struct {
 	est   estimate // Estimate, asked once
 }
 
+// told is a trial's progress as its output said it, and when.
+type told struct {
+	p  *results.Progress
+	at time.Time
+}
+
 // runTimes are when a task's attempts ran, and how the last one ended.
 type runTimes struct {
 	started  time.Time // the current or last attempt
@@ -71,10 +77,12 @@ type runTimes struct {
 	exitCode int
 }
 
-// estimate is how long a task took in earlier runs, asked of Options.Estimate once.
+// estimate is how long a task took in earlier runs, asked of Options.Estimate once, and how
+// far its output says the running attempt came (TaskProgress), which says its time left.
 type estimate struct {
 	d         time.Duration
 	ok, asked bool
+	told      told
 }
 
 func (n *taskNode) isLeaf() bool { return len(n.children) == 0 }
@@ -264,14 +272,14 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 	n = rs.node(ev.Task)
 	switch ev.Kind {
 	case event.TaskOutput:
-		if ev.Task.ShowOutput {
+		if ev.Task.ShowOutput && !blankUpdate(ev.Line) {
 			n.last = ev.Line
 		}
 	case event.TaskWaiting:
 		changed = n.status != stWaiting || waitGist(n.reason) != waitGist(ev.Reason)
 		n.status, n.reason = stWaiting, ev.Reason
 	case event.TaskStarted:
-		n.status, n.reason, n.last = stRunning, "", ""
+		n.status, n.reason, n.last, n.est.told = stRunning, "", "", told{}
 		n.run.started = now
 		if n.run.first.IsZero() {
 			n.run.first = now
@@ -306,6 +314,8 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 		}
 	case event.TaskMemory:
 		n.memory = ev.Memory
+	case event.TaskProgress:
+		n.est.told = told{ev.Progress, now}
 	case event.TaskSkipped:
 		n.reason = ev.Reason
 		skipPending(n)

@@ -187,8 +187,10 @@ func taskRow(r results.Task, gpus bool) []string {
 	if r.Attempts > 0 || !r.StartedAt.IsZero() {
 		exit, attempts = strconv.Itoa(r.ExitCode), strconv.Itoa(r.Attempts)
 	}
-	if r.Status == results.StatusPruned {
-		exit = "-" // runall ended it: the exit code its SIGTERM made says nothing
+	if r.Status == results.StatusPruned || r.Status == results.StatusSkipped {
+		// runall ended it (its SIGTERM's code says nothing), or it did not end here: a
+		// skipped trial that ran here before (paused, then ended by another runall) has none.
+		exit = "-"
 	}
 	if d := r.Duration(); d > 0 {
 		took = humanDuration(d)

@@ -77,3 +77,15 @@ func TestSummaryFitsWidth(t *testing.T) {
 		t.Errorf("the stopped trial is not shown or counted:\n%s", buf.String())
 	}
 }
+
+// TestSkippedRowShowsNoExitCode: a skipped trial that ran here before (paused, then resumed
+// and ended by another runall) is shown skipped, with no exit code, not -1.
+func TestSkippedRowShowsNoExitCode(t *testing.T) {
+	var buf bytes.Buffer
+	res := &results.Run{Status: results.StatusOK, Tasks: []results.Task{{ID: 1, Name: "a", Status: results.StatusSkipped,
+		ExitCode: -1, Attempts: 1, Reason: "paused here, then resumed and ended by another runall of the sweep"}}}
+	WriteSummary(&buf, res, SummaryOptions{})
+	if strings.Contains(buf.String(), "-1") || !regexp.MustCompile(`skipped +- `).MatchString(buf.String()) {
+		t.Errorf("the skipped row shows an exit code:\n%s", buf.String())
+	}
+}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -124,7 +125,7 @@ func TestSampleDeterministic(t *testing.T) {
 		}
 		var out []string
 		for _, tr := range p.Trials() {
-			out = append(out, tr.Cmd)
+			out = append(out, fmt.Sprint(tr.Params))
 			if len(tr.Params) != 2 || tr.Params[0].Name != "lr" {
 				t.Errorf("params %v", tr.Params)
 			}

@@ -271,10 +271,11 @@ func quotingOf(stack []syntax.Node, roots map[syntax.Node]quoting) quoting {
 	return unquoted
 }
 
-// checkUnfilled reports every command that holds a placeholder nothing filled (unfilled): the
-// copies of for-each, matrix and sample are filled by now; a search: template's trials are
-// filled, and checked, as its sampler hands them out (Instantiate).
-func (l *loader) checkUnfilled(tasks []*Task) {
+// checkUnfilled reports every command that holds a placeholder nothing filled (unfilled),
+// and every other text that does (checkUnfilledTexts): the copies of for-each, matrix and
+// sample are filled by now; a search: template's trials are filled, and checked, as its
+// sampler hands them out (Instantiate).
+func (l *loader) checkUnfilled(tasks []*Task, seen map[keyText]bool) {
 	for _, t := range tasks {
 		if t.Search != nil {
 			continue
@@ -284,8 +285,11 @@ func (l *loader) checkUnfilled(tasks []*Task) {
 				"cmd: <%s> is a placeholder that no for-each, matrix or sample fills: bash would read it as redirections (input from the file %s, output to the next word); fill it (matrix: {%s: [...]}), or quote it if it is text (\"<%s>\")",
 				name, name, name, name)})
 		}
-		l.checkUnfilled(t.Parallel)
-		l.checkUnfilled(t.Steps)
+		if !t.IsBlock() { // what a block sets, its trials inherit, filled by their params
+			l.src.problems = append(l.src.problems, unfilledProblems(t, seen)...)
+		}
+		l.checkUnfilled(t.Parallel, seen)
+		l.checkUnfilled(t.Steps, seen)
 	}
 }
 

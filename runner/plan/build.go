@@ -24,9 +24,11 @@ type inherited struct {
 	formats       metric.Formats    // recognize-metrics and metric-pattern: the parent's
 	earlyStop     *earlystop.Config // the block's early-stop, for its trials and their steps
 	// A block's GPU needs, timeout and retries are defaults for each of its trials.
-	gpuMemory  *gpuMemory
-	gpus       int
-	gpuCap     *bool
+	gpuMemory *gpuMemory
+	gpus      int
+	gpuCap    *bool
+	// gpuSharing is the block's gpu-sharing: (own.gpuSharing: the task's own, else its block's).
+	gpuSharing *rawSharing
 	gpuThreads int // gpu-threads: its share of the GPU's threads under MPS
 	// memory: a block's host memory need, and the group its trials learn an auto need in.
 	hostMemory *hostMemory
@@ -85,7 +87,7 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 		t.Key = t.digest(path)
 		return t
 	}
-	t.GPU = l.gpuSpec(c, own.gpuMemory, own.gpus, own.gpuCap, own.gpuThreads)
+	t.GPU = l.gpuSpec(c, own)
 	t.Checkpoint = l.src.checkpoint(c)
 	t.Host = hostSpec(own.hostMemory, hostGroup)
 	t.Timeout = max(own.timeout, 0) // noTimeout is none
@@ -119,9 +121,15 @@ func (l *loader) keyPositions(c *rawTask) map[string]Pos {
 	return out
 }
 
-// adapt sets what t reads from its output and how its sweep adapts: metric formats, the
-// early-stop rule it inherits, and search.
+// adapt sets what t reads from its output and how its sweep adapts: metric formats (and a
+// block's metrics: file, named by its trials' sample: values: pathvalues.go), the early-stop
+// rule it inherits, and search.
 func (l *loader) adapt(t *Task, c *rawTask, in inherited) {
+	if c.metrics == "" && c.data > 0 {
+		if err := checkPathValue(in.metrics, c.params[len(c.params)-c.data:]); err != nil {
+			l.src.problemAt(c, "sample", "sample: metrics: "+in.metrics+": "+err.Error())
+		}
+	}
 	t.MetricFormats = in.formats
 	t.EarlyStop = in.earlyStop
 	if c.recognizeMetrics != nil {
@@ -150,10 +158,11 @@ func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path strin
 	t.Order = cmp.Or(c.order, l.cfg.Order, defaultOrder(t.EarlyStop))
 	t.Parallel = l.expandTasks(c.parallel, inherited{
 		tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
-		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, gpuThreads: own.gpuThreads, timeout: own.timeout, retries: own.retries,
+		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, gpuSharing: own.gpuSharing, gpuThreads: own.gpuThreads, timeout: own.timeout, retries: own.retries,
 		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
 		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
 	}, levelTrial)
+	blockSharing(l.src, t, c)
 	l.src.checkCheckpoints(t.Parallel)
 	l.src.checkPausingRule(t, c.keys["early-stop"])
 	l.src.checkExplore(t, c.keys["early-stop"])
@@ -200,6 +209,7 @@ func (c *rawTask) own(in inherited) inherited {
 	if o.gpuCap == nil {
 		o.gpuCap = in.gpuCap
 	}
+	o.gpuSharing = cmp.Or(c.gpuSharing, in.gpuSharing)
 	if o.retries == nil {
 		o.retries = in.retries
 	}
@@ -232,17 +242,22 @@ func joinPath(parent, name string) string {
 	return parent + "/" + name
 }
 
-// gpuSpec is a trial's GPU need: gpu-memory (a size, or auto) on gpus devices. gpus alone
-// means auto.
-func (l *loader) gpuSpec(c *rawTask, mem *gpuMemory, gpus int, gpuCap *bool, threads int) *GPUSpec {
-	capped := gpuCap != nil && *gpuCap
+// gpuSpec is a trial's GPU need: gpu-memory (a size, or auto) on gpus devices (gpus alone
+// means auto), and how it shares a GPU (gpu-sharing).
+func (l *loader) gpuSpec(c *rawTask, own inherited) *GPUSpec {
+	mem, gpus := own.gpuMemory, own.gpus
+	capped := own.gpuCap != nil && *own.gpuCap
 	if mem == nil && gpus == 0 {
 		if capped {
 			l.src.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size")
 		}
+		if c.gpuSharing != nil {
+			l.src.problemAt(c, "gpu-sharing", "gpu-sharing: decides how trials share a GPU, but this task sets neither gpu-memory nor gpus: set one, or remove gpu-sharing")
+		}
 		return nil
 	}
-	s := &GPUSpec{Devices: max(gpus, 1), CapToNeed: capped, Threads: threads}
+	s := &GPUSpec{Devices: max(gpus, 1), CapToNeed: capped, Sharing: sharingOf(own.gpuSharing, l.cfg, l.src),
+		Threads: own.gpuThreads}
 	if mem == nil || mem.auto {
 		s.Auto = true
 		if capped {

@@ -141,8 +141,8 @@ func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent 
 	}
 	fmt.Fprintf(b, "%s%s %s\n", indent, number, name)
 	in := indent + strings.Repeat(" ", len(number)+1)
-	if t.Cmd != "" && (multiline || strings.TrimRight(t.Cmd, "\n") != t.Name) {
-		for i, line := range strings.Split(strings.TrimRight(t.Cmd, "\n"), "\n") {
+	if cmd := t.ShownCmd(); cmd != "" && (multiline || strings.TrimRight(cmd, "\n") != t.Name) {
+		for i, line := range strings.Split(strings.TrimRight(cmd, "\n"), "\n") {
 			if i == 0 {
 				fmt.Fprintf(b, "%s$ %s\n", in, line)
 			} else {
@@ -165,6 +165,9 @@ func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent 
 		fmt.Fprintf(b, "%sparallel: %s, at most %d at once%s\n", in, plural(t.TrialCount(), "trial", "trials"), p.Config.MaxParallel, started)
 		if t.EarlyStop != nil {
 			fmt.Fprintf(b, "%s%s\n", in, DescribeEarlyStop(t.EarlyStop, t.TrialCount()))
+		}
+		if kept := describeCheckpoints(p, t); kept != "" {
+			fmt.Fprintf(b, "%s%s\n", in, kept)
 		}
 	}
 	if t.Search != nil {
@@ -236,6 +239,9 @@ func (p *Plan) taskAttrs(t, parent *Task) []string {
 	attrs = append(attrs, inheritedAttrs(t, parent)...)
 	if t.LogPath != "" {
 		attrs = append(attrs, "log "+t.LogPath)
+	}
+	if t.Checkpoint != nil {
+		attrs = append(attrs, checkpointAttr(t.Checkpoint))
 	}
 	if t.Metrics != "" && (parent == nil || parent.Metrics != t.Metrics) {
 		attrs = append(attrs, "metrics "+t.Metrics)

@@ -52,8 +52,11 @@ func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
 			t := l.task(&tmpl, in, level)
 			l.src.problems = l.src.problems[:seen] // what the template would report, its copies report
 			space = newSpace(rt, t)
+			if err := spaceError(space); err != nil {
+				l.src.problemAt(rt, "sample", "sample: "+err.Error())
+			}
 		}
-		for _, c := range copies {
+		for i, c := range copies {
 			if ft, ok := named[rt]; ok {
 				c.params = ft.params
 				c.name = cmp.Or(ft.name, c.name)
@@ -62,6 +65,7 @@ func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
 			t := l.task(c, in, level)
 			t.Space = space
 			out = append(out, t)
+			copies[i] = nil // built: the raw copy may go, so that the copies and the tasks are not all held at once
 		}
 	}
 	return out
@@ -85,34 +89,9 @@ func (l *loader) copies(t *rawTask) []*rawTask {
 		}
 		return out
 	case len(t.matrix) > 0 || len(t.sample) > 0:
-		names := make([]string, 0, len(t.matrix)+len(t.sample))
-		for _, a := range t.matrix {
-			names = append(names, a.name)
-		}
-		for _, a := range t.sample {
-			names = append(names, a.name)
-		}
-		named := false
-		for _, n := range names {
-			named = named || strings.Contains(name, "<"+n+">")
-		}
-		var out []*rawTask
-		for _, combo := range paramRows(t) {
-			var pairs, labels []string
-			var params []Param
-			for i, n := range names {
-				pairs = append(pairs, "<"+n+">", combo[i])
-				labels = append(labels, n+"="+combo[i])
-				params = append(params, Param{n, combo[i]})
-			}
-			r := strings.NewReplacer(pairs...)
-			c := t.substituted(r)
-			c.name = r.Replace(name)
-			c.params, c.template = params, template
-			if !named {
-				c.name += " [" + strings.Join(labels, " ") + "]"
-			}
-			out = append(out, c)
+		out, err := rowCopies(t, name, template)
+		if err != nil {
+			l.src.problemAt(t, "sample", "sample: "+err.Error())
 		}
 		return out
 	}
@@ -120,6 +99,45 @@ func (l *loader) copies(t *rawTask) []*rawTask {
 	c.name = name
 	c.template = template
 	return []*rawTask{&c}
+}
+
+// rowCopies expands matrix and sample: a copy per row of values; those made before a sample
+// value that cannot be handed over, and why. A matrix value is the
+// task file's own and is pasted where its placeholder stands; a sample value is data, as a
+// sampler's is (bound).
+func rowCopies(t *rawTask, name, template string) ([]*rawTask, error) {
+	names := make([]string, 0, len(t.matrix)+len(t.sample))
+	for _, a := range t.matrix {
+		names = append(names, a.name)
+	}
+	for _, a := range t.sample {
+		names = append(names, a.name)
+	}
+	named := false
+	for _, n := range names {
+		named = named || strings.Contains(name, "<"+n+">")
+	}
+	var out []*rawTask
+	for _, combo := range paramRows(t) {
+		var pairs, labels []string
+		var params []Param
+		for i, n := range names {
+			pairs = append(pairs, "<"+n+">", combo[i])
+			labels = append(labels, n+"="+combo[i])
+			params = append(params, Param{n, combo[i]})
+		}
+		c := t.substituted(strings.NewReplacer(pairs[:2*len(t.matrix)]...))
+		if err := c.bound(params[len(t.matrix):]); err != nil {
+			return out, err
+		}
+		c.name = strings.NewReplacer(pairs...).Replace(name)
+		c.params, c.data, c.template = params, len(t.sample), template
+		if !named {
+			c.name += " [" + strings.Join(labels, " ") + "]"
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // commandTemplate is what a task runs, as written: its cmd (or url), else its steps'.

@@ -107,6 +107,7 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 			n.Pos = l.src.pos(u)
 		}
 	}
+	configSharing(l.src, raw, &plan.Config)
 	l.cfg = plan.Config
 	if raw.s3 != nil {
 		plan.S3 = l.src.s3Spec(raw.s3)
@@ -124,7 +125,7 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 	}
 	plan.Tasks = l.expandTasks(raw.tasks, inherited{formats: plan.Config.MetricFormats}, levelTop)
 	plan.LogParams = logSampled(raw.tasks)
-	l.checkUnfilled(plan.Tasks)
+	l.checkUnfilled(plan.Tasks, map[keyText]bool{})
 	if err := l.src.fileError(); err != nil {
 		return nil, err
 	}
@@ -222,7 +223,7 @@ const (
 	levelStep         // an entry of a trial's own tasks:
 )
 
-var gpuKeys = []string{"gpu-memory", "gpus", "gpu-memory-cap", "gpu-threads"}
+var gpuKeys = []string{"gpu-memory", "gpus", "gpu-memory-cap", "gpu-sharing", "gpu-threads"}
 
 // checkTask reports what a task may not have where it stands, and combinations that make no
 // sense. Types were checked when decoding.

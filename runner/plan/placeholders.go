@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -56,4 +57,58 @@ func (t *Task) placeholderTexts() []*string {
 		texts = append(texts, &t.Upload[i].From, &t.Upload[i].To)
 	}
 	return texts
+}
+
+// keyText is a text of a task that takes placeholders, by the key it is written under.
+type keyText struct {
+	key, text string
+}
+
+// valueTexts are t's texts that take placeholders but for its cmd, which the shell reads
+// (unfilled), and its name, which defaults to the command (where "<b>" in quotes is text):
+// each reaches the trial (env:, cwd:, url:) or names a path or a label of it. A placeholder
+// left in one is always a mistake: nothing reads it as anything but the text <name>.
+func (t *Task) valueTexts() []keyText {
+	out := []keyText{{"url", t.URL}, {"cwd", t.Cwd}, {"log-path", t.LogPath}, {"metrics", t.Metrics}}
+	if t.Checkpoint != nil {
+		out = append(out, keyText{"checkpoint", t.Checkpoint.Dir})
+	}
+	for _, tag := range t.Tags {
+		out = append(out, keyText{"tags", tag})
+	}
+	for _, e := range t.Env {
+		out = append(out, keyText{"env: " + e.Name, e.Value})
+	}
+	for _, u := range t.Upload {
+		out = append(out, keyText{"upload: from", u.From}, keyText{"upload: to", u.To})
+	}
+	return out
+}
+
+// unfilledTexts lists, for each of t's value texts that holds a placeholder nothing filled,
+// the key and the placeholder's name.
+func unfilledTexts(t *Task) []keyText {
+	var out []keyText
+	for _, kt := range t.valueTexts() {
+		for _, m := range placeholderRE.FindAllStringSubmatch(kt.text, -1) {
+			out = append(out, keyText{kt.key, m[1]})
+		}
+	}
+	return out
+}
+
+// unfilledProblems are t's value texts that hold a placeholder nothing filled, each key and
+// placeholder once per file (a block's env: reaches every trial of it).
+func unfilledProblems(t *Task, seen map[keyText]bool) []Problem {
+	var out []Problem
+	for _, u := range unfilledTexts(t) {
+		if seen[u] {
+			continue
+		}
+		seen[u] = true
+		out = append(out, Problem{t.Pos, fmt.Sprintf(
+			"%s: <%s> is a placeholder that no for-each, matrix or sample fills: the trial would get the text <%s>; fill it (matrix: {%s: [...]}), or take it out",
+			u.key, u.text, u.text, u.text)})
+	}
+	return out
 }

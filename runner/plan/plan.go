@@ -48,6 +48,7 @@ type Config struct {
 	HostMemoryMargin      Margin        // memory-margin: kept free of the container's limit (default 5%, at least 32 MiB)
 	OOMRetries            int           // oom-retries (default 2)
 	GPUIsolation          mps.Mode      // gpu-isolation: mps, auto or none (default none: docs/gpu.md#mps)
+	GPUSharing            SharingSpec   // gpu-sharing: what decides how many trials share a GPU; "" unset (memory)
 	Objective             *Objective    // objective: the metric trials are ranked by (the first of several); nil: none
 	Objectives            []Objective   // objective: every metric, the first first; several rank trials by Pareto front
 	StopWhen              *Condition    // stop-when: skip the trials not yet started once one meets it
@@ -178,6 +179,8 @@ type GPUSpec struct {
 	// client (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); 0: all. Not in its identity: it changes
 	// how fast it runs, not what it computes.
 	Threads int
+	// Sharing is gpu-sharing: the trial's own, else its block's, else config's, else memory.
+	Sharing SharingSpec
 }
 
 // S3Spec is the task file's s3: block.

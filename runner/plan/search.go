@@ -28,6 +28,9 @@ func (t *Task) Instantiate(n int, params []Param) (*Task, error) {
 	if len(left) > 0 {
 		return nil, fmt.Errorf("the sampler gave no value for <%s>, which the command would read as a redirection: have ask print it among the params", strings.Join(slices.Compact(slices.Sorted(slices.Values(left))), ">, <"))
 	}
+	if err := t.checkPathValues(params); err != nil {
+		return nil, err
+	}
 	labels := []string{"trial=" + strconv.Itoa(n)}
 	for _, p := range params {
 		labels = append(labels, p.Name+"="+p.Value)
@@ -35,6 +38,11 @@ func (t *Task) Instantiate(n int, params []Param) (*Task, error) {
 	c, err := t.instantiate(params, identity(t.Key, "trial", strconv.Itoa(n)))
 	if err != nil {
 		return nil, err
+	}
+	var u []keyText
+	Walk([]*Task{c}, func(s *Task) { u = append(u, unfilledTexts(s)...) })
+	if len(u) > 0 {
+		return nil, fmt.Errorf("%s: the sampler gave no value for <%s>, which would stay the text <%s>: have ask print it among the params", u[0].key, u[0].text, u[0].text)
 	}
 	if c.Name == t.Name {
 		c.Name += " [" + strings.Join(labels, " ") + "]"

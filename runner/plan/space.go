@@ -27,6 +27,7 @@ type Axis struct {
 	name   string
 	values []string      // matrix, or a sample list
 	dist   *Distribution // sample's uniform, loguniform or int
+	data   bool          // a sample key's: its values reach commands as data (data.go)
 }
 
 // Name is the key.
@@ -40,9 +41,12 @@ func (a Axis) Draw(u float64) string {
 	return a.values[min(int(u*float64(len(a.values))), len(a.values)-1)]
 }
 
-// Perturb multiplies a number of the key by f, kept within the key's range (a list of
-// numbers: its least and greatest); a list of words moves to the next item (f above 1) or
-// the one before. False when value cannot be read.
+// Perturb multiplies a number of a sampled distribution by f, kept within its range (an
+// int rounded: a whole number stays whole); a value written as a list (matrix, or a sample
+// list), numbers or words, moves to its neighbour in the list: the next item for f above 1,
+// the one before else, as Ray Tune's PBT shifts a categorical value by one. A list's number
+// is never multiplied: --width 102.4 from [8, 32, 128] is no value the trial was written for.
+// False when value cannot be read.
 func (a Axis) Perturb(value string, f float64) (string, bool) {
 	if d := a.dist; d != nil {
 		x, err := strconv.ParseFloat(value, 64)
@@ -55,13 +59,6 @@ func (a Axis) Perturb(value string, f float64) (string, bool) {
 		}
 		return formatSample(v), true
 	}
-	if lo, hi, ok := numbers(a.values); ok {
-		x, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return "", false
-		}
-		return formatSample(min(max(x*f, lo), hi)), true
-	}
 	i := slices.Index(a.values, value)
 	if i < 0 {
 		return "", false
@@ -70,19 +67,6 @@ func (a Axis) Perturb(value string, f float64) (string, bool) {
 		return a.values[min(i+1, len(a.values)-1)], true
 	}
 	return a.values[max(i-1, 0)], true
-}
-
-// numbers is the least and greatest of values when every one is a number.
-func numbers(values []string) (lo, hi float64, ok bool) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, v := range values {
-		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return 0, 0, false
-		}
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	return lo, hi, len(values) > 0
 }
 
 // EarlyStopAxes is the space as the rule sees it.
@@ -102,11 +86,11 @@ func (t *Task) Variant(params []Param) *Task {
 	if t.Space == nil {
 		return t
 	}
-	var pairs []string
-	for _, p := range params {
-		pairs = append(pairs, "<"+p.Name+">", p.Value)
+	own := ""
+	if t.Checkpoint != nil {
+		own = t.Checkpoint.Dir
 	}
-	v := t.Space.Template.filled(strings.NewReplacer(pairs...), params)
+	v := t.Space.variantOf(params, own)
 	if v.Checkpoint != nil && t.Checkpoint != nil && v.Checkpoint.Dir != t.Checkpoint.Dir {
 		// The checkpoint directory stays the trial's own (runall restores its copy there),
 		// also where the command names it through the values that changed: --ckpt ck/<lr>.
@@ -156,7 +140,7 @@ func newSpace(rt *rawTask, t *Task) *Space {
 		s.Axes = append(s.Axes, Axis{name: a.name, values: a.values})
 	}
 	for _, a := range rt.sample {
-		ax := Axis{name: a.name}
+		ax := Axis{name: a.name, data: true}
 		if a.dist.Kind == "choice" {
 			ax.values = a.dist.Choices
 		} else {

@@ -30,7 +30,7 @@ var configKeys = []string{
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "objective", "stop-when",
 	"notify", "max-tasks", "mask", "order", "claims", "recognize-metrics", "metric-pattern", "early-stop",
-	"memory-margin", "gpu-isolation",
+	"memory-margin", "gpu-sharing", "gpu-isolation",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -176,6 +176,10 @@ func (c *rawConfig) admissionKey(d *nodeDecoder, p nodePair) bool {
 	case "oom-retries":
 		if v, ok := d.integer(p, 0); ok {
 			cfg.OOMRetries = v
+		}
+	case "gpu-sharing":
+		if s := decodeSharing(d, p); s != nil {
+			cfg.GPUSharing.Mode = s.mode // its Pos is filled in as the plan is built
 		}
 	case "gpu-isolation":
 		m, err := mps.ParseMode(d.str(p))

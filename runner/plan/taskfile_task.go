@@ -33,6 +33,7 @@ type rawTask struct {
 	gpuMemory                                *gpuMemory
 	gpus                                     int // 0: not set
 	gpuCap                                   *bool
+	gpuSharing                               *rawSharing
 	gpuThreads                               int // gpu-threads: 0: not set
 	hostMemory                               *hostMemory
 	upload                                   []*rawUpload
@@ -53,6 +54,7 @@ type rawTask struct {
 	// Set on the copies that for-each and matrix make: the values that made this copy, and
 	// what the task was before they were substituted (its name and command templates).
 	params   []Param
+	data     int // how many of params, the last, are data (sample:'s: data.go)
 	template string
 }
 
@@ -74,7 +76,7 @@ var taskKeys = []string{
 	"collapse-on-completion", "event-driven", "show-task-times",
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "gpu-threads", "upload",
 	"metrics", "order", "recognize-metrics", "metric-pattern", "sample", "trials", "seed", "early-stop", "search", "memory",
-	"checkpoint",
+	"checkpoint", "gpu-sharing",
 }
 
 var (
@@ -224,6 +226,8 @@ func (t *rawTask) needKey(d *nodeDecoder, p nodePair) bool {
 		t.gpus, _ = d.integer(p, 1)
 	case "gpu-memory-cap":
 		t.gpuCap = d.boolean(p)
+	case "gpu-sharing":
+		t.gpuSharing = decodeSharing(d, p)
 	case "gpu-threads":
 		if v, ok := d.integer(p, 1); ok && v > 100 {
 			d.errorf(p.value, "gpu-threads: %d: want a percentage of the GPU's threads, 1 to 100", v)

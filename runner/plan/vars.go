@@ -212,14 +212,18 @@ func (p *Plan) CheckVars(environ []string) error {
 	return &FileError{Problems: slices.CompactFunc(problems, func(a, b Problem) bool { return a == b })}
 }
 
-// taskVars is base with a task's env: as its command gets it (values expanded in order).
+// taskVars is base with a task's params (ParamVar) and env: as its command gets them
+// (values expanded in order).
 func taskVars(base map[string]string, t *Task) map[string]string {
-	if len(t.Env) == 0 {
+	if len(t.Env) == 0 && len(t.Params) == 0 {
 		return base
 	}
-	env := make(map[string]string, len(base)+len(t.Env))
+	env := make(map[string]string, len(base)+len(t.Env)+len(t.Params))
 	for k, v := range base {
 		env[k] = v
+	}
+	for _, p := range t.Params {
+		env[ParamVar(p.Name)] = p.Value
 	}
 	for _, e := range t.Env {
 		env[e.Name] = Expand(e.Value, lookupIn(env))

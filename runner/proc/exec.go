@@ -107,7 +107,7 @@ func (a *Attempt) Run(ctx context.Context) Outcome {
 // environment in ("" when it could not be made: then nothing is captured), in a private
 // directory of its own that the caller closes, which removes it.
 func (a *Attempt) command() (c *exec.Cmd, envFile string, envDir *owned.Dir) {
-	script := a.Cmd
+	script := oomScorePrefix(a.Procs.oomScoreAdj) + a.Cmd
 	if a.Capture {
 		if d, err := owned.Temp("runall-env-"); err == nil {
 			envDir, envFile = d, d.Join("env")
@@ -132,7 +132,6 @@ func (a *Attempt) start(c *exec.Cmd) error {
 	a.Procs.mu.Lock()
 	err := c.Start()
 	if err == nil {
-		raiseOOMScore(c.Process.Pid, a.Procs.oomScoreAdj)
 		a.Procs.addLocked(c.Process.Pid)
 	}
 	a.Procs.mu.Unlock()

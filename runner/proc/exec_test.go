@@ -76,14 +76,14 @@ func TestAttemptStartFails(t *testing.T) {
 	}
 }
 
-// Output comes line by line, in order per stream; a carriage return ends a line too, so
-// that progress bars read as lines.
+// Output comes line by line, in order per stream; a carriage return ends a piece too, handed
+// on with its \r, so that a progress bar's updates are read as they come.
 func TestAttemptLines(t *testing.T) {
 	out, l := run(t, &Attempt{Cmd: `echo one; echo two >&2; printf 'a\rb\rc\n'; printf 'no newline'`})
 	if !out.OK() {
 		t.Fatalf("outcome %+v", out)
 	}
-	if got, want := l.of("stdout"), []string{"one", "a", "b", "c", "no newline"}; !slices.Equal(got, want) {
+	if got, want := l.of("stdout"), []string{"one", "a\r", "b\r", "c", "no newline"}; !slices.Equal(got, want) {
 		t.Errorf("stdout %q, want %q", got, want)
 	}
 	if got, want := l.of("stderr"), []string{"two"}; !slices.Equal(got, want) {

@@ -30,17 +30,13 @@ func taskOOMScoreAdj(self string) int {
 	return min(own+oomScoreRaise, oomScoreMax)
 }
 
-// raiseOOMScore sets the oom_score_adj of a task's shell as soon as it runs: the shell has
-// not yet started anything then (it is still reading its command), so what it starts
-// inherits the raised score. Best effort: a procfs that is read-only leaves the score as it
-// was, and the kernel then picks by size alone.
-// The file is opened without O_TRUNC: procfs takes the value written, and a truncating open
-// is what make check fences (internal/limits).
-func raiseOOMScore(pid, adj int) {
-	f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", os.O_WRONLY, 0)
-	if err != nil {
-		return
-	}
-	_, _ = f.WriteString(strconv.Itoa(adj))
-	_ = f.Close()
+// oomScorePrefix is what a task's shell runs before its command: it raises its own
+// oom_score_adj, so that everything it starts inherits the raised score. The shell does it
+// itself, before it can fork: written from runall after the shell started, the score raced
+// the shell's first child on a loaded machine (a child forked before the write kept runall's
+// score). Best effort: a procfs that is read-only leaves the score as it was (the kernel then
+// picks by size alone), and `|| :` leaves $? at 0 for the command. It stays on the command's
+// first line, so that the shell's line numbers in its errors are the command's own.
+func oomScorePrefix(adj int) string {
+	return "{ echo " + strconv.Itoa(adj) + " >/proc/$$/oom_score_adj; } 2>/dev/null || :; "
 }

@@ -1,10 +1,6 @@
 package proc
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -104,72 +100,3 @@ const maxLine = 64 << 10
 // held 1 MiB and 1000 short trials allocated 128 MiB, which set the pace of the GC and
 // raised runall's peak RSS (docs/benchmarks.md, the core benchmark).
 const readBuf = 4 << 10
-
-// readLines calls fn for every line of r, without its newline. A carriage return also ends
-// a line, so that progress bars drawn with \r show up as lines in logs. A line longer than
-// maxLine is split; with mask, each piece is masked and its last Longest()-1 bytes go
-// with the next piece instead, so no secret is cut in two.
-func readLines(r io.Reader, mask Masker, fn func(string)) {
-	br := bufio.NewReaderSize(r, readBuf)
-	var partial []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			full := chunk[len(chunk)-1] == '\n'
-			if full {
-				chunk = chunk[:len(chunk)-1]
-			}
-			if len(partial) > 0 || !full {
-				partial = append(partial, chunk...)
-				switch {
-				case full:
-					emitCR(partial, fn)
-					partial = partial[:0]
-				case len(partial) >= maxLine:
-					partial = emitSplit(partial, mask, fn)
-				}
-			} else {
-				emitCR(chunk, fn)
-			}
-		}
-		if err != nil {
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			if len(partial) > 0 {
-				emitCR(partial, fn)
-			}
-			return
-		}
-	}
-}
-
-// emitSplit passes on the piece of a long line held in partial and returns what is kept
-// for the next piece: nothing without a mask; else the masked piece's tail that may hold
-// the start of a secret.
-func emitSplit(partial []byte, mask Masker, fn func(string)) []byte {
-	keep := 0
-	if mask != nil {
-		keep = mask.Longest() - 1
-	}
-	if keep <= 0 || keep >= len(partial)/2 {
-		emitCR(partial, fn)
-		return partial[:0]
-	}
-	masked := mask.Replace(string(partial))
-	emitCR([]byte(masked[:len(masked)-keep]), fn)
-	return append(partial[:0], masked[len(masked)-keep:]...)
-}
-
-func emitCR(line []byte, fn func(string)) {
-	line = bytes.TrimSuffix(line, []byte{'\r'})
-	if bytes.IndexByte(line, '\r') < 0 {
-		fn(string(line))
-		return
-	}
-	for _, part := range bytes.Split(line, []byte{'\r'}) {
-		if len(part) > 0 {
-			fn(string(part))
-		}
-	}
-}

@@ -84,7 +84,7 @@ type Task struct {
 	Name        string `json:"name"`
 	Cmd         string `json:"cmd"`
 	Status      Status `json:"status"`
-	ExitCode    int    `json:"exit_code"`        // -1 when killed by a signal or never started
+	ExitCode    int    `json:"exit_code"`        // -1 when killed by a signal or never started; not written when skipped or pending (task_json.go)
 	Signal      string `json:"signal,omitempty"` // the signal that killed its last attempt ("SIGKILL")
 	Attempts    int    `json:"attempts"`
 	OOMRequeues int    `json:"oom_requeues"`
@@ -127,7 +127,10 @@ type Task struct {
 	Resumes []Resume `json:"resumes,omitempty"`
 	// Lineage is a pbt trial's exploits (early-stop: {method: pbt}), in order: at each, the
 	// trial whose checkpoint it continued from and the values it went on with.
-	Lineage    []Exploit `json:"lineage,omitempty"`
+	Lineage []Exploit `json:"lineage,omitempty"`
+	// Progress is how far its output said it came (tqdm, Keras, Hugging Face, Lightning,
+	// runall-progress lines): live while it runs, where it stopped once it ended.
+	Progress   *Progress `json:"progress,omitempty"`
 	StdoutTail []string  `json:"-"` // last lines, for the failure report
 	StderrTail []string  `json:"-"`
 }
@@ -145,6 +148,11 @@ type Exploit struct {
 	From   string            `json:"from"`   // the trial whose checkpoint it continued from
 	Value  float64           `json:"value"`  // its own value there, which put it in the bottom quantile
 	Params map[string]string `json:"params"` // the values it went on with
+	// Donated are the first and last step of the trial's metric_series that are From's
+	// values, not its own: From's checkpoint held them when it was copied (past Step, when
+	// From paused past the round's step; from step 1 when the trial's own values were not
+	// known where it resumed). Its own curve is kept up to Step. None: no step is From's.
+	Donated []int `json:"donated,omitempty"`
 }
 
 // PeakEstimated reports whether PeakGPUMemory is an estimate rather than its own processes'.

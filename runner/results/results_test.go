@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
@@ -152,5 +153,38 @@ func TestSampleFeed(t *testing.T) {
 	var f SampleFeed
 	if err := f.Feed([]byte("{\"t\":1,\"used\":[1]}\nnot json\n{\"t\":2}\n")); err == nil {
 		t.Errorf("a bad line is no error")
+	}
+}
+
+// TestSkippedTaskHasNoExitCode: in results.json a skipped task (and one never started) has
+// no exit_code, not -1; read back it is -1 again, and a task that ran keeps its code, 0 too.
+func TestSkippedTaskHasNoExitCode(t *testing.T) {
+	run := Run{Status: StatusOK, Tasks: []Task{
+		{ID: 1, Name: "a", Status: StatusSkipped, ExitCode: -1, Attempts: 1, Reason: "done by another runall"},
+		{ID: 2, Name: "b", Status: StatusPending, ExitCode: -1},
+		{ID: 3, Name: "c", Status: StatusOK, ExitCode: 0, Attempts: 1},
+		{ID: 4, Name: "d", Status: StatusFailed, ExitCode: -1, Signal: "SIGKILL", Attempts: 1},
+	}}
+	b, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct{ Tasks []map[string]any }
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []any{nil, nil, 0.0, -1.0} {
+		if got := raw.Tasks[i]["exit_code"]; got != want {
+			t.Errorf("task %d (%s): exit_code %v, want %v", i+1, run.Tasks[i].Status, got, want)
+		}
+	}
+	var back Run
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	for i, task := range back.Tasks {
+		if task.ExitCode != run.Tasks[i].ExitCode || task.Name != run.Tasks[i].Name || task.Attempts != run.Tasks[i].Attempts {
+			t.Errorf("task %d read back as %+v, want %+v", i+1, task, run.Tasks[i])
+		}
 	}
 }

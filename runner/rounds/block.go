@@ -245,8 +245,8 @@ func (blk *block) value(ctx context.Context, n note) {
 	if !ok {
 		v = n.value // it resumed past the round's step elsewhere: its first value since
 	}
-	blk.seen.asked[n.t] = asked{step: a.Until, value: blk.usable(v)}
-	reason := fmt.Sprintf("%s: paused at step %d for its round: %s %s", blk.cfg.Method, a.Until, blk.cfg.Metric, num(v))
+	blk.seen.asked[n.t] = asked{step: a.Until, value: usable(blk.cfg.Mode, v)}
+	reason := fmt.Sprintf("%s: its round at step %d: %s %s", blk.cfg.Method, a.Until, blk.cfg.Metric, num(v))
 	blk.pauser.PauseAt(n.t, a.Until, reason, results.StatusPruned)
 }
 
@@ -257,19 +257,20 @@ func (blk *block) value(ctx context.Context, n note) {
 func (blk *block) hold(t *plan.Task, k string, step int, a earlystop.Action) {
 	round := lastStep(blk.seen.snapshot(), k)
 	blk.seen.asked[t] = asked{step: round, held: true}
-	why := fmt.Sprintf("%s: paused at step %d: it waits for its round at step %d", blk.cfg.Method, step, round)
+	why := fmt.Sprintf("%s: it waits for its round at step %d (reported step %d)", blk.cfg.Method, round, step)
 	if a.Do == earlystop.Drop {
 		why = a.Reason
 	}
 	blk.pauser.PauseAt(t, step, why, results.StatusPruned)
 }
 
-// usable is a value the board can keep: a step with none (nan) is the worst there is.
-func (blk *block) usable(v float64) float64 {
+// usable is a value the board can keep: a step with none (nan) is the worst there is
+// under mode.
+func usable(mode string, v float64) float64 {
 	if !math.IsNaN(v) && !math.IsInf(v, 0) {
 		return v
 	}
-	if blk.cfg.Mode == "min" {
+	if mode == "min" {
 		return math.MaxFloat64
 	}
 	return -math.MaxFloat64
@@ -300,6 +301,9 @@ func (blk *block) act(ctx context.Context) {
 		switch {
 		case a.Do == earlystop.Drop:
 			done = blk.pauser.End(t, step, results.StatusPruned, a.Reason)
+		case a.Do == earlystop.Run && a.Until != step && blk.known(ctx, t, step, a):
+			blk.seen.again = true // decided at its next round without a start: act again
+			continue
 		case a.Do == earlystop.Run && a.Until != step:
 			if a.From != nil && a.From.Step == step && !blk.exploit(ctx, t, a.From) {
 				blk.seen.again = true
@@ -358,4 +362,32 @@ func lastStep(b earlystop.Board, trial string) int {
 		}
 	}
 	return last
+}
+
+// known puts on the board trial t's value at its next round's step (a.Until) when its kept
+// checkpoint, paused at round step, holds that step already and that value: a resume would
+// only pause it again at once (a start and an epoch thrown away). True when it did; t stays
+// paused, at that round now. Not after a pbt exploit: the copy's values are the donor's.
+func (blk *block) known(ctx context.Context, t *plan.Task, step int, a earlystop.Action) bool {
+	if a.Until == 0 || a.From != nil && a.From.Step == step {
+		return false
+	}
+	if h, here := blk.seen.here[t]; blk.shared && (!here || h.step != step) {
+		return false // with claims, only a trial paused here: one elsewhere may be running
+	}
+	kept, values := blk.pauser.Kept(ctx, t, blk.cfg.Metric)
+	v, ok := values[a.Until]
+	if kept < a.Until || !ok {
+		return false
+	}
+	k := blk.key(t)
+	if err := blk.store().Value(ctx, a.Until, k, usable(blk.cfg.Mode, v)); err != nil {
+		blk.put(t, err)
+		return false
+	}
+	blk.seen.here[t] = pausedAt{a.Until, time.Now()}
+	blk.say(fmt.Sprintf("%s: %s: its round at step %d is decided without a start: its kept checkpoint holds step %d (%s %s there)",
+		blk.cfg.Method, t.Name, a.Until, kept, blk.cfg.Metric, num(v)))
+	blk.refresh(ctx)
+	return true
 }

@@ -9,9 +9,12 @@
 // to ask twice.
 //
 //	metric at step ≥ Until ──▶ PauseAt(Until) ──▶ TaskEnded{Paused} ──▶ board: value
+//	  (its value at Until; paused at its next copy, or at its end's)          │
 //	TaskEnded{Final} ──▶ board: ended                                        │
 //	           ┌────────────────────────────── decide (every trial there) ◀──┘
 //	           ├─▶ pbt exploit: Copy(donor → trial), then Resume
+//	           ├─▶ kept copy past the next round's step: its value there ──▶ board
+//	           │   (no start), and decide again
 //	           ├─▶ Resume (to the next round's step)
 //	           └─▶ End as pruned (sha, hyperband)
 package rounds
@@ -42,6 +45,9 @@ type Pauser interface {
 	// Copy makes a copy of from's kept checkpoint t's, as the exploit of round n (a no-op
 	// when t's checkpoint already holds that exploit).
 	Copy(ctx context.Context, from, t *plan.Task, n int) error
+	// Kept is the step t's kept checkpoint holds, and t's values of metric by step up to
+	// there as it keeps them; -1 when none is kept (or it cannot be read).
+	Kept(ctx context.Context, t *plan.Task, metric string) (int, map[int]float64)
 }
 
 // Board is where a block's board is kept: in memory, or under the claims prefix.

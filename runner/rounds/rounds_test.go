@@ -133,6 +133,9 @@ func (s *sweep) Copy(_ context.Context, from, t *plan.Task, _ int) error {
 	return nil
 }
 
+// Kept: the fake's trials pause at the step asked, never past it.
+func (s *sweep) Kept(context.Context, *plan.Task, string) (int, map[int]float64) { return -1, nil }
+
 // run runs the block's trials in order, slots at once, and waits for all of them to end.
 func runSweep(t *testing.T, p *plan.Plan, order []*plan.Task, slots, steps int) map[string]string {
 	t.Helper()

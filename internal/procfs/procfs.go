@@ -1,4 +1,6 @@
-package gpu
+// Package procfs reads what runall needs of other processes from procfs: whether one holds a
+// device open, and its name. The GPU probes, real and simulated, tell their processes by it.
+package procfs
 
 import (
 	"os"
@@ -25,8 +27,8 @@ func HoldsOpen(root string, pid uint32, prefix string) bool {
 	return false
 }
 
-// procComm is a process's name from procfs; "" when it cannot be read.
-func procComm(root string, pid uint32) string {
+// Comm is a process's name from procfs; "" when it cannot be read.
+func Comm(root string, pid uint32) string {
 	b, err := os.ReadFile(filepath.Join(root, strconv.FormatUint(uint64(pid), 10), "comm"))
 	if err != nil {
 		return ""

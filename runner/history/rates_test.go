@@ -1,0 +1,34 @@
+package history
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRateAloneKept: a task's rate alone survives a save and a load by its key, as its
+// duration does, and is dropped once no task of the file has that key.
+func TestRateAloneKept(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	logs := filepath.Join(dir, "logs")
+	p := loadPlan(t, dir, sweepFile)
+	trial := p.Tasks[1].Parallel[0]
+	h := Load(logs, p)
+	h.SetRateAlone(trial.Key, trial.Name, 12.5)
+	h.SetRateAlone(p.Tasks[1].Parallel[1].Key, "no rate", 0)
+	if err := h.Save(); err != nil {
+		t.Fatal(err)
+	}
+	h = Load(logs, loadPlan(t, dir, sweepFile))
+	if r, ok := h.RateAlone(trial.Key); !ok || r != 12.5 {
+		t.Errorf("rate alone after a load: %v %v, want 12.5", r, ok)
+	}
+	if r, ok := h.RateAlone(p.Tasks[1].Parallel[1].Key); ok {
+		t.Errorf("a rate of 0 was kept: %v", r)
+	}
+	renamed := loadPlan(t, dir, strings.Replace(sweepFile, "train --seed", "train2 --seed", 1))
+	if r, ok := Load(logs, renamed).RateAlone(trial.Key); ok {
+		t.Errorf("a rate alone outlived its task: %v", r)
+	}
+}

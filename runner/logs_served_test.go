@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/runall/runall/runner/plan"
+)
+
+// TestServedLogIsTheOneOpened walks every way a trial's log path can name another file than
+// the one runall opened there: a symlink put there before runall opened it (which runall
+// appends through, as it does for a log-path), a symlink or another file put there since, and
+// a path runall never opened. Only the file runall opened is served.
+func TestServedLogIsTheOneOpened(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("the secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := openLogs(filepath.Join(dir, "run"), "", func(p string) string { return p })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	warn := func(string) {}
+	open := func(id int, name string) string {
+		task := &plan.Task{ID: id, Name: name}
+		tl, err := l.open(task, warn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl.line("own line")
+		tl.close()
+		return l.taskLogPath(task)
+	}
+	served := func(path string) (string, error) {
+		f, err := l.openServed(path)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		b, _ := io.ReadAll(f)
+		return string(b), nil
+	}
+
+	good := open(1, "good")
+	if got, err := served(good); err != nil || got != "own line\n" {
+		t.Fatalf("the log runall opened: %q, %v", got, err)
+	}
+	before := l.taskLogPath(&plan.Task{ID: 2, Name: "before"})
+	if err := os.Symlink(secret, before); err != nil {
+		t.Fatal(err)
+	}
+	open(2, "before")
+	for what, put := range map[string]func() error{
+		"a symlink since":    func() error { return os.Symlink(secret, good) },
+		"another file since": func() error { return os.WriteFile(good, []byte("the secret\n"), 0o644) },
+	} {
+		if err := os.Remove(good); err != nil {
+			t.Fatal(err)
+		}
+		if err := put(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := served(good); err == nil || strings.Contains(got, "secret") {
+			t.Errorf("%s: served %q, want an error", what, got)
+		}
+	}
+	for _, path := range []string{before, filepath.Join(dir, "run", "009-never.log"), secret} {
+		if got, err := served(path); err == nil || strings.Contains(got, "secret") {
+			t.Errorf("%s: served %q, want an error", path, got)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// bound puts params, values that are data (sample:'s draws), into t, its trials and its
+// steps as Instantiate puts a sampler's: each command refers to their variables
+// (bindCommand), the texts expanded against the environment (cwd, url, metrics, env,
+// upload) hold ${references} to them, and the others (name, tags, log-path, checkpoint)
+// the values, refused where they would take a path out of its place (pathvalues.go). t is
+// a copy of its own (substituted).
+func (t *rawTask) bound(params []Param) error {
+	if len(params) == 0 {
+		return nil
+	}
+	if err := checkPathValues(t.pathTexts(), params); err != nil {
+		return err
+	}
+	cmd, err := bindCommand(t.cmd, params)
+	if err != nil {
+		return err
+	}
+	var values, refs []string
+	for _, p := range params {
+		values = append(values, "<"+p.Name+">", p.Value)
+		refs = append(refs, "<"+p.Name+">", "${"+ParamVar(p.Name)+"}")
+	}
+	expanded := []*string{&t.cwd, &t.url, &t.metrics}
+	for i := range t.env {
+		expanded = append(expanded, &t.env[i].Value)
+	}
+	for _, u := range t.upload {
+		expanded = append(expanded, &u.Transfer.From, &u.Transfer.To)
+	}
+	fill(strings.NewReplacer(refs...), expanded)
+	t.cmd = cmd
+	fill(strings.NewReplacer(values...), t.placeholderTexts())
+	for _, c := range t.parallel {
+		if err := c.bound(params); err != nil {
+			return err
+		}
+	}
+	for _, s := range t.steps {
+		if err := s.bound(params); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ShownCmd is t's command as check shows it: a param handed over as data ("${RUNALL_PARAM_lr}")
+// written as the word it is, its value, quoted where the shell would read it otherwise.
+func (t *Task) ShownCmd() string {
+	if !strings.Contains(t.Cmd, "${RUNALL_PARAM_") {
+		return t.Cmd
+	}
+	var pairs []string
+	for _, p := range t.Params {
+		ref := "${" + ParamVar(p.Name) + "}"
+		pairs = append(pairs, `"`+ref+`"`, shownWord(p.Value), ref, p.Value)
+	}
+	return strings.NewReplacer(pairs...).Replace(t.Cmd)
+}
+
+// shownWord is s as one word of a command: as it is when the shell reads it so, else quoted.
+func shownWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.,:+=@%/-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// variantOf is the template filled with params: a sample key's as data, as the copies were
+// (bound), a matrix key's as written; where the command, env or cwd name the checkpoint
+// directory through its placeholders, they name own, the trial's (keepDir). Every choice of
+// a sample list was checked against the template as the file loaded (spaceError), and a drawn
+// or perturbed number goes anywhere; should a value still not go in as data, a number is put
+// in as it is and anything else is not put in at all.
+func (s *Space) variantOf(params []Param, own string) *Task {
+	tmpl := s.Template.filled(strings.NewReplacer(), nil) // a copy of its own
+	if tmpl.Checkpoint != nil && own != "" {
+		tmpl.keepDir(tmpl.Checkpoint.Dir, own)
+	}
+	var data []Param
+	var pairs []string
+	for _, p := range params {
+		if slices.ContainsFunc(s.Axes, func(a Axis) bool { return a.data && a.name == p.Name }) {
+			data = append(data, p)
+			continue
+		}
+		pairs = append(pairs, "<"+p.Name+">", p.Value)
+	}
+	if len(data) > 0 {
+		b, err := tmpl.instantiate(data, tmpl.Key)
+		if err == nil {
+			b.Params = tmpl.Params
+			tmpl = b
+		}
+		for _, p := range data {
+			if err != nil && plainNumber(p.Value) {
+				pairs = append(pairs, "<"+p.Name+">", p.Value)
+			}
+		}
+	}
+	v := tmpl.filled(strings.NewReplacer(pairs...), nil)
+	v.Params = slices.Concat(s.Template.Params, params)
+	return v
+}
+
+// spaceError refuses a sample list's choice that pbt could explore into but that the
+// template cannot take as data (a word in an arithmetic expression, a path it would move).
+func spaceError(s *Space) error {
+	for _, a := range s.Axes {
+		if !a.data {
+			continue
+		}
+		inDir := s.Template.Checkpoint != nil && strings.Contains(s.Template.Checkpoint.Dir, "<"+a.name+">")
+		for _, v := range a.values {
+			p := []Param{{a.name, v}}
+			_, err := s.Template.instantiate(p, "")
+			if err == nil {
+				err = s.Template.checkPathValues(p)
+			}
+			if err == nil && inDir && shownWord(v) != v {
+				// Variants name the trial's own directory in its command as text (keepDir).
+				err = fmt.Errorf("pbt names each trial's own checkpoint directory in its command as text: a choice of %s, which checkpoint: holds, must be letters, digits and . _ - , : + = @ %%, not %q", a.name, v)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A value from outside the task file (a sampler's, search:; a sample: draw) that a
+// placeholder puts into a path names one directory or file where the placeholder stands,
+// and nothing else: checkpoint: ck/<lr> with lr "../victim" would have runall empty a
+// sibling of ck, log-path: logs/<lr> with "../../x/important.txt" append to that file. The
+// part of the path that holds a placeholder must, filled, stay one plain name: no /, no
+// . or .. of its own, no NUL or line break, no $ that the path's ${VAR} expansion would
+// read, and not empty. As in an arithmetic context (bind.go), such a value is refused there.
+
+// pathTexts are t's texts that name a path (its steps' are theirs): where runall empties,
+// restores, appends to, reads, runs in or uploads from, and where it uploads to.
+func (t *Task) pathTexts() []keyText {
+	out := []keyText{{"log-path", t.LogPath}, {"cwd", t.Cwd}, {"metrics", t.Metrics}}
+	if t.Checkpoint != nil {
+		out = append(out, keyText{"checkpoint", t.Checkpoint.Dir})
+	}
+	for _, u := range t.Upload {
+		out = append(out, keyText{"upload: from", u.From}, keyText{"upload: to", u.To})
+	}
+	return out
+}
+
+// pathTexts are the same texts of a task as written.
+func (t *rawTask) pathTexts() []keyText {
+	out := []keyText{{"log-path", t.logPath}, {"cwd", t.cwd}, {"metrics", t.metrics}, {"checkpoint", t.checkpoint.dir}}
+	for _, u := range t.upload {
+		out = append(out, keyText{"upload: from", u.Transfer.From}, keyText{"upload: to", u.Transfer.To})
+	}
+	return out
+}
+
+// checkPathValues refuses params whose values would take a path of t or of its steps out of
+// where its placeholder stands.
+func (t *Task) checkPathValues(params []Param) error {
+	var bad error
+	Walk([]*Task{t}, func(s *Task) {
+		if bad == nil {
+			bad = checkPathValues(s.pathTexts(), params)
+		}
+	})
+	return bad
+}
+
+// checkPathValues refuses params whose values would take a path of texts out of where its
+// placeholder stands.
+func checkPathValues(texts []keyText, params []Param) error {
+	for _, pt := range texts {
+		if err := checkPathValue(pt.text, params); err != nil {
+			return fmt.Errorf("%s: %s: %w", pt.key, pt.text, err)
+		}
+	}
+	return nil
+}
+
+// checkPathValue checks each part of text between slashes that holds a placeholder of
+// params, filled with their values.
+func checkPathValue(text string, params []Param) error {
+	if strings.Contains(text, "$RUNALL_PARAM_") || strings.Contains(text, "${RUNALL_PARAM_") {
+		text = refsAsPlaceholders(text, params)
+	}
+	if !strings.Contains(text, "<") {
+		return nil
+	}
+	for _, part := range strings.Split(text, "/") {
+		var pairs []string
+		var in []Param
+		for _, p := range params {
+			if strings.Contains(part, "<"+p.Name+">") {
+				pairs = append(pairs, "<"+p.Name+">", p.Value)
+				in = append(in, p)
+			}
+		}
+		if len(in) == 0 {
+			continue
+		}
+		if why := badName(strings.NewReplacer(pairs...).Replace(part)); why != "" {
+			return fmt.Errorf("param %s = %q makes %s where its placeholder stands, and the path would leave that place: "+
+				"a value put into a path must be one plain name (have the sampler hand out such values, or pass the value to the command alone)",
+				in[0].Name, in[0].Value, why)
+		}
+	}
+	return nil
+}
+
+// badName says why part cannot be one plain name of a path; "" when it can.
+func badName(part string) string {
+	switch {
+	case part == "":
+		return "an empty name"
+	case part == "." || part == "..":
+		return "the name " + part
+	case strings.Contains(part, "/"):
+		return "a /"
+	case strings.ContainsAny(part, "\x00\n\r"):
+		return "a NUL or a line break"
+	case strings.Contains(part, "$"):
+		return "a $ (which ${VAR} expansion would read)"
+	}
+	return ""
+}
+
+// refsAsPlaceholders is text with each reference to a param's variable, which the path's
+// ${VAR} expansion fills with the value ($RUNALL_PARAM_lr, ${RUNALL_PARAM_lr}), written as
+// its placeholder: the value stands there all the same.
+func refsAsPlaceholders(text string, params []Param) string {
+	for _, p := range params {
+		v := ParamVar(p.Name)
+		text = strings.ReplaceAll(text, "${"+v+"}", "<"+p.Name+">")
+		var b strings.Builder
+		for {
+			i := strings.Index(text, "$"+v)
+			if i < 0 {
+				break
+			}
+			end := i + 1 + len(v)
+			b.WriteString(text[:i])
+			if end < len(text) && isVarByte(text[end], false) {
+				b.WriteString(text[i:end]) // a longer name: another variable
+			} else {
+				b.WriteString("<" + p.Name + ">")
+			}
+			text = text[end:]
+		}
+		text = b.String() + text
+	}
+	return text
+}

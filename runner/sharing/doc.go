@@ -1,0 +1,47 @@
+// Package sharing decides, from measured progress rates, how many trials share each GPU
+// under gpu-sharing: progress (issue 36, point 3). It is pure and deterministic: it reads no
+// clock, process or device, and knows trials only by the figures it is handed.
+//
+// The rule: an empty GPU takes a trial. A GPU with trials takes one more (that has the
+// memory: the admitter asked first) only while the last one admitted there raised the GPU's
+// throughput, the sum over its trials of each one's rate shared divided by its rate alone,
+// by more than Options.Margin. A mix that a trial made slower than it was before is lowered:
+// the trial admitted last is paused at its next checkpoint copy when it can be, and no GPU
+// of that model (Model) adds that kind of trial to that mix again. A GPU tries again when its mix of
+// trials changes (one ends, one of another kind joins). Rates alone come from earlier runs
+// (Trial.Alone: runner/history keeps them by task key, as it keeps durations), else from
+// the trial, or the first trial of its kind, measured alone on a GPU; a trial whose rate
+// alone is known none of these ways joins only an empty GPU, where it is measured. A GPU
+// whose utilisation says it is saturated takes no trial never tried with its mix.
+//
+//	            Started(t)                       Measured(rate) ... every trial on the
+//	empty ─────────────────▶ mix changed ──────▶ GPU has a rate from within the mix
+//	  ▲                          ▲                          │ judged once per mix
+//	  │ Left (last one)          │ Started / Left           ▼
+//	  └──────────────────────────┴───────── Open | Keep | Lower(+pause last) | Alone
+//
+// How it is meant to be wired (it is not yet: that needs the progress reader, runner/progress,
+// and the simulated GPUs' compute model of points 1 and 2; until then check and run refuse
+// gpu-sharing: progress, plan.CheckUnwired, and that refusal goes when this is wired). One Controller per run, made from
+// the config, its Trial values from the plan (ID: the trial's name; Kind: its block's Group,
+// so that a sweep's trials share a rate alone; Alone: history's RateAlone by Task.Key;
+// CanPause: Task.Checkpoint != nil), its clock the run's elapsed time:
+//
+//   - The GPU admitter, after it found a device with the memory for a trial under
+//     gpu-sharing: progress, asks MayAdmit for that device; Wait is the trial's waiting
+//     reason (Decision.String), and the admitter tries the next device or the next trial.
+//   - The launcher calls Started when the trial is placed and Left when its process ends,
+//     pauses or is requeued, on that device (a trial on several devices: each of them).
+//   - The progress reader's rate of each running trial (steps per second over a window)
+//     goes to Measured, which returns the decisions to act on: each is said on the output
+//     stream (Decision.String), and for Lower with Pause the run's pauser pauses the trial
+//     at its next checkpoint copy, which puts it back in line to resume when room opens.
+//   - NVML's device utilisation, where the driver reports it, goes to Utilisation, and each
+//     device's name to Model as the run starts.
+//   - At the run's end, Figures go into results.json (per trial: rate alone, rate shared,
+//     slowdown; per GPU: its number of trials over time), history records each rate
+//     measured alone (AloneFrom "measured") by task key, and the summary says Summary().
+//
+// The controller acts on measured rates whatever slows the trials (time-slicing, memory
+// bandwidth, the host's CPU cores): it never computes a rate from a model of the GPU.
+package sharing
