@@ -218,7 +218,8 @@ func (l *launcher) taskEnv(t *plan.Task, env []string, p *admit.Placement) []str
 		env = l.fw.Env(env, l.rooms.gpu.admit.DeviceEnv(p), p.Need, p.Total, t.GPU.CapToNeed, own)
 		if iso := l.rooms.gpu.iso; iso != nil {
 			for _, kv := range iso.env(p, t.GPU.Threads) {
-				env = proc.Setenv(env, kv[:strings.IndexByte(kv, '=')], kv[strings.IndexByte(kv, '=')+1:])
+				k, v, _ := strings.Cut(kv, "=")
+				env = proc.Setenv(env, k, v)
 			}
 		}
 	}
