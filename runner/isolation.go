@@ -135,7 +135,8 @@ func (i *isolation) start(say func(string)) {
 
 // env makes a trial placed at p a client of its GPU's server, capped at the room it was
 // admitted with (its need and the margin; a trial still learning its need: the device less
-// the margin), with its task's share of the threads.
+// the margin, not its provisional share, so that it learns its own peak), with its task's
+// share of the threads.
 func (i *isolation) env(p *admit.Placement, threads int) []string {
 	limit := p.Need + i.margin.For(p.Total)
 	if p.Need == 0 {
