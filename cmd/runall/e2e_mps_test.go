@@ -286,3 +286,22 @@ func TestMPSFaultThatStopsTheRunStopsItsBystanders(t *testing.T) {
 		}
 	}
 }
+
+// bench/mps-check.sh --smoke runs the MPS check's two parts on the simulated GPU and MPS: the
+// script itself works, before a real GPU runs it.
+func TestMPSCheckSmoke(t *testing.T) {
+	e := newGPUE2E(t)
+	ctx, cancel := context.WithTimeout(context.Background(), gpuCmdTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join("..", "..", "bench", "mps-check.sh"), "--smoke", "--trials", "2", "--steps", "20")
+	cmd.Env = append(e.env, "RUNALL="+runallBin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bench/mps-check.sh --smoke: %v\n%s", err, out)
+	}
+	for _, want := range []string{"a trial past its MPS cap: ok: greedy failed (CUDA out of memory), calm ok after 1 attempt(s)", "| medium | "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("bench/mps-check.sh --smoke does not print %q\n%s", want, out)
+		}
+	}
+}
