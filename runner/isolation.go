@@ -185,15 +185,17 @@ func (i *isolation) recover(dev int, f *mps.Fault) {
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
+		said := fmt.Sprintf("GPU%d: MPS server restarted; the GPU takes trials again", dev)
 		if err := i.set.Daemon(dev).Restart(); err != nil {
-			i.say(fmt.Sprintf("GPU%d: %v: the GPU stays closed", dev, err))
-			return
+			// A closed GPU would hold its trials back for ever: it opens, and CUDA runs a
+			// process whose MPS daemon does not answer without MPS, as NVIDIA documents.
+			said = fmt.Sprintf("GPU%d: %v: the GPU takes trials again, without MPS (uncapped)", dev, err)
 		}
 		i.mu.Lock()
 		delete(i.closing, dev)
 		i.mu.Unlock()
 		i.closed.Open(dev)
-		i.say(fmt.Sprintf("GPU%d: MPS server restarted; the GPU takes trials again", dev))
+		i.say(said)
 	}()
 }
 
