@@ -19,6 +19,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
+. "$here/need.sh"
+need awk # the GPU's name and driver, read from nvidia-smi's line
 smoke=0 trials=4 seconds=12 kinds="light medium heavy"
 while [ $# -gt 0 ]; do
   case $1 in

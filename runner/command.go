@@ -145,7 +145,8 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	if out.OK() {
 		return false
 	}
-	reason := c.failureReason(out)
+	c.gpu.mps.check(c.gpu.p)
+	reason := c.failureReason(out) + c.gpu.mps.note()
 	c.log.mark("attempt %d: %s", attempt, reason)
 	if c.h.Stopped() != nil {
 		return false
@@ -169,6 +170,11 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 // spent (a GPU trial whose oom-retries are spent is retried or fails as any other).
 // ranOut is false when it did not run out, or may not go again.
 func (c *command) ranOut(attempt int, out proc.Outcome) (verdict, bool) {
+	if m := &c.gpu.mps; m.bystanderOf() && !c.life.halted() && m.iso.requeueBystander(c.t.ID) {
+		why := m.bystander()
+		c.requeued(attempt, out, 0, why)
+		return verdict{requeue: &commandResult{oom: true, need: c.gpu.p.Need, why: why}}, true
+	}
 	if why, ok := c.host.oomKilled(out, c.life.halted() || c.life.stoppedBy() != 0); ok {
 		c.log.mark("attempt %d: %s", attempt, why)
 		need, requeues, err := c.host.requeue()
@@ -226,11 +232,15 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 			life.fail(t.StopOnFailure)
 		}
 		return commandResult{}
+	case c.gpu.mps.bystanderOf() && life.halted():
+		// The run stopped requeueing (a failure halted it): a bystander is stopped, not failed.
+		life.finish(t, results.StatusStopped, out.ExitCode, c.gpu.mps.bystander()+"; not requeued: the run is stopping", d)
+		return commandResult{}
 	case t.IgnoreFailure:
 		life.finish(t, results.StatusIgnored, out.ExitCode, c.failureReason(out)+" (ignored)", d)
 		return commandResult{ok: true}
 	}
-	reason := c.failureReason(out)
+	reason := c.failureReason(out) + c.gpu.mps.note()
 	if c.next.fatal != nil {
 		reason += ": " + c.next.fatal.Error()
 	}

@@ -41,6 +41,13 @@ func (r *runDriver) execute() (*results.Run, error) {
 	for _, note := range r.hist.Notes() {
 		r.life.say(note)
 	}
+	if gpu := r.launch.rooms.gpu; gpu != nil && gpu.isoNote != "" {
+		r.life.say(gpu.isoNote)
+	}
+	if gpu := r.launch.rooms.gpu; gpu != nil && gpu.iso != nil {
+		gpu.iso.start(r.life.say)
+		defer gpu.iso.close() // its daemons stop, however the run ends
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -12,16 +12,18 @@ type gpuAttempt struct {
 	p     *admit.Placement
 	oom   bool      // the current attempt printed a GPU out-of-memory error
 	said  admit.OOM // what its error messages said it held and tried to allocate
+	mps   mpsAttempt
 }
 
 // restart forgets what an earlier attempt said.
-func (g *gpuAttempt) restart() { g.oom, g.said = false, admit.OOM{} }
+func (g *gpuAttempt) restart() { g.oom, g.said, g.mps.fault = false, admit.OOM{}, nil }
 
 // started ties an attempt's process group to the trial's placement.
 func (g *gpuAttempt) started(pgid int) {
 	if g.p != nil {
 		g.admit.Started(g.p, pgid)
 	}
+	g.mps.pgid = pgid
 }
 
 // line reads a line of the attempt's output for an out-of-memory error.

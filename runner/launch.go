@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -150,7 +151,7 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	c := &command{life: l.life, mask: l.mask, t: t, host: hostAttempt{host: l.rooms.mem, hp: l.rooms.hostPlacement(tr)},
 		log: log, cmd: cmdline, turn: turn{before: l.life.ledger.attempts(t)}, h: h}
 	if p := l.rooms.placement(tr); p != nil {
-		c.gpu = gpuAttempt{admit: l.rooms.gpu.admit, p: p}
+		c.gpu = gpuAttempt{admit: l.rooms.gpu.admit, p: p, mps: mpsAttempt{iso: l.rooms.gpu.iso}}
 	}
 	if first := trialCommands(tr.Task)[0]; first == t {
 		c.turn.passedOver = tr.PassedOver
@@ -215,6 +216,12 @@ func (l *launcher) taskEnv(t *plan.Task, env []string, p *admit.Placement) []str
 			return slices.ContainsFunc(t.Env, func(v plan.EnvVar) bool { return v.Name == name })
 		}
 		env = l.fw.Env(env, l.rooms.gpu.admit.DeviceEnv(p), p.Need, p.Total, t.GPU.CapToNeed, own)
+		if iso := l.rooms.gpu.iso; iso != nil {
+			for _, kv := range iso.env(p, t.GPU.Threads) {
+				k, v, _ := strings.Cut(kv, "=")
+				env = proc.Setenv(env, k, v)
+			}
+		}
 	}
 	return env
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/runall/runall/runner/admit"
@@ -95,6 +96,9 @@ func (h *held[P]) take(tr *sched.Trial) (p P, ok bool) {
 type gpuResource struct {
 	admit *admit.Admitter
 	held  held[*admit.Placement]
+	iso   *isolation // MPS (gpu-isolation); nil without
+	// isoNote is what gpu-isolation says as the run starts (why it runs without, under auto).
+	isoNote string
 }
 
 // Admit places tr on a device with room for its need.
@@ -115,6 +119,19 @@ func (g *gpuResource) Release(tr *sched.Trial) {
 	if p, ok := g.held.take(tr); ok {
 		g.admit.Release(p)
 	}
+}
+
+// placed is how many trials hold a placement on device dev.
+func (g *gpuResource) placed(dev int) int {
+	g.held.mu.Lock()
+	defer g.held.mu.Unlock()
+	n := 0
+	for _, p := range g.held.m {
+		if slices.Contains(p.Devices, dev) {
+			n++
+		}
+	}
+	return n
 }
 
 // Changed is closed when the devices' memory or the reservations changed.

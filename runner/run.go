@@ -52,7 +52,8 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		return nil, err
 	}
 	r.hist = history.Load(opts.Record.LogDir, p)
-	gpu, err := openGPU(p, opts, r.hist)
+	closed := &admit.Closed{} // GPUs whose MPS server restarts (isolation.go)
+	gpu, err := openGPU(p, opts, r.hist, closed)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +81,13 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace,
 		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir)})
 	r.pause = newPauser(r.launch.procs.running, r.launch.ckpts, r.life)
+	if r.launch.rooms.gpu != nil {
+		iso, note, err := openIsolation(p, opts, r.launch.rooms.gpu, closed)
+		if err != nil {
+			return nil, err
+		}
+		r.launch.rooms.gpu.iso, r.launch.rooms.gpu.isoNote = iso, note
+	}
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
 		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
 	return r, nil
@@ -101,7 +109,7 @@ func makeLogDir(logDir, id string) error {
 
 // openGPU makes the GPU memory admitter when a task asks for GPU memory; nil otherwise,
 // or with --no-gpu.
-func openGPU(p *plan.Plan, opts Options, hist *history.History) (*admit.Admitter, error) {
+func openGPU(p *plan.Plan, opts Options, hist *history.History, closed *admit.Closed) (*admit.Admitter, error) {
 	if !p.NeedsGPU() || opts.Resources.NoGPU {
 		return nil, nil
 	}
@@ -117,7 +125,7 @@ func openGPU(p *plan.Plan, opts Options, hist *history.History) (*admit.Admitter
 	}
 	m := p.Config.GPUMemoryMargin
 	return admit.New(admit.Options{Probe: opts.Resources.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
-		OOMRetries: p.Config.OOMRetries, History: hist.GPU()}), nil
+		OOMRetries: p.Config.OOMRetries, History: hist.GPU(), Closed: closed}), nil
 }
 
 // trialSet is the plan's trials: the children of its parallel blocks.

@@ -64,6 +64,7 @@ type Slot struct {
 // modelled.
 func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
 	hist := history.Load(o.LogDir, p)
+	o.Compute = isolatedCompute(o.Compute, p, len(o.Devices))
 	s := &simulation{plan: p, opts: o, hist: hist, pred: &Prediction{Devices: o.Devices, Peak: make([]uint64, len(o.Devices))}}
 	for _, d := range o.Devices {
 		s.usable = append(s.usable, d.Total-min(d.Total, p.Config.GPUMemoryMargin.For(d.Total)))
@@ -74,6 +75,9 @@ func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
 	}
 	if p.NeedsGPU() {
 		s.note(o.Compute.note())
+	}
+	if note := isolationNote(p); note != "" {
+		s.note(note)
 	}
 	for _, t := range p.Tasks {
 		if err := s.task(t); err != nil {

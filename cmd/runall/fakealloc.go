@@ -9,6 +9,7 @@ import (
 
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/gpu/gpusim"
+	"github.com/runall/runall/gpu/mps"
 	"github.com/runall/runall/size"
 )
 
@@ -47,6 +48,9 @@ It reads the environment runall gives each trial on simulated GPUs:
   CUDA_VISIBLE_DEVICES   the trial's GPUs (UUIDs or indices); SIZE is claimed on each
   RUNALL_FAKE_GPUS       the simulated GPUs, e.g. 32GiB,16GiB
   RUNALL_FAKE_GPU_STATE  the directory holding the claims (default: $TMPDIR/runall-fake-gpus-<uid>)
+Under gpu-isolation: mps it is a client of its GPU's simulated MPS server
+(CUDA_MPS_PIPE_DIRECTORY): a step past CUDA_MPS_PINNED_DEVICE_MEM_LIMIT fails as PyTorch does,
+and --mps-fault makes it cause a fatal fault that ends every client of that server.
 Set them by hand to occupy memory "from outside", as another user would. See docs/gpu.md.
 
 Flags:
@@ -62,6 +66,7 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 	fs.StringVar(&f.context, "context", fmt.Sprintf("%dMiB", gpusim.DefaultContext>>20), "the CUDA context the framework profiles start with (`SIZE`)")
 	fs.StringVar(&f.steps, "steps", "", "the process's totals over time instead of --size and --ramp: `SIZE@TIME,...`, e.g. 2GiB@1s,6GiB@2.5s")
 	fs.StringVar(&f.spike, "spike", "", "a transient allocation above what is held: `SIZE@TIME+DURATION`, e.g. 2GiB@3s+500ms")
+	fs.DurationVar(&f.mpsFault, "mps-fault", 0, "under MPS: cause a fatal GPU fault this long after the start, which takes every client of its server down")
 	fs.DurationVar(&f.lag, "release-lag", gpusim.DefaultReleaseLag, "how long its memory stays counted after it ended (0: freed at once)")
 	fs.IntVar(&f.train.Steps, "train-steps", 0, "after the ramp, train `N` steps holding the memory, printing tqdm's progress (0: none)")
 	fs.DurationVar(&f.train.StepTime, "step-time", 100*time.Millisecond, "with --train-steps: a step's time `D` when alone on its GPUs")
@@ -95,6 +100,9 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 		state = gpusim.DefaultStateDir(os.TempDir())
 	}
 	opts.Devices, opts.GPUs, opts.StateDir, opts.Stderr = devices, devs, state, a.stderr
+	if opts.MPS, err = mpsClient(a, f.mpsFault); err != nil {
+		return err
+	}
 	err = gpusim.Alloc(ctx, opts)
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("fake-alloc: interrupted, memory released: %w", err)
@@ -105,8 +113,25 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 // fakeAllocFlags are fake-alloc's flags as given.
 type fakeAllocFlags struct {
 	size, profile, context, steps, spike string
-	ramp, hold, lag                      time.Duration
+	ramp, hold, lag, mpsFault            time.Duration
 	train                                gpusim.Train
+}
+
+// mpsClient reads the MPS variables runall gives a trial under gpu-isolation: mps: its
+// server's pipe directory and its pinned memory limit.
+func mpsClient(a *app, fault time.Duration) (gpusim.MPSClient, error) {
+	c := gpusim.MPSClient{Pipe: a.getenv(mps.EnvPipe), FaultAfter: fault}
+	if s := a.getenv(mps.EnvLimit); s != "" {
+		limits, err := mps.ParseLimit(s)
+		if err != nil {
+			return c, usagef("fake-alloc: %v", err)
+		}
+		c.Limits = limits
+	}
+	if fault > 0 && c.Pipe == "" {
+		return c, usagef("fake-alloc: --mps-fault needs an MPS server: run it in a trial under gpu-isolation: mps")
+	}
+	return c, nil
 }
 
 // options checks the flags and reads them into the simulation's options.

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/gpu/mps"
 	"github.com/runall/runall/size"
 )
 
@@ -75,18 +76,23 @@ func runGPUs(_ context.Context, a *app, args []string) error {
 		list[i].addUtilization(probe)
 	}
 	pids, note := pidNamespace(list)
+	state, err := mpsState(a, *fakeGPUs)
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			GPUs []gpuJSON `json:"gpus"`
 			PIDs string    `json:"process_ids"`
-		}{list, pids})
+			MPS  mps.State `json:"mps"`
+		}{list, pids, state})
 	}
 	if err := printGPUs(a.stdout, list); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(a.stdout, note)
+	_, err = fmt.Fprintf(a.stdout, "%s\n%s\n", note, state.Line)
 	return err
 }
 

@@ -91,6 +91,9 @@ func tuneGC(getenv func(string) string) {
 
 func main() {
 	a := &app{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, environ: os.Environ}
+	if code, ok := asMPS(a, os.Args[0], os.Args[1:]); ok {
+		os.Exit(code)
+	}
 	os.Exit(realMain(a, os.Args[1:]))
 }
 

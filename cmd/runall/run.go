@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -16,7 +15,6 @@ import (
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/gpu/gpusim"
 	"github.com/runall/runall/internal/outfile"
-	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/report"
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/output"
@@ -134,9 +132,11 @@ func runRun(_ context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	var unlink func()
-	opts.Environ, unlink = withSelfOnPath(a.environ())
-	defer unlink()
+	closeGPUs, err := o.openGPUs(a, plan, &opts)
+	if err != nil {
+		return err
+	}
+	defer closeGPUs()
 	srv, err := newServer(o, a.getenv)
 	if err != nil {
 		return err
@@ -144,12 +144,6 @@ func runRun(_ context.Context, a *app, args []string) error {
 	if srv != nil {
 		opts.Server = srv
 		defer srv.Close()
-	}
-	if !o.noGPU && plan.NeedsGPU() {
-		opts.Resources.Probe, opts.Resources.ProbeErr = openProbe(a, o.fakeGPUs)
-		if opts.Resources.Probe != nil {
-			defer opts.Resources.Probe.Close()
-		}
 	}
 	opts.Signals = sigs
 	_, err = runner.Run(plan, opts)
@@ -334,44 +328,6 @@ func openProbe(a *app, fakeSpec string) (gpu.Probe, error) {
 		CUDAVisibleDevicesSet: cudaSet,
 		NVIDIAVisibleDevices:  a.getenv("NVIDIA_VISIBLE_DEVICES"),
 	})
-}
-
-// withSelfOnPath appends runall's own directory to PATH when no runall is on it, so that
-// tasks can call `runall fake-alloc` (the demo does) wherever the binary was built. A binary
-// under another name (runall-linux-amd64, say) is put on PATH as runall through a link in a
-// directory of its own, which done removes.
-func withSelfOnPath(environ []string) (env []string, done func()) {
-	done = func() {}
-	exe, err := os.Executable()
-	if err != nil {
-		return environ, done
-	}
-	path, _ := proc.Lookup(environ, "PATH")
-	for _, dir := range filepath.SplitList(path) {
-		if fi, err := os.Stat(filepath.Join(dir, "runall")); err == nil && !fi.IsDir() {
-			return environ, done
-		}
-	}
-	dir := filepath.Dir(exe)
-	if filepath.Base(exe) != "runall" {
-		link, err := owned.Temp("runall-bin-")
-		if err != nil {
-			return environ, done
-		}
-		if link.Symlink(exe, "runall") != nil {
-			_ = link.Close()
-			return environ, done
-		}
-		dir, done = link.Path(), func() { _ = link.Close() }
-	}
-	env = slices.Clone(environ)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "PATH=") {
-			env[i] = kv + string(filepath.ListSeparator) + dir
-			return env, done
-		}
-	}
-	return append(env, "PATH="+dir), done
 }
 
 // claimsFrom picks the claims prefix: --claims, else RUNALL_CLAIMS, else the file's claims:.

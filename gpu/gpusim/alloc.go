@@ -35,6 +35,7 @@ type AllocOptions struct {
 	GPUs     []Device // the simulated GPUs (RUNALL_FAKE_GPUS)
 	StateDir string   // their shared state (RUNALL_FAKE_GPU_STATE)
 	Stderr   io.Writer
+	MPS      MPSClient // the trial's MPS server, when it runs under gpu-isolation: mps
 
 	// Step is the time between growth steps of Linear; zero means Ramp/20, at least 50ms.
 	Step time.Duration
@@ -54,6 +55,15 @@ func Alloc(ctx context.Context, opts AllocOptions) (err error) {
 	sched, stderr, c, err := opts.open()
 	if err != nil {
 		return err
+	}
+	ctx, endMPS, err := opts.MPS.join(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { err = endMPS(err) }()
+	c.limits = opts.MPS.Limits
+	if opts.MPS.joined(ctx) {
+		c.st.overlap() // its kernels run beside its co-clients' (compute.go's MPS model)
 	}
 	defer func() {
 		if rerr := c.release(); rerr != nil {

@@ -21,8 +21,9 @@ type claim struct {
 	lag     time.Duration
 	profile Profile
 	files   []*os.File
-	size    uint64 // current size on each device
-	load    Load   // what it computes now on each device
+	size    uint64         // current size on each device
+	load    Load           // what it computes now on each device
+	limits  map[int]uint64 // its MPS pinned memory limit by the index it sees the device at
 }
 
 // create makes the claim files, holding size. Hold the state lock: no reader can see a file
@@ -64,6 +65,12 @@ func (c *claim) set(want uint64, stderr io.Writer) error {
 					return fmt.Errorf("fake-alloc: %w", err)
 				}
 				total := c.st.devs[d].Total
+				if lim := c.limits[k]; lim > 0 && want > lim {
+					// An MPS client sees its pinned limit as its device's memory (mpsclient.go).
+					c.outOfMemory(stderr, k, want-c.size, lim, 0)
+					return fmt.Errorf("%w: a claim of %s is past the MPS pinned memory limit of %s on its GPU %d",
+						ErrOutOfMemory, size.Format(want), size.Format(lim), k)
+				}
 				if want > total || others > total-want {
 					c.outOfMemory(stderr, k, want-c.size, total, others)
 					return fmt.Errorf("%w: a claim of %s does not fit on %s (%s total, %s in use besides)",

@@ -92,6 +92,14 @@ func openState(dir string, devs []Device) (*state, error) {
 	return s, nil
 }
 
+// overlap turns on the MPS model on every device, for a process that is an MPS client: the
+// kernels of its server's clients run at once.
+func (s *state) overlap() {
+	for i := range s.devs {
+		s.devs[i].MPS = true
+	}
+}
+
 func (s *state) uuid(i int) string { return fmt.Sprintf("GPU-fake-%d-%s", i, s.id) }
 
 // inDir runs fn on the state directory, reached through its root: what it removes or

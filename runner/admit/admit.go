@@ -74,6 +74,7 @@ type Options struct {
 	// Lineage finds a process's group and ancestors (nil: proc.LineageOf, from /proc).
 	Lineage func(pid int) (proc.Lineage, bool)
 	Now     func() time.Time // nil: time.Now
+	Closed  *Closed          // devices closed to new trials for a while (nil: none)
 }
 
 // Admitter places GPU trials. Its methods are safe for concurrent use.
@@ -88,6 +89,7 @@ type Admitter struct {
 	meter  *meter
 	book   *needs.Book
 	devs   *devices
+	closed *Closed // devices closed for a while (closed.go)
 }
 
 // GPUPolicy is the book of needs' policy for GPU memory. A requeued need is rounded up to
@@ -116,12 +118,21 @@ func New(o Options) *Admitter {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Admitter{
+	a := &Admitter{
 		margin: o.Margin,
 		meter:  &meter{probe: o.Probe, lineage: o.Lineage, now: o.Now},
 		book:   needs.New(GPUPolicy(o.OOMRetries), o.History),
 		devs:   &devices{},
+		closed: o.Closed,
 	}
+	if o.Closed != nil {
+		o.Closed.wake = func() {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.meter.wake()
+		}
+	}
+	return a
 }
 
 // ErrNeverFits is wrapped by Place's error for a trial no device here can ever hold.

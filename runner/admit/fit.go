@@ -49,6 +49,8 @@ func (a *Admitter) candidatesLocked(need uint64, learning bool) (cands []Room, t
 		}
 		note := fmt.Sprintf("GPU%d %s free, %s reserved", i, size.Format(d.Free), size.Format(reserved))
 		switch {
+		case a.closed.reason(i) != "":
+			note += " (" + a.closed.reason(i) + ")"
 		case st.exclusive():
 			note += " (learning a trial's need)"
 		case st.tying(m.pids, now):

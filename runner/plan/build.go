@@ -31,6 +31,7 @@ type inherited struct {
 	gpuCap    *bool
 	// gpuSharing is the block's gpu-sharing: (own.gpuSharing: the task's own, else its block's).
 	gpuSharing *rawSharing
+	gpuThreads int // gpu-threads: its share of the GPU's threads under MPS
 	// memory: a block's host memory need, and the group its trials learn an auto need in.
 	hostMemory *hostMemory
 	hostGroup  string
@@ -159,7 +160,7 @@ func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path strin
 	t.Order = cmp.Or(c.order, l.cfg.Order, defaultOrder(t.EarlyStop))
 	t.Parallel = l.expandTasks(c.parallel, inherited{
 		tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
-		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, gpuSharing: own.gpuSharing, timeout: own.timeout, retries: own.retries,
+		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, gpuSharing: own.gpuSharing, gpuThreads: own.gpuThreads, timeout: own.timeout, retries: own.retries,
 		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
 		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
 	}, levelTrial)
@@ -202,7 +203,7 @@ const noTimeout time.Duration = -1
 
 // own is what a task sets for itself or takes from its block: GPU needs, timeout, retries.
 func (c *rawTask) own(in inherited) inherited {
-	o := inherited{gpuMemory: c.gpuMemory, gpus: cmp.Or(c.gpus, in.gpus), gpuCap: c.gpuCap,
+	o := inherited{gpuMemory: c.gpuMemory, gpus: cmp.Or(c.gpus, in.gpus), gpuCap: c.gpuCap, gpuThreads: cmp.Or(c.gpuThreads, in.gpuThreads),
 		timeout: cmp.Or(c.timeout, in.timeout), retries: c.retries, hostMemory: cmp.Or(c.hostMemory, in.hostMemory)}
 	if o.gpuMemory == nil {
 		o.gpuMemory = in.gpuMemory
@@ -257,7 +258,8 @@ func (l *loader) gpuSpec(c *rawTask, own inherited) *GPUSpec {
 		}
 		return nil
 	}
-	s := &GPUSpec{Devices: max(gpus, 1), CapToNeed: capped, Sharing: sharingOf(own.gpuSharing, l.cfg, l.src)}
+	s := &GPUSpec{Devices: max(gpus, 1), CapToNeed: capped, Sharing: sharingOf(own.gpuSharing, l.cfg, l.src),
+		Threads: own.gpuThreads}
 	if mem == nil || mem.auto {
 		s.Auto = true
 		if capped {

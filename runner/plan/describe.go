@@ -79,6 +79,9 @@ func (p *Plan) describeConfig(b *strings.Builder) {
 		opts = append(opts, "memory margin "+describeMargin(c.HostMemoryMargin))
 	}
 	opts = append(opts, plural(c.OOMRetries, "oom retry", "oom retries"))
+	if c.GPUIsolation != "" && c.GPUIsolation != "none" {
+		opts = append(opts, "gpu isolation "+string(c.GPUIsolation))
+	}
 	fmt.Fprintf(b, "config: %s\n", strings.Join(opts, ", "))
 	if c.LogPath != "" {
 		fmt.Fprintf(b, "log: %s\n", c.LogPath)
@@ -185,22 +188,30 @@ func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent 
 	}
 }
 
+// describeGPU is a trial's GPU need as check prints it: "gpu 7.0 GiB x1 capped threads 50%".
+func describeGPU(g *GPUSpec) string {
+	need := "gpu auto"
+	if !g.Auto {
+		need = "gpu " + size.Format(g.Memory)
+	}
+	if !g.Auto || g.Devices > 1 {
+		need += fmt.Sprintf(" x%d", g.Devices)
+	}
+	if g.CapToNeed {
+		need += " capped"
+	}
+	if g.Threads > 0 {
+		need += fmt.Sprintf(" threads %d%%", g.Threads) // its share under MPS
+	}
+	return need
+}
+
 // taskAttrs lists what a task needs and the settings where it differs from the config.
 func (p *Plan) taskAttrs(t, parent *Task) []string {
 	c := p.Config
 	var attrs []string
 	if g := t.GPU; g != nil {
-		need := "gpu auto"
-		if !g.Auto {
-			need = "gpu " + size.Format(g.Memory)
-		}
-		if !g.Auto || g.Devices > 1 {
-			need += fmt.Sprintf(" x%d", g.Devices)
-		}
-		if g.CapToNeed {
-			need += " capped"
-		}
-		attrs = append(attrs, need)
+		attrs = append(attrs, describeGPU(g))
 	}
 	if h := t.Host; h != nil {
 		if h.Auto {

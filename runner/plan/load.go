@@ -223,7 +223,7 @@ const (
 	levelStep         // an entry of a trial's own tasks:
 )
 
-var gpuKeys = []string{"gpu-memory", "gpus", "gpu-memory-cap", "gpu-sharing"}
+var gpuKeys = []string{"gpu-memory", "gpus", "gpu-memory-cap", "gpu-sharing", "gpu-threads"}
 
 // checkTask reports what a task may not have where it stands, and combinations that make no
 // sense. Types were checked when decoding.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/runall/runall/gpu/mps"
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/metric"
 )
@@ -48,6 +49,7 @@ type Config struct {
 	GPUMemoryMargin       Margin        // gpu-memory-margin (default 5% of the device, at least 256 MiB)
 	HostMemoryMargin      Margin        // memory-margin: kept free of the container's limit (default 5%, at least 32 MiB)
 	OOMRetries            int           // oom-retries (default 2)
+	GPUIsolation          mps.Mode      // gpu-isolation: mps, auto or none (default none: docs/gpu.md#mps)
 	GPUSharing            SharingSpec   // gpu-sharing: what decides how many trials share a GPU; "" unset (memory)
 	Objective             *Objective    // objective: the metric trials are ranked by (the first of several); nil: none
 	Objectives            []Objective   // objective: every metric, the first first; several rank trials by Pareto front
@@ -175,6 +177,10 @@ type GPUSpec struct {
 	Auto      bool   // gpu-memory: auto (or gpus: without gpu-memory): learn it from the first trial
 	Devices   int    // gpus: (default 1)
 	CapToNeed bool   // gpu-memory-cap: true: tell the framework to stay within Memory
+	// Threads is gpu-threads: the percentage of the GPU's threads it may use as an MPS
+	// client (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); 0: all. Not in its identity: it changes
+	// how fast it runs, not what it computes.
+	Threads int
 	// Sharing is gpu-sharing: the trial's own, else its block's, else config's, else memory.
 	Sharing SharingSpec
 }

@@ -1,11 +1,13 @@
 package plan
 
 import (
+	"cmp"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/runall/runall/gpu/mps"
 	"github.com/runall/runall/internal/lazyre"
 	"github.com/runall/runall/size"
 	"gopkg.in/yaml.v3"
@@ -28,7 +30,7 @@ var configKeys = []string{
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "objective", "stop-when",
 	"notify", "max-tasks", "mask", "order", "claims", "recognize-metrics", "metric-pattern", "early-stop",
-	"memory-margin", "gpu-sharing",
+	"memory-margin", "gpu-sharing", "gpu-isolation",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -44,6 +46,7 @@ func DefaultConfig() Config {
 		GPUMemoryMargin:       DefaultMargin,
 		HostMemoryMargin:      DefaultHostMargin,
 		OOMRetries:            2,
+		GPUIsolation:          mps.None,
 		MaxTasks:              DefaultMaxTasks,
 	}
 }
@@ -178,6 +181,12 @@ func (c *rawConfig) admissionKey(d *nodeDecoder, p nodePair) bool {
 		if s := decodeSharing(d, p); s != nil {
 			cfg.GPUSharing.Mode = s.mode // its Pos is filled in as the plan is built
 		}
+	case "gpu-isolation":
+		m, err := mps.ParseMode(d.str(p))
+		if err != nil {
+			d.errorf(p.value, "%v", err)
+		}
+		cfg.GPUIsolation = cmp.Or(m, mps.None)
 	default:
 		return false
 	}

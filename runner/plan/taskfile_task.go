@@ -34,6 +34,7 @@ type rawTask struct {
 	gpus                                     int // 0: not set
 	gpuCap                                   *bool
 	gpuSharing                               *rawSharing
+	gpuThreads                               int // gpu-threads: 0: not set
 	hostMemory                               *hostMemory
 	upload                                   []*rawUpload
 	recognizeMetrics                         *bool
@@ -73,7 +74,7 @@ var taskKeys = []string{
 	"name", "cmd", "cwd", "tags", "ignore-failure", "stop-on-failure", "show-output",
 	"show-task-output", "log-path", "url", "md5", "sudo", "for-each", "parallel-tasks",
 	"collapse-on-completion", "event-driven", "show-task-times",
-	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "upload",
+	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "gpu-threads", "upload",
 	"metrics", "order", "recognize-metrics", "metric-pattern", "sample", "trials", "seed", "early-stop", "search", "memory",
 	"checkpoint", "gpu-sharing",
 }
@@ -227,6 +228,12 @@ func (t *rawTask) needKey(d *nodeDecoder, p nodePair) bool {
 		t.gpuCap = d.boolean(p)
 	case "gpu-sharing":
 		t.gpuSharing = decodeSharing(d, p)
+	case "gpu-threads":
+		if v, ok := d.integer(p, 1); ok && v > 100 {
+			d.errorf(p.value, "gpu-threads: %d: want a percentage of the GPU's threads, 1 to 100", v)
+		} else {
+			t.gpuThreads = v
+		}
 	case "memory":
 		t.hostMemory = decodeHostMemory(d, p)
 	default:

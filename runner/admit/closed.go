@@ -1,0 +1,43 @@
+package admit
+
+import "sync"
+
+// Closed are the devices closed for a while: no trial is placed there until they open again.
+// A GPU's MPS server is restarted so after a fault (runner/isolation.go), once its trials
+// have gone. The admitter asks it (Options.Closed) as it looks for room.
+type Closed struct {
+	mu   sync.Mutex
+	why  map[int]string
+	wake func() // tells the waiting trials that a device opened
+}
+
+// Close closes device dev to new trials; why says why, to the trials that wait.
+func (c *Closed) Close(dev int, why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.why == nil {
+		c.why = map[int]string{}
+	}
+	c.why[dev] = why
+}
+
+// Open opens device dev again, and wakes the trials that wait.
+func (c *Closed) Open(dev int) {
+	c.mu.Lock()
+	delete(c.why, dev)
+	wake := c.wake
+	c.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
+}
+
+// reason is why dev is closed; "" when it is open. A nil Closed closes nothing.
+func (c *Closed) reason(dev int) string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.why[dev]
+}
