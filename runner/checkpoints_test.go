@@ -27,7 +27,7 @@ func beginOne(t *testing.T, work, store string, fresh bool, manifest string) (st
 		}
 	}
 	var said []string
-	a, _, err := c.begin(context.Background(), task, work, nil, 1, func(s string) { said = append(said, s) })
+	a, _, err := c.begin(context.Background(), task, work, nil, 1, func(s string) { said = append(said, s) }, nil)
 	if a != nil {
 		c.end(task, a, false)
 	}
