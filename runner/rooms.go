@@ -95,6 +95,7 @@ func (h *held[P]) take(tr *sched.Trial) (p P, ok bool) {
 type gpuResource struct {
 	admit *admit.Admitter
 	held  held[*admit.Placement]
+	share *gpuSharing // gpu-sharing: progress; nil when every trial shares by memory
 }
 
 // Admit places tr on a device with room for its need.
@@ -102,11 +103,14 @@ func (g *gpuResource) Admit(tr *sched.Trial) (bool, string, error) {
 	if tr.Task.GPU == nil {
 		return true, "", nil
 	}
-	p, reason, err := g.admit.Place(gpuRequest(tr.Task))
+	req := gpuRequest(tr.Task)
+	req.Gate = g.share.gate(tr.Task)
+	p, reason, err := g.admit.Place(req)
 	if err != nil || p == nil {
 		return false, reason, err
 	}
 	g.held.put(tr, p)
+	g.share.placed(tr, p)
 	return true, "", nil
 }
 
@@ -114,6 +118,7 @@ func (g *gpuResource) Admit(tr *sched.Trial) (bool, string, error) {
 func (g *gpuResource) Release(tr *sched.Trial) {
 	if p, ok := g.held.take(tr); ok {
 		g.admit.Release(p)
+		g.share.left(tr)
 	}
 }
 

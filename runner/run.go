@@ -71,6 +71,9 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace,
 		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir)})
 	r.pause = newPauser(r.launch.procs.running, r.launch.ckpts, r.life)
+	if gpu := r.launch.rooms.gpu; gpu != nil {
+		gpu.share = newGPUSharing(r.plan, r.hist, r.pause)
+	}
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
 		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
 	return r, nil
