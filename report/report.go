@@ -67,6 +67,7 @@ func Write(w io.Writer, in Input) error {
 	p.summary()
 	p.table()
 	p.timeline()
+	p.sharing()
 	p.curves()
 	p.lineage()
 	p.scatter()

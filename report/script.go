@@ -26,7 +26,7 @@ const script = `
   "use strict";
   var doc = document, root = doc.documentElement, PAGE = 100;
   var state = {key: null, dir: 1, page: 0, hl: null};
-  var parts = ["summary", "trials", "timeline", "curves", "params"], seen = {};
+  var parts = ["summary", "trials", "timeline", "sharing", "curves", "params"], seen = {};
   parts.forEach(function (id) { var el = doc.getElementById(id); seen[id] = el ? el.outerHTML : ""; });
 
   function rows() {
