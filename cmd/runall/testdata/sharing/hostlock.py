@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""A trial that contends for something the simulated GPUs do not model: a lock on the host
-(as a single data-loading disk or a shared server would be). Each step waits --free seconds
-outside the lock, then holds it --held seconds; a step that had to wait for the lock holds it
---thrash seconds more (the cost of sharing: caches refilled). It prints a runall-progress line
-after each step; with --ckpt it saves its step there every --every steps (runall-checkpoint
-line) and resumes from it."""
+"""A trial that contends for something the simulated GPUs do not model: --slots locks on the
+host (as a data-loading server with that many workers would be). Each step waits --free
+seconds outside them, then holds a free one --held seconds, or waits for one when none is
+free; a step that had to wait holds it --thrash seconds more (the cost of sharing: caches
+refilled). It prints a runall-progress line after each step; with --ckpt it saves its step
+there every --every steps (runall-checkpoint line) and resumes from it."""
 import argparse
 import fcntl
 import os
@@ -16,6 +16,7 @@ p.add_argument("--steps", type=int, default=100)
 p.add_argument("--held", type=float, default=0.02)
 p.add_argument("--free", type=float, default=0.02)
 p.add_argument("--thrash", type=float, default=0.0)
+p.add_argument("--slots", type=int, default=1)
 p.add_argument("--ckpt")
 p.add_argument("--every", type=int, default=5)
 a = p.parse_args()
@@ -28,15 +29,25 @@ if a.ckpt:
             step = int(f.read())
     except (OSError, ValueError):
         pass
-fd = os.open(a.lock, os.O_CREAT | os.O_RDWR, 0o644)
+fds = [os.open(f"{a.lock}.{i}", os.O_CREAT | os.O_RDWR, 0o644) for i in range(a.slots)]
+
+
+def take():
+    """A free slot's descriptor, and whether the step had to wait for one."""
+    for fd in fds:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd, False
+        except BlockingIOError:
+            pass
+    fd = fds[step % len(fds)]
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd, True
+
+
 while step < a.steps:
     time.sleep(a.free)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        waited = False
-    except BlockingIOError:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        waited = True
+    fd, waited = take()
     time.sleep(a.held + (a.thrash if waited else 0))
     fcntl.flock(fd, fcntl.LOCK_UN)
     step += 1
