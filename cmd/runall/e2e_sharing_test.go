@@ -133,10 +133,12 @@ func TestGPUSharingHeavySettlesAtOne(t *testing.T) {
 	}
 }
 
-// TestGPUSharingHostLock: trials contend for a lock on the host, which the simulated GPU
-// does not model (it sees no compute from them at all), holding it half of each step: two
-// gain, a third only waits. Packing by progress settles at two from their measured rates,
-// pauses the third at its next checkpoint copy, and resumes it later from there.
+// TestGPUSharingHostLock: trials contend for two locks on the host, which the simulated GPU
+// does not model (it sees no compute from them at all), each holding one for the whole of
+// each step: two run at full speed, a third only waits and thrashes. Packing by progress settles at two from their measured rates,
+// pauses the third at its next checkpoint copy, and resumes it later from there. Locks, not
+// this machine's CPU cores: the cores are shared with other builds and tests, and where trials
+// settle on them would follow that load, not the test's.
 func TestGPUSharingHostLock(t *testing.T) {
 	t.Parallel()
 	e := newGPUE2E(t)
