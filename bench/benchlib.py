@@ -66,7 +66,15 @@ def run_file(text, gpus, work, env=None, args=(), d=None):
         "learned": res.get("learned_gpu_memory") or {},
         "pids": res.get("gpu_process_ids", ""),
         "tasks": res["tasks"],
+        "sharing": res.get("gpu_sharing") or {},
+        "sharing_most": most_per_gpu(res.get("gpu_sharing") or {}),
     }
+
+
+def most_per_gpu(sharing):
+    """The most trials each GPU had at once under gpu-sharing: progress, as "GPU0 3, GPU1 4"."""
+    return ", ".join(f"GPU{g['gpu']} {max(c['trials'] for c in g['trials_over_time'])}"
+                     for g in sharing.get("gpus", []) if g.get("trials_over_time"))
 
 
 def run_events(text, gpus, work, runall=RUNALL):

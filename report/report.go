@@ -78,6 +78,7 @@ func Write(w io.Writer, in Input) error {
 	resultsTable{p}.table()
 	studyCharts{p}.parcoords()
 	timelineChart{p}.timeline()
+	p.sharing()
 	curveCharts{p}.curves()
 	curveCharts{p}.lineage()
 	studyCharts{p}.scatter()

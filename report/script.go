@@ -26,7 +26,7 @@ const pageScript = `
   "use strict";
   var doc = document, root = doc.documentElement, PAGE = 100;
   var state = {key: null, dir: 1, page: 0, hl: null, only: null, body: null, rows: [], ids: null};
-  var parts = ["summary", "trials", "parcoords", "timeline", "curves", "params", "contour", "importance", "front"], seen = {};
+  var parts = ["summary", "trials", "parcoords", "timeline", "sharing", "curves", "params", "contour", "importance", "front"], seen = {};
   if (root.getAttribute("data-live") !== null) { // only a page that follows the run compares its parts
     parts.forEach(function (id) { var el = doc.getElementById(id); seen[id] = el ? el.outerHTML : ""; });
   }

@@ -129,6 +129,9 @@ func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 	res := r.gather(start, results.StatusSkipped)
 	r.hist.Record(res, tasksByID(r.plan))
+	if gpu := r.launch.rooms.gpu; gpu != nil {
+		gpu.share.remember()
+	}
 	if err := r.hist.Save(); err != nil {
 		r.life.say("could not save run history: " + err.Error())
 	}
@@ -172,6 +175,7 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 	if gpu := r.launch.rooms.gpu; gpu != nil {
 		res.LearnedGPUMemory = r.learnedGPU()
 		res.GPUProcessIDs = gpu.admit.PIDs().String()
+		res.GPUSharing = gpu.share.results()
 	}
 	if host := r.launch.rooms.mem; host.admit != nil {
 		res.LearnedHostMemory = host.learnedByName(r.plan)

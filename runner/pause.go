@@ -120,6 +120,20 @@ func (p *pauser) End(t *plan.Task, status results.Status, reason string) bool {
 	return p.settle(t, func(r *resumable) bool { return p.end(r, t, status, reason) })
 }
 
+// resumeWhenBack resumes paused trial t once its pause has reached its source, or now if
+// it has: gpu-sharing: progress puts a trial it paused back in line at once, to wait there
+// for a GPU that takes it.
+func (p *pauser) resumeWhenBack(t *plan.Task) {
+	p.mu.Lock()
+	if p.paused[t] == nil {
+		p.asked[t] = func(r *resumable) bool { return r.resume(t) }
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	p.Resume(t)
+}
+
 // settle does what was asked of paused trial t now, or once its pause has reached its
 // source: a rule that reacts to the paused event asks before the trial is back there.
 func (p *pauser) settle(t *plan.Task, do func(*resumable) bool) bool {

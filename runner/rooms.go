@@ -99,6 +99,7 @@ type gpuResource struct {
 	iso   *isolation // MPS (gpu-isolation); nil without
 	// isoNote is what gpu-isolation says as the run starts (why it runs without, under auto).
 	isoNote string
+	share   *gpuSharing // gpu-sharing: progress; nil when every trial shares by memory
 }
 
 // Admit places tr on a device with room for its need.
@@ -106,11 +107,14 @@ func (g *gpuResource) Admit(tr *sched.Trial) (bool, string, error) {
 	if tr.Task.GPU == nil {
 		return true, "", nil
 	}
-	p, reason, err := g.admit.Place(gpuRequest(tr.Task))
+	req := gpuRequest(tr.Task)
+	req.Gate = g.share.gate(tr.Task)
+	p, reason, err := g.admit.Place(req)
 	if err != nil || p == nil {
 		return false, reason, err
 	}
 	g.held.put(tr, p)
+	g.share.placed(tr, p)
 	return true, "", nil
 }
 
@@ -118,6 +122,7 @@ func (g *gpuResource) Admit(tr *sched.Trial) (bool, string, error) {
 func (g *gpuResource) Release(tr *sched.Trial) {
 	if p, ok := g.held.take(tr); ok {
 		g.admit.Release(p)
+		g.share.left(tr)
 	}
 }
 

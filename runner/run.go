@@ -81,12 +81,13 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace,
 		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir)})
 	r.pause = newPauser(r.launch.procs.running, r.launch.ckpts, r.life)
-	if r.launch.rooms.gpu != nil {
-		iso, note, err := openIsolation(p, opts, r.launch.rooms.gpu, closed)
+	if gpu := r.launch.rooms.gpu; gpu != nil {
+		iso, note, err := openIsolation(p, opts, gpu, closed)
 		if err != nil {
 			return nil, err
 		}
-		r.launch.rooms.gpu.iso, r.launch.rooms.gpu.isoNote = iso, note
+		gpu.iso, gpu.isoNote = iso, note
+		gpu.share = newGPUSharing(r.plan, r.hist, r.pause)
 	}
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
 		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}

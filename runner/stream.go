@@ -29,6 +29,9 @@ func (r *runDriver) openStream() {
 	if rr := newRoundsHook(r).rounds(r.plan); rr != nil {
 		stream.Add(rr)
 	}
+	if g := r.launch.rooms.gpu; g != nil && g.share != nil {
+		stream.Add(g.share)
+	}
 	if r.opts.Server != nil {
 		stream.Add(r.opts.Server)
 	}

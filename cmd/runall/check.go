@@ -73,9 +73,6 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	if err := plan.CheckCheckpointDirs(a.environ(), sim.logDir); err != nil {
 		return err
 	}
-	if err := plan.CheckUnwired(); err != nil {
-		return err // gpu-sharing: progress is parsed, not yet acted on: never accepted silently
-	}
 	if sim.on {
 		return runSimulate(a, plan, sim)
 	}

@@ -23,21 +23,16 @@ func TestCheckFlagsAfterFile(t *testing.T) {
 	}
 }
 
-// TestGPUSharingProgressRefused: gpu-sharing: progress is parsed but not yet wired into
-// admission, so check and run both refuse it at its place (exit 2) rather than pack by
-// memory in silence; memory is accepted.
-func TestGPUSharingProgressRefused(t *testing.T) {
+// TestGPUSharingProgressAccepted: gpu-sharing: progress is wired into admission, so check
+// and a run on simulated GPUs accept it (this build refused it before it was wired).
+func TestGPUSharingProgressAccepted(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
 	e.writeFile("tasks.yml", "tasks:\n  - parallel-tasks:\n      - {cmd: echo ran, gpu-memory: 1GiB, gpu-sharing: progress}\n")
-	for _, args := range [][]string{{"check", "tasks.yml"}, {"--fake-gpus", "1x8GiB", "tasks.yml"}} {
-		r := e.run(args...)
-		r.wantCode(t, 2)
-		if !strings.Contains(r.stderr, "tasks.yml:3:56: gpu-sharing: progress is not wired into this build's admission yet") ||
-			strings.Contains(r.stdout, "ran") {
-			t.Errorf("runall %v did not refuse gpu-sharing: progress\n%v", args, r)
-		}
-	}
-	e.writeFile("tasks.yml", "tasks:\n  - parallel-tasks:\n      - {cmd: echo ran, gpu-memory: 1GiB, gpu-sharing: memory}\n")
 	e.run("check", "tasks.yml").wantCode(t, 0)
+	r := e.run("--fake-gpus", "1x8GiB", "tasks.yml")
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, "ran") {
+		t.Errorf("runall did not run the trial that shares by progress\n%v", r)
+	}
 }

@@ -122,9 +122,6 @@ func runRun(_ context.Context, a *app, args []string) error {
 	if err := plan.CheckCheckpointDirs(a.environ(), o.logDir); err != nil {
 		return err // before anything runs: a checkpoint: directory is emptied as its trial starts
 	}
-	if err := plan.CheckUnwired(); err != nil {
-		return err // gpu-sharing: progress would be packed by memory alone: said, not done quietly
-	}
 	if o.maxParallel > 0 {
 		plan.Config.MaxParallel = o.maxParallel
 	}

@@ -35,6 +35,10 @@ type Request struct {
 	Memory  uint64 // bytes per device; 0 with Auto
 	Auto    bool   // learn the need from the group's first trial
 	Devices int    // how many devices (0 means 1)
+	// Gate, when set, says whether a device that has the memory takes the trial now, and
+	// why not (gpu-sharing: progress, runner/sharing); it is called with the admitter's lock
+	// held and must not call back into it. nil: every device with the memory does.
+	Gate func(dev int) (ok bool, why string)
 }
 
 // needs is the request as the book of needs knows it.
@@ -162,6 +166,11 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		return nil, "", err
 	}
 	cands, tying, why := a.candidatesLocked(need, learning)
+	if allowed, refused := gated(cands, req.Gate); len(allowed) < want && len(cands) >= want {
+		return nil, refused, nil // the memory is there: the gate holds the trial back
+	} else {
+		cands = allowed
+	}
 	if len(cands) < want && len(cands)+tying >= want && !learning {
 		// Room enough, held only while a just-started trial is tied to its processes: one
 		// plain reason, the same for every trial that waits on it (the outputs say it once),

@@ -32,6 +32,24 @@ func BestFit(fits []Room, want int) []int {
 	return devs
 }
 
+// gated is the rooms gate lets the trial into, and the first refusal's reason ("" when none
+// refused); nil gate lets every room.
+func gated(rooms []Room, gate func(dev int) (bool, string)) ([]Room, string) {
+	if gate == nil {
+		return rooms, ""
+	}
+	var ok []Room
+	refused := ""
+	for _, r := range rooms {
+		if pass, why := gate(r.Device); pass {
+			ok = append(ok, r)
+		} else if refused == "" {
+			refused = why
+		}
+	}
+	return ok, refused
+}
+
 // candidatesLocked lists the devices that have room for need now, counts those that have
 // room but hold a just-started trial still being tied to its processes, and says for every
 // device what it has, for the waiting line.

@@ -61,6 +61,7 @@ type jsonRunEnd struct {
 	Tasks            []results.Task               `json:"tasks"`
 	LearnedGPUMemory map[string]uint64            `json:"learned_gpu_memory,omitempty"`
 	GPUProcessIDs    string                       `json:"gpu_process_ids,omitempty"`
+	GPUSharing       *results.Sharing             `json:"gpu_sharing,omitempty"`
 	Objective        *results.Objective           `json:"objective,omitempty"`
 	Best             string                       `json:"best,omitempty"`
 	BestID           int                          `json:"best_id,omitempty"`
@@ -142,7 +143,7 @@ func (j *jsonOutput) Close(res *results.Run) error {
 		Counts:   map[results.Status]int{results.StatusOK: 0, results.StatusFailed: 0, results.StatusIgnored: 0, results.StatusSkipped: 0, results.StatusStopped: 0, results.StatusPruned: 0}}
 	if res != nil {
 		end.Status, end.File, end.RunID, end.Shard, end.LogDir = res.Status, res.File, res.RunID, res.Shard, res.LogDir
-		end.LearnedGPUMemory, end.GPUProcessIDs = res.LearnedGPUMemory, res.GPUProcessIDs
+		end.LearnedGPUMemory, end.GPUProcessIDs, end.GPUSharing = res.LearnedGPUMemory, res.GPUProcessIDs, res.GPUSharing
 		end.Objective, end.Best, end.BestID, end.Stopped, end.Report = res.Objective, res.Best, res.BestID, res.Stopped, res.Report
 		end.Objectives, end.Importance = res.Objectives, res.Importance
 		if res.Tasks != nil {

@@ -70,6 +70,9 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 		}
 	}
 	writeImportance(&b, res)
+	if sh := res.GPUSharing; sh != nil && sh.Summary != "" {
+		b.WriteString("\nGPU sharing (gpu-sharing: progress): " + sh.Summary + "\n")
+	}
 	b.WriteString("\n" + summaryLine(res, paint) + "\n")
 	if res.LogDir != "" {
 		b.WriteString("Logs: " + res.LogDir + "\n")

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"errors"
 	"strings"
 	"testing"
 )
@@ -70,31 +69,5 @@ func TestLoadGPUSharingErrors(t *testing.T) {
 				t.Errorf("got %v\nwant %s", err, tt.want)
 			}
 		})
-	}
-}
-
-// Until runner/sharing is wired into admission, gpu-sharing: progress is refused where it
-// is written (once per place), and memory is not.
-func TestCheckUnwiredRefusesProgress(t *testing.T) {
-	p := mustLoadYAML(t, `config:
-  gpu-sharing: progress
-tasks:
-  - parallel-tasks:
-      - {cmd: a, gpu-memory: 1GiB}
-      - {cmd: b, gpu-memory: 1GiB}
-      - {cmd: c, gpu-memory: 1GiB, gpu-sharing: memory}
-`, LoadOptions{})
-	err := p.CheckUnwired()
-	var fe *FileError
-	if !errors.As(err, &fe) || len(fe.Problems) != 1 {
-		t.Fatalf("CheckUnwired = %v, want one problem", err)
-	}
-	if got := err.Error(); !strings.HasPrefix(got, "tasks.yml:2:16: gpu-sharing: progress is not wired into this build's admission yet") ||
-		!strings.Contains(got, "write gpu-sharing: memory") {
-		t.Errorf("CheckUnwired = %q", got)
-	}
-	q := mustLoadYAML(t, "config: {gpu-sharing: memory}\ntasks:\n  - parallel-tasks:\n      - {cmd: a, gpu-memory: 1GiB}\n", LoadOptions{})
-	if err := q.CheckUnwired(); err != nil {
-		t.Errorf("gpu-sharing: memory refused: %v", err)
 	}
 }

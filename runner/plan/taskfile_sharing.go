@@ -13,8 +13,7 @@ const (
 	// SharingMemory packs trials onto a GPU while its memory holds them: the default.
 	SharingMemory Sharing = "memory"
 	// SharingProgress packs one more trial onto a GPU that has the memory only while the
-	// last one admitted there raised the GPU's measured throughput (runner/sharing). Not yet
-	// wired into admission: CheckUnwired refuses it.
+	// last one admitted there raised the GPU's measured throughput (runner/sharing).
 	SharingProgress Sharing = "progress"
 )
 
@@ -75,25 +74,4 @@ func blockSharing(src *sources, t *Task, c *rawTask) {
 		}
 	}
 	src.problemAt(c, "gpu-sharing", "gpu-sharing: decides how trials share a GPU, but none of this block's trials sets gpu-memory or gpus: set one, or remove gpu-sharing")
-}
-
-// CheckUnwired refuses what the file asks for that this build parses but does not act on
-// yet, so that a run never quietly does something else: gpu-sharing: progress, whose
-// controller (runner/sharing) is not yet wired into admission. nil when all is well, else a
-// *FileError.
-func (p *Plan) CheckUnwired() error {
-	var problems []Problem
-	seen := map[Pos]bool{}
-	Walk(p.Tasks, func(t *Task) {
-		if t.GPU == nil || t.GPU.Sharing.Mode != SharingProgress || seen[t.GPU.Sharing.Pos] {
-			return
-		}
-		seen[t.GPU.Sharing.Pos] = true
-		problems = append(problems, Problem{t.GPU.Sharing.Pos, "gpu-sharing: progress is not wired into " +
-			"this build's admission yet (issue 36): its trials would be packed by memory alone; remove it or write gpu-sharing: memory"})
-	})
-	if len(problems) == 0 {
-		return nil
-	}
-	return &FileError{Problems: problems}
 }

@@ -58,6 +58,8 @@ type Run struct {
 	// tied to trials by the order they appeared), "none" (no processes: memory estimated from
 	// each device's growth) or "unknown" (no trial's process was seen).
 	GPUProcessIDs string `json:"gpu_process_ids,omitempty"`
+	// GPUSharing is what gpu-sharing: progress measured and decided; nil without it.
+	GPUSharing *Sharing `json:"gpu_sharing,omitempty"`
 
 	// Objective is config objective: the metric trials are ranked by; Best names the best
 	// trial by it (see Rank), and BestID is that trial's ID, which identifies it (IsBest).

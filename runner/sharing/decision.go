@@ -164,6 +164,9 @@ func (c *Controller) MayAdmit(now time.Duration, gpu string, t Trial) Decision {
 		dec.Action, dec.Why = Admit, t.ID+" starts on an empty GPU"
 	case wasTried && tried < 1:
 		dec.Why = fmt.Sprintf("one of %s's kind lowered this mix's throughput before (%.2fx)", t.ID, tried)
+	case wasTried && tried > 1+c.opts.Margin:
+		// Known to gain: no need to measure the mix again first (a trial left, say).
+		dec.Action, dec.Why = Admit, fmt.Sprintf("%s: one of its kind raised this mix's throughput before (%.2fx)", t.ID, tried)
 	case !d.judged:
 		dec.Why = fmt.Sprintf("measuring its %d trials since their mix changed", len(d.trials))
 	case alone <= 0:

@@ -224,3 +224,25 @@ func TestModelsLearnApart(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownGainAdmitsUnmeasured: after a trial leaves, a GPU whose mix is not yet measured
+// again takes one more of a kind that raised that very mix's throughput before, without
+// waiting to measure it; a kind never tried with it waits.
+func TestKnownGainAdmitsUnmeasured(t *testing.T) {
+	c := New(Options{})
+	l := func(id string) Trial { return Trial{ID: id, Kind: "light", Alone: 10} }
+	c.Started(0, "0", l("a"))
+	c.Measured(sec(2), "0", Rate{Trial: "a", PerSecond: 10, Since: 0})
+	c.Started(sec(2), "0", l("b"))
+	c.Measured(sec(4), "0", Rate{Trial: "a", PerSecond: 9, Since: sec(2)})
+	if ds := c.Measured(sec(4), "0", Rate{Trial: "b", PerSecond: 9, Since: sec(2)}); len(ds) != 1 || ds[0].Action != Open {
+		t.Fatalf("light pair: %v", ds)
+	}
+	c.Left(sec(5), "0", "b") // the mix is light×1 again, not yet measured
+	if d := c.MayAdmit(sec(5), "0", l("c")); d.Action != Admit || !strings.Contains(d.Why, "raised this mix's throughput before (1.80x)") {
+		t.Errorf("a light trial onto light×1, known to gain: %v", d)
+	}
+	if d := c.MayAdmit(sec(5), "0", Trial{ID: "h", Kind: "heavy", Alone: 5}); d.Action != Wait || !strings.Contains(d.Why, "measuring") {
+		t.Errorf("a heavy trial, never tried with light×1: %v", d)
+	}
+}

@@ -20,9 +20,7 @@
 //	  │ Left (last one)          │ Started / Left           ▼
 //	  └──────────────────────────┴───────── Open | Keep | Lower(+pause last) | Alone
 //
-// How it is meant to be wired (it is not yet: that needs the progress reader, runner/progress,
-// and the simulated GPUs' compute model of points 1 and 2; until then check and run refuse
-// gpu-sharing: progress, plan.CheckUnwired, and that refusal goes when this is wired). One Controller per run, made from
+// How it is wired (runner/sharing_run.go, runner/sharing_events.go). One Controller per run, made from
 // the config, its Trial values from the plan (ID: the trial's name; Kind: its block's Group,
 // so that a sweep's trials share a rate alone; Alone: history's RateAlone by Task.Key;
 // CanPause: Task.Checkpoint != nil), its clock the run's elapsed time:
@@ -30,14 +28,15 @@
 //   - The GPU admitter, after it found a device with the memory for a trial under
 //     gpu-sharing: progress, asks MayAdmit for that device; Wait is the trial's waiting
 //     reason (Decision.String), and the admitter tries the next device or the next trial.
-//   - The launcher calls Started when the trial is placed and Left when its process ends,
-//     pauses or is requeued, on that device (a trial on several devices: each of them).
+//   - The GPU room (runner/rooms.go) calls Started when the trial is placed and Left when it
+//     releases it (it ended, paused or was requeued), on that device (a trial on several devices: each of them).
 //   - The progress reader's rate of each running trial (steps per second over a window)
 //     goes to Measured, which returns the decisions to act on: each is said on the output
 //     stream (Decision.String), and for Lower with Pause the run's pauser pauses the trial
 //     at its next checkpoint copy, which puts it back in line to resume when room opens.
-//   - NVML's device utilisation, where the driver reports it, goes to Utilisation, and each
-//     device's name to Model as the run starts.
+//   - NVML's device utilisation, where the driver reports it, is to go to Utilisation, and
+//     each device's name to Model as the run starts: not wired yet (the run's GPUs are taken
+//     as alike, and judged by their rates alone).
 //   - At the run's end, Figures go into results.json (per trial: rate alone, rate shared,
 //     slowdown; per GPU: its number of trials over time), history records each rate
 //     measured alone (AloneFrom "measured") by task key, and the summary says Summary().

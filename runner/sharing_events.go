@@ -1,0 +1,126 @@
+package runner
+
+import (
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/sharing"
+)
+
+// Event measures each shared trial's rate from its progress, and resumes a trial it paused
+// once the pause is over: it never waits, and acts on the controller's decisions.
+func (s *gpuSharing) Event(ev event.Event, emit func(event.Event)) {
+	switch {
+	case ev.Kind == event.TaskProgress && ev.Progress != nil:
+		s.progress(ev.Task, ev.Progress.Iter, emit)
+	case ev.Kind == event.TaskEnded:
+		if ev.Detail != nil && ev.Detail.Progress != nil {
+			s.progress(ev.Task, ev.Detail.Progress.Iter, emit) // where it stopped: its steps
+		}
+		if ev.Paused {
+			s.resumePaused(ev.Task)
+		}
+	}
+}
+
+// resumePaused puts a trial this paused back in line, once its pause is back in its
+// source: it waits there for a GPU that takes it.
+func (s *gpuSharing) resumePaused(t *plan.Task) {
+	s.mu.Lock()
+	if st := s.trials[t]; st != nil {
+		t = st.task
+	}
+	asked := s.paused[t]
+	delete(s.paused, t)
+	s.mu.Unlock()
+	if asked {
+		s.pause.resumeWhenBack(t)
+	}
+}
+
+// progress reads a shared trial's steps at now: its steps so far, and a rate once its
+// window is long enough.
+func (s *gpuSharing) progress(t *plan.Task, iter float64, emit func(event.Event)) {
+	s.mu.Lock()
+	st := s.trials[t]
+	if st == nil {
+		s.mu.Unlock()
+		return
+	}
+	now := s.now()
+	w := &st.win
+	if !w.set || iter < w.iter { // a fresh window, or the bar started over (a resume, a new epoch's bar)
+		w.at, w.iter, w.set = now, iter, true
+	}
+	r := sharing.Rate{Trial: st.task.Name, Since: w.at, Steps: iter} // no rate: its steps alone
+	if now-w.at >= s.window {
+		r.PerSecond = (iter - w.iter) / (now - w.at).Seconds()
+		w.at, w.iter = now, iter
+	}
+	var decs []sharing.Decision
+	for _, d := range st.devs {
+		decs = append(decs, s.ctl.Measured(now, d, r)...)
+	}
+	for _, d := range decs {
+		s.said = append(s.said, results.SharingDecision{At: d.At.Seconds(), GPU: d.GPU, Action: d.Action.String(), Trials: d.Trials, Line: d.String()})
+	}
+	s.mu.Unlock()
+	for _, d := range decs {
+		s.act(d, emit)
+	}
+}
+
+// act says decision d, and pauses the trial a Lower names at its next copy.
+func (s *gpuSharing) act(d sharing.Decision, emit func(event.Event)) {
+	emit(event.Event{Kind: event.RunStatus, Line: "gpu-sharing: " + d.String()})
+	if d.Action != sharing.Lower || !d.Pause || s.pause == nil {
+		return
+	}
+	s.mu.Lock()
+	t := s.named[d.Trial]
+	if t != nil {
+		s.paused[t] = true
+	}
+	s.mu.Unlock()
+	if t == nil {
+		return
+	}
+	next := max(s.pause.Landed(t)+1, 1)
+	// With no copy within its wait it is paused all the same, at the copy it last kept (or
+	// from its start): the GPU it slowed is to take one fewer.
+	if !s.pause.PauseAt(t, next, "gpu-sharing: it lowered its GPU's throughput", results.StatusPaused) {
+		s.mu.Lock()
+		delete(s.paused, t)
+		s.mu.Unlock()
+	}
+}
+
+// results are what the controller measured and decided up to end (seconds since the run
+// began); nil without gpu-sharing: progress.
+func (s *gpuSharing) results() *results.Sharing {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	end := s.now()
+	f := s.ctl.Figures()
+	out := &results.Sharing{Figures: f, Decisions: append([]results.SharingDecision(nil), s.said...), Summary: f.Summary(end)}
+	out.Speedup, _ = f.Speedup(end)
+	return out
+}
+
+// remember keeps in the history each trial's rate measured alone, by its task key, for
+// the next run of the same task.
+func (s *gpuSharing) remember() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.ctl.Figures().Trials {
+		if t := s.named[f.Trial]; t != nil && f.AloneFrom == sharing.FromMeasured {
+			s.hist.SetRateAlone(t.Key, t.Name, f.Alone)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/history"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/sched"
+	"github.com/runall/runall/runner/sharing"
+)
+
+// rateWindow is the least time a trial's rate is measured over: progress is told at most
+// once a second, and a bar is redrawn every 0.1 s or so, so over two seconds a step's
+// rounding is a few percent of the rate.
+const rateWindow = 2 * time.Second
+
+// gpuSharing is gpu-sharing: progress in the run: the GPU room asks it before it places a
+// trial that has the memory (gate), and tells it where each trial was placed and when it
+// left (placed, left); as a consumer of the stream it measures each trial's rate from its
+// TaskProgress events, tells the controller, says each decision, and pauses the trial a
+// Lower names at its next copy through the run's pauser, resuming it once its pause is back
+// in its source, where it waits for room again. The controller (runner/sharing) decides.
+type gpuSharing struct {
+	start  time.Time
+	window time.Duration
+	hist   *history.History
+	pause  *pauser // nil: no trial has checkpoint:, none is paused
+
+	mu     sync.Mutex
+	ctl    *sharing.Controller
+	trials map[*plan.Task]*sharedTrial // by the trial's task and each of its steps'
+	named  map[string]*plan.Task       // trials by the controller's ID (their names)
+	paused map[*plan.Task]bool         // paused to lower a GPU: resumed once back in their source
+	said   []results.SharingDecision
+}
+
+// sharedTrial is a trial placed on GPUs under gpu-sharing: progress.
+type sharedTrial struct {
+	task *plan.Task
+	devs []string
+	win  struct {
+		at   time.Duration // the window's start, on the controller's clock
+		iter float64
+		set  bool // false: the next progress starts a window
+	}
+}
+
+// newGPUSharing is nil unless a trial asks for gpu-sharing: progress.
+func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser) *gpuSharing {
+	wanted := false
+	plan.Walk(p.Tasks, func(t *plan.Task) { wanted = wanted || progressShared(t) })
+	if !wanted {
+		return nil
+	}
+	return &gpuSharing{start: time.Now(), window: rateWindow, hist: hist, pause: pause,
+		ctl: sharing.New(sharing.Options{MinWindow: rateWindow / 2}), trials: map[*plan.Task]*sharedTrial{},
+		named: map[string]*plan.Task{}, paused: map[*plan.Task]bool{}}
+}
+
+// progressShared is whether t shares its GPU by measured progress.
+func progressShared(t *plan.Task) bool {
+	return t.GPU != nil && t.GPU.Sharing.Mode == plan.SharingProgress
+}
+
+func (s *gpuSharing) now() time.Duration { return time.Since(s.start) }
+
+// gpuName is a device as the controller and the output name it.
+func gpuName(dev int) string { return strconv.Itoa(dev) }
+
+// spec is trial t as the controller knows it.
+func (s *gpuSharing) spec(t *plan.Task) sharing.Trial {
+	kind := t.Group
+	if kind == "" {
+		kind = t.Key
+	}
+	alone, _ := s.hist.RateAlone(t.Key)
+	return sharing.Trial{ID: t.Name, Kind: kind, Alone: alone, CanPause: t.Checkpoint != nil && s.pause != nil}
+}
+
+// gate is what the GPU admitter asks of a device with the memory for t; nil for a trial
+// that shares by memory.
+func (s *gpuSharing) gate(t *plan.Task) func(dev int) (bool, string) {
+	if s == nil || !progressShared(t) {
+		return nil
+	}
+	spec := s.spec(t)
+	return func(dev int) (bool, string) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		d := s.ctl.MayAdmit(s.now(), gpuName(dev), spec)
+		return d.Action == sharing.Admit, "gpu-sharing: " + d.String()
+	}
+}
+
+// placed tells the controller that tr starts on p's devices.
+func (s *gpuSharing) placed(tr *sched.Trial, p *admit.Placement) {
+	if s == nil || !progressShared(tr.Task) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now, spec := s.now(), s.spec(tr.Task)
+	st := &sharedTrial{task: tr.Task}
+	for _, dev := range p.Devices {
+		st.devs = append(st.devs, gpuName(dev))
+	}
+	s.trials[tr.Task] = st
+	for _, c := range trialCommands(tr.Task) {
+		s.trials[c] = st
+	}
+	s.named[spec.ID] = tr.Task
+	for _, d := range st.devs {
+		s.ctl.Started(now, d, spec)
+		s.restartWindows(d)
+	}
+}
+
+// left tells the controller that tr left its devices: it ended, paused or went back.
+func (s *gpuSharing) left(tr *sched.Trial) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.trials[tr.Task]
+	if st == nil {
+		return
+	}
+	delete(s.trials, tr.Task)
+	for _, c := range trialCommands(tr.Task) {
+		delete(s.trials, c)
+	}
+	now := s.now()
+	for _, d := range st.devs {
+		s.ctl.Left(now, d, st.task.Name)
+		s.restartWindows(d)
+	}
+}
+
+// restartWindows starts each rate on dev afresh at its trial's next progress: its mix
+// changed, and a window reaching back before the change would judge nothing.
+func (s *gpuSharing) restartWindows(dev string) {
+	for _, st := range s.trials {
+		for _, d := range st.devs {
+			if d == dev {
+				st.win.set = false
+			}
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/history"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/sched"
+	"github.com/runall/runall/runner/sharing"
+)
+
+// sharedPlan is a sweep of two trials of one kind that share by progress beside one that shares by
+// memory, with a history in dir.
+func sharedPlan(t *testing.T, dir string) (*plan.Plan, *history.History) {
+	t.Helper()
+	yml := "tasks:\n  - name: sweep\n    parallel-tasks:\n" +
+		"      - {name: <replace>, for-each: [a, b], cmd: echo <replace>, gpu-memory: 1GiB, gpu-sharing: progress}\n" +
+		"      - {name: m, cmd: m, gpu-memory: 1GiB}\n"
+	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, history.Load(filepath.Join(dir, "logs"), p)
+}
+
+// TestGPUSharingRates: the run's side of gpu-sharing: progress measures a trial's rate from
+// the change of its steps over a window (one reaching back before its GPU's mix changed
+// judges nothing), says each decision on
+// the stream, keeps the figures for the results and each rate measured alone for the
+// history; a trial that shares by memory is neither gated nor told.
+func TestGPUSharingRates(t *testing.T) {
+	dir := t.TempDir()
+	p, hist := sharedPlan(t, dir)
+	s := newGPUSharing(p, hist, nil)
+	if s == nil {
+		t.Fatal("no gpuSharing for a plan with gpu-sharing: progress")
+	}
+	s.window = 20 * time.Millisecond
+	s.ctl = sharing.New(sharing.Options{MinWindow: 10 * time.Millisecond})
+	a, b, m := p.Tasks[0].Parallel[0], p.Tasks[0].Parallel[1], p.Tasks[0].Parallel[2]
+	if s.gate(m) != nil {
+		t.Error("a trial that shares by memory is gated")
+	}
+	var said []string
+	emit := func(ev event.Event) { said = append(said, ev.Line) }
+	progress := func(t *plan.Task, iter float64) {
+		s.Event(event.Event{Kind: event.TaskProgress, Task: t, Progress: &results.Progress{Iter: iter}}, emit)
+	}
+	ta, tb := &sched.Trial{Task: a}, &sched.Trial{Task: b}
+	s.placed(ta, &admit.Placement{Devices: []int{0}})
+	progress(a, 0) // starts a's window
+	time.Sleep(30 * time.Millisecond)
+	progress(a, 3) // 3 steps over the window: a's rate alone
+	if len(said) != 1 || !strings.HasPrefix(said[0], "gpu-sharing: gpu 0: a alone runs") {
+		t.Fatalf("said %q, want a measured alone", said)
+	}
+	if ok, why := s.gate(b)(0); !ok {
+		t.Fatalf("b refused onto a GPU whose mix was judged: %s", why)
+	}
+	s.placed(tb, &admit.Placement{Devices: []int{0}})
+	time.Sleep(30 * time.Millisecond)
+	progress(a, 9) // a's window restarted at the change: this starts a fresh one
+	progress(b, 0)
+	if len(said) != 1 {
+		t.Errorf("a window reaching back before b joined judged the mix: %q", said)
+	}
+	time.Sleep(30 * time.Millisecond)
+	progress(a, 10)
+	progress(b, 1)
+	if len(said) != 2 || !strings.Contains(said[1], "before b joined") {
+		t.Fatalf("said %q, want the pair judged against a alone", said)
+	}
+	res := s.results()
+	if len(res.Trials) != 2 || res.Trials[0].AloneFrom != sharing.FromMeasured || res.Trials[1].Shared <= 0 || len(res.Decisions) != 2 {
+		t.Errorf("results %+v", res)
+	}
+	s.left(ta)
+	s.left(tb)
+	s.remember()
+	if r, ok := hist.RateAlone(a.Key); !ok || r <= 0 {
+		t.Errorf("a's rate alone was not kept in the history: %v %v", r, ok)
+	}
+	if _, ok := hist.RateAlone(b.Key); ok {
+		t.Error("b, never measured alone, has a rate alone in the history")
+	}
+}
