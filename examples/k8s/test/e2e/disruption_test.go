@@ -157,3 +157,66 @@ func TestClaimsJobEvictedAndDeleted(t *testing.T) {
 		t.Errorf("the Job counts %d failed Pods, want 1: the deleted one spends backoffLimit, the evicted one not", j.Status.Failed)
 	}
 }
+
+// TestClaimsJobSuspendedAndResumed: the claims Job suspended mid-sweep (spec.suspend, as
+// Kueue preempts a workload) loses its Pods without counting them failed; resumed, new Pods
+// go on from the checkpoints, and every trial ends once.
+func TestClaimsJobSuspendedAndResumed(t *testing.T) {
+	e := setup(t)
+	const n = 6
+	uid := e.apply(t, "claims", checkpointedFile(n, 8), nil)
+	e.waitCheckpoints(t, uid)
+	e.suspend(t, true)
+	waitFor(t, 2*time.Minute, "the suspended Job's Pods to go", func() bool {
+		return e.jobCondition(t, claimsJob, batchv1.JobSuspended) != nil && len(e.pods(t)) == 0
+	})
+	if done, _ := e.outcomes(t, uid); len(done) == n {
+		t.Fatalf("every trial ended before the suspension took effect: nothing left to resume (trials too short)")
+	}
+	e.suspend(t, false)
+	if end := e.waitJobEnd(t, claimsJob, 4*time.Minute); end != batchv1.JobComplete {
+		t.Fatalf("the Job ended %s, want Complete; logs:\n%s", end, e.logs(t))
+	}
+	if resumed := e.checkEachEndsOnce(t, uid, n); resumed < 1 {
+		t.Errorf("no trial resumed from a checkpoint after the Job was resumed")
+	}
+	j, err := e.c.Client.BatchV1().Jobs(e.ns).Get(context.Background(), claimsJob, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status.Failed != 0 {
+		t.Errorf("the Job counts %d failed Pods, want 0: a suspension spends no backoffLimit", j.Status.Failed)
+	}
+}
+
+func (e *env) suspend(t *testing.T, on bool) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"suspend":%t}}`, on)
+	if _, err := e.c.Client.BatchV1().Jobs(e.ns).Patch(context.Background(), claimsJob, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("suspend=%t: %v", on, err)
+	}
+}
+
+// TestTaskFileErrorFailsJobAtOnce: a mistake in tasks.yml makes runall exit 2, and the claims
+// Job's podFailurePolicy fails the Job at once: no retry Pod, backoffLimit not worked through.
+func TestTaskFileErrorFailsJobAtOnce(t *testing.T) {
+	e := setup(t)
+	e.apply(t, "claims", "tasks:\n  - name: typo\n    cmdd: echo never\n", nil)
+	if end := e.waitJobEnd(t, claimsJob, 2*time.Minute); end != batchv1.JobFailed {
+		t.Fatalf("the Job ended %s, want Failed", end)
+	}
+	if c := e.jobCondition(t, claimsJob, batchv1.JobFailed); c.Reason != batchv1.JobReasonPodFailurePolicy {
+		t.Errorf("the Job failed for %s (%s), want %s: exit 2 is not worth a retry", c.Reason, c.Message, batchv1.JobReasonPodFailurePolicy)
+	}
+	ex := render(t, "claims")
+	if got, par := len(e.pods(t)), int(*ex.job.Spec.Parallelism); got > par {
+		t.Errorf("%d Pods, want at most the first %d: a task-file error was retried", got, par)
+	}
+	for _, p := range e.pods(t) {
+		for _, s := range p.Status.ContainerStatuses {
+			if s.State.Terminated != nil && s.State.Terminated.ExitCode != 2 {
+				t.Errorf("%s exited %d, want 2 (a task-file error)", p.Name, s.State.Terminated.ExitCode)
+			}
+		}
+	}
+}
