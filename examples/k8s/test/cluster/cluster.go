@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -56,8 +57,10 @@ func Start(t testing.TB, images ...string) *Cluster {
 	t.Helper()
 	Skip(t)
 	b := findBinaries(t)
+	unlock := lockMachine(t)
 	dir, err := os.MkdirTemp("", "k8s-") // short: unix socket paths must stay under 108 bytes
 	if err != nil {
+		unlock()
 		t.Fatal(err)
 	}
 	c := &Cluster{Dir: dir, PodLogs: filepath.Join(dir, "pod-logs"), bin: b, before: takeSnapshot(dir)}
@@ -65,6 +68,7 @@ func Start(t testing.TB, images ...string) *Cluster {
 		if err := c.Stop(); err != nil {
 			t.Errorf("cluster teardown: %v", err)
 		}
+		unlock()
 	})
 	t0 := time.Now()
 	if err := c.startControlPlane(); err != nil {
@@ -208,4 +212,20 @@ func (c *Cluster) nodeReady(ctx context.Context) bool {
 		}
 	}
 	return false
+}
+
+// lockMachine waits until no other cluster runs on this machine, and returns the unlock. Two
+// at once would share the paths the kubelet and containerd use whatever they are told (the
+// shims' sockets, /var/lib/kubelet/device-plugins), and the first to stop would remove them.
+func lockMachine(t testing.TB) func() {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "runall-k8s-cluster.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("cluster lock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatalf("cluster lock: %v", err)
+	}
+	return func() { f.Close() }
 }

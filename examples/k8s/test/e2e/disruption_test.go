@@ -139,7 +139,7 @@ func TestClaimsJobEvictedAndDeleted(t *testing.T) {
 	if err := e.c.Client.CoreV1().Pods(e.ns).Delete(ctx, pods[1], metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete %s: %v", pods[1], err)
 	}
-	time.Sleep(time.Second)
+	e.checkNoOverlap(t, 10*time.Second)
 	if e.disruptionTarget(t, pods[1]) {
 		t.Errorf("deleted %s: a DisruptionTarget condition, which a plain DELETE does not set", pods[1])
 	}
@@ -155,6 +155,26 @@ func TestClaimsJobEvictedAndDeleted(t *testing.T) {
 	}
 	if j.Status.Failed != 1 {
 		t.Errorf("the Job counts %d failed Pods, want 1: the deleted one spends backoffLimit, the evicted one not", j.Status.Failed)
+	}
+}
+
+// checkNoOverlap samples the Pods for d: never more than parallelism of them may be neither
+// Succeeded nor Failed (podReplacementPolicy: Failed: a replacement waits for the Pod it
+// replaces to end, so two runalls never hold one Pod's GPU).
+func (e *env) checkNoOverlap(t *testing.T, d time.Duration) {
+	t.Helper()
+	par := int(*render(t, "claims").job.Spec.Parallelism)
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		var live []string
+		for _, p := range e.pods(t) {
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				live = append(live, p.Name)
+			}
+		}
+		if len(live) > par {
+			t.Errorf("%d Pods not ended at once (%v), want at most parallelism %d", len(live), live, par)
+			return
+		}
 	}
 }
 
