@@ -58,7 +58,14 @@ func Start(t testing.TB, images ...string) *Cluster {
 	Skip(t)
 	b := findBinaries(t)
 	unlock := lockMachine(t)
-	dir, err := os.MkdirTemp("", "k8s-") // short: unix socket paths must stay under 108 bytes
+	if err := reapStale(); err != nil {
+		unlock()
+		t.Fatalf("cluster: %v", err)
+	}
+	dir, err := os.MkdirTemp("", dirPattern) // short: unix socket paths must stay under 108 bytes
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, marker), nil, 0o644)
+	}
 	if err != nil {
 		unlock()
 		t.Fatal(err)
