@@ -41,10 +41,11 @@ func (c *Cluster) Leftovers() []string {
 }
 
 // podCgroup says whether a cgroup is one the kubelet or containerd makes for a Pod or a
-// container: other cgroups that appear meanwhile belong to other programs on the machine.
+// container (without QoS cgroups, containerd puts them under one named after its namespace,
+// k8s.io): other cgroups that appear meanwhile belong to other programs on the machine.
 func podCgroup(path string) bool {
 	for _, part := range strings.Split(path, "/") {
-		if strings.HasPrefix(part, "kubepods") || strings.HasPrefix(part, "pod") || isContainerID(part) {
+		if part == "k8s.io" || strings.HasPrefix(part, "kubepods") || strings.HasPrefix(part, "pod") || isContainerID(part) {
 			return true
 		}
 	}
