@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -198,4 +199,37 @@ func (e *env) logs(t *testing.T) string {
 		fmt.Fprintf(&b, "--- %s (%s)\n%s", p.Name, p.Status.Phase, e.c.PodLog(t, e.ns, p.Name, "trials"))
 	}
 	return b.String()
+}
+
+// checkResults fails t unless the results.json files under prefix in MinIO (runall's own
+// record: each shard's, or the claims' merged one) list each of n trials "ok" once in all.
+func (e *env) checkResults(t *testing.T, prefix string, n int) {
+	t.Helper()
+	ok := map[string]int{}
+	files := 0
+	for _, k := range e.s3.keys(t, prefix) {
+		if !strings.HasSuffix(k, "/results.json") && k != prefix+"results.json" {
+			continue
+		}
+		files++
+		var res struct {
+			Tasks []struct{ Name, Status string }
+		}
+		if err := json.Unmarshal([]byte(e.s3.get(t, k)), &res); err != nil {
+			t.Fatalf("s3://%s/%s: %v", bucket, k, err)
+		}
+		for _, task := range res.Tasks {
+			if task.Status == "ok" {
+				ok[task.Name]++
+			}
+		}
+	}
+	if files == 0 {
+		t.Fatalf("no results.json under s3://%s/%s", bucket, prefix)
+	}
+	for i := range n {
+		if name := fmt.Sprintf("trial %d", i); ok[name] != 1 {
+			t.Errorf("%q is ok in %d of the %d results.json under %s, want 1", name, ok[name], files, prefix)
+		}
+	}
 }

@@ -31,6 +31,7 @@ func TestPodExample(t *testing.T) {
 		t.Fatalf("the Pod %s, want Succeeded (runall exit 0); its log:\n%s", pod.Status.Phase, e.logs(t))
 	}
 	e.checkEachOnce(t, uid, n)
+	e.checkResults(t, "catdog/"+string(uid)+"/.runall-runs/", n)
 }
 
 // TestIndexedJobOfShards: examples/k8s/job's Indexed Job completes; each Pod runs the trials
@@ -43,6 +44,7 @@ func TestIndexedJobOfShards(t *testing.T) {
 		t.Fatalf("the Job ended %s, want Complete; logs:\n%s", end, e.logs(t))
 	}
 	e.checkEachOnce(t, uid, n)
+	e.checkResults(t, "catdog/"+string(uid)+"/.runall-runs/", n) // each shard's: together every trial once
 	ex := render(t, "job")
 	shards := int(*ex.job.Spec.Completions)
 	for _, k := range e.s3.keys(t, "catdog/"+string(uid)+"/") {
@@ -69,6 +71,7 @@ func TestClaimsJob(t *testing.T) {
 		t.Fatalf("the Job ended %s, want Complete; logs:\n%s", end, e.logs(t))
 	}
 	e.checkEachOnce(t, uid, n)
+	e.checkResults(t, "catdog-claims/"+string(uid)+"/", n) // the merged results under the queue's prefix
 	if got := len(e.pods(t)); got < 3 {
 		t.Errorf("%d Pods, want parallelism 3", got)
 	}
