@@ -32,10 +32,8 @@ func (c *Cluster) Leftovers() []string {
 			left = append(left, "cgroup "+cg)
 		}
 	}
-	for _, p := range outside {
-		if _, err := os.Lstat(p); err == nil && !c.before.outside[p] {
-			left = append(left, "path "+p)
-		}
+	for _, p := range c.madeOutside() {
+		left = append(left, "path "+p)
 	}
 	return left
 }

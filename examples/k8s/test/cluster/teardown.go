@@ -14,7 +14,8 @@ import (
 
 // outside are the paths the kubelet and containerd use whatever their configuration says (the
 // device-plugin socket directory, the log symlinks, the shims' sockets): removed at teardown
-// when the cluster made them, left alone when they were there before.
+// when the cluster made them; when they were there before, only what the cluster added in
+// them (down to insideDepth) is.
 var outside = []string{"/var/lib/kubelet", "/var/log/containers", "/var/log/pods", "/run/containerd",
 	"/var/lib/containerd", "/opt/containerd", "/etc/cni", "/var/lib/cni", "/run/netns", "/etc/kubernetes", "/var/run/kubernetes",
 	"/usr/libexec/kubernetes"}
@@ -27,14 +28,24 @@ var emptied = []string{"/run/mount"}
 type snapshot struct {
 	dir     string
 	outside map[string]bool // path -> existed
+	inside  map[string]bool // what the outside paths that existed held
 	cgroups map[string]bool
 }
 
+// insideDepth is how deep below an outside path that existed the snapshot looks: the cluster
+// adds a shim's socket, /run/containerd/s/ID, and the kubelet's, device-plugins/kubelet.sock.
+const insideDepth = 3
+
 func takeSnapshot(dir string) snapshot {
-	s := snapshot{dir: dir, outside: map[string]bool{}, cgroups: map[string]bool{}}
+	s := snapshot{dir: dir, outside: map[string]bool{}, inside: map[string]bool{}, cgroups: map[string]bool{}}
 	for _, p := range append(outside, emptied...) {
 		_, err := os.Lstat(p)
 		s.outside[p] = err == nil
+	}
+	for _, p := range outside {
+		for _, q := range below(p) {
+			s.inside[q] = true
+		}
 	}
 	for _, cg := range cgroupDirs() {
 		s.cgroups[cg] = true
@@ -63,11 +74,9 @@ func (c *Cluster) teardown() error {
 	if err := unmountUnder(c.Dir); err != nil {
 		errs = append(errs, err)
 	}
-	for _, p := range outside {
-		if !c.before.outside[p] {
-			if err := os.RemoveAll(p); err != nil {
-				errs = append(errs, err)
-			}
+	for _, p := range c.madeOutside() {
+		if err := os.RemoveAll(p); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	for _, p := range emptied {
@@ -196,4 +205,42 @@ func cgroupDirs() []string {
 		})
 	}
 	return dirs
+}
+
+// below lists what is under p, down to insideDepth, parents before children.
+func below(p string) []string {
+	var out []string
+	_ = filepath.WalkDir(p, func(q string, d os.DirEntry, err error) error {
+		if err != nil || q == p {
+			return nil
+		}
+		out = append(out, q)
+		if d.IsDir() && strings.Count(strings.TrimPrefix(q, p), "/") >= insideDepth {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return out
+}
+
+// madeOutside lists what the cluster made outside its directory: each outside path that was
+// not there before, and in those that were, what is new (the topmost new path of each branch).
+func (c *Cluster) madeOutside() []string {
+	var made []string
+	for _, p := range outside {
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if !c.before.outside[p] {
+			made = append(made, p)
+			continue
+		}
+		for _, q := range below(p) {
+			if c.before.inside[q] || slices.ContainsFunc(made, func(m string) bool { return strings.HasPrefix(q, m+"/") }) {
+				continue
+			}
+			made = append(made, q)
+		}
+	}
+	return made
 }
