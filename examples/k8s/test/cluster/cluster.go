@@ -58,7 +58,7 @@ func Start(t testing.TB, images ...string) *Cluster {
 	Skip(t)
 	b := findBinaries(t)
 	unlock := lockMachine(t)
-	if err := reapStale(); err != nil {
+	if err := reapStale(outside); err != nil {
 		unlock()
 		t.Fatalf("cluster: %v", err)
 	}
@@ -71,6 +71,10 @@ func Start(t testing.TB, images ...string) *Cluster {
 		t.Fatal(err)
 	}
 	c := &Cluster{Dir: dir, PodLogs: filepath.Join(dir, "pod-logs"), bin: b, before: takeSnapshot(dir)}
+	if err := writeAbsent(dir, c.before); err != nil {
+		unlock()
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		if err := c.Stop(); err != nil {
 			t.Errorf("cluster teardown: %v", err)

@@ -41,7 +41,17 @@ func TestReapStale(t *testing.T) {
 	go func() { _ = shim.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = shim.Process.Kill() })
 
-	if err := reapStale(); err != nil {
+	made := filepath.Join(tmp, "var-lib-kubelet") // stands for /var/lib/kubelet, made by the stale cluster
+	named := filepath.Join(tmp, "named")          // named in its file, but not one of the known paths
+	for _, d := range []string{made, named} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(stale, madeFile), []byte(made+"\n"+named), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := reapStale([]string{made}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -54,6 +64,12 @@ func TestReapStale(t *testing.T) {
 	}
 	if _, err := os.Stat(stale); err == nil {
 		t.Errorf("%s still there", stale)
+	}
+	if _, err := os.Stat(made); err == nil {
+		t.Errorf("%s, made by the stale cluster, still there", made)
+	}
+	if _, err := os.Stat(named); err != nil {
+		t.Errorf("%s, named in the file but not a known path, was removed: %v", named, err)
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Errorf("%s, not the fixture's, was removed: %v", other, err)
