@@ -23,10 +23,10 @@ FUZZTIME ?= 20s
 
 .DEFAULT_GOAL := build
 
-.PHONY: help build test check fuzz release bench demo clean clean-cache
+.PHONY: help build test check fuzz release bench demo clean clean-cache k8s-bin k8s-image k8s-e2e
 
 help: ## list the targets
-	@awk 'BEGIN { FS = ":.*## " } /^[a-z-]+:.*## / { printf "  %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+	@awk 'BEGIN { FS = ":.*## " } /^[a-z0-9-]+:.*## / { printf "  %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 build: ## build ./runall for this machine (VERSION=... to override the git version)
 	$(GO) build -ldflags "$(LDFLAGS)" -o runall ./cmd/runall
@@ -46,6 +46,15 @@ check: ## gofmt, go vet, the size limits and the removal fence (internal/limits)
 	$(GO) mod tidy
 	git diff --exit-code go.mod go.sum
 	cd $(K8S_TEST) && $(GO) mod tidy && git diff --exit-code go.mod go.sum
+
+k8s-bin: ## build the pinned Kubernetes binaries (etcd, apiserver, controller-manager, scheduler, kubelet) into ~/.cache/runall-k8s and print where
+	@scripts/k8s-bin.sh
+
+# The same examples applied to a real one-node cluster (etcd, apiserver, controller-manager,
+# scheduler, containerd, a kubelet, all on loopback), MinIO as their S3. Needs root, Debian's
+# containerd, runc, containernetworking-plugins and busybox-static, and minio; about 3 minutes.
+k8s-e2e: ## the Kubernetes examples run on a real local cluster (root; builds the binaries first: make k8s-bin)
+	bin=$$(scripts/k8s-bin.sh) && cd $(K8S_TEST) && K8S_E2E=1 K8S_BIN=$$bin $(GO) test -count=1 -p 1 -v -timeout 30m ./cluster ./e2e
 
 fuzz: ## run each fuzz target for FUZZTIME (20s); a failing input lands in testdata/fuzz/
 	@for t in $(FUZZ_TARGETS); do \

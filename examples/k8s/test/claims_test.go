@@ -67,6 +67,9 @@ func TestClaimsJob(t *testing.T) {
 	case spec.Completions != nil:
 		t.Errorf("claims job: completions %d on a plain Job: leave it unset (a work queue: done when a Pod succeeded and all ended)", *spec.Completions)
 	}
+	if spec.PodReplacementPolicy == nil || *spec.PodReplacementPolicy != batchv1.Failed {
+		t.Errorf("claims job: podReplacementPolicy = %v, want Failed: a replacement Pod must wait for the one it replaces to end (its grace period, its upload)", deref(spec.PodReplacementPolicy))
+	}
 	if !failsJobOnExit(spec.PodFailurePolicy, 2) {
 		t.Errorf("claims job: podFailurePolicy should FailJob on exit code 2 (a task-file error, or another file against the prefix)")
 	}

@@ -131,6 +131,9 @@ func TestJob(t *testing.T) {
 	if job.BackoffLimitPerIndex == nil || *job.BackoffLimitPerIndex < 1 {
 		t.Errorf("job: backoffLimitPerIndex = %v, want a few retries per shard", deref(job.BackoffLimitPerIndex))
 	}
+	if job.PodReplacementPolicy == nil || *job.PodReplacementPolicy != batchv1.Failed {
+		t.Errorf("job: podReplacementPolicy = %v, want Failed: a replacement Pod must wait for the one it replaces to end (its grace period, its upload)", deref(job.PodReplacementPolicy))
+	}
 	if !failsJobOnExit(job.PodFailurePolicy, 2) {
 		t.Errorf("job: podFailurePolicy should FailJob on exit code 2 (a task-file error is not worth a retry)")
 	}
