@@ -19,7 +19,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -42,6 +41,7 @@ type Cluster struct {
 	Startup time.Duration // from the first daemon started to the node Ready
 
 	bin     binaries
+	ctd     ctrClient // containerd's client, for the images and the teardown
 	daemons []*daemon // in start order
 	before  snapshot  // what was on the machine before the cluster
 
@@ -70,7 +70,8 @@ func Start(t testing.TB, images ...string) *Cluster {
 		unlock()
 		t.Fatal(err)
 	}
-	c := &Cluster{Dir: dir, PodLogs: filepath.Join(dir, "pod-logs"), bin: b, before: takeSnapshot(dir)}
+	c := &Cluster{Dir: dir, PodLogs: filepath.Join(dir, "pod-logs"), bin: b, before: takeSnapshot(dir),
+		ctd: ctrClient{bin: b.path["ctr"], addr: socket(filepath.Join(dir, "ctd"))}}
 	if err := writeAbsent(dir, c.before); err != nil {
 		unlock()
 		t.Fatal(err)
@@ -135,11 +136,11 @@ func (c *Cluster) startNode(images []string) error {
 	if err := c.run("containerd", "--config", cfg); err != nil {
 		return err
 	}
-	if err := c.waitFor("containerd", func(ctx context.Context) bool { return c.ctr(ctx, "version") == nil }); err != nil {
+	if err := c.waitFor("containerd", func(ctx context.Context) bool { return c.ctd.run(ctx, "version") == nil }); err != nil {
 		return err
 	}
 	for _, img := range images {
-		if err := c.ctr(context.Background(), "images", "import", img); err != nil {
+		if err := c.ctd.run(context.Background(), "images", "import", img); err != nil {
 			return fmt.Errorf("import %s: %w", img, err)
 		}
 	}
@@ -174,16 +175,6 @@ func (c *Cluster) run(name string, args ...string) error {
 		return err
 	}
 	c.daemons = append(c.daemons, d)
-	return nil
-}
-
-// ctr runs containerd's client against the cluster's containerd, in the kubelet's namespace.
-func (c *Cluster) ctr(ctx context.Context, args ...string) error {
-	args = append([]string{"--address", socket(filepath.Join(c.Dir, "ctd")), "-n", "k8s.io"}, args...)
-	out, err := exec.CommandContext(ctx, c.bin.path["ctr"], args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("ctr %v: %w: %s", args[3:], err, out)
-	}
 	return nil
 }
 

@@ -2,10 +2,8 @@ package cluster
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -108,13 +106,6 @@ func mountsUnder(dir string) []string {
 	}
 	slices.SortFunc(ms, func(a, b string) int { return len(b) - len(a) })
 	return slices.Compact(ms)
-}
-
-// ctrOutput runs ctr against the cluster's containerd and returns its output.
-func (c *Cluster) ctrOutput(ctx context.Context, args ...string) (string, error) {
-	args = append([]string{"--address", socket(filepath.Join(c.Dir, "ctd")), "-n", "k8s.io"}, args...)
-	out, err := exec.CommandContext(ctx, c.bin.path["ctr"], args...).Output()
-	return string(out), err
 }
 
 // PodLog is what a container of a Pod has written so far, read from the kubelet's log

@@ -100,24 +100,20 @@ func (c *Cluster) killContainers() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for _, id := range c.taskIDs(ctx) {
-		_ = c.ctr(ctx, "tasks", "kill", "--all", "--signal", "SIGKILL", id)
+	for _, id := range c.ctd.tasks(ctx, false) {
+		_ = c.ctd.run(ctx, "tasks", "kill", "--all", "--signal", "SIGKILL", id)
 	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && len(c.runningTasks(ctx)) > 0; {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && len(c.ctd.tasks(ctx, true)) > 0; {
 		time.Sleep(100 * time.Millisecond)
 	}
-	for _, id := range c.taskIDs(ctx) {
-		_ = c.ctr(ctx, "tasks", "delete", "--force", id)
+	for _, id := range c.ctd.tasks(ctx, false) {
+		_ = c.ctd.run(ctx, "tasks", "delete", "--force", id)
 	}
 }
 
-// taskIDs lists containerd's tasks; runningTasks those still running.
-func (c *Cluster) taskIDs(ctx context.Context) []string { return c.tasks(ctx, false) }
-
-func (c *Cluster) runningTasks(ctx context.Context) []string { return c.tasks(ctx, true) }
-
-func (c *Cluster) tasks(ctx context.Context, running bool) []string {
-	out, err := c.ctrOutput(ctx, "tasks", "ls")
+// tasks lists containerd's tasks (running: only those still running).
+func (c ctrClient) tasks(ctx context.Context, running bool) []string {
+	out, err := c.output(ctx, "tasks", "ls")
 	if err != nil {
 		return nil
 	}
