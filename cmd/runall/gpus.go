@@ -76,9 +76,16 @@ func runGPUs(_ context.Context, a *app, args []string) error {
 		list[i].addUtilization(probe)
 	}
 	pids, note := pidNamespace(list)
-	state, err := mpsState(a, *fakeGPUs)
+	uuids := make([]string, len(list))
+	for i, g := range list {
+		uuids[i] = g.UUID
+	}
+	state, perGPU, err := mpsState(a, *fakeGPUs, uuids)
 	if err != nil {
 		return err
+	}
+	for i := range list {
+		list[i].MPS = &perGPU[i]
 	}
 	if *asJSON {
 		enc := json.NewEncoder(a.stdout)
@@ -134,6 +141,8 @@ type gpuJSON struct {
 	// Utilization is NVML's utilization rates (nil when the device reports none, with why).
 	Utilization      *utilizationJSON `json:"utilization,omitempty"`
 	UtilizationError string           `json:"utilization_error,omitempty"`
+	// MPS is the control daemon that serves the GPU now, if any: a run's, or the node's.
+	MPS *mps.GPU `json:"mps"`
 }
 
 type utilizationJSON struct {
@@ -177,18 +186,18 @@ func (g *gpuJSON) addUtilization(probe gpu.Probe) {
 func printGPUs(w io.Writer, list []gpuJSON) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GPU\tUUID\tNAME\tTOTAL\tUSED\tFREE\tUTIL")
+	fmt.Fprintln(tw, "GPU\tUUID\tNAME\tTOTAL\tUSED\tFREE\tUTIL\tMPS")
 	var errs []string
 	for _, g := range list {
 		util := "?"
 		if g.Utilization != nil {
 			util = fmt.Sprintf("%d%%", g.Utilization.GPU)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Index, g.UUID, g.Name,
-			size.Format(g.Total), size.Format(g.Used), size.Format(g.Free), util)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Index, g.UUID, g.Name,
+			size.Format(g.Total), size.Format(g.Used), size.Format(g.Free), util, mpsCell(g.MPS))
 		if g.ProcessesError != "" {
-			// Every row keeps all six tab-ended cells, or tabwriter would realign the rest.
-			fmt.Fprint(tw, "\t  (processes unknown)\t\t\t\t\t\n")
+			// Every row keeps all seven tab-ended cells, or tabwriter would realign the rest.
+			fmt.Fprint(tw, "\t  (processes unknown)\t\t\t\t\t\t\n")
 			errs = append(errs, fmt.Sprintf("gpu %d: %s", g.Index, g.ProcessesError))
 		}
 		for _, p := range g.Processes {
@@ -203,7 +212,7 @@ func printGPUs(w io.Writer, list []gpuJSON) error {
 			if p.SM != nil {
 				sm = fmt.Sprintf("%d%%", *p.SM)
 			}
-			fmt.Fprintf(tw, "\t  pid %s\t%s\t\t%s\t\t%s\n", strconv.FormatUint(uint64(p.PID), 10), name, size.Format(p.Used), sm)
+			fmt.Fprintf(tw, "\t  pid %s\t%s\t\t%s\t\t%s\t\n", strconv.FormatUint(uint64(p.PID), 10), name, size.Format(p.Used), sm)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -217,4 +226,27 @@ func printGPUs(w io.Writer, list []gpuJSON) error {
 		fmt.Fprintln(w, e)
 	}
 	return nil
+}
+
+// mpsCell says in the MPS column which control daemon serves the GPU and what it answered:
+// "none", "run pid 123: server 456, 2 clients", "node: no server yet", "run pid 123: no answer".
+func mpsCell(g *mps.GPU) string {
+	if g == nil || g.Daemon == "none" {
+		return "none"
+	}
+	who := "node"
+	if g.Daemon == "run" {
+		who = fmt.Sprintf("run pid %d", g.RunPID)
+	}
+	switch {
+	case !g.Answers:
+		return who + ": no answer"
+	case len(g.Servers) == 0:
+		return who + ": no server yet"
+	}
+	servers := make([]string, len(g.Servers))
+	for i, s := range g.Servers {
+		servers[i] = strconv.Itoa(s)
+	}
+	return fmt.Sprintf("%s: server %s, %d client(s)", who, strings.Join(servers, ","), g.Clients)
 }
