@@ -21,7 +21,10 @@ Lists the GPUs runall would place trials on, as it measures them: index, UUID, n
 used and free memory, utilization (UTIL: the share of the time a kernel ran lately, as
 nvidia-smi's GPU-Util), and under each GPU its processes (PID, name, memory, and in UTIL the
 share of the time its kernels ran), each marked "here" when its PID names a process of this
-pid namespace that uses the GPU. A last line
+pid namespace that uses the GPU. In MPS, which MPS control daemon serves the GPU now: a
+runall run's (gpu-isolation: mps; found by the record beside its pipe directory under
+$TMPDIR/runall-mps-*), the node's at CUDA_MPS_PIPE_DIRECTORY, or none; whether it answers
+get_server_list, its server's PID and how many clients it has. A last line
 says how runall can tell its trials' memory apart on a shared GPU: by their processes' PIDs
 (NVML's PIDs are this namespace's: recent drivers, VMs, bare metal, hostPID Pods), by the
 order processes appear (a container on an older driver, which reports the host's PIDs), or
@@ -56,24 +59,9 @@ func runGPUs(_ context.Context, a *app, args []string) error {
 		return err
 	}
 	defer probe.Close()
-	devs, err := probe.Devices()
+	list, err := listGPUs(probe)
 	if err != nil {
 		return err
-	}
-	list := make([]gpuJSON, len(devs))
-	for i, d := range devs {
-		list[i] = gpuJSON{Index: d.Index, UUID: d.UUID, Name: d.Name, Total: d.Total, Used: d.Used, Free: d.Free, Processes: []processJSON{}}
-		procs, err := probe.Processes(d.Index)
-		if err != nil {
-			// Some GPUs (and some container setups) do not report processes; the memory
-			// figures are still worth showing.
-			list[i].ProcessesError = err.Error()
-			continue
-		}
-		for _, p := range procs {
-			list[i].Processes = append(list[i].Processes, processJSON{PID: p.PID, Name: p.Name, Used: p.UsedMemory, Here: p.Local})
-		}
-		list[i].addUtilization(probe)
 	}
 	pids, note := pidNamespace(list)
 	uuids := make([]string, len(list))
@@ -101,6 +89,30 @@ func runGPUs(_ context.Context, a *app, args []string) error {
 	}
 	_, err = fmt.Fprintf(a.stdout, "%s\n%s\n", note, state.Line)
 	return err
+}
+
+// listGPUs is each GPU as the probe measures it, with its processes and utilization.
+func listGPUs(probe gpu.Probe) ([]gpuJSON, error) {
+	devs, err := probe.Devices()
+	if err != nil {
+		return nil, err
+	}
+	list := make([]gpuJSON, len(devs))
+	for i, d := range devs {
+		list[i] = gpuJSON{Index: d.Index, UUID: d.UUID, Name: d.Name, Total: d.Total, Used: d.Used, Free: d.Free, Processes: []processJSON{}}
+		procs, err := probe.Processes(d.Index)
+		if err != nil {
+			// Some GPUs (and some container setups) do not report processes; the memory
+			// figures are still worth showing.
+			list[i].ProcessesError = err.Error()
+			continue
+		}
+		for _, p := range procs {
+			list[i].Processes = append(list[i].Processes, processJSON{PID: p.PID, Name: p.Name, Used: p.UsedMemory, Here: p.Local})
+		}
+		list[i].addUtilization(probe)
+	}
+	return list, nil
 }
 
 // pidNamespace says whose PIDs the driver reports, from what it reports now: "here" (this pid
