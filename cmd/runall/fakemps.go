@@ -43,7 +43,7 @@ func mpsState(a *app, fakeGPUs string, uuids []string) (mps.State, []mps.GPU, er
 	}
 	defer done()
 	st := mps.Look(env)
-	perGPU := mps.Find(env, uuids, st)
+	perGPU := mps.Find(env, uuids, st) // while the simulated control is on PATH and st names it
 	if fake && !st.Answers {
 		st.Control = "" // the link is gone once runall gpus ends
 		st.Line = fmt.Sprintf("MPS: simulated (%s is runall itself on --fake-gpus): gpu-isolation: mps starts one control daemon per GPU for a run.", mps.Binary)
