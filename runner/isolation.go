@@ -46,7 +46,7 @@ func openIsolation(p *plan.Plan, opts Options, g *gpuResource, closed *admit.Clo
 	for i, d := range devs {
 		uuids[i] = d.UUID
 	}
-	set, note, err := mps.Open(mps.Options{Mode: mode, Environ: opts.Environ, UUIDs: uuids, PGID: pgidOf})
+	set, note, err := mps.Open(mps.Options{Mode: mode, Environ: opts.Environ, UUIDs: uuids, PGID: pgidOf, Run: p.File})
 	if err != nil || set == nil {
 		return nil, note, err
 	}

@@ -158,6 +158,9 @@ func TestMPSReusesTheNodesDaemon(t *testing.T) {
 	if !strings.Contains(g.stdout, "MPS: a node's control daemon answers at CUDA_MPS_PIPE_DIRECTORY="+pipe) {
 		t.Errorf("runall gpus does not show the node's MPS daemon\n%v", g)
 	}
+	if !regexp.MustCompile(`(?m)^0 .*%\s+node: (server \d+, 0 client\(s\)|no server yet)$`).MatchString(g.stdout) {
+		t.Errorf("runall gpus does not show the node's daemon serving GPU 0, its trials gone\n%v", g)
+	}
 	if b, _ := os.ReadFile(filepath.Join(logs, "server.log")); !strings.Contains(string(b), "New client") {
 		t.Errorf("no trial was a client of the node's server: server.log is %q", b)
 	}

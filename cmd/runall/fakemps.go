@@ -33,20 +33,22 @@ func asMPS(a *app, argv0 string, args []string) (code int, ok bool) {
 	return 0, false
 }
 
-// mpsState is what MPS runall would have: on simulated GPUs, the simulated daemon's.
-func mpsState(a *app, fakeGPUs string) (mps.State, error) {
+// mpsState is what MPS runall would have, and which daemon serves each GPU of uuids now:
+// on simulated GPUs, the simulated daemon's.
+func mpsState(a *app, fakeGPUs string, uuids []string) (mps.State, []mps.GPU, error) {
 	env, fake := a.environ(), onFakeGPUs(a, fakeGPUs)
 	done, err := withFakeMPSOnPath(&env, fake)
 	if err != nil {
-		return mps.State{}, err
+		return mps.State{}, nil, err
 	}
 	defer done()
 	st := mps.Look(env)
+	perGPU := mps.Find(env, uuids, st) // while the simulated control is on PATH and st names it
 	if fake && !st.Answers {
 		st.Control = "" // the link is gone once runall gpus ends
 		st.Line = fmt.Sprintf("MPS: simulated (%s is runall itself on --fake-gpus): gpu-isolation: mps starts one control daemon per GPU for a run.", mps.Binary)
 	}
-	return st, nil
+	return st, perGPU, nil
 }
 
 // onFakeGPUs reports whether the run is on simulated GPUs (--fake-gpus or RUNALL_FAKE_GPUS).

@@ -21,7 +21,10 @@ Lists the GPUs runall would place trials on, as it measures them: index, UUID, n
 used and free memory, utilization (UTIL: the share of the time a kernel ran lately, as
 nvidia-smi's GPU-Util), and under each GPU its processes (PID, name, memory, and in UTIL the
 share of the time its kernels ran), each marked "here" when its PID names a process of this
-pid namespace that uses the GPU. A last line
+pid namespace that uses the GPU. In MPS, which MPS control daemon serves the GPU now: a
+runall run's (gpu-isolation: mps; found by the record beside its pipe directory under
+$TMPDIR/runall-mps-*), the node's at CUDA_MPS_PIPE_DIRECTORY, or none; whether it answers
+get_server_list, its server's PID and how many clients it has. A last line
 says how runall can tell its trials' memory apart on a shared GPU: by their processes' PIDs
 (NVML's PIDs are this namespace's: recent drivers, VMs, bare metal, hostPID Pods), by the
 order processes appear (a container on an older driver, which reports the host's PIDs), or
@@ -56,9 +59,43 @@ func runGPUs(_ context.Context, a *app, args []string) error {
 		return err
 	}
 	defer probe.Close()
-	devs, err := probe.Devices()
+	list, err := listGPUs(probe)
 	if err != nil {
 		return err
+	}
+	pids, note := pidNamespace(list)
+	uuids := make([]string, len(list))
+	for i, g := range list {
+		uuids[i] = g.UUID
+	}
+	state, perGPU, err := mpsState(a, *fakeGPUs, uuids)
+	if err != nil {
+		return err
+	}
+	for i := range list {
+		list[i].MPS = &perGPU[i]
+	}
+	if *asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			GPUs []gpuJSON `json:"gpus"`
+			PIDs string    `json:"process_ids"`
+			MPS  mps.State `json:"mps"`
+		}{list, pids, state})
+	}
+	if err := printGPUs(a.stdout, list); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(a.stdout, "%s\n%s\n", note, state.Line)
+	return err
+}
+
+// listGPUs is each GPU as the probe measures it, with its processes and utilization.
+func listGPUs(probe gpu.Probe) ([]gpuJSON, error) {
+	devs, err := probe.Devices()
+	if err != nil {
+		return nil, err
 	}
 	list := make([]gpuJSON, len(devs))
 	for i, d := range devs {
@@ -75,25 +112,7 @@ func runGPUs(_ context.Context, a *app, args []string) error {
 		}
 		list[i].addUtilization(probe)
 	}
-	pids, note := pidNamespace(list)
-	state, err := mpsState(a, *fakeGPUs)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			GPUs []gpuJSON `json:"gpus"`
-			PIDs string    `json:"process_ids"`
-			MPS  mps.State `json:"mps"`
-		}{list, pids, state})
-	}
-	if err := printGPUs(a.stdout, list); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(a.stdout, "%s\n%s\n", note, state.Line)
-	return err
+	return list, nil
 }
 
 // pidNamespace says whose PIDs the driver reports, from what it reports now: "here" (this pid
@@ -134,6 +153,8 @@ type gpuJSON struct {
 	// Utilization is NVML's utilization rates (nil when the device reports none, with why).
 	Utilization      *utilizationJSON `json:"utilization,omitempty"`
 	UtilizationError string           `json:"utilization_error,omitempty"`
+	// MPS is the control daemon that serves the GPU now, if any: a run's, or the node's.
+	MPS *mps.GPU `json:"mps"`
 }
 
 type utilizationJSON struct {
@@ -177,18 +198,18 @@ func (g *gpuJSON) addUtilization(probe gpu.Probe) {
 func printGPUs(w io.Writer, list []gpuJSON) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GPU\tUUID\tNAME\tTOTAL\tUSED\tFREE\tUTIL")
+	fmt.Fprintln(tw, "GPU\tUUID\tNAME\tTOTAL\tUSED\tFREE\tUTIL\tMPS")
 	var errs []string
 	for _, g := range list {
 		util := "?"
 		if g.Utilization != nil {
 			util = fmt.Sprintf("%d%%", g.Utilization.GPU)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Index, g.UUID, g.Name,
-			size.Format(g.Total), size.Format(g.Used), size.Format(g.Free), util)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Index, g.UUID, g.Name,
+			size.Format(g.Total), size.Format(g.Used), size.Format(g.Free), util, mpsCell(g.MPS))
 		if g.ProcessesError != "" {
-			// Every row keeps all six tab-ended cells, or tabwriter would realign the rest.
-			fmt.Fprint(tw, "\t  (processes unknown)\t\t\t\t\t\n")
+			// Every row keeps all seven tab-ended cells, or tabwriter would realign the rest.
+			fmt.Fprint(tw, "\t  (processes unknown)\t\t\t\t\t\t\n")
 			errs = append(errs, fmt.Sprintf("gpu %d: %s", g.Index, g.ProcessesError))
 		}
 		for _, p := range g.Processes {
@@ -203,7 +224,7 @@ func printGPUs(w io.Writer, list []gpuJSON) error {
 			if p.SM != nil {
 				sm = fmt.Sprintf("%d%%", *p.SM)
 			}
-			fmt.Fprintf(tw, "\t  pid %s\t%s\t\t%s\t\t%s\n", strconv.FormatUint(uint64(p.PID), 10), name, size.Format(p.Used), sm)
+			fmt.Fprintf(tw, "\t  pid %s\t%s\t\t%s\t\t%s\t\n", strconv.FormatUint(uint64(p.PID), 10), name, size.Format(p.Used), sm)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -217,4 +238,27 @@ func printGPUs(w io.Writer, list []gpuJSON) error {
 		fmt.Fprintln(w, e)
 	}
 	return nil
+}
+
+// mpsCell says in the MPS column which control daemon serves the GPU and what it answered:
+// "none", "run pid 123: server 456, 2 clients", "node: no server yet", "run pid 123: no answer".
+func mpsCell(g *mps.GPU) string {
+	if g == nil || g.Daemon == "none" {
+		return "none"
+	}
+	who := "node"
+	if g.Daemon == "run" {
+		who = fmt.Sprintf("run pid %d", g.RunPID)
+	}
+	switch {
+	case !g.Answers:
+		return who + ": no answer"
+	case len(g.Servers) == 0:
+		return who + ": no server yet"
+	}
+	servers := make([]string, len(g.Servers))
+	for i, s := range g.Servers {
+		servers[i] = strconv.Itoa(s)
+	}
+	return fmt.Sprintf("%s: server %s, %d client(s)", who, strings.Join(servers, ","), g.Clients)
 }

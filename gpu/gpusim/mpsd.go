@@ -23,6 +23,7 @@ import (
 //
 //	nvidia-cuda-mps-control -d        start the daemon in the background; -f in the foreground
 //	echo get_server_list | ...-control   the PIDs of its servers, one a line
+//	echo get_client_list PID | ...-control   the PIDs of server PID's clients, one a line
 //	echo quit | ...-control           stop the daemon (and its server)
 //	$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid   the daemon's PID
 //	control.log: "[2013-08-05 12:50:23.347 Control 13894] Starting new server 13929 for user 500",
@@ -210,6 +211,8 @@ func (d *mpsDaemon) handle(conn net.Conn) {
 			fmt.Fprintf(conn, "%d\n", d.server.Process.Pid)
 		}
 		d.mu.Unlock()
+	case "get_client_list": // "get_client_list SERVER": its clients' PIDs, one a line
+		d.clientList(conn, f)
 	case "quit":
 		d.logf(d.control, "Control", os.Getpid(), "# quit")
 		d.mu.Lock()
@@ -224,6 +227,18 @@ func (d *mpsDaemon) handle(conn net.Conn) {
 		fmt.Fprintf(conn, "Unknown command: %s\n", f[0])
 	}
 	conn.Close()
+}
+
+// clientList answers get_client_list SERVER with the PIDs of that server's clients.
+func (d *mpsDaemon) clientList(conn net.Conn, f []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(f) < 2 || d.server == nil || f[1] != strconv.Itoa(d.server.Process.Pid) {
+		return // no such server: no clients
+	}
+	for _, pid := range d.clients {
+		fmt.Fprintf(conn, "%d\n", pid)
+	}
 }
 
 // client serves one client: a server is started for it when none runs, and the client is

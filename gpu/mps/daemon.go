@@ -51,6 +51,9 @@ func (d *Daemon) start() error {
 	if _, err := d.set.run(d.env(true), "", "-d"); err != nil {
 		return err
 	}
+	if err := d.record(); err != nil {
+		return err
+	}
 	deadline := time.Now().Add(queryTimeout)
 	for {
 		_, err := d.query("get_server_list")
@@ -104,8 +107,12 @@ func (d *Daemon) query(command string) (string, error) {
 }
 
 // Servers lists the PIDs of the daemon's servers (get_server_list).
-func (d *Daemon) Servers() ([]int, error) {
-	out, err := d.query("get_server_list")
+func (d *Daemon) Servers() ([]int, error) { return d.pids("get_server_list") }
+
+// pids sends command (get_server_list, or get_client_list SERVER) and reads the PIDs of its
+// reply, one a line.
+func (d *Daemon) pids(command string) ([]int, error) {
+	out, err := d.query(command)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,9 @@ type Options struct {
 	UUIDs   []string // the GPUs trials are placed on, by runall's index
 	// PGID finds a live process's group, to tie a client the server log names to a trial.
 	PGID func(pid int) (int, bool)
+	// Run names the run (its task file) in the record beside each own daemon's pipe
+	// directory, by which `runall gpus` finds whose daemon serves a GPU.
+	Run string
 }
 
 // Set is MPS for a run's GPUs: a control daemon per GPU that runall started, or a node's
@@ -33,6 +36,7 @@ type Set struct {
 	own     []*Daemon  // runall's own, by GPU index
 	dir     *owned.Dir // holds the own daemons' pipe and log directories
 	pgid    func(int) (int, bool)
+	runFile string // Options.Run
 	Note    string // what runall says of MPS as the run starts
 }
 
@@ -58,7 +62,7 @@ func open(o Options) (*Set, error) {
 	if bin == "" {
 		return nil, fmt.Errorf("%s is not on PATH: the image needs NVIDIA's utilities", Binary)
 	}
-	s := &Set{bin: bin, environ: o.Environ, pgid: o.PGID}
+	s := &Set{bin: bin, environ: o.Environ, pgid: o.PGID, runFile: o.Run}
 	if pipe, ok := lookup(o.Environ, EnvPipe); ok && pipe != "" {
 		logDir, _ := lookup(o.Environ, EnvLog)
 		d := &Daemon{set: s, Pipe: pipe, Log: logDir, Index: -1}
