@@ -92,14 +92,16 @@ func (s sharingResults) actions() map[string]int {
 
 // TestGPUSharingLightPacks: trials whose GPU computes a fifth of each step gain from
 // sharing it, so one GPU takes one more while the last one raised its throughput: three or
-// more at once, never a drop; the sweep ran faster than one at a time by its measured rates.
+// more at once, and no drop measured at three or fewer (a fourth is slower on the simulated
+// GPU, 0.8 of it busy and 1.75x its switching: a run that got that far lowers at four); the
+// sweep ran faster than one at a time by its measured rates.
 func TestGPUSharingLightPacks(t *testing.T) {
 	t.Parallel()
 	e := newGPUE2E(t)
 	res, r := runShared(t, e, "1x32GiB", "light.yml")
 	acts := res.actions()
-	if most := res.mostAtOnce()["0"]; most < 3 || acts["open"] < 2 || acts["lower"] > 0 {
-		t.Errorf("light trials: at most %d at once on GPU 0, decisions %v; want 3 or more, opened twice or more, never lowered\n%v", most, acts, r)
+	if most := res.mostAtOnce()["0"]; most < 3 || acts["open"] < 2 || acts["lower@2"]+acts["lower@3"] > 0 {
+		t.Errorf("light trials: at most %d at once on GPU 0, decisions %v; want 3 or more, opened twice or more, never lowered at 3 or fewer\n%v", most, acts, r)
 	}
 	if res.Sharing.Speedup <= 1 {
 		t.Errorf("light trials: speedup %.2f, want above 1", res.Sharing.Speedup)
