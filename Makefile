@@ -33,9 +33,15 @@ build: ## build ./runall for this machine (VERSION=... to override the git versi
 
 # -parallel 4: most end-to-end tests wait on trials that sleep, train or hold a lease, so four
 # of them at once fit on 2 cores (cmd/runall: 930 s under -race with 2 at once, 598 s with 6).
-test: ## go test -race ./..., then the Kubernetes manifest tests
+# The cluster tests run when their binaries are built (make k8s-bin: 15-35 minutes the first
+# time, cached outside the clone); under CI (CI=true, where .ci/run builds them first) their
+# absence fails.
+test: ## go test -race ./..., the Kubernetes manifest tests, then the examples on a real cluster (make k8s-e2e)
 	$(GO) test -race -parallel 4 -timeout 25m ./... # cmd/runall alone takes about 10 minutes under -race on 2 cores
 	cd $(K8S_TEST) && $(GO) test ./...
+	@if scripts/k8s-bin.sh --built >/dev/null; then $(MAKE) --no-print-directory k8s-e2e; \
+	elif [ "$${CI:-}" = true ]; then echo "test: the Kubernetes binaries are missing: make k8s-bin"; exit 1; \
+	else echo "test: the cluster tests were not run: make k8s-bin builds their binaries (15-35 minutes, once), then make test or make k8s-e2e runs them"; fi
 
 check: ## gofmt, go vet, the size limits and the removal fence (internal/limits), no go.mod/go.sum drift after go mod tidy
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.*')); \

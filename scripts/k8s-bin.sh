@@ -4,6 +4,7 @@
 # clone, and print the directory that holds them. A second run finds them and returns at once.
 #
 #   scripts/k8s-bin.sh                 # prints e.g. /root/.cache/runall-k8s/v1.37.2/bin
+#   scripts/k8s-bin.sh --built         # prints it when every binary is there, else exits 1
 #   K8S_BIN_CACHE=/some/dir scripts/k8s-bin.sh
 #
 # The version has one source: k8s.io/api in examples/k8s/test/go.mod (v0.X.Y is Kubernetes
@@ -31,6 +32,7 @@ have_all() {
   for n in $names; do [ -x "$OUT/bin/$n" ] || return 1; done
 }
 if have_all; then echo "$OUT/bin"; exit 0; fi
+[ "${1:-}" = --built ] && exit 1
 
 mkdir -p "$OUT/bin"
 # One build at a time per cache: a second caller waits for the first, then finds the binaries.
