@@ -321,7 +321,8 @@ svg text{fill:#57606a}.axis{stroke:#8c959f;stroke-width:1}.grid{stroke:#eaeef2;s
 .pt{fill:#0969da;fill-opacity:.6}.pt.best{fill:#bf3989;fill-opacity:1}.pt.failed{fill:#cf222e}.pt.running{fill:#fff;stroke:#0969da;stroke-width:1.5}.pt.hl{fill:#1f2328;fill-opacity:1;stroke:#0969da;stroke-width:3}
 .charts{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}figcaption{font-size:13px}
 .imp{fill:#0969da;fill-opacity:.75}.pt.front{fill:#bf3989;fill-opacity:1}.frontline{fill:none;stroke:#bf3989;stroke-width:1.5}
-canvas{display:block;margin:4px 0;max-width:100%;height:auto}.layered{position:relative;display:inline-block;max-width:100%;vertical-align:top}.layered canvas{position:absolute;left:0;top:0;margin:0;width:100%}canvas.parcoords{cursor:crosshair}svg .out{display:none}
+canvas{display:block;margin:4px 0;max-width:100%;height:auto}.layered{position:relative;display:inline-block;max-width:100%;vertical-align:top}.layered canvas{position:absolute;left:0;top:0;margin:0;width:100%}canvas.parcoords{cursor:crosshair}
+.stack{position:relative;display:inline-block;max-width:100%;vertical-align:top}.stack canvas{margin:0}.stack canvas+canvas{position:absolute;left:0;top:0;width:100%;height:100%}.stack canvas.parcoords{position:relative;z-index:1}.stack canvas.faded{opacity:.12}svg .out{display:none}
 .key.failed{background:#cf222e}.key.ramp{width:30px;background:linear-gradient(90deg,#54aeff,#0969da,#8250df,#bf3989)}#contour label{margin-right:12px}
 #log pre{max-height:480px;overflow:auto;background:#f6f8fa;border:1px solid #d0d7de;padding:8px;font:12px/1.4 ui-monospace,monospace;white-space:pre-wrap}
 `
