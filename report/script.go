@@ -25,7 +25,7 @@ const pageScript = `
 (function () {
   "use strict";
   var doc = document, root = doc.documentElement, PAGE = 100;
-  var state = {key: null, dir: 1, page: 0, hl: null, only: null, body: null, rows: [], ids: null, rest: false};
+  var state = {key: null, dir: 1, page: 0, hl: null, only: null, body: null, rows: [], ids: null, shown: null, rest: false};
   var parts = ["summary", "trials", "parcoords", "timeline", "sharing", "curves", "params", "contour", "importance", "front"], seen = {};
   if (root.getAttribute("data-live") !== null) { // only a page that follows the run compares its parts
     parts.forEach(function (id) { var el = doc.getElementById(id); seen[id] = el ? el.outerHTML : ""; });
@@ -40,6 +40,7 @@ const pageScript = `
       state.body = body;
       state.rows = Array.prototype.slice.call(body.rows);
       state.ids = new Map(state.rows.map(function (r) { return [r, r.getAttribute("data-task")]; }));
+      state.shown = null;
     }
     return state.rows;
   }
@@ -77,11 +78,12 @@ const pageScript = `
     var pages = Math.ceil(list.length / PAGE), brushed = only ? " (" + list.length + " of " + all.length + " in the brushed ranges)" : "";
     if (!pager) { return; }
     state.page = Math.max(0, Math.min(state.page, pages - 1));
-    var start = state.page * PAGE, shown = new Set(list.slice(start, start + Math.min(PAGE, upto || PAGE)));
-    all.forEach(function (r) { // only the rows that change: 10,000 rows are set in a few ms
-      var hide = !shown.has(r);
-      if (r.hidden !== hide) { r.hidden = hide; }
+    var start = state.page * PAGE, show = list.slice(start, start + Math.min(PAGE, upto || PAGE)), shown = new Set(show);
+    (state.shown || all).forEach(function (r) { // the rows shown until now (every one at first) that change
+      if (!shown.has(r) ? !r.hidden : false) { r.hidden = true; }
     });
+    show.forEach(function (r) { if (r.hidden) { r.hidden = false; } });
+    state.shown = show;
     if (!(pages > 1)) {
       pager.hidden = !only;
       pager.textContent = only ? "rows in the brushed ranges: " + list.length + " of " + all.length : "";
