@@ -135,11 +135,12 @@ const pageScript = `
   // A brushing's answer shows the rows in the table's view at once, with the parallel
   // coordinates; the rest of the page's rows follow with the charts below ("runall:drawn"),
   // so that the answer lays out a few dozen rows and not a hundred.
+  // A live update's filtering (no reset) shows the whole page at once, as the update did.
   doc.addEventListener("runall:filter", function (e) {
-    var first = inView();
+    var first = e.detail.reset ? inView() : PAGE;
     state.only = e.detail.only;
     if (e.detail.reset) { state.page = 0; }
-    state.rest = true;
+    state.rest = PAGE > first;
     paginate(first);
   });
   doc.addEventListener("runall:drawn", function () {
