@@ -27,7 +27,13 @@ func (sc studyCharts) parcoords() {
 		"Drag along an axis to keep the trials within a range (the table and the other charts follow); click an axis to clear its range. "+
 		"<button type=\"button\" class=\"clear\" hidden=\"\">clear every range</button> <span class=\"count\"></span></p>\n", esc(colour))
 	w := max(760, 120*len(d.Axes))
-	sc.p.printf("<canvas class=\"parcoords\" width=\"%d\" height=\"360\" role=\"img\" aria-label=\"parallel coordinates of %d trials\"></canvas>\n", w, len(d.IDs))
+	// Four canvases in one place (pcscript.go): the axes on top, which take the mouse, over
+	// every line, the lines kept and the brushed ranges.
+	sc.p.printf("<div class=\"stack\"><canvas class=\"parcoords\" width=\"%d\" height=\"360\" role=\"img\" aria-label=\"parallel coordinates of %d trials\"></canvas>", w, len(d.IDs))
+	for _, layer := range []string{"all", "kept", "ranges"} {
+		sc.p.printf("<canvas class=\"%s\" width=\"%d\" height=\"360\" aria-hidden=\"true\"></canvas>", layer, w)
+	}
+	sc.p.printf("</div>\n")
 	sc.p.printf("<p class=\"note\"><span class=\"key ramp\"></span>finished, coloured by the objective from the worst to the best <span class=\"key running\"></span>running (its value so far) " +
 		"<span class=\"key pruned\"></span>pruned (or ended with no value), dashed <span class=\"key paused\"></span>paused, dashed <span class=\"key failed\"></span>failed, dashed; " +
 		"the trials waiting are not drawn until they start</p>\n")

@@ -293,6 +293,9 @@ func humanDuration(d time.Duration) string {
 }
 
 // css is the page's style. It holds no "<" or "&", so that the page is well-formed XML too.
+// The sections below the parallel coordinates are rendered only near the view
+// (content-visibility), so that a brushing repaints and commits the table and the parallel
+// coordinates, and not a timeline of 10,000 bars and a dozen canvases out of sight.
 const css = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#1f2328;background:#fff}
 h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px}
@@ -321,7 +324,9 @@ svg text{fill:#57606a}.axis{stroke:#8c959f;stroke-width:1}.grid{stroke:#eaeef2;s
 .pt{fill:#0969da;fill-opacity:.6}.pt.best{fill:#bf3989;fill-opacity:1}.pt.failed{fill:#cf222e}.pt.running{fill:#fff;stroke:#0969da;stroke-width:1.5}.pt.hl{fill:#1f2328;fill-opacity:1;stroke:#0969da;stroke-width:3}
 .charts{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}figcaption{font-size:13px}
 .imp{fill:#0969da;fill-opacity:.75}.pt.front{fill:#bf3989;fill-opacity:1}.frontline{fill:none;stroke:#bf3989;stroke-width:1.5}
-canvas{display:block;margin:4px 0;max-width:100%;height:auto}.layered{position:relative;display:inline-block;max-width:100%;vertical-align:top}.layered canvas{position:absolute;left:0;top:0;margin:0;width:100%}canvas.parcoords{cursor:crosshair}svg .out{display:none}
+canvas{display:block;margin:4px 0;max-width:100%;height:auto}.layered{position:relative;display:inline-block;max-width:100%;vertical-align:top}.layered canvas{position:absolute;left:0;top:0;margin:0;width:100%}canvas.parcoords{cursor:crosshair}
+.stack{position:relative;display:inline-block;max-width:100%;vertical-align:top}.stack canvas{margin:0}.stack canvas+canvas{position:absolute;left:0;top:0;width:100%;height:100%}.stack canvas.parcoords{position:relative;z-index:1}.stack canvas.faded{opacity:.12}
+#timeline,#sharing,#curves,#lineage,#params,#contour,#importance,#front{content-visibility:auto;contain-intrinsic-size:auto 600px}svg .out{display:none}
 .key.failed{background:#cf222e}.key.ramp{width:30px;background:linear-gradient(90deg,#54aeff,#0969da,#8250df,#bf3989)}#contour label{margin-right:12px}
 #log pre{max-height:480px;overflow:auto;background:#f6f8fa;border:1px solid #d0d7de;padding:8px;font:12px/1.4 ui-monospace,monospace;white-space:pre-wrap}
 `

@@ -25,7 +25,7 @@ const pageScript = `
 (function () {
   "use strict";
   var doc = document, root = doc.documentElement, PAGE = 100;
-  var state = {key: null, dir: 1, page: 0, hl: null, only: null, body: null, rows: [], ids: null};
+  var state = {key: null, dir: 1, page: 0, hl: null, only: null, body: null, rows: [], ids: null, shown: null, rest: false};
   var parts = ["summary", "trials", "parcoords", "timeline", "sharing", "curves", "params", "contour", "importance", "front"], seen = {};
   if (root.getAttribute("data-live") !== null) { // only a page that follows the run compares its parts
     parts.forEach(function (id) { var el = doc.getElementById(id); seen[id] = el ? el.outerHTML : ""; });
@@ -40,6 +40,7 @@ const pageScript = `
       state.body = body;
       state.rows = Array.prototype.slice.call(body.rows);
       state.ids = new Map(state.rows.map(function (r) { return [r, r.getAttribute("data-task")]; }));
+      state.shown = null;
     }
     return state.rows;
   }
@@ -69,18 +70,20 @@ const pageScript = `
     b.disabled = !enabled;
     return b;
   }
-  function paginate() {
+  // paginate shows the current page's rows, or its first upto rows alone (the rest are left
+  // for a later call), and says which rows these are.
+  function paginate(upto) {
     var all = rows(), pager = doc.querySelector("#trials .pager"), only = state.only;
     var ids = state.ids, list = only ? all.filter(function (r) { return only[ids.get(r)] === true; }) : all;
     var pages = Math.ceil(list.length / PAGE), brushed = only ? " (" + list.length + " of " + all.length + " in the brushed ranges)" : "";
     if (!pager) { return; }
-    var shown = {};
     state.page = Math.max(0, Math.min(state.page, pages - 1));
-    list.slice(state.page * PAGE, state.page * PAGE + PAGE).forEach(function (r) { shown[ids.get(r)] = true; });
-    all.forEach(function (r) { // only the rows that change: 10,000 rows are set in a few ms
-      var hide = shown[ids.get(r)] !== true;
-      if (r.hidden !== hide) { r.hidden = hide; }
+    var start = state.page * PAGE, show = list.slice(start, start + Math.min(PAGE, upto || PAGE)), shown = new Set(show);
+    (state.shown || all).forEach(function (r) { // the rows shown until now (every one at first) that change
+      if (!shown.has(r) ? !r.hidden : false) { r.hidden = true; }
     });
+    show.forEach(function (r) { if (r.hidden) { r.hidden = false; } });
+    state.shown = show;
     if (!(pages > 1)) {
       pager.hidden = !only;
       pager.textContent = only ? "rows in the brushed ranges: " + list.length + " of " + all.length : "";
@@ -129,11 +132,27 @@ const pageScript = `
       closeLog();
     }
   });
+  // A brushing's answer shows the rows in the table's view at once, with the parallel
+  // coordinates; the rest of the page's rows follow with the charts below ("runall:drawn"),
+  // so that the answer lays out a few dozen rows and not a hundred.
+  // A live update's filtering (no reset) shows the whole page at once, as the update did.
   doc.addEventListener("runall:filter", function (e) {
+    var first = e.detail.reset ? inView() : PAGE;
     state.only = e.detail.only;
     if (e.detail.reset) { state.page = 0; }
-    paginate();
+    state.rest = PAGE > first;
+    paginate(first);
   });
+  doc.addEventListener("runall:drawn", function () {
+    if (state.rest) { state.rest = false; paginate(); }
+  });
+  // inView is how many of a page's rows reach the bottom of the table's view, and two
+  // more; it reads the layout before the rows change it.
+  function inView() {
+    var wrap = doc.querySelector("#trials .wrap"), row = wrap ? wrap.querySelector("tbody tr:not([hidden])") : null;
+    var h = row ? row.offsetHeight : 0;
+    return h > 0 ? Math.ceil((wrap.scrollTop + wrap.clientHeight) / h) + 2 : PAGE;
+  }
   paginate();
 
   var live = root.getAttribute("data-live");

@@ -5,7 +5,8 @@
 // With -brush, it also times brushing on the parallel coordinates once each page is drawn:
 // a range dragged along the first axis, from the mouse's release to the second animation
 // frame after it (the table, the charts and the canvases redrawn and painted). -shot DIR
-// keeps a screenshot of each page as its last round left it.
+// keeps a screenshot of each page as its last round left it; -trace DIR a trace of each page's
+// last brushing (trace.go), to open in DevTools' Performance panel.
 //
 //	go run ./bench/pageload -rounds 5 -brush base.html live.html
 package main
@@ -57,6 +58,7 @@ func main() {
 	rounds := flag.Int("rounds", 5, "loads of each page")
 	brushing := flag.Bool("brush", false, "time brushing the parallel coordinates too")
 	shots := flag.String("shot", "", "a directory to keep a screenshot (JPEG) of each page in")
+	traces := flag.String("trace", "", "a directory to keep a trace of each page's last brushing in (with -brush)")
 	flag.Parse()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -71,7 +73,7 @@ func main() {
 	times, brushes, settled := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	for range *rounds {
 		for _, page := range flag.Args() {
-			ms, two, err := load(ctx, page, *brushing, *shots)
+			ms, two, err := load(ctx, page, *brushing, *shots, *traces)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "pageload:", err)
 				os.Exit(1)
@@ -90,7 +92,7 @@ func main() {
 
 // load loads a page once: how long it took to draw, and with brushing how long the
 // brushing took to answer and to draw every chart.
-func load(ctx context.Context, page string, brushing bool, shots string) (float64, []float64, error) {
+func load(ctx context.Context, page string, brushing bool, shots, traces string) (float64, []float64, error) {
 	abs, _ := filepath.Abs(page)
 	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+abs)); err != nil {
 		return 0, nil, err
@@ -101,7 +103,19 @@ func load(ctx context.Context, page string, brushing bool, shots string) (float6
 	}
 	var two []float64
 	if brushing {
-		if two, err = chromedp.Run(ctx, chromedp.Evaluate[[]float64](brush, chromedp.EvalAwaitPromise)); err != nil {
+		run := func() (err error) {
+			two, err = chromedp.Run(ctx, chromedp.Evaluate[[]float64](brush, chromedp.EvalAwaitPromise))
+			return err
+		}
+		if traces != "" {
+			var trace []byte
+			if trace, err = traced(ctx, run); err == nil {
+				err = os.WriteFile(filepath.Join(traces, filepath.Base(page)+".trace.json"), trace, 0o644)
+			}
+		} else {
+			err = run()
+		}
+		if err != nil {
 			return 0, nil, err
 		}
 	}

@@ -74,6 +74,7 @@ func TestPlotsInBrowser(t *testing.T) {
 	}
 	waitPage(ctx, t, "the table filtered to lr 0.001 and 0.01", plotsJS+`shownRows() === "`+want+`" && `+
 		`document.querySelector("#parcoords .count").textContent === "12 of 18 trials in the ranges"`)
+	wantKeptLayer(ctx, t)
 	e.createFile("tick")
 	waitPage(ctx, t, "the run's end, the range kept", plotsJS+`document.querySelector("#summary .st").textContent === "ok" && `+
 		`trialStatus("`+waiting+`") === "ok" && shownRows() === "`+want+`" && document.getElementById("front") !== null`)
@@ -100,6 +101,21 @@ func TestPlotsInBrowser(t *testing.T) {
 	}
 	p.signal(syscall.SIGTERM) // ends --serve-after
 	p.wait().wantCode(t, 0)
+}
+
+// wantKeptLayer: a brushing draws the lines kept on a layer of their own over every line
+// faded, so that it strokes those and nothing else: on lr's axis the kept layer has a line at
+// 0.001 and none at 0.1 (outside the range), and the layer of every line is drawn whole.
+func wantKeptLayer(ctx context.Context, t *testing.T) {
+	t.Helper()
+	waitPage(ctx, t, "the kept lines alone on their layer, every line under them faded", plotsJS+`(() => {
+  const cvs = document.querySelectorAll("#parcoords canvas");
+  if (cvs.length !== 4 || !cvs[1].classList.contains("faded")) { return false; }
+  const lay = JSON.parse(pc().getAttribute("data-layout")), a = plotData().axes.findIndex(x => x.name === "lr");
+  const drawn = (cv, v) => { const p = place("lr", v), b = pc().getBoundingClientRect(), k = cv.width / b.width;
+    return cv.getContext("2d").getImageData(Math.round(lay.xs[a]) - 2, Math.round((p.clientY - b.top) * k) - 2, 5, 5).data.some((x, i) => i % 4 === 3 && x > 0); };
+  return drawn(cvs[2], 0.001) && !drawn(cvs[2], 0.1) && drawn(cvs[1], 0.1);
+})()`)
 }
 
 // wantChoiceBrushed: a range on a choice's axis keeps the trials of the choices within it
