@@ -1,20 +1,25 @@
 // Package runner runs a plan: it wires the stages of the pipeline together. runDriver
 // (run.go) only composes the parts and drives them (execute.go); each part is a type of
-// its own, given what it needs when it is made, with no pointer back to the driver:
+// its own, given what it needs when it is made, with no pointer back to the driver
+// (docs/architecture.md, "Inside the runner package", lists them):
 //
 //	plan ──▶ source (sched.List, claimSource, searchSource) ──▶ sched.Run (waiting line,
-//	admission: a slot, then each sched.Resource) ──▶ launcher (launch.go: a trial's steps;
-//	command.go: one command's hooks) ──▶ executor.Run (retries, timeout, stop) ──▶
-//	lifecycle (lifecycle.go) ──▶ event.Stream ──▶ consumers: the ledger (results), the
-//	recorder of the run's end (results file, report, upload, notify), Prometheus,
-//	stop-when, early stopping, claims, Options.Consumers, the output
+//	admission: a slot, then each sched.Resource: host memory, then the GPUs, rooms.go)
+//	──▶ launcher (launch.go: a trial's steps; command.go: one command's hooks) ──▶
+//	executor.Run (retries, timeout, stop) ──▶ lifecycle (lifecycle.go) ──▶ event.Stream
+//	──▶ consumers, in this order (stream.go): the ledger (results), the recorder of the
+//	run's end (results file, report, upload, notify), Prometheus, stop-when, early
+//	stopping (prune), early stopping that pauses (rounds), gpu-sharing: progress, the
+//	server (--serve), Options.Consumers, the output
 //
-// A trial travels as a sched.Trial value (task, placement, lease, attempt). Every transition
-// is one event on the run's stream; the ledger learns each result from the events alone. A
-// new concern is a consumer added in openStream (stream.go), a new source of trials is
-// picked in source (sched.go), a new resource to admit by is appended in schedule
-// (sched.go). The runner knows no output format, no HTML and no S3 protocol: those are the
-// output, report and s3sync packages, reached through events, Options.Report and the sync
-// engine; it knows nothing of how the scheduler orders its line or how the executor runs a
-// process.
+// A trial travels as a sched.Trial value (its task, its attempt, how often it was passed
+// over); it carries no resource: the rooms (rooms.go) and the sources keep what they hold
+// for it, keyed by the *sched.Trial. Every transition is one event on the run's stream; the
+// ledger learns each result from the events alone. A claims sweep is no consumer: its source
+// (claims_source.go) records a trial as the scheduler tells it the trial ended. A new concern
+// is a consumer added in openStream (stream.go), a new source of trials is picked in source
+// (sched.go), a new resource to admit by is a sched.Resource added to rooms (rooms.go). The
+// runner knows no output format, no HTML and no S3 protocol: those are the output, report
+// and s3sync packages, reached through events, Options.Record.Report and the sync engine;
+// it knows nothing of how the scheduler orders its line or how the executor runs a process.
 package runner

@@ -11,10 +11,13 @@ import (
 // openStream adds the run's consumers to its one lifecycle stream, in the order they see
 // each event: the ledger (the results recorder) first, so that a consumer after it that
 // reads a task's result reads it with the event applied; then the recorder of the run's
-// end (results file, report, upload, notify), Prometheus, stop-when, early stopping, the
-// server (--serve), Options.Consumers and the output. The claims are added after them as the sweep is joined
-// (runAll). To add a consumer, add it here (or pass it in Options.Consumers); neither the
-// scheduler nor the executor changes.
+// end (results file, report, upload, notify), Prometheus (with --serve), stop-when, early
+// stopping (early-stop: rules of runner/prune), early stopping that pauses (runner/rounds:
+// sha, hyperband, pbt), gpu-sharing: progress (the GPU room's gpuSharing), the server
+// (--serve), Options.Consumers (each handed the Stopper or Pauser it asks for) and the
+// output last. A claims sweep is no consumer: its source records each trial as it ends
+// (claims_source.go). To add a consumer, add it here (or pass it in Options.Consumers);
+// neither the scheduler nor the executor changes.
 func (r *runDriver) openStream() {
 	stream := r.life.stream
 	stream.Add(r.life.ledger)

@@ -1,8 +1,13 @@
 // Package event is a run's one lifecycle stream: a task waited (and why), started (where),
-// printed a line, reported a metric, ended (with its status) or was skipped; a transfer
-// progressed; the run ended. Every concern that reacts to a run (the results recorder,
-// Prometheus, the outputs, notify, the report, stop-when, claims) is a Consumer of it. It
-// knows nothing of the scheduler or executor that emit the events, nor of the consumers.
+// printed a line, reported a metric, its memory or its progress, ended (with its status:
+// for good, requeued or paused) or was skipped; a transfer progressed; the run said a status
+// line; the run ended. Every concern that reacts to a run (the ledger of results, the
+// recorder of the run's end with the report and notify, Prometheus, stop-when, early
+// stopping, gpu-sharing: progress, the live server, the outputs) is a Consumer of it,
+// added by the runner (runner/stream.go). The Stream is also the run's one status machine
+// of tasks (pending, running, ended), and the gate every event passes before a consumer
+// sees it (the runner masks secrets there). It knows nothing of the scheduler or executor
+// that emit the events, nor of the consumers.
 package event
 
 import (
@@ -34,8 +39,10 @@ func (k Kind) String() string {
 	return [...]string{"waiting", "start", "output", "end", "skipped", "sync", "status", "run-end", "memory", "metric", "progress"}[k]
 }
 
-// Event is one thing that happened during a run. Events flow from the scheduler to the one
-// goroutine that owns the output.
+// Event is one thing that happened during a run. Events are emitted by the scheduler, the
+// commands and the run (and by consumers in reaction, through emit) and reach every
+// consumer in the order emitted; the output takes every one but metric values, through a
+// Queue, to the one goroutine that owns the terminal.
 //
 //limits:flat one value on the stream for every kind of event, each field commented with the kinds that set it; a typed end (issue 35, point 3) is to narrow it
 type Event struct {

@@ -12,8 +12,8 @@ import (
 //
 // Its memory is bounded however long its reader stalls. Once it holds Limits' worth of
 // output lines, further lines are dropped and counted (Take says how many, so that the
-// reader can say so once it can write again); a task's waiting reason or memory reading
-// replaces the one it already holds, as only the newest counts. The events a task's
+// reader can say so once it can write again); a task's waiting reason, memory reading or
+// progress replaces the one it already holds, as only the newest counts. The events a task's
 // lifecycle cannot do without (started, ended, skipped, the run's status lines and end)
 // are always kept: there are as many as the run has attempts.
 type Queue struct {
@@ -25,7 +25,7 @@ type Queue struct {
 	spare   []Event           // the slice the last Take returned, reused by the next
 	lines   int               // TaskOutput events queued
 	bytes   int               // and the bytes of their lines
-	latest  map[latestKey]int // while full: where each task's newest waiting or memory event is
+	latest  map[latestKey]int // while full: where each task's newest waiting, memory or progress event is
 	skipped int               // lines dropped since the last Take
 	closed  bool
 }
