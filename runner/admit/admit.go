@@ -11,8 +11,22 @@
 // fits where  free − reserved − margin ≥ need, and goes where it fits best. Memory used by
 // anything else (another container, a notebook) counts, because "free" is measured.
 //
-// The package knows trials only as requests (an id, a group, a need); it knows nothing of
-// the scheduler that asks, or of the processes that run them.
+// Memory that ended trials are still giving back counts as used until it is seen freed
+// (drain.go), and the margin (the larger of bytes and a fraction of a device's total) is
+// kept free on every device.
+//
+// A need comes from the book of needs (runner/needs, with GPUPolicy): declared, learned by
+// the first trial of a group (which waits for a device with no other trial), or raised after
+// a trial ran out of memory (learn.go). Of the devices that fit, a device closed for a while
+// (Closed: its MPS server restarts after a fault) takes no trial, and a request's Gate
+// (gpu-sharing: progress, runner/sharing) may hold the trial back with its own reason. The
+// Admitter holds its parts under one lock, none embedded: the meter (meter.go, attrib.go),
+// the book, the devices (device.go, drain.go) and the closed devices (closed.go); it samples
+// the devices on a loop of its own (sample.go).
+//
+// The package knows trials only as requests (an id, a name, a group, a need, a number of
+// devices, a gate); it knows nothing of the plan, of the scheduler that asks, or of the
+// processes that run them.
 package admit
 
 import (
