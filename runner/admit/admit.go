@@ -16,8 +16,9 @@
 // kept free on every device.
 //
 // A need comes from the book of needs (runner/needs, with GPUPolicy): declared, learned by
-// the first trial of a group (which waits for a device with no other trial), or raised after
-// a trial ran out of memory (learn.go). Of the devices that fit, a device closed for a while
+// the first trial of a group (with a provisional reservation beside other trials where each
+// trial's processes can be told apart, else alone on its devices: learn.go), or raised
+// after a trial ran out of memory. Of the devices that fit, a device closed for a while
 // (Closed: its MPS server restarts after a fault) takes no trial, and a request's Gate
 // (gpu-sharing: progress, runner/sharing) may hold the trial back with its own reason. The
 // Admitter holds its parts under one lock, none embedded: the meter (meter.go, attrib.go),
