@@ -1,6 +1,9 @@
-// Package eventually is the one wait of runall's tests: it polls a condition until it holds
-// or a limit passes. Tests use it to wait for things to happen (a task to start, a killed
-// process to be gone, a page to show a value), never to measure how long they take.
+// Package eventually is the one wait of runall's end-to-end tests (cmd/runall) and of the
+// claims and prune tests: it polls a condition until it holds or a limit passes. Tests use
+// it to wait for things to happen (a task to start, a killed process to be gone, a page to
+// show a value), never to measure how long they take. runner/sched's tests keep a waitFor
+// of their own (under the recorder's lock), and examples/k8s/test, a module of its own,
+// cannot import it and has its own.
 package eventually
 
 import (

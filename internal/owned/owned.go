@@ -1,12 +1,14 @@
-// Package owned holds the directories runall owns (the log directory, the simulated GPUs'
-// state, the sync record's directory, a temporary directory it made) and is the one way
-// runall removes, renames or replaces a file in them: every name goes through an os.Root
-// opened on the directory, so that a name that leaves it (`..`, an absolute path, a symlink
-// planted to point out) is refused by the kernel-backed walk rather than followed. A Dir made
-// by Temp is runall's own whole, and Close removes it; a Dir made by Open is a place runall
-// writes into, and only names inside it are ever removed. make check (internal/limits)
-// refuses a removal, rename, truncation or append outside this package and the few others
-// it lists.
+// Package owned holds the directories runall owns (the log directory, the directory of a
+// downloaded url: script, the simulated GPUs' state, the sync record's directory, the
+// directory of a file outfile replaces, a temporary directory it made: a step's exported
+// environment, the MPS daemons' pipes and logs) and is the one way runall removes, renames
+// or replaces a file in them: every name goes through an os.Root opened on the directory,
+// so that a name that leaves it (`..`, an absolute path, a symlink planted to point out) is
+// refused by the kernel-backed walk rather than followed. A Dir made by Temp is runall's
+// own whole, and Close removes it; a Dir made by Open is a place runall writes into, and
+// only names inside it are ever removed. make check (internal/limits) refuses a removal,
+// rename, truncation or append outside this package, an *os.Root's methods and the few
+// files it lists (internal/limits/fence.go).
 package owned
 
 import (

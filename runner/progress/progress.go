@@ -8,7 +8,8 @@
 // A script may draw several bars (nested loops, an evaluation bar beside the training one).
 // Each is followed on its own, told apart by its label (digits aside: "Epoch 3" is the bar of
 // "Epoch 0" drawn again) and its total; the one shown is the bar that moved most often, from
-// the most explicit kind of source that spoke at all.
+// the most explicit kind of source that spoke at all (Source: a runall-progress line, then a
+// tqdm or Keras bar, then a Hugging Face log dict, then a metric's steps).
 package progress
 
 import (
