@@ -1,7 +1,12 @@
 // Package gpusim simulates GPUs for runall's tests, demos and `check --simulate`: devices
 // with memory that `runall fake-alloc` processes claim as training processes do, and a
-// gpu.Probe that measures them as NVML measures real ones. Every process of a run shares
-// their state through a directory (see state.go).
+// gpu.Probe that measures them as NVML measures real ones (probe.go). Every process of a
+// run shares their state through a directory (see state.go). Beside memory it models how the
+// processes that train on a GPU share its compute (compute.go, train.go: what check
+// --simulate --busy predicts with, through runner.Compute, and what fake-alloc's
+// --train-steps run), and an MPS control daemon and server (mpsd.go, mpsclient.go), reached
+// as runall under the name nvidia-cuda-mps-control (cmd/runall/fakemps.go). It imports gpu;
+// gpu never imports it.
 package gpusim
 
 import "strings"

@@ -1,8 +1,10 @@
 // Package mps runs NVIDIA's Multi-Process Service for the GPUs runall places trials on: one
 // control daemon per GPU (each seeing only its GPU, with its own pipe and log directories),
 // or a node's daemon when one answers at CUDA_MPS_PIPE_DIRECTORY; the environment that makes a
-// trial one of its clients, capped in memory; and what the daemons' logs say of faults. It
-// knows nothing of tasks: runall's GPU room asks it (runner/isolation.go).
+// trial one of its clients, capped in memory; and what the daemons' logs say of faults.
+// Beside each daemon of its own it writes a record (daemon.json, find.go), by which Find
+// tells `runall gpus` whose daemon serves each GPU now. It knows nothing of tasks: runall's
+// GPU room asks it (runner/isolation.go).
 //
 // The commands, variables and log lines used are NVIDIA's, from the MPS documentation
 // (https://docs.nvidia.com/deploy/mps/): "Appendix: Tools and Interface Reference" for

@@ -20,18 +20,23 @@
 //	  │ Left (last one)          │ Started / Left           ▼
 //	  └──────────────────────────┴───────── Open | Keep | Lower(+pause last) | Alone
 //
-// How it is wired (runner/sharing_run.go, runner/sharing_events.go). One Controller per run, made from
-// the config, its Trial values from the plan (ID: the trial's name; Kind: its block's Group,
-// so that a sweep's trials share a rate alone; Alone: history's RateAlone by Task.Key;
-// CanPause: Task.Checkpoint != nil), its clock the run's elapsed time:
+// How it is wired (runner/sharing_run.go, runner/sharing_events.go). One Controller per
+// run, made when a trial asks for gpu-sharing: progress, with the default Margin and a
+// MinWindow of half the run's rate window; its Trial values from the plan (ID: the trial's
+// name; Kind: its block's Group, else its Key, so that a sweep's trials share a rate alone;
+// Alone: history's RateAlone by Task.Key; CanPause: Task.Checkpoint != nil and the run has
+// a pauser), its clock the run's elapsed time, a GPU named by its index:
 //
-//   - The GPU admitter, after it found a device with the memory for a trial under
-//     gpu-sharing: progress, asks MayAdmit for that device; Wait is the trial's waiting
+//   - The GPU admitter, after it found the devices with the memory for a trial under
+//     gpu-sharing: progress, asks MayAdmit for each through the gate the GPU room put in
+//     the trial's request (admit.Request.Gate); Wait is the trial's waiting
 //     reason (Decision.String), and the admitter tries the next device or the next trial.
 //   - The GPU room (runner/rooms.go) calls Started when the trial is placed and Left when it
-//     releases it (it ended, paused or was requeued), on that device (a trial on several devices: each of them).
-//   - The progress reader's rate of each running trial (steps per second over a window)
-//     goes to Measured, which returns the decisions to act on: each is said on the output
+//     releases it (it ended, paused or was requeued), on that device (a trial on several
+//     devices: each of them).
+//   - Each shared trial's rate, the change of its steps (its TaskProgress events, the last
+//     from its final end) over a window of at least two seconds that starts afresh when its
+//     GPU's mix changes, goes to Measured, which returns the decisions to act on: each is said on the output
 //     stream (Decision.String), and for Lower with Pause the run's pauser pauses the trial
 //     at its next checkpoint copy, which puts it back in line to resume when room opens.
 //   - NVML's device utilisation, where the driver reports it, is to go to Utilisation, and
