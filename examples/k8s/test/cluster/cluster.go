@@ -1,7 +1,11 @@
 // Package cluster starts a real, one-node Kubernetes cluster for a test: etcd, kube-apiserver,
 // kube-controller-manager, kube-scheduler, containerd and a kubelet, all on loopback, their
-// files in a temporary directory, and tears it all down when the test ends, leaving no
-// process, mount or cgroup behind.
+// files in a temporary directory, and tears it all down when the test ends (Stop, at the
+// test's cleanup), leaving no process, mount or cgroup behind (Leftovers lists what is left,
+// empty after a clean teardown). The few paths the kubelet and containerd make outside that
+// directory whatever they are told (teardown.go) are removed only when they were absent as
+// the cluster started; a cluster a killed test left behind is cleared by the next Start
+// (stale.go).
 //
 //	func TestX(t *testing.T) {
 //		c := cluster.Start(t, images...) // skips unless K8S_E2E=1; fails under CI=true if a binary is missing
