@@ -1,7 +1,9 @@
 // Package history keeps what earlier runs of a task file measured, in the log directory:
-// each task's duration and each gpu-memory: auto group's learned need. The scheduler orders
-// trials by it, the outputs estimate with it and the admitter learns into it; it knows
-// nothing of them.
+// each task's duration, each gpu-memory: auto and memory: auto group's learned need, and each
+// task's progress rate alone on a GPU (gpu-sharing: progress, rates.go). The runner orders a
+// block's trials by it (runner/order.go), the outputs estimate with it, the GPU and host
+// admitters learn into it and gpu-sharing reads and keeps rates in it; it knows nothing of
+// them.
 package history
 
 import (
