@@ -32,8 +32,9 @@ type Pauser interface {
 	Landed(t *plan.Task) int
 }
 
-// PauserUser is a consumer that pauses and resumes trials: the run hands it its Pauser
-// before the first event.
+// PauserUser is a consumer of Options.Consumers that pauses and resumes trials: openStream
+// hands it the run's Pauser before the first event, when any trial has checkpoint:
+// (without one, nothing can pause and it is handed none).
 type PauserUser interface {
 	UsePauser(p Pauser)
 }

@@ -57,8 +57,9 @@ func (r *runDriver) openStream() {
 	stream.Add(r.out)
 }
 
-// StopperUser is a consumer that stops running trials (early stopping, say): the run hands
-// it its Stopper before the first event.
+// StopperUser is a consumer of Options.Consumers that stops running trials (early
+// stopping, say): openStream hands it the run's Stopper before the first event. The run's
+// own pruner is handed it as it is made (prune_hook.go).
 type StopperUser interface {
 	UseStopper(s executor.Stopper)
 }
