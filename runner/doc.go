@@ -13,8 +13,8 @@
 //	server (--serve), Options.Consumers, the output
 //
 // A trial travels as a sched.Trial value (its task, its attempt, how often it was passed
-// over); it carries no resource: the rooms (rooms.go) and the sources keep what they hold
-// for it, keyed by the *sched.Trial. Every transition is one event on the run's stream; the
+// over); it carries no resource: the rooms (rooms.go) keep what they hold for it keyed by
+// the *sched.Trial, the claimer and the pauser by its *plan.Task. Every transition is one event on the run's stream; the
 // ledger learns each result from the events alone. A claims sweep is no consumer: its source
 // (claims_source.go) records a trial as the scheduler tells it the trial ended. A new concern
 // is a consumer added in openStream (stream.go), a new source of trials is picked in source
