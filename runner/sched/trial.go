@@ -16,8 +16,9 @@
 // A paused trial leaves the scheduler like an ended one (its room is released), and its
 // source offers the same *Trial again from Next when it is to resume.
 //
-// The scheduler's trial carries no resource: each Resource and Source keeps what it holds
-// for a trial itself, keyed by the *Trial, so that adding a resource touches no type here.
+// The scheduler's trial carries no resource: each Resource keeps what it holds for a trial
+// itself, keyed by the *Trial (a Source by the *Trial or its task, as it needs), so that
+// adding a resource touches no type here.
 package sched
 
 import (
