@@ -102,7 +102,7 @@ func TestOptunaTwoObjectives(t *testing.T) {
 		f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 		v, ok := read[f(st.Params["x"])+" "+f(st.Params["y"])]
 		if st.State != "COMPLETE" || !ok || len(st.Values) != 2 || st.Values[0] != v[0] || st.Values[1] != v[1] {
-			t.Errorf("trial %d: %s %v values %v; runall read %v (%v)", st.Number, st.State, st.Params, st.Values, v, ok)
+			t.Errorf("trial %d: %s %v values %v; runall read %v (%v)\n%v", st.Number, st.State, st.Params, st.Values, v, ok, r)
 		}
 		told++
 	}
