@@ -1,19 +1,14 @@
 package runner
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
-	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -24,9 +19,9 @@ import (
 // commandResult is what runCommand tells its caller.
 type commandResult struct {
 	ok       bool     // succeeded, or failed with ignore-failure
-	oom      bool     // ran out of memory (GPU, or host: the OOM killer) and goes again, after its trial is released
+	oom      bool     // a room sent it back to the line (out of memory, an MPS fault's bystander), after its trial is released
 	need     uint64   // the need it goes again with
-	why      string   // why it waits again ("": it ran out of GPU memory); why it paused
+	why      string   // why it waits again; why it paused
 	exported []string // variables it exported (sequential tasks)
 	paused   bool     // stopped at its checkpoint, to be resumed (status paused)
 }
@@ -40,14 +35,14 @@ func (cr commandResult) outcome() sched.Outcome {
 	if !cr.oom {
 		return sched.Outcome{}
 	}
-	return sched.Outcome{Requeue: true, Reason: cmp.Or(cr.why, admit.RequeueReason(cr.need))}
+	return sched.Outcome{Requeue: true, Reason: cr.why}
 }
 
 // command is one command task while it runs: the executor's hooks for it. They keep its
-// log, the tails of its output for the failure report, its metrics, and what its room in
-// GPU and host memory saw of running out; they tell the run's stream what happens. A
-// failed attempt is retried, or decides what follows (next): its trial goes back to the
-// line with a raised need, or it can never run here.
+// log, the tails of its output for the failure report, its metrics, and tell its rooms (the
+// resources its trial was admitted by: room.go) of its processes and output; they tell the
+// run's stream what happens. A failed attempt is retried, or its rooms decide what follows
+// (next): its trial goes back to the line, or it can never run here.
 type command struct {
 	life    *lifecycle
 	mask    *masker
@@ -56,8 +51,7 @@ type command struct {
 	h       *executor.Handle
 	log     *taskLog
 	tails   tailBuffer
-	gpu     gpuAttempt  // its room on the GPUs, and what its output said of running out there
-	host    hostAttempt // its room in host memory, and the OOM kills that end it
+	rooms   []Room // asked in this order what a failed attempt means
 	metrics trialMetrics
 	turn    turn
 	next    verdict
@@ -85,35 +79,37 @@ type turn struct {
 	kept int
 }
 
-// verdict is what a failed attempt decided beyond a retry: the trial goes back to the line
-// with a new need (requeue), or it can never run here (fatal). Zero: neither.
+// verdict is what a failed attempt's rooms decided beyond a retry: the trial goes back to
+// the line with a new need (requeue), or it can never run here (fatal); and how it ends when
+// the run halts as it concludes (halted: stopped with that reason). Zero: none of these.
 type verdict struct {
 	requeue *commandResult
 	fatal   error
+	halted  string
 }
 
 func (c *command) hooks() executor.Hooks {
 	return executor.Hooks{Started: c.started, Line: c.onLine, Ended: c.ended}
 }
 
-// onStart ties an attempt's process group to the trial's rooms in GPU and host memory.
+// onStart ties an attempt's process group to the trial's rooms.
 func (c *command) onStart(pgid int) {
-	c.gpu.started(pgid)
-	c.host.started(pgid)
+	for _, r := range c.rooms {
+		r.Started(pgid)
+	}
 }
 
 // started announces an attempt.
 func (c *command) started(n int) {
 	attempt := c.turn.before + n
 	c.turn.now = attempt
-	c.gpu.restart()
+	c.next = verdict{}
 	c.metrics.reader.Restart()
 	c.metrics.progress.reader.Restart()
-	c.host.restart()
 	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.mask.Replace(c.cmd))
 	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.turn.passedOver, Detail: c.turn.from}
-	if p := c.gpu.p; p != nil {
-		ev.Devices, ev.Need = p.UUIDs, p.Need
+	for _, r := range c.rooms {
+		r.Begin(&ev)
 	}
 	c.life.emit(ev)
 }
@@ -126,7 +122,9 @@ func (c *command) onLine(n int, stream, line string) {
 		c.metrics.reader.Line(line)
 	}
 	c.metrics.progress.line(line)
-	c.gpu.line(line)
+	for _, r := range c.rooms {
+		r.Line(line)
+	}
 	c.log.line(line)
 	c.life.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.turn.before + n, Stream: stream, Line: line})
 }
@@ -145,14 +143,15 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	if out.OK() {
 		return false
 	}
-	c.gpu.mps.check(c.gpu.p)
-	reason := c.failureReason(out) + c.gpu.mps.note()
-	c.log.mark("attempt %d: %s", attempt, reason)
+	for _, r := range c.rooms {
+		r.Ended(out)
+	}
+	reason, note := c.failureReason(out)
+	c.log.mark("attempt %d: %s", attempt, reason+note)
 	if c.h.Stopped() != nil {
 		return false
 	}
-	if v, ranOut := c.ranOut(attempt, out); ranOut {
-		c.next = v
+	if c.decided(attempt, out) {
 		return false
 	}
 	if !retry || c.life.halted() {
@@ -164,42 +163,34 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	return true
 }
 
-// ranOut decides for an attempt that ran out of memory: the kernel's OOM killer took it
-// (memory:), or its output said the GPU ran out. Its trial goes back to the line with a
-// raised need, or fails when no need can fit or, for host memory, its oom-retries are
-// spent (a GPU trial whose oom-retries are spent is retried or fails as any other).
-// ranOut is false when it did not run out, or may not go again.
-func (c *command) ranOut(attempt int, out proc.Outcome) (verdict, bool) {
-	if m := &c.gpu.mps; m.bystanderOf() && !c.life.halted() && m.iso.requeueBystander(c.t.ID) {
-		why := m.bystander()
-		c.requeued(attempt, out, 0, why)
-		return verdict{requeue: &commandResult{oom: true, need: c.gpu.p.Need, why: why}}, true
-	}
-	if why, ok := c.host.oomKilled(out, c.life.halted() || c.life.stoppedBy() != 0); ok {
-		c.log.mark("attempt %d: %s", attempt, why)
-		need, requeues, err := c.host.requeue()
-		if err != nil {
-			return verdict{fatal: err}, true
+// decided asks the command's rooms, in order, what a failed attempt means, and keeps the
+// first answer that ends the command (c.next): its trial goes back to the line, or fails
+// with no retry. It is false when no room ended it: the task's retries decide.
+func (c *command) decided(attempt int, out proc.Outcome) bool {
+	f := Failure{Task: c.t, Out: out, Halted: c.life.halted(), Stopped: c.life.stoppedBy() != 0}
+	for _, r := range c.rooms {
+		a := r.Failed(f)
+		if a.Halted != "" {
+			c.next.halted = a.Halted
 		}
-		c.requeued(attempt, out, requeues, why+"; requeued")
-		return verdict{requeue: &commandResult{oom: true, need: need, why: hostadmit.RequeueReason(need)}}, true
+		if a.Mark != "" {
+			c.log.mark("attempt %d: %s", attempt, a.Mark)
+		}
+		switch q := a.Requeue; {
+		case a.Fatal != nil:
+			c.next.fatal = a.Fatal
+			return true
+		case q != nil:
+			c.requeued(attempt, out, q.Requeues, q.Why)
+			c.next.requeue = &commandResult{oom: true, need: q.Need, why: q.Reason}
+			return true
+		}
 	}
-	if !c.gpu.ranOut() || c.life.halted() {
-		return verdict{}, false
-	}
-	need, requeues, err := c.gpu.requeue()
-	switch {
-	case err == nil:
-		c.requeued(attempt, out, requeues, "out of GPU memory; requeued")
-		return verdict{requeue: &commandResult{oom: true, need: need}}, true
-	case errors.Is(err, admit.ErrNeverFits):
-		return verdict{fatal: err}, true // no retry can help
-	}
-	return verdict{}, false
+	return false
 }
 
-// requeued records that an attempt ran out of memory (GPU, or host: the OOM killer) and its
-// trial goes again; reason says which.
+// requeued records that a room sent an attempt's trial back to the line (it ran out of GPU
+// or host memory, or was an MPS fault's bystander); reason says which.
 func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason string) {
 	c.life.emit(event.Event{Kind: event.TaskEnded, Requeued: true, Requeues: requeues, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason})
@@ -219,8 +210,9 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 		life.finish(t, results.StatusOK, 0, "", d)
 		return commandResult{ok: true, exported: exported}
 	case stop != 0:
+		cause, _ := c.failureReason(out)
 		life.finish(t, results.StatusStopped, out.ExitCode,
-			fmt.Sprintf("%s: runall was stopped by %s", c.failureReason(out), proc.SignalName(stop)), d)
+			fmt.Sprintf("%s: runall was stopped by %s", cause, proc.SignalName(stop)), d)
 		return commandResult{}
 	case res.Stop != nil && res.Stop.Status == results.StatusPaused:
 		return c.paused(res, d)
@@ -232,15 +224,17 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 			life.fail(t.StopOnFailure)
 		}
 		return commandResult{}
-	case c.gpu.mps.bystanderOf() && life.halted():
-		// The run stopped requeueing (a failure halted it): a bystander is stopped, not failed.
-		life.finish(t, results.StatusStopped, out.ExitCode, c.gpu.mps.bystander()+"; not requeued: the run is stopping", d)
+	case c.next.halted != "" && life.halted():
+		// The run stopped requeueing (a failure halted it): a room's bystander is stopped, not failed.
+		life.finish(t, results.StatusStopped, out.ExitCode, c.next.halted, d)
 		return commandResult{}
 	case t.IgnoreFailure:
-		life.finish(t, results.StatusIgnored, out.ExitCode, c.failureReason(out)+" (ignored)", d)
+		cause, _ := c.failureReason(out)
+		life.finish(t, results.StatusIgnored, out.ExitCode, cause+" (ignored)", d)
 		return commandResult{ok: true}
 	}
-	reason := c.failureReason(out) + c.gpu.mps.note()
+	cause, note := c.failureReason(out)
+	reason := cause + note
 	if c.next.fatal != nil {
 		reason += ": " + c.next.fatal.Error()
 	}
@@ -281,24 +275,34 @@ func (c *command) paused(res executor.Result, d *event.Detail) commandResult {
 	return commandResult{paused: true, why: reason}
 }
 
-// failureReason says how an attempt failed. A SIGKILL that runall did not send (no
-// timeout, no stop) came from outside, most often from the kernel's OOM killer.
-func (c *command) failureReason(out proc.Outcome) string {
-	switch {
-	case c.host.kill != "":
-		return c.host.kill
-	case out.Err != nil:
-		return out.Err.Error()
-	case out.TimedOut:
-		return fmt.Sprintf("timeout after %v", c.t.Timeout)
-	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && c.life.stoppedBy() == 0:
-		return c.host.outsideKill()
-	case out.ExitCode < 0 && out.Signal != 0:
-		return "killed by " + proc.SignalName(out.Signal)
-	case out.ExitCode < 0:
-		return "killed by a signal"
+// failureReason says how an attempt failed: in a room's words where one has them (the
+// kernel's OOM killer, a SIGKILL runall did not send), else by its exit; and what the rooms
+// add (note: an MPS fault's part in it).
+func (c *command) failureReason(out proc.Outcome) (reason, note string) {
+	stopped := c.life.stoppedBy() != 0
+	for _, r := range c.rooms {
+		cause, n := r.Says(out, stopped)
+		if reason == "" {
+			reason = cause
+		}
+		note += n
 	}
-	return fmt.Sprintf("exit code %d", out.ExitCode)
+	if reason != "" {
+		return reason, note
+	}
+	switch {
+	case out.Err != nil:
+		reason = out.Err.Error()
+	case out.TimedOut:
+		reason = fmt.Sprintf("timeout after %v", c.t.Timeout)
+	case out.ExitCode < 0 && out.Signal != 0:
+		reason = "killed by " + proc.SignalName(out.Signal)
+	case out.ExitCode < 0:
+		reason = "killed by a signal"
+	default:
+		reason = fmt.Sprintf("exit code %d", out.ExitCode)
+	}
+	return reason, note
 }
 
 // tailBuffer keeps the last lines of each stream for the failure report.

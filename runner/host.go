@@ -6,15 +6,11 @@ package runner
 import (
 	"cmp"
 	"context"
-	"syscall"
 
 	"github.com/runall/runall/hostmem"
-	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/proc"
-	"github.com/runall/runall/size"
 )
 
 // hostMemory is the container's memory as the run sees it: its OOM kills, which tell an
@@ -58,71 +54,6 @@ func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics, 
 		}
 	})
 	return h.admit.Stop
-}
-
-// hostAttempt is a command's side of the container's memory: its room (memory:, nil
-// without), and what tells an outside SIGKILL's cause, the container's OOM kill count as
-// its attempt started.
-type hostAttempt struct {
-	host   *hostMemory
-	hp     *hostadmit.Placement
-	kill   string // the current attempt was the kernel's OOM killer's: what it says
-	before uint64 // the container's OOM kill count as the attempt started
-	known  bool   // whether it could be read
-}
-
-// restart keeps the container's OOM kill counter as an attempt starts.
-func (a *hostAttempt) restart() {
-	a.kill = ""
-	a.before, a.known = a.host.oomKills()
-}
-
-// started ties an attempt's process group to the trial's room in host memory.
-func (a *hostAttempt) started(pgid int) {
-	if a.hp != nil {
-		a.host.admit.Started(a.hp, pgid)
-	}
-}
-
-// oomKilled reports whether the kernel's OOM killer ended a failed attempt of a trial with
-// memory:: the cgroup's counter rose while it ran and its process died of SIGKILL (or its
-// shell said so, 137). stopped is whether runall stopped it.
-func (a *hostAttempt) oomKilled(out proc.Outcome, stopped bool) (why string, ok bool) {
-	if a.hp == nil || stopped || out.TimedOut {
-		return "", false
-	}
-	killed := (out.ExitCode < 0 && out.Signal == syscall.SIGKILL) || out.ExitCode == 128+int(syscall.SIGKILL)
-	why, ok = a.host.admit.OOMKilled(a.hp, killed)
-	if ok {
-		a.kill = why
-	}
-	return why, ok
-}
-
-// requeue is the host admitter's answer to an attempt the OOM killer took (oomKilled):
-// the need its trial goes again with, or why it cannot.
-func (a *hostAttempt) requeue() (need uint64, requeues int, err error) {
-	return a.host.admit.Requeue(a.hp)
-}
-
-// outsideKill says what killed an attempt that died of a SIGKILL runall did not send: the
-// kernel's OOM killer for certain when the container's counter rose while it ran (a trial
-// with memory: says so with the use before the kill, in oomKilled).
-func (a *hostAttempt) outsideKill() string {
-	if n, ok := a.host.oomKills(); ok && a.known && n > a.before {
-		if m, err := a.host.mem.Read(); err == nil {
-			return "killed by the kernel's OOM killer: the container's memory limit is " + size.Format(m.Limit)
-		}
-	}
-	return "killed by SIGKILL, which runall did not send: the kernel's OOM killer may have " +
-		"(out of host memory: see dmesg, or the Pod's OOMKilled status)"
-}
-
-// detail tells the trial's result the most its processes held in host memory.
-func (a *hostAttempt) detail(d *event.Detail) {
-	if a.hp != nil {
-		d.OnHost, d.PeakHostMemory, d.HostMemory = true, a.host.admit.Peak(a.hp), a.host.admit.Need(a.hp)
-	}
 }
 
 // oomKills is the container's OOM kill counter now; ok is false where it cannot be read.

@@ -2,12 +2,9 @@ package runner
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/framework"
@@ -148,18 +145,18 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		failPrepare(l.life, t, err) // a failed download, md5 or cwd fails the run too
 		return commandResult{}
 	}
-	c := &command{life: l.life, mask: l.mask, t: t, host: hostAttempt{host: l.rooms.mem, hp: l.rooms.hostPlacement(tr)},
+	c := &command{life: l.life, mask: l.mask, t: t, rooms: l.roomsOf(tr, run),
 		log: log, cmd: cmdline, turn: turn{before: l.life.ledger.attempts(t)}, h: h}
-	if p := l.rooms.placement(tr); p != nil {
-		c.gpu = gpuAttempt{admit: l.rooms.gpu.admit, p: p, mps: mpsAttempt{iso: l.rooms.gpu.iso}}
-	}
 	if first := trialCommands(tr.Task)[0]; first == t {
 		c.turn.passedOver = tr.PassedOver
 	}
 	c.metrics.set.Observe(c.metric)
 	c.metrics.reader = metric.NewReader(&c.metrics.set, t.MetricFormats)
 	c.metrics.progress = newTrialProgress(c)
-	env = l.taskEnv(run, env, c.gpu.p)
+	env = taskVars(run, env)
+	for _, r := range c.rooms {
+		env = r.Env(env)
+	}
 	a := proc.Attempt{Cmd: cmdline, Dir: dir, Env: env, Capture: capture, Timeout: t.Timeout,
 		Procs: l.procs.table, KillWait: l.procs.grace, Mask: l.mask, OnStart: c.onStart}
 	hooks := c.hooks()
@@ -208,22 +205,20 @@ func (l *launcher) runnable(tr *sched.Trial, t *plan.Task) (*plan.Task, []rounds
 	return t, lineage
 }
 
-// taskEnv is the environment a task's command gets: taskVars, and its GPU placement's.
-func (l *launcher) taskEnv(t *plan.Task, env []string, p *admit.Placement) []string {
-	env = taskVars(t, env)
-	if p != nil {
-		own := func(name string) bool {
-			return slices.ContainsFunc(t.Env, func(v plan.EnvVar) bool { return v.Name == name })
-		}
-		env = l.fw.Env(env, l.rooms.gpu.admit.DeviceEnv(p), p.Need, p.Total, t.GPU.CapToNeed, own)
-		if iso := l.rooms.gpu.iso; iso != nil {
-			for _, kv := range iso.env(p, t.GPU.Threads) {
-				k, v, _ := strings.Cut(kv, "=")
-				env = proc.Setenv(env, k, v)
-			}
-		}
+// roomsOf are the rooms of a command of trial tr that runs as run, in the order they are
+// asked what a failed attempt means: its GPU's MPS server (a fault's bystander goes back to
+// the line first), the container's memory, its GPU placement.
+func (l *launcher) roomsOf(tr *sched.Trial, run *plan.Task) []Room {
+	p := l.rooms.placement(tr)
+	var out []Room
+	if iso := l.rooms.gpu.isolation(); p != nil && iso != nil {
+		out = append(out, &mpsRoom{iso: iso, p: p, threads: run.GPU.Threads})
 	}
-	return env
+	out = append(out, &hostMemRoom{host: l.rooms.mem, hp: l.rooms.hostPlacement(tr)})
+	if p != nil {
+		out = append(out, &gpuRoom{admit: l.rooms.gpu.admit, p: p, t: run, fw: &l.fw})
+	}
+	return out
 }
 
 // detail is what the command learned as it ran, for its final event: the tails of its
@@ -231,8 +226,9 @@ func (l *launcher) taskEnv(t *plan.Task, env []string, p *admit.Placement) []str
 // ended its last attempt.
 func (c *command) detail(dir string, env []string, out proc.Outcome) *event.Detail {
 	d := &event.Detail{StdoutTail: c.tails.lines("stdout"), StderrTail: c.tails.lines("stderr")}
-	c.gpu.detail(d)
-	c.host.detail(d)
+	for _, r := range c.rooms {
+		r.Detail(d)
+	}
 	d.Metrics, d.MetricSeries, d.MetricWarnings = c.readMetrics(dir, env, out.OK())
 	d.Progress = c.metrics.progress.stop()
 	if out.Signal != 0 {

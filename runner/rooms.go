@@ -139,6 +139,14 @@ func (g *gpuResource) placed(dev int) int {
 	return n
 }
 
+// isolation is the GPUs' MPS; nil without it (or without GPU admission).
+func (g *gpuResource) isolation() *isolation {
+	if g == nil {
+		return nil
+	}
+	return g.iso
+}
+
 // Changed is closed when the devices' memory or the reservations changed.
 func (g *gpuResource) Changed() <-chan struct{} { return g.admit.Changed() }
 

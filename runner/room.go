@@ -1,0 +1,62 @@
+package runner
+
+import (
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
+)
+
+// Room is a resource's side of one command: the room its trial was admitted with (GPU
+// memory, host memory, a GPU's MPS server). The command tells each of its rooms of its
+// attempts' processes and output, lets each add to its environment, asks each in turn what a
+// failed attempt means, and has each give its details to the trial's record. GPU and host
+// are two values of this one type; a new resource is a new Room, not an edit of the command.
+// A room that reads progress does so from Line; one that caps a trial (MPS) does so in Env.
+type Room interface {
+	// Begin is told an attempt begins, before its process starts: the room forgets what the
+	// attempt before said, and adds where the trial runs to its start event.
+	Begin(start *event.Event)
+	// Started is told the attempt's process group.
+	Started(pgid int)
+	// Line reads one line of the attempt's output (masked), stdout or stderr.
+	Line(line string)
+	// Ended is told how a failed attempt ended, before anything is said of it.
+	Ended(out proc.Outcome)
+	// Env adds what the room gives the command to its environment.
+	Env(env []string) []string
+	// Says is the room's account of a failed attempt: how it failed in the room's words
+	// ("": the room has none, and the exit says it), and what the room adds to the reason.
+	Says(out proc.Outcome, runallStopped bool) (cause, note string)
+	// Failed is what a failed attempt means to the room; the zero Answer leaves it to the
+	// next room, and to the task's retries when no room has one.
+	Failed(f Failure) Answer
+	// Detail adds what the room held to the trial's record.
+	Detail(d *event.Detail)
+}
+
+// Failure is a failed attempt as a room is asked about it.
+type Failure struct {
+	Task    *plan.Task
+	Out     proc.Outcome
+	Halted  bool // no new trial starts (a failure halted the run, or a signal)
+	Stopped bool // a signal stopped the run
+}
+
+// Answer is what a failed attempt means to one room. Requeue and Fatal end the command:
+// the first room (in the command's order) that gives one decides.
+type Answer struct {
+	Mark    string   // said in the trial's log as the room decides ("": nothing)
+	Requeue *Requeue // the trial goes back to the line, not failed
+	Fatal   error    // the trial can never run here: it fails, with no retry
+	// Halted is how the trial ends where the run is halting as it concludes: stopped, with
+	// this reason, not failed ("": failed, as its exit says).
+	Halted string
+}
+
+// Requeue is a room's answer that its trial goes back to the line.
+type Requeue struct {
+	Need     uint64 // the need it goes again with
+	Requeues int    // how often it went back for this room so far (0: not counted)
+	Why      string // the attempt's end, as its event says
+	Reason   string // why it waits again, as the scheduler says
+}

@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/framework"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
+)
+
+// gpuRoom is a command's side of its trial's GPU placement: what its environment is told of
+// its devices and need, and what the output of the attempt that runs now said of running out
+// of GPU memory. An attempt that ran out sends its trial back to the line with a raised need.
+type gpuRoom struct {
+	admit *admit.Admitter
+	p     *admit.Placement
+	t     *plan.Task // what the command runs (pbt: its variant): its env: and gpu: settings
+	fw    *framework.Framework
+	oom   bool      // the current attempt printed a GPU out-of-memory error
+	said  admit.OOM // what its error messages said it held and tried to allocate
+}
+
+// Begin forgets what an earlier attempt said, and tells the start event the devices.
+func (g *gpuRoom) Begin(start *event.Event) {
+	g.oom, g.said = false, admit.OOM{}
+	start.Devices, start.Need = g.p.UUIDs, g.p.Need
+}
+
+// Started ties an attempt's process group to the trial's placement.
+func (g *gpuRoom) Started(pgid int) { g.admit.Started(g.p, pgid) }
+
+// Line reads a line of the attempt's output for an out-of-memory error.
+func (g *gpuRoom) Line(line string) {
+	g.oom = g.oom || admit.IsOOM(line)
+	g.said = g.said.Add(admit.ParseOOM(line))
+}
+
+// Ended has nothing to look at: the output said it.
+func (g *gpuRoom) Ended(proc.Outcome) {}
+
+// Env tells the command its devices, its need and the frameworks' settings.
+func (g *gpuRoom) Env(env []string) []string {
+	t, p := g.t, g.p
+	own := func(name string) bool {
+		return slices.ContainsFunc(t.Env, func(v plan.EnvVar) bool { return v.Name == name })
+	}
+	return g.fw.Env(env, g.admit.DeviceEnv(p), p.Need, p.Total, t.GPU.CapToNeed, own)
+}
+
+// Says nothing of its own: the exit says how it failed.
+func (g *gpuRoom) Says(proc.Outcome, bool) (cause, note string) { return "", "" }
+
+// Failed is the admitter's answer to an attempt that printed an out-of-memory error: the
+// need its trial goes again with, or that no need can fit (a GPU trial whose oom-retries are
+// spent is retried or fails as any other).
+func (g *gpuRoom) Failed(f Failure) Answer {
+	if !g.oom || f.Halted {
+		return Answer{}
+	}
+	need, requeues, err := g.admit.Requeue(g.p, g.said)
+	switch {
+	case err == nil:
+		return Answer{Requeue: &Requeue{Need: need, Requeues: requeues, Why: "out of GPU memory; requeued",
+			Reason: admit.RequeueReason(need)}}
+	case errors.Is(err, admit.ErrNeverFits):
+		return Answer{Fatal: err} // no retry can help
+	}
+	return Answer{}
+}
+
+// Detail tells the trial's result the GPU memory it ran with and the most it held.
+func (g *gpuRoom) Detail(d *event.Detail) {
+	peak, source := g.admit.Peak(g.p)
+	d.OnGPU, d.PeakGPUMemory, d.PeakGPUMemorySource = true, peak, string(source)
+	d.GPUMemory = g.admit.Need(g.p) // a learned or raised need, settled to its peak
+}

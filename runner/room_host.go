@@ -1,0 +1,107 @@
+package runner
+
+import (
+	"syscall"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/hostadmit"
+	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/size"
+)
+
+// hostMemRoom is a command's side of the container's memory: its room (memory:, nil without),
+// and what tells an outside SIGKILL's cause, the container's OOM kill count as its attempt
+// started. Every command has one: an outside SIGKILL is told whether or not it set memory:.
+type hostMemRoom struct {
+	host   *hostMemory
+	hp     *hostadmit.Placement
+	kill   string // the current attempt was the kernel's OOM killer's: what it says
+	before uint64 // the container's OOM kill count as the attempt started
+	known  bool   // whether it could be read
+}
+
+// Begin keeps the container's OOM kill counter as an attempt starts.
+func (a *hostMemRoom) Begin(*event.Event) {
+	a.kill = ""
+	a.before, a.known = a.host.oomKills()
+}
+
+// Started ties an attempt's process group to the trial's room in host memory.
+func (a *hostMemRoom) Started(pgid int) {
+	if a.hp != nil {
+		a.host.admit.Started(a.hp, pgid)
+	}
+}
+
+// Line has nothing to read: the kernel says when memory ran out.
+func (a *hostMemRoom) Line(string) {}
+
+// Ended has nothing to look at before the attempt is said: Failed asks the admitter.
+func (a *hostMemRoom) Ended(proc.Outcome) {}
+
+// Env adds nothing: host memory is admitted, not capped.
+func (a *hostMemRoom) Env(env []string) []string { return env }
+
+// Says how the attempt failed when the OOM killer took it, or a SIGKILL runall did not
+// send killed it.
+func (a *hostMemRoom) Says(out proc.Outcome, runallStopped bool) (cause, note string) {
+	switch {
+	case a.kill != "":
+		return a.kill, ""
+	case out.Err != nil || out.TimedOut:
+		return "", ""
+	case out.ExitCode < 0 && out.Signal == syscall.SIGKILL && !runallStopped:
+		return a.outsideKill(), ""
+	}
+	return "", ""
+}
+
+// Failed sends a trial the kernel's OOM killer took back to the line with the host
+// admitter's raised need, or fails it when no need can fit or its oom-retries are spent.
+func (a *hostMemRoom) Failed(f Failure) Answer {
+	why, ok := a.oomKilled(f.Out, f.Halted || f.Stopped)
+	if !ok {
+		return Answer{}
+	}
+	need, requeues, err := a.host.admit.Requeue(a.hp)
+	if err != nil {
+		return Answer{Mark: why, Fatal: err}
+	}
+	return Answer{Mark: why, Requeue: &Requeue{Need: need, Requeues: requeues, Why: why + "; requeued",
+		Reason: hostadmit.RequeueReason(need)}}
+}
+
+// oomKilled reports whether the kernel's OOM killer ended a failed attempt of a trial with
+// memory:: the cgroup's counter rose while it ran and its process died of SIGKILL (or its
+// shell said so, 137). stopped is whether runall stopped it.
+func (a *hostMemRoom) oomKilled(out proc.Outcome, stopped bool) (why string, ok bool) {
+	if a.hp == nil || stopped || out.TimedOut {
+		return "", false
+	}
+	killed := (out.ExitCode < 0 && out.Signal == syscall.SIGKILL) || out.ExitCode == 128+int(syscall.SIGKILL)
+	why, ok = a.host.admit.OOMKilled(a.hp, killed)
+	if ok {
+		a.kill = why
+	}
+	return why, ok
+}
+
+// outsideKill says what killed an attempt that died of a SIGKILL runall did not send: the
+// kernel's OOM killer for certain when the container's counter rose while it ran (a trial
+// with memory: says so with the use before the kill, in oomKilled).
+func (a *hostMemRoom) outsideKill() string {
+	if n, ok := a.host.oomKills(); ok && a.known && n > a.before {
+		if m, err := a.host.mem.Read(); err == nil {
+			return "killed by the kernel's OOM killer: the container's memory limit is " + size.Format(m.Limit)
+		}
+	}
+	return "killed by SIGKILL, which runall did not send: the kernel's OOM killer may have " +
+		"(out of host memory: see dmesg, or the Pod's OOMKilled status)"
+}
+
+// Detail tells the trial's result the most its processes held in host memory.
+func (a *hostMemRoom) Detail(d *event.Detail) {
+	if a.hp != nil {
+		d.OnHost, d.PeakHostMemory, d.HostMemory = true, a.host.admit.Peak(a.hp), a.host.admit.Need(a.hp)
+	}
+}
