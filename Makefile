@@ -51,7 +51,7 @@ check: ## gofmt, go vet, the size limits and the removal fence (internal/limits)
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) run ./internal/limits . # files <= 400 lines, functions <= 60, types <= 12 fields (or //limits:flat REASON) and 15 methods, runner/sched's deps, removals only through os.Root (fence.go); then lists what stands within one of a limit
+	$(GO) run ./internal/limits . # files <= 400 lines, functions <= 60, types <= 12 fields (or //limits:flat REASON) and 15 methods, the sched and trial fences (go list), removals only through os.Root (fence.go); then lists what stands within one of a limit
 	cd $(K8S_TEST) && $(GO) vet ./...
 	$(GO) mod tidy
 	git diff --exit-code go.mod go.sum

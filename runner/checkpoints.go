@@ -13,7 +13,7 @@ import (
 	"github.com/runall/runall/runner/checkpoint"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
-	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/trial"
 )
 
 // checkpoints keeps the checkpoint: directories of a run's trials (runner/checkpoint) where
@@ -91,18 +91,14 @@ func (c *checkpoints) s3(ctx context.Context, prefix string) (checkpoint.Store, 
 }
 
 // ckptAttempt is one attempt of a trial as far as its checkpoint goes.
-type ckptAttempt struct {
-	keeper *checkpoint.Keeper
-	base   *checkpoint.Manifest // what it resumed from; nil: it started fresh
-	dir    string
-}
+type ckptAttempt = trial.Kept
 
-// begin readies an attempt of trial t whose command runs in dir with env: its checkpoint
+// Begin readies an attempt of trial t whose command runs in dir with env: its checkpoint
 // directory restored from the kept copy (left as it is when none is kept; emptied under
 // --fresh), the variables that tell the script, and a keeper that keeps the directory as
 // it changes. say tells the trial's output; adjust, when given, is told of the copy restored
 // (what the trial's own record says of it, before its copies carry it on).
-func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env []string, attempt int, say func(string), adjust func(*checkpoint.Manifest)) (*ckptAttempt, []string, error) {
+func (c *checkpoints) Begin(ctx context.Context, t *plan.Task, dir string, env []string, attempt int, say func(string), adjust func(*checkpoint.Manifest)) (*ckptAttempt, []string, error) {
 	path, err := expandStrict(t.Checkpoint.Dir, env)
 	if err != nil {
 		return nil, env, fmt.Errorf("checkpoint %s: %w", t.Checkpoint.Dir, err)
@@ -131,7 +127,7 @@ func (c *checkpoints) begin(ctx context.Context, t *plan.Task, dir string, env [
 	c.mu.Lock()
 	c.live[t] = k
 	c.mu.Unlock()
-	return &ckptAttempt{keeper: k, base: m, dir: path}, env, nil
+	return &ckptAttempt{Keeper: k, Base: m, Dir: path}, env, nil
 }
 
 // restore readies trial t's checkpoint directory path from what st keeps for it (id): the
@@ -182,19 +178,19 @@ func resumeEnv(env []string, m *checkpoint.Manifest) []string {
 	return env
 }
 
-// end keeps what the attempt's directory holds now that its processes ended: within the
+// End keeps what the attempt's directory holds now that its processes ended: within the
 // grace period when runall was stopped, else within two minutes. It returns the step the
 // newest kept copy holds (-1: none).
-func (c *checkpoints) end(t *plan.Task, a *ckptAttempt, stopped bool) int {
+func (c *checkpoints) End(t *plan.Task, a *ckptAttempt, stopped bool) int {
 	bound := 2 * time.Minute
 	if stopped {
 		bound = c.o.grace
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	kept := a.keeper.Close(ctx)
+	kept := a.Keeper.Close(ctx)
 	c.mu.Lock()
-	if c.live[t] == a.keeper {
+	if c.live[t] == a.Keeper {
 		delete(c.live, t)
 	}
 	c.mu.Unlock()
@@ -220,29 +216,4 @@ func (c *checkpoints) keeper(t *plan.Task) *checkpoint.Keeper {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.live[t]
-}
-
-// seriesValues is a kept series as the metric set takes it: each name's values in step order.
-func seriesValues(s map[string][]checkpoint.Point) map[string][]float64 {
-	out := make(map[string][]float64, len(s))
-	for name, pts := range s {
-		for _, p := range pts {
-			out[name] = append(out[name], p.Value)
-		}
-	}
-	return out
-}
-
-// mergeResumes adds what an attempt lists to what the trial's earlier attempts did.
-func mergeResumes(have, more []results.Resume) []results.Resume {
-	for _, r := range more {
-		seen := false
-		for _, h := range have {
-			seen = seen || h.RunID == r.RunID && h.At.Equal(r.At)
-		}
-		if !seen {
-			have = append(have, r)
-		}
-	}
-	return have
 }

@@ -27,9 +27,9 @@ func beginOne(t *testing.T, work, store string, fresh bool, manifest string) (st
 		}
 	}
 	var said []string
-	a, _, err := c.begin(context.Background(), task, work, nil, 1, func(s string) { said = append(said, s) }, nil)
+	a, _, err := c.Begin(context.Background(), task, work, nil, 1, func(s string) { said = append(said, s) }, nil)
 	if a != nil {
-		c.end(task, a, false)
+		c.End(task, a, false)
 	}
 	return strings.Join(said, "\n"), err
 }

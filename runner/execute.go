@@ -38,6 +38,7 @@ func (r *runDriver) execute() (*results.Run, error) {
 		defer reapWhileRunning(r.launch.procs.table)()
 	}
 	r.openStream()
+	r.launch.build() // once its consumers are: pbt's variant is the rounds consumer's
 	for _, note := range r.hist.Notes() {
 		r.life.say(note)
 	}
@@ -77,7 +78,7 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 		ctx, stop := r.launch.halt.untilStop(ctx) // a stop ends the joining, however long it tries
 		defer stop()
 		c, complete, err := openClaims(ctx, r.opts.Claims.Store, r.opts.Claims.Prefix, r.opts.Claims.Lease, r.env.s3, claimOptions{life: r.life, plan: r.plan,
-			runID: r.opts.Record.RunID, running: r.launch.procs.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
+			runID: r.opts.Record.RunID, running: r.launch.procs.running, grace: r.opts.Grace, logPath: r.launch.logs.TaskLogPath,
 			learned: r.learnedGPU, mask: r.launch.mask})
 		if err != nil {
 			skipAll(err)
@@ -141,7 +142,7 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 	if lost != "" {
 		fmt.Fprintln(r.opts.Output.Stderr, "runall: "+lost)
 	}
-	r.launch.logs.close()
+	r.launch.logs.Close()
 	_, failed, interrupted := r.life.outcome()
 	failed = failed || r.claims.sweepFailed()
 	switch {
@@ -154,7 +155,7 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 	case recErr != nil:
 		return res, recErr
 	case len(res.LogErrors) > 0:
-		return res, r.launch.logs.incomplete()
+		return res, r.launch.logs.Incomplete()
 	}
 	return res, closeErr
 }
@@ -167,7 +168,7 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 	logs := r.launch.logs
 	res := &results.Run{
 		File: r.plan.File, RunID: r.opts.Record.RunID, StartedAt: start, FinishedAt: time.Now(),
-		LogDir: r.opts.runDir(), Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.taskLogPath, unseen),
+		LogDir: r.opts.runDir(), Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.TaskLogPath, unseen),
 	}
 	if r.opts.Shard.active() {
 		res.Shard = r.opts.Shard.String()
@@ -184,7 +185,7 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 	res.Objective, res.Objectives = objectiveOf(r.plan), objectivesOf(r.plan)
 	res.Assess()
 	res.Stopped = r.launch.stop.stoppedReason()
-	res.LogErrors = logs.failed.list()
+	res.LogErrors = logs.Failed()
 	r.launch.mask.all(res) // the results' gate: every record of the run is made from them
 	return res
 }

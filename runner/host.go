@@ -56,23 +56,6 @@ func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics, 
 	return h.admit.Stop
 }
 
-// oomKills is the container's OOM kill counter now; ok is false where it cannot be read.
-// A *hostmem.Probe reads the counter's file alone (Read reads five or six files, and this
-// runs at every attempt's start and end).
-func (h *hostMemory) oomKills() (n uint64, ok bool) {
-	if c, isCounter := h.mem.(oomCounter); isCounter {
-		return c.OOMKills()
-	}
-	m, err := h.mem.Read()
-	if err != nil || !m.HasOOMKills {
-		return 0, false
-	}
-	return m.OOMKills, true
-}
-
-// oomCounter reads the OOM kill counter alone (a *hostmem.Probe does).
-type oomCounter interface{ OOMKills() (uint64, bool) }
-
 // learnedByName reports learned host needs by the name of the trial each was measured from
 // (as history recorded it; the group's first trial's when none is recorded).
 func (h *hostMemory) learnedByName(p *plan.Plan) map[string]uint64 {

@@ -126,18 +126,18 @@ func (i *isolation) start(say func(string)) {
 				return
 			case <-t.C:
 				for dev := range i.gpus {
-					i.check([]int{dev})
+					i.Check([]int{dev})
 				}
 			}
 		}
 	}()
 }
 
-// env makes a trial placed at p a client of its GPU's server, capped at the room it was
+// Env makes a trial placed at p a client of its GPU's server, capped at the room it was
 // admitted with (its need and the margin; a trial still learning its need: the device less
 // the margin, not its provisional share, so that it learns its own peak), with its task's
 // share of the threads.
-func (i *isolation) env(p *admit.Placement, threads int) []string {
+func (i *isolation) Env(p *admit.Placement, threads int) []string {
 	limit := p.Need + i.margin.For(p.Total)
 	if p.Need == 0 {
 		limit = p.Total - min(p.Total, i.margin.For(p.Total))
@@ -146,9 +146,9 @@ func (i *isolation) env(p *admit.Placement, threads int) []string {
 	return env
 }
 
-// check looks at the servers of devs and returns the fault that took one down; nil when they
+// Check looks at the servers of devs and returns the fault that took one down; nil when they
 // are well. A fault closes its GPU and starts its recovery, once.
-func (i *isolation) check(devs []int) *mps.Fault {
+func (i *isolation) Check(devs []int) *mps.Fault {
 	for _, dev := range devs {
 		d := i.set.Daemon(dev)
 		if d == nil {
@@ -204,9 +204,9 @@ func (i *isolation) recover(dev int, f *mps.Fault) {
 // otherwise go round for ever.
 const maxBystander = 3
 
-// requeueBystander reports whether the task may go back to the line as a fault's bystander
+// RequeueBystander reports whether the task may go back to the line as a fault's bystander
 // once more, and counts it.
-func (i *isolation) requeueBystander(id int) bool {
+func (i *isolation) RequeueBystander(id int) bool {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.victims[id] >= maxBystander {

@@ -12,14 +12,14 @@ import (
 func TestBystanderRequeuesAreBounded(t *testing.T) {
 	i := &isolation{victims: map[int]int{}}
 	for n := 1; n <= maxBystander; n++ {
-		if !i.requeueBystander(7) {
+		if !i.RequeueBystander(7) {
 			t.Fatalf("requeue %d of task 7 refused, want %d allowed", n, maxBystander)
 		}
 	}
-	if i.requeueBystander(7) {
+	if i.RequeueBystander(7) {
 		t.Errorf("task 7 requeued a %dth time as a bystander", maxBystander+1)
 	}
-	if !i.requeueBystander(8) {
+	if !i.RequeueBystander(8) {
 		t.Errorf("task 8 refused its first requeue: the count is per task")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/trial"
 )
 
 // ledger is the record of a run's tasks: each command's result, kept by the run's events
@@ -75,7 +76,7 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 		if ev.Detail != nil { // resumed: its starts from a kept checkpoint, this one's included
 			res.Resumes = ev.Detail.Resumes
 			if ev.Detail.Lineage != nil {
-				res.Lineage = mergeLineage(res.Lineage, ev.Detail.Lineage)
+				res.Lineage = trial.MergeLineage(res.Lineage, ev.Detail.Lineage)
 			}
 		}
 	case ev.Kind == event.TaskEnded && ev.Requeued:
@@ -116,7 +117,7 @@ func recordDetail(res *results.Task, d *event.Detail) {
 	res.Metrics, res.MetricSeries, res.MetricWarnings = d.Metrics, d.MetricSeries, d.MetricWarnings
 	res.Resumes, res.Progress = d.Resumes, d.Progress
 	if d.Lineage != nil {
-		res.Lineage = mergeLineage(res.Lineage, d.Lineage)
+		res.Lineage = trial.MergeLineage(res.Lineage, d.Lineage)
 	}
 }
 

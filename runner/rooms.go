@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/framework"
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/sched"
@@ -15,15 +16,16 @@ import (
 // releases it; the launcher reads a running trial's rooms from here, and every command
 // the container's memory (its OOM kills).
 type rooms struct {
-	host *hostResource // nil when no task sets memory:
-	gpu  *gpuResource  // nil when no task asks for GPU memory (or --no-gpu)
-	mem  *hostMemory   // the container's memory, and its admitter when a task sets memory:
+	host *hostResource        // nil when no task sets memory:
+	gpu  *gpuResource         // nil when no task asks for GPU memory (or --no-gpu)
+	mem  *hostMemory          // the container's memory, and its admitter when a task sets memory:
+	fw   *framework.Framework // what a trial's frameworks are told of its GPU room (a torch probe, once a run)
 }
 
 // newRooms are the rooms of the GPU admitter (nil: not admitted by) and of the container's
 // memory (its admitter nil: not admitted by).
 func newRooms(gpu *admit.Admitter, mem *hostMemory) rooms {
-	r := rooms{mem: mem}
+	r := rooms{mem: mem, fw: &framework.Framework{}}
 	if gpu != nil {
 		r.gpu = &gpuResource{admit: gpu}
 	}

@@ -15,22 +15,22 @@ import (
 
 // roundsHook is what the rules that pause trials at their checkpoints (sha, hyperband, pbt)
 // need of the run: its pauser, its checkpoints (pbt's copies), the claims their boards live
-// under, and the launcher's scripts, which run a pbt trial as the rules say.
+// under, and the launcher, which is given pbt's variant to run a trial as the rules say.
 type roundsHook struct {
-	pause   *pauser
-	ckpts   *checkpoints
-	base    []string // the run's environment: where a checkpoint store's credentials are
-	runID   string
-	claims  func() *claimer // set once the sweep is joined; nil without --claims
-	poll    time.Duration   // how often a shared board is read; 0: none is
-	say     func(string)
-	scripts *scripts
+	pause  *pauser
+	ckpts  *checkpoints
+	base   []string // the run's environment: where a checkpoint store's credentials are
+	runID  string
+	claims func() *claimer // set once the sweep is joined; nil without --claims
+	poll   time.Duration   // how often a shared board is read; 0: none is
+	say    func(string)
+	launch *launcher
 }
 
 // newRoundsHook is the run's part for the rules that pause.
 func newRoundsHook(r *runDriver) *roundsHook {
 	h := &roundsHook{pause: r.pause, ckpts: r.launch.ckpts, base: r.env.base, runID: r.opts.Record.RunID,
-		claims: func() *claimer { return r.claims }, say: r.life.say, scripts: r.launch.scripts}
+		claims: func() *claimer { return r.claims }, say: r.life.say, launch: r.launch}
 	if r.opts.claiming() {
 		h.poll = time.Second
 	}
@@ -52,7 +52,10 @@ func (h *roundsHook) rounds(p *plan.Plan) *rounds.Rounds {
 		return nil
 	}
 	if rr != nil {
-		h.scripts.variant = rr.Variant
+		h.launch.variant = func(t *plan.Task) (*plan.Task, []results.Exploit) {
+			v, lineage := rr.Variant(t)
+			return v, resultLineage(lineage)
+		}
 	}
 	return rr
 }

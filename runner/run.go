@@ -12,6 +12,7 @@ import (
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/trial"
 )
 
 // runDriver is one run: it composes the parts that do the work (the lifecycle stream and its
@@ -57,7 +58,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	if err != nil {
 		return nil, err
 	}
-	logs, err := openLogs(logDir, p.Config.LogPath, func(path string) string { return taskPath(p.Dir, path) })
+	logs, err := trial.OpenLogs(logDir, p.Config.LogPath, func(path string) string { return taskPath(p.Dir, path) })
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		stop: transferStop{halt: halt, grace: opts.Grace, stopped: r.life.stopped}})
 	r.launch = &launcher{life: r.life, logs: logs,
 		procs:   processes{table: proc.NewTable(), running: executor.NewRunning(opts.Grace), grace: opts.Grace},
-		scripts: &scripts{dir: filepath.Join(logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,
+		scripts: trial.Scripts{Dir: filepath.Join(logDir, "scripts"), TaskDir: p.Dir, Base: base}, halt: halt,
 		stop: newStopWhen(r.plan), sync: r.s3, mask: mask,
 		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
 	r.env = runEnv{base: base, s3: conn}

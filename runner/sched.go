@@ -23,9 +23,9 @@ func (r *runDriver) runTasks(ctx context.Context, tasks []*plan.Task, env []stri
 		// and one that runs out of GPU memory goes again with a larger need, as a trial.
 		var exported []string
 		r.schedule(ctx, sched.NewList([]*plan.Task{t}), 1, func(ctx context.Context, tr *sched.Trial) sched.Outcome {
-			res := r.launch.runTop(ctx, tr, env)
-			exported = res.exported
-			return res.outcome()
+			res := r.launch.run.RunTop(ctx, tr, env)
+			exported = res.Exported
+			return res.Outcome()
 		})
 		env = append(env, exported...)
 	}
@@ -41,7 +41,7 @@ func (r *runDriver) runBlock(ctx context.Context, b *plan.Task, env []string) {
 	src := r.source(ctx, b)
 	wrapped := r.pause.wrap(src)
 	r.schedule(ctx, wrapped, max(r.plan.Config.MaxParallel, 1),
-		func(ctx context.Context, tr *sched.Trial) sched.Outcome { return r.launch.runTrial(ctx, tr, env) })
+		func(ctx context.Context, tr *sched.Trial) sched.Outcome { return r.launch.run.RunTrial(ctx, tr, env) })
 	r.pause.done(wrapped)
 	if s, ok := src.(*searchSource); ok {
 		s.finish()

@@ -40,7 +40,7 @@ func (r *runDriver) serve(start time.Time) error {
 	v := View{
 		Results: func() *results.Run { return r.snapshot(start) },
 		Metrics: promhttp.HandlerFor(r.met.reg, promhttp.HandlerOpts{}),
-		OpenLog: r.launch.logs.openServed,
+		OpenLog: r.launch.logs.OpenServed,
 	}
 	addr, err := r.opts.Server.Serve(v)
 	if err != nil {

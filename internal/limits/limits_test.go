@@ -124,3 +124,36 @@ func TestNear(t *testing.T) {
 		t.Errorf("check found %d offenders (%v) where all keep within the limits", n, err)
 	}
 }
+
+// TestFences: runner/trial's fence bans runner's root exactly (not the packages under it),
+// the consumers of the run by prefix, and s3sync only as its own import; the real module
+// keeps within both fences.
+func TestFences(t *testing.T) {
+	var trialFence fence
+	for _, f := range fences {
+		if f.pkg == "./runner/trial" {
+			trialFence = f
+		}
+	}
+	deps := []string{"github.com/runall/runall/runner", "github.com/runall/runall/runner/plan",
+		"github.com/runall/runall/runner/rounds", "github.com/runall/runall/claims", "github.com/runall/runall/live",
+		"github.com/runall/runall/s3sync"}
+	got := matching(deps, trialFence.banned)
+	want := []string{"github.com/runall/runall/runner", "github.com/runall/runall/runner/rounds",
+		"github.com/runall/runall/claims", "github.com/runall/runall/live"}
+	if !slices.Equal(got, want) {
+		t.Errorf("trial's fence bans %q of %q, want %q", got, deps, want)
+	}
+	if got := matching(deps, trialFence.direct); !slices.Equal(got, []string{"github.com/runall/runall/s3sync"}) {
+		t.Errorf("trial's fence bans %q as imports, want s3sync", got)
+	}
+	for _, f := range fences {
+		bad, err := fenceDeps("../..", f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bad) > 0 {
+			t.Errorf("%s depends on %q, which its fence bans", f.pkg, bad)
+		}
+	}
+}

@@ -33,14 +33,30 @@ const (
 	maxTypeMethods = 15
 )
 
-// schedPkg must not depend on bannedUnderSched: the scheduler knows trials, not the
-// resources they are admitted by, the processes they run as, or S3.
-const schedPkg = "./runner/sched"
+// A fence keeps a package from what sits above it: banned may be none of its dependencies
+// (go list -deps, prefixes; a pattern ending in "$" is one package exactly); direct may be
+// none of its own imports (a package it reaches through one it may use is let be).
+type fence struct {
+	pkg    string
+	banned []string
+	direct []string
+	why    string
+}
 
-var bannedUnderSched = []string{
-	"github.com/aws/", "github.com/NVIDIA/go-nvml", "github.com/runall/runall/runner/proc",
-	"github.com/runall/runall/runner/admit", "github.com/runall/runall/runner/hostadmit",
-	"github.com/runall/runall/claims",
+// fences: the scheduler knows trials, not the resources they are admitted by, the
+// processes they run as, or S3; a trial's launch knows neither the run that drives it nor
+// the consumers of its events (it reaches S3 only through runner/checkpoint's copies).
+var fences = []fence{
+	{pkg: "./runner/sched", why: "the scheduler must not know resources, processes or S3", banned: []string{
+		"github.com/aws/", "github.com/NVIDIA/go-nvml", "github.com/runall/runall/runner/proc",
+		"github.com/runall/runall/runner/admit", "github.com/runall/runall/runner/hostadmit",
+		"github.com/runall/runall/claims",
+	}},
+	{pkg: "./runner/trial", why: "a trial's launch must know neither the run's driver nor the consumers of its events", banned: []string{
+		"github.com/runall/runall/runner$", "github.com/runall/runall/claims", "github.com/runall/runall/runner/claims",
+		"github.com/runall/runall/runner/prune", "github.com/runall/runall/runner/rounds",
+		"github.com/runall/runall/runner/output", "github.com/runall/runall/live", "github.com/runall/runall/report",
+	}, direct: []string{"github.com/runall/runall/s3sync"}},
 }
 
 func main() {
@@ -64,7 +80,7 @@ func main() {
 }
 
 // check reports every offender under root to w and returns how many there are; with
-// deps, runner/sched's dependencies too (root is then a checkout of the module).
+// deps, the fenced packages' dependencies too (root is then a checkout of the module).
 func check(root string, w io.Writer, deps bool) (int, error) {
 	files, err := goFiles(root)
 	if err != nil {
@@ -107,12 +123,14 @@ func check(root string, w io.Writer, deps bool) (int, error) {
 	if !deps {
 		return n, nil
 	}
-	bad, err := schedDeps(root)
-	if err != nil {
-		return n, err
-	}
-	for _, d := range bad {
-		say("%s depends on %s (go list -deps %s): the scheduler must not know resources, processes or S3", schedPkg, d, schedPkg)
+	for _, f := range fences {
+		bad, err := fenceDeps(root, f)
+		if err != nil {
+			return n, err
+		}
+		for _, d := range bad {
+			say("%s depends on %s (go list -deps %s): %s", f.pkg, d, f.pkg, f.why)
+		}
 	}
 	return n, nil
 }
@@ -140,21 +158,42 @@ func goFiles(root string) ([]string, error) {
 	return out, err
 }
 
-// schedDeps lists the banned packages the scheduler depends on.
-func schedDeps(root string) ([]string, error) {
-	cmd := exec.Command("go", "list", "-deps", schedPkg)
+// fenceDeps are the dependencies of f.pkg that its fence bans.
+func fenceDeps(root string, f fence) ([]string, error) {
+	deps, err := goList(root, "{{.ImportPath}}", "-deps", f.pkg)
+	if err != nil {
+		return nil, err
+	}
+	imports, err := goList(root, "{{join .Imports \"\\n\"}}", f.pkg)
+	if err != nil {
+		return nil, err
+	}
+	return append(matching(deps, f.banned), matching(imports, f.direct)...), nil
+}
+
+// goList is what go list -f format says of args, run in root, one entry a line.
+func goList(root, format string, args ...string) ([]string, error) {
+	cmd := exec.Command("go", append([]string{"list", "-f", format}, args...)...)
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("go list -deps %s: %w", schedPkg, err)
+		return nil, fmt.Errorf("go list %s: %w", strings.Join(args, " "), err)
 	}
-	var bad []string
-	for _, dep := range strings.Fields(string(out)) {
-		for _, b := range bannedUnderSched {
-			if strings.HasPrefix(dep, b) {
-				bad = append(bad, dep)
+	return strings.Fields(string(out)), nil
+}
+
+// matching are the packages of pkgs that one of patterns names: a prefix, or with "$" at
+// its end the package exactly.
+func matching(pkgs, patterns []string) []string {
+	var out []string
+	for _, p := range pkgs {
+		for _, b := range patterns {
+			exact, isExact := strings.CutSuffix(b, "$")
+			if isExact && p == exact || !isExact && strings.HasPrefix(p, b) {
+				out = append(out, p)
+				break
 			}
 		}
 	}
-	return bad, nil
+	return out
 }

@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"errors"
@@ -21,6 +21,12 @@ type gpuRoom struct {
 	fw    *framework.Framework
 	oom   bool      // the current attempt printed a GPU out-of-memory error
 	said  admit.OOM // what its error messages said it held and tried to allocate
+}
+
+// NewGPURoom is the room of a trial placed at p by the admitter, whose command runs as t
+// (pbt: its variant) and tells the frameworks fw says.
+func NewGPURoom(a *admit.Admitter, p *admit.Placement, t *plan.Task, fw *framework.Framework) Room {
+	return &gpuRoom{admit: a, p: p, t: t, fw: fw}
 }
 
 // Begin forgets what an earlier attempt said, and tells the start event the devices.

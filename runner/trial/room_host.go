@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"syscall"
@@ -13,23 +13,30 @@ import (
 // and what tells an outside SIGKILL's cause, the container's OOM kill count as its attempt
 // started. Every command has one: an outside SIGKILL is told whether or not it set memory:.
 type hostMemRoom struct {
-	host   *hostMemory
-	hp     *hostadmit.Placement
-	kill   string // the current attempt was the kernel's OOM killer's: what it says
-	before uint64 // the container's OOM kill count as the attempt started
-	known  bool   // whether it could be read
+	mem    hostadmit.Reader     // the container's memory
+	admit  *hostadmit.Admitter  // nil when no task sets memory:
+	hp     *hostadmit.Placement // nil without memory:
+	kill   string               // the current attempt was the kernel's OOM killer's: what it says
+	before uint64               // the container's OOM kill count as the attempt started
+	known  bool                 // whether it could be read
+}
+
+// NewHostRoom is a command's room in the container's memory mem: hp, the trial's room that
+// admit reserved (nil: the task sets no memory:, and the room only tells an outside kill).
+func NewHostRoom(mem hostadmit.Reader, admit *hostadmit.Admitter, hp *hostadmit.Placement) Room {
+	return &hostMemRoom{mem: mem, admit: admit, hp: hp}
 }
 
 // Begin keeps the container's OOM kill counter as an attempt starts.
 func (a *hostMemRoom) Begin(*event.Event) {
 	a.kill = ""
-	a.before, a.known = a.host.oomKills()
+	a.before, a.known = oomKills(a.mem)
 }
 
 // Started ties an attempt's process group to the trial's room in host memory.
 func (a *hostMemRoom) Started(pgid int) {
 	if a.hp != nil {
-		a.host.admit.Started(a.hp, pgid)
+		a.admit.Started(a.hp, pgid)
 	}
 }
 
@@ -63,7 +70,7 @@ func (a *hostMemRoom) Failed(f Failure) Answer {
 	if !ok {
 		return Answer{}
 	}
-	need, requeues, err := a.host.admit.Requeue(a.hp)
+	need, requeues, err := a.admit.Requeue(a.hp)
 	if err != nil {
 		return Answer{Mark: why, Fatal: err}
 	}
@@ -79,7 +86,7 @@ func (a *hostMemRoom) oomKilled(out proc.Outcome, stopped bool) (why string, ok 
 		return "", false
 	}
 	killed := (out.ExitCode < 0 && out.Signal == syscall.SIGKILL) || out.ExitCode == 128+int(syscall.SIGKILL)
-	why, ok = a.host.admit.OOMKilled(a.hp, killed)
+	why, ok = a.admit.OOMKilled(a.hp, killed)
 	if ok {
 		a.kill = why
 	}
@@ -90,8 +97,8 @@ func (a *hostMemRoom) oomKilled(out proc.Outcome, stopped bool) (why string, ok 
 // kernel's OOM killer for certain when the container's counter rose while it ran (a trial
 // with memory: says so with the use before the kill, in oomKilled).
 func (a *hostMemRoom) outsideKill() string {
-	if n, ok := a.host.oomKills(); ok && a.known && n > a.before {
-		if m, err := a.host.mem.Read(); err == nil {
+	if n, ok := oomKills(a.mem); ok && a.known && n > a.before {
+		if m, err := a.mem.Read(); err == nil {
 			return "killed by the kernel's OOM killer: the container's memory limit is " + size.Format(m.Limit)
 		}
 	}
@@ -102,6 +109,23 @@ func (a *hostMemRoom) outsideKill() string {
 // Detail tells the trial's result the most its processes held in host memory.
 func (a *hostMemRoom) Detail(d *event.Detail) {
 	if a.hp != nil {
-		d.OnHost, d.PeakHostMemory, d.HostMemory = true, a.host.admit.Peak(a.hp), a.host.admit.Need(a.hp)
+		d.OnHost, d.PeakHostMemory, d.HostMemory = true, a.admit.Peak(a.hp), a.admit.Need(a.hp)
 	}
 }
+
+// oomKills is the container's OOM kill counter now; ok is false where it cannot be read.
+// A *hostmem.Probe reads the counter's file alone (Read reads five or six files, and this
+// runs at every attempt's start and end).
+func oomKills(mem hostadmit.Reader) (n uint64, ok bool) {
+	if c, isCounter := mem.(oomCounter); isCounter {
+		return c.OOMKills()
+	}
+	m, err := mem.Read()
+	if err != nil || !m.HasOOMKills {
+		return 0, false
+	}
+	return m.OOMKills, true
+}
+
+// oomCounter reads the OOM kill counter alone (a *hostmem.Probe does).
+type oomCounter interface{ OOMKills() (uint64, bool) }

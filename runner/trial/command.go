@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"fmt"
@@ -16,19 +16,19 @@ import (
 	"github.com/runall/runall/runner/sched"
 )
 
-// commandResult is what runCommand tells its caller.
-type commandResult struct {
+// Result is what a command tells its caller.
+type Result struct {
 	ok       bool     // succeeded, or failed with ignore-failure
 	oom      bool     // a room sent it back to the line (out of memory, an MPS fault's bystander), after its trial is released
 	need     uint64   // the need it goes again with
 	why      string   // why it waits again; why it paused
-	exported []string // variables it exported (sequential tasks)
+	Exported []string // variables it exported (sequential tasks)
 	paused   bool     // stopped at its checkpoint, to be resumed (status paused)
 }
 
-// outcome is what the scheduler is told: a trial that ran out of GPU memory goes back to
-// the line.
-func (cr commandResult) outcome() sched.Outcome {
+// Outcome is what the scheduler is told: a trial a room sent back goes back to the line; a
+// paused one waits to be resumed.
+func (cr Result) Outcome() sched.Outcome {
 	if cr.paused {
 		return sched.Outcome{Pause: true, Reason: cr.why}
 	}
@@ -44,8 +44,8 @@ func (cr commandResult) outcome() sched.Outcome {
 // run's stream what happens. A failed attempt is retried, or its rooms decide what follows
 // (next): its trial goes back to the line, or it can never run here.
 type command struct {
-	life    *lifecycle
-	mask    *masker
+	run     told
+	mask    Masker
 	t       *plan.Task
 	cmd     string // the command line as prepared
 	h       *executor.Handle
@@ -83,7 +83,7 @@ type turn struct {
 // the line with a new need (requeue), or it can never run here (fatal); and how it ends when
 // the run halts as it concludes (halted: stopped with that reason). Zero: none of these.
 type verdict struct {
-	requeue *commandResult
+	requeue *Result
 	fatal   error
 	halted  string
 }
@@ -106,12 +106,12 @@ func (c *command) started(n int) {
 	c.next = verdict{}
 	c.metrics.reader.Restart()
 	c.metrics.progress.reader.Restart()
-	c.log.mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.mask.Replace(c.cmd))
+	c.log.Mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.mask.Replace(c.cmd))
 	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.turn.passedOver, Detail: c.turn.from}
 	for _, r := range c.rooms {
 		r.Begin(&ev)
 	}
-	c.life.emit(ev)
+	c.run.emit(ev)
 }
 
 // onLine takes one line of the command's output; the executor calls it serially per attempt.
@@ -125,14 +125,14 @@ func (c *command) onLine(n int, stream, line string) {
 	for _, r := range c.rooms {
 		r.Line(line)
 	}
-	c.log.line(line)
-	c.life.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.turn.before + n, Stream: stream, Line: line})
+	c.log.Line(line)
+	c.run.emit(event.Event{Kind: event.TaskOutput, Task: c.t, Attempt: c.turn.before + n, Stream: stream, Line: line})
 }
 
 // metric tells the stream a value the command reported (a runall-metric line as it came, or
 // its metrics file at its end).
 func (c *command) metric(name string, v float64, step int) {
-	c.life.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.turn.now, Metric: name, Value: v, Step: step})
+	c.run.emit(event.Event{Kind: event.TaskMetric, Task: c.t, Attempt: c.turn.now, Metric: name, Value: v, Step: step})
 	c.metrics.progress.step(name, step)
 }
 
@@ -147,17 +147,17 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 		r.Ended(out)
 	}
 	reason, note := c.failureReason(out)
-	c.log.mark("attempt %d: %s", attempt, reason+note)
+	c.log.Mark("attempt %d: %s", attempt, reason+note)
 	if c.h.Stopped() != nil {
 		return false
 	}
 	if c.decided(attempt, out) {
 		return false
 	}
-	if !retry || c.life.halted() {
+	if !retry || c.run.life.Halted() {
 		return false
 	}
-	c.life.emit(event.Event{Kind: event.TaskEnded, Task: t, Attempt: attempt, Status: results.StatusFailed,
+	c.run.emit(event.Event{Kind: event.TaskEnded, Task: t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started),
 		Reason: fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-n, t.Retries)})
 	return true
@@ -167,14 +167,14 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 // first answer that ends the command (c.next): its trial goes back to the line, or fails
 // with no retry. It is false when no room ended it: the task's retries decide.
 func (c *command) decided(attempt int, out proc.Outcome) bool {
-	f := Failure{Task: c.t, Out: out, Halted: c.life.halted(), Stopped: c.life.stoppedBy() != 0}
+	f := Failure{Task: c.t, Out: out, Halted: c.run.life.Halted(), Stopped: c.run.life.StoppedBy() != 0}
 	for _, r := range c.rooms {
 		a := r.Failed(f)
 		if a.Halted != "" {
 			c.next.halted = a.Halted
 		}
 		if a.Mark != "" {
-			c.log.mark("attempt %d: %s", attempt, a.Mark)
+			c.log.Mark("attempt %d: %s", attempt, a.Mark)
 		}
 		switch q := a.Requeue; {
 		case a.Fatal != nil:
@@ -182,7 +182,7 @@ func (c *command) decided(attempt int, out proc.Outcome) bool {
 			return true
 		case q != nil:
 			c.requeued(attempt, out, q.Requeues, q.Why)
-			c.next.requeue = &commandResult{oom: true, need: q.Need, why: q.Reason}
+			c.next.requeue = &Result{oom: true, need: q.Need, why: q.Reason}
 			return true
 		}
 	}
@@ -192,55 +192,55 @@ func (c *command) decided(attempt int, out proc.Outcome) bool {
 // requeued records that a room sent an attempt's trial back to the line (it ran out of GPU
 // or host memory, or was an MPS fault's bystander); reason says which.
 func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason string) {
-	c.life.emit(event.Event{Kind: event.TaskEnded, Requeued: true, Requeues: requeues, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
+	c.run.emit(event.Event{Kind: event.TaskEnded, Requeued: true, Requeues: requeues, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason})
 }
 
 // conclude finishes the task by how its last attempt ended, with what it learned (d). One
 // that ended, however, after runall was told to stop is stopped, not failed: the stop ended
 // it; one a consumer stopped ends with the status it asked for.
-func (c *command) conclude(res executor.Result, env []string, d *event.Detail) commandResult {
-	t, out, life := c.t, res.Outcome, c.life
-	switch stop := life.stoppedBy(); {
+func (c *command) conclude(res executor.Result, env []string, d *event.Detail) Result {
+	t, out, life := c.t, res.Outcome, c.run.life
+	switch stop := life.StoppedBy(); {
 	case out.OK() && c.pauseAtEnd(&res):
 		return c.paused(res, d)
 	case out.OK():
 		exported := proc.ExportedChanges(env, out.Exported)
-		c.mask.learn(exported) // before a later task can print them
-		life.finish(t, results.StatusOK, 0, "", d)
-		return commandResult{ok: true, exported: exported}
+		c.mask.Learn(exported) // before a later task can print them
+		c.run.finish(t, results.StatusOK, 0, "", d)
+		return Result{ok: true, Exported: exported}
 	case stop != 0:
 		cause, _ := c.failureReason(out)
-		life.finish(t, results.StatusStopped, out.ExitCode,
+		c.run.finish(t, results.StatusStopped, out.ExitCode,
 			fmt.Sprintf("%s: runall was stopped by %s", cause, proc.SignalName(stop)), d)
-		return commandResult{}
+		return Result{}
 	case res.Stop != nil && res.Stop.Status == results.StatusPaused:
 		return c.paused(res, d)
 	case res.Stop != nil:
 		// runall stopped it on purpose (early stopping, a lost claim): why is the reason; the
 		// signal it was sent to end it, and the exit code that made, are not.
-		life.finish(t, res.Stop.Status, out.ExitCode, "stopped: "+res.Stop.Reason, d)
+		c.run.finish(t, res.Stop.Status, out.ExitCode, "stopped: "+res.Stop.Reason, d)
 		if res.Stop.Status == results.StatusFailed {
-			life.fail(t.StopOnFailure)
+			life.Fail(t.StopOnFailure)
 		}
-		return commandResult{}
-	case c.next.halted != "" && life.halted():
+		return Result{}
+	case c.next.halted != "" && life.Halted():
 		// The run stopped requeueing (a failure halted it): a room's bystander is stopped, not failed.
-		life.finish(t, results.StatusStopped, out.ExitCode, c.next.halted, d)
-		return commandResult{}
+		c.run.finish(t, results.StatusStopped, out.ExitCode, c.next.halted, d)
+		return Result{}
 	case t.IgnoreFailure:
 		cause, _ := c.failureReason(out)
-		life.finish(t, results.StatusIgnored, out.ExitCode, cause+" (ignored)", d)
-		return commandResult{ok: true}
+		c.run.finish(t, results.StatusIgnored, out.ExitCode, cause+" (ignored)", d)
+		return Result{ok: true}
 	}
 	cause, note := c.failureReason(out)
 	reason := cause + note
 	if c.next.fatal != nil {
 		reason += ": " + c.next.fatal.Error()
 	}
-	life.finish(t, results.StatusFailed, out.ExitCode, reason, d)
-	life.fail(t.StopOnFailure)
-	return commandResult{}
+	c.run.finish(t, results.StatusFailed, out.ExitCode, reason, d)
+	life.Fail(t.StopOnFailure)
+	return Result{}
 }
 
 // pauseAtEnd reports whether an attempt that ended ok ends as the pause asked of its trial
@@ -248,7 +248,7 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 // and exits on SIGTERM), or it ended on its own before its copy landed, and the copy its
 // end kept holds the round's step. Either way it reached the round, which decides it.
 func (c *command) pauseAtEnd(res *executor.Result) bool {
-	if c.life.halted() {
+	if c.run.life.Halted() {
 		return false
 	}
 	if res.Stop != nil {
@@ -264,22 +264,22 @@ func (c *command) pauseAtEnd(res *executor.Result) bool {
 
 // paused ends the attempt as paused: not an end, the trial is pending again and resumes
 // from its checkpoint when its source offers it again.
-func (c *command) paused(res executor.Result, d *event.Detail) commandResult {
+func (c *command) paused(res executor.Result, d *event.Detail) Result {
 	out := res.Outcome
 	reason := res.Stop.Reason
 	if c.turn.kept > 0 {
 		reason = fmt.Sprintf("paused at step %d (its kept checkpoint): %s", c.turn.kept, reason)
 	}
-	c.life.emit(event.Event{Kind: event.TaskEnded, Paused: true, Task: c.t, Attempt: c.turn.now, Status: results.StatusPaused,
+	c.run.emit(event.Event{Kind: event.TaskEnded, Paused: true, Task: c.t, Attempt: c.turn.now, Status: results.StatusPaused,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Detail: d})
-	return commandResult{paused: true, why: reason}
+	return Result{paused: true, why: reason}
 }
 
 // failureReason says how an attempt failed: in a room's words where one has them (the
 // kernel's OOM killer, a SIGKILL runall did not send), else by its exit; and what the rooms
 // add (note: an MPS fault's part in it).
 func (c *command) failureReason(out proc.Outcome) (reason, note string) {
-	stopped := c.life.stoppedBy() != 0
+	stopped := c.run.life.StoppedBy() != 0
 	for _, r := range c.rooms {
 		cause, n := r.Says(out, stopped)
 		if reason == "" {

@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"context"
@@ -19,33 +19,35 @@ import (
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
-	"github.com/runall/runall/runner/rounds"
 )
 
-// scripts prepares what a run's tasks run: their url: scripts, downloaded once each into
-// dir, and their directories.
+// Scripts are where a run's tasks' scripts and directories are: url: scripts are
+// downloaded once each into Dir; a task's cwd: is against TaskDir.
+type Scripts struct {
+	Dir     string   // where url: scripts are kept
+	TaskDir string   // the task file's directory
+	Base    []string // the run's environment
+}
+
+// scripts prepares what a run's tasks run: their url: scripts, downloaded once each, and
+// their directories.
 type scripts struct {
-	dir     string     // where url: scripts are kept
-	taskDir string     // the task file's directory
-	base    []string   // the run's environment (baseEnv)
-	halt    *stopping  // a stop ends a hanging download at once
-	mu      sync.Mutex // one download per url:, also when parallel children share it
-	// variant is what a trial runs as now (pbt: its command made with the values it goes
-	// on with) and its lineage; nil: as written.
-	variant func(*plan.Task) (*plan.Task, []rounds.Exploit)
+	o    Scripts
+	halt Halt       // a stop ends a hanging download at once
+	mu   sync.Mutex // one download per url:, also when parallel children share it
 }
 
 // prepare resolves what a task runs and where: url: downloads (and md5 checks) a script,
 // sudo: wraps the command when runall is not root.
 func (s *scripts) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, err error) {
 	cmdline = t.Cmd
-	env := taskVars(t, s.base)
+	env := TaskVars(t, s.o.Base)
 	if t.URL != "" {
-		url, err := expandStrict(t.URL, env)
+		url, err := ExpandStrict(t.URL, env)
 		if err != nil {
 			return "", "", fmt.Errorf("url: %w", err)
 		}
-		fctx, stop := s.halt.untilStop(ctx) // a stop ends a hanging download at once
+		fctx, stop := s.halt.UntilStop(ctx) // a stop ends a hanging download at once
 		script, err := s.fetch(fctx, url, t.MD5)
 		stop()
 		if err != nil {
@@ -66,13 +68,13 @@ func (s *scripts) prepare(ctx context.Context, t *plan.Task) (cmdline, dir strin
 		}
 		cmdline = "sudo -n -E " + shellQuote(proc.Shell()) + " -c " + shellQuote(cmdline)
 	}
-	dir = s.taskDir
+	dir = s.o.TaskDir
 	if t.Cwd != "" {
-		cwd, err := expandStrict(t.Cwd, env)
+		cwd, err := ExpandStrict(t.Cwd, env)
 		if err != nil {
 			return "", "", fmt.Errorf("cwd: %w", err)
 		}
-		dir = taskPath(s.taskDir, cwd)
+		dir = TaskPath(s.o.TaskDir, cwd)
 	}
 	if dir != "" {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
@@ -84,12 +86,12 @@ func (s *scripts) prepare(ctx context.Context, t *plan.Task) (cmdline, dir strin
 
 // failPrepare ends a task that could not be prepared: failed, or stopped when a stop
 // cancelled its script's download.
-func failPrepare(life *lifecycle, t *plan.Task, err error) {
-	if stop := life.stoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
-		life.finish(t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)), nil)
+func (l *Launcher) failPrepare(t *plan.Task, err error) {
+	if stop := l.o.Life.StoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
+		finish(l.o.Life, &l.record, t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)), nil)
 		return
 	}
-	life.failUnrunnable(t, err.Error())
+	l.failUnrunnable(t, err.Error())
 }
 
 // fetch downloads a url: task's script once per run and checks its md5 (when given).
@@ -97,7 +99,7 @@ func (s *scripts) fetch(ctx context.Context, url, wantMD5 string) (string, error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sum := md5.Sum([]byte(url))
-	path := filepath.Join(s.dir, hex.EncodeToString(sum[:8])+"-"+filepath.Base(url))
+	path := filepath.Join(s.o.Dir, hex.EncodeToString(sum[:8])+"-"+filepath.Base(url))
 	if _, err := os.Stat(path); err != nil {
 		if err := downloadFile(ctx, url, path); err != nil {
 			return "", fmt.Errorf("url %s: %w", url, err)

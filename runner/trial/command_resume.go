@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"context"
@@ -16,11 +16,11 @@ import (
 // the trial's checkpoint directory: hooks around the command's own.
 type trialResume struct {
 	c       *command
-	ckpts   *checkpoints
+	ckpts   Checkpoints
 	trial   *plan.Task
-	dir     string       // the command's working directory
-	cur     *ckptAttempt // the attempt running now
-	step    int          // the step it resumed from; 0 when it started fresh
+	dir     string // the command's working directory
+	cur     *Kept  // the attempt running now
+	step    int    // the step it resumed from; 0 when it started fresh
 	resumes []results.Resume
 	lineage []results.Exploit // pbt: its exploits so far, the last one's donated steps marked
 	stopped func() bool       // whether runall was stopped (the last copy gets --grace)
@@ -47,7 +47,7 @@ func (r *trialResume) wrap(ctx context.Context, h executor.Hooks) executor.Hooks
 	r.c.metrics.set.Observe(func(name string, v float64, step int) {
 		r.c.metric(name, v, step)
 		if r.cur != nil {
-			r.cur.keeper.Metric(name, v, step)
+			r.cur.Keeper.Metric(name, v, step)
 		}
 	})
 	return h
@@ -58,26 +58,26 @@ func (r *trialResume) wrap(ctx context.Context, h executor.Hooks) executor.Hooks
 // tells the script.
 func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]string, error) {
 	c := r.c
-	a, env, err := r.ckpts.begin(ctx, r.trial, r.dir, env, c.turn.before+n, func(line string) {
-		c.log.mark("%s", line)
-		c.life.emit(event.Event{Kind: event.RunStatus, Task: c.t, Line: c.t.Name + ": " + line})
+	a, env, err := r.ckpts.Begin(ctx, r.trial, r.dir, env, c.turn.before+n, func(line string) {
+		c.log.Mark("%s", line)
+		c.run.emit(event.Event{Kind: event.RunStatus, Task: c.t, Line: c.t.Name + ": " + line})
 	}, r.donated)
 	if err != nil {
 		return env, err
 	}
 	r.cur, r.step = a, 0
 	var series map[string][]float64
-	if a.base != nil {
-		r.step, series = a.base.Step, seriesValues(a.base.Series)
+	if a.Base != nil {
+		r.step, series = a.Base.Step, seriesValues(a.Base.Series)
 		// Every start is in resumes: one that kept no copy of its own (paused at once,
 		// or on its copy's step) is in no manifest, only in the trial's record so far.
-		r.resumes = mergeResumes(mergeResumes(c.life.ledger.resumesOf(c.t), r.resumes), a.keeper.Resumes())
+		r.resumes = mergeResumes(mergeResumes(c.run.rec.resumesOf(c.t), r.resumes), a.Keeper.Resumes())
 	}
 	// The attempt's series is the kept one: values an earlier attempt reported past its
 	// last kept copy are reported again by this one.
 	c.metrics.set.Seed(series)
 	c.turn.from = nil
-	if a.base != nil {
+	if a.Base != nil {
 		c.turn.from = &event.Detail{MetricSeries: series, Resumes: slices.Clone(r.resumes), Lineage: r.lineage}
 	}
 	return env, nil
@@ -93,7 +93,7 @@ func (r *trialResume) line(s string) {
 	case err != nil:
 		r.c.metrics.set.Warn("%v", err)
 	case ok:
-		r.cur.keeper.Said(step)
+		r.cur.Keeper.Said(step)
 	}
 }
 
@@ -102,6 +102,31 @@ func (r *trialResume) end() {
 	if r.cur == nil {
 		return
 	}
-	r.c.turn.kept = max(r.ckpts.end(r.trial, r.cur, r.stopped()), 0)
+	r.c.turn.kept = max(r.ckpts.End(r.trial, r.cur, r.stopped()), 0)
 	r.cur = nil
+}
+
+// seriesValues is a kept series as the metric set takes it: each name's values in step order.
+func seriesValues(s map[string][]checkpoint.Point) map[string][]float64 {
+	out := make(map[string][]float64, len(s))
+	for name, pts := range s {
+		for _, p := range pts {
+			out[name] = append(out[name], p.Value)
+		}
+	}
+	return out
+}
+
+// mergeResumes adds what an attempt lists to what the trial's earlier attempts did.
+func mergeResumes(have, more []results.Resume) []results.Resume {
+	for _, r := range more {
+		seen := false
+		for _, h := range have {
+			seen = seen || h.RunID == r.RunID && h.At.Equal(r.At)
+		}
+		if !seen {
+			have = append(have, r)
+		}
+	}
+	return have
 }

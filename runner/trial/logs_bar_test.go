@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"os"
@@ -16,7 +16,7 @@ import (
 func TestLogKeepsBarsAsWritten(t *testing.T) {
 	dir := t.TempDir()
 	combined := filepath.Join(dir, "all.log")
-	l, err := openLogs(dir, combined, func(p string) string { return p })
+	l, err := OpenLogs(dir, combined, func(p string) string { return p })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,14 +27,14 @@ func TestLogKeepsBarsAsWritten(t *testing.T) {
 	}
 	var tails tailBuffer
 	for _, s := range []string{"start", " 10%| 1/10\r", " 50%| 5/10\r", "100%| 10/10", "eval 1/2\r", "eval 1/2", "done", "2/9\r"} {
-		tl.line(s)
+		tl.Line(s)
 		tails.add("stderr", s)
 	}
-	tl.mark("attempt 1: killed") // the bar left mid-line: the mark starts a line
-	tl.close()
-	l.close()
+	tl.Mark("attempt 1: killed") // the bar left mid-line: the mark starts a line
+	tl.Close()
+	l.Close()
 	for path, want := range map[string]string{
-		l.taskLogPath(task): "start\n 10%| 1/10\r 50%| 5/10\r100%| 10/10\neval 1/2\r\ndone\n2/9\r\n== attempt 1: killed\n",
+		l.TaskLogPath(task): "start\n 10%| 1/10\r 50%| 5/10\r100%| 10/10\neval 1/2\r\ndone\n2/9\r\n== attempt 1: killed\n",
 		combined:            "start\n100%| 10/10\neval 1/2\ndone\n",
 	} {
 		b, err := os.ReadFile(path)

@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"github.com/runall/runall/runner/event"

@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"io"
@@ -20,11 +20,11 @@ func TestServedLogIsTheOneOpened(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("the secret\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := openLogs(filepath.Join(dir, "run"), "", func(p string) string { return p })
+	l, err := OpenLogs(filepath.Join(dir, "run"), "", func(p string) string { return p })
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.close()
+	defer l.Close()
 	warn := func(string) {}
 	open := func(id int, name string) string {
 		task := &plan.Task{ID: id, Name: name}
@@ -32,12 +32,12 @@ func TestServedLogIsTheOneOpened(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tl.line("own line")
-		tl.close()
-		return l.taskLogPath(task)
+		tl.Line("own line")
+		tl.Close()
+		return l.TaskLogPath(task)
 	}
 	served := func(path string) (string, error) {
-		f, err := l.openServed(path)
+		f, err := l.OpenServed(path)
 		if err != nil {
 			return "", err
 		}
@@ -50,7 +50,7 @@ func TestServedLogIsTheOneOpened(t *testing.T) {
 	if got, err := served(good); err != nil || got != "own line\n" {
 		t.Fatalf("the log runall opened: %q, %v", got, err)
 	}
-	before := l.taskLogPath(&plan.Task{ID: 2, Name: "before"})
+	before := l.TaskLogPath(&plan.Task{ID: 2, Name: "before"})
 	if err := os.Symlink(secret, before); err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,13 @@
-package runner
+package trial
 
 import (
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 )
 
-// expandStrict expands the ${VAR}s of a path or URL against env: an unset or empty
+// ExpandStrict expands the ${VAR}s of a path or URL against env: an unset or empty
 // variable is an error (plan.ErrUnsetVar), never an empty string that would make
 // s3://bucket/${PREFIX} the bucket's root or ${OUT}/ the filesystem's.
-func expandStrict(s string, env []string) (string, error) {
+func ExpandStrict(s string, env []string) (string, error) {
 	return plan.ExpandStrict(s, func(name string) (string, bool) { return proc.Lookup(env, name) })
 }

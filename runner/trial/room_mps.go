@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"fmt"
@@ -16,11 +16,28 @@ import (
 // retries decides), the others were only bystanders, and go back to the line with the room
 // they had, not counted as failures.
 type mpsRoom struct {
-	iso     *isolation
+	iso     MPS
 	p       *admit.Placement
 	threads int        // the task's share of the GPU's threads (gpu: threads)
 	pgid    int        // the current attempt's process group
 	fault   *mps.Fault // what took its server down, once its end was looked at
+}
+
+// MPS is the GPUs' MPS servers as a trial's room asks them.
+type MPS interface {
+	// Check looks at the servers of devs: the fault that took one down, nil when well.
+	Check(devs []int) *mps.Fault
+	// Env makes a trial placed at p a client of its GPU's server, capped at its room.
+	Env(p *admit.Placement, threads int) []string
+	// RequeueBystander reports whether the task may go back to the line as a fault's
+	// bystander once more, and counts it.
+	RequeueBystander(taskID int) bool
+}
+
+// NewMPSRoom is the room of a trial placed at p on the GPUs of iso's servers; threads is its
+// task's share of a GPU's threads (gpu: threads).
+func NewMPSRoom(iso MPS, p *admit.Placement, threads int) Room {
+	return &mpsRoom{iso: iso, p: p, threads: threads}
 }
 
 // Begin forgets an earlier attempt's fault.
@@ -33,11 +50,11 @@ func (m *mpsRoom) Started(pgid int) { m.pgid = pgid }
 func (m *mpsRoom) Line(string) {}
 
 // Ended looks at whether the attempt's server went down.
-func (m *mpsRoom) Ended(proc.Outcome) { m.fault = m.iso.check(m.p.Devices) }
+func (m *mpsRoom) Ended(proc.Outcome) { m.fault = m.iso.Check(m.p.Devices) }
 
 // Env makes the trial a client of its GPU's server, capped at the room it was admitted with.
 func (m *mpsRoom) Env(env []string) []string {
-	for _, kv := range m.iso.env(m.p, m.threads) {
+	for _, kv := range m.iso.Env(m.p, m.threads) {
 		k, v, _ := strings.Cut(kv, "=")
 		env = proc.Setenv(env, k, v)
 	}
@@ -48,13 +65,13 @@ func (m *mpsRoom) Env(env []string) []string {
 func (m *mpsRoom) Says(proc.Outcome, bool) (cause, note string) { return "", m.note() }
 
 // Failed sends a fault's bystander back to the line with the room it had, as often as a
-// bystander may go (maxBystander); where the run halts, it is stopped, not failed.
+// bystander may go (MPS.RequeueBystander); where the run halts, it is stopped, not failed.
 func (m *mpsRoom) Failed(f Failure) Answer {
 	if !m.bystanderOf() {
 		return Answer{}
 	}
 	a := Answer{Halted: m.bystander() + "; not requeued: the run is stopping"}
-	if !f.Halted && m.iso.requeueBystander(f.Task.ID) {
+	if !f.Halted && m.iso.RequeueBystander(f.Task.ID) {
 		why := m.bystander()
 		a.Requeue = &Requeue{Need: m.p.Need, Why: why, Reason: why}
 	}
@@ -76,7 +93,7 @@ func (m *mpsRoom) bystanderOf() bool { return m.fault != nil && !m.culprit() }
 // note is what a failure reason adds of the fault: that it was this attempt's.
 func (m *mpsRoom) note() string {
 	if m.bystanderOf() {
-		// Requeued as often as a bystander may be (maxBystander), or the run stops.
+		// Requeued as often as a bystander may be (MPS.RequeueBystander), or the run stops.
 		return fmt.Sprintf("; GPU%d's MPS server went down (%s)", m.fault.Index, m.fault.What)
 	}
 	if !m.culprit() {

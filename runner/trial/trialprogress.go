@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"sync"
@@ -35,12 +35,12 @@ func newTrialProgress(c *command) trialProgress {
 	return trialProgress{
 		reader: progress.NewReader(),
 		tell: func(p *results.Progress) {
-			c.life.emit(event.Event{Kind: event.TaskProgress, Task: c.t, Progress: p})
+			c.run.emit(event.Event{Kind: event.TaskProgress, Task: c.t, Progress: p})
 		},
 		warn: func(msg string) {
 			msg = c.mask.Replace(msg) + ": not read (docs/taskfile.md, progress)"
-			c.log.mark("progress: %s", msg)
-			c.life.emit(event.Event{Kind: event.RunStatus, Task: c.t, Line: c.t.Name + ": " + msg})
+			c.log.Mark("progress: %s", msg)
+			c.run.emit(event.Event{Kind: event.RunStatus, Task: c.t, Line: c.t.Name + ": " + msg})
 		},
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"errors"
@@ -24,20 +24,20 @@ type servedLog struct {
 }
 
 // noted records the file runall opened at path for a task's log (closed: as it is being
-// closed, all written), so that openServed can tell it from a file put there since.
-func (l *logs) noted(path string, f *os.File, closed bool) {
+// closed, all written), so that OpenServed can tell it from a file put there since.
+func (l *Logs) noted(path string, f *os.File, closed bool) {
 	fi, err := f.Stat()
 	if err != nil {
-		return // not served: openServed finds nothing noted, or the older look
+		return // not served: OpenServed finds nothing noted, or the older look
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.opened[path] = servedLog{fi: fi, closed: closed}
 }
 
-// openServed opens the log runall wrote at path to read it: without following a symlink,
+// OpenServed opens the log runall wrote at path to read it: without following a symlink,
 // without waiting on a FIFO, and only when it is the very file runall opened there.
-func (l *logs) openServed(path string) (*os.File, error) {
+func (l *Logs) OpenServed(path string) (*os.File, error) {
 	l.mu.Lock()
 	want, ok := l.opened[path]
 	l.mu.Unlock()

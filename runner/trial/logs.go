@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"errors"
@@ -14,9 +14,9 @@ import (
 	"github.com/runall/runall/runner/plan"
 )
 
-// logs are the files a run writes tasks' output to: one per task under the run's log
+// Logs are the files a run writes tasks' output to: one per task under the run's log
 // directory, config log-path (every task's output, as bashful), and tasks' own log-path.
-type logs struct {
+type Logs struct {
 	dir      string
 	resolve  func(path string) string // a task file's path, against the run's directory
 	combined *batchFile               // config log-path; nil when unset
@@ -27,8 +27,10 @@ type logs struct {
 	opened map[string]servedLog  // each task's own log as runall opened it (logs_served.go)
 }
 
-func openLogs(dir, combinedPath string, resolve func(string) string) (*logs, error) {
-	l := &logs{dir: dir, resolve: resolve, extra: map[string]*batchFile{}, failed: &writeFailures{},
+// OpenLogs opens the run's logs under dir, and config log-path (combinedPath; "": none);
+// resolve resolves a task file's path against the run's directory.
+func OpenLogs(dir, combinedPath string, resolve func(string) string) (*Logs, error) {
+	l := &Logs{dir: dir, resolve: resolve, extra: map[string]*batchFile{}, failed: &writeFailures{},
 		opened: map[string]servedLog{}}
 	if combinedPath != "" {
 		f, err := openAppend(resolve(combinedPath), l.failed)
@@ -40,16 +42,16 @@ func openLogs(dir, combinedPath string, resolve func(string) string) (*logs, err
 	return l, nil
 }
 
-// taskLogPath is where a task's full output goes: <log dir>/<id>-<name>.log.
-func (l *logs) taskLogPath(t *plan.Task) string {
+// TaskLogPath is where a task's full output goes: <log dir>/<id>-<name>.log.
+func (l *Logs) TaskLogPath(t *plan.Task) string {
 	return filepath.Join(l.dir, fmt.Sprintf("%03d-%s.log", t.ID, plan.Slug(t.Name)))
 }
 
 // open opens everything a task's output goes to. A log-path that cannot be opened is
 // reported through warn and left out, and the run's record is incomplete (exit 1, as for a
 // log that cannot be written); the task's own log is a must.
-func (l *logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
-	path := l.taskLogPath(t)
+func (l *Logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
+	path := l.TaskLogPath(t)
 	f, err := outfile.OpenAppend(path)
 	if err != nil {
 		return nil, err
@@ -67,7 +69,7 @@ func (l *logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
 	return tl, nil
 }
 
-func (l *logs) extraLog(path string) (*batchFile, error) {
+func (l *Logs) extraLog(path string) (*batchFile, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if f, ok := l.extra[path]; ok {
@@ -81,7 +83,8 @@ func (l *logs) extraLog(path string) (*batchFile, error) {
 	return f, nil
 }
 
-func (l *logs) close() {
+// Close closes the logs that tasks share.
+func (l *Logs) Close() {
 	if l.combined != nil {
 		l.combined.close(nil)
 	}
@@ -101,12 +104,12 @@ type taskLog struct {
 	drawn string     // the bar's state the own log drew last, "" after a line
 }
 
-// line writes one line of output everywhere; mark writes runall's own note (an attempt's
+// Line writes one line of output everywhere; Mark writes runall's own note (an attempt's
 // start and end) to the task's log alone. An update of a bar drawn in place (a piece ending
 // in \r) goes to the task's own log alone, as the script drew it, with no newline: the log
 // holds each bar on one line, redrawn, as a terminal shows it. The logs that tasks share
 // (log-path) get the bar's last state, the line that ends it.
-func (tl *taskLog) line(s string) {
+func (tl *taskLog) Line(s string) {
 	tl.mu.Lock()
 	switch {
 	case strings.HasSuffix(s, "\r"):
@@ -129,7 +132,7 @@ func (tl *taskLog) line(s string) {
 	}
 }
 
-func (tl *taskLog) mark(format string, args ...any) {
+func (tl *taskLog) Mark(format string, args ...any) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	if tl.drawn != "" { // a bar is drawn on the line: the mark goes on a line of its own
@@ -139,9 +142,9 @@ func (tl *taskLog) mark(format string, args ...any) {
 	tl.own.write(fmt.Sprintf("== "+format+"\n", args...), tl.warn)
 }
 
-// close closes the task's own log and has what it wrote to the shared ones written out: the
+// Close closes the task's own log and has what it wrote to the shared ones written out: the
 // task has ended, and its lines belong in them now.
-func (tl *taskLog) close() {
+func (tl *taskLog) Close() {
 	tl.own.close(tl.warn)
 	for _, f := range []*batchFile{tl.combined, tl.extra} {
 		if f != nil {
@@ -181,6 +184,9 @@ func (w *writeFailures) note(path string, err error, warn func(string)) {
 	}
 }
 
+// Failed is what could not be written, "path: error" each.
+func (l *Logs) Failed() []string { return l.failed.list() }
+
 // list is what failed, "path: error" each.
 func (w *writeFailures) list() []string {
 	w.mu.Lock()
@@ -193,8 +199,8 @@ func (w *writeFailures) list() []string {
 // leaves is not the whole record.
 var ErrIncompleteRecord = errors.New("the run's record is incomplete")
 
-// incomplete is an error naming the logs that could not be written, nil when none.
-func (l *logs) incomplete() error {
+// Incomplete is an error naming the logs that could not be written, nil when none.
+func (l *Logs) Incomplete() error {
 	files := l.failed.list()
 	if len(files) == 0 {
 		return nil

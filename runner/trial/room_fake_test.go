@@ -1,8 +1,9 @@
-package runner
+package trial
 
 import (
 	"errors"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/runall/runall/runner/event"
@@ -35,20 +36,37 @@ func (r *fakeRoom) Says(proc.Outcome, bool) (cause, note string) {
 func (r *fakeRoom) Failed(f Failure) Answer { r.failed = append(r.failed, f); return r.answer }
 func (r *fakeRoom) Detail(d *event.Detail)  { d.OnGPU = true }
 
-// events keeps what the stream said.
-type events struct{ got []event.Event }
+// fakeLife is the run as a command tells it: it keeps what the stream was told.
+type fakeLife struct {
+	got    []event.Event
+	halted bool
+}
 
-func (e *events) Event(ev event.Event, _ func(event.Event)) { e.got = append(e.got, ev) }
+func (l *fakeLife) Emit(ev event.Event)       { l.got = append(l.got, ev) }
+func (l *fakeLife) Halted() bool              { return l.halted }
+func (l *fakeLife) StoppedBy() syscall.Signal { return 0 }
+func (l *fakeLife) HaltReason() string        { return "halted" }
+func (l *fakeLife) Fail(bool)                 {}
+func (l *fakeLife) Skip(t *plan.Task, reason string) {
+	l.got = append(l.got, event.Event{Kind: event.TaskSkipped, Task: t, Reason: reason})
+}
+func (l *fakeLife) Finish(t *plan.Task, status results.Status, exitCode int, reason string, d *event.Detail) {
+	l.got = append(l.got, event.Event{Kind: event.TaskEnded, Final: true, Task: t, Status: status, ExitCode: exitCode, Reason: reason, Detail: d})
+}
+
+// noMask hides nothing.
+type noMask struct{}
+
+func (noMask) Replace(s string) string { return s }
+func (noMask) Longest() int            { return 0 }
+func (noMask) Learn([]string)          {}
 
 // fakeCommand is a command of one task whose only room is room.
-func fakeCommand(t *testing.T, room Room) (*command, *events) {
+func fakeCommand(t *testing.T, room Room) (*command, *fakeLife) {
 	t.Helper()
 	task := &plan.Task{ID: 1, Name: "fake", Cmd: "train", Retries: 1}
-	mask := secretMasker(nil, &plan.Plan{})
-	life := newLifecycle(mask)
-	seen := &events{}
-	life.stream.Add(seen)
-	logs, err := openLogs(t.TempDir(), "", func(p string) string { return p })
+	life := &fakeLife{}
+	logs, err := OpenLogs(t.TempDir(), "", func(p string) string { return p })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,13 +74,13 @@ func fakeCommand(t *testing.T, room Room) (*command, *events) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(log.close)
-	c := &command{life: life, mask: mask, t: task, cmd: task.Cmd, log: log, rooms: []Room{room},
+	t.Cleanup(log.Close)
+	c := &command{run: told{life: life, rec: &record{}}, mask: noMask{}, t: task, cmd: task.Cmd, log: log, rooms: []Room{room},
 		h: executor.NewHandle(nil)}
 	c.metrics.reader = metric.NewReader(&c.metrics.set, task.MetricFormats)
 	c.metrics.progress = newTrialProgress(c)
 	t.Cleanup(func() { c.metrics.progress.stop() })
-	return c, seen
+	return c, life
 }
 
 func TestFakeRoomRequeues(t *testing.T) {
@@ -84,7 +102,7 @@ func TestFakeRoomRequeues(t *testing.T) {
 	if c.next.requeue == nil || c.next.requeue.need != 7 || c.next.requeue.why != "waits for 7 fake" {
 		t.Fatalf("command's verdict %+v; want the fake room's requeue", c.next)
 	}
-	if o := c.next.requeue.outcome(); !o.Requeue || o.Reason != "waits for 7 fake" {
+	if o := c.next.requeue.Outcome(); !o.Requeue || o.Reason != "waits for 7 fake" {
 		t.Errorf("scheduler told %+v; want requeued, waits for 7 fake", o)
 	}
 	var start, end *event.Event

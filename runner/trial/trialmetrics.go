@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"errors"
@@ -28,13 +28,13 @@ const metricsReadTimeout = 10 * time.Second
 func (c *command) readMetrics(dir string, env []string, ok bool) (last map[string]float64, series map[string][]float64, warnings []string) {
 	t := c.t
 	if t.Metrics != "" {
-		c.readMetricsFile(dir, env, c.life.ledger.startedAt(t), ok)
+		c.readMetricsFile(dir, env, c.run.rec.startedAt(t), ok)
 	}
 	last, series, warnings = c.metrics.set.Result()
 	for i, w := range warnings {
 		warnings[i] = c.mask.Replace(w)
-		c.log.mark("metrics: %s", warnings[i])
-		c.life.emit(event.Event{Kind: event.RunStatus, Task: t, Line: t.Name + ": " + warnings[i]})
+		c.log.Mark("metrics: %s", warnings[i])
+		c.run.emit(event.Event{Kind: event.RunStatus, Task: t, Line: t.Name + ": " + warnings[i]})
 	}
 	return last, series, warnings
 }
@@ -42,7 +42,7 @@ func (c *command) readMetrics(dir string, env []string, ok bool) (last map[strin
 // readMetricsFile reads metrics: (${VAR}s expanded against the task's environment,
 // relative to its directory). A file older than the task is an earlier run's: left out.
 func (c *command) readMetricsFile(dir string, env []string, started time.Time, ok bool) {
-	path, err := expandStrict(c.t.Metrics, env)
+	path, err := ExpandStrict(c.t.Metrics, env)
 	if err != nil {
 		c.metrics.set.Warn("metrics %s: %v: not read", c.t.Metrics, err)
 		return

@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"github.com/runall/runall/runner/checkpoint"
@@ -20,7 +20,7 @@ func (r *trialResume) donated(m *checkpoint.Manifest) {
 		return
 	}
 	e := &r.lineage[len(r.lineage)-1]
-	own := r.c.life.ledger.seriesOf(r.c.t)
+	own := r.c.run.rec.seriesOf(r.c.t)
 	mine := min(e.Step, m.Step)
 	for name := range m.Series {
 		if len(own[name]) < mine {
@@ -39,16 +39,16 @@ func (r *trialResume) donated(m *checkpoint.Manifest) {
 		}
 	}
 	m.Series = series
-	m.Resumes = r.c.life.ledger.resumesOf(r.c.t)
+	m.Resumes = r.c.run.rec.resumesOf(r.c.t)
 	e.Donated = nil
 	if m.Step > mine {
 		e.Donated = []int{mine + 1, m.Step}
 	}
 }
 
-// mergeLineage is a lineage as an attempt knows it (from the rule), with the donated steps
+// MergeLineage is a lineage as an attempt knows it (from the rule), with the donated steps
 // an earlier attempt of the trial marked on the same exploits.
-func mergeLineage(have, now []results.Exploit) []results.Exploit {
+func MergeLineage(have, now []results.Exploit) []results.Exploit {
 	for i := range now {
 		for _, h := range have {
 			if now[i].Donated == nil && h.Step == now[i].Step && h.From == now[i].From {

@@ -1,0 +1,144 @@
+package runner
+
+import (
+	"context"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/sched"
+	"github.com/runall/runall/runner/trial"
+)
+
+// launcher is the run's side of runner/trial's launcher: the parts of the run it is built
+// from, each lent to it as one of trial's small interfaces. run is built once the run's
+// consumers are (build): pbt's variant is given to it then, never rewired after.
+type launcher struct {
+	life    *lifecycle
+	procs   processes
+	logs    *trial.Logs
+	scripts trial.Scripts
+	halt    *stopping  // the signals' effect on downloads (signals.go)
+	stop    *stopWhen  // met: no new trial starts
+	sync    *transfers // a task's own uploads as it ends
+	mask    *masker
+	rooms   rooms        // the resources trials are admitted by, and each running trial's room in them
+	ckpts   *checkpoints // trials' checkpoint: directories; nil when no trial sets one
+	variant trial.Variant
+	run     *trial.Launcher // nil until build
+}
+
+// processes are how the launcher's commands run and are stopped: their process groups, the
+// running trials (for consumers that stop one), and the grace between SIGTERM and SIGKILL.
+type processes struct {
+	table   *proc.Table
+	running *executor.Running
+	grace   time.Duration
+}
+
+// build makes the trial launcher from the run's parts.
+func (l *launcher) build() *trial.Launcher {
+	o := trial.Options{Life: trialLife{l.life}, Rooms: trialRooms{l.rooms}, Logs: l.logs,
+		Scripts: l.scripts, Halt: trialHalt{l.halt}, StopWhen: trialStopWhen{l.stop}, Uploads: trialUploads{l.sync},
+		Mask: trialMask{l.mask}, Procs: trial.Processes{Table: l.procs.table, Running: l.procs.running, Grace: l.procs.grace},
+		Variant: l.variant}
+	if l.ckpts != nil {
+		o.Checkpoints = l.ckpts
+	}
+	l.run = trial.New(o)
+	return l.run
+}
+
+// trialLife is the run's lifecycle as a trial's launcher tells it.
+type trialLife struct{ l *lifecycle }
+
+func (t trialLife) Emit(ev event.Event)       { t.l.emit(ev) }
+func (t trialLife) Halted() bool              { return t.l.halted() }
+func (t trialLife) StoppedBy() syscall.Signal { return t.l.stoppedBy() }
+func (t trialLife) HaltReason() string        { return t.l.haltReason() }
+func (t trialLife) Fail(stopOnFailure bool)   { t.l.fail(stopOnFailure) }
+func (t trialLife) Skip(task *plan.Task, reason string) {
+	t.l.skip(task, reason)
+}
+func (t trialLife) Finish(task *plan.Task, status results.Status, exitCode int, reason string, d *event.Detail) {
+	t.l.finish(task, status, exitCode, reason, d)
+}
+
+// trialRooms are a trial's rooms in the resources the run admits by: its GPU's MPS server
+// (a fault's bystander goes back to the line first), the container's memory, its GPU
+// placement.
+type trialRooms struct{ r rooms }
+
+func (t trialRooms) Of(tr *sched.Trial, run *plan.Task) []trial.Room {
+	p := t.r.placement(tr)
+	var out []trial.Room
+	if iso := t.r.gpu.isolation(); p != nil && iso != nil {
+		out = append(out, trial.NewMPSRoom(iso, p, run.GPU.Threads))
+	}
+	out = append(out, trial.NewHostRoom(t.r.mem.mem, t.r.mem.admit, t.r.hostPlacement(tr)))
+	if p != nil {
+		out = append(out, trial.NewGPURoom(t.r.gpu.admit, p, run, t.r.fw))
+	}
+	return out
+}
+
+// trialMask is the run's masker as a trial's launcher uses it.
+type trialMask struct{ m *masker }
+
+func (t trialMask) Replace(s string) string { return t.m.Replace(s) }
+func (t trialMask) Longest() int            { return t.m.Longest() }
+func (t trialMask) Learn(exported []string) { t.m.learn(exported) }
+
+// trialHalt is the signals' effect on a trial's downloads.
+type trialHalt struct{ s *stopping }
+
+func (t trialHalt) UntilStop(ctx context.Context) (context.Context, context.CancelFunc) {
+	return t.s.untilStop(ctx)
+}
+
+// trialStopWhen is the run's stop-when as a trial's launcher asks it.
+type trialStopWhen struct{ s *stopWhen }
+
+func (t trialStopWhen) Gate() (reason string, skip bool) { return t.s.gate() }
+
+// trialUploads are a task's own uploads as it ends (none without S3: s nil).
+type trialUploads struct{ s *transfers }
+
+func (t trialUploads) UploadAfter(ctx context.Context, task *plan.Task, ok bool) {
+	t.s.uploadAfter(ctx, task, ok)
+}
+
+// ErrIncompleteRecord is a run whose record (its tasks' logs, its results, its report) could
+// not all be written: its exit code is 1 even when every task succeeded.
+var ErrIncompleteRecord = trial.ErrIncompleteRecord
+
+// The trial package's helpers under the names the run's other parts use.
+
+func taskVars(t *plan.Task, env []string) []string        { return trial.TaskVars(t, env) }
+func taskPath(dir, p string) string                       { return trial.TaskPath(dir, p) }
+func expandStrict(s string, env []string) (string, error) { return trial.ExpandStrict(s, env) }
+func trialKey(t *plan.Task) string                        { return trial.Key(t) }
+func trialCommands(t *plan.Task) []*plan.Task             { return trial.Commands(t) }
+
+// baseEnv is runall's environment plus what identifies the run to its tasks. It is
+// clipped: whoever appends to it gets a copy, so that the parts sharing it never see
+// each other's changes.
+func baseEnv(environ []string, runID, logDir string, shard Shard) []string {
+	env := slices.Clone(environ)
+	env = proc.Setenv(env, "RUNALL_RUN_ID", runID)
+	env = proc.Setenv(env, "RUNALL_LOG_DIR", logDir)
+	if shard.active() {
+		env = proc.Setenv(env, "RUNALL_SHARD", shard.String())
+	}
+	return slices.Clip(env)
+}
+
+// getenv looks names up in env, for os.Expand.
+func getenv(env []string) func(string) string {
+	return func(name string) string { v, _ := proc.Lookup(env, name); return v }
+}
