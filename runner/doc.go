@@ -5,7 +5,8 @@
 //
 //	plan ──▶ source (sched.List, claimSource, searchSource) ──▶ sched.Run (waiting line,
 //	admission: a slot, then each sched.Resource: host memory, then the GPUs, rooms.go)
-//	──▶ launcher (launch.go: a trial's steps; command.go: one command's hooks) ──▶
+//	──▶ runner/trial's Launcher (built in launcher.go; a trial's steps, each command's
+//	hooks and its rooms: GPU, host memory, MPS) ──▶
 //	executor.Run (retries, timeout, stop) ──▶ lifecycle (lifecycle.go) ──▶ event.Stream
 //	──▶ consumers, in this order (stream.go): the ledger (results), the recorder of the
 //	run's end (results file, report, upload, notify), Prometheus, stop-when, early
@@ -18,7 +19,8 @@
 // ledger learns each result from the events alone. A claims sweep is no consumer: its source
 // (claims_source.go) records a trial as the scheduler tells it the trial ended. A new concern
 // is a consumer added in openStream (stream.go), a new source of trials is picked in source
-// (sched.go), a new resource to admit by is a sched.Resource added to rooms (rooms.go). The
+// (sched.go), a new resource to admit by is a sched.Resource added to rooms (rooms.go), and its side
+// of each command a trial.Room added in trialRooms.Of (launcher.go). The
 // runner knows no output format, no HTML and no S3 protocol: those are the output, report
 // and s3sync packages, reached through events, Options.Record.Report and the sync engine;
 // it knows nothing of how the scheduler orders its line or how the executor runs a process.

@@ -135,31 +135,11 @@ func (l *ledger) ending(t *plan.Task, now time.Time) (d time.Duration, attempts 
 	return d, sofar.Attempts
 }
 
-// startedAt is when t's first attempt started (zero before).
-func (l *ledger) startedAt(t *plan.Task) time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.resultLocked(t).StartedAt
-}
-
-// attempts is how often t was started so far (across requeues).
-// endedOK reports whether t ended for good and counted as a success (ok, or ignored).
-func (l *ledger) endedOK(t *plan.Task) bool {
-	st := l.statusOf(t)
-	return st == results.StatusOK || st == results.StatusIgnored
-}
-
 // statusOf is t's status as recorded so far.
 func (l *ledger) statusOf(t *plan.Task) results.Status {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.resultLocked(t).Status
-}
-
-func (l *ledger) attempts(t *plan.Task) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.resultLocked(t).Attempts
 }
 
 // tasks is every command task's result in plan order; logFile names each one's log, and
@@ -226,18 +206,4 @@ func (l *ledger) madeWhileRunning(inPlan map[int]bool, logFile func(*plan.Task) 
 		}
 	}
 	return out
-}
-
-// resumesOf is t's starts from a kept checkpoint as recorded so far.
-func (l *ledger) resumesOf(t *plan.Task) []results.Resume {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.resultLocked(t).Resumes)
-}
-
-// seriesOf is t's metric series as recorded so far (at its last pause, say).
-func (l *ledger) seriesOf(t *plan.Task) map[string][]float64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return maps.Clone(l.resultLocked(t).MetricSeries)
 }

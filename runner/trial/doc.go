@@ -1,0 +1,21 @@
+// Package trial launches and runs one trial: its steps in order, each command through the
+// executor with its log, its environment and its rooms, and tells the run what happens. It
+// imports neither the runner that drives it nor any consumer of the run's events; what it
+// needs of the run arrives as the small interfaces of run.go, and it keeps its own record
+// of what it ran (record.go) instead of reading the results.
+//
+//	sched admits a *sched.Trial ──▶ Launcher.RunTrial (stop-when gate; its steps in order)
+//	  └─▶ runCommand: log, script (url:, cwd:), env (TaskVars, then each Room's Env)
+//	        └─▶ executor.Run ──▶ command's hooks, per attempt:
+//	              Started ─ each Room.Begin, then Room.Started(pgid)
+//	              Line    ─ tails, metrics, progress, each Room.Line, the log
+//	              Ended   ─ each Room.Ended; the reason (Room.Says); then each Room.Failed
+//	                        in turn: requeue ─▶ sched.Outcome{Requeue}, final ─▶ failed,
+//	                        none ─▶ the task's retries (retry loops back to Started)
+//	        └─▶ conclude: ok, stopped, paused (Outcome{Pause}), ignored or failed:
+//	            Life.Finish with what each Room.Detail and the command learned
+//
+// A Room is a resource's side of one command: GPU memory, host memory and a GPU's MPS
+// server are three values of it, and a new resource is a new Room, not an edit of the
+// command.
+package trial
