@@ -9,6 +9,7 @@ import (
 
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/metric"
+	"github.com/runall/runall/runner/plan"
 )
 
 // A task's metrics come from its runall-metric lines (command.onLine feeds them to the
@@ -28,7 +29,7 @@ const metricsReadTimeout = 10 * time.Second
 func (c *command) readMetrics(dir string, env []string, ok bool) (last map[string]float64, series map[string][]float64, warnings []string) {
 	t := c.t
 	if t.Metrics != "" {
-		c.readMetricsFile(dir, env, c.run.rec.startedAt(t), ok)
+		c.metrics.readFile(t, dir, env, c.run.rec.startedAt(t), ok)
 	}
 	last, series, warnings = c.metrics.set.Result()
 	for i, w := range warnings {
@@ -39,12 +40,12 @@ func (c *command) readMetrics(dir string, env []string, ok bool) (last map[strin
 	return last, series, warnings
 }
 
-// readMetricsFile reads metrics: (${VAR}s expanded against the task's environment,
-// relative to its directory). A file older than the task is an earlier run's: left out.
-func (c *command) readMetricsFile(dir string, env []string, started time.Time, ok bool) {
-	path, err := ExpandStrict(c.t.Metrics, env)
+// readFile reads t's metrics: (${VAR}s expanded against the task's environment, relative
+// to its directory). A file older than the task is an earlier run's: left out.
+func (m *trialMetrics) readFile(t *plan.Task, dir string, env []string, started time.Time, ok bool) {
+	path, err := ExpandStrict(t.Metrics, env)
 	if err != nil {
-		c.metrics.set.Warn("metrics %s: %v: not read", c.t.Metrics, err)
+		m.set.Warn("metrics %s: %v: not read", t.Metrics, err)
 		return
 	}
 	if !filepath.IsAbs(path) {
@@ -54,28 +55,28 @@ func (c *command) readMetricsFile(dir string, env []string, started time.Time, o
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if ok {
-			c.metrics.set.Warn("metrics file %s: not found: the command should write it (metrics: is relative to the task's cwd)", path)
+			m.set.Warn("metrics file %s: not found: the command should write it (metrics: is relative to the task's cwd)", path)
 		}
 		return
 	case err != nil:
-		c.metrics.set.Warn("metrics file %s: %v", path, err)
+		m.set.Warn("metrics file %s: %v", path, err)
 		return
 	case fi.IsDir():
-		c.metrics.set.Warn("metrics file %s: is a directory: name the JSON file the command writes", path)
+		m.set.Warn("metrics file %s: is a directory: name the JSON file the command writes", path)
 		return
 	case !fi.Mode().IsRegular():
-		c.metrics.set.Warn("metrics file %s: %v", path, metric.ErrNotRegular)
+		m.set.Warn("metrics file %s: %v", path, metric.ErrNotRegular)
 		return
 	case !started.IsZero() && fi.ModTime().Before(started.Add(-time.Second)):
 		// A second's slack: some filesystems keep coarse times.
-		c.metrics.set.Warn("metrics file %s: last written %s, before this task started (an earlier run's?): left out",
+		m.set.Warn("metrics file %s: last written %s, before this task started (an earlier run's?): left out",
 			path, fi.ModTime().Format(time.RFC3339))
 		return
 	}
 	data, err := metric.ReadFile(path, maxMetricsFile, metricsReadTimeout)
 	if err != nil {
-		c.metrics.set.Warn("metrics file %s: %v", path, err)
+		m.set.Warn("metrics file %s: %v", path, err)
 		return
 	}
-	c.metrics.set.File(path, data)
+	m.set.File(path, data)
 }
