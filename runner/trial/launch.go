@@ -2,6 +2,8 @@ package trial
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/runall/runall/runner/event"
@@ -155,7 +157,7 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	}
 	c.metrics.set.Observe(c.metric)
 	c.metrics.reader = metric.NewReader(&c.metrics.set, t.MetricFormats)
-	c.metrics.progress = newTrialProgress(c)
+	c.metrics.progress = newTrialProgress(c.run, c.t, c.mask, c.log)
 	env = TaskVars(run, env)
 	for _, r := range c.rooms {
 		env = r.Env(env)
@@ -187,6 +189,27 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		l.o.Uploads.UploadAfter(ctx, t, res.Outcome.OK())
 	}
 	return cr
+}
+
+// failUnrunnable fails a task that can never run here (its log cannot be opened, its script
+// not fetched): ignored with ignore-failure, else a failure like any other.
+func (l *Launcher) failUnrunnable(t *plan.Task, reason string) {
+	if t.IgnoreFailure {
+		finish(l.o.Life, &l.record, t, results.StatusIgnored, -1, reason+" (ignored)", nil)
+		return
+	}
+	finish(l.o.Life, &l.record, t, results.StatusFailed, -1, reason, nil)
+	l.o.Life.Fail(t.StopOnFailure)
+}
+
+// failPrepare ends a task that could not be prepared: failed, or stopped when a stop
+// cancelled its script's download.
+func (l *Launcher) failPrepare(t *plan.Task, err error) {
+	if stop := l.o.Life.StoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
+		finish(l.o.Life, &l.record, t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)), nil)
+		return
+	}
+	l.failUnrunnable(t, err.Error())
 }
 
 // runnable is what command t of trial tr runs as: pbt's variant of it, made with the values

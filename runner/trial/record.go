@@ -129,16 +129,5 @@ func finish(life Life, rec *record, t *plan.Task, status results.Status, exitCod
 	life.Finish(t, status, exitCode, reason, d)
 }
 
-// failUnrunnable fails a task that can never run here (its log cannot be opened, its script
-// not fetched): ignored with ignore-failure, else a failure like any other.
-func (l *Launcher) failUnrunnable(t *plan.Task, reason string) {
-	if t.IgnoreFailure {
-		finish(l.o.Life, &l.record, t, results.StatusIgnored, -1, reason+" (ignored)", nil)
-		return
-	}
-	finish(l.o.Life, &l.record, t, results.StatusFailed, -1, reason, nil)
-	l.o.Life.Fail(t.StopOnFailure)
-}
-
 // say tells the run's status line (and log) a message.
 func say(life Life, line string) { life.Emit(event.Event{Kind: event.RunStatus, Line: line}) }

@@ -78,7 +78,7 @@ func fakeCommand(t *testing.T, room Room) (*command, *fakeLife) {
 	c := &command{run: told{life: life, rec: &record{}}, mask: noMask{}, t: task, cmd: task.Cmd, log: log, rooms: []Room{room},
 		h: executor.NewHandle(nil)}
 	c.metrics.reader = metric.NewReader(&c.metrics.set, task.MetricFormats)
-	c.metrics.progress = newTrialProgress(c)
+	c.metrics.progress = newTrialProgress(c.run, c.t, c.mask, c.log)
 	t.Cleanup(func() { c.metrics.progress.stop() })
 	return c, life
 }

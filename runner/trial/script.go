@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,7 +17,6 @@ import (
 	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
-	"github.com/runall/runall/runner/results"
 )
 
 // Scripts are where a run's tasks' scripts and directories are: url: scripts are
@@ -82,16 +80,6 @@ func (s *scripts) prepare(ctx context.Context, t *plan.Task) (cmdline, dir strin
 		}
 	}
 	return cmdline, dir, nil
-}
-
-// failPrepare ends a task that could not be prepared: failed, or stopped when a stop
-// cancelled its script's download.
-func (l *Launcher) failPrepare(t *plan.Task, err error) {
-	if stop := l.o.Life.StoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
-		finish(l.o.Life, &l.record, t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)), nil)
-		return
-	}
-	l.failUnrunnable(t, err.Error())
 }
 
 // fetch downloads a url: task's script once per run and checks its md5 (when given).

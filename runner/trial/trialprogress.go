@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/progress"
 	"github.com/runall/runall/runner/results"
 )
@@ -30,17 +31,18 @@ type trialProgress struct {
 	warned  bool        // a runall-progress line could not be read: said once
 }
 
-// newTrialProgress is the progress of command c, told on its stream.
-func newTrialProgress(c *command) trialProgress {
+// newTrialProgress is the progress of task t's command, told on its run's stream; a line
+// that cannot be read is said, masked, in its log too.
+func newTrialProgress(run told, t *plan.Task, mask Masker, log *taskLog) trialProgress {
 	return trialProgress{
 		reader: progress.NewReader(),
 		tell: func(p *results.Progress) {
-			c.run.emit(event.Event{Kind: event.TaskProgress, Task: c.t, Progress: p})
+			run.emit(event.Event{Kind: event.TaskProgress, Task: t, Progress: p})
 		},
 		warn: func(msg string) {
-			msg = c.mask.Replace(msg) + ": not read (docs/taskfile.md, progress)"
-			c.log.Mark("progress: %s", msg)
-			c.run.emit(event.Event{Kind: event.RunStatus, Task: c.t, Line: c.t.Name + ": " + msg})
+			msg = mask.Replace(msg) + ": not read (docs/taskfile.md, progress)"
+			log.Mark("progress: %s", msg)
+			run.emit(event.Event{Kind: event.RunStatus, Task: t, Line: t.Name + ": " + msg})
 		},
 	}
 }
