@@ -23,24 +23,22 @@ import (
 
 // commandResult is what runCommand tells its caller.
 type commandResult struct {
-	ok       bool     // succeeded, or failed with ignore-failure
-	oom      bool     // ran out of memory (GPU, or host: the OOM killer) and goes again, after its trial is released
+	ok bool // succeeded, or failed with ignore-failure
+	// end is how it ended: for good, requeued (it ran out of memory, GPU or host: the OOM
+	// killer, and goes again after its trial is released) or paused at its checkpoint.
+	end      event.End
 	need     uint64   // the need it goes again with
 	why      string   // why it waits again ("": it ran out of GPU memory); why it paused
 	exported []string // variables it exported (sequential tasks)
-	paused   bool     // stopped at its checkpoint, to be resumed (status paused)
 }
 
 // outcome is what the scheduler is told: a trial that ran out of GPU memory goes back to
 // the line.
 func (cr commandResult) outcome() sched.Outcome {
-	if cr.paused {
-		return sched.Outcome{Pause: true, Reason: cr.why}
+	if cr.end == event.EndRequeue {
+		return sched.Outcome{End: cr.end, Reason: cmp.Or(cr.why, admit.RequeueReason(cr.need))}
 	}
-	if !cr.oom {
-		return sched.Outcome{}
-	}
-	return sched.Outcome{Requeue: true, Reason: cmp.Or(cr.why, admit.RequeueReason(cr.need))}
+	return sched.Outcome{End: cr.end, Reason: cr.why}
 }
 
 // command is one command task while it runs: the executor's hooks for it. They keep its
@@ -158,7 +156,7 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	if !retry || c.life.halted() {
 		return false
 	}
-	c.life.emit(event.Event{Kind: event.TaskEnded, Task: t, Attempt: attempt, Status: results.StatusFailed,
+	c.life.emit(event.Event{Kind: event.TaskEnded, End: event.EndRetry, Task: t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started),
 		Reason: fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-n, t.Retries)})
 	return true
@@ -173,7 +171,7 @@ func (c *command) ranOut(attempt int, out proc.Outcome) (verdict, bool) {
 	if m := &c.gpu.mps; m.bystanderOf() && !c.life.halted() && m.iso.requeueBystander(c.t.ID) {
 		why := m.bystander()
 		c.requeued(attempt, out, 0, why)
-		return verdict{requeue: &commandResult{oom: true, need: c.gpu.p.Need, why: why}}, true
+		return verdict{requeue: &commandResult{end: event.EndRequeue, need: c.gpu.p.Need, why: why}}, true
 	}
 	if why, ok := c.host.oomKilled(out, c.life.halted() || c.life.stoppedBy() != 0); ok {
 		c.log.mark("attempt %d: %s", attempt, why)
@@ -182,7 +180,7 @@ func (c *command) ranOut(attempt int, out proc.Outcome) (verdict, bool) {
 			return verdict{fatal: err}, true
 		}
 		c.requeued(attempt, out, requeues, why+"; requeued")
-		return verdict{requeue: &commandResult{oom: true, need: need, why: hostadmit.RequeueReason(need)}}, true
+		return verdict{requeue: &commandResult{end: event.EndRequeue, need: need, why: hostadmit.RequeueReason(need)}}, true
 	}
 	if !c.gpu.ranOut() || c.life.halted() {
 		return verdict{}, false
@@ -191,7 +189,7 @@ func (c *command) ranOut(attempt int, out proc.Outcome) (verdict, bool) {
 	switch {
 	case err == nil:
 		c.requeued(attempt, out, requeues, "out of GPU memory; requeued")
-		return verdict{requeue: &commandResult{oom: true, need: need}}, true
+		return verdict{requeue: &commandResult{end: event.EndRequeue, need: need}}, true
 	case errors.Is(err, admit.ErrNeverFits):
 		return verdict{fatal: err}, true // no retry can help
 	}
@@ -201,7 +199,7 @@ func (c *command) ranOut(attempt int, out proc.Outcome) (verdict, bool) {
 // requeued records that an attempt ran out of memory (GPU, or host: the OOM killer) and its
 // trial goes again; reason says which.
 func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason string) {
-	c.life.emit(event.Event{Kind: event.TaskEnded, Requeued: true, Requeues: requeues, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
+	c.life.emit(event.Event{Kind: event.TaskEnded, End: event.EndRequeue, Requeues: requeues, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason})
 }
 
@@ -217,11 +215,11 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 		exported := proc.ExportedChanges(env, out.Exported)
 		c.mask.learn(exported) // before a later task can print them
 		life.finish(t, results.StatusOK, 0, "", d)
-		return commandResult{ok: true, exported: exported}
+		return commandResult{ok: true, end: event.EndFinal, exported: exported}
 	case stop != 0:
 		life.finish(t, results.StatusStopped, out.ExitCode,
 			fmt.Sprintf("%s: runall was stopped by %s", c.failureReason(out), proc.SignalName(stop)), d)
-		return commandResult{}
+		return commandResult{end: event.EndFinal}
 	case res.Stop != nil && res.Stop.Status == results.StatusPaused:
 		return c.paused(res, d)
 	case res.Stop != nil:
@@ -231,14 +229,14 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 		if res.Stop.Status == results.StatusFailed {
 			life.fail(t.StopOnFailure)
 		}
-		return commandResult{}
+		return commandResult{end: event.EndFinal}
 	case c.gpu.mps.bystanderOf() && life.halted():
 		// The run stopped requeueing (a failure halted it): a bystander is stopped, not failed.
 		life.finish(t, results.StatusStopped, out.ExitCode, c.gpu.mps.bystander()+"; not requeued: the run is stopping", d)
-		return commandResult{}
+		return commandResult{end: event.EndFinal}
 	case t.IgnoreFailure:
 		life.finish(t, results.StatusIgnored, out.ExitCode, c.failureReason(out)+" (ignored)", d)
-		return commandResult{ok: true}
+		return commandResult{ok: true, end: event.EndFinal}
 	}
 	reason := c.failureReason(out) + c.gpu.mps.note()
 	if c.next.fatal != nil {
@@ -246,7 +244,7 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 	}
 	life.finish(t, results.StatusFailed, out.ExitCode, reason, d)
 	life.fail(t.StopOnFailure)
-	return commandResult{}
+	return commandResult{end: event.EndFinal}
 }
 
 // pauseAtEnd reports whether an attempt that ended ok ends as the pause asked of its trial
@@ -276,9 +274,9 @@ func (c *command) paused(res executor.Result, d *event.Detail) commandResult {
 	if c.turn.kept > 0 {
 		reason = fmt.Sprintf("paused at step %d (its kept checkpoint): %s", c.turn.kept, reason)
 	}
-	c.life.emit(event.Event{Kind: event.TaskEnded, Paused: true, Task: c.t, Attempt: c.turn.now, Status: results.StatusPaused,
+	c.life.emit(event.Event{Kind: event.TaskEnded, End: event.EndPause, Task: c.t, Attempt: c.turn.now, Status: results.StatusPaused,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Detail: d})
-	return commandResult{paused: true, why: reason}
+	return commandResult{end: event.EndPause, why: reason}
 }
 
 // failureReason says how an attempt failed. A SIGKILL that runall did not send (no

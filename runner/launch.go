@@ -103,10 +103,10 @@ func (l *launcher) runTrial(ctx context.Context, tr *sched.Trial, env []string) 
 			continue
 		}
 		res := l.runCommand(ctx, tr, s, env, true, h)
-		if res.paused {
+		if res.end == event.EndPause {
 			return res.outcome()
 		}
-		if res.oom {
+		if res.end == event.EndRequeue {
 			// The whole trial goes back to the queue; its finished steps run again.
 			return res.outcome()
 		}
@@ -121,7 +121,7 @@ func (l *launcher) runTrial(ctx context.Context, tr *sched.Trial, env []string) 
 		env = append(env, res.exported...)
 	}
 	l.sync.uploadAfter(ctx, t, allOK)
-	return sched.Outcome{}
+	return sched.Outcome{End: event.EndFinal}
 }
 
 // stepSkipReason is why a step of a trial does not start: the run halted, or the trial was
@@ -139,14 +139,14 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	log, err := l.logs.open(t, l.life.say)
 	if err != nil {
 		l.life.failUnrunnable(t, "cannot open its log file: "+err.Error()) // a failure like any other: exit 1, stop-on-failure
-		return commandResult{}
+		return commandResult{end: event.EndFinal}
 	}
 	defer log.close()
 	run, lineage := l.runnable(tr, t)
 	cmdline, dir, err := l.scripts.prepare(ctx, run)
 	if err != nil {
 		failPrepare(l.life, t, err) // a failed download, md5 or cwd fails the run too
-		return commandResult{}
+		return commandResult{end: event.EndFinal}
 	}
 	c := &command{life: l.life, mask: l.mask, t: t, host: hostAttempt{host: l.rooms.mem, hp: l.rooms.hostPlacement(tr)},
 		log: log, cmd: cmdline, turn: turn{before: l.life.ledger.attempts(t)}, h: h}
@@ -183,7 +183,7 @@ func (l *launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		d.Lineage = resume.lineage
 	}
 	cr := c.conclude(res, env, d)
-	if !cr.paused { // a paused command's uploads wait for its end
+	if cr.end != event.EndPause { // a paused command's uploads wait for its end
 		l.sync.uploadAfter(ctx, t, res.Outcome.OK())
 	}
 	return cr

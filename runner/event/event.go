@@ -1,6 +1,6 @@
 // Package event is a run's one lifecycle stream: a task waited (and why), started (where),
-// printed a line, reported a metric, its memory or its progress, ended (with its status:
-// for good, requeued or paused) or was skipped; a transfer progressed; the run said a status
+// printed a line, reported a metric, its memory or its progress, ended (its End: retried,
+// requeued, paused or for good, with its status) or was skipped; a transfer progressed; the run said a status
 // line; the run ended. Every concern that reacts to a run (the ledger of results, the
 // recorder of the run's end with the report and notify, Prometheus, stop-when, early
 // stopping, gpu-sharing: progress, the live server, the outputs) is a Consumer of it,
@@ -25,7 +25,7 @@ const (
 	TaskWaiting  Kind = iota // a trial is ready but not admitted; Reason says why
 	TaskStarted              // an attempt began
 	TaskOutput               // one line of output; Stream is "stdout" or "stderr"
-	TaskEnded                // an attempt ended; Status, ExitCode, Duration set
+	TaskEnded                // an attempt ended; End says how (retry, requeue, pause, final)
 	TaskSkipped              // the task will not run; Reason says why
 	SyncProgress             // an S3 transfer made progress; Line is a human summary
 	RunStatus                // periodic: what runs and what waits (Line is a summary)
@@ -44,7 +44,25 @@ func (k Kind) String() string {
 // consumer in the order emitted; the output takes every one but metric values, through a
 // Queue, to the one goroutine that owns the terminal.
 //
-//limits:flat one value on the stream for every kind of event, each field commented with the kinds that set it; a typed end (issue 35, point 3) is to narrow it
+// Kind, Time and Attempt (1 for the first) are set on every event that has a Task (nil for
+// a run-level event); what each kind sets besides:
+//
+//	TaskWaiting   Reason
+//	TaskStarted   Devices, Need, PassedOver (GPU trials); Detail (a resumed attempt)
+//	TaskOutput    Stream, Line
+//	TaskEnded     End, Status, ExitCode, Duration, Reason; by End:
+//	                EndRequeue  Requeues
+//	                EndPause    Detail
+//	                EndFinal    Detail, Metrics (nil when it never ran)
+//	TaskSkipped   Reason
+//	TaskMemory    Memory, Peak
+//	TaskMetric    Metric, Value, Step
+//	TaskProgress  Progress
+//	SyncProgress  Line
+//	RunStatus     Line
+//	RunEnded      Status, Results
+//
+//limits:flat one value on the stream for every kind of event: the table above says which fields each kind sets, and End is the one field that says how an attempt ended
 type Event struct {
 	Kind     Kind
 	Time     time.Time
@@ -55,9 +73,9 @@ type Event struct {
 	Reason   string         // TaskWaiting, TaskSkipped, TaskEnded (e.g. "timeout after 5m", "out of GPU memory, requeued")
 	Status   results.Status // TaskEnded, RunEnded
 	ExitCode int            // TaskEnded; -1 when killed by a signal
-	Duration time.Duration
-	Devices  []string // TaskStarted: the GPU UUIDs the trial was placed on
-	Need     uint64   // TaskStarted: the GPU memory reserved for it, bytes
+	Duration time.Duration  // TaskEnded: how long the attempt (the task, when final) ran
+	Devices  []string       // TaskStarted: the GPU UUIDs the trial was placed on
+	Need     uint64         // TaskStarted: the GPU memory reserved for it, bytes
 	// TaskStarted: how often trials behind it started while it waited (first attempt).
 	PassedOver int
 	Memory     uint64  // TaskMemory: what the trial holds now, bytes (on its fullest device)
@@ -68,21 +86,17 @@ type Event struct {
 	// Progress is how far the trial came (TaskProgress), at most one a second per trial.
 	Progress *results.Progress
 
-	// Final is set on the TaskEnded that ends the task for good; an attempt that is retried
-	// or requeued ends without it.
-	Final bool
-	// Requeued is set on the TaskEnded of an attempt whose trial goes back to the waiting
-	// line (it ran out of GPU memory); Requeues is how often its trial went back so far.
-	Requeued bool
+	// End is how the attempt ended (TaskEnded): a retry, a requeue, a pause or the task's
+	// final end; EndNone on every other kind.
+	End End
+	// Requeues is how often the trial went back to the line so far (TaskEnded, EndRequeue).
 	Requeues int
-	// Paused is set on the TaskEnded of an attempt that stopped at a checkpoint, to be
-	// resumed from it later (Status paused); like a requeued trial, it is pending again.
-	Paused bool
-	// Metrics is a finished task's last value of each metric (TaskEnded with Final).
+	// Metrics is a finished task's last value of each metric (TaskEnded, EndFinal).
 	Metrics map[string]float64
-	// Detail is what a command learned as it ran, for its result (TaskEnded with Final;
-	// nil when it never ran); on a resumed attempt's TaskStarted, what it starts from: its
-	// restored series and its resumes so far, so that its record while it runs is its own.
+	// Detail is what a command learned as it ran, for its result (TaskEnded, EndFinal; nil
+	// when it never ran); what it did up to its pause (EndPause); on a resumed attempt's
+	// TaskStarted, what it starts from: its restored series and its resumes so far, so that
+	// its record while it runs is its own.
 	Detail *Detail
 	// Results is the run's results (RunEnded), which its consumers (the results file, the
 	// report, notify) record.
@@ -175,8 +189,9 @@ func (s *Stream) Gate(f func(*Event)) {
 }
 
 // Emit sends ev to every consumer, stamped with the time when it has none. It reports
-// whether it was sent: a TaskSkipped for a task that started, or a final TaskEnded for
-// one that already ended for good, is not, so that each task ends exactly once.
+// whether it was sent: a TaskSkipped for a task that started, a final TaskEnded for one
+// that already ended for good, or a TaskEnded that says no End, is not, so that each task
+// ends exactly once.
 func (s *Stream) Emit(ev Event) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -227,12 +242,14 @@ func (s *Stream) transition(ev *Event) bool {
 		s.states[ev.Task] = ended
 	case ev.Kind == TaskStarted:
 		s.states[ev.Task] = running
-	case ev.Kind == TaskEnded && ev.Final:
+	case ev.Kind == TaskEnded && ev.End == EndNone:
+		return false // a TaskEnded must say how the attempt ended (End)
+	case ev.Kind == TaskEnded && ev.End == EndFinal:
 		if now == ended {
 			return false
 		}
 		s.states[ev.Task] = ended
-	case ev.Kind == TaskEnded && (ev.Requeued || ev.Paused):
+	case ev.Kind == TaskEnded && ev.End.Pending():
 		s.states[ev.Task] = pending
 	}
 	return true

@@ -16,7 +16,7 @@ type kinds struct {
 
 func (k *kinds) Event(ev Event, emit func(Event)) {
 	k.got = append(k.got, ev.Kind.String())
-	if k.react && ev.Kind == TaskEnded && ev.Final {
+	if k.react && ev.Kind == TaskEnded && ev.End == EndFinal {
 		emit(Event{Kind: RunStatus, Line: "reacted"})
 	}
 }
@@ -33,10 +33,10 @@ func TestStreamLifecycle(t *testing.T) {
 	sent := []bool{
 		s.Emit(Event{Kind: TaskStarted, Task: t1}),
 		s.Emit(Event{Kind: TaskSkipped, Task: t1}), // started: dropped
-		s.Emit(Event{Kind: TaskEnded, Task: t1, Final: true, Status: results.StatusOK}),
-		s.Emit(Event{Kind: TaskEnded, Task: t1, Final: true}), // twice: dropped
+		s.Emit(Event{Kind: TaskEnded, Task: t1, End: EndFinal, Status: results.StatusOK}),
+		s.Emit(Event{Kind: TaskEnded, Task: t1, End: EndFinal}), // twice: dropped
 		s.Emit(Event{Kind: TaskStarted, Task: t2}),
-		s.Emit(Event{Kind: TaskEnded, Task: t2, Requeued: true}),
+		s.Emit(Event{Kind: TaskEnded, Task: t2, End: EndRequeue}),
 		s.Emit(Event{Kind: TaskSkipped, Task: t2}), // requeued, then the run halted
 	}
 	if want := []bool{true, false, true, false, true, true, true}; !slices.Equal(sent, want) {

@@ -8,9 +8,9 @@
 // acts on what it decides; what it asks of the run (pause, resume, end, copy) must be safe
 // to ask twice.
 //
-//	metric at step ≥ Until ──▶ PauseAt(Until) ──▶ TaskEnded{Paused} ──▶ board: value
+//	metric at step ≥ Until ──▶ PauseAt(Until) ──▶ TaskEnded{EndPause} ──▶ board: value
 //	  (its value at Until; paused at its next copy, or at its end's)          │
-//	TaskEnded{Final} ──▶ board: ended                                        │
+//	TaskEnded{EndFinal} ──▶ board: ended                                        │
 //	           ┌────────────────────────────── decide (every trial there) ◀──┘
 //	           ├─▶ pbt exploit: Copy(donor → trial), then Resume
 //	           ├─▶ kept copy past the next round's step: its value there ──▶ board
@@ -141,9 +141,9 @@ func (r *Rounds) Event(ev event.Event, emit func(event.Event)) {
 	switch {
 	case ev.Kind == event.TaskMetric && ev.Metric == blk.cfg.Metric:
 		blk.in.push(note{kind: noteValue, t: t, step: ev.Step, value: ev.Value})
-	case ev.Kind == event.TaskEnded && ev.Paused:
+	case ev.Kind == event.TaskEnded && ev.End == event.EndPause:
 		blk.in.push(note{kind: notePaused, t: t})
-	case ev.Kind == event.TaskEnded && ev.Final && blk.ends(ev.Task, ev.Status):
+	case ev.Kind == event.TaskEnded && ev.End == event.EndFinal && blk.ends(ev.Task, ev.Status):
 		blk.in.push(note{kind: noteEnded, t: t, status: ev.Status})
 	}
 }
