@@ -44,22 +44,23 @@ func (k Kind) String() string {
 // consumer in the order emitted; the output takes every one but metric values, through a
 // Queue, to the one goroutine that owns the terminal.
 //
-// Kind, Time and Attempt (1 for the first) are set on every event that has a Task (nil for
-// a run-level event); what each kind sets besides:
+// Every event has its Kind and Time (the stream stamps one left zero); every Task kind its
+// Task (nil on the run's own). What each kind sets besides:
 //
 //	TaskWaiting   Reason
-//	TaskStarted   Devices, Need, PassedOver (GPU trials); Detail (a resumed attempt)
-//	TaskOutput    Stream, Line
-//	TaskEnded     End, Status, ExitCode, Duration, Reason; by End:
+//	TaskStarted   Attempt, PassedOver; Devices, Need (a GPU trial); Detail (a resumed attempt)
+//	TaskOutput    Attempt, Stream, Line
+//	TaskEnded     Attempt, End, Status, ExitCode, Duration, Reason; by End:
+//	                EndRetry    nothing more
 //	                EndRequeue  Requeues
 //	                EndPause    Detail
-//	                EndFinal    Detail, Metrics (nil when it never ran)
+//	                EndFinal    Detail, Metrics (both nil when it never ran)
 //	TaskSkipped   Reason
 //	TaskMemory    Memory, Peak
-//	TaskMetric    Metric, Value, Step
+//	TaskMetric    Attempt, Metric, Value, Step
 //	TaskProgress  Progress
-//	SyncProgress  Line
-//	RunStatus     Line
+//	SyncProgress  Line; Task when it is a trial's upload
+//	RunStatus     Line; Task when the line is about a trial
 //	RunEnded      Status, Results
 //
 //limits:flat one value on the stream for every kind of event: the table above says which fields each kind sets, and End is the one field that says how an attempt ended
