@@ -147,3 +147,17 @@ func uniqueKeys(tasks []*Task) {
 		}
 	})
 }
+
+// TrialCount is how many trials a block runs: its children, a search template counting
+// the trials it asks for.
+func (t *Task) TrialCount() int {
+	n := 0
+	for _, c := range t.Parallel {
+		if c.Search != nil {
+			n += c.Search.Trials
+		} else {
+			n++
+		}
+	}
+	return n
+}
