@@ -281,7 +281,7 @@ func (l *loader) checkUnfilled(tasks []*Task, seen map[keyText]bool) {
 			continue
 		}
 		for _, name := range unfilledOf(t) {
-			l.src.problems = append(l.src.problems, Problem{t.Pos, fmt.Sprintf(
+			l.src.problems = append(l.src.problems, Problem{Pos: t.Pos, Msg: fmt.Sprintf(
 				"cmd: <%s> is a placeholder that no for-each, matrix or sample fills: bash would read it as redirections (input from the file %s, output to the next word); fill it (matrix: {%s: [...]}), or quote it if it is text (\"<%s>\")",
 				name, name, name, name)})
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/metric"
+	"github.com/runall/runall/runner/taskfile"
 )
 
 // inherited is what a parallel block passes to its children, and a trial to its steps.
@@ -26,14 +27,14 @@ type inherited struct {
 	formats       metric.Formats    // recognize-metrics and metric-pattern: the parent's
 	earlyStop     *earlystop.Config // the block's early-stop, for its trials and their steps
 	// A block's GPU needs, timeout and retries are defaults for each of its trials.
-	gpuMemory *gpuMemory
+	gpuMemory *taskfile.GPUMemory
 	gpus      int
 	gpuCap    *bool
 	// gpuSharing is the block's gpu-sharing: (own.gpuSharing: the task's own, else its block's).
-	gpuSharing *rawSharing
+	gpuSharing *taskfile.SharingEntry
 	gpuThreads int // gpu-threads: its share of the GPU's threads under MPS
 	// memory: a block's host memory need, and the group its trials learn an auto need in.
-	hostMemory *hostMemory
+	hostMemory *taskfile.HostMemory
 	hostGroup  string
 	timeout    time.Duration
 	retries    *int
@@ -47,44 +48,44 @@ type inherited struct {
 }
 
 // task builds one plan task from an expanded raw task.
-func (l *loader) task(c *rawTask, in inherited, level int) *Task {
-	path := joinPath(in.path, c.name)
-	template := &templatePath{parent: in.template, own: c.template}
+func (l *loader) task(c *taskfile.Task, in inherited, level int) *Task {
+	path := joinPath(in.path, c.Name)
+	template := &templatePath{parent: in.template, own: c.Template}
 	t := &Task{
-		Name:          c.name,
-		Cmd:           c.cmd,
-		Cwd:           cmp.Or(c.cwd, in.cwd),
-		Tags:          mergeTags(c.tags, in.tags),
-		Env:           mergeEnv(in.env, c.env),
-		Pos:           l.src.pos(c.node),
+		Name:          c.Name,
+		Cmd:           c.Cmd,
+		Cwd:           cmp.Or(c.Cwd, in.cwd),
+		Tags:          mergeTags(c.Tags, in.tags),
+		Env:           mergeEnv(in.env, c.Env),
+		Pos:           l.src.pos(c.Node),
 		Group:         template.group(),
-		Params:        slices.Concat(in.params, c.params),
-		Metrics:       cmp.Or(c.metrics, l.withParams(in.metrics, c.params)),
-		IgnoreFailure: boolOr(c.ignoreFailure, l.cfg.IgnoreFailure),
-		StopOnFailure: boolOr(c.stopOnFailure, boolOr(in.stopOnFailure, l.cfg.StopOnFailure)),
-		ShowOutput:    boolOr(c.showOutput, l.cfg.ShowOutput),
-		LogPath:       c.logPath,
-		URL:           c.url,
-		MD5:           strings.ToLower(c.md5),
-		Sudo:          c.sudo,
+		Params:        slices.Concat(in.params, c.Params),
+		Metrics:       cmp.Or(c.Metrics, l.withParams(in.metrics, c.Params)),
+		IgnoreFailure: boolOr(c.IgnoreFailure, l.cfg.IgnoreFailure),
+		StopOnFailure: boolOr(c.StopOnFailure, boolOr(in.stopOnFailure, l.cfg.StopOnFailure)),
+		ShowOutput:    boolOr(c.ShowOutput, l.cfg.ShowOutput),
+		LogPath:       c.LogPath,
+		URL:           c.URL,
+		MD5:           strings.ToLower(c.MD5),
+		Sudo:          c.Sudo,
 		KeyPos:        l.keyPositions(c),
 	}
-	if c.url != "" && l.execPattern != "<exec>" {
+	if c.URL != "" && l.execPattern != "<exec>" {
 		t.Cmd = strings.ReplaceAll(t.Cmd, l.execPattern, "<exec>")
 	}
-	for _, u := range c.upload {
-		t.Upload = append(t.Upload, l.src.transfer(&u.rawTransfer))
+	for _, u := range c.Upload {
+		t.Upload = append(t.Upload, l.src.transfer(&u.TransferEntry))
 	}
 	l.adapt(t, c, in)
-	own := c.own(in)
+	own := own(c, in)
 	hostGroup := t.Group
-	if c.hostMemory == nil && in.hostGroup != "" {
+	if c.HostMemory == nil && in.hostGroup != "" {
 		hostGroup = in.hostGroup
 	}
-	if c.gpuMemory == nil && c.gpus == 0 && in.gpuGroup != "" {
+	if c.GPUMemory == nil && c.GPUs == 0 && in.gpuGroup != "" {
 		t.Group = in.gpuGroup
 	}
-	if len(c.parallel) > 0 {
+	if len(c.Parallel) > 0 {
 		l.block(t, c, own, hostGroup, path, template)
 		t.Key = t.digest(path)
 		return t
@@ -92,16 +93,16 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 	t.GPU = l.gpuSpec(c, own)
 	t.Checkpoint = l.src.checkpoint(c)
 	t.Host = hostSpec(own.hostMemory, hostGroup)
-	t.Timeout = max(own.timeout, 0) // noTimeout is none
+	t.Timeout = max(own.timeout, 0) // taskfile.NoTimeout is none
 	if own.retries != nil {
 		t.Retries = *own.retries
 	}
-	if len(c.steps) > 0 {
-		stop := c.stopOnFailure
+	if len(c.Steps) > 0 {
+		stop := c.StopOnFailure
 		if stop == nil {
 			stop = in.stopOnFailure
 		}
-		t.Steps = l.expandTasks(c.steps, inherited{tags: t.Tags, env: t.Env, stopOnFailure: stop, cwd: t.Cwd,
+		t.Steps = l.expandTasks(c.Steps, inherited{tags: t.Tags, env: t.Env, stopOnFailure: stop, cwd: t.Cwd,
 			metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop, path: path, template: template}, levelStep)
 	}
 	t.Key = t.digest(path)
@@ -110,10 +111,10 @@ func (l *loader) task(c *rawTask, in inherited, level int) *Task {
 
 // keyPositions is where c's url, metrics and cwd are written, for problems with their
 // ${VAR}s; nil when it sets none of them.
-func (l *loader) keyPositions(c *rawTask) map[string]Pos {
+func (l *loader) keyPositions(c *taskfile.Task) map[string]Pos {
 	var out map[string]Pos
 	for _, key := range []string{"url", "metrics", "cwd"} {
-		if n := valueNode(c.node, key); n != nil {
+		if n := valueNode(c.Node, key); n != nil {
 			if out == nil {
 				out = map[string]Pos{}
 			}
@@ -126,22 +127,22 @@ func (l *loader) keyPositions(c *rawTask) map[string]Pos {
 // adapt sets what t reads from its output and how its sweep adapts: metric formats (and a
 // block's metrics: file, named by its trials' sample: values: pathvalues.go), the early-stop
 // rule it inherits, and search.
-func (l *loader) adapt(t *Task, c *rawTask, in inherited) {
-	if c.metrics == "" && c.data > 0 {
-		if err := checkPathValue(in.metrics, c.params[len(c.params)-c.data:]); err != nil {
+func (l *loader) adapt(t *Task, c *taskfile.Task, in inherited) {
+	if c.Metrics == "" && c.Data > 0 {
+		if err := checkPathValue(in.metrics, c.Params[len(c.Params)-c.Data:]); err != nil {
 			l.src.problemAt(c, "sample", "sample: metrics: "+in.metrics+": "+err.Error())
 		}
 	}
 	t.MetricFormats = in.formats
 	t.EarlyStop = in.earlyStop
-	if c.recognizeMetrics != nil {
-		t.MetricFormats.NoBuiltin = !*c.recognizeMetrics
+	if c.RecognizeMetrics != nil {
+		t.MetricFormats.NoBuiltin = !*c.RecognizeMetrics
 	}
-	if c.has("metric-pattern") {
-		t.MetricFormats.Patterns = c.metricPatterns
+	if c.Has("metric-pattern") {
+		t.MetricFormats.Patterns = c.MetricPatterns
 	}
-	if c.search != nil {
-		t.Search = &Search{Ask: c.search.Ask, Tell: c.search.Tell, Trials: c.trials, Timeout: c.search.Timeout}
+	if c.Search != nil {
+		t.Search = &Search{Ask: c.Search.Ask, Tell: c.Search.Tell, Trials: c.Trials, Timeout: c.Search.Timeout}
 		if l.cfg.Objective == nil {
 			l.src.problemAt(c, "search", "search: needs config objective: {metric, mode}: its value is what tell reports to the sampler")
 		}
@@ -150,24 +151,24 @@ func (l *loader) adapt(t *Task, c *rawTask, in inherited) {
 
 // block makes t a parallel block: its order, its early-stop rule, and its trials, which
 // inherit what it sets (own) and its GPU and host memory groups.
-func (l *loader) block(t *Task, c *rawTask, own inherited, hostGroup, path string, template *templatePath) {
-	if c.earlyStop != nil {
-		t.EarlyStop = l.fillEarlyStop(c.earlyStop, c.keys["early-stop"])
+func (l *loader) block(t *Task, c *taskfile.Task, own inherited, hostGroup, path string, template *templatePath) {
+	if c.EarlyStop != nil {
+		t.EarlyStop = l.fillEarlyStop(c.EarlyStop, c.Keys["early-stop"])
 	} else if l.cfgEarlyStop != nil {
 		rule := *l.cfgEarlyStop // a rule of its own: blocks' trials are not compared
 		t.EarlyStop = &rule
 	}
-	t.Order = cmp.Or(c.order, l.cfg.Order, defaultOrder(t.EarlyStop))
-	t.Parallel = l.expandTasks(c.parallel, inherited{
-		tags: t.Tags, env: t.Env, stopOnFailure: c.stopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
+	t.Order = cmp.Or(c.Order, l.cfg.Order, defaultOrder(t.EarlyStop))
+	t.Parallel = l.expandTasks(c.Parallel, inherited{
+		tags: t.Tags, env: t.Env, stopOnFailure: c.StopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
 		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, gpuSharing: own.gpuSharing, gpuThreads: own.gpuThreads, timeout: own.timeout, retries: own.retries,
 		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
-		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.hostMemory, hostGroup),
+		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.HostMemory, hostGroup),
 	}, levelTrial)
 	blockSharing(l.src, t, c)
 	l.src.checkCheckpoints(t.Parallel)
-	l.src.checkPausingRule(t, c.keys["early-stop"])
-	l.src.checkExplore(t, c.keys["early-stop"])
+	l.src.checkPausingRule(t, c.Keys["early-stop"])
+	l.src.checkExplore(t, c.Keys["early-stop"])
 }
 
 // defaultOrder is a block's order when neither it nor config sets one: shuffled under an
@@ -178,7 +179,7 @@ func defaultOrder(rule *earlystop.Config) Order {
 	if rule != nil && (rule.Method == earlystop.ASHA || rule.Method == earlystop.Median) {
 		return OrderShuffled
 	}
-	return OrderLongestFirst
+	return taskfile.OrderLongestFirst
 }
 
 // withParams replaces a copy's placeholders in what it inherits (a block's metrics: naming
@@ -197,21 +198,17 @@ func (l *loader) withParams(s string, params []Param) string {
 	return strings.NewReplacer(pairs...).Replace(s)
 }
 
-// noTimeout is timeout: 0, which overrides a block's timeout with none: the zero value
-// means "not set" and inherits.
-const noTimeout time.Duration = -1
-
 // own is what a task sets for itself or takes from its block: GPU needs, timeout, retries.
-func (c *rawTask) own(in inherited) inherited {
-	o := inherited{gpuMemory: c.gpuMemory, gpus: cmp.Or(c.gpus, in.gpus), gpuCap: c.gpuCap, gpuThreads: cmp.Or(c.gpuThreads, in.gpuThreads),
-		timeout: cmp.Or(c.timeout, in.timeout), retries: c.retries, hostMemory: cmp.Or(c.hostMemory, in.hostMemory)}
+func own(c *taskfile.Task, in inherited) inherited {
+	o := inherited{gpuMemory: c.GPUMemory, gpus: cmp.Or(c.GPUs, in.gpus), gpuCap: c.GPUCap, gpuThreads: cmp.Or(c.GPUThreads, in.gpuThreads),
+		timeout: cmp.Or(c.Timeout, in.timeout), retries: c.Retries, hostMemory: cmp.Or(c.HostMemory, in.hostMemory)}
 	if o.gpuMemory == nil {
 		o.gpuMemory = in.gpuMemory
 	}
 	if o.gpuCap == nil {
 		o.gpuCap = in.gpuCap
 	}
-	o.gpuSharing = cmp.Or(c.gpuSharing, in.gpuSharing)
+	o.gpuSharing = cmp.Or(c.GPUSharing, in.gpuSharing)
 	if o.retries == nil {
 		o.retries = in.retries
 	}
@@ -220,7 +217,7 @@ func (c *rawTask) own(in inherited) inherited {
 
 // gpuGroupOf is the learning group a block hands its trials: its own identity when it sets a
 // GPU need for them, "" otherwise.
-func gpuGroupOf(mem *gpuMemory, gpus int, block string) string {
+func gpuGroupOf(mem *taskfile.GPUMemory, gpus int, block string) string {
 	if mem == nil && gpus == 0 {
 		return ""
 	}
@@ -229,7 +226,7 @@ func gpuGroupOf(mem *gpuMemory, gpus int, block string) string {
 
 // hostGroupOf is the learning group a block hands its trials for memory: auto: its own
 // identity when it sets memory: for them, "" otherwise.
-func hostGroupOf(mem *hostMemory, block string) string {
+func hostGroupOf(mem *taskfile.HostMemory, block string) string {
 	if mem == nil {
 		return ""
 	}
@@ -246,38 +243,38 @@ func joinPath(parent, name string) string {
 
 // gpuSpec is a trial's GPU need: gpu-memory (a size, or auto) on gpus devices (gpus alone
 // means auto), and how it shares a GPU (gpu-sharing).
-func (l *loader) gpuSpec(c *rawTask, own inherited) *GPUSpec {
+func (l *loader) gpuSpec(c *taskfile.Task, own inherited) *GPUSpec {
 	mem, gpus := own.gpuMemory, own.gpus
 	capped := own.gpuCap != nil && *own.gpuCap
 	if mem == nil && gpus == 0 {
 		if capped {
 			l.src.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size")
 		}
-		if c.gpuSharing != nil {
+		if c.GPUSharing != nil {
 			l.src.problemAt(c, "gpu-sharing", "gpu-sharing: decides how trials share a GPU, but this task sets neither gpu-memory nor gpus: set one, or remove gpu-sharing")
 		}
 		return nil
 	}
 	s := &GPUSpec{Devices: max(gpus, 1), CapToNeed: capped, Sharing: sharingOf(own.gpuSharing, l.cfg, l.src),
 		Threads: own.gpuThreads}
-	if mem == nil || mem.auto {
+	if mem == nil || mem.Auto {
 		s.Auto = true
 		if capped {
 			l.src.problemAt(c, "gpu-memory-cap", "gpu-memory-cap: needs gpu-memory set to a size, not auto")
 		}
 	} else {
-		s.Memory = mem.bytes
+		s.Memory = mem.Bytes
 	}
 	return s
 }
 
 // problemAt records a problem at the task's key, or at the task when the key is inherited.
-func (src *sources) problemAt(t *rawTask, key, msg string) {
-	n := t.node
-	if k, ok := t.keys[key]; ok {
+func (src *sources) problemAt(t *taskfile.Task, key, msg string) {
+	n := t.Node
+	if k, ok := t.Keys[key]; ok {
 		n = k
 	}
-	src.problems = append(src.problems, Problem{src.pos(n), msg})
+	src.problems = append(src.problems, Problem{Pos: src.pos(n), Msg: msg})
 }
 
 func boolOr(b *bool, fallback bool) bool {

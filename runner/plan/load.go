@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/runall/runall/runner/earlystop"
+	"github.com/runall/runall/runner/taskfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -47,7 +48,7 @@ func Load(path string, opts LoadOptions) (*Plan, error) {
 
 // read parses the task file and what it includes, decodes it and checks each task's keys
 // against where it stands.
-func (l *loader) read(dir string) (*rawFile, error) {
+func (l *loader) read(dir string) (*taskfile.File, error) {
 	abs := l.src.path
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(dir, abs)
@@ -58,33 +59,32 @@ func (l *loader) read(dir string) (*rawFile, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &FileError{Problems: []Problem{yamlSyntaxProblem(l.src.path, data, err)}}
+		return nil, &FileError{Problems: []Problem{taskfile.SyntaxProblem(l.src.path, data, err)}}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		return nil, &FileError{Problems: []Problem{{Pos{File: l.src.path}, "the file is empty: want a mapping with a tasks: list"}}}
+		return nil, &FileError{Problems: []Problem{{Pos: Pos{File: l.src.path}, Msg: "the file is empty: want a mapping with a tasks: list"}}}
 	}
 	root := doc.Content[0]
 
-	inc := &includer{dir: dir, fileOf: l.src.fileOf, files: []string{l.src.path}, d: &nodeDecoder{}}
-	inc.splice(root, filepath.Clean(abs))
-	l.src.files = inc.files
-	l.src.problems = append(l.src.problems, inc.problems...)
-	l.src.nodeProblems(inc.d.problems)
+	files, problems, at := taskfile.Splice(root, l.src.path, filepath.Clean(abs), dir, l.src.fileOf)
+	l.src.files = files
+	l.src.problems = append(l.src.problems, problems...)
+	l.src.nodeProblems(at)
 	if err := l.checkSize(root); err != nil {
 		return nil, err
 	}
 
-	d0 := &nodeDecoder{}
+	d0 := &taskfile.Decoder{}
 	checkNUL(d0, root)
-	l.src.nodeProblems(d0.problems)
+	l.src.nodeProblems(d0.Problems)
 	l.src.checkArgs(l.opts.Args)
-	var raw rawFile
+	var raw taskfile.File
 	l.src.absorb(raw.UnmarshalYAML(root))
-	d := &nodeDecoder{}
-	for _, t := range raw.tasks {
+	d := &taskfile.Decoder{}
+	for _, t := range raw.Tasks {
 		checkTask(d, t, levelTop)
 	}
-	l.src.nodeProblems(d.problems)
+	l.src.nodeProblems(d.Problems)
 	if err := l.src.fileError(); err != nil {
 		return nil, err
 	}
@@ -93,38 +93,38 @@ func (l *loader) read(dir string) (*rawFile, error) {
 
 // build makes the plan: the config with its defaults, the s3: block, and the tasks expanded
 // (arguments, for-each, matrix, inheritance), filtered by tags and numbered.
-func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
+func (l *loader) build(raw *taskfile.File, dir string) (*Plan, error) {
 	plan := &Plan{File: l.src.path, Dir: dir, Config: DefaultConfig()}
 	l.execPattern = "<exec>"
-	if raw.config != nil {
-		plan.Config, l.execPattern = raw.config.Config, raw.config.execPattern
-		for _, w := range raw.config.warnings {
-			plan.Warnings = append(plan.Warnings, Problem{l.src.pos(w.node), w.msg})
+	if raw.Config != nil {
+		plan.Config, l.execPattern = raw.Config.Config, raw.Config.ExecPattern
+		for _, w := range raw.Config.Warnings {
+			plan.Warnings = append(plan.Warnings, Problem{Pos: l.src.pos(w.Node), Msg: w.Msg})
 		}
 	}
 	if n := plan.Config.Notify; n != nil {
-		if u := valueNode(valueNode(raw.config.node, "notify"), "url"); u != nil {
+		if u := valueNode(valueNode(raw.Config.Node, "notify"), "url"); u != nil {
 			n.Pos = l.src.pos(u)
 		}
 	}
 	configSharing(l.src, raw, &plan.Config)
 	l.cfg = plan.Config
-	if raw.s3 != nil {
-		plan.S3 = l.src.s3Spec(raw.s3)
+	if raw.S3 != nil {
+		plan.S3 = l.src.s3Spec(raw.S3)
 	}
 	if l.opts.MaxTasks > 0 {
 		plan.Config.MaxTasks = l.opts.MaxTasks
 	}
-	if !l.checkExpansion(raw.tasks, plan.Config.MaxTasks) {
+	if !l.checkExpansion(raw.Tasks, plan.Config.MaxTasks) {
 		return nil, l.src.fileError()
 	}
-	applyArgs(raw.tasks, l.opts.Args)
-	if raw.config != nil && plan.Config.EarlyStop != nil {
-		plan.Config.EarlyStop = l.fillEarlyStop(plan.Config.EarlyStop, raw.config.earlyStopAt)
+	applyArgs(raw.Tasks, l.opts.Args)
+	if raw.Config != nil && plan.Config.EarlyStop != nil {
+		plan.Config.EarlyStop = l.fillEarlyStop(plan.Config.EarlyStop, raw.Config.EarlyStopAt)
 		l.cfgEarlyStop = plan.Config.EarlyStop
 	}
-	plan.Tasks = l.expandTasks(raw.tasks, inherited{formats: plan.Config.MetricFormats}, levelTop)
-	plan.LogParams = logSampled(raw.tasks)
+	plan.Tasks = l.expandTasks(raw.Tasks, inherited{formats: plan.Config.MetricFormats}, levelTop)
+	plan.LogParams = logSampled(raw.Tasks)
 	l.checkUnfilled(plan.Tasks, map[keyText]bool{})
 	if err := l.src.fileError(); err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func (l *loader) build(raw *rawFile, dir string) (*Plan, error) {
 	if tags := l.opts.Tags; len(tags) > 0 {
 		plan.Tasks, plan.Filtered = filterTags(plan.Tasks, tags), true
 		if len(plan.Tasks) == 0 {
-			plan.Warnings = append(plan.Warnings, Problem{Pos{File: l.src.path}, fmt.Sprintf("no task has any of the tags %s: nothing to run", strings.Join(tags, ","))})
+			plan.Warnings = append(plan.Warnings, Problem{Pos: Pos{File: l.src.path}, Msg: fmt.Sprintf("no task has any of the tags %s: nothing to run", strings.Join(tags, ","))})
 		}
 	}
 	numberTasks(plan.Tasks)
@@ -152,7 +152,7 @@ func (l *loader) checkSize(root *yaml.Node) error {
 	if expandedSize(root, budget) <= budget {
 		return nil
 	}
-	return &FileError{Problems: []Problem{{Pos{File: l.src.path}, fmt.Sprintf(
+	return &FileError{Problems: []Problem{{Pos: Pos{File: l.src.path}, Msg: fmt.Sprintf(
 		"aliases (*name) expand this file to more than %d YAML nodes, the most max-tasks %d allows: repeat less through aliases, or raise max-tasks in config: (or --max-tasks)",
 		budget, maxTasks)}}}
 }
@@ -184,16 +184,16 @@ func (src *sources) pos(n *yaml.Node) Pos {
 	return Pos{File: file, Line: n.Line, Column: n.Column}
 }
 
-func (src *sources) nodeProblems(ps nodeProblems) {
+func (src *sources) nodeProblems(ps taskfile.NodeProblems) {
 	for _, p := range ps {
-		src.problems = append(src.problems, Problem{src.pos(p.node), p.msg})
+		src.problems = append(src.problems, Problem{Pos: src.pos(p.Node), Msg: p.Msg})
 	}
 }
 
 func (src *sources) absorb(err error) {
-	d := &nodeDecoder{}
-	d.absorb(err)
-	src.nodeProblems(d.problems)
+	d := &taskfile.Decoder{}
+	d.Absorb(err)
+	src.nodeProblems(d.Problems)
 }
 
 // fileError returns every problem so far, sorted by file (in the order read), line and
@@ -227,104 +227,104 @@ var gpuKeys = []string{"gpu-memory", "gpus", "gpu-memory-cap", "gpu-sharing", "g
 
 // checkTask reports what a task may not have where it stands, and combinations that make no
 // sense. Types were checked when decoding.
-func checkTask(d *nodeDecoder, t *rawTask, level int) {
-	if t.node == nil || t.keys == nil { // not a mapping: already reported
+func checkTask(d *taskfile.Decoder, t *taskfile.Task, level int) {
+	if t.Node == nil || t.Keys == nil { // not a mapping: already reported
 		return
 	}
 	label := "this task"
-	if t.name != "" {
-		label = fmt.Sprintf("task %q", t.name)
+	if t.Name != "" {
+		label = fmt.Sprintf("task %q", t.Name)
 	}
-	if t.cmd == "" && t.url == "" && !t.has("parallel-tasks") && !t.has("tasks") && !t.unknownKeys {
+	if t.Cmd == "" && t.URL == "" && !t.Has("parallel-tasks") && !t.Has("tasks") && !t.UnknownKeys {
 		switch level {
 		case levelTop:
-			d.errorf(t.node, "%s has nothing to run: give it cmd, url or parallel-tasks", label)
+			d.Errorf(t.Node, "%s has nothing to run: give it cmd, url or parallel-tasks", label)
 		case levelTrial:
-			d.errorf(t.node, "%s has nothing to run: give it cmd, url, or tasks (a trial's steps)", label)
+			d.Errorf(t.Node, "%s has nothing to run: give it cmd, url, or tasks (a trial's steps)", label)
 		default:
-			d.errorf(t.node, "%s has nothing to run: give it cmd or url", label)
+			d.Errorf(t.Node, "%s has nothing to run: give it cmd or url", label)
 		}
 	}
 	checkNesting(d, t, level)
-	if t.md5 != "" && t.url == "" {
-		d.errorf(t.keys["md5"], "md5: checks the script downloaded from url, but this task has no url")
+	if t.MD5 != "" && t.URL == "" {
+		d.Errorf(t.Keys["md5"], "md5: checks the script downloaded from url, but this task has no url")
 	}
-	if t.gpuCap != nil && *t.gpuCap && t.gpuMemory != nil && t.gpuMemory.auto {
-		d.errorf(t.keys["gpu-memory-cap"], "gpu-memory-cap: needs gpu-memory set to a size, not auto")
+	if t.GPUCap != nil && *t.GPUCap && t.GPUMemory != nil && t.GPUMemory.Auto {
+		d.Errorf(t.Keys["gpu-memory-cap"], "gpu-memory-cap: needs gpu-memory set to a size, not auto")
 	}
 	checkAdaptKeys(d, t, level)
-	if t.has("for-each") && t.has("matrix") {
-		d.errorf(t.keys["matrix"], "matrix: cannot be combined with for-each on one task: make the for-each values one more matrix key")
+	if t.Has("for-each") && t.Has("matrix") {
+		d.Errorf(t.Keys["matrix"], "matrix: cannot be combined with for-each on one task: make the for-each values one more matrix key")
 	}
-	for _, c := range t.parallel {
+	for _, c := range t.Parallel {
 		checkTask(d, c, levelTrial)
 	}
-	for _, s := range t.steps {
+	for _, s := range t.Steps {
 		checkTask(d, s, levelStep)
 	}
 }
 
 // checkNesting reports commands beside children or steps, and lists nested where they may
 // not be.
-func checkNesting(d *nodeDecoder, t *rawTask, level int) {
+func checkNesting(d *taskfile.Decoder, t *taskfile.Task, level int) {
 	for _, key := range []string{"cmd", "url"} {
 		switch {
-		case !t.has(key) || (key == "cmd" && t.cmd == "") || (key == "url" && t.url == ""):
-		case t.has("parallel-tasks"):
-			d.errorf(t.keys[key], "%s: a task with parallel-tasks only runs its children; move %s into a task of its own", key, key)
-		case t.has("tasks"):
-			d.errorf(t.keys[key], "%s: a task with tasks (steps) only runs its steps; make %s one of the steps", key, key)
+		case !t.Has(key) || (key == "cmd" && t.Cmd == "") || (key == "url" && t.URL == ""):
+		case t.Has("parallel-tasks"):
+			d.Errorf(t.Keys[key], "%s: a task with parallel-tasks only runs its children; move %s into a task of its own", key, key)
+		case t.Has("tasks"):
+			d.Errorf(t.Keys[key], "%s: a task with tasks (steps) only runs its steps; make %s one of the steps", key, key)
 		}
 	}
-	if t.has("order") && !t.has("parallel-tasks") {
-		d.errorf(t.keys["order"], "order: orders the trials of a block; set it on the task with parallel-tasks, or in config:")
+	if t.Has("order") && !t.Has("parallel-tasks") {
+		d.Errorf(t.Keys["order"], "order: orders the trials of a block; set it on the task with parallel-tasks, or in config:")
 	}
-	if t.has("parallel-tasks") {
+	if t.Has("parallel-tasks") {
 		if level != levelTop {
-			d.errorf(t.keys["parallel-tasks"], "parallel-tasks: cannot be nested: a parallel child runs a command, or its own steps with tasks:")
+			d.Errorf(t.Keys["parallel-tasks"], "parallel-tasks: cannot be nested: a parallel child runs a command, or its own steps with tasks:")
 		}
-		if t.has("tasks") {
-			d.errorf(t.keys["tasks"], "tasks: a task cannot have both parallel-tasks and tasks")
+		if t.Has("tasks") {
+			d.Errorf(t.Keys["tasks"], "tasks: a task cannot have both parallel-tasks and tasks")
 		}
 	}
-	if t.has("tasks") {
+	if t.Has("tasks") {
 		switch level {
 		case levelTop:
-			d.errorf(t.keys["tasks"], "tasks: only a child of parallel-tasks can have its own steps; list these at the top level, or wrap the task in parallel-tasks to make it a trial")
+			d.Errorf(t.Keys["tasks"], "tasks: only a child of parallel-tasks can have its own steps; list these at the top level, or wrap the task in parallel-tasks to make it a trial")
 		case levelStep:
-			d.errorf(t.keys["tasks"], "tasks: a step cannot have steps of its own")
+			d.Errorf(t.Keys["tasks"], "tasks: a step cannot have steps of its own")
 		}
 	}
-	if t.has("checkpoint") && level != levelTrial {
-		d.errorf(t.keys["checkpoint"], "checkpoint: is a trial's: set it on a child of parallel-tasks (placeholders such as ckpt/<lr> give each trial its own)")
+	if t.Has("checkpoint") && level != levelTrial {
+		d.Errorf(t.Keys["checkpoint"], "checkpoint: is a trial's: set it on a child of parallel-tasks (placeholders such as ckpt/<lr> give each trial its own)")
 	}
 	if level == levelStep {
 		for _, k := range gpuKeys {
-			if t.has(k) {
-				d.errorf(t.keys[k], "%s: set GPU needs on the trial that holds the steps, not on a step", k)
+			if t.Has(k) {
+				d.Errorf(t.Keys[k], "%s: set GPU needs on the trial that holds the steps, not on a step", k)
 			}
 		}
-		if t.has("memory") {
-			d.errorf(t.keys["memory"], "memory: set the host memory need on the trial that holds the steps, not on a step: its steps run one after another within it")
+		if t.Has("memory") {
+			d.Errorf(t.Keys["memory"], "memory: set the host memory need on the trial that holds the steps, not on a step: its steps run one after another within it")
 		}
 	}
 }
 
-func (src *sources) s3Spec(r *rawS3) *S3Spec {
-	s := &S3Spec{Endpoint: r.endpoint, Region: r.region, Pos: src.pos(r.node)}
-	for _, t := range r.download {
-		s.Download = append(s.Download, src.transfer(&t.rawTransfer))
+func (src *sources) s3Spec(r *taskfile.S3Block) *S3Spec {
+	s := &S3Spec{Endpoint: r.Endpoint, Region: r.Region, Pos: src.pos(r.Node)}
+	for _, t := range r.Download {
+		s.Download = append(s.Download, src.transfer(&t.TransferEntry))
 	}
-	for _, t := range r.upload {
-		s.Upload = append(s.Upload, src.transfer(&t.rawTransfer))
+	for _, t := range r.Upload {
+		s.Upload = append(s.Upload, src.transfer(&t.TransferEntry))
 	}
 	return s
 }
 
-func (src *sources) transfer(r *rawTransfer) Transfer {
+func (src *sources) transfer(r *taskfile.TransferEntry) Transfer {
 	t := r.Transfer
 	t.Exclude = slices.Clone(t.Exclude)
-	t.Pos = src.pos(r.node)
-	t.FromPos, t.ToPos = src.pos(r.at("from")), src.pos(r.at("to"))
+	t.Pos = src.pos(r.Node)
+	t.FromPos, t.ToPos = src.pos(r.At("from")), src.pos(r.At("to"))
 	return t
 }

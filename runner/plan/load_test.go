@@ -217,7 +217,7 @@ tasks:
 	if !slices.Equal(tr.Tags, []string{"huge", "all"}) {
 		t.Errorf("tags %q", tr.Tags)
 	}
-	if !slices.Equal(tr.Env, []EnvVar{{"MODEL", "huge"}, {"OTHER", "x"}}) {
+	if !slices.Equal(tr.Env, []EnvVar{{Name: "MODEL", Value: "huge"}, {Name: "OTHER", Value: "x"}}) {
 		t.Errorf("env %v", tr.Env)
 	}
 	if len(tr.Upload) != 1 || tr.Upload[0].From != "out/huge/" || tr.Upload[0].To != "s3://b/huge/" {
@@ -380,14 +380,14 @@ tasks:
             env: {D: step}
 `, LoadOptions{})
 	tr := p.Trials()
-	if want := []EnvVar{{"A", "block"}, {"B", "child"}, {"C", "child"}}; !slices.Equal(tr[0].Env, want) {
+	if want := []EnvVar{{Name: "A", Value: "block"}, {Name: "B", Value: "child"}, {Name: "C", Value: "child"}}; !slices.Equal(tr[0].Env, want) {
 		t.Errorf("child env %v, want %v", tr[0].Env, want)
 	}
-	if want := []EnvVar{{"A", "block"}, {"B", "block"}}; !slices.Equal(tr[1].Env, want) {
+	if want := []EnvVar{{Name: "A", Value: "block"}, {Name: "B", Value: "block"}}; !slices.Equal(tr[1].Env, want) {
 		t.Errorf("env %v, want %v", tr[1].Env, want)
 	}
 	step := tr[2].Steps[0]
-	if want := []EnvVar{{"A", "block"}, {"B", "block"}, {"C", "trial"}, {"D", "step"}}; !slices.Equal(step.Env, want) {
+	if want := []EnvVar{{Name: "A", Value: "block"}, {Name: "B", Value: "block"}, {Name: "C", Value: "trial"}, {Name: "D", Value: "step"}}; !slices.Equal(step.Env, want) {
 		t.Errorf("step env %v, want %v", step.Env, want)
 	}
 	if !slices.Equal(tr[0].Tags, []string{"inner", "outer"}) || !slices.Equal(step.Tags, []string{"outer"}) {
@@ -462,22 +462,5 @@ tasks:
 	}
 	if p.Tasks[0].GPU != nil {
 		t.Errorf("a block's gpu need is its trials'")
-	}
-}
-
-func TestTaskfileSuggestKey(t *testing.T) {
-	tests := []struct{ got, want string }{
-		{"cmdd", "cmd"},
-		{"cdm", "cmd"},
-		{"stop_on_failure", "stop-on-failure"},
-		{"paralel-tasks", "parallel-tasks"},
-		{"gpu_memory", "gpu-memory"},
-		{"frobnicate", ""},
-		{"x", ""},
-	}
-	for _, tt := range tests {
-		if got := Suggest(tt.got, taskKeys); got != tt.want {
-			t.Errorf("Suggest(%q) = %q, want %q", tt.got, got, tt.want)
-		}
 	}
 }

@@ -14,7 +14,7 @@ func TestObjectivesList(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := p.Config.Objectives
-	if len(got) != 2 || got[0] != (Objective{"val_accuracy", "max"}) || got[1] != (Objective{"latency_ms", "min"}) {
+	if len(got) != 2 || got[0] != (Objective{Metric: "val_accuracy", Mode: "max"}) || got[1] != (Objective{Metric: "latency_ms", Mode: "min"}) {
 		t.Fatalf("objectives %+v", got)
 	}
 	if p.Config.Objective == nil || *p.Config.Objective != got[0] {

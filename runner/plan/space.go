@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/runall/runall/runner/earlystop"
+	"github.com/runall/runall/runner/taskfile"
 )
 
 // A trial of a block under population-based training (early-stop: {method: pbt}) changes
@@ -57,7 +58,7 @@ func (a Axis) Perturb(value string, f float64) (string, bool) {
 		if d.Kind == "int" {
 			return strconv.FormatInt(int64(math.Round(v)), 10), true
 		}
-		return formatSample(v), true
+		return taskfile.FormatSample(v), true
 	}
 	i := slices.Index(a.values, value)
 	if i < 0 {
@@ -134,17 +135,17 @@ func (t *Task) filled(r *strings.Replacer, params []Param) *Task {
 
 // newSpace is the Space of task rt, with matrix or sample under pbt, whose template (the task
 // as written, built as its copies are) is t.
-func newSpace(rt *rawTask, t *Task) *Space {
+func newSpace(rt *taskfile.Task, t *Task) *Space {
 	s := &Space{Template: t}
-	for _, a := range rt.matrix {
-		s.Axes = append(s.Axes, Axis{name: a.name, values: a.values})
+	for _, a := range rt.Matrix {
+		s.Axes = append(s.Axes, Axis{name: a.Name, values: a.Values})
 	}
-	for _, a := range rt.sample {
-		ax := Axis{name: a.name, data: true}
-		if a.dist.Kind == "choice" {
-			ax.values = a.dist.Choices
+	for _, a := range rt.Sample {
+		ax := Axis{name: a.Name, data: true}
+		if a.Dist.Kind == "choice" {
+			ax.values = a.Dist.Choices
 		} else {
-			d := a.dist
+			d := a.Dist
 			ax.dist = &d
 		}
 		s.Axes = append(s.Axes, ax)
