@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/runall/runall/runner/earlystop"
-	"github.com/runall/runall/runner/taskfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -65,48 +64,4 @@ func objectiveNames(objs []Objective) string {
 		names[i] = o.Metric
 	}
 	return strings.Join(names, ", ")
-}
-
-// checkAdaptKeys reports sample, search, trials and early-stop where they have no meaning.
-func checkAdaptKeys(d *taskfile.Decoder, t *taskfile.Task, level int) {
-	for _, k := range []string{"sample", "search"} {
-		if t.Has(k) && level != levelTrial {
-			d.Errorf(t.Keys[k], "%s: makes the trials of a block: set it on a child of parallel-tasks", k)
-		}
-	}
-	switch {
-	case t.Has("sample") && t.Has("search"):
-		d.Errorf(t.Keys["search"], "search: cannot be combined with sample: the sampler of search draws the params itself")
-	case t.Has("search") && (t.Has("matrix") || t.Has("for-each")):
-		d.Errorf(t.Keys["search"], "search: cannot be combined with matrix or for-each: the sampler draws every param")
-	case t.Has("sample") && t.Has("for-each"):
-		d.Errorf(t.Keys["sample"], "sample: cannot be combined with for-each: make the for-each values a matrix key")
-	case (t.Has("sample") || t.Has("search")) && !t.Has("trials"):
-		k := "sample"
-		if t.Has("search") {
-			k = "search"
-		}
-		d.Errorf(t.Keys[k], "%s: needs trials: N, how many trials to run", k)
-	case t.Has("trials") && !t.Has("sample") && !t.Has("search"):
-		d.Errorf(t.Keys["trials"], "trials: counts the trials of sample: or search: on this task, which has neither")
-	}
-	if t.Has("seed") && !t.Has("sample") {
-		d.Errorf(t.Keys["seed"], "seed: scrambles the points of sample:, which this task does not have")
-	}
-	if n := countSearch(t.Parallel); n > 0 && len(t.Parallel) > 1 {
-		d.Errorf(t.Keys["parallel-tasks"], "parallel-tasks: a child with search: must be its block's only child: put the other trials in a block of their own")
-	}
-	if t.Has("early-stop") && !t.Has("parallel-tasks") {
-		d.Errorf(t.Keys["early-stop"], "early-stop: stops the losing trials of a block: set it on the task with parallel-tasks, or in config:")
-	}
-}
-
-func countSearch(ts []*taskfile.Task) int {
-	n := 0
-	for _, t := range ts {
-		if t.Search != nil {
-			n++
-		}
-	}
-	return n
 }

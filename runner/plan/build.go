@@ -1,50 +1,55 @@
 package plan
 
 // Building plan tasks from the task file's tasks once for-each, matrix and sample have
-// expanded them: what each inherits from its block, and the settings it ends with.
+// expanded them, and the settings each ends with. expandTasks, task and block call each
+// other down the tree, so they stand together here; what a task inherits is inherit.go's,
+// how it is copied expand.go's.
 
 import (
 	"cmp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/runall/runall/runner/earlystop"
-	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/taskfile"
 )
 
-// inherited is what a parallel block passes to its children, and a trial to its steps.
-//
-//limits:flat one field for each task key a child inherits from its block, copied by name
-type inherited struct {
-	tags          []string
-	env           []EnvVar
-	stopOnFailure *bool // the parent's explicit stop-on-failure, if any
-	cwd           string
-	metrics       string            // metrics: the parent's file, for children and steps that set none
-	params        []Param           // the parent's for-each or matrix values
-	formats       metric.Formats    // recognize-metrics and metric-pattern: the parent's
-	earlyStop     *earlystop.Config // the block's early-stop, for its trials and their steps
-	// A block's GPU needs, timeout and retries are defaults for each of its trials.
-	gpuMemory *taskfile.GPUMemory
-	gpus      int
-	gpuCap    *bool
-	// gpuSharing is the block's gpu-sharing: (own.gpuSharing: the task's own, else its block's).
-	gpuSharing *taskfile.SharingEntry
-	gpuThreads int // gpu-threads: its share of the GPU's threads under MPS
-	// memory: a block's host memory need, and the group its trials learn an auto need in.
-	hostMemory *taskfile.HostMemory
-	hostGroup  string
-	timeout    time.Duration
-	retries    *int
-	// gpuGroup is the block's identity when its trials inherit its GPU need: they learn a
-	// gpu-memory: auto need together, as one sweep.
-	gpuGroup string
-	// path and template name the parent: its name path with placeholders substituted, and
-	// its template path (names and commands as written). They make Task.Key and Task.Group.
-	path     string
-	template *templatePath
+// expandTasks builds plan tasks from the file's: one copy per for-each item or matrix
+// combination, each with its parent's inherited settings applied.
+func (l *loader) expandTasks(list []*taskfile.Task, in inherited, level int) []*Task {
+	var out []*Task
+	var named map[*taskfile.Task]flagTrial
+	if level == levelTrial {
+		named = flagNames(list)
+	}
+	for _, rt := range list {
+		copies := l.copies(rt)
+		l.src.checkIdentical(rt, copies, l.cfg.ReplicaReplacePattern)
+		var space *Space
+		if level == levelTrial && in.earlyStop != nil && in.earlyStop.Method == earlystop.PBT && (len(rt.Matrix) > 0 || len(rt.Sample) > 0) {
+			tmpl := *rt // the task as written: the template pbt's variants are filled from
+			tmpl.Matrix, tmpl.Sample, tmpl.Name = nil, nil, l.defaultName(rt)
+			seen := len(l.src.problems)
+			t := l.task(&tmpl, in, level)
+			l.src.problems = l.src.problems[:seen] // what the template would report, its copies report
+			space = newSpace(rt, t)
+			if err := spaceError(space); err != nil {
+				l.src.problemAt(rt, "sample", "sample: "+err.Error())
+			}
+		}
+		for i, c := range copies {
+			if ft, ok := named[rt]; ok {
+				c.Params = ft.params
+				c.Name = cmp.Or(ft.name, c.Name)
+			}
+			l.src.checkName(c)
+			t := l.task(c, in, level)
+			t.Space = space
+			out = append(out, t)
+			copies[i] = nil // built: the raw copy may go, so that the copies and the tasks are not all held at once
+		}
+	}
+	return out
 }
 
 // task builds one plan task from an expanded raw task.
@@ -77,7 +82,7 @@ func (l *loader) task(c *taskfile.Task, in inherited, level int) *Task {
 		t.Upload = append(t.Upload, l.src.transfer(&u.TransferEntry))
 	}
 	l.adapt(t, c, in)
-	own := own(c, in)
+	own := in.with(c)
 	hostGroup := t.Group
 	if c.HostMemory == nil && in.hostGroup != "" {
 		hostGroup = in.hostGroup
@@ -198,23 +203,6 @@ func (l *loader) withParams(s string, params []Param) string {
 	return strings.NewReplacer(pairs...).Replace(s)
 }
 
-// own is what a task sets for itself or takes from its block: GPU needs, timeout, retries.
-func own(c *taskfile.Task, in inherited) inherited {
-	o := inherited{gpuMemory: c.GPUMemory, gpus: cmp.Or(c.GPUs, in.gpus), gpuCap: c.GPUCap, gpuThreads: cmp.Or(c.GPUThreads, in.gpuThreads),
-		timeout: cmp.Or(c.Timeout, in.timeout), retries: c.Retries, hostMemory: cmp.Or(c.HostMemory, in.hostMemory)}
-	if o.gpuMemory == nil {
-		o.gpuMemory = in.gpuMemory
-	}
-	if o.gpuCap == nil {
-		o.gpuCap = in.gpuCap
-	}
-	o.gpuSharing = cmp.Or(c.GPUSharing, in.gpuSharing)
-	if o.retries == nil {
-		o.retries = in.retries
-	}
-	return o
-}
-
 // gpuGroupOf is the learning group a block hands its trials: its own identity when it sets a
 // GPU need for them, "" otherwise.
 func gpuGroupOf(mem *taskfile.GPUMemory, gpus int, block string) string {
@@ -231,14 +219,6 @@ func hostGroupOf(mem *taskfile.HostMemory, block string) string {
 		return ""
 	}
 	return block
-}
-
-// joinPath is a task's name path: its parents' names and its own, "/"-separated.
-func joinPath(parent, name string) string {
-	if parent == "" {
-		return name
-	}
-	return parent + "/" + name
 }
 
 // gpuSpec is a trial's GPU need: gpu-memory (a size, or auto) on gpus devices (gpus alone
@@ -268,43 +248,29 @@ func (l *loader) gpuSpec(c *taskfile.Task, own inherited) *GPUSpec {
 	return s
 }
 
-// problemAt records a problem at the task's key, or at the task when the key is inherited.
-func (src *sources) problemAt(t *taskfile.Task, key, msg string) {
-	n := t.Node
-	if k, ok := t.Keys[key]; ok {
-		n = k
+func (src *sources) s3Spec(r *taskfile.S3Block) *S3Spec {
+	s := &S3Spec{Endpoint: r.Endpoint, Region: r.Region, Pos: src.pos(r.Node)}
+	for _, t := range r.Download {
+		s.Download = append(s.Download, src.transfer(&t.TransferEntry))
 	}
-	src.problems = append(src.problems, Problem{Pos: src.pos(n), Msg: msg})
+	for _, t := range r.Upload {
+		s.Upload = append(s.Upload, src.transfer(&t.TransferEntry))
+	}
+	return s
 }
 
-func boolOr(b *bool, fallback bool) bool {
-	if b != nil {
-		return *b
-	}
-	return fallback
+func (src *sources) transfer(r *taskfile.TransferEntry) Transfer {
+	t := r.Transfer
+	t.Exclude = slices.Clone(t.Exclude)
+	t.Pos = src.pos(r.Node)
+	t.FromPos, t.ToPos = src.pos(r.At("from")), src.pos(r.At("to"))
+	return t
 }
 
-// mergeTags is the task's own tags, then its parent's, once each.
-func mergeTags(own, parent []string) []string {
-	var out []string
-	for _, t := range slices.Concat(own, parent) {
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
+// hostSpec is a trial's host memory need; nil when it sets none.
+func hostSpec(mem *taskfile.HostMemory, group string) *HostSpec {
+	if mem == nil {
+		return nil
 	}
-	return out
-}
-
-// mergeEnv is the parent's variables, then the task's: a task's value replaces its parent's
-// in place, a new name is added at the end.
-func mergeEnv(parent, own []EnvVar) []EnvVar {
-	out := slices.Clone(parent)
-	for _, e := range own {
-		if i := slices.IndexFunc(out, func(p EnvVar) bool { return p.Name == e.Name }); i >= 0 {
-			out[i].Value = e.Value
-		} else {
-			out = append(out, e)
-		}
-	}
-	return out
+	return &HostSpec{Memory: mem.Bytes, Auto: mem.Auto, Group: group}
 }

@@ -3,26 +3,9 @@ package plan
 import (
 	"cmp"
 	"path/filepath"
-	"time"
 
 	"github.com/runall/runall/runner/taskfile"
 	"gopkg.in/yaml.v3"
-)
-
-// Checkpoint is a trial's checkpoint: the directory its script saves to and resumes from.
-// runall keeps the newest complete copy of it where every runall of the sweep reaches it,
-// and restores it before the trial starts again (docs/taskfile.md#checkpoints).
-type Checkpoint struct {
-	Dir   string        // placeholders filled; ${VAR}s expanded as the trial runs, relative to its cwd
-	Every time.Duration // how often runall looks at the directory for a change
-	Wait  time.Duration // how long a pause waits for a copy of the step it needs
-	Pos   Pos           // where checkpoint: is written
-}
-
-// Defaults of checkpoint:'s long form.
-const (
-	DefaultCheckpointEvery = time.Second
-	DefaultCheckpointWait  = time.Minute
 )
 
 // checkpoint is c's plan checkpoint; nil when it sets none.

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/runall/runall/runner/taskfile"
@@ -73,43 +72,6 @@ func shownWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// variantOf is the template filled with params: a sample key's as data, as the copies were
-// (bound), a matrix key's as written; where the command, env or cwd name the checkpoint
-// directory through its placeholders, they name own, the trial's (keepDir). Every choice of
-// a sample list was checked against the template as the file loaded (spaceError), and a drawn
-// or perturbed number goes anywhere; should a value still not go in as data, a number is put
-// in as it is and anything else is not put in at all.
-func (s *Space) variantOf(params []Param, own string) *Task {
-	tmpl := s.Template.filled(strings.NewReplacer(), nil) // a copy of its own
-	if tmpl.Checkpoint != nil && own != "" {
-		tmpl.keepDir(tmpl.Checkpoint.Dir, own)
-	}
-	var data []Param
-	var pairs []string
-	for _, p := range params {
-		if slices.ContainsFunc(s.Axes, func(a Axis) bool { return a.data && a.name == p.Name }) {
-			data = append(data, p)
-			continue
-		}
-		pairs = append(pairs, "<"+p.Name+">", p.Value)
-	}
-	if len(data) > 0 {
-		b, err := tmpl.instantiate(data, tmpl.Key)
-		if err == nil {
-			b.Params = tmpl.Params
-			tmpl = b
-		}
-		for _, p := range data {
-			if err != nil && plainNumber(p.Value) {
-				pairs = append(pairs, "<"+p.Name+">", p.Value)
-			}
-		}
-	}
-	v := tmpl.filled(strings.NewReplacer(pairs...), nil)
-	v.Params = slices.Concat(s.Template.Params, params)
-	return v
 }
 
 // spaceError refuses a sample list's choice that pbt could explore into but that the

@@ -1,14 +1,12 @@
 package plan
 
 import (
-	"cmp"
 	"net/url"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/taskfile"
 )
 
@@ -32,44 +30,6 @@ func applyArgs(tasks []*taskfile.Task, args []string) {
 		}
 	}
 	walk(tasks)
-}
-
-// expandTasks builds plan tasks from raw ones: one copy per for-each item or matrix
-// combination, each with its parent's inherited settings applied.
-func (l *loader) expandTasks(list []*taskfile.Task, in inherited, level int) []*Task {
-	var out []*Task
-	var named map[*taskfile.Task]flagTrial
-	if level == levelTrial {
-		named = flagNames(list)
-	}
-	for _, rt := range list {
-		copies := l.copies(rt)
-		l.src.checkIdentical(rt, copies, l.cfg.ReplicaReplacePattern)
-		var space *Space
-		if level == levelTrial && in.earlyStop != nil && in.earlyStop.Method == earlystop.PBT && (len(rt.Matrix) > 0 || len(rt.Sample) > 0) {
-			tmpl := *rt // the task as written: the template pbt's variants are filled from
-			tmpl.Matrix, tmpl.Sample, tmpl.Name = nil, nil, l.defaultName(rt)
-			seen := len(l.src.problems)
-			t := l.task(&tmpl, in, level)
-			l.src.problems = l.src.problems[:seen] // what the template would report, its copies report
-			space = newSpace(rt, t)
-			if err := spaceError(space); err != nil {
-				l.src.problemAt(rt, "sample", "sample: "+err.Error())
-			}
-		}
-		for i, c := range copies {
-			if ft, ok := named[rt]; ok {
-				c.Params = ft.params
-				c.Name = cmp.Or(ft.name, c.Name)
-			}
-			l.src.checkName(c)
-			t := l.task(c, in, level)
-			t.Space = space
-			out = append(out, t)
-			copies[i] = nil // built: the raw copy may go, so that the copies and the tasks are not all held at once
-		}
-	}
-	return out
 }
 
 // copies expands for-each and matrix. Names are settled here, before substitution, so that

@@ -113,3 +113,43 @@ type S3Spec struct {
 	Upload   []Transfer
 	Pos      Pos
 }
+
+// Checkpoint is a trial's checkpoint: the directory its script saves to and resumes from.
+// runall keeps the newest complete copy of it where every runall of the sweep reaches it,
+// and restores it before the trial starts again (docs/taskfile.md#checkpoints).
+type Checkpoint struct {
+	Dir   string        // placeholders filled; ${VAR}s expanded as the trial runs, relative to its cwd
+	Every time.Duration // how often runall looks at the directory for a change
+	Wait  time.Duration // how long a pause waits for a copy of the step it needs
+	Pos   Pos           // where checkpoint: is written
+}
+
+// Defaults of checkpoint:'s long form.
+const (
+	DefaultCheckpointEvery = time.Second
+	DefaultCheckpointWait  = time.Minute
+)
+
+// HostSpec is what one trial asks of the container's host memory (memory:).
+type HostSpec struct {
+	Memory uint64 // bytes; 0 with Auto
+	Auto   bool   // memory: auto: learn it from the peak of the group's first trial
+	// Group is what memory: auto learns one need for: the trial's Group, or its block's
+	// when the block sets memory: for its trials.
+	Group string
+}
+
+// Space is the search space a trial's values come from: its matrix and sample keys, and
+// the task as written (placeholders unreplaced) that its copies are made from.
+type Space struct {
+	Template *Task
+	Axes     []Axis
+}
+
+// Axis is one key of a space: a matrix key's values, or a sample key's distribution.
+type Axis struct {
+	name   string
+	values []string      // matrix, or a sample list
+	dist   *Distribution // sample's uniform, loguniform or int
+	data   bool          // a sample key's: its values reach commands as data (data.go)
+}

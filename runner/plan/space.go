@@ -16,21 +16,6 @@ import (
 // Space is that space and the task as written, so that runall can make the command it runs
 // with the new values through the same placeholders.
 
-// Space is the search space a trial's values come from: its matrix and sample keys, and
-// the task as written (placeholders unreplaced) that its copies are made from.
-type Space struct {
-	Template *Task
-	Axes     []Axis
-}
-
-// Axis is one key of a space: a matrix key's values, or a sample key's distribution.
-type Axis struct {
-	name   string
-	values []string      // matrix, or a sample list
-	dist   *Distribution // sample's uniform, loguniform or int
-	data   bool          // a sample key's: its values reach commands as data (data.go)
-}
-
 // Name is the key.
 func (a Axis) Name() string { return a.name }
 
@@ -151,4 +136,41 @@ func newSpace(rt *taskfile.Task, t *Task) *Space {
 		s.Axes = append(s.Axes, ax)
 	}
 	return s
+}
+
+// variantOf is the template filled with params: a sample key's as data, as the copies were
+// (bound), a matrix key's as written; where the command, env or cwd name the checkpoint
+// directory through its placeholders, they name own, the trial's (keepDir). Every choice of
+// a sample list was checked against the template as the file loaded (spaceError), and a drawn
+// or perturbed number goes anywhere; should a value still not go in as data, a number is put
+// in as it is and anything else is not put in at all.
+func (s *Space) variantOf(params []Param, own string) *Task {
+	tmpl := s.Template.filled(strings.NewReplacer(), nil) // a copy of its own
+	if tmpl.Checkpoint != nil && own != "" {
+		tmpl.keepDir(tmpl.Checkpoint.Dir, own)
+	}
+	var data []Param
+	var pairs []string
+	for _, p := range params {
+		if slices.ContainsFunc(s.Axes, func(a Axis) bool { return a.data && a.name == p.Name }) {
+			data = append(data, p)
+			continue
+		}
+		pairs = append(pairs, "<"+p.Name+">", p.Value)
+	}
+	if len(data) > 0 {
+		b, err := tmpl.instantiate(data, tmpl.Key)
+		if err == nil {
+			b.Params = tmpl.Params
+			tmpl = b
+		}
+		for _, p := range data {
+			if err != nil && plainNumber(p.Value) {
+				pairs = append(pairs, "<"+p.Name+">", p.Value)
+			}
+		}
+	}
+	v := tmpl.filled(strings.NewReplacer(pairs...), nil)
+	v.Params = slices.Concat(s.Template.Params, params)
+	return v
 }

@@ -161,3 +161,20 @@ func (t *Task) TrialCount() int {
 	}
 	return n
 }
+
+// hasHostNeeds reports whether any task sets memory:.
+func (p *Plan) hasHostNeeds() bool {
+	var walk func([]*Task) bool
+	walk = func(ts []*Task) bool {
+		for _, t := range ts {
+			if t.Host != nil || walk(t.Parallel) || walk(t.Steps) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(p.Tasks)
+}
+
+// NeedsHost reports whether any task asks for host memory admission (memory:).
+func (p *Plan) NeedsHost() bool { return p.hasHostNeeds() }

@@ -328,16 +328,6 @@ func decodeMask(d *Decoder, p Pair) []string {
 
 var maskNameRE = lazyre.New(`^[A-Za-z_*][A-Za-z0-9_*]*$`)
 
-// decodeOrder reads order: file or longest-first.
-func decodeOrder(d *Decoder, p Pair) Order {
-	switch o := Order(d.Str(p)); o {
-	case OrderFile, OrderLongestFirst, OrderShuffled:
-		return o
-	}
-	d.Errorf(p.Value, "order: want file (start trials in file order), longest-first (longest recorded duration first: the default) or shuffled (an order drawn from the trials' identities: the default under asha or median early stopping), got %s", DescribeNode(p.Value))
-	return ""
-}
-
 // Config is the task file's config: block with defaults applied.
 //
 //limits:flat the config: block of the task file, one field a key (docs/taskfile.md lists them)

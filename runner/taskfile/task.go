@@ -307,3 +307,18 @@ func decodeGPUMemory(d *Decoder, p Pair) *GPUMemory {
 // NoTimeout is timeout: 0, which overrides a block's timeout with none: the zero value
 // means "not set" and inherits.
 const NoTimeout time.Duration = -1
+
+// DecodeTaskList reads a list of tasks (tasks:, parallel-tasks:, a trial's tasks:).
+func DecodeTaskList(d *Decoder, p Pair) []*Task {
+	if p.Value.Kind != yaml.SequenceNode || len(p.Value.Content) == 0 {
+		d.Errorf(p.Value, "%s: want a non-empty list of tasks, got %s", p.Name, DescribeNode(p.Value))
+		return nil
+	}
+	var out []*Task
+	for _, item := range p.Value.Content {
+		t := &Task{}
+		d.Absorb(t.UnmarshalYAML(item))
+		out = append(out, t)
+	}
+	return out
+}

@@ -57,3 +57,13 @@ type Transfer struct {
 	FromPos     Pos // its from: and to: values, for problems with their ${VAR}s
 	ToPos       Pos
 }
+
+// decodeOrder reads order: file or longest-first.
+func decodeOrder(d *Decoder, p Pair) Order {
+	switch o := Order(d.Str(p)); o {
+	case OrderFile, OrderLongestFirst, OrderShuffled:
+		return o
+	}
+	d.Errorf(p.Value, "order: want file (start trials in file order), longest-first (longest recorded duration first: the default) or shuffled (an order drawn from the trials' identities: the default under asha or median early stopping), got %s", DescribeNode(p.Value))
+	return ""
+}
