@@ -46,13 +46,13 @@ func (l *loader) expandTasks(list []*taskfile.Task, in inherited, level int) []*
 			t := l.task(c, in, level)
 			t.Space = space
 			out = append(out, t)
-			copies[i] = nil // built: the raw copy may go, so that the copies and the tasks are not all held at once
+			copies[i] = nil // built: the file's copy may go, so that the copies and the tasks are not all held at once
 		}
 	}
 	return out
 }
 
-// task builds one plan task from an expanded raw task.
+// task builds one plan task from an expanded task of the file.
 func (l *loader) task(c *taskfile.Task, in inherited, level int) *Task {
 	path := joinPath(in.path, c.Name)
 	template := &templatePath{parent: in.template, own: c.Template}

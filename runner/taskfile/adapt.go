@@ -106,8 +106,8 @@ func decodeDistribution(d *Decoder, k Pair) (Distribution, bool) {
 		d.Errorf(k.Value, "sample: %s: %s: want uniform(LOW, HIGH), loguniform(LOW, HIGH), int(LOW, HIGH) or a list of values", k.Name, why)
 		return Distribution{}, false
 	}
-	if k.Value.Kind != yaml.ScalarNode || IsNull(k.Value) {
-		return bad("got " + DescribeNode(k.Value))
+	if k.Value.Kind != yaml.ScalarNode || isNull(k.Value) {
+		return bad("got " + describeNode(k.Value))
 	}
 	m := distRE.FindStringSubmatch(k.Value.Value)
 	if m == nil && strings.Contains(k.Value.Value, "(") && !strings.Contains(k.Value.Value, ")") {
@@ -175,7 +175,7 @@ func decodeEarlyStop(d *Decoder, p Pair) *earlystop.Config {
 		case "method":
 			c.Method = d.Str(q)
 			if !knownMethod(c.Method) {
-				d.Errorf(q.Value, "early-stop: method: want %s, got %s", MethodList(), DescribeNode(q.Value))
+				d.Errorf(q.Value, "early-stop: method: want %s, got %s", methodList(), describeNode(q.Value))
 			}
 		case "metric":
 			c.Metric = d.Str(q)
@@ -185,7 +185,7 @@ func decodeEarlyStop(d *Decoder, p Pair) *earlystop.Config {
 		case "mode":
 			c.Mode = d.Str(q)
 			if c.Mode != "max" && c.Mode != "min" {
-				d.Errorf(q.Value, "early-stop: mode: want max or min, got %s", DescribeNode(q.Value))
+				d.Errorf(q.Value, "early-stop: mode: want max or min, got %s", describeNode(q.Value))
 			}
 		case "grace":
 			c.Grace, _ = d.Integer(Pair{"early-stop: grace", q.Key, q.Value}, 1)
@@ -209,7 +209,7 @@ func decodeEarlyStop(d *Decoder, p Pair) *earlystop.Config {
 func checkEarlyStop(d *Decoder, p Pair, c *earlystop.Config, seen map[string]*yaml.Node) {
 	switch c.Method {
 	case "":
-		d.Errorf(p.Value, "early-stop: method: missing: want %s", MethodList())
+		d.Errorf(p.Value, "early-stop: method: missing: want %s", methodList())
 	case earlystop.SHA, earlystop.Hyperband, earlystop.PBT:
 		checkRounds(d, p, c, seen)
 	case earlystop.ASHA:

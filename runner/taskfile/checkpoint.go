@@ -39,7 +39,7 @@ func decodeCheckpoint(d *Decoder, p Pair) CheckpointEntry {
 			d.UnknownKey(q, "checkpoint:", checkpointKeys)
 		}
 	}
-	if _, ok := FindPair(ps, "dir"); !ok {
+	if _, ok := findPair(ps, "dir"); !ok {
 		d.Errorf(p.Value, "checkpoint: dir: missing: the directory the trial saves its checkpoint to")
 	}
 	return c
@@ -56,7 +56,7 @@ func checkCheckpointDir(d *Decoder, at *yaml.Node, dir string) {
 	}
 }
 
-func FindPair(ps []Pair, name string) (Pair, bool) {
+func findPair(ps []Pair, name string) (Pair, bool) {
 	for _, p := range ps {
 		if p.Name == name {
 			return p, true

@@ -146,13 +146,13 @@ func (c *ConfigBlock) displayKey(d *Decoder, p Pair) bool {
 	case "update-interval":
 		cfg.UpdateInterval = decodeUpdateInterval(d, p)
 	case "bullet-char":
-		if !IsNull(p.Value) {
+		if !isNull(p.Value) {
 			d.Str(p)
 		}
 	case "success-status-color", "running-status-color", "pending-status-color", "error-status-color":
 		d.Integer(p, 0)
 	case "bundle":
-		if !IsNull(p.Value) {
+		if !isNull(p.Value) {
 			d.StringOrList(p)
 		}
 		c.Warnings = append(c.Warnings, NodeProblem{p.Key, "bundle: runall does not make bundles; the list is ignored"})
@@ -230,7 +230,7 @@ func (c *ConfigBlock) outcomeKey(d *Decoder, p Pair) bool {
 // decodeUpdateInterval reads bashful's milliseconds (500) or a duration (500ms). bashful's
 // "unset" is -1, so a negative number means the default.
 func decodeUpdateInterval(d *Decoder, p Pair) time.Duration {
-	if p.Value.Kind == yaml.ScalarNode && !IsNull(p.Value) {
+	if p.Value.Kind == yaml.ScalarNode && !isNull(p.Value) {
 		s := strings.TrimSpace(p.Value.Value)
 		// Bounded: a float too large for a Duration converts to a negative one.
 		if ms, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(ms) && ms*float64(time.Millisecond) < math.MaxInt64/2 {
@@ -240,7 +240,7 @@ func decodeUpdateInterval(d *Decoder, p Pair) time.Duration {
 			return v
 		}
 	}
-	d.Errorf(p.Value, "update-interval: want milliseconds (500) or a duration (500ms), got %s", DescribeNode(p.Value))
+	d.Errorf(p.Value, "update-interval: want milliseconds (500) or a duration (500ms), got %s", describeNode(p.Value))
 	return 0
 }
 
@@ -253,10 +253,10 @@ func decodeMargin(d *Decoder, p Pair) (Margin, bool) {
 // decodeMarginOf reads a margin kept free of what: a GPU's memory, the container's limit.
 func decodeMarginOf(d *Decoder, p Pair, of string) (Margin, bool) {
 	bad := func() (Margin, bool) {
-		d.Errorf(p.Value, "%s: want a size (2GiB), a percentage of %s (5%%), or both (5%%, 256MiB), got %s", p.Name, of, DescribeNode(p.Value))
+		d.Errorf(p.Value, "%s: want a size (2GiB), a percentage of %s (5%%), or both (5%%, 256MiB), got %s", p.Name, of, describeNode(p.Value))
 		return Margin{}, false
 	}
-	if p.Value.Kind != yaml.ScalarNode || IsNull(p.Value) {
+	if p.Value.Kind != yaml.ScalarNode || isNull(p.Value) {
 		return bad()
 	}
 	var m Margin

@@ -75,14 +75,14 @@ func ResolveAlias(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-func IsNull(n *yaml.Node) bool {
+func isNull(n *yaml.Node) bool {
 	return n.Kind == 0 || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
 }
 
-// DescribeNode names what a node holds, for "want X, got Y" messages.
-func DescribeNode(n *yaml.Node) string {
+// describeNode names what a node holds, for "want X, got Y" messages.
+func describeNode(n *yaml.Node) string {
 	switch {
-	case IsNull(n):
+	case isNull(n):
 		return "nothing"
 	case n.Kind == yaml.ScalarNode:
 		return fmt.Sprintf("%q", n.Value)
@@ -110,7 +110,7 @@ type Pair struct {
 func (d *Decoder) Pairs(n *yaml.Node, want string) ([]Pair, bool) {
 	n = ResolveAlias(n)
 	if n.Kind != yaml.MappingNode {
-		d.Errorf(n, "%s, got %s", want, DescribeNode(n))
+		d.Errorf(n, "%s, got %s", want, describeNode(n))
 		return nil, false
 	}
 	var own, merged []Pair
@@ -122,7 +122,7 @@ func (d *Decoder) Pairs(n *yaml.Node, want string) ([]Pair, bool) {
 			continue
 		}
 		if k.Kind != yaml.ScalarNode {
-			d.Errorf(k, "want a plain key, got %s", DescribeNode(k))
+			d.Errorf(k, "want a plain key, got %s", describeNode(k))
 			continue
 		}
 		if first, dup := seen[k.Value]; dup {
@@ -154,17 +154,17 @@ func (d *Decoder) mergedPairs(v *yaml.Node) []Pair {
 		}
 		return all
 	}
-	d.Errorf(v, "<<: want a mapping or a list of mappings to merge, got %s", DescribeNode(v))
+	d.Errorf(v, "<<: want a mapping or a list of mappings to merge, got %s", describeNode(v))
 	return nil
 }
 
 // Str reads a scalar as text, as written: `cmd: true` is the command "true". Null is "".
 func (d *Decoder) Str(p Pair) string {
-	if IsNull(p.Value) {
+	if isNull(p.Value) {
 		return ""
 	}
 	if p.Value.Kind != yaml.ScalarNode {
-		d.Errorf(p.Value, "%s: want a string, got %s", p.Name, DescribeNode(p.Value))
+		d.Errorf(p.Value, "%s: want a string, got %s", p.Name, describeNode(p.Value))
 		return ""
 	}
 	return p.Value.Value
@@ -173,22 +173,22 @@ func (d *Decoder) Str(p Pair) string {
 // Boolean reads true/false (and YAML 1.1's yes/no/on/off, which bashful's yaml.v2 accepted).
 func (d *Decoder) Boolean(p Pair) *bool {
 	var b bool
-	if p.Value.Kind == yaml.ScalarNode && !IsNull(p.Value) && p.Value.Decode(&b) == nil {
+	if p.Value.Kind == yaml.ScalarNode && !isNull(p.Value) && p.Value.Decode(&b) == nil {
 		return &b
 	}
-	d.Errorf(p.Value, "%s: want true or false, got %s", p.Name, DescribeNode(p.Value))
+	d.Errorf(p.Value, "%s: want true or false, got %s", p.Name, describeNode(p.Value))
 	return nil
 }
 
 // Integer reads a whole number of at least lowest.
 func (d *Decoder) Integer(p Pair, lowest int) (int, bool) {
-	if p.Value.Kind == yaml.ScalarNode && !IsNull(p.Value) && wholeNumber(p.Value.Value) {
+	if p.Value.Kind == yaml.ScalarNode && !isNull(p.Value) && wholeNumber(p.Value.Value) {
 		// Decimal digits only: YAML's decoder takes 2.5 as 2, and 0x10 or 1_000 as numbers.
 		if i, err := strconv.Atoi(strings.TrimSpace(p.Value.Value)); err == nil && i >= lowest {
 			return i, true
 		}
 	}
-	d.Errorf(p.Value, "%s: want a whole number of at least %d (decimal digits), got %s", p.Name, lowest, DescribeNode(p.Value))
+	d.Errorf(p.Value, "%s: want a whole number of at least %d (decimal digits), got %s", p.Name, lowest, describeNode(p.Value))
 	return 0, false
 }
 
@@ -202,42 +202,42 @@ func wholeNumber(s string) bool {
 // Duration reads a Go Duration greater than zero ("90s", "30m", "2h"). zero is what 0 (with
 // or without a unit) means for this key, "" where it means nothing and is refused.
 func (d *Decoder) Duration(p Pair, zero string) time.Duration {
-	if p.Value.Kind == yaml.ScalarNode && !IsNull(p.Value) {
+	if p.Value.Kind == yaml.ScalarNode && !isNull(p.Value) {
 		s := strings.TrimSpace(p.Value.Value)
 		v, err := time.ParseDuration(s)
 		if s == "0" || (err == nil && v == 0) {
 			if zero != "" {
 				return 0
 			}
-			d.Errorf(p.Value, "%s: want a duration greater than zero, such as 90s, 30m or 2h, got %s", p.Name, DescribeNode(p.Value))
+			d.Errorf(p.Value, "%s: want a duration greater than zero, such as 90s, 30m or 2h, got %s", p.Name, describeNode(p.Value))
 			return 0
 		}
 		if err == nil && v > 0 {
 			return v
 		}
 	}
-	d.Errorf(p.Value, "%s: want a duration with a unit, such as 90s, 30m or 2h, got %s", p.Name, DescribeNode(p.Value))
+	d.Errorf(p.Value, "%s: want a duration with a unit, such as 90s, 30m or 2h, got %s", p.Name, describeNode(p.Value))
 	return 0
 }
 
 // StringOrList reads `tags: one` or `tags: [one, two]`. Null is an empty list.
 func (d *Decoder) StringOrList(p Pair) []string {
 	switch {
-	case IsNull(p.Value):
+	case isNull(p.Value):
 		return nil
 	case p.Value.Kind == yaml.ScalarNode:
 		return []string{p.Value.Value}
 	case p.Value.Kind == yaml.SequenceNode:
 		return d.scalarItems(p)
 	}
-	d.Errorf(p.Value, "%s: want a string or a list of strings, got %s", p.Name, DescribeNode(p.Value))
+	d.Errorf(p.Value, "%s: want a string or a list of strings, got %s", p.Name, describeNode(p.Value))
 	return nil
 }
 
 // ScalarList reads a non-empty list of scalars (for-each items, matrix values).
 func (d *Decoder) ScalarList(p Pair) []string {
 	if p.Value.Kind != yaml.SequenceNode || len(p.Value.Content) == 0 {
-		d.Errorf(p.Value, "%s: want a non-empty list of values, got %s", p.Name, DescribeNode(p.Value))
+		d.Errorf(p.Value, "%s: want a non-empty list of values, got %s", p.Name, describeNode(p.Value))
 		return nil
 	}
 	return d.scalarItems(p)
@@ -247,8 +247,8 @@ func (d *Decoder) scalarItems(p Pair) []string {
 	var out []string
 	for _, item := range p.Value.Content {
 		item = ResolveAlias(item)
-		if item.Kind != yaml.ScalarNode || IsNull(item) {
-			d.Errorf(item, "%s: want strings or numbers in the list, got %s", p.Name, DescribeNode(item))
+		if item.Kind != yaml.ScalarNode || isNull(item) {
+			d.Errorf(item, "%s: want strings or numbers in the list, got %s", p.Name, describeNode(item))
 			continue
 		}
 		out = append(out, item.Value)

@@ -27,14 +27,14 @@ func (f *File) UnmarshalYAML(n *yaml.Node) error {
 	sawTasks := false
 	for _, p := range ps {
 		switch {
-		case (p.Name == "config" || p.Name == "s3") && IsNull(p.Value):
+		case (p.Name == "config" || p.Name == "s3") && isNull(p.Value):
 			// An empty block is no block: the defaults.
 		case p.Name == "config":
 			f.Config = &ConfigBlock{}
 			d.Absorb(f.Config.UnmarshalYAML(p.Value))
 		case p.Name == "tasks":
 			sawTasks = true
-			f.Tasks = DecodeTaskList(d, p)
+			f.Tasks = decodeTaskList(d, p)
 		case p.Name == "s3":
 			f.S3 = &S3Block{}
 			d.Absorb(f.S3.UnmarshalYAML(p.Value))

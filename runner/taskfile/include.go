@@ -110,8 +110,8 @@ func (in *includer) mapping(n *yaml.Node) {
 			own = append(own, k, v)
 			continue
 		}
-		if v.Kind != yaml.ScalarNode || IsNull(v) {
-			in.d.Errorf(v, "$include: want the path of a file, got %s", DescribeNode(v))
+		if v.Kind != yaml.ScalarNode || isNull(v) {
+			in.d.Errorf(v, "$include: want the path of a file, got %s", describeNode(v))
 			continue
 		}
 		root := in.load(v, v.Value)
@@ -119,7 +119,7 @@ func (in *includer) mapping(n *yaml.Node) {
 			continue
 		}
 		if root.Kind != yaml.MappingNode {
-			in.d.Errorf(v, "$include %s: the file must hold a mapping (key: value) to be merged here, got %s; use `- $include %s` in a list", v.Value, DescribeNode(root), v.Value)
+			in.d.Errorf(v, "$include %s: the file must hold a mapping (key: value) to be merged here, got %s; use `- $include %s` in a list", v.Value, describeNode(root), v.Value)
 			continue
 		}
 		included = append(included, root)

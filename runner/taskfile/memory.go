@@ -18,7 +18,7 @@ type HostMemory struct {
 var DefaultHostMargin = Margin{Bytes: 32 << 20, Fraction: 0.05}
 
 func decodeHostMemory(d *Decoder, p Pair) *HostMemory {
-	if p.Value.Kind == yaml.ScalarNode && !IsNull(p.Value) {
+	if p.Value.Kind == yaml.ScalarNode && !isNull(p.Value) {
 		if strings.EqualFold(strings.TrimSpace(p.Value.Value), "auto") {
 			return &HostMemory{Auto: true}
 		}
@@ -27,6 +27,6 @@ func decodeHostMemory(d *Decoder, p Pair) *HostMemory {
 			return &HostMemory{Bytes: b}
 		}
 	}
-	d.Errorf(p.Value, "memory: want the host memory a trial takes, such as 2GiB or 512MiB, or auto, got %s", DescribeNode(p.Value))
+	d.Errorf(p.Value, "memory: want the host memory a trial takes, such as 2GiB or 512MiB, or auto, got %s", describeNode(p.Value))
 	return nil
 }

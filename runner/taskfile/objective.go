@@ -63,7 +63,7 @@ func decodeObjective(d *Decoder, n *yaml.Node, where string) *Objective {
 		case "mode":
 			o.Mode = d.Str(q)
 			if o.Mode != "max" && o.Mode != "min" {
-				d.Errorf(q.Value, "%s mode: want max or min, got %s", where, DescribeNode(q.Value))
+				d.Errorf(q.Value, "%s mode: want max or min, got %s", where, describeNode(q.Value))
 			}
 		default:
 			d.UnknownKey(q, where, objectiveKeys)

@@ -116,7 +116,7 @@ func checkNotifyURL(d *Decoder, n *yaml.Node, s string) {
 }
 
 func decodeHeaders(d *Decoder, p Pair) []EnvVar {
-	if IsNull(p.Value) {
+	if isNull(p.Value) {
 		return nil
 	}
 	ps, ok := d.Pairs(p.Value, "notify: headers: want a mapping of Name: value")
@@ -129,8 +129,8 @@ func decodeHeaders(d *Decoder, p Pair) []EnvVar {
 			d.Errorf(h.Key, "notify: headers: %q is not an HTTP header name", h.Name)
 			continue
 		}
-		if h.Value.Kind != yaml.ScalarNode || IsNull(h.Value) {
-			d.Errorf(h.Value, "notify: headers: %s: want a string, got %s", h.Name, DescribeNode(h.Value))
+		if h.Value.Kind != yaml.ScalarNode || isNull(h.Value) {
+			d.Errorf(h.Value, "notify: headers: %s: want a string, got %s", h.Name, describeNode(h.Value))
 			continue
 		}
 		out = append(out, EnvVar{Name: h.Name, Value: h.Value.Value})

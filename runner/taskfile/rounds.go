@@ -55,10 +55,10 @@ func decodeRoundsKey(d *Decoder, q Pair, c *earlystop.Config) bool {
 // (resample, lowest 0 included when highest is 1).
 func decodeFraction(d *Decoder, p Pair, lowest, highest float64, means string) float64 {
 	v, err := strconv.ParseFloat(strings.TrimSpace(p.Value.Value), 64)
-	ok := p.Value.Kind == yaml.ScalarNode && !IsNull(p.Value) && err == nil && !math.IsNaN(v) && v <= highest &&
+	ok := p.Value.Kind == yaml.ScalarNode && !isNull(p.Value) && err == nil && !math.IsNaN(v) && v <= highest &&
 		(v > lowest || highest == 1 && v == lowest)
 	if !ok {
-		d.Errorf(p.Value, "%s: want a number from %g to %g, %s; got %s", p.Name, lowest, highest, means, DescribeNode(p.Value))
+		d.Errorf(p.Value, "%s: want a number from %g to %g, %s; got %s", p.Name, lowest, highest, means, describeNode(p.Value))
 		return 0
 	}
 	return v
@@ -68,14 +68,14 @@ func decodeFraction(d *Decoder, p Pair, lowest, highest float64, means string) f
 func decodeFactors(d *Decoder, p Pair) []float64 {
 	const want = "want a list of factors a value is multiplied by, such as [0.8, 1.25]"
 	if p.Value.Kind != yaml.SequenceNode || len(p.Value.Content) == 0 {
-		d.Errorf(p.Value, "%s: %s, got %s", p.Name, want, DescribeNode(p.Value))
+		d.Errorf(p.Value, "%s: %s, got %s", p.Name, want, describeNode(p.Value))
 		return nil
 	}
 	var out []float64
 	for _, item := range p.Value.Content {
 		v, err := strconv.ParseFloat(strings.TrimSpace(ResolveAlias(item).Value), 64)
 		if ResolveAlias(item).Kind != yaml.ScalarNode || err != nil || !(v > 0) || math.IsInf(v, 0) || v == 1 {
-			d.Errorf(item, "%s: %s: each a number above 0 other than 1, got %s", p.Name, want, DescribeNode(item))
+			d.Errorf(item, "%s: %s: each a number above 0 other than 1, got %s", p.Name, want, describeNode(item))
 			continue
 		}
 		out = append(out, v)
@@ -127,8 +127,8 @@ func checkRounds(d *Decoder, p Pair, c *earlystop.Config, seen map[string]*yaml.
 	}
 }
 
-// MethodList is the methods as an error lists them.
-func MethodList() string {
+// methodList is the methods as an error lists them.
+func methodList() string {
 	return fmt.Sprintf("asha (asynchronous successive halving), median (median stopping), %s (synchronous successive halving), %s or %s (population-based training)",
 		roundsMethods[0], roundsMethods[1], roundsMethods[2])
 }

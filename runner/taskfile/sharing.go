@@ -32,13 +32,13 @@ type SharingEntry struct {
 
 // decodeSharing reads gpu-sharing: memory or progress.
 func decodeSharing(d *Decoder, p Pair) *SharingEntry {
-	if p.Value.Kind == yaml.ScalarNode && !IsNull(p.Value) {
+	if p.Value.Kind == yaml.ScalarNode && !isNull(p.Value) {
 		switch m := Sharing(strings.TrimSpace(p.Value.Value)); m {
 		case SharingMemory, SharingProgress:
 			return &SharingEntry{Mode: m, Node: p.Value}
 		}
 	}
 	d.Errorf(p.Value, "gpu-sharing: want memory (pack trials while a GPU's memory holds them: the default) "+
-		"or progress (one more only while the last one raised the GPU's measured throughput), got %s", DescribeNode(p.Value))
+		"or progress (one more only while the last one raised the GPU's measured throughput), got %s", describeNode(p.Value))
 	return nil
 }

@@ -13,7 +13,7 @@ func TestTaskfileSuggestKey(t *testing.T) {
 		{"x", ""},
 	}
 	for _, tt := range tests {
-		if got := Suggest(tt.got, TaskKeys); got != tt.want {
+		if got := Suggest(tt.got, taskKeys); got != tt.want {
 			t.Errorf("Suggest(%q) = %q, want %q", tt.got, got, tt.want)
 		}
 	}

@@ -71,7 +71,7 @@ type GPUMemory struct {
 	Auto  bool
 }
 
-var TaskKeys = []string{
+var taskKeys = []string{
 	"name", "cmd", "cwd", "tags", "ignore-failure", "stop-on-failure", "show-output",
 	"show-task-output", "log-path", "url", "md5", "sudo", "for-each", "parallel-tasks",
 	"collapse-on-completion", "event-driven", "show-task-times",
@@ -104,7 +104,7 @@ func (t *Task) UnmarshalYAML(n *yaml.Node) error {
 		t.Keys[p.Name] = p.Key
 		if !t.commandKey(d, p) && !t.outputKey(d, p) && !t.sweepKey(d, p) && !t.needKey(d, p) {
 			t.UnknownKeys = true
-			d.UnknownKey(p, "a task", TaskKeys)
+			d.UnknownKey(p, "a task", taskKeys)
 		}
 	}
 	return d.Err()
@@ -134,7 +134,7 @@ func (t *Task) commandKey(d *Decoder, p Pair) bool {
 	case "md5":
 		t.MD5 = d.Str(p)
 		if !md5RE.MatchString(t.MD5) {
-			d.Errorf(p.Value, "md5: want 32 hexadecimal digits, got %s", DescribeNode(p.Value))
+			d.Errorf(p.Value, "md5: want 32 hexadecimal digits, got %s", describeNode(p.Value))
 		}
 	case "sudo":
 		if b := d.Boolean(p); b != nil {
@@ -170,7 +170,7 @@ func (t *Task) outputKey(d *Decoder, p Pair) bool {
 	case "upload":
 		t.Upload = decodeTransfers[UploadEntry](d, p)
 	case "metrics":
-		if t.Metrics = d.Str(p); t.Metrics == "" && !IsNull(p.Value) {
+		if t.Metrics = d.Str(p); t.Metrics == "" && !isNull(p.Value) {
 			d.Errorf(p.Value, "metrics: want the path of the JSON file the command writes its metrics to")
 		}
 	case "recognize-metrics":
@@ -195,9 +195,9 @@ func (t *Task) sweepKey(d *Decoder, p Pair) bool {
 	case "matrix":
 		t.Matrix = decodeMatrix(d, p)
 	case "parallel-tasks":
-		t.Parallel = DecodeTaskList(d, p)
+		t.Parallel = decodeTaskList(d, p)
 	case "tasks":
-		t.Steps = DecodeTaskList(d, p)
+		t.Steps = decodeTaskList(d, p)
 	case "order":
 		t.Order = decodeOrder(d, p)
 	case "sample":
@@ -245,7 +245,7 @@ func (t *Task) needKey(d *Decoder, p Pair) bool {
 }
 
 func decodeEnv(d *Decoder, p Pair) []EnvVar {
-	if IsNull(p.Value) {
+	if isNull(p.Value) {
 		return nil
 	}
 	vars, ok := d.Pairs(p.Value, "env: want a mapping of NAME: value")
@@ -259,11 +259,11 @@ func decodeEnv(d *Decoder, p Pair) []EnvVar {
 			continue
 		}
 		if v.Value.Kind != yaml.ScalarNode {
-			d.Errorf(v.Value, "env: %s: want a string or number, got %s", v.Name, DescribeNode(v.Value))
+			d.Errorf(v.Value, "env: %s: want a string or number, got %s", v.Name, describeNode(v.Value))
 			continue
 		}
 		val := v.Value.Value
-		if IsNull(v.Value) {
+		if isNull(v.Value) {
 			val = ""
 		}
 		env = append(env, EnvVar{Name: v.Name, Value: val})
@@ -291,7 +291,7 @@ func decodeMatrix(d *Decoder, p Pair) []MatrixAxis {
 }
 
 func decodeGPUMemory(d *Decoder, p Pair) *GPUMemory {
-	if p.Value.Kind == yaml.ScalarNode && !IsNull(p.Value) {
+	if p.Value.Kind == yaml.ScalarNode && !isNull(p.Value) {
 		if strings.EqualFold(strings.TrimSpace(p.Value.Value), "auto") {
 			return &GPUMemory{Auto: true}
 		}
@@ -300,7 +300,7 @@ func decodeGPUMemory(d *Decoder, p Pair) *GPUMemory {
 			return &GPUMemory{Bytes: b}
 		}
 	}
-	d.Errorf(p.Value, "gpu-memory: want a size per GPU such as 7GiB or 512MiB, or auto, got %s", DescribeNode(p.Value))
+	d.Errorf(p.Value, "gpu-memory: want a size per GPU such as 7GiB or 512MiB, or auto, got %s", describeNode(p.Value))
 	return nil
 }
 
@@ -308,10 +308,10 @@ func decodeGPUMemory(d *Decoder, p Pair) *GPUMemory {
 // means "not set" and inherits.
 const NoTimeout time.Duration = -1
 
-// DecodeTaskList reads a list of tasks (tasks:, parallel-tasks:, a trial's tasks:).
-func DecodeTaskList(d *Decoder, p Pair) []*Task {
+// decodeTaskList reads a list of tasks (tasks:, parallel-tasks:, a trial's tasks:).
+func decodeTaskList(d *Decoder, p Pair) []*Task {
 	if p.Value.Kind != yaml.SequenceNode || len(p.Value.Content) == 0 {
-		d.Errorf(p.Value, "%s: want a non-empty list of tasks, got %s", p.Name, DescribeNode(p.Value))
+		d.Errorf(p.Value, "%s: want a non-empty list of tasks, got %s", p.Name, describeNode(p.Value))
 		return nil
 	}
 	var out []*Task

@@ -38,11 +38,11 @@ func decodeTransfers[T any, PT interface {
 }
 
 func transferItems(d *Decoder, p Pair) []*yaml.Node {
-	if IsNull(p.Value) {
+	if isNull(p.Value) {
 		return nil
 	}
 	if p.Value.Kind != yaml.SequenceNode {
-		d.Errorf(p.Value, "%s: want a list of {from, to} entries, got %s", p.Name, DescribeNode(p.Value))
+		d.Errorf(p.Value, "%s: want a list of {from, to} entries, got %s", p.Name, describeNode(p.Value))
 		return nil
 	}
 	return p.Value.Content

@@ -64,6 +64,6 @@ func decodeOrder(d *Decoder, p Pair) Order {
 	case OrderFile, OrderLongestFirst, OrderShuffled:
 		return o
 	}
-	d.Errorf(p.Value, "order: want file (start trials in file order), longest-first (longest recorded duration first: the default) or shuffled (an order drawn from the trials' identities: the default under asha or median early stopping), got %s", DescribeNode(p.Value))
+	d.Errorf(p.Value, "order: want file (start trials in file order), longest-first (longest recorded duration first: the default) or shuffled (an order drawn from the trials' identities: the default under asha or median early stopping), got %s", describeNode(p.Value))
 	return ""
 }
