@@ -143,7 +143,8 @@ type Stream struct {
 	consumers []Consumer
 	gate      func(*Event) // every event passes it before any consumer sees it
 	states    map[*plan.Task]state
-	reacted   []Event // emitted by consumers while an event is delivered
+	reacted   []Event  // emitted by consumers while an event is delivered
+	notes     []*Notes // the Tellers' lines, told after each event delivered
 }
 
 // state is a task's place in its lifecycle, as far as the stream keeps it: enough to drop
@@ -158,11 +159,14 @@ const (
 )
 
 // Add makes c a consumer of the events emitted after; a run adds its consumers before its
-// first task starts.
+// first task starts. A Teller's lines are told after each event delivered from now on.
 func (s *Stream) Add(c Consumer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.consumers = append(s.consumers, c)
+	if t, ok := c.(Teller); ok {
+		s.notes = append(s.notes, t.Notes())
+	}
 }
 
 // Gate has every event emitted from now on, a consumer's reaction too, pass f before any
@@ -194,9 +198,17 @@ func (s *Stream) Emit(ev Event) bool {
 	return true
 }
 
+// deliver hands ev to every consumer, then queues the lines the Tellers said meanwhile (on
+// their goroutines, or as they took ev), to be delivered next: the one flush of what
+// consumers have to say.
 func (s *Stream) deliver(ev Event) {
 	for _, c := range s.consumers {
 		c.Event(ev, s.react)
+	}
+	for _, n := range s.notes {
+		for _, l := range n.take() {
+			s.reacted = append(s.reacted, Event{Kind: RunStatus, Line: l})
+		}
 	}
 }
 
