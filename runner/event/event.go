@@ -8,6 +8,15 @@
 // of tasks (pending, running, ended), and the gate every event passes before a consumer
 // sees it (the runner masks secrets there). It knows nothing of the scheduler or executor
 // that emit the events, nor of the consumers.
+//
+// Consumers are called on the emitting goroutine, and do nothing there that could wait.
+// Those whose work is cheap and whose order matters take each event there (the ledger
+// first, so that every consumer after it reads a task's result with the event applied;
+// the recorder; Prometheus, stop-when, gpu-sharing: progress). Those that do I/O or may
+// stall (the output, early stopping, the rules that pause) put each event in a Queue, the
+// one inbox type, bounded however long their goroutine stalls, and take it there; what
+// they have to say goes to their Notes, which the stream tells after the event it
+// delivers: none of them holds the emitter.
 package event
 
 import (
@@ -40,9 +49,9 @@ func (k Kind) String() string {
 }
 
 // Event is one thing that happened during a run. Events are emitted by the scheduler, the
-// commands and the run (and by consumers in reaction, through emit) and reach every
-// consumer in the order emitted; the output takes every one but metric values, through a
-// Queue, to the one goroutine that owns the terminal.
+// commands and the run (and by consumers in reaction, through emit or their Notes) and
+// reach every consumer in the order emitted; the output takes every one but metric values,
+// through a Queue, to the one goroutine that owns the terminal.
 //
 //limits:flat one value on the stream for every kind of event, each field commented with the kinds that set it; a typed end (issue 35, point 3) is to narrow it
 type Event struct {
@@ -118,13 +127,14 @@ type Detail struct {
 // Consumer reacts to the events of a run. The stream calls Event on the emitting
 // goroutine, one event at a time, in the order they were emitted: a consumer needs no lock
 // for state only Event touches, but must never block, since the emitter is a trial (its
-// output lines) or the scheduler. One that does I/O (a terminal, a socket, a file, S3)
-// does it on a goroutine of its own and takes its events from a Queue, which never makes
-// the emitter wait and bounds its memory however long that goroutine stalls. RunEnded,
+// output lines) or the scheduler. One that does I/O (a terminal, a socket, a file, S3, a
+// store) does it on a goroutine of its own and takes its events from a Queue, which never
+// makes the emitter wait and bounds its memory however long that goroutine stalls; what
+// that goroutine has to say it says to its Notes (a Teller), never to the stream. RunEnded,
 // the run's last event, is the one exception: nothing is emitted beside it and the run's
 // end waits for its consumers anyway, so a consumer may finish its work there. A consumer
-// that reacts with an event of its own passes it to emit, never to the stream: every
-// consumer gets it after the current one.
+// that reacts in Event with an event of its own passes it to emit, never to the stream:
+// every consumer gets it after the current one.
 type Consumer interface {
 	Event(ev Event, emit func(Event))
 }
@@ -137,7 +147,8 @@ func (f Func) Event(ev Event, emit func(Event)) { f(ev, emit) }
 
 // Stream is a run's one lifecycle stream: what is emitted reaches every consumer once, in
 // the order consumers were added, before Emit returns (a consumer with a Queue has it
-// queued by then). It is safe for concurrent use.
+// queued by then), followed by what the consumers emitted in reaction and what the
+// Tellers said meanwhile. It is safe for concurrent use.
 type Stream struct {
 	mu        sync.Mutex
 	consumers []Consumer

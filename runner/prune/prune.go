@@ -3,7 +3,8 @@
 // (runner/earlystop), and stops through the run's Stopper the trials the rule names. A
 // stopped trial ends as pruned: SIGTERM to its process group, SIGKILL after the grace; not
 // a failure, not retried; its metrics so far are kept; its GPU room goes back to the line
-// as its processes end.
+// as its processes end. Each block's values wait for its goroutine in an event.Queue, and
+// what the pruner says goes to its event.Notes: the stream's emitter never waits on it.
 package prune
 
 import (
