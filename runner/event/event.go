@@ -12,11 +12,12 @@
 // Consumers are called on the emitting goroutine, and do nothing there that could wait.
 // Those whose work is cheap and whose order matters take each event there (the ledger
 // first, so that every consumer after it reads a task's result with the event applied;
-// the recorder; Prometheus, stop-when, gpu-sharing: progress). Those that do I/O or may
-// stall (the output, early stopping, the rules that pause) put each event in a Queue, the
-// one inbox type, bounded however long their goroutine stalls, and take it there; what
-// they have to say goes to their Notes, which the stream tells after the event it
-// delivers: none of them holds the emitter.
+// the recorder; Prometheus, stop-when, gpu-sharing: progress, the live server, which
+// only marks its page changed). Those that do I/O or may stall (the output, early
+// stopping, the rules that pause) put each event in a Queue, the one inbox type, bounded
+// however long their goroutine stalls, and take it there; what they have to say goes to
+// their Notes, which the stream tells after the event it delivers: none of them holds the
+// emitter.
 package event
 
 import (
@@ -49,9 +50,9 @@ func (k Kind) String() string {
 }
 
 // Event is one thing that happened during a run. Events are emitted by the scheduler, the
-// commands and the run (and by consumers in reaction, through emit or their Notes) and
-// reach every consumer in the order emitted; the output takes every one but metric values,
-// through a Queue, to the one goroutine that owns the terminal.
+// commands and the run (and by consumers in reaction, through emit) and reach every
+// consumer in the order emitted; the output takes every one but metric values, through a
+// Queue, to the one goroutine that owns the terminal.
 //
 //limits:flat one value on the stream for every kind of event, each field commented with the kinds that set it; a typed end (issue 35, point 3) is to narrow it
 type Event struct {
