@@ -8,6 +8,16 @@
 // of tasks (pending, running, ended), and the gate every event passes before a consumer
 // sees it (the runner masks secrets there). It knows nothing of the scheduler or executor
 // that emit the events, nor of the consumers.
+//
+// Consumers are called on the emitting goroutine, and do nothing there that could wait.
+// Those whose work is cheap and whose order matters take each event there (the ledger
+// first, so that every consumer after it reads a task's result with the event applied;
+// the recorder; Prometheus, stop-when, gpu-sharing: progress, the live server, which
+// only marks its page changed). Those that do I/O or may stall (the output, early
+// stopping, the rules that pause) put each event in a Queue, the one inbox type, bounded
+// however long their goroutine stalls, and take it there; what they have to say goes to
+// their Notes, which the stream tells after the event it delivers: none of them holds the
+// emitter.
 package event
 
 import (
@@ -133,13 +143,14 @@ type Detail struct {
 // Consumer reacts to the events of a run. The stream calls Event on the emitting
 // goroutine, one event at a time, in the order they were emitted: a consumer needs no lock
 // for state only Event touches, but must never block, since the emitter is a trial (its
-// output lines) or the scheduler. One that does I/O (a terminal, a socket, a file, S3)
-// does it on a goroutine of its own and takes its events from a Queue, which never makes
-// the emitter wait and bounds its memory however long that goroutine stalls. RunEnded,
+// output lines) or the scheduler. One that does I/O (a terminal, a socket, a file, S3, a
+// store) does it on a goroutine of its own and takes its events from a Queue, which never
+// makes the emitter wait and bounds its memory however long that goroutine stalls; what
+// that goroutine has to say it says to its Notes (a Teller), never to the stream. RunEnded,
 // the run's last event, is the one exception: nothing is emitted beside it and the run's
 // end waits for its consumers anyway, so a consumer may finish its work there. A consumer
-// that reacts with an event of its own passes it to emit, never to the stream: every
-// consumer gets it after the current one.
+// that reacts in Event with an event of its own passes it to emit, never to the stream:
+// every consumer gets it after the current one.
 type Consumer interface {
 	Event(ev Event, emit func(Event))
 }
@@ -152,13 +163,15 @@ func (f Func) Event(ev Event, emit func(Event)) { f(ev, emit) }
 
 // Stream is a run's one lifecycle stream: what is emitted reaches every consumer once, in
 // the order consumers were added, before Emit returns (a consumer with a Queue has it
-// queued by then). It is safe for concurrent use.
+// queued by then), followed by what the consumers emitted in reaction and what the
+// Tellers said meanwhile. It is safe for concurrent use.
 type Stream struct {
 	mu        sync.Mutex
 	consumers []Consumer
 	gate      func(*Event) // every event passes it before any consumer sees it
 	states    map[*plan.Task]state
-	reacted   []Event // emitted by consumers while an event is delivered
+	reacted   []Event  // emitted by consumers while an event is delivered
+	notes     []*Notes // the Tellers' lines, told after each event delivered
 }
 
 // state is a task's place in its lifecycle, as far as the stream keeps it: enough to drop
@@ -173,11 +186,14 @@ const (
 )
 
 // Add makes c a consumer of the events emitted after; a run adds its consumers before its
-// first task starts.
+// first task starts. A Teller's lines are told after each event delivered from now on.
 func (s *Stream) Add(c Consumer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.consumers = append(s.consumers, c)
+	if t, ok := c.(Teller); ok {
+		s.notes = append(s.notes, t.Notes())
+	}
 }
 
 // Gate has every event emitted from now on, a consumer's reaction too, pass f before any
@@ -210,9 +226,17 @@ func (s *Stream) Emit(ev Event) bool {
 	return true
 }
 
+// deliver hands ev to every consumer, then queues the lines the Tellers said meanwhile (on
+// their goroutines, or as they took ev), to be delivered next: the one flush of what
+// consumers have to say.
 func (s *Stream) deliver(ev Event) {
 	for _, c := range s.consumers {
 		c.Event(ev, s.react)
+	}
+	for _, n := range s.notes {
+		for _, l := range n.take() {
+			s.reacted = append(s.reacted, Event{Kind: RunStatus, Line: l})
+		}
 	}
 }
 
