@@ -22,7 +22,7 @@ DEMO_GPUS ?= 2x32GiB:reserve=512MiB
 # duration, Go 1.26's fuzzing coordinator can fail a target with "context deadline exceeded" as the
 # time runs out (go.dev/issue/75804, fixed in Go 1.27); a count has no deadline to race.
 # FUZZTIME=30s (or 1000x) runs every target for that instead.
-FUZZ_TARGETS := ./runner/plan:FuzzLoad:60000x ./runner/plan:FuzzDuration:600000x ./size:FuzzParse:1500000x ./runner/metric:FuzzMayBeKeras:1200000x
+FUZZ_TARGETS := ./runner/plan:FuzzLoad:60000x ./runner/taskfile:FuzzDuration:600000x ./size:FuzzParse:1500000x ./runner/metric:FuzzMayBeKeras:1200000x
 FUZZTIME ?=
 
 .DEFAULT_GOAL := build

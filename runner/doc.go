@@ -11,7 +11,8 @@
 //	──▶ consumers, in this order (stream.go): the ledger (results), the recorder of the
 //	run's end (results file, report, upload, notify), Prometheus, stop-when, early
 //	stopping (prune), early stopping that pauses (rounds), gpu-sharing: progress, the
-//	server (--serve), Options.Consumers, the output
+//	server (--serve), Options.Consumers, the output; prune, rounds and the output take
+//	their events from an event.Queue (their one inbox) on goroutines of their own
 //
 // A trial travels as a sched.Trial value (its task, its attempt, how often it was passed
 // over); it carries no resource: the rooms (rooms.go) keep what they hold for it keyed by

@@ -57,7 +57,7 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 	defer l.mu.Unlock()
 	l.live(ev)
 	res := l.resultLocked(ev.Task)
-	if since, ok := l.paused[res.ID]; ok && (ev.Kind == event.TaskStarted || ev.Kind == event.TaskSkipped || ev.Kind == event.TaskEnded && ev.Final) {
+	if since, ok := l.paused[res.ID]; ok && (ev.Kind == event.TaskStarted || ev.Kind == event.TaskSkipped || ev.Kind == event.TaskEnded && ev.End == event.EndFinal) {
 		// Started again, ended or skipped: its wait is over.
 		res.PausedSeconds += max(ev.Time.Sub(since), 0).Seconds()
 		delete(l.paused, res.ID)
@@ -79,15 +79,15 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 				res.Lineage = trial.MergeLineage(res.Lineage, ev.Detail.Lineage)
 			}
 		}
-	case ev.Kind == event.TaskEnded && ev.Requeued:
+	case ev.Kind == event.TaskEnded && ev.End == event.EndRequeue:
 		res.Status, res.OOMRequeues = results.StatusPending, ev.Requeues
-	case ev.Kind == event.TaskEnded && ev.Paused:
+	case ev.Kind == event.TaskEnded && ev.End == event.EndPause:
 		res.Status, res.Reason = results.StatusPaused, ev.Reason
 		l.paused[res.ID] = ev.Time
 		if ev.Detail != nil {
 			recordDetail(res, ev.Detail) // what it did up to its pause, until it resumes
 		}
-	case ev.Kind == event.TaskEnded && ev.Final:
+	case ev.Kind == event.TaskEnded && ev.End == event.EndFinal:
 		res.Status, res.ExitCode, res.Reason = ev.Status, ev.ExitCode, ev.Reason
 		res.FinishedAt = ev.Time
 		if res.StartedAt.IsZero() {

@@ -23,7 +23,7 @@ type liveTask struct {
 // or skip forgets it: its result holds what it ended with.
 func (l *ledger) live(ev event.Event) {
 	id := ev.Task.ID
-	if ev.Kind == event.TaskSkipped || ev.Kind == event.TaskEnded && ev.Final {
+	if ev.Kind == event.TaskSkipped || ev.Kind == event.TaskEnded && ev.End == event.EndFinal {
 		delete(l.byIDLive, id)
 		return
 	}

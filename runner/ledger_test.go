@@ -18,9 +18,9 @@ func TestLedgerLearnsFromEvents(t *testing.T) {
 	s := &event.Stream{}
 	s.Add(l)
 	s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1, Devices: []string{"GPU-0"}, Need: 4 << 30})
-	s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 1, Requeued: true, Requeues: 1, Status: results.StatusFailed})
+	s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 1, End: event.EndRequeue, Requeues: 1, Status: results.StatusFailed})
 	s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 2, Devices: []string{"GPU-0"}, Need: 6 << 30})
-	s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 2, Final: true, Status: results.StatusFailed, ExitCode: -1,
+	s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 2, End: event.EndFinal, Status: results.StatusFailed, ExitCode: -1,
 		Metrics: map[string]float64{"loss": 0.5},
 		Detail: &event.Detail{StdoutTail: []string{"epoch 2"}, StderrTail: []string{"killed"},
 			OnGPU: true, GPUMemory: 6 << 30, PeakGPUMemory: 5 << 30, PeakGPUMemorySource: "process",
@@ -62,16 +62,35 @@ func TestLedgerLeavesPausesOut(t *testing.T) {
 			s := &event.Stream{}
 			s.Add(l)
 			s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1, Time: at(0)})
-			s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 1, Paused: true, Status: results.StatusPaused, Time: at(2)})
+			s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 1, End: event.EndPause, Status: results.StatusPaused, Time: at(2)})
 			if tc.resumed {
 				s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 2, Time: at(10)})
 			}
 			d, _ := l.ending(task, at(tc.end))
-			s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Final: true, Status: results.StatusPruned, Time: at(tc.end), Duration: d})
+			s.Emit(event.Event{Kind: event.TaskEnded, Task: task, End: event.EndFinal, Status: results.StatusPruned, Time: at(tc.end), Duration: d})
 			got := l.result(task)
 			if got.Duration() != tc.ran || d != tc.ran || got.PausedSeconds != tc.paused.Seconds() {
 				t.Errorf("ran %v (said at its end: %v), paused %vs; want %v and %v", got.Duration(), d, got.PausedSeconds, tc.ran, tc.paused)
 			}
 		})
+	}
+}
+
+// The ledger decides a task's status by how its attempt ended (Event.End), as it did by
+// the three flags: a retry leaves it running, a requeue pending, a pause paused, a final
+// end with its status; a TaskEnded that says no end never reaches it.
+func TestLedgerDecidesByEnd(t *testing.T) {
+	for end, want := range map[event.End]results.Status{event.EndNone: results.StatusRunning,
+		event.EndRetry: results.StatusRunning, event.EndRequeue: results.StatusPending,
+		event.EndPause: results.StatusPaused, event.EndFinal: results.StatusFailed} {
+		task := &plan.Task{ID: 3, Name: "train", Cmd: "python train.py"}
+		l := newLedger(secretMasker(nil, &plan.Plan{}))
+		s := &event.Stream{}
+		s.Add(l)
+		s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1})
+		s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 1, End: end, Status: results.StatusFailed, ExitCode: 1})
+		if got := l.result(task).Status; got != want {
+			t.Errorf("after an attempt that ended as %s: status %s, want %s", end, got, want)
+		}
 	}
 }

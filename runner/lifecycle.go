@@ -102,7 +102,7 @@ func (l *lifecycle) outcome() (status results.Status, failed bool, interrupted s
 func (l *lifecycle) finish(t *plan.Task, status results.Status, exitCode int, reason string, d *event.Detail) {
 	now := time.Now()
 	dur, attempts := l.ledger.ending(t, now)
-	ev := event.Event{Kind: event.TaskEnded, Final: true, Time: now, Task: t, Attempt: attempts, Status: status,
+	ev := event.Event{Kind: event.TaskEnded, End: event.EndFinal, Time: now, Task: t, Attempt: attempts, Status: status,
 		ExitCode: exitCode, Duration: dur, Reason: reason, Detail: d}
 	if d != nil {
 		ev.Metrics = d.Metrics

@@ -93,9 +93,9 @@ func (m *metrics) Event(ev event.Event, _ func(event.Event)) {
 		m.tasks.WithLabelValues(string(results.StatusRunning)).Dec()
 	}
 	switch {
-	case ev.Kind == event.TaskEnded && ev.Requeued:
+	case ev.Kind == event.TaskEnded && ev.End == event.EndRequeue:
 		m.ooms.Inc()
-	case ev.Kind == event.TaskEnded && ev.Final, ev.Kind == event.TaskSkipped:
+	case ev.Kind == event.TaskEnded && ev.End == event.EndFinal, ev.Kind == event.TaskSkipped:
 		m.finished(ev)
 	}
 	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(max(m.total-len(m.running)-m.done, 0)))

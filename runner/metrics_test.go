@@ -52,8 +52,8 @@ func TestPendingGaugeExcludesRunning(t *testing.T) {
 	m.Event(event.Event{Kind: event.TaskStarted, Task: a}, nil)
 	m.Event(event.Event{Kind: event.TaskStarted, Task: b}, nil)
 	check("two started", 1, 2, 0)
-	m.Event(event.Event{Kind: event.TaskEnded, Task: a, Requeued: true, Status: results.StatusFailed}, nil) // pending again
+	m.Event(event.Event{Kind: event.TaskEnded, Task: a, End: event.EndRequeue, Status: results.StatusFailed}, nil) // pending again
 	check("one requeued", 2, 1, 0)
-	m.Event(event.Event{Kind: event.TaskEnded, Task: b, Final: true, Status: results.StatusOK, Duration: time.Second}, nil)
+	m.Event(event.Event{Kind: event.TaskEnded, Task: b, End: event.EndFinal, Status: results.StatusOK, Duration: time.Second}, nil)
 	check("one finished", 2, 0, 1)
 }

@@ -44,7 +44,7 @@ func TestOutputPumpNeverHoldsTheEmitter(t *testing.T) {
 	for i := range n { // would block for good if the pump held the emitter
 		pump.Event(event.Event{Kind: event.TaskOutput, Task: task, Attempt: 1, Stream: "stdout", Line: fmt.Sprint("line ", i)}, nil)
 	}
-	pump.Event(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 1, Final: true, Status: "ok"}, nil)
+	pump.Event(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 1, End: event.EndFinal, Status: "ok"}, nil)
 	close(w.release)
 	lost, err := pump.close(nil)
 	if lost != "" || err != nil {

@@ -185,7 +185,7 @@ func (p *pauser) end(r *resumable, t *plan.Task, status results.Status, reason s
 			p.life.skip(c, "not started: the trial was ended while paused: "+reason)
 		}
 	}
-	r.Source.Ended(context.Background(), tr, sched.Outcome{})
+	r.Source.Ended(context.Background(), tr, sched.Outcome{End: event.EndFinal})
 	r.forget(t)
 	return true
 }
@@ -284,7 +284,7 @@ func (r *resumable) Ready() <-chan struct{} {
 
 // Ended keeps a paused trial here; the source is told of its end only.
 func (r *resumable) Ended(ctx context.Context, t *sched.Trial, out sched.Outcome) {
-	if !out.Pause {
+	if out.End != event.EndPause {
 		r.Source.Ended(ctx, t, out)
 		return
 	}

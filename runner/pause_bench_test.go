@@ -37,9 +37,9 @@ func (h *handoff) Event(ev event.Event, _ func(event.Event)) {
 		} else {
 			go h.stop.Stop(ev.Task, results.StatusPruned, "bench")
 		}
-	case ev.Kind == event.TaskEnded && ev.Task.Name == "c" && (ev.Paused || ev.Final) && h.cEnd.IsZero():
+	case ev.Kind == event.TaskEnded && ev.Task.Name == "c" && (ev.End == event.EndPause || ev.End == event.EndFinal) && h.cEnd.IsZero():
 		h.cEnd = ev.Time
-		if ev.Paused {
+		if ev.End == event.EndPause {
 			go h.p.End(ev.Task, results.StatusPruned, "bench")
 		}
 	case ev.Kind == event.TaskStarted && ev.Task.Name == "d":

@@ -39,12 +39,12 @@ func (h *halver) Event(ev event.Event, _ func(event.Event)) {
 		if !h.p.PauseAt(ev.Task, h.at, "rung 2", results.StatusPruned) {
 			h.seen = append(h.seen, "a:not paused")
 		}
-	case ev.Kind == event.TaskEnded && ev.Paused:
+	case ev.Kind == event.TaskEnded && ev.End == event.EndPause:
 		h.seen = append(h.seen, ev.Task.Name+":paused")
 		if h.resumeOn == "" && h.endOn == "" {
 			go h.p.End(ev.Task, results.StatusPruned, "not in the top 1/2 of rung 2")
 		}
-	case ev.Kind == event.TaskEnded && ev.Final:
+	case ev.Kind == event.TaskEnded && ev.End == event.EndFinal:
 		h.seen = append(h.seen, ev.Task.Name+":"+string(ev.Status))
 		if ev.Task.Name == h.resumeOn {
 			go h.p.Resume(h.a) // not from the stream's goroutine: Resume is a call into the run

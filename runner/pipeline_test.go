@@ -28,7 +28,7 @@ func (c *statusCounter) Event(ev event.Event, _ func(event.Event)) {
 	defer c.mu.Unlock()
 	step := ev.Kind.String()
 	switch {
-	case ev.Kind == event.TaskEnded && ev.Final:
+	case ev.Kind == event.TaskEnded && ev.End == event.EndFinal:
 		step = "final:" + string(ev.Status)
 		c.final[ev.Task.Name] = ev.Status
 	case ev.Kind == event.TaskSkipped:

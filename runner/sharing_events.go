@@ -17,7 +17,7 @@ func (s *gpuSharing) Event(ev event.Event, emit func(event.Event)) {
 		if ev.Detail != nil && ev.Detail.Progress != nil {
 			s.progress(ev.Task, ev.Detail.Progress.Iter, emit) // where it stopped: its steps
 		}
-		if ev.Paused {
+		if ev.End == event.EndPause {
 			s.resumePaused(ev.Task)
 		}
 	}

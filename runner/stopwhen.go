@@ -33,7 +33,7 @@ func newStopWhen(p *plan.Plan) *stopWhen {
 // Event is stop-when's consumer: a trial's command that ends ok with metrics that meet
 // the condition stops new trials from starting.
 func (s *stopWhen) Event(ev event.Event, emit func(event.Event)) {
-	if s.cond == nil || ev.Kind != event.TaskEnded || !ev.Final || ev.Status != results.StatusOK || s.top[ev.Task] {
+	if s.cond == nil || ev.Kind != event.TaskEnded || ev.End != event.EndFinal || ev.Status != results.StatusOK || s.top[ev.Task] {
 		return
 	}
 	v, has := ev.Metrics[s.cond.Metric]

@@ -111,7 +111,7 @@ func TestLedgerLiveForgetsAtTheEnd(t *testing.T) {
 	if got.Reason != "" || got.PeakGPUMemory != 5<<30 || !slices.Equal(got.MetricSeries["loss"], []float64{0.9, 0.7}) {
 		t.Errorf("running: reason %q, peak %d, series %v", got.Reason, got.PeakGPUMemory, got.MetricSeries)
 	}
-	s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 1, Final: true, Status: results.StatusOK,
+	s.Emit(event.Event{Kind: event.TaskEnded, Task: task, Attempt: 1, End: event.EndFinal, Status: results.StatusOK,
 		Detail: &event.Detail{OnGPU: true, GPUMemory: 4 << 30, PeakGPUMemory: 4 << 30, Metrics: map[string]float64{"loss": 0.5}}})
 	got = l.tasks(p, logs, results.StatusSkipped)[0]
 	if got.PeakGPUMemory != 4<<30 || got.MetricSeries != nil || got.Metrics["loss"] != 0.5 || len(l.byIDLive) != 0 {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/runall/runall/runner/checkprint"
 	"github.com/runall/runall/runner/plan"
 )
 
@@ -76,6 +77,6 @@ func runCheck(_ context.Context, a *app, args []string) error {
 	if sim.on {
 		return runSimulate(a, plan, sim)
 	}
-	plan.Describe(a.stdout)
+	checkprint.Write(a.stdout, plan)
 	return nil
 }

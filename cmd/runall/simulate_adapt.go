@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/runall/runall/runner/checkprint"
 	"github.com/runall/runall/runner/plan"
 )
 
@@ -32,7 +33,7 @@ func writeAdaptive(w io.Writer, p *plan.Plan) {
 		}
 		fmt.Fprintf(&b, "\n%s:\n", blk.Name)
 		if blk.EarlyStop != nil {
-			fmt.Fprintf(&b, "  %s\n  (the timeline above assumes every trial runs to its end)\n", plan.DescribeEarlyStop(blk.EarlyStop, blk.TrialCount()))
+			fmt.Fprintf(&b, "  %s\n  (the timeline above assumes every trial runs to its end)\n", checkprint.EarlyStop(blk.EarlyStop, blk.TrialCount()))
 		}
 		for _, l := range lines {
 			b.WriteString(l + "\n")

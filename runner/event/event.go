@@ -1,6 +1,6 @@
 // Package event is a run's one lifecycle stream: a task waited (and why), started (where),
-// printed a line, reported a metric, its memory or its progress, ended (with its status:
-// for good, requeued or paused) or was skipped; a transfer progressed; the run said a status
+// printed a line, reported a metric, its memory or its progress, ended (its End: retried,
+// requeued, paused or for good, with its status) or was skipped; a transfer progressed; the run said a status
 // line; the run ended. Every concern that reacts to a run (the ledger of results, the
 // recorder of the run's end with the report and notify, Prometheus, stop-when, early
 // stopping, gpu-sharing: progress, the live server, the outputs) is a Consumer of it,
@@ -8,6 +8,16 @@
 // of tasks (pending, running, ended), and the gate every event passes before a consumer
 // sees it (the runner masks secrets there). It knows nothing of the scheduler or executor
 // that emit the events, nor of the consumers.
+//
+// Consumers are called on the emitting goroutine, and do nothing there that could wait.
+// Those whose work is cheap and whose order matters take each event there (the ledger
+// first, so that every consumer after it reads a task's result with the event applied;
+// the recorder; Prometheus, stop-when, gpu-sharing: progress, the live server, which
+// only marks its page changed). Those that do I/O or may stall (the output, early
+// stopping, the rules that pause) put each event in a Queue, the one inbox type, bounded
+// however long their goroutine stalls, and take it there; what they have to say goes to
+// their Notes, which the stream tells after the event it delivers: none of them holds the
+// emitter.
 package event
 
 import (
@@ -25,7 +35,7 @@ const (
 	TaskWaiting  Kind = iota // a trial is ready but not admitted; Reason says why
 	TaskStarted              // an attempt began
 	TaskOutput               // one line of output; Stream is "stdout" or "stderr"
-	TaskEnded                // an attempt ended; Status, ExitCode, Duration set
+	TaskEnded                // an attempt ended; End says how (retry, requeue, pause, final)
 	TaskSkipped              // the task will not run; Reason says why
 	SyncProgress             // an S3 transfer made progress; Line is a human summary
 	RunStatus                // periodic: what runs and what waits (Line is a summary)
@@ -44,7 +54,26 @@ func (k Kind) String() string {
 // consumer in the order emitted; the output takes every one but metric values, through a
 // Queue, to the one goroutine that owns the terminal.
 //
-//limits:flat one value on the stream for every kind of event, each field commented with the kinds that set it; a typed end (issue 35, point 3) is to narrow it
+// Every event has its Kind and Time (the stream stamps one left zero); every Task kind its
+// Task (nil on the run's own). What each kind sets besides:
+//
+//	TaskWaiting   Reason
+//	TaskStarted   Attempt, PassedOver; Devices, Need (a GPU trial); Detail (a resumed attempt)
+//	TaskOutput    Attempt, Stream, Line
+//	TaskEnded     Attempt, End, Status, ExitCode, Duration, Reason; by End:
+//	                EndRetry    nothing more
+//	                EndRequeue  Requeues
+//	                EndPause    Detail
+//	                EndFinal    Detail, Metrics (both nil when it never ran)
+//	TaskSkipped   Reason
+//	TaskMemory    Memory, Peak
+//	TaskMetric    Attempt, Metric, Value, Step
+//	TaskProgress  Progress
+//	SyncProgress  Line; Task when it is a trial's upload
+//	RunStatus     Line; Task when the line is about a trial
+//	RunEnded      Status, Results
+//
+//limits:flat one value on the stream for every kind of event: the table above says which fields each kind sets, and End is the one field that says how an attempt ended
 type Event struct {
 	Kind     Kind
 	Time     time.Time
@@ -55,9 +84,9 @@ type Event struct {
 	Reason   string         // TaskWaiting, TaskSkipped, TaskEnded (e.g. "timeout after 5m", "out of GPU memory, requeued")
 	Status   results.Status // TaskEnded, RunEnded
 	ExitCode int            // TaskEnded; -1 when killed by a signal
-	Duration time.Duration
-	Devices  []string // TaskStarted: the GPU UUIDs the trial was placed on
-	Need     uint64   // TaskStarted: the GPU memory reserved for it, bytes
+	Duration time.Duration  // TaskEnded: how long the attempt (the task, when final) ran
+	Devices  []string       // TaskStarted: the GPU UUIDs the trial was placed on
+	Need     uint64         // TaskStarted: the GPU memory reserved for it, bytes
 	// TaskStarted: how often trials behind it started while it waited (first attempt).
 	PassedOver int
 	Memory     uint64  // TaskMemory: what the trial holds now, bytes (on its fullest device)
@@ -68,21 +97,17 @@ type Event struct {
 	// Progress is how far the trial came (TaskProgress), at most one a second per trial.
 	Progress *results.Progress
 
-	// Final is set on the TaskEnded that ends the task for good; an attempt that is retried
-	// or requeued ends without it.
-	Final bool
-	// Requeued is set on the TaskEnded of an attempt whose trial goes back to the waiting
-	// line (it ran out of GPU memory); Requeues is how often its trial went back so far.
-	Requeued bool
+	// End is how the attempt ended (TaskEnded): a retry, a requeue, a pause or the task's
+	// final end; EndNone on every other kind.
+	End End
+	// Requeues is how often the trial went back to the line so far (TaskEnded, EndRequeue).
 	Requeues int
-	// Paused is set on the TaskEnded of an attempt that stopped at a checkpoint, to be
-	// resumed from it later (Status paused); like a requeued trial, it is pending again.
-	Paused bool
-	// Metrics is a finished task's last value of each metric (TaskEnded with Final).
+	// Metrics is a finished task's last value of each metric (TaskEnded, EndFinal).
 	Metrics map[string]float64
-	// Detail is what a command learned as it ran, for its result (TaskEnded with Final;
-	// nil when it never ran); on a resumed attempt's TaskStarted, what it starts from: its
-	// restored series and its resumes so far, so that its record while it runs is its own.
+	// Detail is what a command learned as it ran, for its result (TaskEnded, EndFinal; nil
+	// when it never ran); what it did up to its pause (EndPause); on a resumed attempt's
+	// TaskStarted, what it starts from: its restored series and its resumes so far, so that
+	// its record while it runs is its own.
 	Detail *Detail
 	// Results is the run's results (RunEnded), which its consumers (the results file, the
 	// report, notify) record.
@@ -118,13 +143,14 @@ type Detail struct {
 // Consumer reacts to the events of a run. The stream calls Event on the emitting
 // goroutine, one event at a time, in the order they were emitted: a consumer needs no lock
 // for state only Event touches, but must never block, since the emitter is a trial (its
-// output lines) or the scheduler. One that does I/O (a terminal, a socket, a file, S3)
-// does it on a goroutine of its own and takes its events from a Queue, which never makes
-// the emitter wait and bounds its memory however long that goroutine stalls. RunEnded,
+// output lines) or the scheduler. One that does I/O (a terminal, a socket, a file, S3, a
+// store) does it on a goroutine of its own and takes its events from a Queue, which never
+// makes the emitter wait and bounds its memory however long that goroutine stalls; what
+// that goroutine has to say it says to its Notes (a Teller), never to the stream. RunEnded,
 // the run's last event, is the one exception: nothing is emitted beside it and the run's
 // end waits for its consumers anyway, so a consumer may finish its work there. A consumer
-// that reacts with an event of its own passes it to emit, never to the stream: every
-// consumer gets it after the current one.
+// that reacts in Event with an event of its own passes it to emit, never to the stream:
+// every consumer gets it after the current one.
 type Consumer interface {
 	Event(ev Event, emit func(Event))
 }
@@ -137,13 +163,15 @@ func (f Func) Event(ev Event, emit func(Event)) { f(ev, emit) }
 
 // Stream is a run's one lifecycle stream: what is emitted reaches every consumer once, in
 // the order consumers were added, before Emit returns (a consumer with a Queue has it
-// queued by then). It is safe for concurrent use.
+// queued by then), followed by what the consumers emitted in reaction and what the
+// Tellers said meanwhile. It is safe for concurrent use.
 type Stream struct {
 	mu        sync.Mutex
 	consumers []Consumer
 	gate      func(*Event) // every event passes it before any consumer sees it
 	states    map[*plan.Task]state
-	reacted   []Event // emitted by consumers while an event is delivered
+	reacted   []Event  // emitted by consumers while an event is delivered
+	notes     []*Notes // the Tellers' lines, told after each event delivered
 }
 
 // state is a task's place in its lifecycle, as far as the stream keeps it: enough to drop
@@ -158,11 +186,14 @@ const (
 )
 
 // Add makes c a consumer of the events emitted after; a run adds its consumers before its
-// first task starts.
+// first task starts. A Teller's lines are told after each event delivered from now on.
 func (s *Stream) Add(c Consumer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.consumers = append(s.consumers, c)
+	if t, ok := c.(Teller); ok {
+		s.notes = append(s.notes, t.Notes())
+	}
 }
 
 // Gate has every event emitted from now on, a consumer's reaction too, pass f before any
@@ -175,8 +206,9 @@ func (s *Stream) Gate(f func(*Event)) {
 }
 
 // Emit sends ev to every consumer, stamped with the time when it has none. It reports
-// whether it was sent: a TaskSkipped for a task that started, or a final TaskEnded for
-// one that already ended for good, is not, so that each task ends exactly once.
+// whether it was sent: a TaskSkipped for a task that started, a final TaskEnded for one
+// that already ended for good, or a TaskEnded that says no End, is not, so that each task
+// ends exactly once.
 func (s *Stream) Emit(ev Event) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -194,9 +226,17 @@ func (s *Stream) Emit(ev Event) bool {
 	return true
 }
 
+// deliver hands ev to every consumer, then queues the lines the Tellers said meanwhile (on
+// their goroutines, or as they took ev), to be delivered next: the one flush of what
+// consumers have to say.
 func (s *Stream) deliver(ev Event) {
 	for _, c := range s.consumers {
 		c.Event(ev, s.react)
+	}
+	for _, n := range s.notes {
+		for _, l := range n.take() {
+			s.reacted = append(s.reacted, Event{Kind: RunStatus, Line: l})
+		}
 	}
 }
 
@@ -227,12 +267,14 @@ func (s *Stream) transition(ev *Event) bool {
 		s.states[ev.Task] = ended
 	case ev.Kind == TaskStarted:
 		s.states[ev.Task] = running
-	case ev.Kind == TaskEnded && ev.Final:
+	case ev.Kind == TaskEnded && ev.End == EndNone:
+		return false // a TaskEnded must say how the attempt ended (End)
+	case ev.Kind == TaskEnded && ev.End == EndFinal:
 		if now == ended {
 			return false
 		}
 		s.states[ev.Task] = ended
-	case ev.Kind == TaskEnded && (ev.Requeued || ev.Paused):
+	case ev.Kind == TaskEnded && ev.End.Pending():
 		s.states[ev.Task] = pending
 	}
 	return true

@@ -16,7 +16,7 @@ type kinds struct {
 
 func (k *kinds) Event(ev Event, emit func(Event)) {
 	k.got = append(k.got, ev.Kind.String())
-	if k.react && ev.Kind == TaskEnded && ev.Final {
+	if k.react && ev.Kind == TaskEnded && ev.End == EndFinal {
 		emit(Event{Kind: RunStatus, Line: "reacted"})
 	}
 }
@@ -33,16 +33,49 @@ func TestStreamLifecycle(t *testing.T) {
 	sent := []bool{
 		s.Emit(Event{Kind: TaskStarted, Task: t1}),
 		s.Emit(Event{Kind: TaskSkipped, Task: t1}), // started: dropped
-		s.Emit(Event{Kind: TaskEnded, Task: t1, Final: true, Status: results.StatusOK}),
-		s.Emit(Event{Kind: TaskEnded, Task: t1, Final: true}), // twice: dropped
+		s.Emit(Event{Kind: TaskEnded, Task: t1, End: EndFinal, Status: results.StatusOK}),
+		s.Emit(Event{Kind: TaskEnded, Task: t1, End: EndFinal}), // twice: dropped
 		s.Emit(Event{Kind: TaskStarted, Task: t2}),
-		s.Emit(Event{Kind: TaskEnded, Task: t2, Requeued: true}),
+		s.Emit(Event{Kind: TaskEnded, Task: t2, End: EndRequeue}),
 		s.Emit(Event{Kind: TaskSkipped, Task: t2}), // requeued, then the run halted
 	}
 	if want := []bool{true, false, true, false, true, true, true}; !slices.Equal(sent, want) {
 		t.Errorf("sent %v, want %v", sent, want)
 	}
 	want := []string{"start", "end", "status", "start", "end", "skipped"}
+	if !slices.Equal(a.got, want) || !slices.Equal(b.got, want) {
+		t.Errorf("consumers told %q and %q, want %q each", a.got, b.got, want)
+	}
+}
+
+// teller says a line of its own as it takes a task's final end, as a goroutine of its would.
+type teller struct {
+	kinds
+	notes Notes
+}
+
+func (t *teller) Notes() *Notes { return &t.notes }
+
+func (t *teller) Event(ev Event, emit func(Event)) {
+	t.kinds.Event(ev, emit)
+	if ev.Kind == TaskEnded && ev.End == EndFinal {
+		t.notes.Say("said")
+	}
+}
+
+// What a Teller says reaches every consumer as a status line after the event the stream
+// delivers then: the one it reacted to, or the next one when said from elsewhere.
+func TestStreamTellsNotes(t *testing.T) {
+	a, b := &teller{}, &kinds{}
+	s := &Stream{}
+	s.Add(a)
+	s.Add(b)
+	t1 := &plan.Task{ID: 1}
+	s.Emit(Event{Kind: TaskStarted, Task: t1})
+	a.notes.Say("from its goroutine")
+	s.Emit(Event{Kind: TaskOutput, Task: t1})
+	s.Emit(Event{Kind: TaskEnded, Task: t1, End: EndFinal})
+	want := []string{"start", "output", "status", "end", "status"}
 	if !slices.Equal(a.got, want) || !slices.Equal(b.got, want) {
 		t.Errorf("consumers told %q and %q, want %q each", a.got, b.got, want)
 	}

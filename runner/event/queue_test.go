@@ -116,3 +116,65 @@ func TestQueueMemoryIsBounded(t *testing.T) {
 		t.Errorf("held %d lines (%d bytes), skipped %d; want at most %d lines and %d bytes, the rest counted", len(evs), held, skipped, defaultQueueLines, defaultQueueBytes)
 	}
 }
+
+// Full, a Queue coalesces a task's metric values: the newest of each task and metric
+// replaces the one queued since it was full, and is counted; a value never moves before an
+// earlier event of its task (its end is kept, in order, whatever the count).
+func TestQueueCoalescesMetrics(t *testing.T) {
+	t1, t2 := &plan.Task{Name: "t1"}, &plan.Task{Name: "t2"}
+	m := func(task *plan.Task, step int) Event {
+		return Event{Kind: TaskMetric, Task: task, Metric: "acc", Step: step}
+	}
+	q := NewQueue(QueueLimits{Metrics: 2})
+	for _, ev := range []Event{
+		m(t1, 1), m(t1, 2), // full from here
+		m(t1, 3), m(t2, 1), m(t1, 4), // t1's 4 replaces its 3
+		{Kind: TaskEnded, Task: t1, End: EndFinal},
+		m(t1, 5), m(t1, 6), m(t2, 2), // 6 replaces 5 (after the end), t2's 2 its 1
+		{Kind: TaskMetric, Task: t2, Metric: "loss", Step: 1}, // another metric: its own
+	} {
+		if !q.Put(ev) {
+			t.Fatalf("put %v refused", brief(ev))
+		}
+	}
+	evs, skipped, _ := q.Take()
+	var got []string
+	for _, ev := range evs {
+		got = append(got, fmt.Sprintf("%s %s %s %d", ev.Kind, ev.Task.Name, ev.Metric, ev.Step))
+	}
+	want := []string{"metric t1 acc 1", "metric t1 acc 2", "metric t1 acc 4", "metric t2 acc 2", "end t1  0",
+		"metric t1 acc 6", "metric t2 loss 1"}
+	if !slices.Equal(got, want) || skipped != 3 {
+		t.Errorf("took %q, %d coalesced; want %q, 3", got, skipped, want)
+	}
+}
+
+// However many metric values come while nobody takes them, the queue holds no more than its
+// limit and one per task and metric since that task's last end, and keeps every end.
+func TestQueueMetricsAreBounded(t *testing.T) {
+	tasks := []*plan.Task{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	q := NewQueue(QueueLimits{})
+	ends := 0
+	for step := 1; step <= 100_000; step++ {
+		for _, task := range tasks {
+			q.Put(Event{Kind: TaskMetric, Task: task, Metric: "acc", Step: step})
+		}
+		if step%1000 == 0 { // an attempt ends: kept
+			q.Put(Event{Kind: TaskEnded, Task: tasks[step%3], End: EndRequeue})
+			ends++
+		}
+		if n, bound := q.Len(), defaultQueueMetrics+len(tasks)+2*ends; n > bound {
+			t.Fatalf("%d events held at step %d, want at most %d", n, step, bound)
+		}
+	}
+	evs, _, _ := q.Take()
+	kept := 0
+	for _, ev := range evs {
+		if ev.Kind == TaskEnded {
+			kept++
+		}
+	}
+	if kept != ends {
+		t.Errorf("%d ends kept of %d", kept, ends)
+	}
+}

@@ -32,7 +32,7 @@ func TestSearchBlockCounted(t *testing.T) {
 	}
 	for _, s := range trials {
 		rs.apply(event.Event{Kind: event.TaskStarted, Task: s, Attempt: 1}, now)
-		rs.apply(event.Event{Kind: event.TaskEnded, Final: true, Task: s, Status: results.StatusOK}, now)
+		rs.apply(event.Event{Kind: event.TaskEnded, End: event.EndFinal, Task: s, Status: results.StatusOK}, now)
 	}
 	c := rs.counts()
 	if rs.total() != 3 || finished(c) != 3 || rs.nodes[block].state() != stOK {
@@ -41,7 +41,7 @@ func TestSearchBlockCounted(t *testing.T) {
 	if got := rs.label(rs.nodes[trials[0]]); got != "x=1 / eval" {
 		t.Errorf("a made trial's step is labelled %q, want it under its trial", got)
 	}
-	rs.apply(event.Event{Kind: event.TaskEnded, Final: true, Task: tmpl, Status: results.StatusFailed}, now)
+	rs.apply(event.Event{Kind: event.TaskEnded, End: event.EndFinal, Task: tmpl, Status: results.StatusFailed}, now)
 	if rs.total() != 4 || rs.nodes[block].state() != stFailed {
 		t.Errorf("the sampler failed: %d commands, the block %s; want 4, failed", rs.total(), rs.nodes[block].state())
 	}

@@ -295,9 +295,9 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 			n.run.duration = now.Sub(n.run.started)
 		}
 		switch {
-		case ev.Requeued: // the attempt ended but the trial goes again (out of GPU memory)
+		case ev.End == event.EndRequeue: // the attempt ended but the trial goes again (out of GPU memory)
 			n.status = stWaiting
-		case ev.Paused: // stopped at its checkpoint; it goes again when it is resumed
+		case ev.End == event.EndPause: // stopped at its checkpoint; it goes again when it is resumed
 			n.status = stPaused
 		case ev.Status == results.StatusOK:
 			n.status = stOK

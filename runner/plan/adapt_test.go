@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/runall/runall/runner/taskfile"
 )
 
 func TestFlagNames(t *testing.T) {
@@ -34,9 +36,9 @@ func TestFlagNames(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var list []*rawTask
+			var list []*taskfile.Task
 			for _, c := range tc.cmds {
-				list = append(list, &rawTask{cmd: c})
+				list = append(list, &taskfile.Task{Cmd: c})
 			}
 			got := flagNames(list)
 			for i, rt := range list {
@@ -46,7 +48,7 @@ func TestFlagNames(t *testing.T) {
 			}
 		})
 	}
-	named := []*rawTask{{cmd: "t --a 1", name: "one"}, {cmd: "t --a 2", matrix: []matrixAxis{{"x", []string{"1"}}}}, {cmd: "t --a 3"}}
+	named := []*taskfile.Task{{Cmd: "t --a 1", Name: "one"}, {Cmd: "t --a 2", Matrix: []taskfile.MatrixAxis{{Name: "x", Values: []string{"1"}}}}, {Cmd: "t --a 3"}}
 	if got := flagNames(named); len(got) != 0 {
 		t.Errorf("named and matrix trials were renamed: %v", got)
 	}
@@ -63,7 +65,7 @@ func TestShellWords(t *testing.T) {
 // TestSampleSpread: n = base^k points put exactly one point in each of n equal bins of each
 // key: what a low-discrepancy sequence does and independent draws almost never do.
 func TestSampleSpread(t *testing.T) {
-	axes := []sampleAxis{{"a", Distribution{Kind: "uniform", Low: 0, High: 1}}, {"b", Distribution{Kind: "uniform", Low: 0, High: 9}}}
+	axes := []taskfile.SampleAxis{{Name: "a", Dist: Distribution{Kind: "uniform", Low: 0, High: 1}}, {Name: "b", Dist: Distribution{Kind: "uniform", Low: 0, High: 9}}}
 	for _, seed := range []uint64{0, 1, 42} {
 		pts := samplePoints(axes, 9, seed)
 		binsB := map[int]int{}
@@ -143,9 +145,9 @@ func TestSampleDeterministic(t *testing.T) {
 
 func TestInstantiate(t *testing.T) {
 	tmpl := &Task{Name: "train <lr>", Cmd: "train --lr <lr> --act <act>", Metrics: "out/<lr>.json", Key: "k",
-		Env: []EnvVar{{"LR", "<lr>"}}, Params: []Param{{"block", "1"}}, Search: &Search{Trials: 3},
+		Env: []EnvVar{{Name: "LR", Value: "<lr>"}}, Params: []Param{{Name: "block", Value: "1"}}, Search: &Search{Trials: 3},
 		Steps: []*Task{{Name: "eval", Cmd: "eval <lr>", Key: "s"}}}
-	got, err := tmpl.Instantiate(4, []Param{{"lr", "0.01"}, {"act", "relu"}})
+	got, err := tmpl.Instantiate(4, []Param{{Name: "lr", Value: "0.01"}, {Name: "act", Value: "relu"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,17 +155,17 @@ func TestInstantiate(t *testing.T) {
 		got.Env[0].Value != "${RUNALL_PARAM_lr}" || got.Search != nil || got.Steps[0].Cmd != `eval "${RUNALL_PARAM_lr}"` || got.Key == tmpl.Key {
 		t.Errorf("%+v", got)
 	}
-	if !reflect.DeepEqual(got.Params, []Param{{"block", "1"}, {"lr", "0.01"}, {"act", "relu"}}) {
+	if !reflect.DeepEqual(got.Params, []Param{{Name: "block", Value: "1"}, {Name: "lr", Value: "0.01"}, {Name: "act", Value: "relu"}}) {
 		t.Errorf("params %v", got.Params)
 	}
 	if tmpl.Cmd != "train --lr <lr> --act <act>" || tmpl.Steps[0].Cmd != "eval <lr>" {
 		t.Error("the template changed")
 	}
-	other, _ := tmpl.Instantiate(5, []Param{{"lr", "0.01"}, {"act", "relu"}})
+	other, _ := tmpl.Instantiate(5, []Param{{Name: "lr", Value: "0.01"}, {Name: "act", Value: "relu"}})
 	if other.Key == got.Key {
 		t.Error("two trials share a key")
 	}
-	unnamed, _ := (&Task{Name: "python t.py", Cmd: "python t.py --lr <lr>"}).Instantiate(0, []Param{{"lr", "1"}})
+	unnamed, _ := (&Task{Name: "python t.py", Cmd: "python t.py --lr <lr>"}).Instantiate(0, []Param{{Name: "lr", Value: "1"}})
 	if unnamed.Name != "python t.py [trial=0 lr=1]" {
 		t.Errorf("name %q", unnamed.Name)
 	}
@@ -189,7 +191,7 @@ func TestSearchTrialAsMatrixTrial(t *testing.T) {
 	head := "config: {objective: {metric: acc, mode: max}}\ntasks:\n  - name: sweep\n    parallel-tasks:" + child
 	matrix := mustLoadYAML(t, head+"        matrix: {m: [x1]}\n", LoadOptions{}).Tasks[0].Parallel[0]
 	tmpl := mustLoadYAML(t, head+"        trials: 1\n        search: {ask: a, tell: b}\n", LoadOptions{}).Tasks[0].Parallel[0]
-	got, err := tmpl.Instantiate(0, []Param{{"m", "x1"}})
+	got, err := tmpl.Instantiate(0, []Param{{Name: "m", Value: "x1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +218,7 @@ func TestSearchTrialAsMatrixTrial(t *testing.T) {
 // draws of loguniform(1e-4, 1) are a power of ten apart (0.140223, 0.0140223, 0.00140223 were),
 // nor any two of uniform(0, 1) a fixed distance apart in a row, for any seed.
 func TestSampleNoLattice(t *testing.T) {
-	axes := []sampleAxis{{"lr", Distribution{Kind: "loguniform", Low: 1e-4, High: 1}}, {"x", Distribution{Kind: "uniform", Low: 0, High: 1}}}
+	axes := []taskfile.SampleAxis{{Name: "lr", Dist: Distribution{Kind: "loguniform", Low: 1e-4, High: 1}}, {Name: "x", Dist: Distribution{Kind: "uniform", Low: 0, High: 1}}}
 	for _, seed := range []uint64{0, 1, 2, 42, 1 << 40} {
 		pts := samplePoints(axes, 64, seed)
 		vals := make([]float64, len(pts))

@@ -271,37 +271,6 @@ func quotingOf(stack []syntax.Node, roots map[syntax.Node]quoting) quoting {
 	return unquoted
 }
 
-// checkUnfilled reports every command that holds a placeholder nothing filled (unfilled),
-// and every other text that does (checkUnfilledTexts): the copies of for-each, matrix and
-// sample are filled by now; a search: template's trials are filled, and checked, as its
-// sampler hands them out (Instantiate).
-func (l *loader) checkUnfilled(tasks []*Task, seen map[keyText]bool) {
-	for _, t := range tasks {
-		if t.Search != nil {
-			continue
-		}
-		for _, name := range unfilledOf(t) {
-			l.src.problems = append(l.src.problems, Problem{t.Pos, fmt.Sprintf(
-				"cmd: <%s> is a placeholder that no for-each, matrix or sample fills: bash would read it as redirections (input from the file %s, output to the next word); fill it (matrix: {%s: [...]}), or quote it if it is text (\"<%s>\")",
-				name, name, name, name)})
-		}
-		if !t.IsBlock() { // what a block sets, its trials inherit, filled by their params
-			l.src.problems = append(l.src.problems, unfilledProblems(t, seen)...)
-		}
-		l.checkUnfilled(t.Parallel, seen)
-		l.checkUnfilled(t.Steps, seen)
-	}
-}
-
-// unfilledOf is unfilled(t.Cmd), less <exec> where url: fills it as the task runs.
-func unfilledOf(t *Task) []string {
-	out := unfilled(t.Cmd)
-	if t.URL != "" {
-		out = slices.DeleteFunc(out, func(name string) bool { return name == "exec" })
-	}
-	return out
-}
-
 // placeholderRE is a placeholder as the task file writes one: <name>.
 var placeholderRE = lazyre.New(`<([A-Za-z_][A-Za-z0-9_.-]*)>`)
 

@@ -33,7 +33,7 @@ func TestAskedValuesAreData(t *testing.T) {
 	} {
 		for _, v := range values {
 			dir := t.TempDir()
-			got, err := bindCommand(tc.cmd, []Param{{"v", v}})
+			got, err := bindCommand(tc.cmd, []Param{{Name: "v", Value: v}})
 			if err != nil {
 				t.Errorf("%q with %q: %v", tc.cmd, v, err)
 				continue
@@ -61,7 +61,7 @@ func TestAskedValuesAreData(t *testing.T) {
 		{"cat <<'EOF'\n<n>\nEOF", "1", "", "quoted here-document"},
 		{`echo \<n>`, "1", "", "follows a backslash"},
 	} {
-		got, err := bindCommand(tc.cmd, []Param{{"n", tc.value}})
+		got, err := bindCommand(tc.cmd, []Param{{Name: "n", Value: tc.value}})
 		if tc.refused != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.refused) {
 				t.Errorf("%q with %q: got %q, %v; want refused: %s", tc.cmd, tc.value, got, err, tc.refused)
@@ -105,10 +105,10 @@ tasks:
         search: {ask: a, tell: b}
         trials: 2
 `, LoadOptions{}).Tasks[0].Parallel[0]
-	if _, err := tmpl.Instantiate(0, []Param{{"lr", "1"}}); err == nil || !strings.Contains(err.Error(), "the sampler gave no value for <width>") {
+	if _, err := tmpl.Instantiate(0, []Param{{Name: "lr", Value: "1"}}); err == nil || !strings.Contains(err.Error(), "the sampler gave no value for <width>") {
 		t.Errorf("a trial without width: %v", err)
 	}
-	if _, err := tmpl.Instantiate(1, []Param{{"lr", "1"}, {"width", "2"}}); err != nil {
+	if _, err := tmpl.Instantiate(1, []Param{{Name: "lr", Value: "1"}, {Name: "width", Value: "2"}}); err != nil {
 		t.Error(err)
 	}
 }

@@ -152,7 +152,7 @@ func (p *Plan) CheckCheckpointDirs(environ []string, logDir string) error {
 		}
 		cmdDir := joinDir(p.Dir, cwd)
 		if err := g.Check(joinDir(cmdDir, dir), cmdDir); err != nil {
-			problems = append(problems, Problem{t.Checkpoint.Pos, fmt.Sprintf("checkpoint: %s: %v", t.Checkpoint.Dir, err)})
+			problems = append(problems, Problem{Pos: t.Checkpoint.Pos, Msg: fmt.Sprintf("checkpoint: %s: %v", t.Checkpoint.Dir, err)})
 		}
 	})
 	if len(problems) == 0 {

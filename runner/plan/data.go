@@ -2,8 +2,9 @@ package plan
 
 import (
 	"fmt"
-	"slices"
 	"strings"
+
+	"github.com/runall/runall/runner/taskfile"
 )
 
 // bound puts params, values that are data (sample:'s draws), into t, its trials and its
@@ -12,14 +13,14 @@ import (
 // upload) hold ${references} to them, and the others (name, tags, log-path, checkpoint)
 // the values, refused where they would take a path out of its place (pathvalues.go). t is
 // a copy of its own (substituted).
-func (t *rawTask) bound(params []Param) error {
+func bound(t *taskfile.Task, params []Param) error {
 	if len(params) == 0 {
 		return nil
 	}
-	if err := checkPathValues(t.pathTexts(), params); err != nil {
+	if err := checkPathValues(writtenPathTexts(t), params); err != nil {
 		return err
 	}
-	cmd, err := bindCommand(t.cmd, params)
+	cmd, err := bindCommand(t.Cmd, params)
 	if err != nil {
 		return err
 	}
@@ -28,23 +29,23 @@ func (t *rawTask) bound(params []Param) error {
 		values = append(values, "<"+p.Name+">", p.Value)
 		refs = append(refs, "<"+p.Name+">", "${"+ParamVar(p.Name)+"}")
 	}
-	expanded := []*string{&t.cwd, &t.url, &t.metrics}
-	for i := range t.env {
-		expanded = append(expanded, &t.env[i].Value)
+	expanded := []*string{&t.Cwd, &t.URL, &t.Metrics}
+	for i := range t.Env {
+		expanded = append(expanded, &t.Env[i].Value)
 	}
-	for _, u := range t.upload {
+	for _, u := range t.Upload {
 		expanded = append(expanded, &u.Transfer.From, &u.Transfer.To)
 	}
 	fill(strings.NewReplacer(refs...), expanded)
-	t.cmd = cmd
-	fill(strings.NewReplacer(values...), t.placeholderTexts())
-	for _, c := range t.parallel {
-		if err := c.bound(params); err != nil {
+	t.Cmd = cmd
+	fill(strings.NewReplacer(values...), writtenPlaceholderTexts(t))
+	for _, c := range t.Parallel {
+		if err := bound(c, params); err != nil {
 			return err
 		}
 	}
-	for _, s := range t.steps {
-		if err := s.bound(params); err != nil {
+	for _, s := range t.Steps {
+		if err := bound(s, params); err != nil {
 			return err
 		}
 	}
@@ -73,43 +74,6 @@ func shownWord(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// variantOf is the template filled with params: a sample key's as data, as the copies were
-// (bound), a matrix key's as written; where the command, env or cwd name the checkpoint
-// directory through its placeholders, they name own, the trial's (keepDir). Every choice of
-// a sample list was checked against the template as the file loaded (spaceError), and a drawn
-// or perturbed number goes anywhere; should a value still not go in as data, a number is put
-// in as it is and anything else is not put in at all.
-func (s *Space) variantOf(params []Param, own string) *Task {
-	tmpl := s.Template.filled(strings.NewReplacer(), nil) // a copy of its own
-	if tmpl.Checkpoint != nil && own != "" {
-		tmpl.keepDir(tmpl.Checkpoint.Dir, own)
-	}
-	var data []Param
-	var pairs []string
-	for _, p := range params {
-		if slices.ContainsFunc(s.Axes, func(a Axis) bool { return a.data && a.name == p.Name }) {
-			data = append(data, p)
-			continue
-		}
-		pairs = append(pairs, "<"+p.Name+">", p.Value)
-	}
-	if len(data) > 0 {
-		b, err := tmpl.instantiate(data, tmpl.Key)
-		if err == nil {
-			b.Params = tmpl.Params
-			tmpl = b
-		}
-		for _, p := range data {
-			if err != nil && plainNumber(p.Value) {
-				pairs = append(pairs, "<"+p.Name+">", p.Value)
-			}
-		}
-	}
-	v := tmpl.filled(strings.NewReplacer(pairs...), nil)
-	v.Params = slices.Concat(s.Template.Params, params)
-	return v
-}
-
 // spaceError refuses a sample list's choice that pbt could explore into but that the
 // template cannot take as data (a word in an arithmetic expression, a path it would move).
 func spaceError(s *Space) error {
@@ -119,7 +83,7 @@ func spaceError(s *Space) error {
 		}
 		inDir := s.Template.Checkpoint != nil && strings.Contains(s.Template.Checkpoint.Dir, "<"+a.name+">")
 		for _, v := range a.values {
-			p := []Param{{a.name, v}}
+			p := []Param{{Name: a.name, Value: v}}
 			_, err := s.Template.instantiate(p, "")
 			if err == nil {
 				err = s.Template.checkPathValues(p)

@@ -1,19 +1,18 @@
 package plan
 
 import (
-	"cmp"
 	"net/url"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/runall/runall/runner/earlystop"
+	"github.com/runall/runall/runner/taskfile"
 )
 
 // applyArgs replaces $1..$n and $* in every cmd and name with the command line's extra
 // arguments, as bashful does. $10 is replaced before $1 so that it is not read as $1 then 0.
-func applyArgs(tasks []*rawTask, args []string) {
+func applyArgs(tasks []*taskfile.Task, args []string) {
 	if len(args) == 0 {
 		return
 	}
@@ -22,73 +21,35 @@ func applyArgs(tasks []*rawTask, args []string) {
 		pairs = append(pairs, "$"+strconv.Itoa(i), args[i-1])
 	}
 	r := strings.NewReplacer(pairs...) // at each position the first matching pair wins
-	var walk func([]*rawTask)
-	walk = func(ts []*rawTask) {
+	var walk func([]*taskfile.Task)
+	walk = func(ts []*taskfile.Task) {
 		for _, t := range ts {
-			t.cmd, t.name = r.Replace(t.cmd), r.Replace(t.name)
-			walk(t.parallel)
-			walk(t.steps)
+			t.Cmd, t.Name = r.Replace(t.Cmd), r.Replace(t.Name)
+			walk(t.Parallel)
+			walk(t.Steps)
 		}
 	}
 	walk(tasks)
 }
 
-// expandTasks builds plan tasks from raw ones: one copy per for-each item or matrix
-// combination, each with its parent's inherited settings applied.
-func (l *loader) expandTasks(list []*rawTask, in inherited, level int) []*Task {
-	var out []*Task
-	var named map[*rawTask]flagTrial
-	if level == levelTrial {
-		named = flagNames(list)
-	}
-	for _, rt := range list {
-		copies := l.copies(rt)
-		l.src.checkIdentical(rt, copies, l.cfg.ReplicaReplacePattern)
-		var space *Space
-		if level == levelTrial && in.earlyStop != nil && in.earlyStop.Method == earlystop.PBT && (len(rt.matrix) > 0 || len(rt.sample) > 0) {
-			tmpl := *rt // the task as written: the template pbt's variants are filled from
-			tmpl.matrix, tmpl.sample, tmpl.name = nil, nil, l.defaultName(rt)
-			seen := len(l.src.problems)
-			t := l.task(&tmpl, in, level)
-			l.src.problems = l.src.problems[:seen] // what the template would report, its copies report
-			space = newSpace(rt, t)
-			if err := spaceError(space); err != nil {
-				l.src.problemAt(rt, "sample", "sample: "+err.Error())
-			}
-		}
-		for i, c := range copies {
-			if ft, ok := named[rt]; ok {
-				c.params = ft.params
-				c.name = cmp.Or(ft.name, c.name)
-			}
-			l.src.checkName(c)
-			t := l.task(c, in, level)
-			t.Space = space
-			out = append(out, t)
-			copies[i] = nil // built: the raw copy may go, so that the copies and the tasks are not all held at once
-		}
-	}
-	return out
-}
-
 // copies expands for-each and matrix. Names are settled here, before substitution, so that
 // an unnamed task is named by its substituted command.
-func (l *loader) copies(t *rawTask) []*rawTask {
+func (l *loader) copies(t *taskfile.Task) []*taskfile.Task {
 	name := l.defaultName(t)
 	template := name + "\x00" + commandTemplate(t)
 	switch {
-	case len(t.forEach) > 0:
-		var out []*rawTask
+	case len(t.ForEach) > 0:
+		var out []*taskfile.Task
 		param := strings.Trim(l.cfg.ReplicaReplacePattern, "<>")
-		for _, item := range t.forEach {
-			c := t.substituted(strings.NewReplacer(l.cfg.ReplicaReplacePattern, item))
-			c.name = strings.ReplaceAll(name, l.cfg.ReplicaReplacePattern, item)
-			c.params = []Param{{param, item}}
-			c.template = template
+		for _, item := range t.ForEach {
+			c := substituted(t, strings.NewReplacer(l.cfg.ReplicaReplacePattern, item))
+			c.Name = strings.ReplaceAll(name, l.cfg.ReplicaReplacePattern, item)
+			c.Params = []Param{{Name: param, Value: item}}
+			c.Template = template
 			out = append(out, c)
 		}
 		return out
-	case len(t.matrix) > 0 || len(t.sample) > 0:
+	case len(t.Matrix) > 0 || len(t.Sample) > 0:
 		out, err := rowCopies(t, name, template)
 		if err != nil {
 			l.src.problemAt(t, "sample", "sample: "+err.Error())
@@ -96,44 +57,44 @@ func (l *loader) copies(t *rawTask) []*rawTask {
 		return out
 	}
 	c := *t
-	c.name = name
-	c.template = template
-	return []*rawTask{&c}
+	c.Name = name
+	c.Template = template
+	return []*taskfile.Task{&c}
 }
 
 // rowCopies expands matrix and sample: a copy per row of values; those made before a sample
 // value that cannot be handed over, and why. A matrix value is the
 // task file's own and is pasted where its placeholder stands; a sample value is data, as a
 // sampler's is (bound).
-func rowCopies(t *rawTask, name, template string) ([]*rawTask, error) {
-	names := make([]string, 0, len(t.matrix)+len(t.sample))
-	for _, a := range t.matrix {
-		names = append(names, a.name)
+func rowCopies(t *taskfile.Task, name, template string) ([]*taskfile.Task, error) {
+	names := make([]string, 0, len(t.Matrix)+len(t.Sample))
+	for _, a := range t.Matrix {
+		names = append(names, a.Name)
 	}
-	for _, a := range t.sample {
-		names = append(names, a.name)
+	for _, a := range t.Sample {
+		names = append(names, a.Name)
 	}
 	named := false
 	for _, n := range names {
 		named = named || strings.Contains(name, "<"+n+">")
 	}
-	var out []*rawTask
+	var out []*taskfile.Task
 	for _, combo := range paramRows(t) {
 		var pairs, labels []string
 		var params []Param
 		for i, n := range names {
 			pairs = append(pairs, "<"+n+">", combo[i])
 			labels = append(labels, n+"="+combo[i])
-			params = append(params, Param{n, combo[i]})
+			params = append(params, Param{Name: n, Value: combo[i]})
 		}
-		c := t.substituted(strings.NewReplacer(pairs[:2*len(t.matrix)]...))
-		if err := c.bound(params[len(t.matrix):]); err != nil {
+		c := substituted(t, strings.NewReplacer(pairs[:2*len(t.Matrix)]...))
+		if err := bound(c, params[len(t.Matrix):]); err != nil {
 			return out, err
 		}
-		c.name = strings.NewReplacer(pairs...).Replace(name)
-		c.params, c.data, c.template = params, len(t.sample), template
+		c.Name = strings.NewReplacer(pairs...).Replace(name)
+		c.Params, c.Data, c.Template = params, len(t.Sample), template
 		if !named {
-			c.name += " [" + strings.Join(labels, " ") + "]"
+			c.Name += " [" + strings.Join(labels, " ") + "]"
 		}
 		out = append(out, c)
 	}
@@ -141,26 +102,26 @@ func rowCopies(t *rawTask, name, template string) ([]*rawTask, error) {
 }
 
 // commandTemplate is what a task runs, as written: its cmd (or url), else its steps'.
-func commandTemplate(t *rawTask) string {
-	if t.cmd != "" || t.url != "" {
-		return t.cmd + "\x00" + t.url
+func commandTemplate(t *taskfile.Task) string {
+	if t.Cmd != "" || t.URL != "" {
+		return t.Cmd + "\x00" + t.URL
 	}
-	parts := make([]string, 0, len(t.steps)+len(t.parallel))
-	for _, s := range slices.Concat(t.steps, t.parallel) {
-		parts = append(parts, s.name+"\x00"+commandTemplate(s))
+	parts := make([]string, 0, len(t.Steps)+len(t.Parallel))
+	for _, s := range slices.Concat(t.Steps, t.Parallel) {
+		parts = append(parts, s.Name+"\x00"+commandTemplate(s))
 	}
 	return strings.Join(parts, "\x00")
 }
 
 // paramRows are the values of a task's copies: each matrix combination with each sampled
 // point, matrix keys first.
-func paramRows(t *rawTask) [][]string {
-	combos := combinations(t.matrix)
-	if len(t.sample) == 0 {
+func paramRows(t *taskfile.Task) [][]string {
+	combos := combinations(t.Matrix)
+	if len(t.Sample) == 0 {
 		return combos
 	}
 	var out [][]string
-	points := samplePoints(t.sample, t.trials, t.seed)
+	points := samplePoints(t.Sample, t.Trials, t.Seed)
 	for _, c := range combos {
 		for _, p := range points {
 			out = append(out, slices.Concat(c, p))
@@ -170,12 +131,12 @@ func paramRows(t *rawTask) [][]string {
 }
 
 // combinations is the cartesian product of the matrix, the first key varying slowest.
-func combinations(axes []matrixAxis) [][]string {
+func combinations(axes []taskfile.MatrixAxis) [][]string {
 	combos := [][]string{nil}
 	for _, a := range axes {
 		var next [][]string
 		for _, c := range combos {
-			for _, v := range a.values {
+			for _, v := range a.Values {
 				next = append(next, append(slices.Clone(c), v))
 			}
 		}
@@ -185,19 +146,19 @@ func combinations(axes []matrixAxis) [][]string {
 }
 
 // defaultName is name:, else the command, else the script's file name, else the steps'.
-func (l *loader) defaultName(t *rawTask) string {
+func (l *loader) defaultName(t *taskfile.Task) string {
 	switch {
-	case t.name != "":
-		return t.name
-	case t.cmd != "" && t.url != "":
-		return strings.ReplaceAll(t.cmd, l.execPattern, urlBase(t.url))
-	case t.cmd != "":
-		return strings.TrimRight(t.cmd, "\n")
-	case t.url != "":
-		return urlBase(t.url)
-	case len(t.steps) > 0:
+	case t.Name != "":
+		return t.Name
+	case t.Cmd != "" && t.URL != "":
+		return strings.ReplaceAll(t.Cmd, l.execPattern, urlBase(t.URL))
+	case t.Cmd != "":
+		return strings.TrimRight(t.Cmd, "\n")
+	case t.URL != "":
+		return urlBase(t.URL)
+	case len(t.Steps) > 0:
 		var names []string
-		for _, s := range t.steps {
+		for _, s := range t.Steps {
 			names = append(names, l.defaultName(s))
 		}
 		return strings.Join(names, " && ")
@@ -215,21 +176,21 @@ func urlBase(raw string) string {
 // substituted is a deep copy of t, its children and steps, with placeholders replaced in the
 // fields a for-each or matrix value may appear in. for-each and matrix themselves are dropped
 // from the copy (they have been expanded), but kept on the children, which expand later.
-func (t *rawTask) substituted(r *strings.Replacer) *rawTask {
-	c := t.substitutedFields(r)
-	c.forEach, c.matrix, c.sample = nil, nil, nil
+func substituted(t *taskfile.Task, r *strings.Replacer) *taskfile.Task {
+	c := substitutedFields(t, r)
+	c.ForEach, c.Matrix, c.Sample = nil, nil, nil
 	return c
 }
 
-func (t *rawTask) substitutedFields(r *strings.Replacer) *rawTask {
+func substitutedFields(t *taskfile.Task, r *strings.Replacer) *taskfile.Task {
 	c := *t
-	fill(r, c.placeholderTexts())
-	c.parallel, c.steps = nil, nil
-	for _, p := range t.parallel {
-		c.parallel = append(c.parallel, p.substitutedFields(r))
+	fill(r, writtenPlaceholderTexts(&c))
+	c.Parallel, c.Steps = nil, nil
+	for _, p := range t.Parallel {
+		c.Parallel = append(c.Parallel, substitutedFields(p, r))
 	}
-	for _, s := range t.steps {
-		c.steps = append(c.steps, s.substitutedFields(r))
+	for _, s := range t.Steps {
+		c.Steps = append(c.Steps, substitutedFields(s, r))
 	}
 	return &c
 }

@@ -3,6 +3,8 @@ package plan
 import (
 	"slices"
 	"strings"
+
+	"github.com/runall/runall/runner/taskfile"
 )
 
 // Unnamed trials written out one by one (two cmd: lines that differ in --lr 0.01 and
@@ -26,20 +28,20 @@ type flagTrial struct {
 // differ, and gives its named trials params. Copies (for-each, matrix, sample, search),
 // scripts and trials of steps keep theirs; so do all when fewer than two of a kind are
 // left or nothing tells them apart.
-func flagNames(list []*rawTask) map[*rawTask]flagTrial {
-	var unnamed, named []*rawTask
+func flagNames(list []*taskfile.Task) map[*taskfile.Task]flagTrial {
+	var unnamed, named []*taskfile.Task
 	for _, t := range list {
-		if t.cmd == "" || t.url != "" || len(t.steps) > 0 || len(t.forEach) > 0 ||
-			len(t.matrix) > 0 || len(t.sample) > 0 || t.search != nil {
+		if t.Cmd == "" || t.URL != "" || len(t.Steps) > 0 || len(t.ForEach) > 0 ||
+			len(t.Matrix) > 0 || len(t.Sample) > 0 || t.Search != nil {
 			continue
 		}
-		if t.name == "" {
+		if t.Name == "" {
 			unnamed = append(unnamed, t)
 		} else {
 			named = append(named, t)
 		}
 	}
-	out := map[*rawTask]flagTrial{}
+	out := map[*taskfile.Task]flagTrial{}
 	nameByFlags(unnamed, out)
 	paramsOfNamed(named, out)
 	if len(out) == 0 {
@@ -49,7 +51,7 @@ func flagNames(list []*rawTask) map[*rawTask]flagTrial {
 }
 
 // nameByFlags names unnamed trials by the flags in which their commands differ.
-func nameByFlags(cands []*rawTask, out map[*rawTask]flagTrial) {
+func nameByFlags(cands []*taskfile.Task, out map[*taskfile.Task]flagTrial) {
 	if len(cands) < 2 {
 		return
 	}
@@ -75,7 +77,7 @@ func nameByFlags(cands []*rawTask, out map[*rawTask]flagTrial) {
 
 // paramsOfNamed gives named trials the flags in which their commands differ as params or,
 // when none does, the k=v words of their names.
-func paramsOfNamed(cands []*rawTask, out map[*rawTask]flagTrial) {
+func paramsOfNamed(cands []*taskfile.Task, out map[*taskfile.Task]flagTrial) {
 	if len(cands) < 2 {
 		return
 	}
@@ -86,7 +88,7 @@ func paramsOfNamed(cands []*rawTask, out map[*rawTask]flagTrial) {
 		return
 	}
 	for _, t := range cands {
-		if params := nameParams(t.name); len(params) > 0 {
+		if params := nameParams(t.Name); len(params) > 0 {
 			out[t] = flagTrial{params: params}
 		}
 	}
@@ -94,12 +96,12 @@ func paramsOfNamed(cands []*rawTask, out map[*rawTask]flagTrial) {
 
 // differingFlags reads each command's flags (values[i] by flag name) and lists the flags in
 // which they differ, in the order first seen.
-func differingFlags(cands []*rawTask) (values []map[string]string, differ []string) {
+func differingFlags(cands []*taskfile.Task) (values []map[string]string, differ []string) {
 	var order []string
 	values = make([]map[string]string, len(cands))
 	for i, t := range cands {
 		values[i] = map[string]string{}
-		for _, f := range commandFlags(t.cmd) {
+		for _, f := range commandFlags(t.Cmd) {
 			if _, seen := values[i][f.Name]; seen {
 				continue // a flag given twice: the first names it
 			}
@@ -126,7 +128,7 @@ func flagParams(values map[string]string, differ []string) []Param {
 	var params []Param
 	for _, flag := range differ {
 		if v, ok := values[flag]; ok {
-			params = append(params, Param{flag, v})
+			params = append(params, Param{Name: flag, Value: v})
 		}
 	}
 	return params
@@ -138,7 +140,7 @@ func nameParams(name string) []Param {
 	for _, w := range strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == '\t' || r == ',' || r == ';' }) {
 		k, v, ok := strings.Cut(w, "=")
 		if ok && v != "" && isFlagName(k) && !slices.ContainsFunc(params, func(p Param) bool { return p.Name == k }) {
-			params = append(params, Param{k, v})
+			params = append(params, Param{Name: k, Value: v})
 		}
 	}
 	return params
@@ -156,16 +158,16 @@ func commandFlags(cmd string) []Param {
 		}
 		if name, v, eq := strings.Cut(w, "="); eq {
 			if isFlagName(name) {
-				out = append(out, Param{name, v})
+				out = append(out, Param{Name: name, Value: v})
 			}
 			continue
 		}
 		if i+1 < len(words) && !strings.HasPrefix(words[i+1], "--") && !isShellOperator(words[i+1]) {
-			out = append(out, Param{w, words[i+1]})
+			out = append(out, Param{Name: w, Value: words[i+1]})
 			i++
 			continue
 		}
-		out = append(out, Param{w, "true"})
+		out = append(out, Param{Name: w, Value: "true"})
 	}
 	return out
 }

@@ -57,3 +57,11 @@ func (p *templatePath) text() string {
 	}
 	return joinPath(p.parent.text(), p.own)
 }
+
+// joinPath is a task's name path: its parents' names and its own, "/"-separated.
+func joinPath(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "/" + name
+}

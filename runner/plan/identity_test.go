@@ -90,8 +90,8 @@ tasks:
         search: {ask: a, tell: b}
         trials: 2
 `, LoadOptions{}).Tasks[0].Parallel[0]
-	a, _ := tmpl.Instantiate(1, []Param{{"lr", "1"}})
-	b, _ := tmpl.Instantiate(1, []Param{{"lr", "2"}})
+	a, _ := tmpl.Instantiate(1, []Param{{Name: "lr", Value: "1"}})
+	b, _ := tmpl.Instantiate(1, []Param{{Name: "lr", Value: "2"}})
 	if a.Key == b.Key {
 		t.Errorf("asked trials with the same number and other params share the key %s", a.Key)
 	}

@@ -6,17 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runall/runall/runner/taskfile"
 	"gopkg.in/yaml.v3"
 )
-
-// DefaultMaxTasks is how many tasks a file may expand to unless config: max-tasks (or
-// LoadOptions.MaxTasks) says otherwise. A matrix multiplies quickly: 4 keys of 100 values
-// are 10^8 trials, which would take the machine's memory before the first one ran.
-const DefaultMaxTasks = 100_000
-
-// maxIncludeLoads bounds how many times $include files are read: files that include one
-// another several times each would otherwise be read exponentially often.
-const maxIncludeLoads = 1000
 
 // nodesPerTask is how many YAML nodes, aliases followed, a file may hold per task it may
 // expand to (and at least minNodeBudget): anchors repeated through aliases would otherwise
@@ -44,13 +36,13 @@ func satAdd(a, b int64) int64 { return min(a+b, countLimit) }
 
 // expansionSite is the for-each or matrix that contributes most to a file's expansion.
 type expansionSite struct {
-	task  *rawTask
+	task  *taskfile.Task
 	count int64 // the tasks it makes, its parents' copies included
 }
 
 // checkExpansion counts what tasks would expand to, before any copy is made, and reports a
 // file that would make more than limit tasks at the for-each or matrix that makes the most.
-func (l *loader) checkExpansion(tasks []*rawTask, limit int) bool {
+func (l *loader) checkExpansion(tasks []*taskfile.Task, limit int) bool {
 	var worst expansionSite
 	total := countExpansion(tasks, 1, &worst)
 	if total <= int64(limit) {
@@ -58,21 +50,21 @@ func (l *loader) checkExpansion(tasks []*rawTask, limit int) bool {
 	}
 	at, what := Pos{File: l.src.path}, "the file"
 	split := "split the sweep into files or shards, "
-	if worst.task != nil && worst.task.search != nil {
+	if worst.task != nil && worst.task.Search != nil {
 		split = "" // search: cannot be sharded: asked trials are no list known before the run
 	}
 	if worst.task != nil {
 		key := "for-each"
 		switch {
-		case len(worst.task.matrix) > 0:
+		case len(worst.task.Matrix) > 0:
 			key = "matrix"
-		case worst.task.has("trials"):
+		case worst.task.Has("trials"):
 			key = "trials"
 		}
-		at = l.src.pos(worst.task.keys[key])
+		at = l.src.pos(worst.task.Keys[key])
 		what = fmt.Sprintf("%s: %s make %s tasks, and the file", key, describeCopies(worst.task), countText(worst.count))
 	}
-	l.src.problems = append(l.src.problems, Problem{at, fmt.Sprintf(
+	l.src.problems = append(l.src.problems, Problem{Pos: at, Msg: fmt.Sprintf(
 		"%s %s in all, more than max-tasks (%d): use fewer values, %sor raise max-tasks in config: (or --max-tasks)",
 		what, countText(total), limit, split)})
 	return false
@@ -80,12 +72,12 @@ func (l *loader) checkExpansion(tasks []*rawTask, limit int) bool {
 
 // countExpansion is how many plan tasks list expands to; mult is how many copies of it its
 // parents make. It records in worst the expansion site that makes the most.
-func countExpansion(list []*rawTask, mult int64, worst *expansionSite) int64 {
+func countExpansion(list []*taskfile.Task, mult int64, worst *expansionSite) int64 {
 	var total int64
 	for _, t := range list {
 		n := copyCount(t)
-		children := countExpansion(t.parallel, satMul(mult, n), worst)
-		children = satAdd(children, countExpansion(t.steps, satMul(mult, n), worst))
+		children := countExpansion(t.Parallel, satMul(mult, n), worst)
+		children = satAdd(children, countExpansion(t.Steps, satMul(mult, n), worst))
 		sub := satMul(n, satAdd(1, children))
 		if n > 1 && satMul(mult, sub) > worst.count {
 			*worst = expansionSite{t, satMul(mult, sub)}
@@ -96,40 +88,40 @@ func countExpansion(list []*rawTask, mult int64, worst *expansionSite) int64 {
 }
 
 // copyCount is how many copies for-each or matrix make of t (1 without either).
-func copyCount(t *rawTask) int64 {
+func copyCount(t *taskfile.Task) int64 {
 	switch {
-	case len(t.forEach) > 0:
-		return int64(len(t.forEach))
-	case len(t.matrix) > 0 || len(t.sample) > 0:
+	case len(t.ForEach) > 0:
+		return int64(len(t.ForEach))
+	case len(t.Matrix) > 0 || len(t.Sample) > 0:
 		n := int64(1)
-		for _, a := range t.matrix {
-			n = satMul(n, int64(len(a.values)))
+		for _, a := range t.Matrix {
+			n = satMul(n, int64(len(a.Values)))
 		}
-		if len(t.sample) > 0 {
-			n = satMul(n, int64(t.trials))
+		if len(t.Sample) > 0 {
+			n = satMul(n, int64(t.Trials))
 		}
 		return n
-	case t.search != nil:
-		return int64(max(t.trials, 1))
+	case t.Search != nil:
+		return int64(max(t.Trials, 1))
 	}
 	return 1
 }
 
 // describeCopies says how a task's copies multiply: "100 values" or "100 × 100 × 100 values".
-func describeCopies(t *rawTask) string {
-	if len(t.forEach) > 0 {
-		return strconv.Itoa(len(t.forEach)) + " values"
+func describeCopies(t *taskfile.Task) string {
+	if len(t.ForEach) > 0 {
+		return strconv.Itoa(len(t.ForEach)) + " values"
 	}
-	if len(t.matrix) == 0 {
-		return strconv.Itoa(t.trials) + " trials"
+	if len(t.Matrix) == 0 {
+		return strconv.Itoa(t.Trials) + " trials"
 	}
-	sizes := make([]string, len(t.matrix))
-	for i, a := range t.matrix {
-		sizes[i] = strconv.Itoa(len(a.values))
+	sizes := make([]string, len(t.Matrix))
+	for i, a := range t.Matrix {
+		sizes[i] = strconv.Itoa(len(a.Values))
 	}
-	s := fmt.Sprintf("%d keys of %s values", len(t.matrix), strings.Join(sizes, " × "))
-	if len(t.sample) > 0 {
-		s += fmt.Sprintf(", each with %d sampled trials,", t.trials)
+	s := fmt.Sprintf("%d keys of %s values", len(t.Matrix), strings.Join(sizes, " × "))
+	if len(t.Sample) > 0 {
+		s += fmt.Sprintf(", each with %d sampled trials,", t.Trials)
 	}
 	return s
 }
@@ -178,15 +170,15 @@ func expandedSize(n *yaml.Node, budget int64) int64 {
 // peekMaxTasks reads config: max-tasks from the tree before it is decoded, for the node
 // budget; the decoder checks the value properly later.
 func peekMaxTasks(root *yaml.Node) int {
-	root = resolveAlias(root)
+	root = taskfile.ResolveAlias(root)
 	if root == nil || root.Kind != yaml.MappingNode {
-		return DefaultMaxTasks
+		return taskfile.DefaultMaxTasks
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if root.Content[i].Value != "config" {
 			continue
 		}
-		cfg := resolveAlias(root.Content[i+1])
+		cfg := taskfile.ResolveAlias(root.Content[i+1])
 		for j := 0; cfg != nil && cfg.Kind == yaml.MappingNode && j+1 < len(cfg.Content); j += 2 {
 			if cfg.Content[j].Value == "max-tasks" {
 				if v, err := strconv.Atoi(cfg.Content[j+1].Value); err == nil && v > 0 {
@@ -195,5 +187,5 @@ func peekMaxTasks(root *yaml.Node) int {
 			}
 		}
 	}
-	return DefaultMaxTasks
+	return taskfile.DefaultMaxTasks
 }

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -140,15 +139,6 @@ func TestDuplicateNamesWarn(t *testing.T) {
 	}
 	if p.Tasks[0].Key == p.Tasks[1].Key {
 		t.Error("identical tasks at two places share a key")
-	}
-}
-
-func TestDescribeEscapesControls(t *testing.T) {
-	p := mustLoadYAML(t, "tasks:\n  - name: paint\n    cmd: \"printf '\\e[2J\\r'\"\n", LoadOptions{})
-	var b bytes.Buffer
-	p.Describe(&b)
-	if strings.ContainsAny(b.String(), "\x1b\r") || !strings.Contains(b.String(), `$ printf '\x1b[2J\r'`) {
-		t.Errorf("describe:\n%q", b.String())
 	}
 }
 

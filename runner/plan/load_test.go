@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/runall/runall/internal/citest"
 )
 
 // -update rewrites the golden files. Registered only if no other test file of the package has
@@ -58,26 +56,6 @@ func taskfileInputs(t *testing.T, dir string) []string {
 	return files
 }
 
-// TestLoadValidDescribe loads every file under testdata/taskfile/valid and compares the
-// plan Describe prints with its golden file.
-func TestLoadValidDescribe(t *testing.T) {
-	for _, file := range taskfileInputs(t, "valid") {
-		rel, _ := filepath.Rel(taskfileDir, file)
-		t.Run(rel, func(t *testing.T) {
-			plan, err := Load(rel, LoadOptions{Dir: taskfileDir})
-			if err != nil {
-				t.Fatalf("Load: %v", err)
-			}
-			var b bytes.Buffer
-			plan.Describe(&b)
-			for _, w := range plan.Warnings {
-				b.WriteString(w.Pos.String() + ": warning: " + w.Msg + "\n")
-			}
-			checkTaskfileGolden(t, strings.TrimSuffix(file, ".yml")+".golden", b.Bytes())
-		})
-	}
-}
-
 // TestLoadInvalidErrors loads every file under testdata/taskfile/invalid and compares the
 // error, which must be a *FileError, with its golden file.
 func TestLoadInvalidErrors(t *testing.T) {
@@ -107,73 +85,6 @@ func TestLoadUnreadableFile(t *testing.T) {
 	var fe *FileError
 	if errors.As(err, &fe) {
 		t.Fatalf("an unreadable file is not a *FileError: %v", err)
-	}
-}
-
-// TestCorpusBashful loads bashful's example files, unchanged, from a directory that has the
-// example/common-*.yml files they include. All load except 10-bad-values.yml, whose last task
-// has nothing to run.
-func TestCorpusBashful(t *testing.T) {
-	corpus, err := filepath.Abs("../../../shared/bashful-compat")
-	if err == nil {
-		_, err = os.Stat(corpus)
-	}
-	if err != nil {
-		citest.Unavailable(t, "bashful corpus not found: %v (the checkout needs ../shared beside it)", err)
-	}
-	dir := t.TempDir()
-	commons, _ := filepath.Glob(filepath.Join(corpus, "common-*.yml"))
-	if len(commons) == 0 {
-		t.Fatal("no common-*.yml in the corpus")
-	}
-	if err := os.Mkdir(filepath.Join(dir, "example"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range commons {
-		data, err := os.ReadFile(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "example", filepath.Base(c)), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	files, _ := filepath.Glob(filepath.Join(corpus, "*.yml"))
-	loaded := 0
-	for _, f := range files {
-		name := filepath.Base(f)
-		if strings.HasPrefix(name, "common-") {
-			continue // fragments for $include, not task files
-		}
-		t.Run(name, func(t *testing.T) {
-			plan, err := Load(f, LoadOptions{Dir: dir})
-			if name == "10-bad-values.yml" {
-				var fe *FileError
-				if !errors.As(err, &fe) || len(fe.Problems) != 1 {
-					t.Fatalf("got %v, want one problem", err)
-				}
-				p := fe.Problems[0]
-				if p.Pos.File != f || p.Pos.Line != 20 || p.Pos.Column != 5 || !strings.Contains(p.Msg, `"no command"`) {
-					t.Errorf("got %s: %s, want the \"no command\" task at line 20, column 5", p.Pos, p.Msg)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Load: %v", err)
-			}
-			if len(plan.Tasks) == 0 {
-				t.Fatal("no tasks")
-			}
-			var b bytes.Buffer
-			plan.Describe(&b)
-			if !strings.Contains(b.String(), "setup step") {
-				t.Errorf("Describe printed no summary:\n%s", b.String())
-			}
-			loaded++
-		})
-	}
-	if loaded != 17 {
-		t.Errorf("%d corpus files loaded, want 17", loaded)
 	}
 }
 
@@ -306,7 +217,7 @@ tasks:
 	if !slices.Equal(tr.Tags, []string{"huge", "all"}) {
 		t.Errorf("tags %q", tr.Tags)
 	}
-	if !slices.Equal(tr.Env, []EnvVar{{"MODEL", "huge"}, {"OTHER", "x"}}) {
+	if !slices.Equal(tr.Env, []EnvVar{{Name: "MODEL", Value: "huge"}, {Name: "OTHER", Value: "x"}}) {
 		t.Errorf("env %v", tr.Env)
 	}
 	if len(tr.Upload) != 1 || tr.Upload[0].From != "out/huge/" || tr.Upload[0].To != "s3://b/huge/" {
@@ -469,14 +380,14 @@ tasks:
             env: {D: step}
 `, LoadOptions{})
 	tr := p.Trials()
-	if want := []EnvVar{{"A", "block"}, {"B", "child"}, {"C", "child"}}; !slices.Equal(tr[0].Env, want) {
+	if want := []EnvVar{{Name: "A", Value: "block"}, {Name: "B", Value: "child"}, {Name: "C", Value: "child"}}; !slices.Equal(tr[0].Env, want) {
 		t.Errorf("child env %v, want %v", tr[0].Env, want)
 	}
-	if want := []EnvVar{{"A", "block"}, {"B", "block"}}; !slices.Equal(tr[1].Env, want) {
+	if want := []EnvVar{{Name: "A", Value: "block"}, {Name: "B", Value: "block"}}; !slices.Equal(tr[1].Env, want) {
 		t.Errorf("env %v, want %v", tr[1].Env, want)
 	}
 	step := tr[2].Steps[0]
-	if want := []EnvVar{{"A", "block"}, {"B", "block"}, {"C", "trial"}, {"D", "step"}}; !slices.Equal(step.Env, want) {
+	if want := []EnvVar{{Name: "A", Value: "block"}, {Name: "B", Value: "block"}, {Name: "C", Value: "trial"}, {Name: "D", Value: "step"}}; !slices.Equal(step.Env, want) {
 		t.Errorf("step env %v, want %v", step.Env, want)
 	}
 	if !slices.Equal(tr[0].Tags, []string{"inner", "outer"}) || !slices.Equal(step.Tags, []string{"outer"}) {
@@ -551,22 +462,5 @@ tasks:
 	}
 	if p.Tasks[0].GPU != nil {
 		t.Errorf("a block's gpu need is its trials'")
-	}
-}
-
-func TestTaskfileSuggestKey(t *testing.T) {
-	tests := []struct{ got, want string }{
-		{"cmdd", "cmd"},
-		{"cdm", "cmd"},
-		{"stop_on_failure", "stop-on-failure"},
-		{"paralel-tasks", "parallel-tasks"},
-		{"gpu_memory", "gpu-memory"},
-		{"frobnicate", ""},
-		{"x", ""},
-	}
-	for _, tt := range tests {
-		if got := Suggest(tt.got, taskKeys); got != tt.want {
-			t.Errorf("Suggest(%q) = %q, want %q", tt.got, got, tt.want)
-		}
 	}
 }

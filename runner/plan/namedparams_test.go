@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/runall/runall/runner/taskfile"
 )
 
 // TestNamedTrialsParams: trials written out one by one with names keep their names and get
@@ -19,18 +21,18 @@ func TestNamedTrialsParams(t *testing.T) {
 		{"flags their commands differ in", [][2]string{
 			{"lr=0.03 width=128 alpha=0.01", "python train.py --lr 0.03 --width 128 --alpha 0.01 --epochs 9"},
 			{"lr=0.1 width=64 alpha=0.01", "python train.py --lr 0.1 --width 64 --alpha 0.01 --epochs 9"}},
-			[][]Param{{{"lr", "0.03"}, {"width", "128"}}, {{"lr", "0.1"}, {"width", "64"}}}},
+			[][]Param{{{Name: "lr", Value: "0.03"}, {Name: "width", Value: "128"}}, {{Name: "lr", Value: "0.1"}, {Name: "width", Value: "64"}}}},
 		{"k=v words of their names", [][2]string{
 			{"small lr=0.1, wd=1e-4", "./train.sh small 0.1 1e-4"},
 			{"big lr=0.01, wd=1e-5", "./train.sh big 0.01 1e-5"}},
-			[][]Param{{{"lr", "0.1"}, {"wd", "1e-4"}}, {{"lr", "0.01"}, {"wd", "1e-5"}}}},
+			[][]Param{{{Name: "lr", Value: "0.1"}, {Name: "wd", Value: "1e-4"}}, {{Name: "lr", Value: "0.01"}, {Name: "wd", Value: "1e-5"}}}},
 		{"nothing to tell them apart by", [][2]string{{"first", "./a.sh"}, {"second", "./b.sh"}}, [][]Param{nil, nil}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var list []*rawTask
+			var list []*taskfile.Task
 			for _, tr := range tc.trials {
-				list = append(list, &rawTask{name: tr[0], cmd: tr[1]})
+				list = append(list, &taskfile.Task{Name: tr[0], Cmd: tr[1]})
 			}
 			got := flagNames(list)
 			for i, rt := range list {

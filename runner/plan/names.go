@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/runall/runall/runner/taskfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -16,7 +17,7 @@ import (
 
 // checkNUL reports every scalar under n that holds a NUL: no command, name, path or
 // variable can carry one to a process.
-func checkNUL(d *nodeDecoder, n *yaml.Node) {
+func checkNUL(d *taskfile.Decoder, n *yaml.Node) {
 	seen := map[*yaml.Node]bool{}
 	var walk func(*yaml.Node)
 	walk = func(n *yaml.Node) {
@@ -25,7 +26,7 @@ func checkNUL(d *nodeDecoder, n *yaml.Node) {
 		}
 		seen[n] = true
 		if n.Kind == yaml.ScalarNode && strings.ContainsRune(n.Value, 0) {
-			d.errorf(n, "%s holds a NUL character, which no command, name, path or variable can carry: remove it", quoteShort(n.Value))
+			d.Errorf(n, "%s holds a NUL character, which no command, name, path or variable can carry: remove it", quoteShort(n.Value))
 		}
 		for _, c := range n.Content {
 			walk(c)
@@ -38,7 +39,7 @@ func checkNUL(d *nodeDecoder, n *yaml.Node) {
 func (src *sources) checkArgs(args []string) {
 	for i, a := range args {
 		if strings.ContainsRune(a, 0) {
-			src.problems = append(src.problems, Problem{Pos{File: src.path}, fmt.Sprintf("argument $%d holds a NUL character: remove it", i+1)})
+			src.problems = append(src.problems, Problem{Pos: Pos{File: src.path}, Msg: fmt.Sprintf("argument $%d holds a NUL character: remove it", i+1)})
 		}
 	}
 }
@@ -46,16 +47,16 @@ func (src *sources) checkArgs(args []string) {
 // checkName refuses a name: that holds a control character (an escape sequence would clear
 // or recolour the terminal that check, the live view or the summary prints it on). c is an
 // expanded copy: its name has the for-each or matrix values and the arguments in it.
-func (src *sources) checkName(c *rawTask) {
-	at, explicit := c.keys["name"]
+func (src *sources) checkName(c *taskfile.Task) {
+	at, explicit := c.Keys["name"]
 	if !explicit {
 		return // named by its command, which output shows with control characters removed
 	}
-	for _, r := range c.name {
+	for _, r := range c.Name {
 		if unicode.IsControl(r) {
-			src.problems = append(src.problems, Problem{src.pos(at), fmt.Sprintf(
+			src.problems = append(src.problems, Problem{Pos: src.pos(at), Msg: fmt.Sprintf(
 				"name: %s holds the control character %U, which would act on the terminal it is printed to: remove it (from the name, or the value or argument put into it)",
-				quoteShort(c.name), r)})
+				quoteShort(c.Name), r)})
 			return
 		}
 	}
@@ -74,16 +75,16 @@ func quoteShort(s string) string {
 // reaches a task through those alone). They would run the same thing twice and be told apart
 // nowhere. Copies that differ only where their names do not show it are named apart
 // (distinctNames).
-func (src *sources) checkIdentical(t *rawTask, copies []*rawTask, forEachPlaceholder string) {
+func (src *sources) checkIdentical(t *taskfile.Task, copies []*taskfile.Task, forEachPlaceholder string) {
 	if len(copies) < 2 {
 		return
 	}
 	key, placeholder := "for-each", forEachPlaceholder
 	switch {
-	case len(t.matrix) > 0:
-		key, placeholder = "matrix", "<"+t.matrix[0].name+">"
-	case len(t.sample) > 0:
-		key, placeholder = "sample", "<"+t.sample[0].name+">"
+	case len(t.Matrix) > 0:
+		key, placeholder = "matrix", "<"+t.Matrix[0].Name+">"
+	case len(t.Sample) > 0:
+		key, placeholder = "sample", "<"+t.Sample[0].Name+">"
 	}
 	first := map[string]int{}
 	dupA, dupB := -1, -1
@@ -98,7 +99,7 @@ func (src *sources) checkIdentical(t *rawTask, copies []*rawTask, forEachPlaceho
 	if dupA < 0 {
 		return
 	}
-	a, b := paramText(copies[dupA].params), paramText(copies[dupB].params)
+	a, b := paramText(copies[dupA].Params), paramText(copies[dupB].Params)
 	what := fmt.Sprintf("the copies for %s and %s", a, b)
 	switch {
 	case a == b:
@@ -108,18 +109,18 @@ func (src *sources) checkIdentical(t *rawTask, copies []*rawTask, forEachPlaceho
 	}
 	src.problemAt(t, key, fmt.Sprintf(
 		"%s: %s would be the same task (name %s, and the same command, env and paths): put %s in name: or cmd: so that each copy differs, or list each value once",
-		key, what, quoteShort(copies[dupB].name), placeholder))
+		key, what, quoteShort(copies[dupB].Name), placeholder))
 }
 
 // filledTexts joins every text of c a placeholder is filled in, its steps' and trials' too.
-func filledTexts(c *rawTask) string {
+func filledTexts(c *taskfile.Task) string {
 	cc := *c // placeholderTexts clones c's lists: c's own stay as they are
 	var b strings.Builder
-	for _, s := range cc.placeholderTexts() {
+	for _, s := range writtenPlaceholderTexts(&cc) {
 		b.WriteString(*s)
 		b.WriteByte(0)
 	}
-	for _, s := range slices.Concat(c.steps, c.parallel) {
+	for _, s := range slices.Concat(c.Steps, c.Parallel) {
 		b.WriteString(filledTexts(s))
 		b.WriteByte(1)
 	}
@@ -198,7 +199,7 @@ func duplicateNames(tasks []*Task) []Problem {
 			} else if len(out) >= maxNameWarnings {
 				more++
 			} else {
-				out = append(out, Problem{t.Pos, fmt.Sprintf("the name %s is also used at %s: results, logs and the summary will not tell the two apart; rename one", quoteShort(t.Name), at)})
+				out = append(out, Problem{Pos: t.Pos, Msg: fmt.Sprintf("the name %s is also used at %s: results, logs and the summary will not tell the two apart; rename one", quoteShort(t.Name), at)})
 			}
 			walk(t.Parallel, path)
 			walk(t.Steps, path)
@@ -206,7 +207,7 @@ func duplicateNames(tasks []*Task) []Problem {
 	}
 	walk(tasks, "")
 	if more > 0 {
-		out = append(out, Problem{out[len(out)-1].Pos, fmt.Sprintf("and %d more tasks whose names are used twice", more)})
+		out = append(out, Problem{Pos: out[len(out)-1].Pos, Msg: fmt.Sprintf("and %d more tasks whose names are used twice", more)})
 	}
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/runall/runall/runner/taskfile"
 )
 
 func TestLoadStopWhen(t *testing.T) {
@@ -81,15 +83,15 @@ tasks:
 	if o := p.Config.Objective; o == nil || *o != (Objective{Metric: "loss", Mode: "min"}) {
 		t.Errorf("objective %+v", o)
 	}
-	if n := p.Config.Notify; n == nil || n.URL != "${HOOK}" || n.Timeout != DefaultNotifyTimeout {
+	if n := p.Config.Notify; n == nil || n.URL != "${HOOK}" || n.Timeout != taskfile.DefaultNotifyTimeout {
 		t.Errorf("notify %+v", n)
 	}
 	trial, steps := p.Tasks[0].Parallel[0], p.Tasks[0].Parallel[1]
-	if trial.Metrics != "m-sgd.json" || !slices.Equal(trial.Params, []Param{{"opt", "sgd"}, {"lr", "0.1"}}) {
+	if trial.Metrics != "m-sgd.json" || !slices.Equal(trial.Params, []Param{{Name: "opt", Value: "sgd"}, {Name: "lr", Value: "0.1"}}) {
 		t.Errorf("trial: metrics %q params %v", trial.Metrics, trial.Params)
 	}
 	for _, s := range steps.Steps {
-		if s.Metrics != "own.json" || !slices.Equal(s.Params, []Param{{"opt", "sgd"}}) {
+		if s.Metrics != "own.json" || !slices.Equal(s.Params, []Param{{Name: "opt", Value: "sgd"}}) {
 			t.Errorf("step %q: metrics %q params %v", s.Name, s.Metrics, s.Params)
 		}
 	}

@@ -120,7 +120,7 @@ func TestValueLeavesItsPlaceRefused(t *testing.T) {
 			}
 			tmpl := mustLoadYAML(t, pathKeys(key, "        search: {ask: a, tell: b}\n        trials: 1\n"),
 				LoadOptions{}).Tasks[0].Parallel[0]
-			if _, err := tmpl.Instantiate(0, []Param{{"v", v}}); err == nil || !strings.Contains(err.Error(), "where its placeholder stands") {
+			if _, err := tmpl.Instantiate(0, []Param{{Name: "v", Value: v}}); err == nil || !strings.Contains(err.Error(), "where its placeholder stands") {
 				t.Errorf("%s, search value %q: got %v, want it refused", key, v, err)
 			}
 		}
@@ -128,7 +128,7 @@ func TestValueLeavesItsPlaceRefused(t *testing.T) {
 			t.Errorf("%s: plain names refused: %v", key, err)
 		}
 		tmpl := mustLoadYAML(t, pathKeys(key, "        search: {ask: a, tell: b}\n        trials: 1\n"), LoadOptions{}).Tasks[0].Parallel[0]
-		if _, err := tmpl.Instantiate(0, []Param{{"v", "0.01"}}); err != nil {
+		if _, err := tmpl.Instantiate(0, []Param{{Name: "v", Value: "0.01"}}); err != nil {
 			t.Errorf("%s: a plain value refused: %v", key, err)
 		}
 	}
@@ -187,7 +187,7 @@ func TestUnfilledPlaceholderInEveryKey(t *testing.T) {
 			if fill != "" {
 				yaml = strings.Replace(yaml, "        matrix: {lr: [1, 2]}\n", "", 1)
 				tmpl := mustLoadYAML(t, yaml, LoadOptions{}).Tasks[0].Parallel[0]
-				if _, err := tmpl.Instantiate(0, []Param{{"lr", "1"}}); err == nil || !strings.Contains(err.Error(), key+": the sampler gave no value for <width>") {
+				if _, err := tmpl.Instantiate(0, []Param{{Name: "lr", Value: "1"}}); err == nil || !strings.Contains(err.Error(), key+": the sampler gave no value for <width>") {
 					t.Errorf("%s, a sampler's trial: got %v", key, err)
 				}
 				continue
@@ -223,7 +223,7 @@ func TestPBTSampleChoicesAreData(t *testing.T) {
         trials: 3
 `
 	trial := mustLoadYAML(t, sweep, LoadOptions{}).Tasks[0].Parallel[0]
-	v := trial.Variant([]Param{{"act", "$(touch x)"}, {"lr", "CK9"}})
+	v := trial.Variant([]Param{{Name: "act", Value: "$(touch x)"}, {Name: "lr", Value: "CK9"}})
 	if want := `train --act "${RUNALL_PARAM_act}" --lr "${RUNALL_PARAM_lr}" --ckpt ` + trial.Checkpoint.Dir; v.Cmd != want {
 		t.Errorf("variant runs %q, want %q", v.Cmd, want)
 	}
@@ -238,7 +238,7 @@ func TestPBTSampleChoicesAreData(t *testing.T) {
 // TestRefsAsPlaceholders: a path that names a param's variable itself is checked as one with
 // its placeholder; another variable whose name starts the same is not the param's.
 func TestRefsAsPlaceholders(t *testing.T) {
-	params := []Param{{"v", "x"}, {"a.b", "y"}}
+	params := []Param{{Name: "v", Value: "x"}, {Name: "a.b", Value: "y"}}
 	for in, want := range map[string]string{
 		"ck/${RUNALL_PARAM_v}":                 "ck/<v>",
 		"ck/$RUNALL_PARAM_v/x":                 "ck/<v>/x",

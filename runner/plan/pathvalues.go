@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"strings"
+
+	"github.com/runall/runall/runner/taskfile"
 )
 
 // A value from outside the task file (a sampler's, search:; a sample: draw) that a
@@ -27,9 +29,9 @@ func (t *Task) pathTexts() []keyText {
 }
 
 // pathTexts are the same texts of a task as written.
-func (t *rawTask) pathTexts() []keyText {
-	out := []keyText{{"log-path", t.logPath}, {"cwd", t.cwd}, {"metrics", t.metrics}, {"checkpoint", t.checkpoint.dir}}
-	for _, u := range t.upload {
+func writtenPathTexts(t *taskfile.Task) []keyText {
+	out := []keyText{{"log-path", t.LogPath}, {"cwd", t.Cwd}, {"metrics", t.Metrics}, {"checkpoint", t.Checkpoint.Dir}}
+	for _, u := range t.Upload {
 		out = append(out, keyText{"upload: from", u.Transfer.From}, keyText{"upload: to", u.Transfer.To})
 	}
 	return out

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/runall/runall/runner/taskfile"
 )
 
 // The placeholders of for-each, matrix and sample (<name>, as the task file is expanded)
@@ -21,18 +23,18 @@ func fill(r *strings.Replacer, texts []*string) {
 // placeholderTexts points to every text of t a placeholder is filled in. Its tags, env and
 // uploads are copied first, so that the pointers reach t's own and not those of the task it
 // was copied from.
-func (t *rawTask) placeholderTexts() []*string {
-	texts := []*string{&t.name, &t.cmd, &t.cwd, &t.url, &t.logPath, &t.metrics, &t.checkpoint.dir}
-	t.tags, t.env, t.upload = slices.Clone(t.tags), slices.Clone(t.env), slices.Clone(t.upload)
-	for i := range t.tags {
-		texts = append(texts, &t.tags[i])
+func writtenPlaceholderTexts(t *taskfile.Task) []*string {
+	texts := []*string{&t.Name, &t.Cmd, &t.Cwd, &t.URL, &t.LogPath, &t.Metrics, &t.Checkpoint.Dir}
+	t.Tags, t.Env, t.Upload = slices.Clone(t.Tags), slices.Clone(t.Env), slices.Clone(t.Upload)
+	for i := range t.Tags {
+		texts = append(texts, &t.Tags[i])
 	}
-	for i := range t.env {
-		texts = append(texts, &t.env[i].Value)
+	for i := range t.Env {
+		texts = append(texts, &t.Env[i].Value)
 	}
-	for i, u := range t.upload {
+	for i, u := range t.Upload {
 		cu := *u
-		t.upload[i] = &cu
+		t.Upload[i] = &cu
 		texts = append(texts, &cu.Transfer.From, &cu.Transfer.To)
 	}
 	return texts
@@ -106,9 +108,40 @@ func unfilledProblems(t *Task, seen map[keyText]bool) []Problem {
 			continue
 		}
 		seen[u] = true
-		out = append(out, Problem{t.Pos, fmt.Sprintf(
+		out = append(out, Problem{Pos: t.Pos, Msg: fmt.Sprintf(
 			"%s: <%s> is a placeholder that no for-each, matrix or sample fills: the trial would get the text <%s>; fill it (matrix: {%s: [...]}), or take it out",
 			u.key, u.text, u.text, u.text)})
+	}
+	return out
+}
+
+// checkUnfilled reports every command that holds a placeholder nothing filled (unfilled),
+// and every other text that does (checkUnfilledTexts): the copies of for-each, matrix and
+// sample are filled by now; a search: template's trials are filled, and checked, as its
+// sampler hands them out (Instantiate).
+func (l *loader) checkUnfilled(tasks []*Task, seen map[keyText]bool) {
+	for _, t := range tasks {
+		if t.Search != nil {
+			continue
+		}
+		for _, name := range unfilledOf(t) {
+			l.src.problems = append(l.src.problems, Problem{Pos: t.Pos, Msg: fmt.Sprintf(
+				"cmd: <%s> is a placeholder that no for-each, matrix or sample fills: bash would read it as redirections (input from the file %s, output to the next word); fill it (matrix: {%s: [...]}), or quote it if it is text (\"<%s>\")",
+				name, name, name, name)})
+		}
+		if !t.IsBlock() { // what a block sets, its trials inherit, filled by their params
+			l.src.problems = append(l.src.problems, unfilledProblems(t, seen)...)
+		}
+		l.checkUnfilled(t.Parallel, seen)
+		l.checkUnfilled(t.Steps, seen)
+	}
+}
+
+// unfilledOf is unfilled(t.Cmd), less <exec> where url: fills it as the task runs.
+func unfilledOf(t *Task) []string {
+	out := unfilled(t.Cmd)
+	if t.URL != "" {
+		out = slices.DeleteFunc(out, func(name string) bool { return name == "exec" })
 	}
 	return out
 }

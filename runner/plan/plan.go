@@ -1,10 +1,8 @@
 package plan
 
 import (
-	"fmt"
 	"time"
 
-	"github.com/runall/runall/gpu/mps"
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/metric"
 )
@@ -28,77 +26,6 @@ type Plan struct {
 	// display key with no meaning for runall's output, say). They never stop a run.
 	Warnings []Problem
 }
-
-// Config is the task file's config: block with defaults applied.
-//
-//limits:flat the config: block of the task file, one field a key (docs/taskfile.md lists them)
-type Config struct {
-	MaxParallel           int           // max-parallel-commands (default 4)
-	StopOnFailure         bool          // stop-on-failure default for tasks (default true)
-	IgnoreFailure         bool          // ignore-failure default for tasks
-	ShowOutput            bool          // show-output / show-task-output (default true)
-	LogPath               string        // log-path: one file with every task's output, as bashful
-	ReplicaReplacePattern string        // replica-replace-pattern (default "<replace>")
-	ShowFailureReport     bool          // show-failure-report (default true)
-	ShowSummaryFooter     bool          // show-summary-footer (default true)
-	ShowSummaryErrors     bool          // show-summary-errors
-	ShowTaskTimes         bool          // show-task-times (default true)
-	CollapseOnCompletion  bool          // collapse-on-completion
-	SingleLine            bool          // single-line: the live view shows one line
-	UpdateInterval        time.Duration // update-interval (bashful: milliseconds); live view refresh
-	GPUMemoryMargin       Margin        // gpu-memory-margin (default 5% of the device, at least 256 MiB)
-	HostMemoryMargin      Margin        // memory-margin: kept free of the container's limit (default 5%, at least 32 MiB)
-	OOMRetries            int           // oom-retries (default 2)
-	GPUIsolation          mps.Mode      // gpu-isolation: mps, auto or none (default none: docs/gpu.md#mps)
-	GPUSharing            SharingSpec   // gpu-sharing: what decides how many trials share a GPU; "" unset (memory)
-	Objective             *Objective    // objective: the metric trials are ranked by (the first of several); nil: none
-	Objectives            []Objective   // objective: every metric, the first first; several rank trials by Pareto front
-	StopWhen              *Condition    // stop-when: skip the trials not yet started once one meets it
-	Notify                *Notify       // notify: POST the results here when the run ends
-	MaxTasks              int           // max-tasks: the most tasks the file may expand to (default 100,000)
-	Mask                  []string      // mask: more variable names (or NAME_* patterns) whose values are secrets
-	Order                 Order         // order: how a block's trials are ordered; "" unset (see Task.Order)
-	Claims                string        // claims: the s3:// prefix of a sweep's shared queue of trials
-	// MetricFormats are recognize-metrics and metric-pattern: what is read from the output
-	// of tasks that set neither.
-	MetricFormats metric.Formats
-	// EarlyStop is early-stop: the rule that stops the losing trials of every block that
-	// sets none of its own; metric and mode default to the objective's. nil: none.
-	EarlyStop *earlystop.Config
-}
-
-// Order is the order in which a parallel block's trials are offered to admission.
-type Order string
-
-const (
-	// OrderLongestFirst starts the trials that earlier runs of the file recorded as longest
-	// first (ties: the larger GPU need first); trials with no recorded duration come first,
-	// in file order. Without any recorded duration it is file order.
-	OrderLongestFirst Order = "longest-first"
-	// OrderFile starts trials in file order.
-	OrderFile Order = "file"
-	// OrderShuffled starts trials in an order drawn from their identities and their
-	// block's: the same on every run of the file and every runall of a sweep, unrelated to
-	// the order they are written in. The default of a block under asha or median early
-	// stopping, whose decisions depend on the order trials reach a step: a matrix written
-	// worst first would let every trial through.
-	OrderShuffled Order = "shuffled"
-)
-
-// Margin is memory kept free on every device: a fixed size, a fraction of the device, or both
-// (the larger wins).
-type Margin struct {
-	Bytes    uint64  // at least this much
-	Fraction float64 // at least this fraction of the device's total memory
-}
-
-// For returns the margin on a device with the given total memory.
-func (m Margin) For(total uint64) uint64 {
-	return max(m.Bytes, uint64(m.Fraction*float64(total)))
-}
-
-// DefaultMargin is 5% of the device, at least 256 MiB.
-var DefaultMargin = Margin{Bytes: 256 << 20, Fraction: 0.05}
 
 // Task is one entry of the plan. It is a command (Cmd set), a parallel block (Parallel set),
 // or a sequence inside a parallel block (Steps set: a trial that trains then evaluates).
@@ -164,13 +91,6 @@ type Task struct {
 // IsBlock reports whether the task is a parallel block rather than a command or sequence.
 func (t *Task) IsBlock() bool { return len(t.Parallel) > 0 }
 
-// Param is one hyperparameter of a trial: a matrix key (or the for-each placeholder's name)
-// and its value.
-type Param struct{ Name, Value string }
-
-// EnvVar is one entry of a task's env: map.
-type EnvVar struct{ Name, Value string }
-
 // GPUSpec is what one trial asks of the GPUs.
 type GPUSpec struct {
 	Memory    uint64 // bytes per device; 0 with Auto
@@ -194,35 +114,42 @@ type S3Spec struct {
 	Pos      Pos
 }
 
-// Transfer is one entry of a download: or upload: list. Environment variables in From and
-// To are expanded when the transfer runs, not when the file is loaded.
-type Transfer struct {
-	From    string
-	To      string
-	Extract bool          // download: unpack .zip, .tar, .tar.gz/.tgz into To
-	Every   time.Duration // upload: also every so often while tasks run
-	Exclude []string      // glob patterns, matched against the path relative to From
-	Delete  bool          // delete what is at To but not at From
-	// WholeBucket allows delete: true to an s3:// URL with no prefix: the whole bucket.
-	WholeBucket bool
-	Pos         Pos // the entry
-	FromPos     Pos // its from: and to: values, for problems with their ${VAR}s
-	ToPos       Pos
+// Checkpoint is a trial's checkpoint: the directory its script saves to and resumes from.
+// runall keeps the newest complete copy of it where every runall of the sweep reaches it,
+// and restores it before the trial starts again (docs/taskfile.md#checkpoints).
+type Checkpoint struct {
+	Dir   string        // placeholders filled; ${VAR}s expanded as the trial runs, relative to its cwd
+	Every time.Duration // how often runall looks at the directory for a change
+	Wait  time.Duration // how long a pause waits for a copy of the step it needs
+	Pos   Pos           // where checkpoint: is written
 }
 
-// Pos is a place in a task file.
-type Pos struct {
-	File   string
-	Line   int
-	Column int
+// Defaults of checkpoint:'s long form.
+const (
+	DefaultCheckpointEvery = time.Second
+	DefaultCheckpointWait  = time.Minute
+)
+
+// HostSpec is what one trial asks of the container's host memory (memory:).
+type HostSpec struct {
+	Memory uint64 // bytes; 0 with Auto
+	Auto   bool   // memory: auto: learn it from the peak of the group's first trial
+	// Group is what memory: auto learns one need for: the trial's Group, or its block's
+	// when the block sets memory: for its trials.
+	Group string
 }
 
-func (p Pos) String() string {
-	if p.Line == 0 {
-		return p.File
-	}
-	if p.Column == 0 { // a YAML syntax error knows only its line
-		return fmt.Sprintf("%s:%d", p.File, p.Line)
-	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
+// Space is the search space a trial's values come from: its matrix and sample keys, and
+// the task as written (placeholders unreplaced) that its copies are made from.
+type Space struct {
+	Template *Task
+	Axes     []Axis
+}
+
+// Axis is one key of a space: a matrix key's values, or a sample key's distribution.
+type Axis struct {
+	name   string
+	values []string      // matrix, or a sample list
+	dist   *Distribution // sample's uniform, loguniform or int
+	data   bool          // a sample key's: its values reach commands as data (data.go)
 }

@@ -1,6 +1,10 @@
 package plan
 
-import "math"
+import (
+	"math"
+
+	"github.com/runall/runall/runner/taskfile"
+)
 
 // sample: draws a sweep's trials from a search space. Independent random draws leave holes
 // and clumps; a low-discrepancy sequence spreads n points evenly, so that 27 sampled trials
@@ -13,7 +17,7 @@ import "math"
 // same file and seed give the same trials, in every shard, claim and resume of the sweep.
 
 // samplePoints are n points of the axes' distributions, each a value per axis, in order.
-func samplePoints(axes []sampleAxis, n int, seed uint64) [][]string {
+func samplePoints(axes []taskfile.SampleAxis, n int, seed uint64) [][]string {
 	if len(axes) == 0 || n <= 0 {
 		return nil
 	}
@@ -22,7 +26,7 @@ func samplePoints(axes []sampleAxis, n int, seed uint64) [][]string {
 	for i := range out {
 		out[i] = make([]string, len(axes))
 		for j, a := range axes {
-			out[i][j] = a.dist.At(scrambledRadicalInverse(uint64(i), bases[j], mix(seed, uint64(j))))
+			out[i][j] = a.Dist.At(scrambledRadicalInverse(uint64(i), bases[j], mix(seed, uint64(j))))
 		}
 	}
 	return out

@@ -1,21 +1,25 @@
 package plan
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/runall/runall/runner/taskfile"
+)
 
 // logSampled lists the sample: keys drawn log-uniformly anywhere in the tasks, sorted: the
 // report draws them on a logarithmic axis, as they were drawn.
-func logSampled(tasks []*rawTask) []string {
+func logSampled(tasks []*taskfile.Task) []string {
 	var out []string
-	var walk func([]*rawTask)
-	walk = func(ts []*rawTask) {
+	var walk func([]*taskfile.Task)
+	walk = func(ts []*taskfile.Task) {
 		for _, t := range ts {
-			for _, a := range t.sample {
-				if a.dist.Kind == "loguniform" {
-					out = append(out, a.name)
+			for _, a := range t.Sample {
+				if a.Dist.Kind == "loguniform" {
+					out = append(out, a.Name)
 				}
 			}
-			walk(t.parallel)
-			walk(t.steps)
+			walk(t.Parallel)
+			walk(t.Steps)
 		}
 	}
 	walk(tasks)

@@ -3,6 +3,8 @@ package plan
 import (
 	"strings"
 	"testing"
+
+	"github.com/runall/runall/runner/taskfile"
 )
 
 // gpu-sharing is a trial's own, else its block's, else config's, else unset (memory), each
@@ -27,7 +29,7 @@ tasks:
 		mode Sharing
 		pos  string
 	}{
-		{SharingMemory, "tasks.yml:5:18"},
+		{taskfile.SharingMemory, "tasks.yml:5:18"},
 		{SharingProgress, "tasks.yml:9:22"},
 		{SharingProgress, "tasks.yml:2:16"},
 	}

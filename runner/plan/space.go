@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/runall/runall/runner/earlystop"
+	"github.com/runall/runall/runner/taskfile"
 )
 
 // A trial of a block under population-based training (early-stop: {method: pbt}) changes
@@ -14,21 +15,6 @@ import (
 // that trial's values, perturbed or drawn again from the space its own were drawn from. Its
 // Space is that space and the task as written, so that runall can make the command it runs
 // with the new values through the same placeholders.
-
-// Space is the search space a trial's values come from: its matrix and sample keys, and
-// the task as written (placeholders unreplaced) that its copies are made from.
-type Space struct {
-	Template *Task
-	Axes     []Axis
-}
-
-// Axis is one key of a space: a matrix key's values, or a sample key's distribution.
-type Axis struct {
-	name   string
-	values []string      // matrix, or a sample list
-	dist   *Distribution // sample's uniform, loguniform or int
-	data   bool          // a sample key's: its values reach commands as data (data.go)
-}
 
 // Name is the key.
 func (a Axis) Name() string { return a.name }
@@ -57,7 +43,7 @@ func (a Axis) Perturb(value string, f float64) (string, bool) {
 		if d.Kind == "int" {
 			return strconv.FormatInt(int64(math.Round(v)), 10), true
 		}
-		return formatSample(v), true
+		return taskfile.FormatSample(v), true
 	}
 	i := slices.Index(a.values, value)
 	if i < 0 {
@@ -134,20 +120,57 @@ func (t *Task) filled(r *strings.Replacer, params []Param) *Task {
 
 // newSpace is the Space of task rt, with matrix or sample under pbt, whose template (the task
 // as written, built as its copies are) is t.
-func newSpace(rt *rawTask, t *Task) *Space {
+func newSpace(rt *taskfile.Task, t *Task) *Space {
 	s := &Space{Template: t}
-	for _, a := range rt.matrix {
-		s.Axes = append(s.Axes, Axis{name: a.name, values: a.values})
+	for _, a := range rt.Matrix {
+		s.Axes = append(s.Axes, Axis{name: a.Name, values: a.Values})
 	}
-	for _, a := range rt.sample {
-		ax := Axis{name: a.name, data: true}
-		if a.dist.Kind == "choice" {
-			ax.values = a.dist.Choices
+	for _, a := range rt.Sample {
+		ax := Axis{name: a.Name, data: true}
+		if a.Dist.Kind == "choice" {
+			ax.values = a.Dist.Choices
 		} else {
-			d := a.dist
+			d := a.Dist
 			ax.dist = &d
 		}
 		s.Axes = append(s.Axes, ax)
 	}
 	return s
+}
+
+// variantOf is the template filled with params: a sample key's as data, as the copies were
+// (bound), a matrix key's as written; where the command, env or cwd name the checkpoint
+// directory through its placeholders, they name own, the trial's (keepDir). Every choice of
+// a sample list was checked against the template as the file loaded (spaceError), and a drawn
+// or perturbed number goes anywhere; should a value still not go in as data, a number is put
+// in as it is and anything else is not put in at all.
+func (s *Space) variantOf(params []Param, own string) *Task {
+	tmpl := s.Template.filled(strings.NewReplacer(), nil) // a copy of its own
+	if tmpl.Checkpoint != nil && own != "" {
+		tmpl.keepDir(tmpl.Checkpoint.Dir, own)
+	}
+	var data []Param
+	var pairs []string
+	for _, p := range params {
+		if slices.ContainsFunc(s.Axes, func(a Axis) bool { return a.data && a.name == p.Name }) {
+			data = append(data, p)
+			continue
+		}
+		pairs = append(pairs, "<"+p.Name+">", p.Value)
+	}
+	if len(data) > 0 {
+		b, err := tmpl.instantiate(data, tmpl.Key)
+		if err == nil {
+			b.Params = tmpl.Params
+			tmpl = b
+		}
+		for _, p := range data {
+			if err != nil && plainNumber(p.Value) {
+				pairs = append(pairs, "<"+p.Name+">", p.Value)
+			}
+		}
+	}
+	v := tmpl.filled(strings.NewReplacer(pairs...), nil)
+	v.Params = slices.Concat(s.Template.Params, params)
+	return v
 }

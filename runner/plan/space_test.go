@@ -28,7 +28,7 @@ func TestPBTVariant(t *testing.T) {
 	if pbt.Space == nil || len(pbt.Space.Axes) != 3 {
 		t.Fatalf("pbt trial's space: %+v", pbt.Space)
 	}
-	v := pbt.Variant([]Param{{"lr", "0.05"}, {"alpha", "0.5"}, {"hidden", "64"}})
+	v := pbt.Variant([]Param{{Name: "lr", Value: "0.05"}, {Name: "alpha", Value: "0.5"}, {Name: "hidden", Value: "64"}})
 	own := strings.TrimPrefix(pbt.Checkpoint.Dir, "ckpt/pbt/")
 	// sample: values reach the command as data (issue 34), the trial's own directory as text.
 	if want := `python train.py --lr "${RUNALL_PARAM_lr}" --alpha "${RUNALL_PARAM_alpha}" --hidden "${RUNALL_PARAM_hidden}" --ckpt ckpt/pbt/` + own; v.Cmd != want {

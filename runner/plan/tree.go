@@ -147,3 +147,34 @@ func uniqueKeys(tasks []*Task) {
 		}
 	})
 }
+
+// TrialCount is how many trials a block runs: its children, a search template counting
+// the trials it asks for.
+func (t *Task) TrialCount() int {
+	n := 0
+	for _, c := range t.Parallel {
+		if c.Search != nil {
+			n += c.Search.Trials
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// hasHostNeeds reports whether any task sets memory:.
+func (p *Plan) hasHostNeeds() bool {
+	var walk func([]*Task) bool
+	walk = func(ts []*Task) bool {
+		for _, t := range ts {
+			if t.Host != nil || walk(t.Parallel) || walk(t.Steps) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(p.Tasks)
+}
+
+// NeedsHost reports whether any task asks for host memory admission (memory:).
+func (p *Plan) NeedsHost() bool { return p.hasHostNeeds() }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runall/runall/runner/taskfile"
 	"gopkg.in/yaml.v3"
 )
 
@@ -165,7 +166,7 @@ func (p *Plan) CheckVars(environ []string) error {
 	check := func(key, value string, pos Pos, env map[string]string) {
 		for _, name := range Vars(value) {
 			if env[name] == "" {
-				problems = append(problems, Problem{pos, fmt.Sprintf("%s: ${%s} is unset or empty: %q would expand to %q "+
+				problems = append(problems, Problem{Pos: pos, Msg: fmt.Sprintf("%s: ${%s} is unset or empty: %q would expand to %q "+
 					"(set it, or write ${%s:-default})", key, name, value, Expand(value, lookupIn(env)), name)})
 			}
 		}
@@ -176,7 +177,7 @@ func (p *Plan) CheckVars(environ []string) error {
 			check(where+": to", t.To, cmpPos(t.ToPos, t.Pos), env)
 			if !strings.Contains(t.To, "$") {
 				if err := CheckDeleteRoot(t, t.To); err != nil {
-					problems = append(problems, Problem{cmpPos(t.ToPos, t.Pos), err.Error()})
+					problems = append(problems, Problem{Pos: cmpPos(t.ToPos, t.Pos), Msg: err.Error()})
 				}
 			}
 		}
@@ -288,13 +289,13 @@ func (t *Task) keyPos(key string) Pos {
 
 // valueNode is the value of key in the mapping n, nil when it has none.
 func valueNode(n *yaml.Node, key string) *yaml.Node {
-	n = resolveAlias(n)
+	n = taskfile.ResolveAlias(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == key {
-			return resolveAlias(n.Content[i+1])
+			return taskfile.ResolveAlias(n.Content[i+1])
 		}
 	}
 	return nil

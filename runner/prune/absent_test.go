@@ -31,14 +31,14 @@ func TestMisspelledMetricSaid(t *testing.T) {
 			pr := New(p, Options{})
 			pr.UseStopper(&stopper{})
 			var said []string
-			emit := func(ev event.Event) { said = append(said, ev.Line) }
-			pr.Event(event.Event{Kind: event.TaskStarted, Task: trials[0]}, emit)
+			send := through(pr, func(ev event.Event) { said = append(said, ev.Line) })
+			send(event.Event{Kind: event.TaskStarted, Task: trials[0]})
 			for step := 1; step <= 3; step++ {
 				for _, name := range tc.values {
-					pr.Event(metric(trials[0], name, step, math.NaN()), emit)
+					send(metric(trials[0], name, step, math.NaN()))
 				}
 			}
-			pr.Event(event.Event{Kind: event.RunEnded}, emit)
+			send(event.Event{Kind: event.RunEnded})
 			pr.Close()
 			if strings.Join(said, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("said\n%s\nwant\n%s", strings.Join(said, "\n"), strings.Join(tc.want, "\n"))

@@ -3,11 +3,13 @@
 // (runner/earlystop), and stops through the run's Stopper the trials the rule names. A
 // stopped trial ends as pruned: SIGTERM to its process group, SIGKILL after the grace; not
 // a failure, not retried; its metrics so far are kept; its GPU room goes back to the line
-// as its processes end.
+// as its processes end. Each block's values wait for its goroutine in an event.Queue, and
+// what the pruner says goes to its event.Notes: the stream's emitter never waits on it.
 package prune
 
 import (
 	"cmp"
+	"fmt"
 	"sync"
 	"time"
 
@@ -34,21 +36,24 @@ type Options struct {
 const DefaultDrain = 30 * time.Second
 
 // Pruner is the early-stopping consumer. Each block's decisions run on a goroutine of its
-// own, in the order the values came, so that a rule that reads a remote store never holds
-// up the run's events. What goes wrong there (a rung value that could not be read: the
-// trial runs on) is told as a status line with the next event. The goroutines end with the
+// own, which takes the block's values from an event.Queue (the one inbox type of the
+// stream's consumers), in the order they came, so that a rule that reads a remote store
+// never holds up the run's events; a block's queue holds at most 4096 values (beyond that
+// a trial's newest value replaces its one still queued, and that is said). What goes wrong
+// there (a rung value that could not be read: the trial runs on) is said through the
+// pruner's Notes, which the stream tells after its next event. The goroutines end with the
 // run: its RunEnded event waits for them to write what they hold; Close also waits.
 type Pruner struct {
 	o      Options
 	blocks map[*earlystop.Config]*plan.Task // each rule's block, by its config
 	order  []*earlystop.Config              // the rules in plan order
 	absent map[*earlystop.Config]*absence   // whether each rule's metric is reported
+	notes  event.Notes                      // warnings, told by the stream
 
 	mu      sync.Mutex
 	stopper executor.Stopper
 	rules   map[*earlystop.Config]*worker
 	closed  bool
-	pending []string // warnings not yet told
 	wg      sync.WaitGroup
 }
 
@@ -77,42 +82,21 @@ func (pr *Pruner) UseStopper(s executor.Stopper) {
 	pr.stopper = s
 }
 
-// obs is one value of a trial's rule metric.
-type obs struct {
-	task  *plan.Task
-	step  int
-	value float64
-}
-
 // worker decides one block's values in order.
 type worker struct {
-	block *plan.Task
-	rule  earlystop.Rule
-	err   error // why the rule could not be made: its values are dropped
-
-	mu      sync.Mutex
-	queue   []obs
-	wake    chan struct{}
-	done    chan struct{}
+	block   *plan.Task
+	rule    earlystop.Rule
+	err     error        // why the rule could not be made: its values are dropped
+	inbox   *event.Queue // the block's values on their way to its goroutine
 	stopped map[*plan.Task]bool
 }
 
 // Event takes the values of each block's early-stop metric, and notices a rule whose metric
 // no trial reports.
-func (pr *Pruner) Event(ev event.Event, emit func(event.Event)) {
+func (pr *Pruner) Event(ev event.Event, _ func(event.Event)) {
 	if ev.Kind == event.RunEnded {
-		// The run's last event: the process exits after it. The values still queued are
-		// decided and written first, or a shared sweep's other runalls would never see them.
-		// The workers never emit, so waiting here holds up nothing but the exit.
-		pr.end()
-		if !pr.wait(cmp.Or(pr.o.Drain, DefaultDrain)) {
-			pr.warn("early-stop: values not written after " + cmp.Or(pr.o.Drain, DefaultDrain).String() + ": the other runalls of the sweep will not see them")
-		}
-		for _, c := range pr.order {
-			if w := pr.absent[c].atEnd(pr.blocks[c], c.Metric); w != "" {
-				pr.warn(w)
-			}
-		}
+		pr.finish()
+		return
 	}
 	if a := pr.absenceOf(ev); a != nil {
 		switch ev.Kind {
@@ -120,33 +104,33 @@ func (pr *Pruner) Event(ev event.Event, emit func(event.Event)) {
 			a.ran = true
 		case event.TaskMetric:
 			if w := a.metric(pr.blocks[ev.Task.EarlyStop], ev.Task.EarlyStop.Metric, ev.Metric, ev.Step); w != "" {
-				pr.warn(w)
+				pr.notes.Say(w)
 			}
 		}
-	}
-	pr.mu.Lock()
-	warnings := pr.pending
-	pr.pending = nil
-	pr.mu.Unlock()
-	for _, w := range warnings {
-		emit(event.Event{Kind: event.RunStatus, Line: w})
-	}
-	if ev.Kind == event.RunEnded {
-		return
 	}
 	if ev.Kind != event.TaskMetric || ev.Task == nil || ev.Task.EarlyStop == nil || ev.Metric != ev.Task.EarlyStop.Metric {
 		return
 	}
-	w := pr.worker(ev.Task.EarlyStop)
-	if w == nil {
-		return
+	if w := pr.worker(ev.Task.EarlyStop); w != nil {
+		w.inbox.Put(ev)
 	}
-	w.mu.Lock()
-	w.queue = append(w.queue, obs{ev.Task, ev.Step, ev.Value})
-	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
+}
+
+// Notes are what the pruner says: the stream tells them after each event.
+func (pr *Pruner) Notes() *event.Notes { return &pr.notes }
+
+// finish is the run's last event: the process exits after it. The values still queued are
+// decided and written first, or a shared sweep's other runalls would never see them. The
+// workers never wait on the stream, so waiting here holds up nothing but the exit.
+func (pr *Pruner) finish() {
+	pr.end()
+	if drain := cmp.Or(pr.o.Drain, DefaultDrain); !pr.wait(drain) {
+		pr.notes.Say("early-stop: values not written after " + drain.String() + ": the other runalls of the sweep will not see them")
+	}
+	for _, c := range pr.order {
+		if w := pr.absent[c].atEnd(pr.blocks[c], c.Metric); w != "" {
+			pr.notes.Say(w)
+		}
 	}
 }
 
@@ -169,7 +153,7 @@ func (pr *Pruner) worker(c *earlystop.Config) *worker {
 	if w, ok := pr.rules[c]; ok {
 		return w
 	}
-	w := &worker{block: pr.blocks[c], wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: map[*plan.Task]bool{}}
+	w := &worker{block: pr.blocks[c], inbox: event.NewQueue(event.QueueLimits{}), stopped: map[*plan.Task]bool{}}
 	var st earlystop.Store
 	if pr.o.Store != nil && w.block != nil {
 		st, w.err = pr.o.Store(w.block)
@@ -178,7 +162,7 @@ func (pr *Pruner) worker(c *earlystop.Config) *worker {
 		w.rule, w.err = earlystop.New(*c, st)
 	}
 	if w.err != nil {
-		pr.pending = append(pr.pending, "early-stop: "+w.err.Error()+": no trial is stopped early")
+		pr.notes.Say("early-stop: " + w.err.Error() + ": no trial is stopped early")
 	}
 	pr.rules[c] = w
 	pr.wg.Add(1)
@@ -186,46 +170,39 @@ func (pr *Pruner) worker(c *earlystop.Config) *worker {
 	return w
 }
 
-func (pr *Pruner) warn(msg string) {
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	pr.pending = append(pr.pending, msg)
-}
-
-// run decides w's values as they come, until Close.
+// run decides w's values as they come, until its inbox is closed and emptied.
 func (pr *Pruner) run(w *worker) {
 	defer pr.wg.Done()
-	for {
-		w.mu.Lock()
-		batch := w.queue
-		w.queue = nil
-		w.mu.Unlock()
-		for _, o := range batch {
-			pr.decide(w, o)
+	for range w.inbox.Ready() {
+		evs, coalesced, last := w.inbox.Take()
+		for _, ev := range evs {
+			pr.decide(w, ev)
 		}
-		if len(batch) > 0 {
-			continue
+		if coalesced > 0 {
+			pr.notes.Say(fmt.Sprintf("early-stop: %s: %d values were replaced by their trial's newer one before the rule took them (it reads its store slowly): a trial may miss a rung",
+				blockName(w.block), coalesced))
 		}
-		select {
-		case <-w.wake:
-		case <-w.done:
-			w.mu.Lock()
-			left := len(w.queue)
-			w.mu.Unlock()
-			if left == 0 {
-				return
-			}
+		if last {
+			return
 		}
 	}
 }
 
-func (pr *Pruner) decide(w *worker, o obs) {
-	if w.rule == nil || w.stopped[o.task] {
+// blockName names a rule's block in what the pruner says.
+func blockName(b *plan.Task) string {
+	if b == nil {
+		return "a block"
+	}
+	return b.Name
+}
+
+func (pr *Pruner) decide(w *worker, ev event.Event) {
+	if w.rule == nil || w.stopped[ev.Task] {
 		return
 	}
-	d, err := w.rule.Observe(o.task.Key, o.step, o.value)
+	d, err := w.rule.Observe(ev.Task.Key, ev.Step, ev.Value)
 	if err != nil {
-		pr.warn(o.task.Name + ": " + err.Error() + ": it runs on")
+		pr.notes.Say(ev.Task.Name + ": " + err.Error() + ": it runs on")
 		return
 	}
 	if !d.Stop {
@@ -234,8 +211,8 @@ func (pr *Pruner) decide(w *worker, o obs) {
 	pr.mu.Lock()
 	s := pr.stopper
 	pr.mu.Unlock()
-	if s != nil && s.Stop(o.task, results.StatusPruned, d.Reason) {
-		w.stopped[o.task] = true
+	if s != nil && s.Stop(ev.Task, results.StatusPruned, d.Reason) {
+		w.stopped[ev.Task] = true
 	}
 }
 
@@ -248,7 +225,7 @@ func (pr *Pruner) end() {
 	}
 	pr.closed = true
 	for _, w := range pr.rules {
-		close(w.done)
+		w.inbox.Close()
 	}
 }
 

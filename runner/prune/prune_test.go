@@ -56,6 +56,19 @@ func sweep(names ...string) (*plan.Plan, []*plan.Task, *plan.Task) {
 	return &plan.Plan{Tasks: []*plan.Task{b, b2}}, b.Parallel, other
 }
 
+// through is a stream to pr: what it sends reaches pr as a run's events do, and each line
+// the pruner says reaches said.
+func through(pr *Pruner, said func(event.Event)) func(event.Event) {
+	var s event.Stream
+	s.Add(pr)
+	s.Add(event.Func(func(ev event.Event, _ func(event.Event)) {
+		if ev.Kind == event.RunStatus && ev.Line != "" {
+			said(ev)
+		}
+	}))
+	return func(ev event.Event) { s.Emit(ev) }
+}
+
 func metric(t *plan.Task, name string, step int, v float64) event.Event {
 	return event.Event{Kind: event.TaskMetric, Task: t, Metric: name, Step: step, Value: v}
 }
@@ -66,6 +79,7 @@ func TestPrunerStopsLosers(t *testing.T) {
 	s := &stopper{}
 	pr.UseStopper(s)
 	emit := func(event.Event) {}
+	send := through(pr, emit)
 	for _, ev := range []event.Event{
 		metric(trials[0], "acc", 1, 0.9),
 		metric(trials[0], "loss", 1, 0.0), // another metric: not the rule's
@@ -74,10 +88,10 @@ func TestPrunerStopsLosers(t *testing.T) {
 		metric(trials[2], "acc", 2, 0.1),  // no rung at step 2
 		metric(trials[2], "acc", 1, 0.91), // best so far: continues
 	} {
-		pr.Event(ev, emit)
+		send(ev)
 	}
 	eventually.Within(t, 10*time.Second, "b to be stopped", func() bool { return s.get()["b"] != "" })
-	pr.Event(event.Event{Kind: event.RunEnded}, emit)
+	send(event.Event{Kind: event.RunEnded})
 	pr.Close()
 	got := s.get()
 	if len(got) != 1 || !strings.Contains(got["b"], "asha: acc 0.5 at step 1 is not in the top 1/3 of the 2 values") {
@@ -106,9 +120,10 @@ func TestPrunerStoreFails(t *testing.T) {
 		defer mu.Unlock()
 		lines = append(lines, ev.Line)
 	}
-	pr.Event(metric(trials[0], "acc", 1, 0.5), emit)
+	send := through(pr, emit)
+	send(metric(trials[0], "acc", 1, 0.5))
 	eventually.Within(t, 10*time.Second, "the warning", func() bool {
-		pr.Event(event.Event{Kind: event.RunStatus}, emit)
+		send(event.Event{Kind: event.RunStatus})
 		mu.Lock()
 		defer mu.Unlock()
 		return len(lines) > 0
@@ -153,13 +168,13 @@ func TestRunEndWritesQueuedValues(t *testing.T) {
 	st := &slowStore{delay: 5 * time.Millisecond}
 	pr := New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return st, nil }})
 	pr.UseStopper(&stopper{})
-	emit := func(event.Event) {}
+	send := through(pr, func(event.Event) {})
 	for step := range 9 { // rungs at 1, 3 and 9
 		for _, tr := range trials {
-			pr.Event(metric(tr, "acc", step+1, 0.5), emit)
+			send(metric(tr, "acc", step+1, 0.5))
 		}
 	}
-	pr.Event(event.Event{Kind: event.RunEnded}, emit)
+	send(event.Event{Kind: event.RunEnded})
 	st.mu.Lock()
 	puts := st.puts
 	st.mu.Unlock()
@@ -171,10 +186,50 @@ func TestRunEndWritesQueuedValues(t *testing.T) {
 	defer close(stuck.block)
 	pr = New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return stuck, nil }, Drain: 10 * time.Millisecond})
 	pr.UseStopper(&stopper{})
-	pr.Event(metric(trials[0], "acc", 1, 0.5), emit)
 	var lines []string
-	pr.Event(event.Event{Kind: event.RunEnded}, func(ev event.Event) { lines = append(lines, ev.Line) })
+	send = through(pr, func(ev event.Event) { lines = append(lines, ev.Line) })
+	send(metric(trials[0], "acc", 1, 0.5))
+	send(event.Event{Kind: event.RunEnded})
 	if len(lines) != 1 || !strings.Contains(lines[0], "values not written after 10ms: the other runalls of the sweep will not see them") {
 		t.Errorf("a store that does not answer: lines %q", lines)
+	}
+}
+
+// TestStalledRuleStaysBounded: a rule whose store does not answer holds its block's values
+// in a bounded inbox however many its trials report (a trial's newest value replaces its
+// one still queued past the bound), and says so once it takes them.
+func TestStalledRuleStaysBounded(t *testing.T) {
+	p, trials, _ := sweep("a", "b", "c")
+	stuck := &slowStore{block: make(chan struct{})}
+	pr := New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return stuck, nil }})
+	pr.UseStopper(&stopper{})
+	var mu sync.Mutex
+	var lines []string
+	send := through(pr, func(ev event.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, ev.Line)
+	})
+	const steps = 10000
+	for step := 1; step <= steps; step++ {
+		for _, tr := range trials {
+			send(metric(tr, "acc", step, 0.5))
+		}
+	}
+	w := pr.rules[trials[0].EarlyStop]
+	if n, bound := w.inbox.Len(), 4096+len(trials); n > bound {
+		t.Errorf("%d values queued for a stalled rule after %d reported, want at most %d", n, steps*len(trials), bound)
+	}
+	close(stuck.block)
+	send(event.Event{Kind: event.RunEnded})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) == 0 {
+		t.Error("nothing said of the values replaced")
+	}
+	for _, l := range lines { // once per batch the stalled rule took
+		if !strings.HasPrefix(l, "early-stop: block: ") || !strings.Contains(l, "values were replaced by their trial's newer one before the rule took them") {
+			t.Errorf("said %q, want the values replaced", l)
+		}
 	}
 }

@@ -51,8 +51,7 @@ type block struct {
 	pauser Pauser
 	say    func(string)
 	key    func(*plan.Task) string
-	trials map[string]*plan.Task     // by key
-	steps  map[*plan.Task]*plan.Task // the trial each step of a trial of steps belongs to
+	roster roster // its trials
 	in     *inbox
 	seen   *progress
 }
@@ -81,17 +80,17 @@ func newBlock(b *plan.Task, o Options, say func(string)) (*block, error) {
 	if key == nil {
 		key = func(t *plan.Task) string { return t.Key }
 	}
-	blk := &block{b: b, cfg: *b.EarlyStop, pauser: o.Pauser, say: say, key: key, trials: map[string]*plan.Task{},
-		steps: map[*plan.Task]*plan.Task{}, in: newInbox(),
+	blk := &block{b: b, cfg: *b.EarlyStop, pauser: o.Pauser, say: say, key: key, in: newInbox(),
+		roster: roster{key: key, trials: map[string]*plan.Task{}, steps: map[*plan.Task]*plan.Task{}},
 		seen: &progress{asked: map[*plan.Task]asked{}, acted: map[string]int{}, here: map[*plan.Task]pausedAt{}, taken: map[string]bool{}, rounds: map[*plan.Task]map[int]float64{},
 			view: earlystop.Board{Values: map[int]map[string]float64{}, Ended: map[string]bool{}}}}
 	var members []earlystop.Member
 	var space []earlystop.Axis
 	for _, t := range b.Parallel {
 		k := key(t)
-		blk.trials[k] = t
+		blk.roster.trials[k] = t
 		for _, step := range t.Steps {
-			blk.steps[step] = t
+			blk.roster.steps[step] = t
 		}
 		members = append(members, earlystop.Member{Key: k, Params: toRule(t.Params)})
 		if t.Space != nil && space == nil {
@@ -127,29 +126,8 @@ func (blk *block) open(board func(*plan.Task) (Board, error)) Board {
 	return b
 }
 
-func (blk *block) has(t *plan.Task) bool { return blk.trials[blk.key(t)] == t }
-
-// trialOf is the block's trial that command c runs for: c itself, or the trial c is a step
-// of; nil when c is none of the block's.
-func (blk *block) trialOf(c *plan.Task) *plan.Task {
-	if t := blk.steps[c]; t != nil {
-		return t
-	}
-	if blk.has(c) {
-		return c
-	}
-	return nil
-}
-
-// ends reports whether command c's end with status ends its trial: the trial's own end, its
-// last step's, or a step's that failed (the steps after it do not run).
-func (blk *block) ends(c *plan.Task, status results.Status) bool {
-	t := blk.steps[c]
-	return t == nil || c == t.Steps[len(t.Steps)-1] || status != results.StatusOK && status != results.StatusIgnored
-}
-
-// run reacts to the block's notes in order until close; with poll, it also reads the board
-// again that often, for what other runalls put there.
+// run reacts to the block's events in order until its inbox is closed and emptied; with
+// poll, it also reads the board again that often, for what other runalls put there.
 func (blk *block) run(poll time.Duration) {
 	var tick <-chan time.Time
 	if poll > 0 {
@@ -163,25 +141,26 @@ func (blk *block) run(poll time.Duration) {
 		if blk.seen.again {
 			retry = time.After(retryAct)
 		}
-		batch := blk.in.take()
-		for _, n := range batch {
-			blk.react(ctx, n)
-		}
-		if len(batch) > 0 {
-			blk.act(ctx)
-			blk.in.handledN(len(batch))
-			continue
-		}
 		select {
-		case <-blk.in.wake:
+		case <-blk.in.q.Ready():
+			evs, coalesced, last := blk.in.q.Take()
+			for _, ev := range evs {
+				blk.react(ctx, blk.roster.noteOf(ev))
+			}
+			if len(evs) > 0 {
+				blk.act(ctx)
+			}
+			if coalesced > 0 {
+				blk.coalesced(coalesced)
+			}
+			blk.in.handledN(len(evs) + coalesced)
+			if last {
+				return
+			}
 		case <-tick:
 			blk.act(ctx)
 		case <-retry:
 			blk.act(ctx)
-		case <-blk.in.done:
-			if blk.in.empty() {
-				return
-			}
 		}
 	}
 }
@@ -291,7 +270,7 @@ func (blk *block) act(ctx context.Context) {
 	view := blk.seen.snapshot()
 	ended := view.Ended
 	blk.seen.again = false
-	for k, t := range blk.trials {
+	for k, t := range blk.roster.trials {
 		step := lastStep(view, k)
 		if step == 0 || ended[k] || blk.seen.acted[k] >= step {
 			continue

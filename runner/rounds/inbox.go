@@ -1,8 +1,10 @@
 package rounds
 
 import (
+	"fmt"
 	"sync"
 
+	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -22,45 +24,34 @@ const (
 	noteEnded         // it ended for good
 )
 
-// inbox is a block's notes on their way from the run's events to its goroutine: the
-// emitter only appends, and never waits.
+// inbox is a block's events on their way from the run to its goroutine: an event.Queue,
+// the one inbox type of the stream's consumers (the emitter only puts, and never waits;
+// past the queue's bound a trial's newest value replaces its one still queued, and its
+// pauses and ends are always kept), and a count of what was put and handled, so that
+// settle can wait for the goroutine to catch up.
 type inbox struct {
+	q       *event.Queue
 	mu      sync.Mutex
-	settled *sync.Cond // broadcast as notes are handled
-	pushed  int        // notes pushed so far
-	handled int        // notes handled so far
-	queue   []note
-	wake    chan struct{}
-	done    chan struct{}
+	settled *sync.Cond // broadcast as events are handled
+	put     int        // events put so far
+	handled int        // events handled (or coalesced into one handled) so far
 }
 
 func newInbox() *inbox {
-	in := &inbox{wake: make(chan struct{}, 1), done: make(chan struct{})}
+	in := &inbox{q: event.NewQueue(event.QueueLimits{})}
 	in.settled = sync.NewCond(&in.mu)
 	return in
 }
 
-func (in *inbox) push(n note) {
-	in.mu.Lock()
-	in.queue = append(in.queue, n)
-	in.pushed++
-	in.mu.Unlock()
-	select {
-	case in.wake <- struct{}{}:
-	default:
+func (in *inbox) push(ev event.Event) {
+	if in.q.Put(ev) {
+		in.mu.Lock()
+		in.put++
+		in.mu.Unlock()
 	}
 }
 
-// take is the notes pushed since the last take.
-func (in *inbox) take() []note {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	batch := in.queue
-	in.queue = nil
-	return batch
-}
-
-// handledN says that n more notes are handled.
+// handledN says that n more events are handled.
 func (in *inbox) handledN(n int) {
 	in.mu.Lock()
 	in.handled += n
@@ -68,24 +59,20 @@ func (in *inbox) handledN(n int) {
 	in.mu.Unlock()
 }
 
-// empty reports whether no note waits.
-func (in *inbox) empty() bool {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return len(in.queue) == 0
-}
-
-// settle waits until the notes pushed so far are handled.
+// settle waits until the events put so far are handled.
 func (in *inbox) settle() {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	for n := in.pushed; in.handled < n; {
+	for in.handled < in.put {
 		in.settled.Wait()
 	}
 }
 
-// close ends the block's goroutine once the notes pushed so far are handled.
-func (in *inbox) close() {
-	in.settle()
-	close(in.done)
+// close ends the block's goroutine once it has handled the events put so far.
+func (in *inbox) close() { in.q.Close() }
+
+// coalesced says that n values were replaced before the block's goroutine took them.
+func (blk *block) coalesced(n int) {
+	blk.say(fmt.Sprintf("early-stop: %s: %d values were replaced by their trial's newer one before the rule took them (it reads its board slowly): a trial's round takes its newer value",
+		blk.b.Name, n))
 }

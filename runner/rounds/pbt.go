@@ -17,7 +17,7 @@ import (
 // at e.Step: true once the copy is there. One runall makes it (the first to take it on);
 // the others wait for the board to say it is made.
 func (blk *block) exploit(ctx context.Context, t *plan.Task, e *earlystop.Exploit) bool {
-	k, donor := blk.key(t), blk.trials[e.From]
+	k, donor := blk.key(t), blk.roster.trials[e.From]
 	ck := copyKey(e.Step, k)
 	if blk.seen.copied[ck] {
 		return true
@@ -62,7 +62,7 @@ func (blk *block) variant(t *plan.Task) (*plan.Task, []Exploit) {
 	var lineage []Exploit
 	for _, e := range blk.rule.Lineage(view, k) {
 		from := e.From
-		if d := blk.trials[e.From]; d != nil {
+		if d := blk.roster.trials[e.From]; d != nil {
 			from = d.Name
 		}
 		lineage = append(lineage, Exploit{Step: e.Step, From: from, Value: e.Value, Params: fromRule(e.Params)})

@@ -8,9 +8,9 @@
 // acts on what it decides; what it asks of the run (pause, resume, end, copy) must be safe
 // to ask twice.
 //
-//	metric at step ≥ Until ──▶ PauseAt(Until) ──▶ TaskEnded{Paused} ──▶ board: value
+//	metric at step ≥ Until ──▶ PauseAt(Until) ──▶ TaskEnded{EndPause} ──▶ board: value
 //	  (its value at Until; paused at its next copy, or at its end's)          │
-//	TaskEnded{Final} ──▶ board: ended                                        │
+//	TaskEnded{EndFinal} ──▶ board: ended                                        │
 //	           ┌────────────────────────────── decide (every trial there) ◀──┘
 //	           ├─▶ pbt exploit: Copy(donor → trial), then Resume
 //	           ├─▶ kept copy past the next round's step: its value there ──▶ board
@@ -76,16 +76,20 @@ type Options struct {
 }
 
 // Rounds is the consumer of every block whose early-stop rule pauses. Each block's work
-// (board reads and writes, pauses) runs on a goroutine of its own, in the order of its
-// events, so that a remote board never holds up the run's events.
+// (board reads and writes, pauses) runs on a goroutine of its own, which takes the block's
+// events from an event.Queue (the one inbox type of the stream's consumers) in the order
+// they came, so that a remote board never holds up the run's events: past 4096 values
+// queued, a trial's newest value replaces its one still queued (said), and its pauses and
+// ends are always kept. What the blocks say goes to the Rounds' Notes, which the stream
+// tells after its next event.
 type Rounds struct {
 	o      Options
 	blocks map[*earlystop.Config]*block // by the rule its trials point to
 
-	mu      sync.Mutex
-	pending []string // lines to tell with the next event
-	wg      sync.WaitGroup
-	closed  bool
+	notes  event.Notes // what the blocks say, told by the stream
+	mu     sync.Mutex
+	wg     sync.WaitGroup
+	closed bool
 }
 
 // New is the consumer of p's blocks whose early-stop rule pauses; nil when none has one.
@@ -95,7 +99,7 @@ func New(p *plan.Plan, o Options) (*Rounds, error) {
 		if !b.IsBlock() || b.EarlyStop == nil || !b.EarlyStop.Pauses() {
 			continue
 		}
-		blk, err := newBlock(b, o, r.say)
+		blk, err := newBlock(b, o, r.notes.Say)
 		if err != nil {
 			return nil, err
 		}
@@ -114,15 +118,9 @@ func New(p *plan.Plan, o Options) (*Rounds, error) {
 	return r, nil
 }
 
-// Event takes the metric values, pauses and ends of the blocks' trials.
-func (r *Rounds) Event(ev event.Event, emit func(event.Event)) {
-	r.mu.Lock()
-	lines := r.pending
-	r.pending = nil
-	r.mu.Unlock()
-	for _, l := range lines {
-		emit(event.Event{Kind: event.RunStatus, Line: l})
-	}
+// Event takes the metric values, pauses and ends of the blocks' trials to the blocks'
+// goroutines.
+func (r *Rounds) Event(ev event.Event, _ func(event.Event)) {
 	if ev.Kind == event.RunEnded {
 		r.Close()
 		return
@@ -130,23 +128,13 @@ func (r *Rounds) Event(ev event.Event, emit func(event.Event)) {
 	if ev.Task == nil || ev.Task.EarlyStop == nil {
 		return
 	}
-	blk := r.blocks[ev.Task.EarlyStop]
-	if blk == nil {
-		return
-	}
-	t := blk.trialOf(ev.Task) // a trial of steps reports, pauses and ends in its steps
-	if t == nil {
-		return
-	}
-	switch {
-	case ev.Kind == event.TaskMetric && ev.Metric == blk.cfg.Metric:
-		blk.in.push(note{kind: noteValue, t: t, step: ev.Step, value: ev.Value})
-	case ev.Kind == event.TaskEnded && ev.Paused:
-		blk.in.push(note{kind: notePaused, t: t})
-	case ev.Kind == event.TaskEnded && ev.Final && blk.ends(ev.Task, ev.Status):
-		blk.in.push(note{kind: noteEnded, t: t, status: ev.Status})
+	if blk := r.blocks[ev.Task.EarlyStop]; blk != nil && blk.roster.takes(ev, blk.cfg.Metric) {
+		blk.in.push(ev)
 	}
 }
+
+// Notes are what the blocks say: the stream tells them after each event.
+func (r *Rounds) Notes() *event.Notes { return &r.notes }
 
 // Variant is what trial t runs with now: pbt's values for it, and its lineage so far; t
 // itself and no lineage under any other rule.
@@ -155,16 +143,10 @@ func (r *Rounds) Variant(t *plan.Task) (*plan.Task, []Exploit) {
 		return t, nil
 	}
 	blk := r.blocks[t.EarlyStop]
-	if blk == nil || !blk.has(t) {
+	if blk == nil || !blk.roster.has(t) {
 		return t, nil
 	}
 	return blk.variant(t)
-}
-
-func (r *Rounds) say(line string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.pending = append(r.pending, line)
 }
 
 // Close ends the blocks' goroutines once they have done what they hold, and waits.

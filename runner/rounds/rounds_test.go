@@ -93,12 +93,12 @@ func (s *sweep) start(t *plan.Task) {
 				if s.t != nil {
 					s.t.Logf("%p paused %s at %d", s, t.Name, step)
 				}
-				s.emit(event.Event{Kind: event.TaskEnded, Task: t, Paused: true, Status: results.StatusPaused})
+				s.emit(event.Event{Kind: event.TaskEnded, Task: t, End: event.EndPause, Status: results.StatusPaused})
 				return
 			}
 		}
 		s.ended(t.Name, fmt.Sprintf("ok %.4f", value(run, s.steps)))
-		s.emit(event.Event{Kind: event.TaskEnded, Task: t, Final: true, Status: results.StatusOK})
+		s.emit(event.Event{Kind: event.TaskEnded, Task: t, End: event.EndFinal, Status: results.StatusOK})
 	}()
 }
 
@@ -122,7 +122,7 @@ func (s *sweep) ended(name, how string) {
 
 func (s *sweep) End(t *plan.Task, _ int, status results.Status, reason string) bool {
 	s.ended(t.Name, string(status)+": "+reason)
-	go s.emit(event.Event{Kind: event.TaskEnded, Task: t, Final: true, Status: status})
+	go s.emit(event.Event{Kind: event.TaskEnded, Task: t, End: event.EndFinal, Status: status})
 	return true
 }
 

@@ -27,14 +27,15 @@ type Options struct {
 	Fail func(t *plan.Task, err error)
 }
 
-// Outcome is how an admitted trial's run ended.
+// Outcome is how an admitted trial's run ended: End is the same kind its TaskEnded says.
+// event.EndRequeue sends the trial back to the front of the line, Reason saying why it
+// waits (it ran out of memory and goes again with a larger need); event.EndPause gives
+// it back to its source, which offers it again when it is to resume (from its
+// checkpoint), Reason saying why it paused; event.EndFinal ends it. event.EndNone (the
+// zero Outcome) is a trial that ran no attempt: its source gave it back, or it was
+// skipped. A retry never reaches the scheduler: the command retries within its run.
 type Outcome struct {
-	// Requeue sends the trial back to the front of the line, Reason saying why it waits
-	// (it ran out of GPU memory and goes again with a larger need).
-	Requeue bool
-	// Pause gives the trial back to its source, which offers it again when it is to resume
-	// (from its checkpoint); Reason says why it paused.
-	Pause  bool
+	End    event.End
 	Reason string
 }
 
@@ -174,12 +175,12 @@ func anyClosed(cs []<-chan struct{}, stop <-chan struct{}) <-chan struct{} {
 func (s *Scheduler) end(e ended) {
 	s.running--
 	s.release(e.t, len(s.o.Resources))
-	if e.out.Requeue {
+	switch e.out.End {
+	case event.EndRequeue:
 		s.o.Emit(event.Event{Kind: event.TaskWaiting, Task: e.t.Task, Reason: e.out.Reason})
 		s.told[e.t] = e.out.Reason
 		s.line.Front(e.t)
-	}
-	if e.out.Pause {
+	case event.EndPause:
 		s.srcDone = false // its source keeps the paused trial, and may offer it again: ask it
 	}
 }
@@ -272,7 +273,7 @@ func (s *Scheduler) start(ctx context.Context, t *Trial) {
 		var out Outcome
 		if s.src.Start(ctx, t) {
 			out = s.o.Run(ctx, t)
-			if !out.Requeue {
+			if out.End != event.EndRequeue {
 				s.src.Ended(ctx, t, out)
 			}
 		}

@@ -78,9 +78,10 @@ func (r *recorder) options(limit int, res ...Resource) Options {
 			r.running++
 			r.most = max(r.most, r.running)
 			r.attempts[t.Task.Name] = t.Attempt
-			again := r.requeue[t.Task.Name] > 0
-			if again {
+			end := event.EndFinal
+			if r.requeue[t.Task.Name] > 0 {
 				r.requeue[t.Task.Name]--
+				end = event.EndRequeue
 			}
 			r.mu.Unlock()
 			if r.release != nil {
@@ -89,7 +90,7 @@ func (r *recorder) options(limit int, res ...Resource) Options {
 			r.mu.Lock()
 			r.running--
 			r.mu.Unlock()
-			return Outcome{Requeue: again, Reason: "requeued"}
+			return Outcome{End: end, Reason: "requeued"}
 		},
 		Halted: func() (string, bool) { return "", false },
 		Emit: func(ev event.Event) bool {
@@ -273,7 +274,7 @@ func (s *resumes) Start(context.Context, *Trial) bool {
 func (s *resumes) Ended(_ context.Context, t *Trial, out Outcome) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if out.Pause {
+	if out.End == event.EndPause {
 		s.paused = t
 	} else {
 		s.ended++
@@ -298,7 +299,7 @@ func TestPauseGivesTheTrialBackToItsSource(t *testing.T) {
 		out := run(ctx, t)
 		if t.Task.Name == "t1" && !paused {
 			paused = true
-			return Outcome{Pause: true, Reason: "at its rung"}
+			return Outcome{End: event.EndPause, Reason: "at its rung"}
 		}
 		return out
 	}
@@ -334,7 +335,7 @@ func (s *list) Next(context.Context, int) ([]*Trial, bool) {
 func (s *list) Ready() <-chan struct{}             { return s.ready }
 func (s *list) Start(context.Context, *Trial) bool { return true }
 func (s *list) Ended(_ context.Context, t *Trial, out Outcome) {
-	if out.Pause {
+	if out.End == event.EndPause {
 		s.mu.Lock()
 		s.paused = t
 		s.mu.Unlock()
@@ -357,7 +358,7 @@ func TestPauseAsksTheSourceAgain(t *testing.T) {
 	o.Run = func(ctx context.Context, t *Trial) Outcome {
 		out := run(ctx, t)
 		if t.Attempt == 1 {
-			return Outcome{Pause: true, Reason: "at its rung"}
+			return Outcome{End: event.EndPause, Reason: "at its rung"}
 		}
 		return out
 	}

@@ -50,8 +50,8 @@ type Source interface {
 	// Start is called on the trial's goroutine once it was admitted, before it runs; false
 	// gives it back untouched (another runall holds it): it leaves the line, unrun.
 	Start(ctx context.Context, t *Trial) bool
-	// Ended is called on the trial's goroutine once it ran for good, or paused (out.Pause),
-	// not when it goes back to the line. A source may offer a paused trial again from Next.
+	// Ended is called on the trial's goroutine once it ran for good, or paused (out.End is
+	// event.EndPause), not when it goes back to the line (event.EndRequeue). A source may offer a paused trial again from Next.
 	Ended(ctx context.Context, t *Trial, out Outcome)
 }
 

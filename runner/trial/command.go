@@ -18,24 +18,20 @@ import (
 
 // Result is what a command tells its caller.
 type Result struct {
-	ok       bool     // succeeded, or failed with ignore-failure
-	oom      bool     // a room sent it back to the line (out of memory, an MPS fault's bystander), after its trial is released
+	ok bool // succeeded, or failed with ignore-failure
+	// end is how it ended: for good, requeued (a room sent it back to the line: out of
+	// memory, an MPS fault's bystander; it goes again after its trial is released) or
+	// paused at its checkpoint.
+	end      event.End
 	need     uint64   // the need it goes again with
 	why      string   // why it waits again; why it paused
 	Exported []string // variables it exported (sequential tasks)
-	paused   bool     // stopped at its checkpoint, to be resumed (status paused)
 }
 
 // Outcome is what the scheduler is told: a trial a room sent back goes back to the line; a
 // paused one waits to be resumed.
 func (cr Result) Outcome() sched.Outcome {
-	if cr.paused {
-		return sched.Outcome{Pause: true, Reason: cr.why}
-	}
-	if !cr.oom {
-		return sched.Outcome{}
-	}
-	return sched.Outcome{Requeue: true, Reason: cr.why}
+	return sched.Outcome{End: cr.end, Reason: cr.why}
 }
 
 // command is one command task while it runs: the executor's hooks for it. They keep its
@@ -157,7 +153,7 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	if !retry || c.run.life.Halted() {
 		return false
 	}
-	c.run.emit(event.Event{Kind: event.TaskEnded, Task: t, Attempt: attempt, Status: results.StatusFailed,
+	c.run.emit(event.Event{Kind: event.TaskEnded, End: event.EndRetry, Task: t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started),
 		Reason: fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-n, t.Retries)})
 	return true
@@ -182,7 +178,7 @@ func (c *command) decided(attempt int, out proc.Outcome) bool {
 			return true
 		case q != nil:
 			c.requeued(attempt, out, q.Requeues, q.Why)
-			c.next.requeue = &Result{oom: true, need: q.Need, why: q.Reason}
+			c.next.requeue = &Result{end: event.EndRequeue, need: q.Need, why: q.Reason}
 			return true
 		}
 	}
@@ -192,7 +188,7 @@ func (c *command) decided(attempt int, out proc.Outcome) bool {
 // requeued records that a room sent an attempt's trial back to the line (it ran out of GPU
 // or host memory, or was an MPS fault's bystander); reason says which.
 func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason string) {
-	c.run.emit(event.Event{Kind: event.TaskEnded, Requeued: true, Requeues: requeues, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
+	c.run.emit(event.Event{Kind: event.TaskEnded, End: event.EndRequeue, Requeues: requeues, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason})
 }
 
@@ -208,12 +204,12 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) R
 		exported := proc.ExportedChanges(env, out.Exported)
 		c.mask.Learn(exported) // before a later task can print them
 		c.run.finish(t, results.StatusOK, 0, "", d)
-		return Result{ok: true, Exported: exported}
+		return Result{ok: true, end: event.EndFinal, Exported: exported}
 	case stop != 0:
 		cause, _ := c.failureReason(out)
 		c.run.finish(t, results.StatusStopped, out.ExitCode,
 			fmt.Sprintf("%s: runall was stopped by %s", cause, proc.SignalName(stop)), d)
-		return Result{}
+		return Result{end: event.EndFinal}
 	case res.Stop != nil && res.Stop.Status == results.StatusPaused:
 		return c.paused(res, d)
 	case res.Stop != nil:
@@ -223,15 +219,15 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) R
 		if res.Stop.Status == results.StatusFailed {
 			life.Fail(t.StopOnFailure)
 		}
-		return Result{}
+		return Result{end: event.EndFinal}
 	case c.next.halted != "" && life.Halted():
 		// The run stopped requeueing (a failure halted it): a room's bystander is stopped, not failed.
 		c.run.finish(t, results.StatusStopped, out.ExitCode, c.next.halted, d)
-		return Result{}
+		return Result{end: event.EndFinal}
 	case t.IgnoreFailure:
 		cause, _ := c.failureReason(out)
 		c.run.finish(t, results.StatusIgnored, out.ExitCode, cause+" (ignored)", d)
-		return Result{ok: true}
+		return Result{ok: true, end: event.EndFinal}
 	}
 	cause, note := c.failureReason(out)
 	reason := cause + note
@@ -240,7 +236,7 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) R
 	}
 	c.run.finish(t, results.StatusFailed, out.ExitCode, reason, d)
 	life.Fail(t.StopOnFailure)
-	return Result{}
+	return Result{end: event.EndFinal}
 }
 
 // pauseAtEnd reports whether an attempt that ended ok ends as the pause asked of its trial
@@ -270,9 +266,9 @@ func (c *command) paused(res executor.Result, d *event.Detail) Result {
 	if c.turn.kept > 0 {
 		reason = fmt.Sprintf("paused at step %d (its kept checkpoint): %s", c.turn.kept, reason)
 	}
-	c.run.emit(event.Event{Kind: event.TaskEnded, Paused: true, Task: c.t, Attempt: c.turn.now, Status: results.StatusPaused,
+	c.run.emit(event.Event{Kind: event.TaskEnded, End: event.EndPause, Task: c.t, Attempt: c.turn.now, Status: results.StatusPaused,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Detail: d})
-	return Result{paused: true, why: reason}
+	return Result{end: event.EndPause, why: reason}
 }
 
 // failureReason says how an attempt failed: in a room's words where one has them (the

@@ -105,10 +105,10 @@ func (l *Launcher) RunTrial(ctx context.Context, tr *sched.Trial, env []string) 
 			continue
 		}
 		res := l.runCommand(ctx, tr, s, env, true, h)
-		if res.paused {
+		if res.end == event.EndPause {
 			return res.Outcome()
 		}
-		if res.oom {
+		if res.end == event.EndRequeue {
 			// The whole trial goes back to the queue; its finished steps run again.
 			return res.Outcome()
 		}
@@ -123,7 +123,7 @@ func (l *Launcher) RunTrial(ctx context.Context, tr *sched.Trial, env []string) 
 		env = append(env, res.Exported...)
 	}
 	l.o.Uploads.UploadAfter(ctx, t, allOK)
-	return sched.Outcome{}
+	return sched.Outcome{End: event.EndFinal}
 }
 
 // stepSkipReason is why a step of a trial does not start: the run halted, or the trial was
@@ -141,14 +141,14 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	log, err := l.o.Logs.open(t, func(s string) { say(l.o.Life, s) })
 	if err != nil {
 		l.failUnrunnable(t, "cannot open its log file: "+err.Error()) // a failure like any other: exit 1, stop-on-failure
-		return Result{}
+		return Result{end: event.EndFinal}
 	}
 	defer log.Close()
 	run, lineage := l.runnable(tr, t)
 	cmdline, dir, err := l.scripts.prepare(ctx, run)
 	if err != nil {
 		l.failPrepare(t, err) // a failed download, md5 or cwd fails the run too
-		return Result{}
+		return Result{end: event.EndFinal}
 	}
 	c := &command{run: told{life: l.o.Life, rec: &l.record}, mask: l.o.Mask, t: t, rooms: l.o.Rooms.Of(tr, run),
 		log: log, cmd: cmdline, turn: turn{before: l.record.attempts(t)}, h: h}
@@ -185,7 +185,7 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		d.Lineage = resume.lineage
 	}
 	cr := c.conclude(res, env, d)
-	if !cr.paused { // a paused command's uploads wait for its end
+	if cr.end != event.EndPause { // a paused command's uploads wait for its end
 		l.o.Uploads.UploadAfter(ctx, t, res.Outcome.OK())
 	}
 	return cr

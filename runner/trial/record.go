@@ -54,8 +54,8 @@ func (r *record) saw(ev event.Event) {
 		if ev.Detail != nil { // resumed: its starts from a kept checkpoint, this one's included
 			t.resumes = ev.Detail.Resumes
 		}
-	case ev.Kind == event.TaskEnded && (ev.Paused || ev.Final):
-		t.ok = ev.Final && (ev.Status == results.StatusOK || ev.Status == results.StatusIgnored)
+	case ev.Kind == event.TaskEnded && (ev.End == event.EndPause || ev.End == event.EndFinal):
+		t.ok = ev.End == event.EndFinal && (ev.Status == results.StatusOK || ev.Status == results.StatusIgnored)
 		if ev.Detail != nil {
 			t.series, t.resumes = ev.Detail.MetricSeries, ev.Detail.Resumes
 		}
@@ -125,7 +125,7 @@ func tell(life Life, rec *record, ev event.Event) {
 
 // finish ends t for good through life, kept in rec as its final event.
 func finish(life Life, rec *record, t *plan.Task, status results.Status, exitCode int, reason string, d *event.Detail) {
-	rec.saw(event.Event{Kind: event.TaskEnded, Final: true, Task: t, Status: status, Detail: d})
+	rec.saw(event.Event{Kind: event.TaskEnded, End: event.EndFinal, Task: t, Status: status, Detail: d})
 	life.Finish(t, status, exitCode, reason, d)
 }
 

@@ -51,7 +51,7 @@ func (l *fakeLife) Skip(t *plan.Task, reason string) {
 	l.got = append(l.got, event.Event{Kind: event.TaskSkipped, Task: t, Reason: reason})
 }
 func (l *fakeLife) Finish(t *plan.Task, status results.Status, exitCode int, reason string, d *event.Detail) {
-	l.got = append(l.got, event.Event{Kind: event.TaskEnded, Final: true, Task: t, Status: status, ExitCode: exitCode, Reason: reason, Detail: d})
+	l.got = append(l.got, event.Event{Kind: event.TaskEnded, End: event.EndFinal, Task: t, Status: status, ExitCode: exitCode, Reason: reason, Detail: d})
 }
 
 // noMask hides nothing.
@@ -102,7 +102,7 @@ func TestFakeRoomRequeues(t *testing.T) {
 	if c.next.requeue == nil || c.next.requeue.need != 7 || c.next.requeue.why != "waits for 7 fake" {
 		t.Fatalf("command's verdict %+v; want the fake room's requeue", c.next)
 	}
-	if o := c.next.requeue.Outcome(); !o.Requeue || o.Reason != "waits for 7 fake" {
+	if o := c.next.requeue.Outcome(); o.End != event.EndRequeue || o.Reason != "waits for 7 fake" {
 		t.Errorf("scheduler told %+v; want requeued, waits for 7 fake", o)
 	}
 	var start, end *event.Event
@@ -117,7 +117,7 @@ func TestFakeRoomRequeues(t *testing.T) {
 	if start == nil || len(start.Devices) != 1 || start.Devices[0] != "FAKE-0" {
 		t.Errorf("start event %+v; want the fake room's device", start)
 	}
-	if end == nil || !end.Requeued || end.Requeues != 2 || end.Reason != "out of fake room; requeued" || end.Status != results.StatusFailed {
+	if end == nil || end.End != event.EndRequeue || end.Requeues != 2 || end.Reason != "out of fake room; requeued" || end.Status != results.StatusFailed {
 		t.Errorf("end event %+v; want requeued twice, out of fake room", end)
 	}
 	if env := c.rooms[0].Env(nil); len(env) != 1 || env[0] != "FAKE_ROOM=1" {
@@ -134,13 +134,13 @@ func TestFakeRoomFatalAndNote(t *testing.T) {
 		t.Fatalf("retry %v, fatal %v; want no retry, the fake room's error", again, c.next.fatal)
 	}
 	res := c.conclude(executor.Result{Outcome: proc.Outcome{ExitCode: 1}}, nil, &event.Detail{})
-	if res.ok || res.oom {
+	if res.ok || res.end != event.EndFinal {
 		t.Errorf("result %+v; want failed", res)
 	}
 	last := seen.got[len(seen.got)-1]
 	want := "exit code 1; the fake room was full: no fake room can hold it"
-	if !last.Final || last.Reason != want {
-		t.Errorf("final event %q (final %v); want %q", last.Reason, last.Final, want)
+	if last.End != event.EndFinal || last.Reason != want {
+		t.Errorf("final event %q (end %v); want %q", last.Reason, last.End, want)
 	}
 	if !strings.Contains(last.Reason, "fake room was full") {
 		t.Error("the room's note is not in the reason")

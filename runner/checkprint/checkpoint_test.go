@@ -1,9 +1,11 @@
-package plan
+package checkprint
 
 import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/runall/runall/runner/plan"
 )
 
 // TestCheckSaysCheckpointDirectory: check's description of a trial names its checkpoint:
@@ -25,9 +27,9 @@ func TestCheckSaysCheckpointDirectory(t *testing.T) {
 		{"claims", "config:\n  claims: s3://bucket/sweep/\n", "copies kept under the claims prefix s3://bucket/sweep/checkpoints/<trial>/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := mustLoadYAML(t, tc.head+trials, LoadOptions{})
+			p := mustLoadYAML(t, tc.head+trials, plan.LoadOptions{})
 			var b bytes.Buffer
-			p.Describe(&b)
+			Write(&b, p)
 			out := b.String()
 			for _, want := range []string{"checkpoint ckpt/0.1 every 2s\n", "checkpoint ckpt/0.01 every 2s\n",
 				"checkpoints (2 trials): " + tc.where,

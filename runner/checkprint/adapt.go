@@ -1,4 +1,4 @@
-package plan
+package checkprint
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/metric"
+	"github.com/runall/runall/runner/plan"
 )
 
 // What check prints of the keys of sweeps that adapt.
@@ -23,10 +24,10 @@ func describeFormats(f metric.Formats) []string {
 	return out
 }
 
-// DescribeEarlyStop is one line for an early-stop rule; with asha and trials > 0, its budget:
+// EarlyStop is one line for an early-stop rule; with asha and trials > 0, its budget:
 // about how many trials reach each rung and, with max (the trials' length), how many steps
 // they run in all.
-func DescribeEarlyStop(c *earlystop.Config, trials int) string {
+func EarlyStop(c *earlystop.Config, trials int) string {
 	mode := "higher"
 	if c.Mode == "min" {
 		mode = "lower"
@@ -73,7 +74,7 @@ func DescribeEarlyStop(c *earlystop.Config, trials int) string {
 }
 
 // describeSearch says where a search template's trials come from.
-func describeSearch(s *Search) string {
+func describeSearch(s *plan.Search) string {
 	return fmt.Sprintf("search: %s asked of: %s; told with: %s", plural(s.Trials, "trial", "trials"), firstLine(s.Ask), firstLine(s.Tell))
 }
 
@@ -94,18 +95,4 @@ func sameFormats(a, b metric.Formats) bool {
 		}
 	}
 	return true
-}
-
-// TrialCount is how many trials a block runs: its children, a search template counting
-// the trials it asks for.
-func (t *Task) TrialCount() int {
-	n := 0
-	for _, c := range t.Parallel {
-		if c.Search != nil {
-			n += c.Search.Trials
-		} else {
-			n++
-		}
-	}
-	return n
 }

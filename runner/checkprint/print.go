@@ -1,4 +1,4 @@
-package plan
+package checkprint
 
 import (
 	"fmt"
@@ -9,21 +9,22 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/size"
 )
 
-// Describe prints the plan for people: the config, the S3 transfers, then every task in the
+// Write prints the plan for people: the config, the S3 transfers, then every task in the
 // order it runs, numbered, with what it needs and any setting that differs from the default.
 // `runall check` prints it; it reads nothing but the plan.
-func (p *Plan) Describe(w io.Writer) {
+func Write(w io.Writer, p *plan.Plan) {
 	var b strings.Builder
 	b.WriteString(p.File + "\n")
-	p.describeConfig(&b)
-	p.describeS3(&b)
+	describeConfig(&b, p)
+	describeS3(&b, p)
 	setup, blocks := 0, 0
 	for i, t := range p.Tasks {
 		b.WriteString("\n")
-		p.describeTask(&b, t, nil, strconv.Itoa(i+1)+".", "")
+		describeTask(p, &b, t, nil, strconv.Itoa(i+1)+".", "")
 		if t.IsBlock() {
 			blocks++
 		} else {
@@ -60,7 +61,7 @@ func escapeControls(s string) string {
 
 func isEscaped(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }
 
-func (p *Plan) describeConfig(b *strings.Builder) {
+func describeConfig(b *strings.Builder, p *plan.Plan) {
 	c := p.Config
 	opts := []string{fmt.Sprintf("at most %d at once", c.MaxParallel)}
 	if c.StopOnFailure {
@@ -75,7 +76,7 @@ func (p *Plan) describeConfig(b *strings.Builder) {
 		opts = append(opts, "output hidden")
 	}
 	opts = append(opts, "gpu margin "+describeMargin(c.GPUMemoryMargin))
-	if p.hasHostNeeds() {
+	if p.NeedsHost() {
 		opts = append(opts, "memory margin "+describeMargin(c.HostMemoryMargin))
 	}
 	opts = append(opts, plural(c.OOMRetries, "oom retry", "oom retries"))
@@ -100,14 +101,14 @@ func (p *Plan) describeConfig(b *strings.Builder) {
 		fmt.Fprintf(b, "stop when: %s (trials not started yet are skipped)\n", s.Text)
 	}
 	if n := c.Notify; n != nil {
-		fmt.Fprintf(b, "notify: POST the results to %s\n", RedactURL(n.URL))
+		fmt.Fprintf(b, "notify: POST the results to %s\n", plan.RedactURL(n.URL))
 	}
 	for _, f := range describeFormats(c.MetricFormats) {
 		fmt.Fprintf(b, "%s\n", f)
 	}
 }
 
-func (p *Plan) describeS3(b *strings.Builder) {
+func describeS3(b *strings.Builder, p *plan.Plan) {
 	s := p.S3
 	if s == nil {
 		return
@@ -134,7 +135,7 @@ func (p *Plan) describeS3(b *strings.Builder) {
 
 // describeTask prints one task as "number name", then its details under the name. Tags and
 // env shown on the parent are not repeated on its children.
-func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent string) {
+func describeTask(p *plan.Plan, b *strings.Builder, t, parent *plan.Task, number, indent string) {
 	name, _, multiline := strings.Cut(t.Name, "\n")
 	if multiline {
 		name += " ..."
@@ -159,12 +160,12 @@ func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent 
 	}
 	if t.IsBlock() {
 		started := ""
-		if t.Order == OrderShuffled {
+		if t.Order == plan.OrderShuffled {
 			started = ", started in a shuffled order (order: shuffled)"
 		}
 		fmt.Fprintf(b, "%sparallel: %s, at most %d at once%s\n", in, plural(t.TrialCount(), "trial", "trials"), p.Config.MaxParallel, started)
 		if t.EarlyStop != nil {
-			fmt.Fprintf(b, "%s%s\n", in, DescribeEarlyStop(t.EarlyStop, t.TrialCount()))
+			fmt.Fprintf(b, "%s%s\n", in, EarlyStop(t.EarlyStop, t.TrialCount()))
 		}
 		if kept := describeCheckpoints(p, t); kept != "" {
 			fmt.Fprintf(b, "%s%s\n", in, kept)
@@ -173,7 +174,7 @@ func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent 
 	if t.Search != nil {
 		fmt.Fprintf(b, "%s%s\n", in, describeSearch(t.Search))
 	}
-	if attrs := p.taskAttrs(t, parent); len(attrs) > 0 {
+	if attrs := taskAttrs(p, t, parent); len(attrs) > 0 {
 		fmt.Fprintf(b, "%s%s\n", in, strings.Join(attrs, ", "))
 	}
 	for _, u := range t.Upload {
@@ -181,15 +182,15 @@ func (p *Plan) describeTask(b *strings.Builder, t, parent *Task, number, indent 
 	}
 	prefix := strings.TrimSuffix(number, ".")
 	for i, c := range t.Parallel {
-		p.describeTask(b, c, t, fmt.Sprintf("%s.%d", prefix, i+1), in)
+		describeTask(p, b, c, t, fmt.Sprintf("%s.%d", prefix, i+1), in)
 	}
 	for i, s := range t.Steps {
-		p.describeTask(b, s, t, fmt.Sprintf("%s.%d", prefix, i+1), in)
+		describeTask(p, b, s, t, fmt.Sprintf("%s.%d", prefix, i+1), in)
 	}
 }
 
 // describeGPU is a trial's GPU need as check prints it: "gpu 7.0 GiB x1 capped threads 50%".
-func describeGPU(g *GPUSpec) string {
+func describeGPU(g *plan.GPUSpec) string {
 	need := "gpu auto"
 	if !g.Auto {
 		need = "gpu " + size.Format(g.Memory)
@@ -207,7 +208,7 @@ func describeGPU(g *GPUSpec) string {
 }
 
 // taskAttrs lists what a task needs and the settings where it differs from the config.
-func (p *Plan) taskAttrs(t, parent *Task) []string {
+func taskAttrs(p *plan.Plan, t, parent *plan.Task) []string {
 	c := p.Config
 	var attrs []string
 	if g := t.GPU; g != nil {
@@ -258,9 +259,9 @@ func (p *Plan) taskAttrs(t, parent *Task) []string {
 }
 
 // inheritedAttrs lists the tags and env names a task adds to its parent's.
-func inheritedAttrs(t, parent *Task) []string {
+func inheritedAttrs(t, parent *plan.Task) []string {
 	var parentTags []string
-	var parentEnv []EnvVar
+	var parentEnv []plan.EnvVar
 	if parent != nil {
 		parentTags, parentEnv = parent.Tags, parent.Env
 	}
@@ -285,7 +286,7 @@ func inheritedAttrs(t, parent *Task) []string {
 	return attrs
 }
 
-func describeTransfer(verb string, t Transfer) string {
+func describeTransfer(verb string, t plan.Transfer) string {
 	s := fmt.Sprintf("%s %s -> %s", verb, t.From, t.To)
 	var opts []string
 	if t.Extract {
@@ -309,7 +310,7 @@ func describeTransfer(verb string, t Transfer) string {
 	return s
 }
 
-func describeMargin(m Margin) string {
+func describeMargin(m plan.Margin) string {
 	pct := strconv.FormatFloat(m.Fraction*100, 'f', -1, 64) + "%"
 	switch {
 	case m.Fraction > 0 && m.Bytes > 0:

@@ -1,4 +1,4 @@
-package plan
+package taskfile
 
 import (
 	"errors"
@@ -23,9 +23,19 @@ type includer struct {
 	fileOf   map[*yaml.Node]string // nodes read from included files → the path as written
 	files    []string              // every file read, the task file first: orders problems
 	stack    []string              // absolute paths of the files being spliced, to find cycles
-	d        *nodeDecoder          // problems at nodes
+	d        *Decoder              // problems at nodes
 	problems []Problem             // problems with no node: syntax errors in included files
 	loads    int                   // files read so far, bounded by maxIncludeLoads
+}
+
+// Splice expands every $include under root, which was read from the task file (path as
+// given, abs its absolute path); include paths resolve against dir, and fileOf learns the
+// file of each node read from an included file. It returns every file read, the task file
+// first, the problems with no node (syntax errors in included files) and those at a node.
+func Splice(root *yaml.Node, path, abs, dir string, fileOf map[*yaml.Node]string) ([]string, []Problem, NodeProblems) {
+	in := &includer{dir: dir, fileOf: fileOf, files: []string{path}, d: &Decoder{}}
+	in.splice(root, abs)
+	return in.files, in.problems, in.d.Problems
 }
 
 // splice expands every $include under n, which was read from the file at abs.
@@ -101,7 +111,7 @@ func (in *includer) mapping(n *yaml.Node) {
 			continue
 		}
 		if v.Kind != yaml.ScalarNode || isNull(v) {
-			in.d.errorf(v, "$include: want the path of a file, got %s", describeNode(v))
+			in.d.Errorf(v, "$include: want the path of a file, got %s", describeNode(v))
 			continue
 		}
 		root := in.load(v, v.Value)
@@ -109,7 +119,7 @@ func (in *includer) mapping(n *yaml.Node) {
 			continue
 		}
 		if root.Kind != yaml.MappingNode {
-			in.d.errorf(v, "$include %s: the file must hold a mapping (key: value) to be merged here, got %s; use `- $include %s` in a list", v.Value, describeNode(root), v.Value)
+			in.d.Errorf(v, "$include %s: the file must hold a mapping (key: value) to be merged here, got %s; use `- $include %s` in a list", v.Value, describeNode(root), v.Value)
 			continue
 		}
 		included = append(included, root)
@@ -139,12 +149,12 @@ func mergeMapping(dst, src *yaml.Node) {
 			index[k.Value] = len(dst.Content) - 1
 			continue
 		}
-		mine, theirs := dst.Content[j], resolveAlias(v)
-		if resolveAlias(mine).Kind != yaml.MappingNode || theirs.Kind != yaml.MappingNode {
+		mine, theirs := dst.Content[j], ResolveAlias(v)
+		if ResolveAlias(mine).Kind != yaml.MappingNode || theirs.Kind != yaml.MappingNode {
 			continue
 		}
 		if mine.Kind == yaml.AliasNode { // merge into a copy: the anchored mapping is shared
-			c := *resolveAlias(mine)
+			c := *ResolveAlias(mine)
 			c.Content = append([]*yaml.Node(nil), c.Content...)
 			c.Anchor = ""
 			mine = &c
@@ -158,7 +168,7 @@ func mergeMapping(dst, src *yaml.Node) {
 // cannot be read or holds nothing.
 func (in *includer) load(at *yaml.Node, target string) *yaml.Node {
 	if target == "" {
-		in.d.errorf(at, "$include: want the path of a file")
+		in.d.Errorf(at, "$include: want the path of a file")
 		return nil
 	}
 	abs := target
@@ -172,13 +182,13 @@ func (in *includer) load(at *yaml.Node, target string) *yaml.Node {
 			for _, g := range in.stack[i:] {
 				chain = append(chain, in.display(g))
 			}
-			in.d.errorf(at, "$include %s: include cycle: %s -> %s", target, strings.Join(chain, " -> "), target)
+			in.d.Errorf(at, "$include %s: include cycle: %s -> %s", target, strings.Join(chain, " -> "), target)
 			return nil
 		}
 	}
 	if in.loads++; in.loads > maxIncludeLoads {
 		if in.loads == maxIncludeLoads+1 {
-			in.d.errorf(at, "$include %s: more than %d includes in all: files that include each other several times multiply; include each file once", target, maxIncludeLoads)
+			in.d.Errorf(at, "$include %s: more than %d includes in all: files that include each other several times multiply; include each file once", target, maxIncludeLoads)
 		}
 		return nil
 	}
@@ -188,13 +198,13 @@ func (in *includer) load(at *yaml.Node, target string) *yaml.Node {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		in.d.errorf(at, "$include %s: %v (include paths are relative to the working directory)", target, err)
+		in.d.Errorf(at, "$include %s: %v (include paths are relative to the working directory)", target, err)
 		return nil
 	}
 	in.files = append(in.files, target)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		in.problems = append(in.problems, yamlSyntaxProblem(target, data, err))
+		in.problems = append(in.problems, SyntaxProblem(target, data, err))
 		return nil
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
@@ -227,3 +237,7 @@ func recordFile(n *yaml.Node, file string, fileOf map[*yaml.Node]string) {
 		recordFile(c, file, fileOf)
 	}
 }
+
+// maxIncludeLoads bounds how many times $include files are read: files that include one
+// another several times each would otherwise be read exponentially often.
+const maxIncludeLoads = 1000

@@ -1,4 +1,4 @@
-package plan
+package taskfile
 
 import (
 	"strings"
@@ -6,14 +6,14 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// rawDownload and rawUpload are entries of download: and upload: lists. Environment variables
+// DownloadEntry and UploadEntry are entries of download: and upload: lists. Environment variables
 // in from and to stay as written; they are expanded when the transfer runs.
 type (
-	rawDownload struct{ rawTransfer }
-	rawUpload   struct{ rawTransfer }
-	rawTransfer struct {
-		node     *yaml.Node
-		values   map[string]*yaml.Node // the value nodes of from and to, for their problems
+	DownloadEntry struct{ TransferEntry }
+	UploadEntry   struct{ TransferEntry }
+	TransferEntry struct {
+		Node     *yaml.Node
+		Values   map[string]*yaml.Node // the value nodes of from and to, for their problems
 		Transfer Transfer
 	}
 )
@@ -27,37 +27,37 @@ var (
 func decodeTransfers[T any, PT interface {
 	*T
 	UnmarshalYAML(*yaml.Node) error
-}](d *nodeDecoder, p nodePair) []PT {
+}](d *Decoder, p Pair) []PT {
 	var out []PT
 	for _, item := range transferItems(d, p) {
 		t := PT(new(T))
-		d.absorb(t.UnmarshalYAML(item))
+		d.Absorb(t.UnmarshalYAML(item))
 		out = append(out, t)
 	}
 	return out
 }
 
-func transferItems(d *nodeDecoder, p nodePair) []*yaml.Node {
-	if isNull(p.value) {
+func transferItems(d *Decoder, p Pair) []*yaml.Node {
+	if isNull(p.Value) {
 		return nil
 	}
-	if p.value.Kind != yaml.SequenceNode {
-		d.errorf(p.value, "%s: want a list of {from, to} entries, got %s", p.name, describeNode(p.value))
+	if p.Value.Kind != yaml.SequenceNode {
+		d.Errorf(p.Value, "%s: want a list of {from, to} entries, got %s", p.Name, describeNode(p.Value))
 		return nil
 	}
-	return p.value.Content
+	return p.Value.Content
 }
 
 // UnmarshalYAML decodes one download: entry: from an s3:// URL to a local path.
-func (t *rawDownload) UnmarshalYAML(n *yaml.Node) error { return t.decode(n, false) }
+func (t *DownloadEntry) UnmarshalYAML(n *yaml.Node) error { return t.decode(n, false) }
 
 // UnmarshalYAML decodes one upload: entry: from a local path to an s3:// URL.
-func (t *rawUpload) UnmarshalYAML(n *yaml.Node) error { return t.decode(n, true) }
+func (t *UploadEntry) UnmarshalYAML(n *yaml.Node) error { return t.decode(n, true) }
 
 // decode reads one entry of a download: list, or with upload of an upload: list: the keys
 // they share, the keys of their own, and checks that one end is S3 and the other local.
-func (t *rawTransfer) decode(n *yaml.Node, upload bool) error {
-	d := &nodeDecoder{}
+func (t *TransferEntry) decode(n *yaml.Node, upload bool) error {
+	d := &Decoder{}
 	what, where, keys, local, remote := "want a download (a mapping with from: s3://bucket/key and to: path)",
 		"a download", downloadKeys, "to", "from"
 	if upload {
@@ -67,23 +67,23 @@ func (t *rawTransfer) decode(n *yaml.Node, upload bool) error {
 	ps, ok := t.decodeCommon(d, n, what)
 	for _, p := range ps {
 		switch {
-		case p.name == "from" || p.name == "to" || p.name == "exclude":
-		case p.name == "extract" && !upload:
-			if b := d.boolean(p); b != nil {
+		case p.Name == "from" || p.Name == "to" || p.Name == "exclude":
+		case p.Name == "extract" && !upload:
+			if b := d.Boolean(p); b != nil {
 				t.Transfer.Extract = *b
 			}
-		case p.name == "every" && upload:
-			t.Transfer.Every = d.duration(p, "")
-		case p.name == "delete" && upload:
-			if b := d.boolean(p); b != nil {
+		case p.Name == "every" && upload:
+			t.Transfer.Every = d.Duration(p, "")
+		case p.Name == "delete" && upload:
+			if b := d.Boolean(p); b != nil {
 				t.Transfer.Delete = *b
 			}
-		case p.name == "whole-bucket" && upload:
-			if b := d.boolean(p); b != nil {
+		case p.Name == "whole-bucket" && upload:
+			if b := d.Boolean(p); b != nil {
 				t.Transfer.WholeBucket = *b
 			}
 		default:
-			d.unknownKey(p, where, keys)
+			d.UnknownKey(p, where, keys)
 		}
 	}
 	if ok {
@@ -91,49 +91,49 @@ func (t *rawTransfer) decode(n *yaml.Node, upload bool) error {
 		t.checkS3URL(d, remote, ends[remote])
 		t.checkPresent(d, local, ends[local])
 	}
-	return d.err()
+	return d.Err()
 }
 
 // decodeCommon reads from, to and exclude, and returns all the pairs for the caller's own keys.
-func (t *rawTransfer) decodeCommon(d *nodeDecoder, n *yaml.Node, what string) ([]nodePair, bool) {
-	t.node = resolveAlias(n)
-	t.values = map[string]*yaml.Node{}
-	ps, ok := d.pairs(n, what)
+func (t *TransferEntry) decodeCommon(d *Decoder, n *yaml.Node, what string) ([]Pair, bool) {
+	t.Node = ResolveAlias(n)
+	t.Values = map[string]*yaml.Node{}
+	ps, ok := d.Pairs(n, what)
 	for _, p := range ps {
-		t.values[p.name] = p.value
-		switch p.name {
+		t.Values[p.Name] = p.Value
+		switch p.Name {
 		case "from":
-			t.Transfer.From = d.str(p)
+			t.Transfer.From = d.Str(p)
 		case "to":
-			t.Transfer.To = d.str(p)
+			t.Transfer.To = d.Str(p)
 		case "exclude":
-			t.Transfer.Exclude = d.globs(p)
+			t.Transfer.Exclude = d.Globs(p)
 		}
 	}
 	return ps, ok
 }
 
 // at is the node to blame for a problem with key: its value, or the entry when it is missing.
-func (t *rawTransfer) at(key string) *yaml.Node {
-	if n := t.values[key]; n != nil {
+func (t *TransferEntry) At(key string) *yaml.Node {
+	if n := t.Values[key]; n != nil {
 		return n
 	}
-	return t.node
+	return t.Node
 }
 
-func (t *rawTransfer) checkPresent(d *nodeDecoder, key, v string) {
+func (t *TransferEntry) checkPresent(d *Decoder, key, v string) {
 	if strings.TrimSpace(v) == "" {
-		d.errorf(t.at(key), "%s: missing: want a local path", key)
+		d.Errorf(t.At(key), "%s: missing: want a local path", key)
 	}
 }
 
-func (t *rawTransfer) checkS3URL(d *nodeDecoder, key, v string) {
+func (t *TransferEntry) checkS3URL(d *Decoder, key, v string) {
 	rest, ok := strings.CutPrefix(v, "s3://")
 	if bucket, _, _ := strings.Cut(rest, "/"); !ok || bucket == "" {
 		if v == "" {
-			d.errorf(t.at(key), "%s: missing: want an s3://bucket/prefix URL", key)
+			d.Errorf(t.At(key), "%s: missing: want an s3://bucket/prefix URL", key)
 		} else {
-			d.errorf(t.at(key), "%s: want an s3://bucket/prefix URL, got %q", key, v)
+			d.Errorf(t.At(key), "%s: want an s3://bucket/prefix URL, got %q", key, v)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package plan
+package taskfile
 
 import (
 	"fmt"
@@ -26,4 +26,21 @@ func (e *FileError) Error() string {
 		fmt.Fprintf(&b, "%s: %s", p.Pos, p.Msg)
 	}
 	return b.String()
+}
+
+// Pos is a place in a task file.
+type Pos struct {
+	File   string
+	Line   int
+	Column int
+}
+
+func (p Pos) String() string {
+	if p.Line == 0 {
+		return p.File
+	}
+	if p.Column == 0 { // a YAML syntax error knows only its line
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
 }

@@ -1,4 +1,4 @@
-package plan
+package taskfile
 
 import (
 	"fmt"
@@ -58,11 +58,11 @@ var (
 	headerNameRE = lazyre.New("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 )
 
-func decodeCondition(d *nodeDecoder, p nodePair) *Condition {
-	s := d.str(p)
+func decodeCondition(d *Decoder, p Pair) *Condition {
+	s := d.Str(p)
 	m := conditionRE.FindStringSubmatch(s)
 	bad := func(why string) *Condition {
-		d.errorf(p.value, "stop-when: %s: want one metric, one of >= > <= < ==, and a number, such as \"val_accuracy >= 0.9\"", why)
+		d.Errorf(p.Value, "stop-when: %s: want one metric, one of >= > <= < ==, and a number, such as \"val_accuracy >= 0.9\"", why)
 		return nil
 	}
 	if m == nil {
@@ -78,62 +78,62 @@ func decodeCondition(d *nodeDecoder, p nodePair) *Condition {
 	return &Condition{Metric: m[1], Op: m[2], Value: v, Text: strings.TrimSpace(s)}
 }
 
-func decodeNotify(d *nodeDecoder, p nodePair) *Notify {
-	ps, ok := d.pairs(p.value, "notify: want a mapping with url: and optionally headers: and timeout:")
+func decodeNotify(d *Decoder, p Pair) *Notify {
+	ps, ok := d.Pairs(p.Value, "notify: want a mapping with url: and optionally headers: and timeout:")
 	if !ok {
 		return nil
 	}
 	n := &Notify{Timeout: DefaultNotifyTimeout}
 	for _, q := range ps {
-		switch q.name {
+		switch q.Name {
 		case "url":
-			n.URL = d.str(q)
-			checkNotifyURL(d, q.value, n.URL)
+			n.URL = d.Str(q)
+			checkNotifyURL(d, q.Value, n.URL)
 		case "headers":
 			n.Headers = decodeHeaders(d, q)
 		case "timeout":
-			n.Timeout = d.duration(q, "")
+			n.Timeout = d.Duration(q, "")
 		default:
-			d.unknownKey(q, "notify:", notifyKeys)
+			d.UnknownKey(q, "notify:", notifyKeys)
 		}
 	}
 	if n.URL == "" {
-		d.errorf(p.value, "notify: url: missing: want the http(s) address to POST the results to")
+		d.Errorf(p.Value, "notify: url: missing: want the http(s) address to POST the results to")
 	}
 	return n
 }
 
 // checkNotifyURL checks what can be checked before ${VAR}s are expanded: a URL written out
 // must be http(s); one that starts with a variable is checked when the run ends.
-func checkNotifyURL(d *nodeDecoder, n *yaml.Node, s string) {
+func checkNotifyURL(d *Decoder, n *yaml.Node, s string) {
 	if s == "" || strings.HasPrefix(s, "$") {
 		return
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.errorf(n, "notify: url: want an http:// or https:// address, got %s", RedactURL(s))
+		d.Errorf(n, "notify: url: want an http:// or https:// address, got %s", RedactURL(s))
 	}
 }
 
-func decodeHeaders(d *nodeDecoder, p nodePair) []EnvVar {
-	if isNull(p.value) {
+func decodeHeaders(d *Decoder, p Pair) []EnvVar {
+	if isNull(p.Value) {
 		return nil
 	}
-	ps, ok := d.pairs(p.value, "notify: headers: want a mapping of Name: value")
+	ps, ok := d.Pairs(p.Value, "notify: headers: want a mapping of Name: value")
 	if !ok {
 		return nil
 	}
 	var out []EnvVar
 	for _, h := range ps {
-		if !headerNameRE.MatchString(h.name) {
-			d.errorf(h.key, "notify: headers: %q is not an HTTP header name", h.name)
+		if !headerNameRE.MatchString(h.Name) {
+			d.Errorf(h.Key, "notify: headers: %q is not an HTTP header name", h.Name)
 			continue
 		}
-		if h.value.Kind != yaml.ScalarNode || isNull(h.value) {
-			d.errorf(h.value, "notify: headers: %s: want a string, got %s", h.name, describeNode(h.value))
+		if h.Value.Kind != yaml.ScalarNode || isNull(h.Value) {
+			d.Errorf(h.Value, "notify: headers: %s: want a string, got %s", h.Name, describeNode(h.Value))
 			continue
 		}
-		out = append(out, EnvVar{Name: h.name, Value: h.value.Value})
+		out = append(out, EnvVar{Name: h.Name, Value: h.Value.Value})
 	}
 	return out
 }

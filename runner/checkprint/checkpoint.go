@@ -1,18 +1,20 @@
-package plan
+package checkprint
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/runall/runall/runner/plan"
 )
 
 // checkpointAttr is a trial's checkpoint: among its attributes: the directory, and how often
 // it is looked at and how long a pause waits where they are not the defaults.
-func checkpointAttr(c *Checkpoint) string {
+func checkpointAttr(c *plan.Checkpoint) string {
 	s := "checkpoint " + c.Dir
-	if c.Every != 0 && c.Every != DefaultCheckpointEvery {
+	if c.Every != 0 && c.Every != plan.DefaultCheckpointEvery {
 		s += " every " + compactDuration(c.Every)
 	}
-	if c.Wait != 0 && c.Wait != DefaultCheckpointWait {
+	if c.Wait != 0 && c.Wait != plan.DefaultCheckpointWait {
 		s += " wait " + compactDuration(c.Wait)
 	}
 	return s
@@ -23,7 +25,7 @@ func checkpointAttr(c *Checkpoint) string {
 // describeCheckpoints says, once for a block whose trials keep checkpoints, where their
 // copies are kept and what runall does to each trial's directory before an attempt: a
 // newcomer reads it in check before runall touches the directory. "" when none keeps one.
-func describeCheckpoints(p *Plan, block *Task) string {
+func describeCheckpoints(p *plan.Plan, block *plan.Task) string {
 	n := 0
 	for _, t := range block.Parallel {
 		if t.Checkpoint != nil {
@@ -42,7 +44,7 @@ func describeCheckpoints(p *Plan, block *Task) string {
 // checkpointsKept is where a block's trials' copies are kept, as the run decides it: under
 // the claims prefix, else under the S3 upload destination (the trial's own, else the file's
 // first), else in the log directory.
-func checkpointsKept(p *Plan, block *Task) string {
+func checkpointsKept(p *plan.Plan, block *plan.Task) string {
 	const claims = "under the claims prefix, checkpoints/<trial>/"
 	if p.Config.Claims != "" {
 		return "under the claims prefix " + strings.TrimSuffix(p.Config.Claims, "/") + "/checkpoints/<trial>/"
@@ -67,8 +69,8 @@ func checkpointsKept(p *Plan, block *Task) string {
 
 // s3Destination is t's own upload destination in S3, else the file's first; "" when none
 // (runner's s3Destination, which expands ${VAR}s as the trial runs, decides it the same way).
-func s3Destination(p *Plan, t *Task) string {
-	ups := append([]Transfer(nil), t.Upload...)
+func s3Destination(p *plan.Plan, t *plan.Task) string {
+	ups := append([]plan.Transfer(nil), t.Upload...)
 	if p.S3 != nil {
 		ups = append(ups, p.S3.Upload...)
 	}

@@ -1,4 +1,4 @@
-package plan
+package taskfile
 
 import (
 	"bytes"
@@ -13,12 +13,12 @@ import (
 
 var yamlLineRE = lazyre.New(`^yaml: line (\d+): (.*)$`)
 
-// yamlSyntaxProblem places a yaml.v3 parse error. yaml.v3 says only a line, and often the
+// SyntaxProblem places a yaml.v3 parse error. yaml.v3 says only a line, and often the
 // line where the enclosing block began rather than the one with the mistake (a bad key on
 // line 4 of a mapping opened on line 1 says "line 1"). The mistake is where the parser
 // first fails with the same message: the shortest prefix of the file that fails the same
 // way ends there, so a search over prefixes finds its line, then its column.
-func yamlSyntaxProblem(file string, data []byte, err error) Problem {
+func SyntaxProblem(file string, data []byte, err error) Problem {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	reported := 0
 	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {

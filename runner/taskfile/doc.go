@@ -1,0 +1,12 @@
+// Package taskfile is the task file as written: its syntax tree, decoded by hand from
+// yaml.v3's nodes so that every node keeps its line and column. Decoding follows includes
+// ($include, Splice), places YAML's own syntax errors (SyntaxProblem), and reads each key
+// into a typed value (sizes, durations, margins, the config: block with its defaults, an
+// objective, a notify: target) while collecting every mistake at its node, suggesting the
+// nearest key for a typo (Suggest).
+//
+// It knows nothing of the plan: package plan reads the tree (File, its Tasks, its
+// ConfigBlock and S3Block), checks the tasks against where they stand, expands them and
+// builds the plan, adding each problem's file. As go-task's taskfile/ast is to its executor,
+// this is the file's grammar; the plan is its meaning.
+package taskfile
