@@ -8,7 +8,7 @@
 //	──▶ launcher (launch.go: a trial's steps; command.go: one command's hooks) ──▶
 //	executor.Run (retries, timeout, stop) ──▶ lifecycle (lifecycle.go) ──▶ event.Stream
 //	──▶ consumers, in this order (stream.go): the ledger (results), the recorder of the
-//	run's end (results file, report, upload, notify), Prometheus, stop-when, early
+//	run's end (results file, report, upload, notify), Prometheus (runner/prom), stop-when, early
 //	stopping (prune), early stopping that pauses (rounds), gpu-sharing: progress, the
 //	server (--serve), Options.Consumers, the output
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/prom"
 	"github.com/runall/runall/runner/results"
 )
 
@@ -21,7 +22,7 @@ import (
 // host admitter's.
 type memoryWatch struct {
 	life      *lifecycle
-	met       *metrics
+	met       *prom.Metrics
 	byID      map[int]*plan.Task
 	told      map[int]uint64 // trial ID → the memory last told
 	file      *os.File       // the log directory's gpu-samples.jsonl; nil when it cannot be written
@@ -29,7 +30,7 @@ type memoryWatch struct {
 	container containerMemory
 }
 
-func newMemoryWatch(p *plan.Plan, logDir string, life *lifecycle, met *metrics, container hostadmit.Reader) *memoryWatch {
+func newMemoryWatch(p *plan.Plan, logDir string, life *lifecycle, met *prom.Metrics, container hostadmit.Reader) *memoryWatch {
 	w := &memoryWatch{life: life, met: met, byID: tasksByID(p), told: map[int]uint64{}, container: containerMemory{mem: container}}
 	f, err := outfile.OpenAppend(filepath.Join(logDir, results.SamplesFile))
 	if err != nil {
@@ -96,7 +97,7 @@ func (c *containerMemory) read(now time.Time) (hostmem.Memory, bool) {
 const memoryStep = 64 << 20
 
 func (w *memoryWatch) sample(s admit.Sample) {
-	w.met.gpus(s)
+	w.met.GPUs(s)
 	if w.samples != nil {
 		devs := make([]results.SampleDevice, len(s.Devices))
 		used := make([]uint64, len(s.Devices))

@@ -12,6 +12,7 @@ import (
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/prom"
 )
 
 // runDriver is one run: it composes the parts that do the work (the lifecycle stream and its
@@ -23,14 +24,14 @@ type runDriver struct {
 	opts   Options    // with its defaults; RunID set
 	life   *lifecycle // the one stream of events, and the ledger that records it
 	hist   *history.History
-	env    runEnv      // the run's environment and its one S3 client
-	launch *launcher   // runs admitted trials: processes, logs, GPU and host memory
-	s3     *transfers  // nil without S3 transfers in the task file
-	met    *metrics    // nil without a server (--serve)
-	claims *claimer    // nil unless trials are claimed (Options.Claims)
-	rec    *recorder   // writes what the run leaves when it ends
-	out    *outputPump // the outputs' consumer
-	pause  *pauser     // pauses and resumes trials at their checkpoints; nil when none has one
+	env    runEnv        // the run's environment and its one S3 client
+	launch *launcher     // runs admitted trials: processes, logs, GPU and host memory
+	s3     *transfers    // nil without S3 transfers in the task file
+	met    *prom.Metrics // nil without a server (--serve)
+	claims *claimer      // nil unless trials are claimed (Options.Claims)
+	rec    *recorder     // writes what the run leaves when it ends
+	out    *outputPump   // the outputs' consumer
+	pause  *pauser       // pauses and resumes trials at their checkpoints; nil when none has one
 }
 
 // runEnv is what the run's parts start from: its environment and its one S3 client, made
@@ -62,7 +63,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		return nil, err
 	}
 	if opts.Server != nil {
-		r.met = newMetrics(r.plan)
+		r.met = prom.New(r.plan)
 	}
 	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
 	halt := newStopping(opts.Grace)

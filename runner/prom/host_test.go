@@ -1,16 +1,19 @@
-package runner
+package prom
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/runall/runall/hostmem"
+	"github.com/runall/runall/runner/plan"
 )
 
 // TestHostGauges: a plan with memory: serves the container's memory; one without does not.
 func TestHostGauges(t *testing.T) {
-	m := newMetrics(simulatePlan(t, "tasks:\n  - {cmd: 'true', memory: 1GiB}\n"))
-	m.hostSample(hostmem.Memory{Limit: 2 << 30, Limited: true, Used: 1 << 30, OOMKills: 3, HasOOMKills: true})
+	m := New(planOf(t, "tasks:\n  - {cmd: 'true', memory: 1GiB}\n"))
+	m.HostSample(hostmem.Memory{Limit: 2 << 30, Limited: true, Used: 1 << 30, OOMKills: 3, HasOOMKills: true})
 	want := map[string]float64{
 		"runall_host_memory_limit_bytes": 2 << 30, "runall_host_memory_used_bytes": 1 << 30,
 		"runall_host_memory_room_bytes": 1 << 30, "runall_host_oom_kills": 3,
@@ -24,15 +27,15 @@ func TestHostGauges(t *testing.T) {
 			}
 		}
 	}
-	without := newMetrics(simulatePlan(t, "tasks:\n  - {cmd: 'true'}\n"))
-	without.hostSample(hostmem.Memory{Limit: 1})
+	without := New(planOf(t, "tasks:\n  - {cmd: 'true'}\n"))
+	without.HostSample(hostmem.Memory{Limit: 1})
 	if got := hostSeries(t, without); len(got) != 0 {
 		t.Errorf("a plan without memory: serves %v", got)
 	}
 }
 
 // hostSeries is what m's registry serves of the runall_host_* gauges.
-func hostSeries(t *testing.T, m *metrics) map[string]float64 {
+func hostSeries(t *testing.T, m *Metrics) map[string]float64 {
 	t.Helper()
 	fams, err := m.reg.Gather()
 	if err != nil {
@@ -45,4 +48,18 @@ func hostSeries(t *testing.T, m *metrics) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// planOf loads a task file of content.
+func planOf(t *testing.T, content string) *plan.Plan {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -1,4 +1,4 @@
-package runner
+package prom
 
 import (
 	"github.com/prometheus/client_golang/prometheus"

@@ -1,9 +1,11 @@
-package runner
+package prom
 
 import (
+	"net/http"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/runall/runall/hostmem"
 	"github.com/runall/runall/runner/admit"
@@ -12,10 +14,10 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
-// metrics are the Prometheus series runall serves with --serve (/metrics): a consumer of the
+// Metrics are the Prometheus series runall serves with --serve (/metrics): a consumer of the
 // run's events for the task series, and told the GPU samples and S3 transfers. A nil
-// *metrics is valid for those and records nothing, so that call sites need no checks.
-type metrics struct {
+// *Metrics is valid for those and records nothing, so that call sites need no checks.
+type Metrics struct {
 	reg       *prometheus.Registry
 	tasks     *prometheus.GaugeVec // by state
 	gpu       gpuGauges
@@ -37,8 +39,9 @@ type gpuGauges struct {
 	free, reserved, total *prometheus.GaugeVec
 }
 
-func newMetrics(p *plan.Plan) *metrics {
-	m := &metrics{
+// New makes the series of p's tasks: all pending.
+func New(p *plan.Plan) *Metrics {
+	m := &Metrics{
 		reg: prometheus.NewRegistry(), running: map[*plan.Task]bool{},
 		tasks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "runall_tasks", Help: "Command tasks by state: pending, running, ok, failed, ignored, skipped.",
@@ -83,7 +86,7 @@ func newMetrics(p *plan.Plan) *metrics {
 
 // Event keeps the task series by the run's events: running while an attempt runs, then
 // the status a task ends with for good.
-func (m *metrics) Event(ev event.Event, _ func(event.Event)) {
+func (m *Metrics) Event(ev event.Event, _ func(event.Event)) {
 	switch {
 	case ev.Kind == event.TaskStarted:
 		m.running[ev.Task] = true
@@ -101,7 +104,7 @@ func (m *metrics) Event(ev event.Event, _ func(event.Event)) {
 	m.tasks.WithLabelValues(string(results.StatusPending)).Set(float64(max(m.total-len(m.running)-m.done, 0)))
 }
 
-func (m *metrics) finished(ev event.Event) {
+func (m *Metrics) finished(ev event.Event) {
 	s := ev.Status
 	if ev.Kind == event.TaskSkipped {
 		s = results.StatusSkipped
@@ -118,21 +121,23 @@ func (m *metrics) finished(ev event.Event) {
 	m.durations.WithLabelValues(kind, string(s)).Observe(ev.Duration.Seconds())
 }
 
-func (m *metrics) transferred(direction string, files, bytes int64) {
+// Transferred counts the files and bytes an S3 transfer moved in direction ("upload", "download").
+func (m *Metrics) Transferred(direction string, files, bytes int64) {
 	if m != nil {
 		m.s3Files.WithLabelValues(direction).Add(float64(files))
 		m.s3Bytes.WithLabelValues(direction).Add(float64(bytes))
 	}
 }
 
-// hostSample records a measurement of the container's memory.
-func (m *metrics) hostSample(mem hostmem.Memory) {
+// HostSample records a measurement of the container's memory.
+func (m *Metrics) HostSample(mem hostmem.Memory) {
 	if m != nil {
 		m.hostMem.set(mem)
 	}
 }
 
-func (m *metrics) gpus(s admit.Sample) {
+// GPUs records a sample of the GPUs' memory: free, total and reserved, by index and UUID.
+func (m *Metrics) GPUs(s admit.Sample) {
 	if m == nil {
 		return
 	}
@@ -145,4 +150,9 @@ func (m *metrics) gpus(s admit.Sample) {
 			m.gpu.reserved.WithLabelValues(idx, d.UUID).Set(float64(reserved[i]))
 		}
 	}
+}
+
+// Handler serves the series in Prometheus's text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }

@@ -1,4 +1,4 @@
-package runner
+package prom
 
 import (
 	"os"
@@ -23,7 +23,7 @@ func TestPendingGaugeExcludesRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newMetrics(p)
+	m := New(p)
 	state := func() map[string]float64 {
 		fams, err := m.reg.Gather()
 		if err != nil {
