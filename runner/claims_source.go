@@ -9,6 +9,7 @@ import (
 
 	"github.com/runall/runall/claims"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/order"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/sched"
 )
@@ -38,7 +39,7 @@ func (c *claimer) source(b *plan.Task) *claimSource {
 	poll := min(max(c.sweep.Lease()/10, 100*time.Millisecond), time.Second)
 	// Recorded durations differ from Pod to Pod: only an order every runall draws the same
 	// (shuffled, file) is kept here.
-	return &claimSource{c: c, b: b, trials: orderTrials(b, b.Parallel, nil), poll: poll,
+	return &claimSource{c: c, b: b, trials: order.Trials(b, b.Parallel, nil), poll: poll,
 		offered: map[*plan.Task]bool{}, handed: map[*plan.Task]int{}, heldSaid: map[*plan.Task]bool{}}
 }
 

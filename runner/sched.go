@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 
+	"github.com/runall/runall/runner/order"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/sched"
 )
@@ -66,7 +67,7 @@ func (r *runDriver) schedule(ctx context.Context, src sched.Source, limit int, r
 }
 
 // source is where a parallel block's trials come from: the claims queue shared with other
-// runalls, or the block itself in its order (orderTrials), less what earlier runs did.
+// runalls, or the block itself in its order (order.Trials), less what earlier runs did.
 func (r *runDriver) source(ctx context.Context, b *plan.Task) sched.Source {
 	if r.claims != nil {
 		return r.claims.source(b)
@@ -75,7 +76,7 @@ func (r *runDriver) source(ctx context.Context, b *plan.Task) sched.Source {
 		return newSearchSource(r, b, t)
 	}
 	var pending []*plan.Task
-	for _, t := range orderTrials(b, b.Parallel, r.hist) {
+	for _, t := range order.Trials(b, b.Parallel, r.hist) {
 		if reason, skip := r.s3.resumeSkip(ctx, t); skip {
 			r.life.skip(t, reason)
 			continue

@@ -9,6 +9,7 @@ import (
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/history"
+	"github.com/runall/runall/runner/order"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/queue"
 	"github.com/runall/runall/size"
@@ -133,7 +134,7 @@ func (s *simulation) task(t *plan.Task) error {
 // slot is a task's need and duration (in End), before it is placed.
 func (s *simulation) slot(t *plan.Task) (Slot, error) {
 	slot := Slot{Task: t}
-	d, ok := recordedDuration(s.hist, t)
+	d, ok := order.Duration(s.hist, t)
 	if !ok {
 		if s.opts.Guess <= 0 {
 			return slot, fmt.Errorf("%s: no earlier run of this file recorded how long %q takes: pass --duration (a guess for such tasks), or simulate after a run", t.Pos, t.Name)
@@ -251,7 +252,7 @@ func (s *simulation) block(b *plan.Task) error {
 // blockSlots is a block's trials as the simulation places them, in the block's order.
 func (s *simulation) blockSlots(b *plan.Task) ([]Slot, error) {
 	var slots []Slot
-	for _, t := range orderTrials(b, b.Parallel, s.hist) {
+	for _, t := range order.Trials(b, b.Parallel, s.hist) {
 		slot, err := s.slot(t)
 		if err != nil {
 			return nil, err

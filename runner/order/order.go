@@ -1,4 +1,4 @@
-package runner
+package order
 
 import (
 	"cmp"
@@ -10,13 +10,13 @@ import (
 	"github.com/runall/runall/runner/plan"
 )
 
-// orderTrials is the order a block's trials are offered to admission in. With order:
+// Trials is the order a block's trials are offered to admission in. With order:
 // longest-first (the default) the trials earlier runs of the file recorded as longest come
 // first, ties to the larger GPU need: longest-processing-time first, which docs/gpu.md
 // compares with other orders. Durations within sameLength of each other count as a tie, as
 // recorded durations vary from run to run. Trials with no recorded duration go first, in
 // file order, since any of them may be the longest; without history this is file order.
-func orderTrials(b *plan.Task, trials []*plan.Task, hist *history.History) []*plan.Task {
+func Trials(b *plan.Task, trials []*plan.Task, hist *history.History) []*plan.Task {
 	switch {
 	case b.Order == plan.OrderShuffled:
 		return shuffled(trials)
@@ -30,7 +30,7 @@ func orderTrials(b *plan.Task, trials []*plan.Task, hist *history.History) []*pl
 	}
 	ks := make([]keyed, len(trials))
 	for i, t := range trials {
-		d, ok := recordedDuration(hist, t)
+		d, ok := Duration(hist, t)
 		ks[i] = keyed{t, d, ok}
 	}
 	slices.SortStableFunc(ks, func(x, y keyed) int {
@@ -75,9 +75,9 @@ func shuffled(trials []*plan.Task) []*plan.Task {
 	return out
 }
 
-// recordedDuration is how long t took when it last succeeded: its command's time, or the
+// Duration is how long t took when it last succeeded: its command's time, or the
 // sum of its steps' times.
-func recordedDuration(hist *history.History, t *plan.Task) (time.Duration, bool) {
+func Duration(hist *history.History, t *plan.Task) (time.Duration, bool) {
 	if len(t.Steps) == 0 {
 		return hist.Duration(t.Key)
 	}

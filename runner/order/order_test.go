@@ -1,4 +1,4 @@
-package runner
+package order
 
 import (
 	"os"
@@ -58,7 +58,7 @@ func names(ts []*plan.Task) []string {
 
 func TestOrderLongestFirst(t *testing.T) {
 	h, block := orderPlan(t, "")
-	got := names(orderTrials(block, block.Parallel, h))
+	got := names(Trials(block, block.Parallel, h))
 	// e has no recorded duration and may be the longest; then by duration, c before b for
 	// its larger need.
 	if want := []string{"e", "c", "b", "d", "a"}; !slices.Equal(got, want) {
@@ -69,7 +69,7 @@ func TestOrderLongestFirst(t *testing.T) {
 func TestOrderFileKeepsFileOrder(t *testing.T) {
 	for _, how := range []string{"    order: file\n"} {
 		h, block := orderPlan(t, how)
-		if got, want := names(orderTrials(block, block.Parallel, h)), []string{"a", "b", "c", "d", "e"}; !slices.Equal(got, want) {
+		if got, want := names(Trials(block, block.Parallel, h)), []string{"a", "b", "c", "d", "e"}; !slices.Equal(got, want) {
 			t.Errorf("%q: order %v, want file order %v", how, got, want)
 		}
 	}
@@ -87,44 +87,6 @@ func TestOrderConfigFile(t *testing.T) {
 	}
 	if got := p.Tasks[0].Order; got != plan.OrderFile {
 		t.Errorf("block order %q, want the config's file", got)
-	}
-}
-
-// A large trial first in line is overtaken by smaller ones that fit, but at most
-// max-parallel-commands times; then it holds the line until it fits.
-func TestRunBoundedWaiting(t *testing.T) {
-	const limit = 3
-	res, out, err := runFile(t, `
-config: {max-parallel-commands: 3, order: file}
-tasks:
-  - name: sweep
-    parallel-tasks:
-      - name: first
-        gpu-memory: 3GiB
-        cmd: `+fakeAlloc("3GiB", "1s")+`
-      - name: big
-        gpu-memory: 8GiB
-        cmd: `+fakeAlloc("8GiB", "100ms")+`
-      - name: small<replace>
-        gpu-memory: 3GiB
-        cmd: `+fakeAlloc("3GiB", "300ms")+`
-        for-each: [1, 2, 3, 4, 5, 6, 7, 8]
-`, Options{Resources: ResourceOptions{Probe: fakeGPUs(t, 10<<30)}})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	big := byName(res)["big"]
-	overtook := 0
-	for _, r := range res.Tasks {
-		if r.Name != "first" && r.Name != "big" && r.StartedAt.Before(big.StartedAt) {
-			overtook++
-		}
-	}
-	if overtook == 0 || overtook > limit {
-		t.Errorf("big was overtaken %d times, want 1 to %d (a bounded number)\n%s", overtook, limit, out)
-	}
-	if big.PassedOver != overtook {
-		t.Errorf("big's result says it was passed over %d times; %d trials behind it started first", big.PassedOver, overtook)
 	}
 }
 
@@ -166,7 +128,7 @@ func TestAshaOrderShuffled(t *testing.T) {
 	}
 	for _, tc := range tests {
 		a, b := load(tc.config, tc.block, worstFirst), load(tc.config, tc.block, bestFirst)
-		ga, gb := names(orderTrials(a, a.Parallel, history.New(""))), names(orderTrials(b, b.Parallel, history.New("")))
+		ga, gb := names(Trials(a, a.Parallel, history.New(""))), names(Trials(b, b.Parallel, history.New("")))
 		if !tc.want(ga, gb) {
 			t.Errorf("%s: written worst first: %v; best first: %v", tc.name, ga, gb)
 		}
