@@ -1,15 +1,13 @@
-package runner
+package simulate
 
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/runall/runall/gpu"
-	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/plan"
 )
 
@@ -43,7 +41,7 @@ tasks:
         cmd: 'true'
         for-each: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
 `)
-	pred, err := Simulate(p, SimulateOptions{Devices: twoGPUs, Guess: time.Second})
+	pred, err := Predict(p, Options{Devices: twoGPUs, Guess: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +78,7 @@ tasks:
 // Without a recorded duration or a guess, the prediction says what to do.
 func TestSimulateNeedsDurations(t *testing.T) {
 	p := simulatePlan(t, "tasks:\n  - name: train\n    cmd: 'true'\n")
-	_, err := Simulate(p, SimulateOptions{Devices: twoGPUs})
+	_, err := Predict(p, Options{Devices: twoGPUs})
 	if err == nil || !strings.Contains(err.Error(), "--duration") {
 		t.Errorf("err %v, want one that names --duration", err)
 	}
@@ -89,64 +87,8 @@ func TestSimulateNeedsDurations(t *testing.T) {
 // A trial no device can hold is an error, not a prediction that never ends.
 func TestSimulateNeverFits(t *testing.T) {
 	p := simulatePlan(t, "tasks:\n  - name: s\n    parallel-tasks:\n      - {name: big, cmd: 'true', gpu-memory: 40GiB}\n")
-	if _, err := Simulate(p, SimulateOptions{Devices: twoGPUs, Guess: time.Second}); err == nil {
+	if _, err := Predict(p, Options{Devices: twoGPUs, Guess: time.Second}); err == nil {
 		t.Error("a 40 GiB trial on 32 GiB devices was predicted to run")
-	}
-}
-
-// TestSimulatePlacesAsTheAdmitter: check --simulate and the admitter place one workload
-// the same way: every trial the simulation starts at once goes on the same device when the
-// admitter places the trials in the same order, and the ones it holds back wait there too.
-func TestSimulatePlacesAsTheAdmitter(t *testing.T) {
-	p := simulatePlan(t, `
-config: {max-parallel-commands: 8}
-tasks:
-  - name: sweep
-    order: file
-    parallel-tasks:
-      - {name: a, gpu-memory: 10GiB, cmd: 'true'}
-      - {name: b, gpu-memory: 12GiB, cmd: 'true'}
-      - {name: c, gpu-memory: 6GiB, cmd: 'true'}
-      - {name: d, gpu-memory: 8GiB, cmd: 'true'}
-      - {name: e, gpu-memory: 3GiB, cmd: 'true'}
-      - {name: f, gpu-memory: 14GiB, cmd: 'true'}
-      - {name: g, gpu-memory: 2GiB, cmd: 'true'}
-`)
-	sizes := []uint64{32 << 30, 24 << 30}
-	devices := []gpu.Device{{Index: 0, Name: "fake", Total: sizes[0]}, {Index: 1, Name: "fake", Total: sizes[1]}}
-	pred, err := Simulate(p, SimulateOptions{Devices: devices, Guess: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := p.Config.GPUMemoryMargin
-	// The admitter's clock moves on a minute at each look, so that no trial is still being
-	// tied to its processes when the next is placed: the simulation models no launch.
-	clock := time.Now()
-	now := func() time.Time { clock = clock.Add(time.Minute); return clock }
-	a := admit.New(admit.Options{Probe: fakeGPUs(t, sizes...), Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction}, Now: now})
-	simulated := map[string][]int{}
-	for _, s := range pred.Slots {
-		if s.Start == 0 {
-			simulated[s.Task.Name] = s.Devices
-		}
-	}
-	for _, trial := range p.Tasks[0].Parallel {
-		pl, _, err := a.Place(gpuRequest(trial))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, started := simulated[trial.Name]
-		switch {
-		case pl == nil && started:
-			t.Errorf("%s: the simulation starts it on %v, the admitter holds it back", trial.Name, want)
-		case pl != nil && !started:
-			t.Errorf("%s: the admitter places it on %v, the simulation holds it back", trial.Name, pl.Devices)
-		case pl != nil && !slices.Equal(pl.Devices, want):
-			t.Errorf("%s: the admitter places it on %v, the simulation on %v", trial.Name, pl.Devices, want)
-		}
-	}
-	if len(simulated) < 4 || len(simulated) == len(p.Tasks[0].Parallel) {
-		t.Errorf("the simulation started %d of %d at once: the workload should fill the devices and hold some back", len(simulated), len(p.Tasks[0].Parallel))
 	}
 }
 
@@ -163,7 +105,7 @@ tasks:
         cmd: 'true'
         for-each: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
 `)
-	pred, err := Simulate(p, SimulateOptions{Devices: twoGPUs, Guess: time.Second, ReleaseLag: 300 * time.Millisecond})
+	pred, err := Predict(p, Options{Devices: twoGPUs, Guess: time.Second, ReleaseLag: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

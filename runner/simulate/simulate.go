@@ -1,4 +1,4 @@
-package runner
+package simulate
 
 import (
 	"container/heap"
@@ -15,8 +15,8 @@ import (
 	"github.com/runall/runall/size"
 )
 
-// SimulateOptions configures Simulate.
-type SimulateOptions struct {
+// Options configures Predict.
+type Options struct {
 	Devices []gpu.Device  // the GPUs to plan for: their total memory counts, not their use
 	LogDir  string        // where earlier runs recorded durations and learned needs
 	Guess   time.Duration // the duration of a task no earlier run recorded; 0: such a task is an error
@@ -26,7 +26,7 @@ type SimulateOptions struct {
 	// ReleaseLag is how long a trial's GPU memory stays in use after it ended, as a driver
 	// takes a while to free an exited process's memory (ReleaseLag); 0: freed at once.
 	ReleaseLag time.Duration
-	// Compute is how trials sharing a GPU slow each other (simulate_compute.go); the zero
+	// Compute is how trials sharing a GPU slow each other (compute.go); the zero
 	// value: they do not.
 	Compute Compute
 }
@@ -35,14 +35,14 @@ type SimulateOptions struct {
 // exited, on an H100 80GB (driver 580): trials waiting for that memory start that much later.
 const ReleaseLag = time.Second
 
-// Prediction is what a run of a plan would do on the given devices, by Simulate.
+// Prediction is what a run of a plan would do on the given devices, by Predict.
 type Prediction struct {
 	Devices   []gpu.Device
 	Slots     []Slot        // every task, in start order
 	Makespan  time.Duration // from the first start to the last end
 	Peak      []uint64      // the most memory needed at once on each device
 	Notes     []string      // what the prediction assumed
-	HostLimit uint64        // SimulateOptions.HostLimit: 0 when host needs are not modelled
+	HostLimit uint64        // Options.HostLimit: 0 when host needs are not modelled
 	HostPeak  uint64        // the most host memory needed at once
 }
 
@@ -56,14 +56,14 @@ type Slot struct {
 	Guessed    bool // no earlier run recorded its duration: Guess stands in
 }
 
-// Simulate predicts a run of p: setup steps one after another, each parallel block's trials
+// Predict predicts a run of p: setup steps one after another, each parallel block's trials
 // offered in the block's order and started as runall's admission would, from their declared
 // (or learned) needs and the durations earlier runs recorded. It is the admission policy
 // alone, with no overhead and exact durations, and each trial's memory given back
 // o.ReleaseLag after its end, trials sharing a GPU slowed as o.Compute says; the memory a
 // trial reaches over time, others' use of the devices and out-of-memory requeues are not
 // modelled.
-func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
+func Predict(p *plan.Plan, o Options) (*Prediction, error) {
 	hist := history.Load(o.LogDir, p)
 	o.Compute = isolatedCompute(o.Compute, p, len(o.Devices))
 	s := &simulation{plan: p, opts: o, hist: hist, pred: &Prediction{Devices: o.Devices, Peak: make([]uint64, len(o.Devices))}}
@@ -91,7 +91,7 @@ func Simulate(p *plan.Plan, o SimulateOptions) (*Prediction, error) {
 
 type simulation struct {
 	plan   *plan.Plan
-	opts   SimulateOptions
+	opts   Options
 	hist   *history.History
 	pred   *Prediction
 	usable []uint64

@@ -1,4 +1,4 @@
-package runner
+package simulate
 
 import (
 	"strings"
@@ -35,7 +35,7 @@ tasks:
 		{"busy under MPS: 2x, no switching", Compute{Busy: 1, MPS: []bool{true}}, 20*time.Second + 10*time.Second},
 	}
 	for _, tt := range tests {
-		pred, err := Simulate(p, SimulateOptions{Devices: oneGPU, Guess: 10 * time.Second, Compute: tt.compute})
+		pred, err := Predict(p, Options{Devices: oneGPU, Guess: 10 * time.Second, Compute: tt.compute})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package runner
+package simulate
 
 import (
 	"strings"
@@ -24,7 +24,7 @@ tasks:
         cmd: 'true'
 `)
 	// 11 GiB less the 5% margin: three trials of 3 GiB and eval's 1 GiB at once, not four.
-	pred, err := Simulate(p, SimulateOptions{Devices: twoGPUs, Guess: time.Second, HostLimit: 11 << 30})
+	pred, err := Predict(p, Options{Devices: twoGPUs, Guess: time.Second, HostLimit: 11 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,12 +47,12 @@ tasks:
 	}
 
 	// Without a limit to plan for, host needs are not modelled: all eight fit on the GPUs.
-	pred, err = Simulate(p, SimulateOptions{Devices: twoGPUs, Guess: time.Second})
+	pred, err = Predict(p, Options{Devices: twoGPUs, Guess: time.Second})
 	if err != nil || pred.Makespan != time.Second || pred.HostLimit != 0 {
 		t.Errorf("without a limit: makespan %v (%v), want 1s", pred.Makespan, err)
 	}
 
-	_, err = Simulate(p, SimulateOptions{Devices: twoGPUs, Guess: time.Second, HostLimit: 2 << 30})
+	_, err = Predict(p, Options{Devices: twoGPUs, Guess: time.Second, HostLimit: 2 << 30})
 	if err == nil || !strings.Contains(err.Error(), `"t1" needs more host memory than the container's limit: needs 3.0 GiB, the limit is 2.0 GiB`) {
 		t.Errorf("a need beyond the limit: %v", err)
 	}
