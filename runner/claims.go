@@ -12,6 +12,7 @@ import (
 
 	"github.com/runall/runall/claims"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 )
 
@@ -49,7 +50,7 @@ type claimOptions struct {
 	grace   time.Duration
 	logPath func(*plan.Task) string  // a command's log, as the results name it
 	learned func() map[string]uint64 // learned GPU needs, for a trial's record
-	mask    *masker                  // a trial's record passes it (mask_gate.go)
+	mask    *mask.Masker             // a trial's record passes it (runner/mask)
 }
 
 // trialKeys names every trial of the plan in the queue, in plan order, by its identity

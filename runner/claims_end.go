@@ -49,7 +49,7 @@ func (c *claimer) record(ctx context.Context, t *plan.Task) {
 	if failed {
 		part.Status = results.StatusFailed
 	}
-	c.o.mask.all(part) // the results' gate, for the part of them the other runalls read
+	c.o.mask.All(part) // the results' gate, for the part of them the other runalls read
 	body, err := json.Marshal(part)
 	if err == nil {
 		err = tl.lease.Finish(ctx, claims.Record{Failed: failed, Result: body})

@@ -185,7 +185,7 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 	res.Assess()
 	res.Stopped = r.launch.stop.stoppedReason()
 	res.LogErrors = logs.failed.list()
-	r.launch.mask.all(res) // the results' gate: every record of the run is made from them
+	r.launch.mask.All(res) // the results' gate: every record of the run is made from them
 	return res
 }
 

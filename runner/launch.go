@@ -11,6 +11,7 @@ import (
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/framework"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -30,7 +31,7 @@ type launcher struct {
 	halt    *stopping  // the signals' effect on downloads (signals.go)
 	stop    *stopWhen  // met: no new trial starts
 	sync    *transfers // a task's own uploads as it ends
-	mask    *masker
+	mask    *mask.Masker
 	rooms   rooms        // the resources trials are admitted by, and each running trial's room in them
 	ckpts   *checkpoints // trials' checkpoint: directories; nil when no trial sets one
 	fw      framework.Framework

@@ -8,6 +8,7 @@ import (
 	"github.com/runall/runall/hostmem"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -21,7 +22,7 @@ func (c containerReader) Read() (hostmem.Memory, error) { return c.m, nil }
 // beside the GPUs', and alone in a run without GPUs.
 func TestSamplesHoldTheContainer(t *testing.T) {
 	dir := t.TempDir()
-	life := &lifecycle{stream: &event.Stream{}, ledger: newLedger(secretMasker(nil, &plan.Plan{}))}
+	life := &lifecycle{stream: &event.Stream{}, ledger: newLedger(mask.New(nil, &plan.Plan{}, nil))}
 	mem := containerReader{hostmem.Memory{Limit: 64 << 30, Used: 5 << 30}}
 	w := newMemoryWatch(&plan.Plan{}, dir, life, nil, mem)
 	w.sample(admit.Sample{Devices: []gpu.Device{{UUID: "GPU-0", Name: "V100", Total: 32 << 30, Used: 3 << 30}}})

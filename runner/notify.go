@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 )
 
@@ -27,11 +28,11 @@ const notifyRequestTimeout = 10 * time.Second
 type notifier struct {
 	spec  *plan.Notify
 	base  []string // the run's environment, which the URL and headers are expanded in
-	mask  *masker
+	mask  *mask.Masker
 	grace time.Duration
 }
 
-func newNotifier(spec *plan.Notify, base []string, mask *masker, grace time.Duration) *notifier {
+func newNotifier(spec *plan.Notify, base []string, mask *mask.Masker, grace time.Duration) *notifier {
 	if spec == nil {
 		return nil
 	}

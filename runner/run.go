@@ -9,6 +9,7 @@ import (
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/history"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -43,12 +44,12 @@ type runEnv struct {
 
 func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	opts = opts.withDefaults()
-	mask := secretMasker(opts.Environ, p)
-	maskNames(p, mask)
+	masker := mask.New(opts.Environ, p, notifySecrets(opts.Environ, p))
+	masker.Tasks(p)
 	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts}
 	logDir := opts.runDir()
-	r.life = newLifecycle(mask)
-	r.life.stream.Gate(mask.event)
+	r.life = newLifecycle(masker)
+	r.life.stream.Gate(masker.Event)
 	if err := makeLogDir(opts.Record.LogDir, opts.Record.RunID); err != nil {
 		return nil, err
 	}
@@ -68,14 +69,14 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
 	halt := newStopping(opts.Grace)
 	conn := newS3Conn(r.plan, base)
-	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, mask: mask, conn: conn, base: base,
+	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, mask: masker, conn: conn, base: base,
 		dir: p.Dir, runID: opts.Record.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
 		show: transferShow{live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery},
 		stop: transferStop{halt: halt, grace: opts.Grace, stopped: r.life.stopped}})
 	r.launch = &launcher{life: r.life, logs: logs,
 		procs:   processes{table: proc.NewTable(), running: executor.NewRunning(opts.Grace), grace: opts.Grace},
 		scripts: &scripts{dir: filepath.Join(logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,
-		stop: newStopWhen(r.plan), sync: r.s3, mask: mask,
+		stop: newStopWhen(r.plan), sync: r.s3, mask: masker,
 		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
 	r.env = runEnv{base: base, s3: conn}
 	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, conn: conn, claims: opts.Claims.Prefix,
@@ -91,7 +92,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		gpu.share = newGPUSharing(r.plan, r.hist, r.pause)
 	}
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
-		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
+		notify: newNotifier(p.Config.Notify, base, masker, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
 	return r, nil
 }
 

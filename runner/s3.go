@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/prom"
 	"github.com/runall/runall/s3sync"
@@ -36,7 +37,7 @@ type transfers struct {
 type transferOptions struct {
 	life   *lifecycle
 	met    *prom.Metrics
-	mask   *masker
+	mask   *mask.Masker
 	conn   *s3Conn             // the run's one S3 client
 	base   []string            // the run's environment (baseEnv)
 	dir    string              // the task file's directory, for relative paths

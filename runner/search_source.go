@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
@@ -24,8 +25,8 @@ import (
 // tells the grace period after it (stopping).
 type searchSource struct {
 	life    *lifecycle
-	stop    *stopWhen // once met, no trial is asked for
-	mask    *masker   // each trial passes it as it is made (mask_gate.go)
+	stop    *stopWhen    // once met, no trial is asked for
+	mask    *mask.Masker // each trial passes it as it is made (runner/mask)
 	halt    *stopping
 	plan    *plan.Plan
 	tmpl    *plan.Task
@@ -139,8 +140,8 @@ func (s *searchSource) trial(tr search.Trial) (*plan.Task, error) {
 	for _, p := range tr.Params {
 		named = append(named, p.Name+"="+p.Value)
 	}
-	s.mask.learn(named)
-	s.mask.task(t)
+	s.mask.Learn(named)
+	s.mask.Task(t)
 	m := &s.trials
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -1,4 +1,4 @@
-package runner
+package mask
 
 import (
 	"reflect"
@@ -7,7 +7,7 @@ import (
 	"github.com/runall/runall/runner/plan"
 )
 
-// The gates every text runall shows passes, masked as it passes (masker.Replace), so that
+// The gates every text runall shows passes, masked as it passes (Masker.Replace), so that
 // masking does not depend on a list of fields someone keeps up to date:
 //
 //   - a task, as it enters the run (from the plan, or a sampler's trial as it is made):
@@ -21,29 +21,29 @@ import (
 //
 // What a command prints is masked as it is read (proc.Masker), before a line is split.
 
-// task masks the names and log paths of t and everything in it.
-func (m *masker) task(t *plan.Task) {
+// Task masks the names and log paths of t and everything in it.
+func (m *Masker) Task(t *plan.Task) {
 	plan.Walk([]*plan.Task{t}, func(t *plan.Task) {
 		t.Name, t.LogPath = m.Replace(t.Name), m.Replace(t.LogPath)
 	})
 }
 
-// event masks ev's texts: the stream's gate.
-func (m *masker) event(ev *event.Event) {
+// Event masks ev's texts: the stream's gate.
+func (m *Masker) Event(ev *event.Event) {
 	ev.Line = m.Replace(ev.Line)
 	ev.Reason = m.Replace(ev.Reason)
 }
 
-// all masks every string *v holds, through pointers, structs, slices and maps (keys too);
+// All masks every string *v holds, through pointers, structs, slices and maps (keys too);
 // bytes (json.RawMessage) and unexported fields are left alone.
-func (m *masker) all(v any) {
+func (m *Masker) All(v any) {
 	if m.empty() {
 		return
 	}
 	m.value(reflect.ValueOf(v))
 }
 
-func (m *masker) value(v reflect.Value) {
+func (m *Masker) value(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if !v.IsNil() {
@@ -73,7 +73,7 @@ func (m *masker) value(v reflect.Value) {
 
 // mapValue masks a map's keys and values: each entry is copied out (a map's are not
 // addressable), masked, and put back only when it changed.
-func (m *masker) mapValue(v reflect.Value) {
+func (m *Masker) mapValue(v reflect.Value) {
 	for _, k := range v.MapKeys() {
 		val := reflect.New(v.Type().Elem()).Elem()
 		val.Set(v.MapIndex(k))

@@ -1,4 +1,4 @@
-package runner
+package mask
 
 import (
 	"cmp"
@@ -39,11 +39,11 @@ func isSecretName(name string, extra []string) bool {
 	return false
 }
 
-// masker replaces the values of secret variables with "****" in everything runall writes:
+// Masker replaces the values of secret variables with "****" in everything runall writes:
 // output lines, logs, results, task names. A task that prints its environment leaks
 // nothing. It learns the secrets a task exports (a setup step's export WANDB_API_KEY=...)
 // as the run goes. Safe for concurrent use.
-type masker struct {
+type Masker struct {
 	extra []string // config mask:
 
 	mu      sync.RWMutex
@@ -52,11 +52,11 @@ type masker struct {
 	longest int
 }
 
-// secretMasker is a masker of the secrets in environ and the task file: variables with
-// secret names, task env: values, and notify's.
+// New is a Masker of the secrets in environ and the task file (variables with secret names,
+// task env: values) and of also, the secrets found elsewhere (notify's: notify.Secrets).
 // Values shorter than 4 bytes are left alone: masking "1" or "yes" would garble every line.
-func secretMasker(environ []string, p *plan.Plan) *masker {
-	m := &masker{extra: p.Config.Mask}
+func New(environ []string, p *plan.Plan, also []string) *Masker {
+	m := &Masker{extra: p.Config.Mask}
 	var values []string
 	for _, kv := range environ {
 		if v, ok := m.secretOf(kv); ok {
@@ -75,13 +75,13 @@ func secretMasker(environ []string, p *plan.Plan) *masker {
 			}
 		}
 	})
-	values = append(values, notifySecrets(environ, p)...)
+	values = append(values, also...)
 	m.add(values)
 	return m
 }
 
 // secretOf is the value of NAME=value when it is a secret to mask.
-func (m *masker) secretOf(kv string) (string, bool) {
+func (m *Masker) secretOf(kv string) (string, bool) {
 	k, v, _ := strings.Cut(kv, "=")
 	return v, len(v) >= 4 && isSecretName(k, m.extra)
 }
@@ -100,8 +100,8 @@ func assignments(cmd string) []string {
 	return out
 }
 
-// learn adds the secrets among exported NAME=value pairs.
-func (m *masker) learn(exported []string) {
+// Learn adds the secrets among exported NAME=value pairs.
+func (m *Masker) Learn(exported []string) {
 	var values []string
 	for _, kv := range exported {
 		if v, ok := m.secretOf(kv); ok {
@@ -113,7 +113,7 @@ func (m *masker) learn(exported []string) {
 	}
 }
 
-func (m *masker) add(values []string) {
+func (m *Masker) add(values []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	values = append(slices.Clone(m.values), values...)
@@ -132,7 +132,7 @@ func (m *masker) add(values []string) {
 }
 
 // Replace masks the secrets in s.
-func (m *masker) Replace(s string) string {
+func (m *Masker) Replace(s string) string {
 	m.mu.RLock()
 	r := m.r
 	m.mu.RUnlock()
@@ -141,22 +141,22 @@ func (m *masker) Replace(s string) string {
 
 // Longest is the length in bytes of the longest secret, so that a line split for its
 // length is masked across the split (proc.Masker).
-func (m *masker) Longest() int {
+func (m *Masker) Longest() int {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.longest
 }
 
-// maskNames has every task of the plan pass the task gate (mask_gate.go): a name taken from
-// a command or from $1 may hold a token.
-func maskNames(p *plan.Plan, m *masker) {
+// Tasks has every task of the plan pass the task gate (gate.go): a name taken from a
+// command or from $1 may hold a token.
+func (m *Masker) Tasks(p *plan.Plan) {
 	for _, t := range p.Tasks {
-		m.task(t)
+		m.Task(t)
 	}
 }
 
 // empty reports whether there is no secret to mask.
-func (m *masker) empty() bool {
+func (m *Masker) empty() bool {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return len(m.values) == 0

@@ -1,4 +1,4 @@
-package runner
+package mask
 
 import (
 	"testing"
@@ -45,7 +45,7 @@ func TestSecretMasker(t *testing.T) {
 	p := &plan.Plan{Config: plan.DefaultConfig()}
 	p.Config.Mask = []string{"COMET_KEY"}
 	p.Tasks = []*plan.Task{{Name: "t", Cmd: "true", Env: []plan.EnvVar{{Name: "HF_TOKEN", Value: "hf_task_value"}}}}
-	m := secretMasker([]string{"WANDB_API_KEY=wandb-value", "COMET_KEY=comet-value", "SORT_KEY=sort-value", "X=abc"}, p)
+	m := New([]string{"WANDB_API_KEY=wandb-value", "COMET_KEY=comet-value", "SORT_KEY=sort-value", "X=abc"}, p, nil)
 	got := m.Replace("wandb-value comet-value hf_task_value sort-value abc")
 	if want := "**** **** **** sort-value abc"; got != want {
 		t.Errorf("masked %q, want %q", got, want)
