@@ -10,6 +10,7 @@ import (
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/mask"
+	"github.com/runall/runall/runner/notify"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -44,7 +45,7 @@ type runEnv struct {
 
 func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	opts = opts.withDefaults()
-	masker := mask.New(opts.Environ, p, notifySecrets(opts.Environ, p))
+	masker := mask.New(opts.Environ, p, notify.Secrets(opts.Environ, p.Config.Notify))
 	masker.Tasks(p)
 	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts}
 	logDir := opts.runDir()
@@ -92,7 +93,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		gpu.share = newGPUSharing(r.plan, r.hist, r.pause)
 	}
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
-		notify: newNotifier(p.Config.Notify, base, masker, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
+		notify: notify.New(p.Config.Notify, base, masker, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
 	return r, nil
 }
 

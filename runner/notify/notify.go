@@ -1,4 +1,4 @@
-package runner
+package notify
 
 import (
 	"bytes"
@@ -12,43 +12,47 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/event"
-	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/proc"
 )
 
-// config notify: the results JSON is POSTed when the run ends, whatever its status, retried
-// with backoff for a bounded time. A notification that fails is reported and changes
-// nothing else: the exit code is the tasks'.
+// requestTimeout bounds one attempt; notify.timeout bounds them all.
+const requestTimeout = 10 * time.Second
 
-// notifyRequestTimeout bounds one attempt; notify.timeout bounds them all.
-const notifyRequestTimeout = 10 * time.Second
+// Masker masks the secrets in a text (mask.Masker): what is said of a failure passes it.
+type Masker interface {
+	Replace(s string) string
+}
 
-// notifier POSTs the results to config notify's URL; a nil *notifier (no notify:) sends
+// Notifier POSTs the results to config notify's URL; a nil *Notifier (no notify:) sends
 // nothing.
-type notifier struct {
+type Notifier struct {
 	spec  *plan.Notify
 	base  []string // the run's environment, which the URL and headers are expanded in
-	mask  *mask.Masker
+	mask  Masker
 	grace time.Duration
 }
 
-func newNotifier(spec *plan.Notify, base []string, mask *mask.Masker, grace time.Duration) *notifier {
+// New is the notifier of spec (nil: none), its URL and headers expanded in base; after a
+// signal it keeps within grace.
+func New(spec *plan.Notify, base []string, mask Masker, grace time.Duration) *Notifier {
 	if spec == nil {
 		return nil
 	}
-	return &notifier{spec: spec, base: base, mask: mask, grace: grace}
+	return &Notifier{spec: spec, base: base, mask: mask, grace: grace}
 }
 
-// send POSTs body. After a signal it keeps within the grace period, which is what the
+// Send POSTs body, saying how it went through emit (a RunStatus line). After a signal it keeps within the grace period, which is what the
 // container's stop leaves runall.
-func (nt *notifier) send(body []byte, interrupted bool, emit func(event.Event)) {
+func (nt *Notifier) Send(body []byte, interrupted bool, emit func(event.Event)) {
 	if nt == nil {
 		return
 	}
 	n := nt.spec
 	say := func(line string) { emit(event.Event{Kind: event.RunStatus, Line: line}) }
-	lookup := getenv(nt.base)
-	target, err := expandStrict(n.URL, nt.base)
+	lookup := func(name string) string { v, _ := proc.Lookup(nt.base, name); return v }
+	// An unset or empty variable is an error, never an empty part of the address.
+	target, err := plan.ExpandStrict(n.URL, func(name string) (string, bool) { return proc.Lookup(nt.base, name) })
 	if err != nil {
 		say(fmt.Sprintf("notify: url: %v: not sent", err))
 		return
@@ -106,7 +110,7 @@ func (e *permanentError) Error() string {
 
 // postOnce makes one attempt. Its errors never hold the URL, which may carry a token.
 func postOnce(ctx context.Context, client *http.Client, target string, headers []plan.EnvVar, lookup func(string) string, body []byte) (int, error) {
-	rctx, cancel := context.WithTimeout(ctx, notifyRequestTimeout)
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil { // its text would repeat the URL

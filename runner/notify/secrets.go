@@ -1,4 +1,4 @@
-package runner
+package notify
 
 import (
 	"net/url"
@@ -9,13 +9,12 @@ import (
 	"github.com/runall/runall/runner/proc"
 )
 
-// notifySecrets are the values config notify must not show: header values (whole, and
+// Secrets are the values config notify (n; nil: none) must not show, for mask.New: header values (whole, and
 // each word of them, for "Bearer TOKEN") and the variables they name; the URL's password,
 // query values, and the variables it names outside its origin (a token in its path: a
 // variable holding the scheme and host, ${HOOK_URL}/hook, is an address, shown as one); and
 // the whole URL when it holds any of those.
-func notifySecrets(environ []string, p *plan.Plan) []string {
-	n := p.Config.Notify
+func Secrets(environ []string, n *plan.Notify) []string {
 	if n == nil {
 		return nil
 	}
