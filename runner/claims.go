@@ -2,180 +2,55 @@ package runner
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"os"
-	"sync"
-	"time"
+	"syscall"
 
 	"github.com/runall/runall/claims"
-	"github.com/runall/runall/runner/executor"
-	"github.com/runall/runall/runner/mask"
+	"github.com/runall/runall/runner/claimsource"
+	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
 )
 
-// DefaultLease is how long a claim holds without renewal (--lease).
-const DefaultLease = 60 * time.Second
-
-// MinLease is the shortest lease --lease accepts: renewals every third of it must fit
-// in it, with the requests they make.
-const MinLease = time.Second
-
-// claimer is a run's side of a sweep shared through claims (--claims): every runall with
-// the same prefix and task file takes its trials from one queue.
-type claimer struct {
-	sweep *claims.Sweep
-	where string                // the prefix, for messages
-	keys  map[*plan.Task]string // each trial's key in the queue
-	order []string              // the keys in plan order
-
-	leases *heldClaims // the claims this runall holds
-
-	mu     sync.Mutex
-	view   claims.View // the queue as last listed
-	viewAt time.Time   // when
-	failed bool        // a trial of the sweep failed, as its records say (here: the lifecycle's)
-
-	o claimOptions
-}
-
-// claimOptions is what the claims take from the run.
-type claimOptions struct {
-	life    *lifecycle
-	plan    *plan.Plan
-	runID   string
-	running *executor.Running // stops a trial whose claim was lost
-	grace   time.Duration
-	logPath func(*plan.Task) string  // a command's log, as the results name it
-	learned func() map[string]uint64 // learned GPU needs, for a trial's record
-	mask    *mask.Masker             // a trial's record passes it (runner/mask)
-}
-
-// trialKeys names every trial of the plan in the queue, in plan order, by its identity
-// (Task.Key, unique in the plan, as resume markers and history name it), and hashes what
-// decides them: a file whose trials differ in anything that changes what one does (the
-// Key: runner/plan/identity.go) is another sweep.
-func trialKeys(p *plan.Plan) (map[*plan.Task]string, []string, string) {
-	keys := map[*plan.Task]string{}
-	var order []string
-	h := sha256.New()
-	for _, t := range p.Trials() {
-		key := trialKey(t)
-		keys[t] = key
-		order = append(order, key)
-		fmt.Fprintf(h, "%s\x00%s\x00%s\n", key, t.Name, t.Cmd)
-	}
-	return keys, order, hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// openClaims joins the sweep the run takes its trials from: the queue under prefix where
-// (--claims), through store when given, else through the run's S3 client (conn). It reports whether every trial was already done.
-func openClaims(ctx context.Context, store claims.Store, where string, lease time.Duration, conn *s3Conn, o claimOptions) (c *claimer, complete bool, err error) {
+// openClaims joins the sweep the run takes its trials from (claimsource.Open): the queue
+// under opts.Prefix (--claims), through opts.Store when given, else through the run's S3
+// client (conn). It reports whether every trial was already done.
+func openClaims(ctx context.Context, opts ClaimsOptions, conn *s3Conn, o claimsource.Options) (*claimsource.Claimer, bool, error) {
+	store := opts.Store
 	if store == nil {
-		if store, err = claimStoreS3(ctx, conn, where); err != nil {
+		client, err := conn.get(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("claims: %w", err)
+		}
+		if store, err = claims.NewS3(client, opts.Prefix); err != nil {
 			return nil, false, err
 		}
 	}
-	keys, order, hash := trialKeys(o.plan)
-	host, _ := os.Hostname()
-	if lease <= 0 {
-		lease = DefaultLease
-	}
-	store = claims.Timed(store, requestTimeout(lease))
-	sweep, err := joinSweep(ctx, store, where, o.life, claims.Options{
-		Identity: claims.Identity{Hash: hash, File: o.plan.File, Trials: len(order)},
-		Owner:    claims.Owner{Host: host, PID: os.Getpid(), RunID: o.runID},
-		Lease:    lease,
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("claims %s: %w", where, err)
-	}
-	view, err := sweep.Refresh(ctx)
-	if err != nil {
-		return nil, false, fmt.Errorf("claims %s: %w", where, err)
-	}
-	c = &claimer{sweep: sweep, where: where, keys: keys, order: order, o: o,
-		leases: &heldClaims{sweep: sweep, life: o.life, running: o.running, grace: o.grace, held: map[*plan.Task]*trialLease{}}}
-	for _, k := range order {
-		if !view.Done[k] {
-			return c, false, nil
-		}
-	}
-	return c, true, nil
+	o.Lease = opts.Lease
+	return claimsource.Open(ctx, store, opts.Prefix, o)
 }
 
-// requestTimeout bounds each request to the claims store: a third of the lease (a claim is
-// renewed that often), and no less than 10 s, which a store under load may take.
-func requestTimeout(lease time.Duration) time.Duration { return max(lease/3, 10*time.Second) }
-
-// joinSweep joins the sweep, trying again while the store cannot be reached (and saying so,
-// once per different error), until ctx ends: a stop. Another file's sweep, a sweep.json
-// that is not runall's, or another lease than the sweep's is no reason to try again.
-func joinSweep(ctx context.Context, store claims.Store, where string, life *lifecycle, o claims.Options) (*claims.Sweep, error) {
-	said := ""
-	for wait := time.Second; ; wait = min(2*wait, 30*time.Second) {
-		sweep, err := claims.Open(ctx, store, o)
-		if err == nil || errors.Is(err, claims.ErrOtherSweep) || errors.Is(err, claims.ErrLeaseDiffers) || ctx.Err() != nil {
-			return sweep, err
-		}
-		if msg := fmt.Sprintf("claims %s: %v (trying again)", where, err); msg != said {
-			life.say(msg)
-			said = msg
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (stopped while trying)", err)
-		case <-time.After(wait):
-		}
-	}
+// claimsRun is the run as a claims sweep sees it (claimsource.Run): its lifecycle, and each
+// command's log as the results name it.
+type claimsRun struct {
+	life    *lifecycle
+	logPath func(*plan.Task) string
 }
 
-// claimStoreS3 reaches the claims prefix through the run's S3 client.
-func claimStoreS3(ctx context.Context, conn *s3Conn, prefix string) (claims.Store, error) {
-	client, err := conn.get(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("claims: %w", err)
-	}
-	return claims.NewS3(client, prefix)
-}
+func (c claimsRun) Say(line string)                        { c.life.say(line) }
+func (c claimsRun) Emit(ev event.Event)                    { c.life.emit(ev) }
+func (c claimsRun) Skip(t *plan.Task, why string)          { c.life.skip(t, why) }
+func (c claimsRun) SkipAll(tasks []*plan.Task, why string) { c.life.skipAll(tasks, why) }
+func (c claimsRun) Halted() bool                           { return c.life.halted() }
+func (c claimsRun) StoppedBy() syscall.Signal              { return c.life.stoppedBy() }
 
-// refresh lists the queue, and keeps the listing for takenElsewhere.
-func (c *claimer) refresh(ctx context.Context) (claims.View, error) {
-	v, err := c.sweep.Refresh(ctx)
-	if err == nil {
-		c.mu.Lock()
-		c.view, c.viewAt = v, time.Now()
-		c.mu.Unlock()
+// Results is what the ledger holds of trial's commands, each log named as results() names it.
+func (c claimsRun) Results(trial *plan.Task) []results.Task {
+	var ts []results.Task
+	for _, cmd := range trialCommands(trial) {
+		res := c.life.ledger.result(cmd)
+		res.LogFile = c.logPath(cmd)
+		ts = append(ts, res)
 	}
-	return v, err
-}
-
-// refreshStale lists the queue again unless it was listed a moment ago: one listing serves
-// the trials tried at about the same time.
-func (c *claimer) refreshStale(ctx context.Context) {
-	c.refreshOlder(ctx, 250*time.Millisecond)
-}
-
-// refreshOlder lists the queue again when its last listing is older than age.
-func (c *claimer) refreshOlder(ctx context.Context, age time.Duration) {
-	c.mu.Lock()
-	recent := time.Since(c.viewAt) < age
-	c.mu.Unlock()
-	if !recent {
-		_, _ = c.refresh(ctx) // a failure only leaves the older listing
-	}
-}
-
-// takenElsewhere reports whether the last listing shows t done, or claimed by another
-// runall and not stale.
-func (c *claimer) takenElsewhere(t *plan.Task) bool {
-	if c.leases.holds(t) {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	key := c.keys[t]
-	return c.view.Done[key] || c.view.Claimed[key] && !c.sweep.Stale(key)
+	return ts
 }

@@ -3,7 +3,7 @@
 // its own, given what it needs when it is made, with no pointer back to the driver
 // (docs/architecture.md, "Inside the runner package", lists them):
 //
-//	plan ──▶ source (sched.List, claimSource, searchSource) ──▶ sched.Run (waiting line,
+//	plan ──▶ source (sched.List, claimsource.Source, searchSource) ──▶ sched.Run (waiting line,
 //	admission: a slot, then each sched.Resource: host memory, then the GPUs, rooms.go)
 //	──▶ launcher (launch.go: a trial's steps; command.go: one command's hooks) ──▶
 //	executor.Run (retries, timeout, stop) ──▶ lifecycle (lifecycle.go) ──▶ event.Stream
@@ -16,10 +16,17 @@
 // over); it carries no resource: the rooms (rooms.go) keep what they hold for it keyed by
 // the *sched.Trial, the claimer and the pauser by its *plan.Task. Every transition is one event on the run's stream; the
 // ledger learns each result from the events alone. A claims sweep is no consumer: its source
-// (claims_source.go) records a trial as the scheduler tells it the trial ended. A new concern
+// (runner/claimsource) records a trial as the scheduler tells it the trial ended. A new concern
 // is a consumer added in openStream (stream.go), a new source of trials is picked in source
 // (sched.go), a new resource to admit by is a sched.Resource added to rooms (rooms.go). The
 // runner knows no output format, no HTML and no S3 protocol: those are the output, report
 // and s3sync packages, reached through events, Options.Record.Report and the sync engine;
 // it knows nothing of how the scheduler orders its line or how the executor runs a process.
+//
+// The concerns that stand apart from the driver are packages of their own beside it, each
+// importing nothing of this package and given what it needs as values or small interfaces
+// when it is made: runner/claimsource (a --claims sweep's source and held claims, told of
+// the run through claimsource.Run, which claims.go answers), runner/mask (the secrets and
+// their three gates), runner/notify (config notify), runner/prom (the Prometheus series of
+// --serve), runner/order (a block's order of trials) and runner/simulate (check --simulate).
 package runner

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/internal/outfile"
+	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -76,9 +77,9 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 	if r.opts.claiming() {
 		ctx, stop := r.launch.halt.untilStop(ctx) // a stop ends the joining, however long it tries
 		defer stop()
-		c, complete, err := openClaims(ctx, r.opts.Claims.Store, r.opts.Claims.Prefix, r.opts.Claims.Lease, r.env.s3, claimOptions{life: r.life, plan: r.plan,
-			runID: r.opts.Record.RunID, running: r.launch.procs.running, grace: r.opts.Grace, logPath: r.launch.logs.taskLogPath,
-			learned: r.learnedGPU, mask: r.launch.mask})
+		c, complete, err := openClaims(ctx, r.opts.Claims, r.env.s3, claimsource.Options{Run: claimsRun{r.life, r.launch.logs.taskLogPath},
+			Plan: r.plan, RunID: r.opts.Record.RunID, Running: r.launch.procs.running, Grace: r.opts.Grace, Key: trialKey,
+			Learned: r.learnedGPU, Mask: r.launch.mask, Objective: objectiveOf(r.plan), Objectives: objectivesOf(r.plan)})
 		if err != nil {
 			skipAll(err)
 			if r.life.stopped() {
@@ -88,7 +89,7 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 		}
 		r.claims = c
 		if complete {
-			return c.skipComplete(ctx)
+			return c.SkipComplete(ctx)
 		}
 	}
 	if err := r.s3.start(ctx); err != nil {
@@ -100,7 +101,7 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 	}
 	defer r.startAdmission(ctx)()
 	r.runTasks(ctx, r.plan.Tasks, r.env.base)
-	return r.claims.end(ctx)
+	return r.claims.End(ctx)
 }
 
 // startAdmission starts measuring the GPUs and the host's memory, keeping samples of the
@@ -143,7 +144,7 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 	}
 	r.launch.logs.close()
 	_, failed, interrupted := r.life.outcome()
-	failed = failed || r.claims.sweepFailed()
+	failed = failed || r.claims.SweepFailed()
 	switch {
 	case runErr != nil:
 		return res, runErr

@@ -79,12 +79,12 @@ type ResourceOptions struct {
 	HostMemory hostadmit.Reader
 }
 
-// ClaimsOptions share a sweep's trials with other runalls through one queue (claims.go).
+// ClaimsOptions share a sweep's trials with other runalls through one queue (runner/claimsource).
 type ClaimsOptions struct {
 	// Prefix is an s3:// prefix through which runalls with the same task file share one
 	// queue of its trials; "" = every trial runs here.
 	Prefix string
-	Lease  time.Duration // how long a claim holds without renewal (default DefaultLease)
+	Lease  time.Duration // how long a claim holds without renewal (default claimsource.DefaultLease)
 	Store  claims.Store  // the queue's store instead of Prefix's S3 (tests)
 }
 

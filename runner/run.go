@@ -7,6 +7,7 @@ import (
 
 	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/mask"
@@ -26,14 +27,14 @@ type runDriver struct {
 	opts   Options    // with its defaults; RunID set
 	life   *lifecycle // the one stream of events, and the ledger that records it
 	hist   *history.History
-	env    runEnv        // the run's environment and its one S3 client
-	launch *launcher     // runs admitted trials: processes, logs, GPU and host memory
-	s3     *transfers    // nil without S3 transfers in the task file
-	met    *prom.Metrics // nil without a server (--serve)
-	claims *claimer      // nil unless trials are claimed (Options.Claims)
-	rec    *recorder     // writes what the run leaves when it ends
-	out    *outputPump   // the outputs' consumer
-	pause  *pauser       // pauses and resumes trials at their checkpoints; nil when none has one
+	env    runEnv               // the run's environment and its one S3 client
+	launch *launcher            // runs admitted trials: processes, logs, GPU and host memory
+	s3     *transfers           // nil without S3 transfers in the task file
+	met    *prom.Metrics        // nil without a server (--serve)
+	claims *claimsource.Claimer // nil unless trials are claimed (Options.Claims)
+	rec    *recorder            // writes what the run leaves when it ends
+	out    *outputPump          // the outputs' consumer
+	pause  *pauser              // pauses and resumes trials at their checkpoints; nil when none has one
 }
 
 // runEnv is what the run's parts start from: its environment and its one S3 client, made

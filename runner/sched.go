@@ -37,7 +37,7 @@ func (r *runDriver) runTasks(ctx context.Context, tasks []*plan.Task, env []stri
 // the resources allow.
 func (r *runDriver) runBlock(ctx context.Context, b *plan.Task, env []string) {
 	if r.claims != nil {
-		defer r.claims.leases.releaseAll()
+		defer r.claims.ReleaseAll()
 	}
 	src := r.source(ctx, b)
 	wrapped := r.pause.wrap(src)
@@ -70,7 +70,7 @@ func (r *runDriver) schedule(ctx context.Context, src sched.Source, limit int, r
 // runalls, or the block itself in its order (order.Trials), less what earlier runs did.
 func (r *runDriver) source(ctx context.Context, b *plan.Task) sched.Source {
 	if r.claims != nil {
-		return r.claims.source(b)
+		return r.claims.Source(b)
 	}
 	if t := searchChild(b); t != nil {
 		return newSearchSource(r, b, t)

@@ -16,7 +16,7 @@ import (
 // sha, hyperband, pbt), gpu-sharing: progress (the GPU room's gpuSharing), the server
 // (--serve), Options.Consumers (each handed the Stopper or Pauser it asks for) and the
 // output last. A claims sweep is no consumer: its source records each trial as it ends
-// (claims_source.go). To add a consumer, add it here (or pass it in Options.Consumers);
+// (runner/claimsource). To add a consumer, add it here (or pass it in Options.Consumers);
 // neither the scheduler nor the executor changes.
 func (r *runDriver) openStream() {
 	stream := r.life.stream

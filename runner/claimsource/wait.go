@@ -1,4 +1,4 @@
-package runner
+package claimsource
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // sweep's, a renewal dated in the future), once per trial. Without it a runall that waits
 // shows only its count of trials done. One GET per trial; one that fails is tried again at
 // the next poll.
-func (s *claimSource) sayHeld(ctx context.Context, held []*plan.Task) {
+func (s *Source) sayHeld(ctx context.Context, held []*plan.Task) {
 	for _, t := range held {
 		h, err := s.c.sweep.Holder(ctx, s.c.keys[t])
 		if err != nil {
@@ -21,6 +21,6 @@ func (s *claimSource) sayHeld(ctx context.Context, held []*plan.Task) {
 		s.mu.Lock()
 		s.heldSaid[t] = true
 		s.mu.Unlock()
-		s.c.o.life.say(fmt.Sprintf("%s: waiting for it: %s (claims %s)", t.Name, h, s.c.where))
+		s.c.o.Run.Say(fmt.Sprintf("%s: waiting for it: %s (claims %s)", t.Name, h, s.c.where))
 	}
 }

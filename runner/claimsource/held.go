@@ -1,4 +1,4 @@
-package runner
+package claimsource
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // be lost, its trial is stopped wherever it is.
 type heldClaims struct {
 	sweep   *claims.Sweep
-	life    *lifecycle
+	run     Run
 	running *executor.Running // stops a trial whose claim was lost
 	grace   time.Duration
 
@@ -112,7 +112,7 @@ func (c *heldClaims) watch(t *plan.Task, tl *trialLease) {
 	select {
 	case <-tl.done:
 	case <-tl.lease.Lost():
-		c.life.say(fmt.Sprintf("%s: %v: stopping it", t.Name, tl.lease.Err()))
+		c.run.Say(fmt.Sprintf("%s: %v: stopping it", t.Name, tl.lease.Err()))
 		c.running.StopAtStart(t, executor.Stop{Status: results.StatusFailed, Reason: tl.lease.Err().Error()},
 			min(c.grace, c.sweep.Lease()/12))
 	}

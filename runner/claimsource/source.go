@@ -1,4 +1,4 @@
-package runner
+package claimsource
 
 import (
 	"context"
@@ -14,12 +14,12 @@ import (
 	"github.com/runall/runall/runner/sched"
 )
 
-// claimSource is a parallel block's trials as the claims queue hands them out: the ones
+// Source is a parallel block's trials as the claims queue hands them out: the ones
 // nobody holds, again and again, until every trial is done here, elsewhere, or here after
 // its claim expired elsewhere. Waiting for others' trials is what lets a trial whose Pod died
 // be taken over. A trial is claimed as it starts (Start) and recorded as it ends (Ended).
-type claimSource struct {
-	c      *claimer
+type Source struct {
+	c      *Claimer
 	b      *plan.Task
 	trials []*plan.Task  // b's, in the order they are offered: order: shuffled's, else file order
 	poll   time.Duration // how soon a runall that waits on others looks again
@@ -27,32 +27,32 @@ type claimSource struct {
 
 	mu       sync.Mutex
 	offered  map[*plan.Task]bool // lined up or running here
-	heldSaid map[*plan.Task]bool // held elsewhere while this runall waited, and said so (claims_wait.go)
+	heldSaid map[*plan.Task]bool // held elsewhere while this runall waited, and said so (wait.go)
 	handed   map[*plan.Task]int  // paused trials handed back to the sweep: their attempts here
 	tick     chan struct{}       // Ready's, closed at the next poll
 }
 
-// source is b's trials through the claims queue.
-func (c *claimer) source(b *plan.Task) *claimSource {
+// Source is b's trials through the claims queue: the run's sched.Source for the block.
+func (c *Claimer) Source(b *plan.Task) *Source {
 	// How soon a runall that waits on others sees the sweep end, or a claim expire: a second
 	// at most, two LIST requests each time.
 	poll := min(max(c.sweep.Lease()/10, 100*time.Millisecond), time.Second)
 	// Recorded durations differ from Pod to Pod: only an order every runall draws the same
 	// (shuffled, file) is kept here.
-	return &claimSource{c: c, b: b, trials: order.Trials(b, b.Parallel, nil), poll: poll,
+	return &Source{c: c, b: b, trials: order.Trials(b, b.Parallel, nil), poll: poll,
 		offered: map[*plan.Task]bool{}, handed: map[*plan.Task]int{}, heldSaid: map[*plan.Task]bool{}}
 }
 
 // Next lists the queue and offers the trials nobody else holds.
-func (s *claimSource) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
-	c, life := s.c, s.c.o.life
-	if life.halted() || ctx.Err() != nil {
+func (s *Source) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
+	c, life := s.c, s.c.o.Run
+	if life.Halted() || ctx.Err() != nil {
 		return nil, false
 	}
 	view, err := c.refresh(ctx)
 	if err != nil {
 		if msg := "claims: " + err.Error() + " (trying again)"; msg != s.said {
-			life.say(msg)
+			life.Say(msg)
 			s.said = msg
 		}
 		return nil, true
@@ -67,8 +67,8 @@ func (s *claimSource) Next(ctx context.Context, _ int) ([]*sched.Trial, bool) {
 
 // open is what the listing leaves to offer now, the trials this runall waits on while
 // others hold them (when it has nothing of its own to run), and how many are not done.
-func (s *claimSource) open(view claims.View) (open []*sched.Trial, held []*plan.Task, left int) {
-	c, life := s.c, s.c.o.life
+func (s *Source) open(view claims.View) (open []*sched.Trial, held []*plan.Task, left int) {
+	c, life := s.c, s.c.o.Run
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, t := range s.trials {
@@ -79,7 +79,7 @@ func (s *claimSource) open(view claims.View) (open []*sched.Trial, held []*plan.
 				why = "paused here, then resumed and ended by another runall of the sweep (" + c.where + ")"
 				delete(s.handed, t)
 			}
-			life.skip(t, why)
+			life.Skip(t, why)
 			continue
 		}
 		left++
@@ -99,7 +99,7 @@ func (s *claimSource) open(view claims.View) (open []*sched.Trial, held []*plan.
 // Ready is closed at the next poll: others' trials may have ended, started or expired. Asked
 // again before then, it is the same channel, so that a scheduler woken often (by GPU
 // memory readings) still looks at the queue every poll.
-func (s *claimSource) Ready() <-chan struct{} {
+func (s *Source) Ready() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tick == nil {
@@ -116,7 +116,7 @@ func (s *claimSource) Ready() <-chan struct{} {
 }
 
 // Start claims the trial; a trial another runall holds or finished is given back untouched.
-func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
+func (s *Source) Start(ctx context.Context, tr *sched.Trial) bool {
 	c, t := s.c, tr.Task
 	if c.takenElsewhere(t) {
 		s.giveBack(t) // no request for what the last listing says is taken
@@ -126,7 +126,7 @@ func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
 		if errors.Is(err, claims.ErrTaken) {
 			c.refreshStale(ctx) // the block's list is behind: skip what others took since
 		} else if !errors.Is(err, claims.ErrDone) {
-			c.o.life.say(fmt.Sprintf("claims: %s: %v (trying again)", t.Name, err))
+			c.o.Run.Say(fmt.Sprintf("claims: %s: %v (trying again)", t.Name, err))
 		}
 		s.giveBack(t)
 		return false
@@ -135,7 +135,7 @@ func (s *claimSource) Start(ctx context.Context, tr *sched.Trial) bool {
 }
 
 // Ended records the trial's end for the whole sweep.
-func (s *claimSource) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outcome) {
+func (s *Source) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outcome) {
 	s.c.record(ctx, tr.Task)
 	s.mu.Lock()
 	delete(s.handed, tr.Task)
@@ -146,14 +146,14 @@ func (s *claimSource) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outcom
 // HandOver gives paused trial tr back to the sweep as its round resumes it: its claim is
 // released, so that whichever runall of the sweep has room first (this one included) claims
 // it and resumes it from its checkpoint, which is kept under the prefix.
-func (s *claimSource) HandOver(ctx context.Context, tr *sched.Trial) {
+func (s *Source) HandOver(ctx context.Context, tr *sched.Trial) {
 	t := tr.Task
 	s.mu.Lock()
 	s.handed[t] = tr.Attempt
 	s.mu.Unlock()
 	s.c.leases.release(ctx, t)
 	s.giveBack(t) // after the release: until then the listing shows it held here
-	s.c.o.life.emit(event.Event{Kind: event.RunStatus, Task: t,
+	s.c.o.Run.Emit(event.Event{Kind: event.RunStatus, Task: t,
 		Line: t.Name + ": resumed: its claim is given back for whichever runall of the sweep has room first"})
 }
 
@@ -161,7 +161,7 @@ func (s *claimSource) HandOver(ctx context.Context, tr *sched.Trial) {
 // started or finished meanwhile: they leave this runall's line, and are offered again only
 // should that runall's claim expire. The queue is listed for it every ten polls at most
 // (10 s): a runall whose trials wait for room should not list it every second.
-func (s *claimSource) Withdrawn(ctx context.Context, waiting []*sched.Trial) []*sched.Trial {
+func (s *Source) Withdrawn(ctx context.Context, waiting []*sched.Trial) []*sched.Trial {
 	s.c.refreshOlder(ctx, 10*s.poll)
 	var gone []*sched.Trial
 	for _, tr := range waiting {
@@ -173,7 +173,7 @@ func (s *claimSource) Withdrawn(ctx context.Context, waiting []*sched.Trial) []*
 	return gone
 }
 
-func (s *claimSource) giveBack(t *plan.Task) {
+func (s *Source) giveBack(t *plan.Task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.offered, t)

@@ -1,4 +1,4 @@
-package runner
+package claimsource
 
 import (
 	"encoding/json"
@@ -16,6 +16,9 @@ import (
 func TestClaimsMergeRanksTheWholeSweep(t *testing.T) {
 	objs := []plan.Objective{{Metric: "acc", Mode: "max"}, {Metric: "latency", Mode: "min"}}
 	p := &plan.Plan{File: "tasks.yml", Config: plan.Config{Objective: &objs[0], Objectives: objs}}
+	// config objective as the run hands it to the claims (runner's objectiveOf, objectivesOf)
+	o := Options{Plan: p, Objective: &results.Objective{Metric: "acc", Mode: "max"},
+		Objectives: []results.Objective{{Metric: "acc", Mode: "max"}, {Metric: "latency", Mode: "min"}}}
 	// (acc, latency): b and d and e are the first front; a is beaten by e, c by a.
 	values := map[string][2]float64{"a": {0.9, 30}, "b": {0.8, 10}, "c": {0.85, 40}, "d": {0.7, 5}, "e": {0.9, 20}}
 	want := map[string]int{"a": 2, "b": 1, "c": 3, "d": 1, "e": 1}
@@ -24,7 +27,7 @@ func TestClaimsMergeRanksTheWholeSweep(t *testing.T) {
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
 		id++
 		v := values[name]
-		part := &results.Run{RunID: "run-" + name, Status: results.StatusOK, Objective: objectiveOf(p), Objectives: objectivesOf(p),
+		part := &results.Run{RunID: "run-" + name, Status: results.StatusOK, Objective: o.Objective, Objectives: o.Objectives,
 			Tasks: []results.Task{{ID: id, Name: name, Status: results.StatusOK, ParetoRank: 1,
 				Params: map[string]string{"lr": fmt.Sprint(id)}, Metrics: map[string]float64{"acc": v[0], "latency": v[1]}}}}
 		body, err := json.Marshal(part)
@@ -33,7 +36,7 @@ func TestClaimsMergeRanksTheWholeSweep(t *testing.T) {
 		}
 		recs = append(recs, claims.Record{Key: name, Owner: claims.Owner{Host: "pod-" + name, RunID: part.RunID}, Result: body})
 	}
-	merged, err := mergeRecords(p, recs)
+	merged, err := mergeRecords(o, recs)
 	if err != nil {
 		t.Fatal(err)
 	}

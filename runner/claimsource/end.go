@@ -1,4 +1,4 @@
-package runner
+package claimsource
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 
 // record records a claimed trial's end for the whole sweep, unless its claim was lost: then
 // another runall runs it, and this one's outcome is not the sweep's.
-func (c *claimer) record(ctx context.Context, t *plan.Task) {
+func (c *Claimer) record(ctx context.Context, t *plan.Task) {
 	tl := c.leases.get(t)
 	if tl == nil {
 		return
@@ -25,31 +25,28 @@ func (c *claimer) record(ctx context.Context, t *plan.Task) {
 	if tl.lease.Err() != nil {
 		return // its commands were stopped, saying why
 	}
-	p := c.o.plan
-	var ts []results.Task
+	p := c.o.Plan
 	failed, allOK := false, true
-	for _, cmd := range trialCommands(t) {
-		res := c.o.life.ledger.result(cmd)
-		res.LogFile = c.o.logPath(cmd) // as results() names it
-		ts = append(ts, res)
+	ts := c.o.Run.Results(t)
+	for _, res := range ts {
 		failed = failed || res.Status == results.StatusFailed
 		allOK = allOK && (res.Status == results.StatusOK || res.Status == results.StatusIgnored || res.Status == results.StatusPruned)
 	}
-	if sig := c.o.life.stoppedBy(); sig != 0 && !allOK {
+	if sig := c.o.Run.StoppedBy(); sig != 0 && !allOK {
 		// Stopped by SIGTERM/SIGINT (preemption, eviction, kubectl delete): the trial did not
 		// fail for good. Give it back so another runall runs it at once.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		tl.lease.Release(ctx)
-		c.o.life.say(fmt.Sprintf("%s: stopped by %v; its claim is given back for another runall", t.Name, sig))
+		c.o.Run.Say(fmt.Sprintf("%s: stopped by %v; its claim is given back for another runall", t.Name, sig))
 		return
 	}
-	part := &results.Run{File: p.File, RunID: c.o.runID, Status: results.StatusOK, Objective: objectiveOf(p), Objectives: objectivesOf(p), Tasks: ts,
-		LearnedGPUMemory: c.o.learned()}
+	part := &results.Run{File: p.File, RunID: c.o.RunID, Status: results.StatusOK, Objective: c.o.Objective, Objectives: c.o.Objectives, Tasks: ts,
+		LearnedGPUMemory: c.o.Learned()}
 	if failed {
 		part.Status = results.StatusFailed
 	}
-	c.o.mask.All(part) // the results' gate, for the part of them the other runalls read
+	c.o.Mask.All(part) // the results' gate, for the part of them the other runalls read
 	body, err := json.Marshal(part)
 	if err == nil {
 		err = tl.lease.Finish(ctx, claims.Record{Failed: failed, Result: body})
@@ -57,9 +54,9 @@ func (c *claimer) record(ctx context.Context, t *plan.Task) {
 	switch {
 	case err == nil:
 	case errors.Is(err, claims.ErrDone):
-		c.o.life.say(fmt.Sprintf("%s: %v; this run's outcome is not recorded", t.Name, err))
+		c.o.Run.Say(fmt.Sprintf("%s: %v; this run's outcome is not recorded", t.Name, err))
 	default:
-		c.o.life.say(fmt.Sprintf("%s: could not record its end: %v", t.Name, err))
+		c.o.Run.Say(fmt.Sprintf("%s: could not record its end: %v", t.Name, err))
 	}
 	if failed {
 		c.setFailed()
@@ -67,15 +64,15 @@ func (c *claimer) record(ctx context.Context, t *plan.Task) {
 }
 
 // setFailed records that a trial of the sweep failed.
-func (c *claimer) setFailed() {
+func (c *Claimer) setFailed() {
 	c.mu.Lock()
 	c.failed = true
 	c.mu.Unlock()
 }
 
-// sweepFailed reports whether a trial of the sweep failed, as far as this runall knows; a
-// nil *claimer (no claims) knows of none.
-func (c *claimer) sweepFailed() bool {
+// SweepFailed reports whether a trial of the sweep failed, as far as this runall knows; a
+// nil *Claimer (no claims) knows of none.
+func (c *Claimer) SweepFailed() bool {
 	if c == nil {
 		return false
 	}
@@ -84,9 +81,9 @@ func (c *claimer) sweepFailed() bool {
 	return c.failed
 }
 
-// concludeSweep, once every trial is done, reads the sweep's merged results, writing them
+// conclude, once every trial is done, reads the sweep's merged results, writing them
 // under the prefix when no runall did yet; it reports whether a trial failed.
-func (c *claimer) conclude(ctx context.Context) (failed bool, err error) {
+func (c *Claimer) conclude(ctx context.Context) (failed bool, err error) {
 	view, err := c.sweep.Refresh(ctx)
 	if err != nil {
 		return false, err
@@ -106,7 +103,7 @@ func (c *claimer) conclude(ctx context.Context) (failed bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	res, err := mergeRecords(c.o.plan, recs)
+	res, err := mergeRecords(c.o, recs)
 	if err != nil {
 		return false, err
 	}
@@ -117,7 +114,7 @@ func (c *claimer) conclude(ctx context.Context) (failed bool, err error) {
 	if err := c.sweep.WriteResults(ctx, append(b, '\n')); err != nil {
 		return false, err
 	}
-	c.o.life.say("claims: every trial is done; merged results in " + c.where + claims.ResultsKey)
+	c.o.Run.Say("claims: every trial is done; merged results in " + c.where + claims.ResultsKey)
 	return res.Status == results.StatusFailed, nil
 }
 
@@ -125,7 +122,7 @@ func (c *claimer) conclude(ctx context.Context) (failed bool, err error) {
 // the shards of a sweep are: each command as the runall that ran it recorded it (its log
 // file prefixed with that runall's host), each runall's run id, the objective, the best
 // trial and the learned needs. A record that cannot be read is an error that names it.
-func mergeRecords(p *plan.Plan, recs []claims.Record) (*results.Run, error) {
+func mergeRecords(o Options, recs []claims.Record) (*results.Run, error) {
 	var runs []*results.Run
 	for _, rec := range recs {
 		part, err := recordedPart(rec)
@@ -140,9 +137,9 @@ func mergeRecords(p *plan.Plan, recs []claims.Record) (*results.Run, error) {
 		runs = append(runs, part)
 	}
 	merged := results.Merge(runs)
-	merged.File = p.File
+	merged.File = o.Plan.File
 	if merged.Objective == nil {
-		merged.Objective, merged.Objectives = objectiveOf(p), objectivesOf(p)
+		merged.Objective, merged.Objectives = o.Objective, o.Objectives
 		merged.Assess()
 	}
 	return merged, nil
@@ -187,10 +184,10 @@ func latest(a, b time.Time) time.Time {
 	return a
 }
 
-// endClaims concludes the sweep after the run's tasks, and says what claiming cost. A
+// End concludes the sweep after the run's tasks, and says what claiming cost. A
 // sweep that cannot be concluded (a record that cannot be read) fails the run.
-func (c *claimer) end(ctx context.Context) error {
-	if c == nil || c.o.life.halted() {
+func (c *Claimer) End(ctx context.Context) error {
+	if c == nil || c.o.Run.Halted() {
 		return nil
 	}
 	failed, err := c.conclude(ctx)
@@ -201,15 +198,15 @@ func (c *claimer) end(ctx context.Context) error {
 		c.setFailed()
 	}
 	n := c.sweep.Requests()
-	c.o.life.say(fmt.Sprintf("claims: %d requests (%d GET, %d PUT, %d LIST)", n.Total(), n.Get, n.Put, n.List))
+	c.o.Run.Say(fmt.Sprintf("claims: %d requests (%d GET, %d PUT, %d LIST)", n.Total(), n.Get, n.Put, n.List))
 	return err
 }
 
-// skipComplete skips everything when the sweep was already complete: a rerun of a finished
+// SkipComplete skips everything when the sweep was already complete: a rerun of a finished
 // Job does nothing. Merged results that cannot be written fail it.
-func (c *claimer) skipComplete(ctx context.Context) error {
-	life := c.o.life
-	life.skipAll(c.o.plan.Tasks, "not started: every trial of the sweep under "+c.where+" is done")
+func (c *Claimer) SkipComplete(ctx context.Context) error {
+	life := c.o.Run
+	life.SkipAll(c.o.Plan.Tasks, "not started: every trial of the sweep under "+c.where+" is done")
 	// A rerun exits with the sweep's status: 0 when every trial passed. A failed sweep stays
 	// failed, so that a Job's retries do not turn it into a Job that completed.
 	failed, err := c.conclude(ctx)
@@ -218,8 +215,8 @@ func (c *claimer) skipComplete(ctx context.Context) error {
 	}
 	if failed {
 		c.setFailed()
-		life.say("claims: a trial of the sweep failed (see " + c.where + claims.ResultsKey + ")")
+		life.Say("claims: a trial of the sweep failed (see " + c.where + claims.ResultsKey + ")")
 	}
-	life.say("claims: every trial of the sweep under " + c.where + " is done; nothing to do")
+	life.Say("claims: every trial of the sweep under " + c.where + " is done; nothing to do")
 	return nil
 }
