@@ -28,5 +28,6 @@
 // when it is made: runner/claimsource (a --claims sweep's source and held claims, told of
 // the run through claimsource.Run, which claims.go answers), runner/mask (the secrets and
 // their three gates), runner/notify (config notify), runner/prom (the Prometheus series of
-// --serve), runner/order (a block's order of trials) and runner/simulate (check --simulate).
+// --serve), runner/stopwhen (stop-when: a consumer and the gate a trial passes as it
+// starts), runner/order (a block's order of trials) and runner/simulate (check --simulate).
 package runner

@@ -184,7 +184,7 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 	res.LogParams = r.plan.LogParams
 	res.Objective, res.Objectives = objectiveOf(r.plan), objectivesOf(r.plan)
 	res.Assess()
-	res.Stopped = r.launch.stop.stoppedReason()
+	res.Stopped = r.launch.stop.Reason()
 	res.LogErrors = logs.failed.list()
 	r.launch.mask.All(res) // the results' gate: every record of the run is made from them
 	return res
@@ -193,4 +193,24 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// objectivesOf is config objective's list as the results record it: nil with one.
+func objectivesOf(p *plan.Plan) []results.Objective {
+	if len(p.Config.Objectives) < 2 {
+		return nil
+	}
+	out := make([]results.Objective, len(p.Config.Objectives))
+	for i, o := range p.Config.Objectives {
+		out[i] = results.Objective{Metric: o.Metric, Mode: o.Mode}
+	}
+	return out
+}
+
+// objectiveOf is config objective as the results record it (the first of several).
+func objectiveOf(p *plan.Plan) *results.Objective {
+	if o := p.Config.Objective; o != nil {
+		return &results.Objective{Metric: o.Metric, Mode: o.Mode}
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/prom"
+	"github.com/runall/runall/runner/stopwhen"
 )
 
 // runDriver is one run: it composes the parts that do the work (the lifecycle stream and its
@@ -78,7 +79,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	r.launch = &launcher{life: r.life, logs: logs,
 		procs:   processes{table: proc.NewTable(), running: executor.NewRunning(opts.Grace), grace: opts.Grace},
 		scripts: &scripts{dir: filepath.Join(logDir, "scripts"), taskDir: p.Dir, base: base, halt: halt}, halt: halt,
-		stop: newStopWhen(r.plan), sync: r.s3, mask: masker,
+		stop: stopwhen.New(r.plan), sync: r.s3, mask: masker,
 		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
 	r.env = runEnv{base: base, s3: conn}
 	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, conn: conn, claims: opts.Claims.Prefix,

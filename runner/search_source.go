@@ -12,6 +12,7 @@ import (
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/runner/search"
+	"github.com/runall/runall/runner/stopwhen"
 )
 
 // searchSource is the trial source of a block whose child sets search: {ask, tell}: when
@@ -25,8 +26,8 @@ import (
 // tells the grace period after it (stopping).
 type searchSource struct {
 	life    *lifecycle
-	stop    *stopWhen    // once met, no trial is asked for
-	mask    *mask.Masker // each trial passes it as it is made (runner/mask)
+	stop    *stopwhen.Watch // once met, no trial is asked for
+	mask    *mask.Masker    // each trial passes it as it is made (runner/mask)
 	halt    *stopping
 	plan    *plan.Plan
 	tmpl    *plan.Task
@@ -80,7 +81,7 @@ func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool
 	defer a.mu.Unlock()
 	out := a.trials
 	a.trials = nil
-	_, met := s.stop.gate()
+	_, met := s.stop.Gate()
 	stopped := a.failed || met || s.life.halted() || ctx.Err() != nil
 	for !stopped && a.started < s.tmpl.Search.Trials && a.running+len(out) < want && (a.answered || a.started == 0) {
 		if a.ctx == nil {

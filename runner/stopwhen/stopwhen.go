@@ -1,4 +1,4 @@
-package runner
+package stopwhen
 
 import (
 	"fmt"
@@ -10,9 +10,9 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
-// stopWhen carries config stop-when through a run: once a finished trial's metrics meet
-// the condition, the trials not yet started are skipped, and no sampler is asked for more.
-type stopWhen struct {
+// Watch carries config stop-when through a run: once a finished trial's metrics meet the
+// condition, the trials not yet started are skipped, and no sampler is asked for more.
+type Watch struct {
 	cond *plan.Condition
 	// top are the file's top-level commands: every other command is a trial or a trial's
 	// step, whose metrics count, also one a sampler proposed as the run went (search:).
@@ -22,8 +22,9 @@ type stopWhen struct {
 	reason string // why trials are skipped; "" until the condition is met
 }
 
-func newStopWhen(p *plan.Plan) *stopWhen {
-	s := &stopWhen{cond: p.Config.StopWhen, top: map[*plan.Task]bool{}}
+// New watches p's stop-when; with none, it never stops anything.
+func New(p *plan.Plan) *Watch {
+	s := &Watch{cond: p.Config.StopWhen, top: map[*plan.Task]bool{}}
 	for _, t := range p.Tasks {
 		s.top[t] = !t.IsBlock()
 	}
@@ -32,7 +33,7 @@ func newStopWhen(p *plan.Plan) *stopWhen {
 
 // Event is stop-when's consumer: a trial's command that ends ok with metrics that meet
 // the condition stops new trials from starting.
-func (s *stopWhen) Event(ev event.Event, emit func(event.Event)) {
+func (s *Watch) Event(ev event.Event, emit func(event.Event)) {
 	if s.cond == nil || ev.Kind != event.TaskEnded || !ev.Final || ev.Status != results.StatusOK || s.top[ev.Task] {
 		return
 	}
@@ -49,9 +50,9 @@ func (s *stopWhen) Event(ev event.Event, emit func(event.Event)) {
 	emit(event.Event{Kind: event.RunStatus, Line: s.reason + ": trials not started yet are skipped, running ones finish"})
 }
 
-// gate is where a trial about to start asks whether it should be skipped instead; it says
+// Gate is where a trial about to start asks whether it should be skipped instead; it says
 // why.
-func (s *stopWhen) gate() (reason string, skip bool) {
+func (s *Watch) Gate() (reason string, skip bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.reason == "" {
@@ -60,29 +61,9 @@ func (s *stopWhen) gate() (reason string, skip bool) {
 	return "not started: " + s.reason, true
 }
 
-// stoppedReason is why stop-when skipped trials, "" when it did not.
-func (s *stopWhen) stoppedReason() string {
+// Reason is why stop-when skipped trials, "" when it did not.
+func (s *Watch) Reason() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.reason
-}
-
-// objectivesOf is config objective's list as the results record it: nil with one.
-func objectivesOf(p *plan.Plan) []results.Objective {
-	if len(p.Config.Objectives) < 2 {
-		return nil
-	}
-	out := make([]results.Objective, len(p.Config.Objectives))
-	for i, o := range p.Config.Objectives {
-		out[i] = results.Objective{Metric: o.Metric, Mode: o.Mode}
-	}
-	return out
-}
-
-// objectiveOf is config objective as the results record it (the first of several).
-func objectiveOf(p *plan.Plan) *results.Objective {
-	if o := p.Config.Objective; o != nil {
-		return &results.Objective{Metric: o.Metric, Mode: o.Mode}
-	}
-	return nil
 }
