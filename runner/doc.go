@@ -3,7 +3,7 @@
 // its own, given what it needs when it is made, with no pointer back to the driver
 // (docs/architecture.md, "Inside the runner package", lists them):
 //
-//	plan ──▶ source (sched.List, claimsource.Source, searchSource) ──▶ sched.Run (waiting line,
+//	plan ──▶ source (sched.List, claimsource.Source, searchsource.Source) ──▶ sched.Run (waiting line,
 //	admission: a slot, then each sched.Resource: host memory, then the GPUs, rooms.go)
 //	──▶ launcher (launch.go: a trial's steps; command.go: one command's hooks) ──▶
 //	executor.Run (retries, timeout, stop) ──▶ lifecycle (lifecycle.go) ──▶ event.Stream
@@ -25,9 +25,10 @@
 //
 // The concerns that stand apart from the driver are packages of their own beside it, each
 // importing nothing of this package and given what it needs as values or small interfaces
-// when it is made: runner/claimsource (a --claims sweep's source and held claims, told of
-// the run through claimsource.Run, which claims.go answers), runner/mask (the secrets and
-// their three gates), runner/notify (config notify), runner/prom (the Prometheus series of
-// --serve), runner/stopwhen (stop-when: a consumer and the gate a trial passes as it
-// starts), runner/order (a block's order of trials) and runner/simulate (check --simulate).
+// when it is made: runner/claimsource (a --claims sweep's source and held claims) and
+// runner/searchsource (search:'s source), each told of the run through its Run interface,
+// which sourceRun (sources.go) answers; runner/mask (the secrets and their three gates),
+// runner/notify (config notify), runner/prom (the Prometheus series of --serve),
+// runner/stopwhen (stop-when: a consumer and the gate a trial passes as it starts),
+// runner/order (a block's order of trials) and runner/simulate (check --simulate).
 package runner

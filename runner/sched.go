@@ -6,6 +6,7 @@ import (
 	"github.com/runall/runall/runner/order"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/sched"
+	"github.com/runall/runall/runner/searchsource"
 )
 
 // runTasks runs tasks one after another. What a task exports reaches the tasks after it.
@@ -44,8 +45,8 @@ func (r *runDriver) runBlock(ctx context.Context, b *plan.Task, env []string) {
 	r.schedule(ctx, wrapped, max(r.plan.Config.MaxParallel, 1),
 		func(ctx context.Context, tr *sched.Trial) sched.Outcome { return r.launch.runTrial(ctx, tr, env) })
 	r.pause.done(wrapped)
-	if s, ok := src.(*searchSource); ok {
-		s.finish()
+	if s, ok := src.(*searchsource.Source); ok {
+		s.Finish()
 	}
 }
 
@@ -72,8 +73,9 @@ func (r *runDriver) source(ctx context.Context, b *plan.Task) sched.Source {
 	if r.claims != nil {
 		return r.claims.Source(b)
 	}
-	if t := searchChild(b); t != nil {
-		return newSearchSource(r, b, t)
+	if t := searchsource.Child(b); t != nil {
+		return searchsource.New(searchsource.Options{Run: newSourceRun(r), Stop: r.launch.stop, Mask: r.launch.mask,
+			Plan: r.plan, Env: r.env.base}, b, t)
 	}
 	var pending []*plan.Task
 	for _, t := range order.Trials(b, b.Parallel, r.hist) {

@@ -1,4 +1,4 @@
-package runner
+package searchsource
 
 import (
 	"context"
@@ -7,15 +7,13 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/runner/search"
-	"github.com/runall/runall/runner/stopwhen"
 )
 
-// searchSource is the trial source of a block whose child sets search: {ask, tell}: when
+// Source is the trial source of a block whose child sets search: {ask, tell}: when
 // the scheduler has room, it asks the user's sampler for trials, one ask per free slot, all
 // at once (once the first ask has returned: it may create the sampler's storage, which
 // concurrent first asks race to create; Optuna's SQLite schema did), and hands each trial
@@ -24,16 +22,14 @@ import (
 // takes concurrent commands (Optuna's does), and a slow tell must not hold the next trial.
 // Every ask and tell is bounded by search: timeout; the asks end at the first signal, the
 // tells the grace period after it (stopping).
-type searchSource struct {
-	life    *lifecycle
-	stop    *stopwhen.Watch // once met, no trial is asked for
-	mask    *mask.Masker    // each trial passes it as it is made (runner/mask)
-	halt    *stopping
+type Source struct {
+	run     Run
+	stop    Gate   // once met, no trial is asked for
+	mask    Masker // each trial passes it as it is made
 	plan    *plan.Plan
 	tmpl    *plan.Task
 	sampler search.Sampler
-	block   *plan.Task // tmpl's: where its trials stand, for the outputs (madeTasks)
-	made    *madeTasks
+	block   *plan.Task // tmpl's: where its trials stand, for the outputs (Run.Made)
 
 	asks   asking
 	tells  tellCount
@@ -62,12 +58,46 @@ type madeTrials struct {
 	nextID  int
 }
 
-// newSearchSource is the source of a block of plan p whose one child, tmpl, sets search:;
-// the sampler runs in the run's environment, base.
-func newSearchSource(r *runDriver, block, tmpl *plan.Task) *searchSource {
-	return &searchSource{life: r.life, stop: r.launch.stop, mask: r.launch.mask, halt: r.launch.halt, plan: r.plan, tmpl: tmpl,
-		sampler: search.Sampler{Spec: tmpl.Search, Dir: r.plan.Dir, Env: slices.Clone(r.env.base)},
-		block:   block, made: r.life.made, asks: asking{ready: make(chan struct{}, 1)},
+// Run is what a search's source tells the run and asks of it.
+type Run interface {
+	Say(line string) // a status line
+	Halted() bool
+	FailUnrunnable(t *plan.Task, why string) // the template, with what its sampler said
+	Results(trial *plan.Task) []results.Task // the results of trial's commands so far
+	MaxID() int                              // the highest task ID the run has seen
+	Made(t, block *plan.Task)                // a trial made as the run went, for the outputs
+	// UntilStop is ctx ended at the first signal too (the asks); Recording ends it --grace
+	// after it (the tells).
+	UntilStop(ctx context.Context) (context.Context, context.CancelFunc)
+	Recording(ctx context.Context) (context.Context, context.CancelFunc)
+}
+
+// Gate is stop-when's gate (stopwhen.Watch): once it is closed no trial is asked for.
+type Gate interface {
+	Gate() (reason string, skip bool)
+}
+
+// Masker is the run's secrets (mask.Masker): a trial's params named as secrets are learned,
+// and each trial passes the task gate as it is made.
+type Masker interface {
+	Learn(exported []string)
+	Task(t *plan.Task)
+}
+
+// Options is what a search's source takes from the run when it is made.
+type Options struct {
+	Run  Run
+	Stop Gate
+	Mask Masker
+	Plan *plan.Plan
+	Env  []string // the run's environment, which the sampler runs in
+}
+
+// New is the source of a block of o.Plan whose one child, tmpl, sets search: (Child).
+func New(o Options, block, tmpl *plan.Task) *Source {
+	return &Source{run: o.Run, stop: o.Stop, mask: o.Mask, plan: o.Plan, tmpl: tmpl,
+		sampler: search.Sampler{Spec: tmpl.Search, Dir: o.Plan.Dir, Env: slices.Clone(o.Env)},
+		block:   block, asks: asking{ready: make(chan struct{}, 1)},
 		trials: madeTrials{numbers: map[*plan.Task]int{}, names: map[string]bool{}}}
 }
 
@@ -75,17 +105,17 @@ func newSearchSource(r *runDriver, block, tmpl *plan.Task) *searchSource {
 // neither they nor the asks under way will fill, up to trials: N in all. A sampler that
 // fails or prints no trial fails the search's template with what it said; no more are
 // asked for, and the trials already asked for run on.
-func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool) {
+func (s *Source) Next(ctx context.Context, want int) ([]*sched.Trial, bool) {
 	a := &s.asks
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := a.trials
 	a.trials = nil
 	_, met := s.stop.Gate()
-	stopped := a.failed || met || s.life.halted() || ctx.Err() != nil
+	stopped := a.failed || met || s.run.Halted() || ctx.Err() != nil
 	for !stopped && a.started < s.tmpl.Search.Trials && a.running+len(out) < want && (a.answered || a.started == 0) {
 		if a.ctx == nil {
-			a.ctx, a.cancel = s.halt.untilStop(context.WithoutCancel(ctx))
+			a.ctx, a.cancel = s.run.UntilStop(context.WithoutCancel(ctx))
 		}
 		a.started++
 		a.running++
@@ -97,7 +127,7 @@ func (s *searchSource) Next(ctx context.Context, want int) ([]*sched.Trial, bool
 }
 
 // askOne runs one ask and hands its trial to the next Next.
-func (s *searchSource) askOne(ctx context.Context) {
+func (s *Source) askOne(ctx context.Context) {
 	a := &s.asks
 	defer a.wg.Done()
 	tr, err := s.sampler.Ask(ctx)
@@ -113,7 +143,7 @@ func (s *searchSource) askOne(ctx context.Context) {
 		// The template fails with the sampler's error, in the summary and the results
 		// beside the trials it made; those already asked for run on.
 		a.failed = true
-		defer s.life.failUnrunnable(s.tmpl, err.Error()+"; no more trials are asked for")
+		defer s.run.FailUnrunnable(s.tmpl, err.Error()+"; no more trials are asked for")
 	case err == nil:
 		a.trials = append(a.trials, &sched.Trial{Task: t})
 		a.answered = true
@@ -132,7 +162,7 @@ func (a *asking) wake() {
 
 // trial makes the task of a trial the sampler handed out: its params are data (plan.Instantiate),
 // a param named as a secret is one, and the task passes the mask gate before anything shows it.
-func (s *searchSource) trial(tr search.Trial) (*plan.Task, error) {
+func (s *Source) trial(tr search.Trial) (*plan.Task, error) {
 	t, err := s.tmpl.Instantiate(tr.Number, tr.Params)
 	if err != nil {
 		return nil, fmt.Errorf("search: trial %d: %w", tr.Number, err)
@@ -149,13 +179,13 @@ func (s *searchSource) trial(tr search.Trial) (*plan.Task, error) {
 	t.ID = s.newID()
 	s.nameApart(t, tr.Number)
 	m.numbers[t] = tr.Number
-	s.made.add(t, s.block)
+	s.run.Made(t, s.block)
 	return t, nil
 }
 
 // nameApart gives t a name no trial of the search has: a sampler may hand out the same params
 // twice, or a name may leave out the param that differs. The trial's number tells it apart.
-func (s *searchSource) nameApart(t *plan.Task, number int) {
+func (s *Source) nameApart(t *plan.Task, number int) {
 	base := t.Name
 	for n := 1; s.trials.names[t.Name]; n++ {
 		t.Name = fmt.Sprintf("%s [trial=%d]", base, number)
@@ -167,9 +197,9 @@ func (s *searchSource) nameApart(t *plan.Task, number int) {
 }
 
 // newID numbers a trial after every task the run has seen; s.trials.mu is held.
-func (s *searchSource) newID() int {
+func (s *Source) newID() int {
 	if s.trials.nextID == 0 {
-		s.trials.nextID = s.life.ledger.maxID() + 1
+		s.trials.nextID = s.run.MaxID() + 1
 		plan.Walk(s.plan.Tasks, func(t *plan.Task) { s.trials.nextID = max(s.trials.nextID, t.ID+1) })
 	}
 	id := s.trials.nextID
@@ -178,15 +208,15 @@ func (s *searchSource) newID() int {
 }
 
 // Ready sends when an ask ended: Next has its trial, or knows the asking is over.
-func (s *searchSource) Ready() <-chan struct{} { return s.asks.ready }
+func (s *Source) Ready() <-chan struct{} { return s.asks.ready }
 
 // Start runs every trial asked for.
-func (s *searchSource) Start(context.Context, *sched.Trial) bool { return true }
+func (s *Source) Start(context.Context, *sched.Trial) bool { return true }
 
 // Ended tells the sampler how a trial ended: complete with the objective's value, pruned,
 // or fail (it failed, or reported no value). The tell runs beside the sweep, so that the
 // trial's room goes to the next at once.
-func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outcome) {
+func (s *Source) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outcome) {
 	defer s.asks.wake() // a trial ended while paused leaves the scheduler waiting on Ready
 	s.trials.mu.Lock()
 	number, ok := s.trials.numbers[tr.Task]
@@ -198,22 +228,21 @@ func (s *searchSource) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outco
 	s.tells.add(1)
 	go func() {
 		defer s.tells.add(-1)
-		ctx, cancel := s.halt.recording(context.WithoutCancel(ctx))
+		ctx, cancel := s.run.Recording(context.WithoutCancel(ctx))
 		defer cancel()
 		if err := s.sampler.Tell(ctx, number, values, state); err != nil {
-			s.life.say(tr.Task.Name + ": " + err.Error())
+			s.run.Say(tr.Task.Name + ": " + err.Error())
 		}
 	}()
 }
 
 // outcome is how a trial ended, in the sampler's words, and its objectives' values, in the
 // order config objective lists them; a trial that succeeded without one is told as failed.
-func (s *searchSource) outcome(t *plan.Task) (state string, values []string) {
+func (s *Source) outcome(t *plan.Task) (state string, values []string) {
 	objs := s.plan.Config.Objectives // the plan requires an objective with search:
 	state = search.StateComplete
 	got := make(map[string]float64, len(objs))
-	for _, c := range trialCommands(t) {
-		res := s.life.ledger.result(c)
+	for _, res := range s.run.Results(t) {
 		switch res.Status {
 		case results.StatusPruned:
 			state = search.StatePruned
@@ -229,7 +258,7 @@ func (s *searchSource) outcome(t *plan.Task) (state string, values []string) {
 	}
 	for _, o := range objs {
 		if _, ok := got[o.Metric]; !ok && state == search.StateComplete {
-			s.life.say(fmt.Sprintf("%s: reported no %s: told as failed", t.Name, o.Metric))
+			s.run.Say(fmt.Sprintf("%s: reported no %s: told as failed", t.Name, o.Metric))
 			state = search.StateFail
 		}
 	}
@@ -242,9 +271,9 @@ func (s *searchSource) outcome(t *plan.Task) (state string, values []string) {
 	return state, values
 }
 
-// finish ends the asks still under way (the block is over) and waits for them and for the
+// Finish ends the asks still under way (the block is over) and waits for them and for the
 // tells, which their bounds end.
-func (s *searchSource) finish() {
+func (s *Source) Finish() {
 	s.asks.mu.Lock()
 	if s.asks.cancel != nil {
 		s.asks.cancel()
@@ -283,9 +312,9 @@ func (c *tellCount) wait() {
 	}
 }
 
-// searchChild is the child of block b that sets search:, nil when none does (the plan
-// allows it only as a block's one child).
-func searchChild(b *plan.Task) *plan.Task {
+// Child is the child of block b that sets search:, nil when none does (the plan allows it
+// only as a block's one child).
+func Child(b *plan.Task) *plan.Task {
 	if len(b.Parallel) == 1 && b.Parallel[0].Search != nil {
 		return b.Parallel[0]
 	}
