@@ -30,5 +30,6 @@
 // which sourceRun (sources.go) answers; runner/mask (the secrets and their three gates),
 // runner/notify (config notify), runner/prom (the Prometheus series of --serve),
 // runner/stopwhen (stop-when: a consumer and the gate a trial passes as it starts),
-// runner/order (a block's order of trials) and runner/simulate (check --simulate).
+// runner/shard (--shard: this runall's share of the plan), runner/order (a block's order
+// of trials) and runner/simulate (check --simulate).
 package runner

@@ -170,7 +170,7 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 		File: r.plan.File, RunID: r.opts.Record.RunID, StartedAt: start, FinishedAt: time.Now(),
 		LogDir: r.opts.runDir(), Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.taskLogPath, unseen),
 	}
-	if r.opts.Shard.active() {
+	if r.opts.Shard.Active() {
 		res.Shard = r.opts.Shard.String()
 	}
 	if gpu := r.launch.rooms.gpu; gpu != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/shard"
 )
 
 // Options configures a run. The zero value of each field is a sane default.
@@ -32,7 +33,7 @@ type Options struct {
 
 	Resources ResourceOptions // the GPUs and the container's memory trials are admitted by
 
-	Shard  Shard         // run only this shard's share of the trials
+	Shard  shard.Shard   // run only this shard's share of the trials
 	Fresh  bool          // ignore resume markers from earlier runs
 	Claims ClaimsOptions // a sweep shared with other runalls (--claims)
 

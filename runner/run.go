@@ -16,6 +16,7 @@ import (
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/prom"
+	"github.com/runall/runall/runner/shard"
 	"github.com/runall/runall/runner/stopwhen"
 )
 
@@ -49,7 +50,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	opts = opts.withDefaults()
 	masker := mask.New(opts.Environ, p, notify.Secrets(opts.Environ, p.Config.Notify))
 	masker.Tasks(p)
-	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts}
+	r := &runDriver{plan: shard.Apply(p, opts.Shard), opts: opts}
 	logDir := opts.runDir()
 	r.life = newLifecycle(masker)
 	r.life.stream.Gate(masker.Event)

@@ -21,6 +21,7 @@ import (
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/shard"
 )
 
 const runUsage = `Usage: runall [run] [flags] FILE [ARGS...]
@@ -282,21 +283,21 @@ func outputMode(flagValue string, a *app) (output.Mode, error) {
 
 // shardFrom picks this process's shard: --shard, else RUNALL_SHARD, else Kubernetes'
 // JOB_COMPLETION_INDEX with RUNALL_SHARDS.
-func shardFrom(flagValue string, getenv func(string) string) (runner.Shard, error) {
+func shardFrom(flagValue string, getenv func(string) string) (shard.Shard, error) {
 	if flagValue == "" {
 		flagValue = getenv("RUNALL_SHARD")
 	}
 	if flagValue != "" {
-		return runner.ParseShard(flagValue)
+		return shard.Parse(flagValue)
 	}
 	idx, n := getenv("JOB_COMPLETION_INDEX"), getenv("RUNALL_SHARDS")
 	switch {
 	case idx != "" && n != "":
-		return runner.ParseShard(idx + "/" + n)
+		return shard.Parse(idx + "/" + n)
 	case n != "":
-		return runner.Shard{}, fmt.Errorf("RUNALL_SHARDS=%s is set but JOB_COMPLETION_INDEX is not: run in an Indexed Job, or use --shard I/N", n)
+		return shard.Shard{}, fmt.Errorf("RUNALL_SHARDS=%s is set but JOB_COMPLETION_INDEX is not: run in an Indexed Job, or use --shard I/N", n)
 	}
-	return runner.Shard{}, nil
+	return shard.Shard{}, nil
 }
 
 // openProbe opens the simulated GPUs when asked (--fake-gpus or RUNALL_FAKE_GPUS), NVML
@@ -329,7 +330,7 @@ func openProbe(a *app, fakeSpec string) (gpu.Probe, error) {
 }
 
 // claimsFrom picks the claims prefix: --claims, else RUNALL_CLAIMS, else the file's claims:.
-func claimsFrom(o runOptions, fromFile string, shard runner.Shard, getenv func(string) string) (string, time.Duration, error) {
+func claimsFrom(o runOptions, fromFile string, shard shard.Shard, getenv func(string) string) (string, time.Duration, error) {
 	url := o.claims
 	if url == "" {
 		url = getenv("RUNALL_CLAIMS")

@@ -1,4 +1,4 @@
-package runner
+package shard
 
 import (
 	"fmt"
@@ -12,12 +12,13 @@ import (
 // counting every parallel block's children) runs in shard k mod Count.
 type Shard struct{ Index, Count int }
 
-func (s Shard) active() bool { return s.Count > 1 }
+// Active reports whether the sweep is spread over several processes.
+func (s Shard) Active() bool { return s.Count > 1 }
 
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
-// ParseShard reads "I/N" (0 ≤ I < N).
-func ParseShard(s string) (Shard, error) {
+// Parse reads "I/N" (0 ≤ I < N).
+func Parse(s string) (Shard, error) {
 	i, n, ok := strings.Cut(strings.TrimSpace(s), "/")
 	idx, err1 := strconv.Atoi(i)
 	count, err2 := strconv.Atoi(n)
@@ -27,11 +28,11 @@ func ParseShard(s string) (Shard, error) {
 	return Shard{Index: idx, Count: count}, nil
 }
 
-// applyShard keeps this shard's share of the trials: the k-th trial of the file (counting
+// Apply keeps this shard's share of p's trials: the k-th trial of the file (counting
 // every parallel block's children in file order) belongs to shard k mod N. Setup tasks run
 // in every shard. A block left with no trial is dropped.
-func applyShard(p *plan.Plan, s Shard) *plan.Plan {
-	if !s.active() {
+func Apply(p *plan.Plan, s Shard) *plan.Plan {
+	if !s.Active() {
 		return p
 	}
 	k := 0
