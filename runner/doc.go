@@ -30,6 +30,7 @@
 // which sourceRun (sources.go) answers; runner/mask (the secrets and their three gates),
 // runner/notify (config notify), runner/prom (the Prometheus series of --serve),
 // runner/stopwhen (stop-when: a consumer and the gate a trial passes as it starts),
-// runner/shard (--shard: this runall's share of the plan), runner/order (a block's order
+// runner/shard (--shard: this runall's share of the plan), runner/memwatch (the memory
+// samples: TaskMemory, the GPU series, gpu-samples.jsonl), runner/order (a block's order
 // of trials) and runner/simulate (check --simulate).
 package runner

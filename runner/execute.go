@@ -9,6 +9,7 @@ import (
 	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/memwatch"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
@@ -111,17 +112,17 @@ func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 	if gpu == nil && host.admit == nil {
 		return func() {} // nothing is measured: no GPU, no memory:
 	}
-	w := newMemoryWatch(r.plan, r.opts.runDir(), r.life, r.met, host.mem)
-	stopGPU, onHost := func() {}, w.sampleContainer
+	w := memwatch.New(r.plan, r.opts.runDir(), r.life.emit, r.met, host.mem)
+	stopGPU, onHost := func() {}, w.SampleContainer
 	if gpu != nil {
-		gpu.admit.Start(ctx, w.sample)
+		gpu.admit.Start(ctx, w.Sample)
 		stopGPU, onHost = gpu.admit.Stop, nil // the GPU samples hold the container's memory
 	}
 	stopHost := host.start(ctx, r.life.say, r.met, onHost)
 	return func() {
 		stopHost()
 		stopGPU()
-		w.close() // after the samplers have stopped
+		w.Close() // after the samplers have stopped
 	}
 }
 

@@ -1,4 +1,4 @@
-package runner
+package memwatch
 
 import (
 	"path/filepath"
@@ -8,7 +8,6 @@ import (
 	"github.com/runall/runall/hostmem"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
-	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -22,11 +21,11 @@ func (c containerReader) Read() (hostmem.Memory, error) { return c.m, nil }
 // beside the GPUs', and alone in a run without GPUs.
 func TestSamplesHoldTheContainer(t *testing.T) {
 	dir := t.TempDir()
-	life := &lifecycle{stream: &event.Stream{}, ledger: newLedger(mask.New(nil, &plan.Plan{}, nil))}
+	emit := func(event.Event) {} // the run's stream, with no consumer
 	mem := containerReader{hostmem.Memory{Limit: 64 << 30, Used: 5 << 30}}
-	w := newMemoryWatch(&plan.Plan{}, dir, life, nil, mem)
-	w.sample(admit.Sample{Devices: []gpu.Device{{UUID: "GPU-0", Name: "V100", Total: 32 << 30, Used: 3 << 30}}})
-	w.close()
+	w := New(&plan.Plan{}, dir, emit, nil, mem)
+	w.Sample(admit.Sample{Devices: []gpu.Device{{UUID: "GPU-0", Name: "V100", Total: 32 << 30, Used: 3 << 30}}})
+	w.Close()
 	s, err := results.ReadSamplesFile(filepath.Join(dir, results.SamplesFile))
 	if err != nil {
 		t.Fatal(err)
@@ -39,9 +38,9 @@ func TestSamplesHoldTheContainer(t *testing.T) {
 	}
 
 	alone := t.TempDir()
-	w = newMemoryWatch(&plan.Plan{}, alone, life, nil, mem)
-	w.sampleContainer()
-	w.close()
+	w = New(&plan.Plan{}, alone, emit, nil, mem)
+	w.SampleContainer()
+	w.Close()
 	if s, _ := results.ReadSamplesFile(filepath.Join(alone, results.SamplesFile)); len(s.Devices) != 1 || s.Samples[0].Used[results.ContainerDevice] != 5<<30 {
 		t.Errorf("without GPUs: %+v", s)
 	}

@@ -1,4 +1,4 @@
-package runner
+package memwatch
 
 import (
 	"os"
@@ -15,13 +15,13 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
-// memoryWatch turns the admitter's samples into what the outputs and metrics show: each
+// Watch turns the admitter's samples into what the outputs and metrics show: each
 // running trial's memory, told when it moved enough to matter on a screen; and the devices'
 // memory over time, with the container's beside them, kept in the log directory for the
 // report. Only one sampler calls it: the GPU admitter's, or, in a run without GPUs, the
 // host admitter's.
-type memoryWatch struct {
-	life      *lifecycle
+type Watch struct {
+	emit      func(event.Event) // the run's stream: TaskMemory, and what it says
 	met       *prom.Metrics
 	byID      map[int]*plan.Task
 	told      map[int]uint64 // trial ID → the memory last told
@@ -30,19 +30,25 @@ type memoryWatch struct {
 	container containerMemory
 }
 
-func newMemoryWatch(p *plan.Plan, logDir string, life *lifecycle, met *prom.Metrics, container hostadmit.Reader) *memoryWatch {
-	w := &memoryWatch{life: life, met: met, byID: tasksByID(p), told: map[int]uint64{}, container: containerMemory{mem: container}}
+// New is the watch of p's trials, keeping its samples in logDir's gpu-samples.jsonl, telling
+// emit and met (nil: no server) what they show, and reading container (nil: not sampled).
+func New(p *plan.Plan, logDir string, emit func(event.Event), met *prom.Metrics, container hostadmit.Reader) *Watch {
+	w := &Watch{emit: emit, met: met, byID: map[int]*plan.Task{}, told: map[int]uint64{}, container: containerMemory{mem: container}}
+	plan.Walk(p.Tasks, func(t *plan.Task) { w.byID[t.ID] = t })
 	f, err := outfile.OpenAppend(filepath.Join(logDir, results.SamplesFile))
 	if err != nil {
-		life.say("cannot keep GPU memory samples for the report: " + err.Error())
+		w.say("cannot keep GPU memory samples for the report: " + err.Error())
 		return w
 	}
 	w.file, w.samples = f, results.NewSampleWriter(f)
 	return w
 }
 
-// close ends the samples file; the sampler must have stopped.
-func (w *memoryWatch) close() {
+// say tells the run a status line.
+func (w *Watch) say(line string) { w.emit(event.Event{Kind: event.RunStatus, Line: line}) }
+
+// Close ends the samples file; the sampler must have stopped.
+func (w *Watch) Close() {
 	if w.file == nil {
 		return
 	}
@@ -51,12 +57,12 @@ func (w *memoryWatch) close() {
 		err = cerr
 	}
 	if err != nil {
-		w.life.say("GPU memory samples are incomplete: " + err.Error())
+		w.say("GPU memory samples are incomplete: " + err.Error())
 	}
 }
 
 // keep keeps a sample of the devices' memory, and the container's beside it.
-func (w *memoryWatch) keep(devs []results.SampleDevice, used []uint64) {
+func (w *Watch) keep(devs []results.SampleDevice, used []uint64) {
 	now := time.Now()
 	if m, ok := w.container.read(now); ok {
 		devs = append(devs, results.SampleDevice{UUID: results.ContainerDevice, Name: "container", Total: m.Limit})
@@ -65,9 +71,9 @@ func (w *memoryWatch) keep(devs []results.SampleDevice, used []uint64) {
 	w.samples.Add(now, devs, used)
 }
 
-// sampleContainer keeps a sample of the container's memory alone: the host admitter's
+// SampleContainer keeps a sample of the container's memory alone: the host admitter's
 // sampler calls it in a run without GPUs.
-func (w *memoryWatch) sampleContainer() {
+func (w *Watch) SampleContainer() {
 	if w.samples != nil {
 		w.keep(nil, nil)
 	}
@@ -96,7 +102,9 @@ func (c *containerMemory) read(now time.Time) (hostmem.Memory, bool) {
 // memoryStep is the least change worth an event: 64 MiB, or 1% of what the trial holds.
 const memoryStep = 64 << 20
 
-func (w *memoryWatch) sample(s admit.Sample) {
+// Sample takes a sample of the GPU admitter's: each GPU's memory (the metrics, the samples
+// file, the container's beside it) and each running trial's (TaskMemory, when it moved).
+func (w *Watch) Sample(s admit.Sample) {
 	w.met.GPUs(s)
 	if w.samples != nil {
 		devs := make([]results.SampleDevice, len(s.Devices))
@@ -116,7 +124,7 @@ func (w *memoryWatch) sample(s admit.Sample) {
 			continue
 		}
 		w.told[tm.ID] = tm.Memory
-		w.life.emit(event.Event{Kind: event.TaskMemory, Task: t, Memory: tm.Memory, Peak: tm.Peak})
+		w.emit(event.Event{Kind: event.TaskMemory, Task: t, Memory: tm.Memory, Peak: tm.Peak})
 	}
 }
 
