@@ -14,6 +14,7 @@ import (
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/hostadmit"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -48,7 +49,7 @@ func (cr commandResult) outcome() sched.Outcome {
 // line with a raised need, or it can never run here.
 type command struct {
 	life    *lifecycle
-	mask    *masker
+	mask    *mask.Masker
 	t       *plan.Task
 	cmd     string // the command line as prepared
 	h       *executor.Handle
@@ -213,7 +214,7 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) c
 		return c.paused(res, d)
 	case out.OK():
 		exported := proc.ExportedChanges(env, out.Exported)
-		c.mask.learn(exported) // before a later task can print them
+		c.mask.Learn(exported) // before a later task can print them
 		life.finish(t, results.StatusOK, 0, "", d)
 		return commandResult{ok: true, end: event.EndFinal, exported: exported}
 	case stop != 0:

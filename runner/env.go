@@ -7,16 +7,17 @@ import (
 
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/shard"
 )
 
 // baseEnv is runall's environment plus what identifies the run to its tasks. It is
 // clipped: whoever appends to it gets a copy, so that the parts sharing it never see
 // each other's changes.
-func baseEnv(environ []string, runID, logDir string, shard Shard) []string {
+func baseEnv(environ []string, runID, logDir string, shard shard.Shard) []string {
 	env := slices.Clone(environ)
 	env = proc.Setenv(env, "RUNALL_RUN_ID", runID)
 	env = proc.Setenv(env, "RUNALL_LOG_DIR", logDir)
-	if shard.active() {
+	if shard.Active() {
 		env = proc.Setenv(env, "RUNALL_SHARD", shard.String())
 	}
 	return slices.Clip(env)

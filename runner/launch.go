@@ -11,11 +11,13 @@ import (
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/framework"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/rounds"
 	"github.com/runall/runall/runner/sched"
+	"github.com/runall/runall/runner/stopwhen"
 )
 
 // launcher runs what the scheduler admits: a trial (a command, or its steps one after
@@ -26,11 +28,11 @@ type launcher struct {
 	life    *lifecycle
 	procs   processes
 	logs    *logs
-	scripts *scripts   // url: downloads, directories
-	halt    *stopping  // the signals' effect on downloads (signals.go)
-	stop    *stopWhen  // met: no new trial starts
-	sync    *transfers // a task's own uploads as it ends
-	mask    *masker
+	scripts *scripts        // url: downloads, directories
+	halt    *stopping       // the signals' effect on downloads (signals.go)
+	stop    *stopwhen.Watch // met: no new trial starts
+	sync    *transfers      // a task's own uploads as it ends
+	mask    *mask.Masker
 	rooms   rooms        // the resources trials are admitted by, and each running trial's room in them
 	ckpts   *checkpoints // trials' checkpoint: directories; nil when no trial sets one
 	fw      framework.Framework
@@ -77,7 +79,7 @@ func (l *launcher) runTop(ctx context.Context, tr *sched.Trial, env []string) co
 // While it runs, a consumer may stop it through l.procs.running.
 func (l *launcher) runTrial(ctx context.Context, tr *sched.Trial, env []string) sched.Outcome {
 	t := tr.Task
-	if reason, skip := l.stop.gate(); skip { // stop-when met: no new trial starts
+	if reason, skip := l.stop.Gate(); skip { // stop-when met: no new trial starts
 		l.life.skip(t, reason)
 		return sched.Outcome{}
 	}

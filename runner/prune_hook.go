@@ -31,7 +31,7 @@ func (r *runDriver) rungStore(block *plan.Task) (earlystop.Store, error) {
 		return nil, nil
 	}
 	if block.EarlyStop.Method == earlystop.Median {
-		return claims.NewRunningAverages(context.Background(), r.claims.sweep.Store(), block.Key)
+		return claims.NewRunningAverages(context.Background(), r.claims.Store(), block.Key)
 	}
-	return claims.NewRungs(context.Background(), r.claims.sweep.Store(), block.Key)
+	return claims.NewRungs(context.Background(), r.claims.Store(), block.Key)
 }
