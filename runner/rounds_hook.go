@@ -64,7 +64,12 @@ func (h *roundsHook) board(block *plan.Task) (rounds.Board, error) {
 	if c == nil {
 		return nil, nil
 	}
-	return claims.NewBoard(c.sweep.Store(), block.Key)
+	b, err := claims.NewBoard(c.sweep.Store(), block.Key)
+	if err != nil {
+		return nil, err
+	}
+	b.OnUnread(h.say)
+	return b, nil
 }
 
 func (h *roundsHook) PauseAt(t *plan.Task, n int, reason string, otherwise results.Status) bool {
