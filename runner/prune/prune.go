@@ -5,6 +5,8 @@
 // a failure, not retried; its metrics so far are kept; its GPU room goes back to the line
 // as its processes end. Each block's values wait for its goroutine in an event.Queue, and
 // what the pruner says goes to its event.Notes: the stream's emitter never waits on it.
+// It takes only the blocks whose rule stops trials (asha, median): those whose rule pauses
+// them (sha, hyperband, pbt) are runner/rounds' alone, in a plan with blocks of both kinds.
 package prune
 
 import (
@@ -63,7 +65,6 @@ func New(p *plan.Plan, o Options) *Pruner {
 		absent: map[*earlystop.Config]*absence{}}
 	for _, b := range p.Tasks {
 		if b.IsBlock() && b.EarlyStop != nil && !b.EarlyStop.Pauses() { // rules that pause are runner/rounds'
-
 			pr.blocks[b.EarlyStop] = b
 			pr.order = append(pr.order, b.EarlyStop)
 			pr.absent[b.EarlyStop] = &absence{}
@@ -110,6 +111,9 @@ func (pr *Pruner) Event(ev event.Event, _ func(event.Event)) {
 	}
 	if ev.Kind != event.TaskMetric || ev.Task == nil || ev.Task.EarlyStop == nil || ev.Metric != ev.Task.EarlyStop.Metric {
 		return
+	}
+	if pr.blocks[ev.Task.EarlyStop] == nil {
+		return // a rule that pauses (runner/rounds'): no worker of the pruner's decides it
 	}
 	if w := pr.worker(ev.Task.EarlyStop); w != nil {
 		w.inbox.Put(ev)

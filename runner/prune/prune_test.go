@@ -233,3 +233,36 @@ func TestStalledRuleStaysBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestPausingBlockLeftToRounds: in a plan with a block of each kind, the values of the
+// block whose rule pauses (sha: runner/rounds') made the pruner start a rule-less worker
+// that said "no trial is stopped early"; they are left to runner/rounds, and the asha
+// block is still decided.
+func TestPausingBlockLeftToRounds(t *testing.T) {
+	p, trials, _ := sweep("a", "b")
+	sha := &earlystop.Config{Method: earlystop.SHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 3, Max: 3}
+	paused := &plan.Task{Name: "p", Key: "key-p", Cmd: "true", EarlyStop: sha}
+	p.Tasks = append(p.Tasks, &plan.Task{Name: "pauses", Key: "pauseskey", EarlyStop: sha, Parallel: []*plan.Task{paused}})
+	pr := New(p, Options{})
+	s := &stopper{}
+	pr.UseStopper(s)
+	var mu sync.Mutex
+	var lines []string
+	send := through(pr, func(ev event.Event) { mu.Lock(); lines = append(lines, ev.Line); mu.Unlock() })
+	send(metric(paused, "acc", 1, 0.1))
+	send(metric(trials[0], "acc", 1, 0.9))
+	send(metric(trials[1], "acc", 1, 0.5))
+	eventually.Within(t, 10*time.Second, "b to be stopped", func() bool { return s.get()["b"] != "" })
+	send(event.Event{Kind: event.RunEnded})
+	pr.Close()
+	if _, made := pr.rules[sha]; made {
+		t.Error("the pruner made a worker for the sha block")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, l := range lines {
+		if strings.Contains(l, "no trial is stopped early") {
+			t.Errorf("said %q", l)
+		}
+	}
+}
