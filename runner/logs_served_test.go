@@ -20,7 +20,7 @@ func TestServedLogIsTheOneOpened(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("the secret\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := openLogs(filepath.Join(dir, "run"), "", func(p string) string { return p })
+	l, err := openLogs(filepath.Join(dir, "run"), "", func(_ *plan.Task, p string) (string, error) { return p, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
