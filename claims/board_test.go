@@ -67,3 +67,31 @@ func TestBoardUnreadValueSaidOnce(t *testing.T) {
 		t.Errorf("a new version of ccc's object is said once more: %q", said)
 	}
 }
+
+// TestRungsUnreadValueSaid: asha's and median's values that cannot be read are left out of
+// the rule's decision as before, but said, once per version of the object, with the trial,
+// the object and what to do, instead of silently.
+func TestRungsUnreadValueSaid(t *testing.T) {
+	st := claimstest.NewMem()
+	r, err := claims.NewRungs(ctx, st, "blk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	r.OnUnread(func(s string) { said = append(said, s) })
+	if err := r.Put(1, "aaa", 0.5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, "rungs/blk/1/bbb.json", []byte(`{"value": 0.`), s3sync.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		got, err := r.Rung(1)
+		if err != nil || !maps.Equal(got, map[string]float64{"aaa": 0.5}) {
+			t.Fatalf("rung 1: %v, %v; want aaa's value alone", got, err)
+		}
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "trial bbb at step 1 (rungs/blk/1/bbb.json) cannot be read") || !strings.Contains(said[0], "decides without it") {
+		t.Errorf("said %q, want bbb's value said once", said)
+	}
+}

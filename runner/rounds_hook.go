@@ -58,8 +58,9 @@ func (h *roundsHook) rounds(p *plan.Plan) *rounds.Rounds {
 }
 
 // board is where a block's rounds are kept: in memory, or under the claims prefix when
-// the run shares its trials. Asked for at a block's first use, once the sweep is joined.
-func (h *roundsHook) board(block *plan.Task) (rounds.Board, error) {
+// the run shares its trials, telling through say what it cannot read. Asked for at a
+// block's first use, once the sweep is joined.
+func (h *roundsHook) board(block *plan.Task, say func(string)) (rounds.Board, error) {
 	c := h.claims()
 	if c == nil {
 		return nil, nil
@@ -68,7 +69,7 @@ func (h *roundsHook) board(block *plan.Task) (rounds.Board, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.OnUnread(h.say)
+	b.OnUnread(say)
 	return b, nil
 }
 

@@ -26,8 +26,9 @@ import (
 type Options struct {
 	// Store is where a block's rule keeps its rung values (the claims prefix, shared by
 	// every runall of the sweep); nil, or a nil Store: in memory. Asked once per block,
-	// when its first value arrives.
-	Store func(block *plan.Task) (earlystop.Store, error)
+	// when its first value arrives; say is how the store tells what it cannot read (the
+	// pruner's notes, safe on the block's goroutine).
+	Store func(block *plan.Task, say func(string)) (earlystop.Store, error)
 	// Drain bounds how long the run's end waits for the values still queued to be written
 	// (DefaultDrain when 0).
 	Drain time.Duration
@@ -160,7 +161,7 @@ func (pr *Pruner) worker(c *earlystop.Config) *worker {
 	w := &worker{block: pr.blocks[c], inbox: event.NewQueue(event.QueueLimits{}), stopped: map[*plan.Task]bool{}}
 	var st earlystop.Store
 	if pr.o.Store != nil && w.block != nil {
-		st, w.err = pr.o.Store(w.block)
+		st, w.err = pr.o.Store(w.block, pr.notes.Say)
 	}
 	if w.err == nil {
 		w.rule, w.err = earlystop.New(*c, st)

@@ -110,7 +110,7 @@ func (failingStore) Put(int, string, float64) error       { return nil }
 // event, and the trial runs on.
 func TestPrunerStoreFails(t *testing.T) {
 	p, trials, _ := sweep("a")
-	pr := New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return failingStore{}, nil }})
+	pr := New(p, Options{Store: func(*plan.Task, func(string)) (earlystop.Store, error) { return failingStore{}, nil }})
 	s := &stopper{}
 	pr.UseStopper(s)
 	var mu sync.Mutex
@@ -166,7 +166,7 @@ func (s *slowStore) Put(step int, trial string, v float64) error {
 func TestRunEndWritesQueuedValues(t *testing.T) {
 	p, trials, _ := sweep("a", "b")
 	st := &slowStore{delay: 5 * time.Millisecond}
-	pr := New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return st, nil }})
+	pr := New(p, Options{Store: func(*plan.Task, func(string)) (earlystop.Store, error) { return st, nil }})
 	pr.UseStopper(&stopper{})
 	send := through(pr, func(event.Event) {})
 	for step := range 9 { // rungs at 1, 3 and 9
@@ -184,7 +184,7 @@ func TestRunEndWritesQueuedValues(t *testing.T) {
 
 	stuck := &slowStore{block: make(chan struct{})}
 	defer close(stuck.block)
-	pr = New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return stuck, nil }, Drain: 10 * time.Millisecond})
+	pr = New(p, Options{Store: func(*plan.Task, func(string)) (earlystop.Store, error) { return stuck, nil }, Drain: 10 * time.Millisecond})
 	pr.UseStopper(&stopper{})
 	var lines []string
 	send = through(pr, func(ev event.Event) { lines = append(lines, ev.Line) })
@@ -201,7 +201,7 @@ func TestRunEndWritesQueuedValues(t *testing.T) {
 func TestStalledRuleStaysBounded(t *testing.T) {
 	p, trials, _ := sweep("a", "b", "c")
 	stuck := &slowStore{block: make(chan struct{})}
-	pr := New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return stuck, nil }})
+	pr := New(p, Options{Store: func(*plan.Task, func(string)) (earlystop.Store, error) { return stuck, nil }})
 	pr.UseStopper(&stopper{})
 	var mu sync.Mutex
 	var lines []string
