@@ -59,13 +59,19 @@ func (h *roundsHook) rounds(p *plan.Plan) *rounds.Rounds {
 }
 
 // board is where a block's rounds are kept: in memory, or under the claims prefix when
-// the run shares its trials. Asked for at a block's first use, once the sweep is joined.
-func (h *roundsHook) board(block *plan.Task) (rounds.Board, error) {
+// the run shares its trials, telling through say what it cannot read. Asked for at a
+// block's first use, once the sweep is joined.
+func (h *roundsHook) board(block *plan.Task, say func(string)) (rounds.Board, error) {
 	c := h.claims()
 	if c == nil {
 		return nil, nil
 	}
-	return claims.NewBoard(c.Store(), block.Key)
+	b, err := claims.NewBoard(c.Store(), block.Key)
+	if err != nil {
+		return nil, err
+	}
+	b.OnUnread(say)
+	return b, nil
 }
 
 func (h *roundsHook) PauseAt(t *plan.Task, n int, reason string, otherwise results.Status) bool {

@@ -63,14 +63,14 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	if err != nil {
 		return nil, err
 	}
-	logs, err := openLogs(logDir, p.Config.LogPath, func(path string) string { return taskPath(p.Dir, path) })
+	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
+	logs, err := openLogs(logDir, p.Config.LogPath, logPaths(p.Dir, base))
 	if err != nil {
 		return nil, err
 	}
 	if opts.Server != nil {
 		r.met = prom.New(r.plan)
 	}
-	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
 	halt := newStopping(opts.Grace)
 	conn := newS3Conn(r.plan, base)
 	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, mask: masker, conn: conn, base: base,
@@ -153,4 +153,21 @@ func (r *runDriver) learnedGPU() map[string]uint64 {
 		return nil
 	}
 	return learnedByName(r.plan, r.hist)
+}
+
+// logPaths resolves a log-path: its ${VAR}s expanded as cwd:'s are (against the run's
+// environment with task t's params and env:; config's, t nil, against the run's alone; one
+// unset or empty is an error), then taken against the task file's directory dir.
+func logPaths(dir string, base []string) func(t *plan.Task, path string) (string, error) {
+	return func(t *plan.Task, path string) (string, error) {
+		env := base
+		if t != nil {
+			env = taskVars(t, base)
+		}
+		p, err := expandStrict(path, env)
+		if err != nil {
+			return "", err
+		}
+		return taskPath(dir, p), nil
+	}
 }
