@@ -32,6 +32,7 @@ const (
 type Board struct {
 	vals *values
 	dir  string
+	say  func(string) // tells of a value that cannot be read; nil: nothing is told
 }
 
 // NewBoard keeps the board of rule (a short name without /, the block's key) in st.
@@ -42,6 +43,12 @@ func NewBoard(st Store, rule string) (*Board, error) {
 	return &Board{vals: newValues(st), dir: boardDir + rule + "/"}, nil
 }
 
+// OnUnread sets how the board tells, once per version of the object, of a trial's value
+// that cannot be read (torn, or not one runall wrote): that trial has no value at its
+// round, so the round waits for it, and the line says how to let it go on. Set before the
+// first Load.
+func (b *Board) OnUnread(say func(string)) { b.say = say }
+
 // Load reads the whole board: one LIST (per 1,000 entries), and one GET per value not read
 // before or changed since. values are by step, by trial; ended is the trials that ended;
 // copied is pbt's copies made, by "step/trial".
@@ -51,6 +58,7 @@ func (b *Board) Load(ctx context.Context) (values map[int]map[string]float64, en
 		return nil, nil, nil, fmt.Errorf("list %s: %w", b.dir, err)
 	}
 	values, ended, copied = map[int]map[string]float64{}, map[string]bool{}, map[string]bool{}
+	var unread []func() // told once every trial that ended is known
 	for rel, etag := range keys {
 		if c, ok := strings.CutPrefix(rel, copiedDir); ok {
 			copied[strings.TrimSuffix(c, ".json")] = true
@@ -70,6 +78,10 @@ func (b *Board) Load(ctx context.Context) (values map[int]map[string]float64, en
 			continue // not a board this version wrote
 		}
 		v, ok, err := b.vals.read(ctx, b.dir+rel, etag)
+		if errors.Is(err, errNotValue) {
+			unread = append(unread, func() { b.unread(ended, trial, step, err) })
+			continue
+		}
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -80,7 +92,25 @@ func (b *Board) Load(ctx context.Context) (values map[int]map[string]float64, en
 			values[step][trial] = v
 		}
 	}
+	for _, tell := range unread {
+		tell()
+	}
 	return values, ended, copied, nil
+}
+
+// unread tells of trial's value at step that cannot be read: its round waits for it,
+// unless it ended.
+func (b *Board) unread(ended map[string]bool, trial string, step int, err error) {
+	if b.say == nil || ended[trial] {
+		return
+	}
+	key := b.dir + strconv.Itoa(step) + "/" + trial + ".json"
+	where, end := key, b.dir+endedDir+trial+".json"
+	if u, ok := b.vals.store.(interface{ URL(string) string }); ok {
+		where, end = u.URL(key), u.URL(end)
+	}
+	b.say(fmt.Sprintf("early-stop: the board's value of trial %s at step %d cannot be read (%v): its round waits for it; "+
+		"write {\"value\": N} to %s (its value there), or {} to %s so that the round goes on without it", trial, step, err, where, end))
 }
 
 // Value records trial's value at a round's step.

@@ -2,6 +2,7 @@ package claims
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ type Rungs struct {
 	vals *values
 	dir  string
 	ctx  context.Context
+	say  func(string) // tells of a value that cannot be read; nil: nothing is told
 }
 
 // NewRungs keeps asha's rung values of rule (a short name without /, the block's key) in
@@ -60,6 +62,10 @@ func (r *Rungs) Rung(step int) (map[string]float64, error) {
 			continue
 		}
 		v, ok, err := r.vals.read(r.ctx, dir+rel, etag)
+		if errors.Is(err, errNotValue) {
+			r.unread(dir+rel, trial, step, err) // decided without it: nothing waits for a value
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -68,6 +74,22 @@ func (r *Rungs) Rung(step int) (map[string]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// OnUnread sets how the rule's values tell, once per version of the object, of a trial's
+// value that cannot be read (torn, or not one runall wrote): the rule decides without it.
+// Set before the first Rung.
+func (r *Rungs) OnUnread(say func(string)) { r.say = say }
+
+func (r *Rungs) unread(key, trial string, step int, err error) {
+	if r.say == nil {
+		return
+	}
+	if u, ok := r.vals.store.(interface{ URL(string) string }); ok {
+		key = u.URL(key)
+	}
+	r.say(fmt.Sprintf("early-stop: the value of trial %s at step %d (%s) cannot be read (%v): the rule decides without it; "+
+		"write {\"value\": N} there (its value at that step), or delete it", trial, step, key, err))
 }
 
 // Put records trial's value at step (again: the value it has now).

@@ -25,7 +25,12 @@ type values struct {
 type known struct {
 	etag  string
 	value float64
+	bad   bool // not a value: said once, left out until it changes
 }
+
+// errNotValue is an object where a value belongs that holds none runall can read: torn,
+// hand-edited, or written by another program.
+var errNotValue = errors.New("not a value runall wrote")
 
 type rungValue struct {
 	Value float64 `json:"value"`
@@ -35,13 +40,14 @@ func newValues(st Store) *values { return &values{store: st, known: map[string]k
 
 // read returns the value at key, listed with etag: from what was read before when its ETag
 // is the same. ok is false when the key is gone since the listing, or holds no value this
-// version wrote.
+// version wrote; that one is an error wrapping errNotValue the first time its version is
+// read, and then left out with no error until it changes.
 func (vs *values) read(ctx context.Context, key, etag string) (v float64, ok bool, err error) {
 	vs.mu.Lock()
 	k, seen := vs.known[key]
 	vs.mu.Unlock()
 	if seen && k.etag == etag {
-		return k.value, true, nil
+		return k.value, !k.bad, nil
 	}
 	body, etag, err := vs.store.Get(ctx, key)
 	if errors.Is(err, s3sync.ErrNotExist) {
@@ -50,12 +56,19 @@ func (vs *values) read(ctx context.Context, key, etag string) (v float64, ok boo
 	if err != nil {
 		return 0, false, fmt.Errorf("read %s: %w", key, err)
 	}
-	var rv rungValue
-	if err := json.Unmarshal(body, &rv); err != nil || math.IsNaN(rv.Value) {
-		return 0, false, nil // not a value this version wrote: left out
+	var rv struct {
+		Value *float64 `json:"value"`
 	}
-	vs.remember(key, known{etag, rv.Value})
-	return rv.Value, true, nil
+	err = json.Unmarshal(body, &rv)
+	if err == nil && (rv.Value == nil || math.IsNaN(*rv.Value)) {
+		err = errors.New(`no number at "value"`)
+	}
+	if err != nil {
+		vs.remember(key, known{etag: etag, bad: true})
+		return 0, false, fmt.Errorf("%w: %w", errNotValue, err)
+	}
+	vs.remember(key, known{etag: etag, value: *rv.Value})
+	return *rv.Value, true, nil
 }
 
 // write puts v at key. The error of a value JSON cannot hold (an infinity) is returned as
@@ -69,7 +82,7 @@ func (vs *values) write(ctx context.Context, key string, v float64) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
 	}
-	vs.remember(key, known{etag, v})
+	vs.remember(key, known{etag: etag, value: v})
 	return nil
 }
 

@@ -222,11 +222,11 @@ func TestClaimsWaitOn2099ClaimEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, order, _ := trialKeys(p)
+	key := trialKey(p.Trials()[0]) // its name in the queue
 	until := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
 	body := fmt.Sprintf(`{"owner":{"host":"elsewhere","pid":7,"run_id":"theirs"},"token":"x","lease_ms":%d,"renewed_at":"2099-01-01T00:00:00Z"}`,
 		time.Until(until).Milliseconds())
-	if _, err := store.Put(t.Context(), "claims/"+order[0]+".json", []byte(body), s3sync.Condition{IfNoneMatch: true}); err != nil {
+	if _, err := store.Put(t.Context(), "claims/"+key+".json", []byte(body), s3sync.Condition{IfNoneMatch: true}); err != nil {
 		t.Fatal(err)
 	}
 	stop := make(chan os.Signal, 1)

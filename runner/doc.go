@@ -3,13 +3,13 @@
 // its own, given what it needs when it is made, with no pointer back to the driver
 // (docs/architecture.md, "Inside the runner package", lists them):
 //
-//	plan ──▶ source (sched.List, claimSource, searchSource) ──▶ sched.Run (waiting line,
+//	plan ──▶ source (sched.List, claimsource.Source, searchsource.Source) ──▶ sched.Run (waiting line,
 //	admission: a slot, then each sched.Resource: host memory, then the GPUs, rooms.go)
 //	──▶ runner/trial's Launcher (built in launcher.go; a trial's steps, each command's
 //	hooks and its rooms: GPU, host memory, MPS) ──▶
 //	executor.Run (retries, timeout, stop) ──▶ lifecycle (lifecycle.go) ──▶ event.Stream
 //	──▶ consumers, in this order (stream.go): the ledger (results), the recorder of the
-//	run's end (results file, report, upload, notify), Prometheus, stop-when, early
+//	run's end (results file, report, upload, notify), Prometheus (runner/prom), stop-when, early
 //	stopping (prune), early stopping that pauses (rounds), gpu-sharing: progress, the
 //	server (--serve), Options.Consumers, the output; prune, rounds and the output take
 //	their events from an event.Queue (their one inbox) on goroutines of their own
@@ -18,11 +18,22 @@
 // over); it carries no resource: the rooms (rooms.go) keep what they hold for it keyed by
 // the *sched.Trial, the claimer and the pauser by its *plan.Task. Every transition is one event on the run's stream; the
 // ledger learns each result from the events alone. A claims sweep is no consumer: its source
-// (claims_source.go) records a trial as the scheduler tells it the trial ended. A new concern
+// (runner/claimsource) records a trial as the scheduler tells it the trial ended. A new concern
 // is a consumer added in openStream (stream.go), a new source of trials is picked in source
 // (sched.go), a new resource to admit by is a sched.Resource added to rooms (rooms.go), and its side
 // of each command a trial.Room added in trialRooms.Of (launcher.go). The
 // runner knows no output format, no HTML and no S3 protocol: those are the output, report
 // and s3sync packages, reached through events, Options.Record.Report and the sync engine;
 // it knows nothing of how the scheduler orders its line or how the executor runs a process.
+//
+// The concerns that stand apart from the driver are packages of their own beside it, each
+// importing nothing of this package and given what it needs as values or small interfaces
+// when it is made: runner/claimsource (a --claims sweep's source and held claims) and
+// runner/searchsource (search:'s source), each told of the run through its Run interface,
+// which sourceRun (sources.go) answers; runner/mask (the secrets and their three gates),
+// runner/notify (config notify), runner/prom (the Prometheus series of --serve),
+// runner/stopwhen (stop-when: a consumer and the gate a trial passes as it starts),
+// runner/shard (--shard: this runall's share of the plan), runner/memwatch (the memory
+// samples: TaskMemory, the GPU series, gpu-samples.jsonl), runner/order (a block's order
+// of trials) and runner/simulate (check --simulate).
 package runner

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/runall/runall/internal/outfile"
+	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/memwatch"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
@@ -77,9 +79,9 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 	if r.opts.claiming() {
 		ctx, stop := r.launch.halt.untilStop(ctx) // a stop ends the joining, however long it tries
 		defer stop()
-		c, complete, err := openClaims(ctx, r.opts.Claims.Store, r.opts.Claims.Prefix, r.opts.Claims.Lease, r.env.s3, claimOptions{life: r.life, plan: r.plan,
-			runID: r.opts.Record.RunID, running: r.launch.procs.running, grace: r.opts.Grace, logPath: r.launch.logs.TaskLogPath,
-			learned: r.learnedGPU, mask: r.launch.mask})
+		c, complete, err := openClaims(ctx, r.opts.Claims, r.env.s3, claimsource.Options{Run: newSourceRun(r),
+			Plan: r.plan, RunID: r.opts.Record.RunID, Running: r.launch.procs.running, Grace: r.opts.Grace, Key: trialKey,
+			Learned: r.learnedGPU, Mask: r.launch.mask, Objective: objectiveOf(r.plan), Objectives: objectivesOf(r.plan)})
 		if err != nil {
 			skipAll(err)
 			if r.life.stopped() {
@@ -89,7 +91,7 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 		}
 		r.claims = c
 		if complete {
-			return c.skipComplete(ctx)
+			return c.SkipComplete(ctx)
 		}
 	}
 	if err := r.s3.start(ctx); err != nil {
@@ -101,7 +103,7 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 	}
 	defer r.startAdmission(ctx)()
 	r.runTasks(ctx, r.plan.Tasks, r.env.base)
-	return r.claims.end(ctx)
+	return r.claims.End(ctx)
 }
 
 // startAdmission starts measuring the GPUs and the host's memory, keeping samples of the
@@ -111,17 +113,17 @@ func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 	if gpu == nil && host.admit == nil {
 		return func() {} // nothing is measured: no GPU, no memory:
 	}
-	w := newMemoryWatch(r.plan, r.opts.runDir(), r.life, r.met, host.mem)
-	stopGPU, onHost := func() {}, w.sampleContainer
+	w := memwatch.New(r.plan, r.opts.runDir(), r.life.emit, r.met, host.mem)
+	stopGPU, onHost := func() {}, w.SampleContainer
 	if gpu != nil {
-		gpu.admit.Start(ctx, w.sample)
+		gpu.admit.Start(ctx, w.Sample)
 		stopGPU, onHost = gpu.admit.Stop, nil // the GPU samples hold the container's memory
 	}
 	stopHost := host.start(ctx, r.life.say, r.met, onHost)
 	return func() {
 		stopHost()
 		stopGPU()
-		w.close() // after the samplers have stopped
+		w.Close() // after the samplers have stopped
 	}
 }
 
@@ -144,7 +146,7 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 	}
 	r.launch.logs.Close()
 	_, failed, interrupted := r.life.outcome()
-	failed = failed || r.claims.sweepFailed()
+	failed = failed || r.claims.SweepFailed()
 	switch {
 	case runErr != nil:
 		return res, runErr
@@ -170,7 +172,7 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 		File: r.plan.File, RunID: r.opts.Record.RunID, StartedAt: start, FinishedAt: time.Now(),
 		LogDir: r.opts.runDir(), Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.TaskLogPath, unseen),
 	}
-	if r.opts.Shard.active() {
+	if r.opts.Shard.Active() {
 		res.Shard = r.opts.Shard.String()
 	}
 	if gpu := r.launch.rooms.gpu; gpu != nil {
@@ -184,13 +186,33 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 	res.LogParams = r.plan.LogParams
 	res.Objective, res.Objectives = objectiveOf(r.plan), objectivesOf(r.plan)
 	res.Assess()
-	res.Stopped = r.launch.stop.stoppedReason()
+	res.Stopped = r.launch.stop.Reason()
 	res.LogErrors = logs.Failed()
-	r.launch.mask.all(res) // the results' gate: every record of the run is made from them
+	r.launch.mask.All(res) // the results' gate: every record of the run is made from them
 	return res
 }
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// objectivesOf is config objective's list as the results record it: nil with one.
+func objectivesOf(p *plan.Plan) []results.Objective {
+	if len(p.Config.Objectives) < 2 {
+		return nil
+	}
+	out := make([]results.Objective, len(p.Config.Objectives))
+	for i, o := range p.Config.Objectives {
+		out[i] = results.Objective{Metric: o.Metric, Mode: o.Mode}
+	}
+	return out
+}
+
+// objectiveOf is config objective as the results record it (the first of several).
+func objectiveOf(p *plan.Plan) *results.Objective {
+	if o := p.Config.Objective; o != nil {
+		return &results.Objective{Metric: o.Metric, Mode: o.Mode}
+	}
+	return nil
 }

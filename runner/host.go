@@ -11,6 +11,7 @@ import (
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/prom"
 )
 
 // hostMemory is the container's memory as the run sees it: its OOM kills, which tell an
@@ -38,7 +39,7 @@ func openHost(p *plan.Plan, mem hostadmit.Reader, hist *history.History) *hostMe
 // start measures the container's memory and the trials' processes while the run lasts,
 // calling onSample (when not nil) after each measurement; the returned func stops it. A
 // memory that cannot be read is said once: admission by host memory is then off.
-func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics, onSample func()) (stop func()) {
+func (h *hostMemory) start(ctx context.Context, say func(string), met *prom.Metrics, onSample func()) (stop func()) {
 	if h.admit == nil {
 		return func() {}
 	}
@@ -47,7 +48,7 @@ func (h *hostMemory) start(ctx context.Context, say func(string), met *metrics, 
 	}
 	h.admit.Start(ctx, func([]hostadmit.TrialMemory) {
 		if m, ok := h.admit.Memory(); ok {
-			met.hostSample(m)
+			met.HostSample(m)
 		}
 		if onSample != nil {
 			onSample()

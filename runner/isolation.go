@@ -50,7 +50,7 @@ func openIsolation(p *plan.Plan, opts Options, g *gpuResource, closed *admit.Clo
 	if err != nil || set == nil {
 		return nil, note, err
 	}
-	if t := multiGPUTrial(p); t != nil && !set.Node() {
+	if t := plan.MultiGPUTask(p.Tasks); t != nil && !set.Node() {
 		_ = set.Close()
 		why := fmt.Sprintf("%s: task %q asks for %d GPUs, and a process is the client of one MPS server: runall's run one per GPU",
 			t.Pos, t.Name, t.GPU.Devices)
@@ -62,53 +62,10 @@ func openIsolation(p *plan.Plan, opts Options, g *gpuResource, closed *admit.Clo
 	return &isolation{set: set, room: g, closed: closed, margin: p.Config.GPUMemoryMargin, gpus: len(uuids), closing: map[int]bool{}, victims: map[int]int{}, stop: make(chan struct{})}, note, nil
 }
 
-// isolationNote is what check --simulate says of gpu-isolation: the prediction's trials are
-// MPS clients capped at their room, and it does not model their kernels overlapping.
-func isolationNote(p *plan.Plan) string {
-	mode := p.Config.GPUIsolation
-	if mode == mps.None || mode == "" || !p.NeedsGPU() {
-		return ""
-	}
-	note := fmt.Sprintf("gpu-isolation: %s: each trial runs as a client of its GPU's MPS server, capped at its need and the margin "+
-		"(%s), and where compute is modelled (--busy) the kernels of trials that share a GPU overlap", mode, mps.EnvLimit)
-	if mode == mps.Auto {
-		note += " (as they would where MPS can be had)"
-	}
-	if t := multiGPUTrial(p); t != nil {
-		note += fmt.Sprintf("; task %q asks for %d GPUs, which runall's per-GPU MPS servers cannot serve: the run fails under mps "+
-			"(unless a node's daemon answers at %s) and runs without MPS under auto", t.Name, t.GPU.Devices, mps.EnvPipe)
-	}
-	return note
-}
-
-// isolatedCompute turns the compute model's MPS on for every device under gpu-isolation: the
-// run's trials would be MPS clients whose kernels overlap.
-func isolatedCompute(c Compute, p *plan.Plan, devices int) Compute {
-	if mode := p.Config.GPUIsolation; mode == mps.None || mode == "" {
-		return c
-	}
-	c.MPS = make([]bool, devices)
-	for i := range c.MPS {
-		c.MPS[i] = true
-	}
-	return c
-}
-
 // pgidOf is a live process's group, from /proc.
 func pgidOf(pid int) (int, bool) {
 	l, ok := proc.LineageOf(pid)
 	return l.PGID, ok
-}
-
-// multiGPUTrial is the first task that asks for more than one GPU; nil when none does.
-func multiGPUTrial(p *plan.Plan) *plan.Task {
-	var found *plan.Task
-	plan.Walk(p.Tasks, func(t *plan.Task) {
-		if found == nil && t.GPU != nil && t.GPU.Devices > 1 {
-			found = t
-		}
-	})
-	return found
 }
 
 // start watches the servers' logs and lives until close: a client is tied to its trial while

@@ -8,10 +8,13 @@ import (
 
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
+	"github.com/runall/runall/runner/shard"
+	"github.com/runall/runall/runner/stopwhen"
 	"github.com/runall/runall/runner/trial"
 )
 
@@ -23,10 +26,10 @@ type launcher struct {
 	procs   processes
 	logs    *trial.Logs
 	scripts trial.Scripts
-	halt    *stopping  // the signals' effect on downloads (signals.go)
-	stop    *stopWhen  // met: no new trial starts
-	sync    *transfers // a task's own uploads as it ends
-	mask    *masker
+	halt    *stopping       // the signals' effect on downloads (signals.go)
+	stop    *stopwhen.Watch // met: no new trial starts
+	sync    *transfers      // a task's own uploads as it ends
+	mask    *mask.Masker
 	rooms   rooms        // the resources trials are admitted by, and each running trial's room in them
 	ckpts   *checkpoints // trials' checkpoint: directories; nil when no trial sets one
 	variant trial.Variant
@@ -44,8 +47,8 @@ type processes struct {
 // build makes the trial launcher from the run's parts.
 func (l *launcher) build() *trial.Launcher {
 	o := trial.Options{Life: trialLife{l.life}, Rooms: trialRooms{l.rooms}, Logs: l.logs,
-		Scripts: l.scripts, Halt: trialHalt{l.halt}, StopWhen: trialStopWhen{l.stop}, Uploads: trialUploads{l.sync},
-		Mask: trialMask{l.mask}, Procs: trial.Processes{Table: l.procs.table, Running: l.procs.running, Grace: l.procs.grace},
+		Scripts: l.scripts, Halt: trialHalt{l.halt}, StopWhen: l.stop, Uploads: trialUploads{l.sync},
+		Mask: l.mask, Procs: trial.Processes{Table: l.procs.table, Running: l.procs.running, Grace: l.procs.grace},
 		Variant: l.variant}
 	if l.ckpts != nil {
 		o.Checkpoints = l.ckpts
@@ -87,24 +90,12 @@ func (t trialRooms) Of(tr *sched.Trial, run *plan.Task) []trial.Room {
 	return out
 }
 
-// trialMask is the run's masker as a trial's launcher uses it.
-type trialMask struct{ m *masker }
-
-func (t trialMask) Replace(s string) string { return t.m.Replace(s) }
-func (t trialMask) Longest() int            { return t.m.Longest() }
-func (t trialMask) Learn(exported []string) { t.m.learn(exported) }
-
 // trialHalt is the signals' effect on a trial's downloads.
 type trialHalt struct{ s *stopping }
 
 func (t trialHalt) UntilStop(ctx context.Context) (context.Context, context.CancelFunc) {
 	return t.s.untilStop(ctx)
 }
-
-// trialStopWhen is the run's stop-when as a trial's launcher asks it.
-type trialStopWhen struct{ s *stopWhen }
-
-func (t trialStopWhen) Gate() (reason string, skip bool) { return t.s.gate() }
 
 // trialUploads are a task's own uploads as it ends (none without S3: s nil).
 type trialUploads struct{ s *transfers }
@@ -128,11 +119,11 @@ func trialCommands(t *plan.Task) []*plan.Task             { return trial.Command
 // baseEnv is runall's environment plus what identifies the run to its tasks. It is
 // clipped: whoever appends to it gets a copy, so that the parts sharing it never see
 // each other's changes.
-func baseEnv(environ []string, runID, logDir string, shard Shard) []string {
+func baseEnv(environ []string, runID, logDir string, shard shard.Shard) []string {
 	env := slices.Clone(environ)
 	env = proc.Setenv(env, "RUNALL_RUN_ID", runID)
 	env = proc.Setenv(env, "RUNALL_LOG_DIR", logDir)
-	if shard.active() {
+	if shard.Active() {
 		env = proc.Setenv(env, "RUNALL_SHARD", shard.String())
 	}
 	return slices.Clip(env)

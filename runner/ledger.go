@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/trial"
@@ -18,7 +19,7 @@ import (
 // whenever it asks for the results so far; whether the run goes on is the lifecycle's
 // (lifecycle.go).
 type ledger struct {
-	mask *masker
+	mask *mask.Masker
 
 	mu       sync.Mutex
 	byID     map[int]*results.Task // results of command tasks, by Task.ID
@@ -26,7 +27,7 @@ type ledger struct {
 	paused   map[int]time.Time     // since when each paused task waits, by Task.ID
 }
 
-func newLedger(mask *masker) *ledger {
+func newLedger(mask *mask.Masker) *ledger {
 	return &ledger{mask: mask, byID: map[int]*results.Task{}, byIDLive: map[int]*liveTask{}, paused: map[int]time.Time{}}
 }
 

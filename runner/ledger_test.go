@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -14,7 +15,7 @@ import (
 // and the final end's Detail.
 func TestLedgerLearnsFromEvents(t *testing.T) {
 	task := &plan.Task{ID: 7, Name: "train", Cmd: "python train.py"}
-	l := newLedger(secretMasker(nil, &plan.Plan{}))
+	l := newLedger(mask.New(nil, &plan.Plan{}, nil))
 	s := &event.Stream{}
 	s.Add(l)
 	s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1, Devices: []string{"GPU-0"}, Need: 4 << 30})
@@ -58,7 +59,7 @@ func TestLedgerLeavesPausesOut(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			task := &plan.Task{ID: 1, Name: "train"}
-			l := newLedger(secretMasker(nil, &plan.Plan{}))
+			l := newLedger(mask.New(nil, &plan.Plan{}, nil))
 			s := &event.Stream{}
 			s.Add(l)
 			s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1, Time: at(0)})
@@ -84,7 +85,7 @@ func TestLedgerDecidesByEnd(t *testing.T) {
 		event.EndRetry: results.StatusRunning, event.EndRequeue: results.StatusPending,
 		event.EndPause: results.StatusPaused, event.EndFinal: results.StatusFailed} {
 		task := &plan.Task{ID: 3, Name: "train", Cmd: "python train.py"}
-		l := newLedger(secretMasker(nil, &plan.Plan{}))
+		l := newLedger(mask.New(nil, &plan.Plan{}, nil))
 		s := &event.Stream{}
 		s.Add(l)
 		s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1})

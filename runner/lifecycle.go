@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
@@ -27,7 +28,7 @@ type lifecycle struct {
 	interrupted syscall.Signal // 0 unless a signal stopped the run
 }
 
-func newLifecycle(mask *masker) *lifecycle {
+func newLifecycle(mask *mask.Masker) *lifecycle {
 	return &lifecycle{stream: &event.Stream{}, ledger: newLedger(mask), made: &madeTasks{}}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/shard"
 )
 
 // Options configures a run. The zero value of each field is a sane default.
@@ -32,7 +33,7 @@ type Options struct {
 
 	Resources ResourceOptions // the GPUs and the container's memory trials are admitted by
 
-	Shard  Shard         // run only this shard's share of the trials
+	Shard  shard.Shard   // run only this shard's share of the trials
 	Fresh  bool          // ignore resume markers from earlier runs
 	Claims ClaimsOptions // a sweep shared with other runalls (--claims)
 
@@ -79,12 +80,12 @@ type ResourceOptions struct {
 	HostMemory hostadmit.Reader
 }
 
-// ClaimsOptions share a sweep's trials with other runalls through one queue (claims.go).
+// ClaimsOptions share a sweep's trials with other runalls through one queue (runner/claimsource).
 type ClaimsOptions struct {
 	// Prefix is an s3:// prefix through which runalls with the same task file share one
 	// queue of its trials; "" = every trial runs here.
 	Prefix string
-	Lease  time.Duration // how long a claim holds without renewal (default DefaultLease)
+	Lease  time.Duration // how long a claim holds without renewal (default claimsource.DefaultLease)
 	Store  claims.Store  // the queue's store instead of Prefix's S3 (tests)
 }
 

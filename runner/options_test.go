@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/internal/claimstest"
+	"github.com/runall/runall/runner/shard"
 )
 
 // TestRunRefusesSharedSearch: Run itself (not only the CLI) refuses a search sweep that
@@ -20,7 +21,7 @@ func TestRunRefusesSharedSearch(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"shard", Options{Shard: Shard{Index: 0, Count: 2}}, "tasks.yml:7:9: search: runs in one runall, not with --shard"},
+		{"shard", Options{Shard: shard.Shard{Index: 0, Count: 2}}, "tasks.yml:7:9: search: runs in one runall, not with --shard"},
 		{"claims", Options{Claims: ClaimsOptions{Store: claimstest.NewMem(), Lease: 2 * time.Second}}, "tasks.yml:7:9: search: runs in one runall, not with --claims"},
 	}
 	for _, tt := range tests {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/notify"
 	"github.com/runall/runall/runner/results"
 )
 
@@ -37,7 +38,7 @@ type recorder struct {
 	resultsFile string // --results
 	report      func(w io.Writer, res *results.Run, samples *results.GPUSamples) error
 	sync        *transfers
-	notify      *notifier
+	notify      *notify.Notifier
 	interrupted func() bool       // whether a signal stopped the run
 	emit        func(event.Event) // the run's stream, for what the recorder says as it goes
 
@@ -115,7 +116,7 @@ func (rec *recorder) record(res *results.Run) error {
 		}
 	}
 	rec.sync.uploadResults(body, res.RunID, rec.logDir, emit)
-	rec.notify.send(body, rec.interrupted(), emit)
+	rec.notify.Send(body, rec.interrupted(), emit)
 	return errors.Join(errs...)
 }
 

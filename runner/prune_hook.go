@@ -26,12 +26,18 @@ func (r *runDriver) newPruner() *prune.Pruner {
 // The pruner is made with the stream, before runAll joins the sweep, but asks for a
 // block's store only when the block's first value arrives: from a trial, which runs only
 // after the sweep was joined (or the run skipped every task), so r.claims is set by then.
-func (r *runDriver) rungStore(block *plan.Task) (earlystop.Store, error) {
+func (r *runDriver) rungStore(block *plan.Task, say func(string)) (earlystop.Store, error) {
 	if r.claims == nil {
 		return nil, nil
 	}
+	newStore := claims.NewRungs
 	if block.EarlyStop.Method == earlystop.Median {
-		return claims.NewRunningAverages(context.Background(), r.claims.sweep.Store(), block.Key)
+		newStore = claims.NewRunningAverages
 	}
-	return claims.NewRungs(context.Background(), r.claims.sweep.Store(), block.Key)
+	st, err := newStore(context.Background(), r.claims.Store(), block.Key)
+	if err != nil {
+		return nil, err
+	}
+	st.OnUnread(say)
+	return st, nil
 }

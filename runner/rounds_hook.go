@@ -8,6 +8,7 @@ import (
 
 	"github.com/runall/runall/claims"
 	"github.com/runall/runall/runner/checkpoint"
+	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/rounds"
@@ -21,8 +22,8 @@ type roundsHook struct {
 	ckpts  *checkpoints
 	base   []string // the run's environment: where a checkpoint store's credentials are
 	runID  string
-	claims func() *claimer // set once the sweep is joined; nil without --claims
-	poll   time.Duration   // how often a shared board is read; 0: none is
+	claims func() *claimsource.Claimer // set once the sweep is joined; nil without --claims
+	poll   time.Duration               // how often a shared board is read; 0: none is
 	say    func(string)
 	launch *launcher
 }
@@ -30,7 +31,7 @@ type roundsHook struct {
 // newRoundsHook is the run's part for the rules that pause.
 func newRoundsHook(r *runDriver) *roundsHook {
 	h := &roundsHook{pause: r.pause, ckpts: r.launch.ckpts, base: r.env.base, runID: r.opts.Record.RunID,
-		claims: func() *claimer { return r.claims }, say: r.life.say, launch: r.launch}
+		claims: func() *claimsource.Claimer { return r.claims }, say: r.life.say, launch: r.launch}
 	if r.opts.claiming() {
 		h.poll = time.Second
 	}
@@ -61,13 +62,19 @@ func (h *roundsHook) rounds(p *plan.Plan) *rounds.Rounds {
 }
 
 // board is where a block's rounds are kept: in memory, or under the claims prefix when
-// the run shares its trials. Asked for at a block's first use, once the sweep is joined.
-func (h *roundsHook) board(block *plan.Task) (rounds.Board, error) {
+// the run shares its trials, telling through say what it cannot read. Asked for at a
+// block's first use, once the sweep is joined.
+func (h *roundsHook) board(block *plan.Task, say func(string)) (rounds.Board, error) {
 	c := h.claims()
 	if c == nil {
 		return nil, nil
 	}
-	return claims.NewBoard(c.sweep.Store(), block.Key)
+	b, err := claims.NewBoard(c.Store(), block.Key)
+	if err != nil {
+		return nil, err
+	}
+	b.OnUnread(say)
+	return b, nil
 }
 
 func (h *roundsHook) PauseAt(t *plan.Task, n int, reason string, otherwise results.Status) bool {

@@ -7,11 +7,17 @@ import (
 
 	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/history"
+	"github.com/runall/runall/runner/mask"
+	"github.com/runall/runall/runner/notify"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/prom"
+	"github.com/runall/runall/runner/shard"
+	"github.com/runall/runall/runner/stopwhen"
 	"github.com/runall/runall/runner/trial"
 )
 
@@ -24,14 +30,14 @@ type runDriver struct {
 	opts   Options    // with its defaults; RunID set
 	life   *lifecycle // the one stream of events, and the ledger that records it
 	hist   *history.History
-	env    runEnv      // the run's environment and its one S3 client
-	launch *launcher   // runs admitted trials: processes, logs, GPU and host memory
-	s3     *transfers  // nil without S3 transfers in the task file
-	met    *metrics    // nil without a server (--serve)
-	claims *claimer    // nil unless trials are claimed (Options.Claims)
-	rec    *recorder   // writes what the run leaves when it ends
-	out    *outputPump // the outputs' consumer
-	pause  *pauser     // pauses and resumes trials at their checkpoints; nil when none has one
+	env    runEnv               // the run's environment and its one S3 client
+	launch *launcher            // runs admitted trials: processes, logs, GPU and host memory
+	s3     *transfers           // nil without S3 transfers in the task file
+	met    *prom.Metrics        // nil without a server (--serve)
+	claims *claimsource.Claimer // nil unless trials are claimed (Options.Claims)
+	rec    *recorder            // writes what the run leaves when it ends
+	out    *outputPump          // the outputs' consumer
+	pause  *pauser              // pauses and resumes trials at their checkpoints; nil when none has one
 }
 
 // runEnv is what the run's parts start from: its environment and its one S3 client, made
@@ -43,12 +49,12 @@ type runEnv struct {
 
 func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	opts = opts.withDefaults()
-	mask := secretMasker(opts.Environ, p)
-	maskNames(p, mask)
-	r := &runDriver{plan: applyShard(p, opts.Shard), opts: opts}
+	masker := mask.New(opts.Environ, p, notify.Secrets(opts.Environ, p.Config.Notify))
+	masker.Tasks(p)
+	r := &runDriver{plan: shard.Apply(p, opts.Shard), opts: opts}
 	logDir := opts.runDir()
-	r.life = newLifecycle(mask)
-	r.life.stream.Gate(mask.event)
+	r.life = newLifecycle(masker)
+	r.life.stream.Gate(masker.Event)
 	if err := makeLogDir(opts.Record.LogDir, opts.Record.RunID); err != nil {
 		return nil, err
 	}
@@ -58,24 +64,24 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	if err != nil {
 		return nil, err
 	}
-	logs, err := trial.OpenLogs(logDir, p.Config.LogPath, func(path string) string { return taskPath(p.Dir, path) })
+	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
+	logs, err := trial.OpenLogs(logDir, p.Config.LogPath, logPaths(p.Dir, base))
 	if err != nil {
 		return nil, err
 	}
 	if opts.Server != nil {
-		r.met = newMetrics(r.plan)
+		r.met = prom.New(r.plan)
 	}
-	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
 	halt := newStopping(opts.Grace)
 	conn := newS3Conn(r.plan, base)
-	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, mask: mask, conn: conn, base: base,
+	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, mask: masker, conn: conn, base: base,
 		dir: p.Dir, runID: opts.Record.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
 		show: transferShow{live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery},
 		stop: transferStop{halt: halt, grace: opts.Grace, stopped: r.life.stopped}})
 	r.launch = &launcher{life: r.life, logs: logs,
 		procs:   processes{table: proc.NewTable(), running: executor.NewRunning(opts.Grace), grace: opts.Grace},
 		scripts: trial.Scripts{Dir: filepath.Join(logDir, "scripts"), TaskDir: p.Dir, Base: base}, halt: halt,
-		stop: newStopWhen(r.plan), sync: r.s3, mask: mask,
+		stop: stopwhen.New(r.plan), sync: r.s3, mask: masker,
 		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
 	r.env = runEnv{base: base, s3: conn}
 	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, conn: conn, claims: opts.Claims.Prefix,
@@ -91,7 +97,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		gpu.share = newGPUSharing(r.plan, r.hist, r.pause)
 	}
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
-		notify: newNotifier(p.Config.Notify, base, mask, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
+		notify: notify.New(p.Config.Notify, base, masker, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
 	return r, nil
 }
 
@@ -148,4 +154,21 @@ func (r *runDriver) learnedGPU() map[string]uint64 {
 		return nil
 	}
 	return learnedByName(r.plan, r.hist)
+}
+
+// logPaths resolves a log-path: its ${VAR}s expanded as cwd:'s are (against the run's
+// environment with task t's params and env:; config's, t nil, against the run's alone; one
+// unset or empty is an error), then taken against the task file's directory dir.
+func logPaths(dir string, base []string) func(t *plan.Task, path string) (string, error) {
+	return func(t *plan.Task, path string) (string, error) {
+		env := base
+		if t != nil {
+			env = taskVars(t, base)
+		}
+		p, err := expandStrict(path, env)
+		if err != nil {
+			return "", err
+		}
+		return taskPath(dir, p), nil
+	}
 }

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/prom"
 	"github.com/runall/runall/s3sync"
 )
 
@@ -34,8 +36,8 @@ type transfers struct {
 // transferOptions is what the transfers take from the run.
 type transferOptions struct {
 	life   *lifecycle
-	met    *metrics
-	mask   *masker
+	met    *prom.Metrics
+	mask   *mask.Masker
 	conn   *s3Conn             // the run's one S3 client
 	base   []string            // the run's environment (baseEnv)
 	dir    string              // the task file's directory, for relative paths
@@ -212,7 +214,7 @@ func (s *transfers) transfer(ctx context.Context, tr plan.Transfer, env []string
 	if err != nil {
 		return err
 	}
-	s.o.met.transferred(direction, st.Files, st.Bytes)
+	s.o.met.Transferred(direction, st.Files, st.Bytes)
 	s.o.life.emit(event.Event{Kind: event.SyncProgress, Line: fmt.Sprintf("%s %s -> %s: %s", direction, src, dst, st.String())})
 	return nil
 }

@@ -3,8 +3,10 @@ package runner
 import (
 	"context"
 
+	"github.com/runall/runall/runner/order"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/sched"
+	"github.com/runall/runall/runner/searchsource"
 )
 
 // runTasks runs tasks one after another. What a task exports reaches the tasks after it.
@@ -36,15 +38,15 @@ func (r *runDriver) runTasks(ctx context.Context, tasks []*plan.Task, env []stri
 // the resources allow.
 func (r *runDriver) runBlock(ctx context.Context, b *plan.Task, env []string) {
 	if r.claims != nil {
-		defer r.claims.leases.releaseAll()
+		defer r.claims.ReleaseAll()
 	}
 	src := r.source(ctx, b)
 	wrapped := r.pause.wrap(src)
 	r.schedule(ctx, wrapped, max(r.plan.Config.MaxParallel, 1),
 		func(ctx context.Context, tr *sched.Trial) sched.Outcome { return r.launch.run.RunTrial(ctx, tr, env) })
 	r.pause.done(wrapped)
-	if s, ok := src.(*searchSource); ok {
-		s.finish()
+	if s, ok := src.(*searchsource.Source); ok {
+		s.Finish()
 	}
 }
 
@@ -66,16 +68,17 @@ func (r *runDriver) schedule(ctx context.Context, src sched.Source, limit int, r
 }
 
 // source is where a parallel block's trials come from: the claims queue shared with other
-// runalls, or the block itself in its order (orderTrials), less what earlier runs did.
+// runalls, or the block itself in its order (order.Trials), less what earlier runs did.
 func (r *runDriver) source(ctx context.Context, b *plan.Task) sched.Source {
 	if r.claims != nil {
-		return r.claims.source(b)
+		return r.claims.Source(b)
 	}
-	if t := searchChild(b); t != nil {
-		return newSearchSource(r, b, t)
+	if t := searchsource.Child(b); t != nil {
+		return searchsource.New(searchsource.Options{Run: newSourceRun(r), Stop: r.launch.stop, Mask: r.launch.mask,
+			Plan: r.plan, Env: r.env.base}, b, t)
 	}
 	var pending []*plan.Task
-	for _, t := range orderTrials(b, b.Parallel, r.hist) {
+	for _, t := range order.Trials(b, b.Parallel, r.hist) {
 		if reason, skip := r.s3.resumeSkip(ctx, t); skip {
 			r.life.skip(t, reason)
 			continue

@@ -16,7 +16,7 @@ import (
 // sha, hyperband, pbt), gpu-sharing: progress (the GPU room's gpuSharing), the server
 // (--serve), Options.Consumers (each handed the Stopper or Pauser it asks for) and the
 // output last. A claims sweep is no consumer: its source records each trial as it ends
-// (claims_source.go). The ledger, the recorder, Prometheus, stop-when and gpu-sharing take
+// (runner/claimsource). The ledger, the recorder, Prometheus, stop-when and gpu-sharing take
 // each event on the emitting goroutine (cheap, in memory, and the ledger's place first is
 // what the others rely on); early stopping, the rules that pause and the output put it in
 // an event.Queue, their one inbox type, and work on goroutines of their own, saying what

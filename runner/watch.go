@@ -5,8 +5,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/results"
 )
@@ -39,7 +37,7 @@ type View struct {
 func (r *runDriver) serve(start time.Time) error {
 	v := View{
 		Results: func() *results.Run { return r.snapshot(start) },
-		Metrics: promhttp.HandlerFor(r.met.reg, promhttp.HandlerOpts{}),
+		Metrics: r.met.Handler(),
 		OpenLog: r.launch.logs.OpenServed,
 	}
 	addr, err := r.opts.Server.Serve(v)

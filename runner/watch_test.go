@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -94,7 +95,7 @@ func tasksJSON(t *testing.T, r *results.Run) string {
 // what was seen live.
 func TestLedgerLiveForgetsAtTheEnd(t *testing.T) {
 	task := &plan.Task{ID: 3, Name: "train", Cmd: "train"}
-	l := newLedger(secretMasker(nil, &plan.Plan{}))
+	l := newLedger(mask.New(nil, &plan.Plan{}, nil))
 	s := &event.Stream{}
 	s.Add(l)
 	p := &plan.Plan{Tasks: []*plan.Task{task}}

@@ -292,3 +292,25 @@ func TestSampleCheckThenRun(t *testing.T) {
 		}
 	}
 }
+
+// TestASHAAndSHABlocks: a plan with a block of each kind of early stopping. The values of
+// the block whose rule pauses (sha) reached the pruner too, which made a rule-less worker
+// of them and said that no trial is stopped early; each rule now takes its own block's.
+func TestASHAAndSHABlocks(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.runFile("adapt/asha-and-sha.yml")
+	r.wantCode(t, 0)
+	res := readOutcome(t, []byte(e.read("results.json")))
+	status := map[string]string{}
+	for _, tr := range res.Tasks {
+		status[tr.Name] = tr.Status
+	}
+	want := map[string]string{"a": "ok", "b": "ok", "c": "pruned", "v=0.1": "pruned", "v=0.9": "ok", "v=0.5": "pruned"}
+	if !maps.Equal(status, want) {
+		t.Errorf("statuses %v, want %v\n%v", status, want, r)
+	}
+	if strings.Contains(r.stdout+r.stderr, "no trial is stopped early") {
+		t.Errorf("a rule said it stops no trial\n%v", r)
+	}
+}

@@ -199,3 +199,24 @@ func TestDemo(t *testing.T) {
 		t.Errorf("state files after two demo runs: %q, want one", state)
 	}
 }
+
+// TestLogPathVarsExpanded: log-path: was taken as written, so ${LOGS_AT}/all.log made a
+// folder named "${LOGS_AT}"; it is expanded as cwd: is, a task's with its env: too.
+func TestLogPathVarsExpanded(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	e.env = append(e.env, "LOGS_AT="+e.path("out"))
+	r := e.runFile("logs-vars.yml")
+	r.wantCode(t, 0)
+	wantAllLines(t, "out/all.log", e.read("out/all.log"), []string{"line 1", "line 2"})
+	for lr, other := range map[string]string{"1": "2", "2": "1"} {
+		log := e.read("out/trial-" + lr + ".log")
+		wantAllLines(t, "trial-"+lr+".log", log, []string{"line " + lr})
+		if strings.Contains(log, "line "+other) {
+			t.Errorf("trial-%s.log has lr=%s's output:\n%s", lr, other, log)
+		}
+	}
+	if _, err := os.Stat(e.path("${LOGS_AT}")); err == nil {
+		t.Errorf("a folder named ${LOGS_AT} was made\n%v", r)
+	}
+}

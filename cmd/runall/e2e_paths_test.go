@@ -71,3 +71,27 @@ func TestUnfilledEnvPlaceholderRefusedByCheckAndRun(t *testing.T) {
 	e.writeFile("tasks.yml", "tasks:\n  - cmd: touch ran\n    env: {WIDTH: '<width>'}\n")
 	e.refusedTwice("env", "tasks.yml:2:5: env: WIDTH: <width> is a placeholder that no for-each, matrix or sample fills")
 }
+
+// TestCheckpointLinkRefusedByCheckAndRun: a checkpoint: that is itself a symbolic link (to
+// a directory elsewhere) was never looked inside, and a resume replaced the link with a
+// directory; check and the run refuse it, naming it and what to do, and leave the link and
+// what it leads to as they are.
+func TestCheckpointLinkRefusedByCheckAndRun(t *testing.T) {
+	t.Parallel()
+	e := pathsE2E(t)
+	elsewhere := t.TempDir()
+	if err := os.WriteFile(filepath.Join(elsewhere, "model.bin"), []byte("weights"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, e.path("ck")); err != nil {
+		t.Fatal(err)
+	}
+	e.writeFile("tasks.yml", "tasks:\n  - parallel-tasks:\n      - {cmd: 'touch ran', checkpoint: 'ck'}\n")
+	e.refusedTwice("checkpoint: ck", "tasks.yml:3:28: checkpoint: ck: "+e.path("ck")+" is a symbolic link (to "+elsewhere+")")
+	if target, err := os.Readlink(e.path("ck")); err != nil || target != elsewhere {
+		t.Errorf("the link is now %q, %v; want it as it was", target, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(elsewhere, "model.bin")); err != nil || string(b) != "weights" {
+		t.Errorf("what the link leads to: %q, %v", b, err)
+	}
+}

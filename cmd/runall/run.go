@@ -17,9 +17,11 @@ import (
 	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/report"
 	"github.com/runall/runall/runner"
+	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/shard"
 )
 
 const runUsage = `Usage: runall [run] [flags] FILE [ARGS...]
@@ -80,7 +82,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of the trials (env RUNALL_SHARD, or JOB_COMPLETION_INDEX with RUNALL_SHARDS)")
 	fs.StringVar(&o.claims, "claims", "", "share the trials with every runall started with this file and this `s3://BUCKET/PREFIX/`:\n"+
 		"each claims the next trial it has room for (env RUNALL_CLAIMS, config claims:; see docs/kubernetes.md)")
-	fs.DurationVar(&o.lease, "lease", runner.DefaultLease, "with --claims: a claim not renewed for this long may be taken over by another runall\n(renewed every third of it; at least 1s)")
+	fs.DurationVar(&o.lease, "lease", claimsource.DefaultLease, "with --claims: a claim not renewed for this long may be taken over by another runall\n(renewed every third of it; at least 1s)")
 	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done, and start trials with checkpoint: over")
 	fs.StringVar(&o.serve, "serve", "", "serve the run's live report on `ADDR` while it runs (e.g. 127.0.0.1:9090): the page, its state as\n"+
 		"JSON (/api/run), each trial's log, Prometheus metrics (/metrics); env RUNALL_SERVE. No authentication:\n"+
@@ -281,21 +283,21 @@ func outputMode(flagValue string, a *app) (output.Mode, error) {
 
 // shardFrom picks this process's shard: --shard, else RUNALL_SHARD, else Kubernetes'
 // JOB_COMPLETION_INDEX with RUNALL_SHARDS.
-func shardFrom(flagValue string, getenv func(string) string) (runner.Shard, error) {
+func shardFrom(flagValue string, getenv func(string) string) (shard.Shard, error) {
 	if flagValue == "" {
 		flagValue = getenv("RUNALL_SHARD")
 	}
 	if flagValue != "" {
-		return runner.ParseShard(flagValue)
+		return shard.Parse(flagValue)
 	}
 	idx, n := getenv("JOB_COMPLETION_INDEX"), getenv("RUNALL_SHARDS")
 	switch {
 	case idx != "" && n != "":
-		return runner.ParseShard(idx + "/" + n)
+		return shard.Parse(idx + "/" + n)
 	case n != "":
-		return runner.Shard{}, fmt.Errorf("RUNALL_SHARDS=%s is set but JOB_COMPLETION_INDEX is not: run in an Indexed Job, or use --shard I/N", n)
+		return shard.Shard{}, fmt.Errorf("RUNALL_SHARDS=%s is set but JOB_COMPLETION_INDEX is not: run in an Indexed Job, or use --shard I/N", n)
 	}
-	return runner.Shard{}, nil
+	return shard.Shard{}, nil
 }
 
 // openProbe opens the simulated GPUs when asked (--fake-gpus or RUNALL_FAKE_GPUS), NVML
@@ -328,7 +330,7 @@ func openProbe(a *app, fakeSpec string) (gpu.Probe, error) {
 }
 
 // claimsFrom picks the claims prefix: --claims, else RUNALL_CLAIMS, else the file's claims:.
-func claimsFrom(o runOptions, fromFile string, shard runner.Shard, getenv func(string) string) (string, time.Duration, error) {
+func claimsFrom(o runOptions, fromFile string, shard shard.Shard, getenv func(string) string) (string, time.Duration, error) {
 	url := o.claims
 	if url == "" {
 		url = getenv("RUNALL_CLAIMS")
@@ -343,8 +345,8 @@ func claimsFrom(o runOptions, fromFile string, shard runner.Shard, getenv func(s
 		return "", 0, usagef("--claims %q: want an s3://BUCKET/PREFIX/ URL", url)
 	case shard.Count > 1:
 		return "", 0, usagef("--claims and --shard (or RUNALL_SHARD, RUNALL_SHARDS) are alternatives: claims balance the trials by themselves")
-	case o.lease < runner.MinLease:
-		return "", 0, usagef("--lease %v: at least %v", o.lease, runner.MinLease)
+	case o.lease < claimsource.MinLease:
+		return "", 0, usagef("--lease %v: at least %v", o.lease, claimsource.MinLease)
 	}
 	if !strings.HasSuffix(url, "/") {
 		url += "/"

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/simulate"
 	"github.com/runall/runall/size"
 )
 
@@ -36,7 +36,7 @@ func runSimulate(a *app, p *plan.Plan, f simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	pred, err := runner.Simulate(p, runner.SimulateOptions{Devices: devs, LogDir: f.logDir, Guess: f.guess, ReleaseLag: runner.ReleaseLag,
+	pred, err := simulate.Predict(p, simulate.Options{Devices: devs, LogDir: f.logDir, Guess: f.guess, ReleaseLag: simulate.ReleaseLag,
 		HostLimit: hostLimit, Compute: compute})
 	if err != nil {
 		return err
@@ -50,9 +50,9 @@ func runSimulate(a *app, p *plan.Plan, f simulateFlags) error {
 const timelineWidth = 40
 
 // writePrediction prints the prediction as a timeline per GPU, then the makespan.
-func writePrediction(w io.Writer, pred *runner.Prediction) {
+func writePrediction(w io.Writer, pred *simulate.Prediction) {
 	fmt.Fprintf(w, "Predicted run: runall's admission alone (no overhead, no out-of-memory requeues)\n")
-	byDev := make([][]runner.Slot, len(pred.Devices)+1) // the last: tasks on no GPU
+	byDev := make([][]simulate.Slot, len(pred.Devices)+1) // the last: tasks on no GPU
 	for _, s := range pred.Slots {
 		if len(s.Devices) == 0 {
 			byDev[len(pred.Devices)] = append(byDev[len(pred.Devices)], s)
@@ -96,7 +96,7 @@ func writePrediction(w io.Writer, pred *runner.Prediction) {
 }
 
 // bar draws [start, end) of the makespan in timelineWidth columns.
-func bar(s runner.Slot, total time.Duration) string {
+func bar(s simulate.Slot, total time.Duration) string {
 	if total <= 0 {
 		return "|" + strings.Repeat(" ", timelineWidth) + "|"
 	}

@@ -6,8 +6,8 @@ import (
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/gpu/gpusim"
 	"github.com/runall/runall/hostmem"
-	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/simulate"
 	"github.com/runall/runall/size"
 )
 
@@ -52,14 +52,14 @@ func simulatedHostLimit(p *plan.Plan, flagValue string) (uint64, error) {
 
 // simulatedCompute is how the simulation slows trials that share a GPU: --busy, and MPS on
 // the simulated GPUs whose spec says :mps (NVML's GPUs are taken as time-sliced).
-func simulatedCompute(a *app, f simulateFlags) (runner.Compute, error) {
+func simulatedCompute(a *app, f simulateFlags) (simulate.Compute, error) {
 	if f.busy == 0 {
-		return runner.Compute{}, nil
+		return simulate.Compute{}, nil
 	}
 	if !(f.busy > 0 && f.busy <= 1) {
-		return runner.Compute{}, usagef("--busy: want the share of a trial's time the GPU computes, from 0 (excluded) to 1, got %v", f.busy)
+		return simulate.Compute{}, usagef("--busy: want the share of a trial's time the GPU computes, from 0 (excluded) to 1, got %v", f.busy)
 	}
-	c := runner.Compute{Busy: f.busy}
+	c := simulate.Compute{Busy: f.busy}
 	spec := f.fakeGPUs
 	if spec == "" {
 		spec = a.getenv(gpusim.EnvGPUs)

@@ -3,7 +3,7 @@
 // gpu.Probe that measures them as NVML measures real ones (probe.go). Every process of a
 // run shares their state through a directory (see state.go). Beside memory it models how the
 // processes that train on a GPU share its compute (compute.go, train.go: what check
-// --simulate --busy predicts with, through runner.Compute, and what fake-alloc's
+// --simulate --busy predicts with, through simulate.Compute (runner/simulate), and what fake-alloc's
 // --train-steps run), and an MPS control daemon and server (mpsd.go, mpsclient.go), reached
 // as runall under the name nvidia-cuda-mps-control (cmd/runall/fakemps.go). It imports gpu;
 // gpu never imports it.

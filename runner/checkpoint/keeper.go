@@ -131,7 +131,10 @@ func (k *Keeper) Close(ctx context.Context) int {
 	}
 	k.mu.Unlock()
 	<-k.done
-	if s, err := scanDir(k.o.Dir); err == nil && !s.empty() && !k.isKept(s) && !k.steps.explicit() {
+	s, err := scanDir(k.o.Dir)
+	if err != nil {
+		k.notes.unscanned(err)
+	} else if !s.empty() && !k.isKept(s) && !k.steps.explicit() {
 		k.keep(ctx, s, k.steps.stepAt(s.newest))
 	}
 	return k.Landed()
@@ -153,7 +156,11 @@ func (k *Keeper) loop(ctx context.Context) {
 			said = true
 		}
 		s, err := scanDir(k.o.Dir)
-		if err != nil || s.empty() || k.isKept(s) {
+		if err != nil {
+			k.notes.unscanned(err)
+			continue
+		}
+		if s.empty() || k.isKept(s) {
 			continue
 		}
 		k.mu.Lock()

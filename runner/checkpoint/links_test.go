@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,4 +77,45 @@ func TestLinksKeptAsLinks(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLinkDirRefused: a checkpoint directory that is itself a symbolic link was never
+// looked inside (nothing kept, nothing said) and a restore replaced the link with a
+// directory. It is said once while the keeper looks at it, and a restore or --fresh's
+// emptying refuses it, naming it and what to do; the link and what it leads to stay.
+func TestLinkDirRefused(t *testing.T) {
+	st := NewDir(t.TempDir())
+	elsewhere := t.TempDir()
+	write(t, elsewhere, "model.bin", "weights")
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	if err := os.Symlink(elsewhere, dir); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var said []string
+	k := Start(ctx, Options{Store: st, Trial: "t", Dir: dir, Every: 10 * time.Millisecond, Writer: "a1", RunID: "r",
+		Say: func(s string) { mu.Lock(); said = append(said, s); mu.Unlock() }})
+	time.Sleep(100 * time.Millisecond) // several looks
+	k.Said(1)
+	if got := k.Close(ctx); got != -1 {
+		t.Errorf("kept step %d through a link, want none", got)
+	}
+	mu.Lock()
+	all := strings.Join(said, "\n")
+	mu.Unlock()
+	if strings.Count(all, "is a symbolic link") != 1 || !strings.Contains(all, dir) || !strings.Contains(all, "remove the link") {
+		t.Errorf("want the link said once, with the directory and what to do:\n%s", all)
+	}
+	if m, err := Restore(ctx, st, "t", dir); !errors.Is(err, ErrLinkDir) || m != nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("Restore through a link: %v, %v; want ErrLinkDir naming %s", m, err, dir)
+	}
+	if err := Empty(dir); !errors.Is(err, ErrLinkDir) {
+		t.Errorf("Empty through a link: %v, want ErrLinkDir", err)
+	}
+	if target, err := os.Readlink(dir); err != nil || target != elsewhere {
+		t.Errorf("the link is now %q, %v; want it left leading to %s", target, err, elsewhere)
+	}
+	if read(t, filepath.Join(elsewhere, "model.bin")) != "weights" {
+		t.Error("what the link leads to changed")
+	}
 }

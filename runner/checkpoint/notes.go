@@ -22,6 +22,7 @@ type notes struct {
 	looks    int    // looks in a row that found the directory changing
 	restless bool   // said that it never holds still
 	left     string // the entries left out, as last said
+	unread   string // why the directory could not be looked at, as last said
 }
 
 func (n *notes) sayf(format string, args ...any) {
@@ -60,5 +61,17 @@ func (n *notes) still(s scan) {
 	n.mu.Unlock()
 	if tell && left != "" {
 		n.sayf("left out of the copy of %s: %s; a link is kept only when its target stays inside the directory, and named pipes, sockets and devices never are", n.dir, left)
+	}
+}
+
+// unscanned tells why the directory could not be looked at (a link in its place, a
+// folder that cannot be read), once until the reason changes: no copy is kept meanwhile.
+func (n *notes) unscanned(err error) {
+	n.mu.Lock()
+	tell := err.Error() != n.unread
+	n.unread = err.Error()
+	n.mu.Unlock()
+	if tell {
+		n.sayf("no copy is kept while %v", err)
 	}
 }

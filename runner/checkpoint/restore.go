@@ -28,12 +28,16 @@ func Read(ctx context.Context, st Store, trial string) (*Manifest, error) {
 	return &m, nil
 }
 
-// Restore makes dir hold trial's kept checkpoint and returns its manifest. With none kept
+// Restore makes dir hold trial's kept checkpoint and returns its manifest; a link in
+// dir's place is refused (ErrLinkDir), never replaced. With none kept
 // it returns nil and leaves dir as it is: runall never deletes what it holds no copy of
 // (Empty does, under --fresh, as asked). The copy is fetched beside dir, its links made,
 // and renamed into its place, so that dir is never half restored. A copy dropped while it
 // was fetched (a newer one landed) is fetched again.
 func Restore(ctx context.Context, st Store, trial, dir string) (*Manifest, error) {
+	if err := refuseLink(dir); err != nil {
+		return nil, err
+	}
 	for range 4 {
 		m, err := Read(ctx, st, trial)
 		if err != nil {
@@ -65,8 +69,11 @@ func Restore(ctx context.Context, st Store, trial, dir string) (*Manifest, error
 }
 
 // Empty makes dir an empty directory: --fresh, where the trial is to start over from
-// nothing, as asked.
+// nothing, as asked. A link in dir's place is refused (ErrLinkDir), never removed.
 func Empty(dir string) error {
+	if err := refuseLink(dir); err != nil {
+		return err
+	}
 	if err := removeAll(dir); err != nil {
 		return fmt.Errorf("empty checkpoint directory %s: %w", dir, err)
 	}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"maps"
 	"os"
@@ -28,9 +29,13 @@ type fileStamp struct {
 	mode  fs.FileMode
 }
 
-// scanDir looks at dir; a directory that is not there holds nothing.
+// scanDir looks at dir; a directory that is not there holds nothing, and a link in its
+// place is refused (refuseLink).
 func scanDir(dir string) (scan, error) {
 	s := scan{files: map[string]fileStamp{}, links: map[string]string{}, left: map[string]string{}}
+	if err := refuseLink(dir); err != nil {
+		return s, err
+	}
 	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -110,4 +115,20 @@ func (s scan) leftOut() string {
 		out = append(out, rel+" ("+s.left[rel]+")")
 	}
 	return strings.Join(out, ", ")
+}
+
+// ErrLinkDir is a checkpoint directory that is itself a symbolic link: runall neither
+// looks inside one (its copies would be of a place it does not own) nor replaces it with
+// the directory it restores (it replaces only what it made).
+var ErrLinkDir = errors.New("is a symbolic link")
+
+// refuseLink refuses dir when it is a symbolic link, saying where it points and what to do.
+func refuseLink(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	target, _ := os.Readlink(dir)
+	return fmt.Errorf("checkpoint directory %s %w (to %s): runall keeps and restores the directory itself and never replaces a link it did not make; "+
+		"name the directory it points to in checkpoint:, or remove the link", dir, ErrLinkDir, target)
 }

@@ -118,7 +118,7 @@ func (l *loader) task(c *taskfile.Task, in inherited, level int) *Task {
 // ${VAR}s; nil when it sets none of them.
 func (l *loader) keyPositions(c *taskfile.Task) map[string]Pos {
 	var out map[string]Pos
-	for _, key := range []string{"url", "metrics", "cwd"} {
+	for _, key := range []string{"url", "metrics", "cwd", "log-path"} {
 		if n := valueNode(c.Node, key); n != nil {
 			if out == nil {
 				out = map[string]Pos{}

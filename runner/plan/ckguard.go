@@ -16,6 +16,8 @@ import (
 // /, $HOME, the working directory, the log directory, the task file's directory, the
 // trial's own working directory, or a parent of one of them; or when it lies inside the
 // log directory, which holds the checkpoint store (state/checkpoints) and runall's state.
+// A checkpoint: that is itself a symbolic link, wherever it leads, is refused too: runall
+// neither looks inside it nor replaces it (a link in a parent is followed, as the kernel does).
 // check refuses it (Plan.CheckCheckpointDirs), and the run again as it expands the path
 // for an attempt, when every value is known (the runner's checkpoints.begin).
 
@@ -78,10 +80,22 @@ func (g *CheckpointGuard) Check(dir, cmdDir string) error {
 		}
 	}
 	if why == "" {
-		return nil
+		return refuseLink(dir, path)
 	}
 	return fmt.Errorf("%s is %s: runall empties a trial's checkpoint directory before it starts and replaces it before it resumes; "+
 		"name a directory of the trial's own, such as ckpt/<lr> beside the task file", path, why)
+}
+
+// refuseLink refuses dir when it is itself a symbolic link (real: where it leads): runall
+// would neither look inside it nor may it replace it on a restore (runner/checkpoint
+// refuses one as well, should a script make it between attempts).
+func refuseLink(dir, real string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s is a symbolic link (to %s): runall keeps, empties and restores a trial's checkpoint directory itself and never replaces a link it did not make; "+
+		"name the directory it leads to in checkpoint:, or remove the link", dir, real)
 }
 
 // within reports whether path is dir or below it; both clean and absolute.

@@ -87,3 +87,36 @@ func TestExpandStrict(t *testing.T) {
 		t.Errorf("Expand: got %q, want /d/a/a", got)
 	}
 }
+
+// TestLogPathVarsChecked: log-path:, config's and a task's, is expanded at run time as cwd:
+// is, so a ${VAR} in it unset or empty is a problem at its key, as for cwd:; a task's env:
+// and runall's own variables count as set.
+func TestLogPathVarsChecked(t *testing.T) {
+	p, err := loadYAML(t, `config:
+  log-path: "${LOGS_AT}/all.log"
+tasks:
+  - cmd: train
+    env: {SUB: "s"}
+    log-path: "${SUB}/${RUNALL_TASK_NAME}/${NOPE}.log"
+`, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.CheckVars(nil)
+	var fe *FileError
+	if !errors.As(err, &fe) {
+		t.Fatalf("got %v, want a *FileError", err)
+	}
+	got := err.Error()
+	for _, want := range []string{
+		`tasks.yml:2:13: config: log-path: ${LOGS_AT} is unset or empty: "${LOGS_AT}/all.log" would expand to "/all.log"`,
+		`tasks.yml:6:15: log-path: ${NOPE} is unset or empty`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	if len(fe.Problems) != 2 {
+		t.Errorf("%d problems, want 2:\n%s", len(fe.Problems), got)
+	}
+}

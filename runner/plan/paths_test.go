@@ -47,6 +47,7 @@ func TestCheckpointOtherSpellingsRefused(t *testing.T) {
 		{"../other/ck", "", ""},
 		{"ck", "work", ""},
 		{"away/ck", "", ""},
+		{"away", "", "is a symbolic link (to " + filepath.Join(other, "deep") + ")"}, // itself a link: never looked in nor replaced
 	}
 	for _, tt := range tests {
 		yaml := "tasks:\n  - parallel-tasks:\n      - cmd: train\n        checkpoint: '" + tt.dir + "'\n"

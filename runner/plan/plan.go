@@ -61,7 +61,7 @@ type Task struct {
 	URL           string         // url: download this script and run it (or substitute <exec> in Cmd)
 	MD5           string         // md5: the script's expected checksum, hex
 	Sudo          bool           // sudo: run the command through sudo -n when runall is not root
-	KeyPos        map[string]Pos // where url, metrics and cwd are written, for problems with their ${VAR}s
+	KeyPos        map[string]Pos // where url, metrics, cwd and log-path are written, for problems with their ${VAR}s
 	// MetricFormats say what is recognised in the output: recognize-metrics and
 	// metric-pattern, the task's own, else its block's, else config's.
 	MetricFormats metric.Formats

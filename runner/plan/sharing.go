@@ -2,13 +2,16 @@ package plan
 
 import "github.com/runall/runall/runner/taskfile"
 
-// configSharing fills in where config's gpu-sharing: was written.
+// configSharing fills in where config's gpu-sharing: and log-path: were written.
 func configSharing(src *sources, raw *taskfile.File, cfg *Config) {
 	if raw.Config == nil {
 		return
 	}
 	if n := valueNode(raw.Config.Node, "gpu-sharing"); n != nil && cfg.GPUSharing.Mode != "" {
 		cfg.GPUSharing.Pos = src.pos(n)
+	}
+	if n := valueNode(raw.Config.Node, "log-path"); n != nil {
+		cfg.LogPathPos = src.pos(n) // where CheckVars names its ${VAR}s
 	}
 }
 

@@ -46,6 +46,18 @@ func (p *Plan) FirstGPUTask() *Task {
 // NeedsGPU reports whether any task asks for GPU admission.
 func (p *Plan) NeedsGPU() bool { return p.FirstGPUTask() != nil }
 
+// MultiGPUTask is the first task, in plan order, that asks for more than one GPU; nil when
+// none does. A process is the client of one MPS server: gpu-isolation cannot serve it.
+func MultiGPUTask(tasks []*Task) *Task {
+	var found *Task
+	Walk(tasks, func(t *Task) {
+		if found == nil && t.GPU != nil && t.GPU.Devices > 1 {
+			found = t
+		}
+	})
+	return found
+}
+
 // HasTransfers reports whether the plan moves anything to or from S3.
 func (p *Plan) HasTransfers() bool {
 	if p.S3 != nil && (len(p.S3.Download) > 0 || len(p.S3.Upload) > 0) {

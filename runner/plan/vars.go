@@ -154,14 +154,7 @@ func CheckDeleteRoot(t Transfer, to string) error {
 // when metrics: is read, since an earlier task may export it. nil when all is well, else
 // a *FileError naming each key, its place and the variable.
 func (p *Plan) CheckVars(environ []string) error {
-	base := map[string]string{}
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		base[k] = v
-	}
-	for _, name := range RunVars {
-		base[name] = "set"
-	}
+	base := runVarsSet(environ)
 	var problems []Problem
 	check := func(key, value string, pos Pos, env map[string]string) {
 		for _, name := range Vars(value) {
@@ -189,12 +182,14 @@ func (p *Plan) CheckVars(environ []string) error {
 	if n := p.Config.Notify; n != nil {
 		check("notify: url", n.URL, n.Pos, base)
 	}
+	check("config: log-path", p.Config.LogPath, p.Config.LogPathPos, base)
 	exportable := p.settable()
 	Walk(p.Tasks, func(t *Task) {
 		env := taskVars(base, t)
 		transfers("upload", t.Upload, env)
 		check("url", t.URL, t.keyPos("url"), env)
 		check("cwd", t.Cwd, t.keyPos("cwd"), env)
+		check("log-path", t.LogPath, t.keyPos("log-path"), env)
 		menv := env
 		if len(exportable) > 0 {
 			menv = withSettable(env, exportable)
@@ -211,6 +206,19 @@ func (p *Plan) CheckVars(environ []string) error {
 		return cmp.Or(strings.Compare(a.Pos.File, b.Pos.File), cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column))
 	})
 	return &FileError{Problems: slices.CompactFunc(problems, func(a, b Problem) bool { return a == b })}
+}
+
+// runVarsSet is environ as a map, with runall's own variables (RunVars) set.
+func runVarsSet(environ []string) map[string]string {
+	base := map[string]string{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		base[k] = v
+	}
+	for _, name := range RunVars {
+		base[name] = "set"
+	}
+	return base
 }
 
 // taskVars is base with a task's params (ParamVar) and env: as its command gets them

@@ -5,6 +5,8 @@
 // a failure, not retried; its metrics so far are kept; its GPU room goes back to the line
 // as its processes end. Each block's values wait for its goroutine in an event.Queue, and
 // what the pruner says goes to its event.Notes: the stream's emitter never waits on it.
+// It takes only the blocks whose rule stops trials (asha, median): those whose rule pauses
+// them (sha, hyperband, pbt) are runner/rounds' alone, in a plan with blocks of both kinds.
 package prune
 
 import (
@@ -24,8 +26,9 @@ import (
 type Options struct {
 	// Store is where a block's rule keeps its rung values (the claims prefix, shared by
 	// every runall of the sweep); nil, or a nil Store: in memory. Asked once per block,
-	// when its first value arrives.
-	Store func(block *plan.Task) (earlystop.Store, error)
+	// when its first value arrives; say is how the store tells what it cannot read (the
+	// pruner's notes, safe on the block's goroutine).
+	Store func(block *plan.Task, say func(string)) (earlystop.Store, error)
 	// Drain bounds how long the run's end waits for the values still queued to be written
 	// (DefaultDrain when 0).
 	Drain time.Duration
@@ -63,7 +66,6 @@ func New(p *plan.Plan, o Options) *Pruner {
 		absent: map[*earlystop.Config]*absence{}}
 	for _, b := range p.Tasks {
 		if b.IsBlock() && b.EarlyStop != nil && !b.EarlyStop.Pauses() { // rules that pause are runner/rounds'
-
 			pr.blocks[b.EarlyStop] = b
 			pr.order = append(pr.order, b.EarlyStop)
 			pr.absent[b.EarlyStop] = &absence{}
@@ -111,6 +113,9 @@ func (pr *Pruner) Event(ev event.Event, _ func(event.Event)) {
 	if ev.Kind != event.TaskMetric || ev.Task == nil || ev.Task.EarlyStop == nil || ev.Metric != ev.Task.EarlyStop.Metric {
 		return
 	}
+	if pr.blocks[ev.Task.EarlyStop] == nil {
+		return // a rule that pauses (runner/rounds'): no worker of the pruner's decides it
+	}
 	if w := pr.worker(ev.Task.EarlyStop); w != nil {
 		w.inbox.Put(ev)
 	}
@@ -156,7 +161,7 @@ func (pr *Pruner) worker(c *earlystop.Config) *worker {
 	w := &worker{block: pr.blocks[c], inbox: event.NewQueue(event.QueueLimits{}), stopped: map[*plan.Task]bool{}}
 	var st earlystop.Store
 	if pr.o.Store != nil && w.block != nil {
-		st, w.err = pr.o.Store(w.block)
+		st, w.err = pr.o.Store(w.block, pr.notes.Say)
 	}
 	if w.err == nil {
 		w.rule, w.err = earlystop.New(*c, st)

@@ -110,7 +110,7 @@ func (failingStore) Put(int, string, float64) error       { return nil }
 // event, and the trial runs on.
 func TestPrunerStoreFails(t *testing.T) {
 	p, trials, _ := sweep("a")
-	pr := New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return failingStore{}, nil }})
+	pr := New(p, Options{Store: func(*plan.Task, func(string)) (earlystop.Store, error) { return failingStore{}, nil }})
 	s := &stopper{}
 	pr.UseStopper(s)
 	var mu sync.Mutex
@@ -166,7 +166,7 @@ func (s *slowStore) Put(step int, trial string, v float64) error {
 func TestRunEndWritesQueuedValues(t *testing.T) {
 	p, trials, _ := sweep("a", "b")
 	st := &slowStore{delay: 5 * time.Millisecond}
-	pr := New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return st, nil }})
+	pr := New(p, Options{Store: func(*plan.Task, func(string)) (earlystop.Store, error) { return st, nil }})
 	pr.UseStopper(&stopper{})
 	send := through(pr, func(event.Event) {})
 	for step := range 9 { // rungs at 1, 3 and 9
@@ -184,7 +184,7 @@ func TestRunEndWritesQueuedValues(t *testing.T) {
 
 	stuck := &slowStore{block: make(chan struct{})}
 	defer close(stuck.block)
-	pr = New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return stuck, nil }, Drain: 10 * time.Millisecond})
+	pr = New(p, Options{Store: func(*plan.Task, func(string)) (earlystop.Store, error) { return stuck, nil }, Drain: 10 * time.Millisecond})
 	pr.UseStopper(&stopper{})
 	var lines []string
 	send = through(pr, func(ev event.Event) { lines = append(lines, ev.Line) })
@@ -201,7 +201,7 @@ func TestRunEndWritesQueuedValues(t *testing.T) {
 func TestStalledRuleStaysBounded(t *testing.T) {
 	p, trials, _ := sweep("a", "b", "c")
 	stuck := &slowStore{block: make(chan struct{})}
-	pr := New(p, Options{Store: func(*plan.Task) (earlystop.Store, error) { return stuck, nil }})
+	pr := New(p, Options{Store: func(*plan.Task, func(string)) (earlystop.Store, error) { return stuck, nil }})
 	pr.UseStopper(&stopper{})
 	var mu sync.Mutex
 	var lines []string
@@ -230,6 +230,39 @@ func TestStalledRuleStaysBounded(t *testing.T) {
 	for _, l := range lines { // once per batch the stalled rule took
 		if !strings.HasPrefix(l, "early-stop: block: ") || !strings.Contains(l, "values were replaced by their trial's newer one before the rule took them") {
 			t.Errorf("said %q, want the values replaced", l)
+		}
+	}
+}
+
+// TestPausingBlockLeftToRounds: in a plan with a block of each kind, the values of the
+// block whose rule pauses (sha: runner/rounds') made the pruner start a rule-less worker
+// that said "no trial is stopped early"; they are left to runner/rounds, and the asha
+// block is still decided.
+func TestPausingBlockLeftToRounds(t *testing.T) {
+	p, trials, _ := sweep("a", "b")
+	sha := &earlystop.Config{Method: earlystop.SHA, Metric: "acc", Mode: "max", Grace: 1, Reduction: 3, Max: 3}
+	paused := &plan.Task{Name: "p", Key: "key-p", Cmd: "true", EarlyStop: sha}
+	p.Tasks = append(p.Tasks, &plan.Task{Name: "pauses", Key: "pauseskey", EarlyStop: sha, Parallel: []*plan.Task{paused}})
+	pr := New(p, Options{})
+	s := &stopper{}
+	pr.UseStopper(s)
+	var mu sync.Mutex
+	var lines []string
+	send := through(pr, func(ev event.Event) { mu.Lock(); lines = append(lines, ev.Line); mu.Unlock() })
+	send(metric(paused, "acc", 1, 0.1))
+	send(metric(trials[0], "acc", 1, 0.9))
+	send(metric(trials[1], "acc", 1, 0.5))
+	eventually.Within(t, 10*time.Second, "b to be stopped", func() bool { return s.get()["b"] != "" })
+	send(event.Event{Kind: event.RunEnded})
+	pr.Close()
+	if _, made := pr.rules[sha]; made {
+		t.Error("the pruner made a worker for the sha block")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, l := range lines {
+		if strings.Contains(l, "no trial is stopped early") {
+			t.Errorf("said %q", l)
 		}
 	}
 }

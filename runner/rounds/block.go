@@ -111,11 +111,11 @@ func newBlock(b *plan.Task, o Options, say func(string)) (*block, error) {
 // open is the block's board, opened at its first use: a shared one lives under the claims,
 // which are joined after the consumers are made. One that cannot be opened is said, and the
 // board is kept here only.
-func (blk *block) open(board func(*plan.Task) (Board, error)) Board {
+func (blk *block) open(board func(*plan.Task, func(string)) (Board, error)) Board {
 	var b Board
 	var err error
 	if board != nil {
-		b, err = board(blk.b)
+		b, err = board(blk.b, blk.say)
 	}
 	if err != nil {
 		blk.say(fmt.Sprintf("early-stop: %s: the board: %v: its rounds are decided with this runall's trials only", blk.b.Name, err))

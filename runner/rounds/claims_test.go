@@ -12,8 +12,10 @@ import (
 
 	"github.com/runall/runall/claims"
 	"github.com/runall/runall/internal/claimstest"
+	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/s3sync"
 )
 
 // pod is one runall of a shared sweep in the fake: its own consumer and slots; paused
@@ -98,7 +100,7 @@ func TestSHAAcrossRunalls(t *testing.T) {
 			pause: map[*plan.Task]int{}, ends: map[string]string{}}
 		pd := &pod{sweep: s, shared: sh}
 		r, err := New(p, Options{Pauser: pd, Poll: 5 * time.Millisecond,
-			Board: func(b *plan.Task) (Board, error) { return claims.NewBoard(store, "sweep") }})
+			Board: func(*plan.Task, func(string)) (Board, error) { return claims.NewBoard(store, "sweep") }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +165,7 @@ func TestTakenOverWhilePaused(t *testing.T) {
 	}
 	s := &sweep{t: t, steps: 9, slots: make(chan struct{}, 3), at: map[*plan.Task]int{a: 1, b: 1},
 		pause: map[*plan.Task]int{}, ends: map[string]string{}}
-	r, err := New(p, Options{Pauser: s, Board: func(*plan.Task) (Board, error) { return claims.NewBoard(store, "sweep") }})
+	r, err := New(p, Options{Pauser: s, Board: func(*plan.Task, func(string)) (Board, error) { return claims.NewBoard(store, "sweep") }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,5 +189,43 @@ func TestTakenOverWhilePaused(t *testing.T) {
 	r.Close()
 	if !strings.HasPrefix(s.ends[c.Name], "ok") || !strings.HasPrefix(s.ends[a.Name], "pruned: sha") || !strings.HasPrefix(s.ends[b.Name], "pruned: sha") {
 		t.Errorf("ends %v, want lr=0.01 to run on and the others pruned at step 1", s.ends)
+	}
+}
+
+// TestUnreadBoardValueSaidByBlock: a value on a shared board that cannot be read is said
+// through the block's notes (the stream tells them; a line emitted from the block's
+// goroutine could wait on the stream that waits for the block), and its round waits.
+func TestUnreadBoardValueSaidByBlock(t *testing.T) {
+	p := loadRounds(t, "{method: sha, grace: 1, reduction: 3, max: 9}",
+		"      - {name: 'lr=<lr>', cmd: 'train <lr>', checkpoint: 'ck/<lr>', matrix: {lr: [0.001, 0.01]}}\n")
+	trials := p.Tasks[0].Parallel
+	store := claimstest.NewMem()
+	if _, err := store.Put(context.Background(), "rounds/sweep/1/"+trials[1].Key+".json", []byte(`{"val`), s3sync.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	pauser := &pausesAsked{asked: map[string]int{}}
+	r, err := New(p, Options{Pauser: pauser, Board: func(_ *plan.Task, say func(string)) (Board, error) {
+		b, err := claims.NewBoard(store, "sweep")
+		if err == nil {
+			b.OnUnread(say)
+		}
+		return b, err
+	}})
+	if err != nil || r == nil {
+		t.Fatalf("New: %v %v", r, err)
+	}
+	var said []string
+	var s event.Stream
+	s.Add(r)
+	s.Add(event.Func(func(ev event.Event, _ func(event.Event)) {
+		if ev.Kind == event.RunStatus {
+			said = append(said, ev.Line)
+		}
+	}))
+	s.Emit(event.Event{Kind: event.TaskMetric, Task: trials[0], Metric: "acc", Step: 1, Value: 0.5})
+	s.Emit(event.Event{Kind: event.RunEnded})
+	all := strings.Join(said, "\n")
+	if strings.Count(all, "cannot be read") != 1 || !strings.Contains(all, "trial "+trials[1].Key+" at step 1") || !strings.Contains(all, "its round waits for it") {
+		t.Errorf("said %q, want %s's value said once", said, trials[1].Key)
 	}
 }

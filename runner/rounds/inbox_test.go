@@ -50,7 +50,7 @@ func TestStalledBoardStaysBounded(t *testing.T) {
 		"      - {name: 'lr=<lr>', cmd: 'train <lr>', checkpoint: 'ck/<lr>', matrix: {lr: [0.001, 0.01, 0.1]}}\n")
 	trials := p.Tasks[0].Parallel
 	board := &gatedBoard{memBoard: newMemBoard(), open: make(chan struct{})}
-	r, err := New(p, Options{Pauser: &pausesAsked{asked: map[string]int{}}, Board: func(*plan.Task) (Board, error) { return board, nil }})
+	r, err := New(p, Options{Pauser: &pausesAsked{asked: map[string]int{}}, Board: func(*plan.Task, func(string)) (Board, error) { return board, nil }})
 	if err != nil || r == nil {
 		t.Fatalf("New: %v %v", r, err)
 	}

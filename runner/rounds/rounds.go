@@ -66,8 +66,10 @@ type Board interface {
 // Options configures the rule's consumer.
 type Options struct {
 	Pauser Pauser
-	// Board is where each block's board is kept; nil, or a nil Board: in memory.
-	Board func(block *plan.Task) (Board, error)
+	// Board is where each block's board is kept; nil, or a nil Board: in memory. say is how
+	// the board tells what it cannot read: the block's notes, safe on the block's goroutine
+	// (a line emitted from there could wait on the stream that waits for the block).
+	Board func(block *plan.Task, say func(string)) (Board, error)
 	// Poll is how often a shared board is read again for other runalls' values (0: only
 	// when this runall's own trials report).
 	Poll time.Duration

@@ -36,8 +36,8 @@ type Trial struct {
 }
 
 // Source hands the scheduler its trials. The plan's trials in their order are one source,
-// a claims queue shared by several runalls another (runner/claims_source.go); a sampler
-// that proposes trials as the sweep runs is a third (runner/search_source.go). The scheduler calls a source from its loop and a trial's
+// a claims queue shared by several runalls another (runner/claimsource); a sampler
+// that proposes trials as the sweep runs is a third (runner/searchsource). The scheduler calls a source from its loop and a trial's
 // goroutine, never two calls at once for one trial.
 type Source interface {
 	// Next returns the trials to line up now, in the order they are offered, and whether

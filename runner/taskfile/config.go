@@ -337,6 +337,7 @@ type Config struct {
 	IgnoreFailure         bool          // ignore-failure default for tasks
 	ShowOutput            bool          // show-output / show-task-output (default true)
 	LogPath               string        // log-path: one file with every task's output, as bashful
+	LogPathPos            Pos           // where log-path is written (filled in as the plan is built)
 	ReplicaReplacePattern string        // replica-replace-pattern (default "<replace>")
 	ShowFailureReport     bool          // show-failure-report (default true)
 	ShowSummaryFooter     bool          // show-summary-footer (default true)

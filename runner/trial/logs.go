@@ -1,6 +1,7 @@
 package trial
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,9 +18,10 @@ import (
 // Logs are the files a run writes tasks' output to: one per task under the run's log
 // directory, config log-path (every task's output, as bashful), and tasks' own log-path.
 type Logs struct {
-	dir      string
-	resolve  func(path string) string // a task file's path, against the run's directory
-	combined *batchFile               // config log-path; nil when unset
+	dir string
+	// resolve is a log-path of t (nil: config's), its ${VAR}s expanded, against the run's directory.
+	resolve  func(t *plan.Task, path string) (string, error)
+	combined *batchFile // config log-path; nil when unset
 	failed   *writeFailures
 
 	mu     sync.Mutex
@@ -28,12 +30,17 @@ type Logs struct {
 }
 
 // OpenLogs opens the run's logs under dir, and config log-path (combinedPath; "": none);
-// resolve resolves a task file's path against the run's directory.
-func OpenLogs(dir, combinedPath string, resolve func(string) string) (*Logs, error) {
+// resolve is a log-path of t (nil: config's), its ${VAR}s expanded, against the run's
+// directory.
+func OpenLogs(dir, combinedPath string, resolve func(*plan.Task, string) (string, error)) (*Logs, error) {
 	l := &Logs{dir: dir, resolve: resolve, extra: map[string]*batchFile{}, failed: &writeFailures{},
 		opened: map[string]servedLog{}}
 	if combinedPath != "" {
-		f, err := openAppend(resolve(combinedPath), l.failed)
+		path, err := resolve(nil, combinedPath)
+		var f *batchFile
+		if err == nil {
+			f, err = openAppend(path, l.failed)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("config log-path: %w", err)
 		}
@@ -60,10 +67,14 @@ func (l *Logs) open(t *plan.Task, warn func(string)) (*taskLog, error) {
 	tl := &taskLog{own: newBatchFile(f, l.failed), combined: l.combined, warn: warn}
 	tl.own.closing = func(f *os.File) { l.noted(path, f, true) }
 	if t.LogPath != "" {
-		path = l.resolve(t.LogPath)
-		if tl.extra, err = l.extraLog(path); err != nil {
-			warn(fmt.Sprintf("cannot open log-path %s: %v: the task runs without it", path, err))
-			l.failed.note(path, err, nil)
+		extra, err := l.resolve(t, t.LogPath) // not path: the closing above notes the task's own log by it
+		if err == nil {
+			tl.extra, err = l.extraLog(extra)
+		}
+		if err != nil {
+			extra = cmp.Or(extra, t.LogPath)
+			warn(fmt.Sprintf("cannot open log-path %s: %v: the task runs without it", extra, err))
+			l.failed.note(extra, err, nil)
 		}
 	}
 	return tl, nil

@@ -16,7 +16,7 @@ import (
 func TestLogKeepsBarsAsWritten(t *testing.T) {
 	dir := t.TempDir()
 	combined := filepath.Join(dir, "all.log")
-	l, err := OpenLogs(dir, combined, func(p string) string { return p })
+	l, err := OpenLogs(dir, combined, func(_ *plan.Task, p string) (string, error) { return p, nil })
 	if err != nil {
 		t.Fatal(err)
 	}

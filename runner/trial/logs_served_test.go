@@ -20,7 +20,7 @@ func TestServedLogIsTheOneOpened(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("the secret\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := OpenLogs(filepath.Join(dir, "run"), "", func(p string) string { return p })
+	l, err := OpenLogs(filepath.Join(dir, "run"), "", func(_ *plan.Task, p string) (string, error) { return p, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,5 +73,33 @@ func TestServedLogIsTheOneOpened(t *testing.T) {
 		if got, err := served(path); err == nil || strings.Contains(got, "secret") {
 			t.Errorf("%s: served %q, want an error", path, got)
 		}
+	}
+}
+
+// TestServedLogWithLogPathNotedClosed: a task with log-path: had its own log noted, as it
+// was closed, under its log-path's name (the path variable was reused for it), so its own
+// log stayed noted as open (a file put in its place since with its inode number would be
+// served) and the log-path file was noted as a served log it is not.
+func TestServedLogWithLogPathNotedClosed(t *testing.T) {
+	dir := t.TempDir()
+	l, err := OpenLogs(filepath.Join(dir, "run"), "", func(_ *plan.Task, p string) (string, error) { return p, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	task := &plan.Task{ID: 1, Name: "t", LogPath: filepath.Join(dir, "extra.log")}
+	tl, err := l.open(task, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl.Line("own line")
+	tl.Close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s, ok := l.opened[l.TaskLogPath(task)]; !ok || !s.closed {
+		t.Errorf("the task's own log noted %+v (%v), want noted as closed", s, ok)
+	}
+	if _, ok := l.opened[task.LogPath]; ok {
+		t.Error("the log-path file is noted as a served log")
 	}
 }

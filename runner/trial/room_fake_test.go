@@ -66,7 +66,7 @@ func fakeCommand(t *testing.T, room Room) (*command, *fakeLife) {
 	t.Helper()
 	task := &plan.Task{ID: 1, Name: "fake", Cmd: "train", Retries: 1}
 	life := &fakeLife{}
-	logs, err := OpenLogs(t.TempDir(), "", func(p string) string { return p })
+	logs, err := OpenLogs(t.TempDir(), "", func(_ *plan.Task, p string) (string, error) { return p, nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,75 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+
+	"github.com/runall/runall/claims"
+	"github.com/runall/runall/runner/claimsource"
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// openClaims joins the sweep the run takes its trials from (claimsource.Open): the queue
+// under opts.Prefix (--claims), through opts.Store when given, else through the run's S3
+// client (conn). It reports whether every trial was already done.
+func openClaims(ctx context.Context, opts ClaimsOptions, conn *s3Conn, o claimsource.Options) (*claimsource.Claimer, bool, error) {
+	store := opts.Store
+	if store == nil {
+		client, err := conn.get(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("claims: %w", err)
+		}
+		if store, err = claims.NewS3(client, opts.Prefix); err != nil {
+			return nil, false, err
+		}
+	}
+	o.Lease = opts.Lease
+	return claimsource.Open(ctx, store, opts.Prefix, o)
+}
+
+// sourceRun is the run as its trial sources see it (claimsource.Run, searchsource.Run): its
+// lifecycle, each command's log as the results name it, and the signals' effect on what the
+// sources wait for (asks, tells, the joining of a sweep).
+type sourceRun struct {
+	life    *lifecycle
+	logPath func(*plan.Task) string
+	halt    *stopping
+}
+
+func newSourceRun(r *runDriver) sourceRun {
+	return sourceRun{life: r.life, logPath: r.launch.logs.TaskLogPath, halt: r.launch.halt}
+}
+
+func (s sourceRun) Say(line string)                        { s.life.say(line) }
+func (s sourceRun) Emit(ev event.Event)                    { s.life.emit(ev) }
+func (s sourceRun) Skip(t *plan.Task, why string)          { s.life.skip(t, why) }
+func (s sourceRun) SkipAll(tasks []*plan.Task, why string) { s.life.skipAll(tasks, why) }
+func (s sourceRun) FailUnrunnable(t *plan.Task, why string) {
+	s.life.failUnrunnable(t, why)
+}
+func (s sourceRun) Halted() bool              { return s.life.halted() }
+func (s sourceRun) StoppedBy() syscall.Signal { return s.life.stoppedBy() }
+func (s sourceRun) MaxID() int                { return s.life.ledger.maxID() }
+func (s sourceRun) Made(t, block *plan.Task)  { s.life.made.add(t, block) }
+
+func (s sourceRun) UntilStop(ctx context.Context) (context.Context, context.CancelFunc) {
+	return s.halt.untilStop(ctx)
+}
+
+func (s sourceRun) Recording(ctx context.Context) (context.Context, context.CancelFunc) {
+	return s.halt.recording(ctx)
+}
+
+// Results is what the ledger holds of trial's commands, each log named as results() names it.
+func (s sourceRun) Results(trial *plan.Task) []results.Task {
+	var ts []results.Task
+	for _, cmd := range trialCommands(trial) {
+		res := s.life.ledger.result(cmd)
+		res.LogFile = s.logPath(cmd)
+		ts = append(ts, res)
+	}
+	return ts
+}
