@@ -159,11 +159,14 @@ func (c *Controller) MayAdmit(now time.Duration, gpu string, t Trial) Decision {
 		alone = c.alone.kinds[t.Kind]
 	}
 	tried, wasTried := d.tried[triedKey(d.mix(), t.Kind)]
+	full := c.byBusy(d, t, dec) // its trials fill its time, or would with t
 	switch {
 	case len(d.trials) == 0:
 		dec.Action, dec.Why = Admit, t.ID+" starts on an empty GPU"
 	case wasTried && tried < 1:
 		dec.Why = fmt.Sprintf("one of %s's kind lowered this mix's throughput before (%.2fx)", t.ID, tried)
+	case full != nil:
+		return *full
 	case wasTried && tried > 1+c.opts.Margin:
 		// Known to gain: no need to measure the mix again first (a trial left, say).
 		dec.Action, dec.Why = Admit, fmt.Sprintf("%s: one of its kind raised this mix's throughput before (%.2fx)", t.ID, tried)

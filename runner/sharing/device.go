@@ -28,6 +28,10 @@ type trial struct {
 	sharedSteps float64 // steps counted over windows it shared its GPU in
 	sharedTime  float64 // seconds of those windows
 	steps       float64 // steps done, as last told
+	util        float64 // its share of its GPU's time within the current mix, as last reported
+	hasUtil     bool
+	busy        float64 // its busy share alone (busy.go), once known
+	hasBusy     bool
 }
 
 // device is one GPU: its trials and what it learned of their mixes.
@@ -85,7 +89,7 @@ func (d *device) leave(now time.Duration, id string) {
 func (d *device) changed(now time.Duration) {
 	d.since, d.judged, d.gain = now, false, 0
 	for _, t := range d.trials {
-		t.measured = false
+		t.measured, t.hasUtil, t.util = false, false, 0
 	}
 	if n := len(d.counts); n > 0 && d.counts[n-1].At == now.Seconds() {
 		d.counts[n-1].Trials = len(d.trials)

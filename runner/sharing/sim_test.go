@@ -79,6 +79,9 @@ type policy interface {
 	started(now time.Duration, gpu string, t *simTrial)
 	left(now time.Duration, gpu string, t *simTrial)
 	measured(now time.Duration, gpu string, t *simTrial, r Rate) []Decision
+	// utilised is told each trial's share of its GPU's time before its rate, as NVML's
+	// per-process utilisation reports it: its GPU time per step over its step shared.
+	utilised(now time.Duration, gpu string, t *simTrial, share float64)
 }
 
 type simTrial struct {
@@ -203,6 +206,7 @@ func (s *sim) advance(g int) {
 		case next-t.lastReport >= s.report:
 			r := Rate{Trial: t.id, PerSecond: (t.done - t.winDone) / (next - t.winStart).Seconds(), Since: t.winStart, Steps: t.done}
 			t.winStart, t.winDone, t.lastReport = next, t.done, next
+			s.p.utilised(next, gpuName(g), t, t.k.busy*rates[i]/t.k.alone)
 			s.act(next, g, s.p.measured(next, gpuName(g), t, r))
 		}
 	}
@@ -243,8 +247,18 @@ func (s *sim) settled() int {
 	return best
 }
 
-// byProgress is the controller as the policy.
-type byProgress struct{ c *Controller }
+// byProgress is the controller as the policy; util: the GPUs report each process's
+// utilisation.
+type byProgress struct {
+	c    *Controller
+	util bool
+}
+
+func (p byProgress) utilised(now time.Duration, gpu string, t *simTrial, share float64) {
+	if p.util {
+		p.c.Busy(now, gpu, t.id, share)
+	}
+}
 
 func (p byProgress) mayAdmit(now time.Duration, gpu string, t *simTrial) bool {
 	return p.c.MayAdmit(now, gpu, t.trial()).Action == Admit
@@ -271,3 +285,4 @@ func (p *byMemory) left(_ time.Duration, gpu string, _ *simTrial)    { p.on[gpu]
 func (p *byMemory) measured(time.Duration, string, *simTrial, Rate) []Decision {
 	return nil
 }
+func (p *byMemory) utilised(time.Duration, string, *simTrial, float64) {}

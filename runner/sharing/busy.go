@@ -1,0 +1,113 @@
+package sharing
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Placing by busy shares. Where the GPU reports each process's utilisation (NVML's
+// nvmlDeviceGetProcessUtilization, or the simulated GPUs'), the controller learns each
+// trial's busy share: the part of its time alone that its kernels keep the GPU computing.
+// Without MPS a GPU runs one process's kernels at a time, so the busy shares of the trials
+// on it say how much of its time they fill: a GPU whose trials fill it computes all it can,
+// and one more there only takes turns with them (and pays for the switching), while a trial
+// that fits in what is left runs in the others' gaps. So a GPU whose trials fill its time
+// takes no more, and one takes a trial only while the busy shares, the trial's with them,
+// fit in its time (within Options.Margin): a light trial beside a heavy one waits for a GPU
+// with room, two heavy ones are kept apart, and no probe is spent on mixes the shares
+// already rule out. Rates stay the judge of gain: a mix that fits is still measured and
+// lowered when its throughput fell, and a mix of unknown shares is probed as before.
+
+// Busy records the share of gpu's time (0 to 1) the kernels of the trial id ran lately, as
+// the GPU reports it per process. A share from less than MinWindow after the GPU's mix
+// changed is not used: the driver's samples still reach back before the change.
+func (c *Controller) Busy(now time.Duration, gpu, id string, share float64) {
+	c.tick(now)
+	d, ok := c.gpus[gpu]
+	tr := c.trials[id]
+	if !ok || tr == nil || !slices.Contains(d.trials, tr) || now-d.since < c.opts.MinWindow || share < 0 {
+		return
+	}
+	tr.util, tr.hasUtil = min(share, 1), true
+	c.noteBusy(d, tr)
+}
+
+// noteBusy keeps t's busy share alone, where what d reports of it says it: its share of
+// the GPU's time when alone; beside others, that share times how much slower it runs than
+// alone (a step takes as much of the GPU's time, spread over a longer step); or its share
+// as it is while the trials on d leave the GPU idle part of the time (none waits its turn).
+func (c *Controller) noteBusy(d *device, t *trial) {
+	if !t.hasUtil {
+		return
+	}
+	var est float64
+	switch alone := c.alone.of(t); {
+	case len(d.trials) == 1:
+		est = t.util
+	case t.measured && alone > 0 && t.rate > 0:
+		est = t.util * alone / t.rate
+	case d.utilSum() < c.opts.Saturated:
+		est = t.util
+	default:
+		return
+	}
+	t.busy, t.hasBusy = min(est, 1), true
+	c.alone.busy[t.Kind] = t.busy
+}
+
+// utilSum is the share of d's time its trials' kernels ran, as last reported of each.
+func (d *device) utilSum() float64 {
+	sum := 0.0
+	for _, t := range d.trials {
+		sum += t.util
+	}
+	return sum
+}
+
+// busyOf is t's busy share alone: its own, else its kind's; ok is false where neither is
+// known.
+func (a alones) busyOf(t *trial) (float64, bool) {
+	if t.hasBusy {
+		return t.busy, true
+	}
+	b, ok := a.busy[t.Kind]
+	return b, ok
+}
+
+// fill is the share of d's time its trials' busy shares add up to; ok is false where one
+// of them is not known.
+func (a alones) fill(d *device) (float64, bool) {
+	sum := 0.0
+	for _, t := range d.trials {
+		b, ok := a.busyOf(t)
+		if !ok {
+			return 0, false
+		}
+		sum += b
+	}
+	return sum, true
+}
+
+// byBusy is what the busy shares say of admitting t to d: a Wait where d's trials fill its
+// time, or would with t; nil where they leave room for t or are not all known.
+func (c *Controller) byBusy(d *device, t Trial, dec Decision) *Decision {
+	fill, ok := c.alone.fill(d)
+	if !ok {
+		return nil
+	}
+	if fill >= c.opts.Saturated {
+		dec.Why = fmt.Sprintf("its trials keep it busy %.0f%% of the time alone: one more would only take turns", 100*fill)
+		return &dec
+	}
+	cand := &trial{Trial: t}
+	if tr, ok := c.trials[t.ID]; ok {
+		cand = tr
+	}
+	b, ok := c.alone.busyOf(cand)
+	if !ok || fill+b <= 1+c.opts.Margin {
+		return nil
+	}
+	dec.Why = fmt.Sprintf("%s's busy share %.2f and its trials' %.2f add up to more than the GPU's time: they would take turns", t.ID, b, fill)
+	return &dec
+}
