@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/internal/outfile"
+	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -113,7 +114,10 @@ func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 	w := newMemoryWatch(r.plan, r.opts.runDir(), r.life, r.met, host.mem)
 	stopGPU, onHost := func() {}, w.sampleContainer
 	if gpu != nil {
-		gpu.admit.Start(ctx, w.sample)
+		gpu.admit.Start(ctx, func(s admit.Sample) {
+			w.sample(s)
+			gpu.share.sampled(s)
+		})
 		stopGPU, onHost = gpu.admit.Stop, nil // the GPU samples hold the container's memory
 	}
 	stopHost := host.start(ctx, r.life.say, r.met, onHost)

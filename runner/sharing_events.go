@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"slices"
+
+	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
@@ -19,6 +22,29 @@ func (s *gpuSharing) Event(ev event.Event, emit func(event.Event)) {
 		}
 		if ev.Paused {
 			s.resumePaused(ev.Task)
+		}
+	}
+}
+
+// sampled tells the controller what a sample of the GPUs says: each device's model (NVML's
+// name: GPUs of one model learn together), and each shared trial's share of its device's
+// time, where the driver reports it per process.
+func (s *gpuSharing) sampled(smp admit.Sample) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for i, d := range smp.Devices {
+		s.ctl.Model(gpuName(i), d.Name)
+	}
+	for _, b := range smp.Busy {
+		for _, st := range s.trials {
+			if st.task.ID == b.ID && slices.Contains(st.devs, gpuName(b.Device)) {
+				s.ctl.Busy(now, gpuName(b.Device), st.task.Name, b.Share)
+				break
+			}
 		}
 	}
 }

@@ -51,14 +51,19 @@ type sharedTrial struct {
 
 // newGPUSharing is nil unless a trial asks for gpu-sharing: progress.
 func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser) *gpuSharing {
-	wanted := false
-	plan.Walk(p.Tasks, func(t *plan.Task) { wanted = wanted || progressShared(t) })
-	if !wanted {
+	if !wantsProgressSharing(p) {
 		return nil
 	}
 	return &gpuSharing{start: time.Now(), window: rateWindow, hist: hist, pause: pause,
 		ctl: sharing.New(sharing.Options{MinWindow: rateWindow / 2}), trials: map[*plan.Task]*sharedTrial{},
 		named: map[string]*plan.Task{}, paused: map[*plan.Task]bool{}}
+}
+
+// wantsProgressSharing is whether a trial of p asks for gpu-sharing: progress.
+func wantsProgressSharing(p *plan.Plan) bool {
+	wanted := false
+	plan.Walk(p.Tasks, func(t *plan.Task) { wanted = wanted || progressShared(t) })
+	return wanted
 }
 
 // progressShared is whether t shares its GPU by measured progress.
