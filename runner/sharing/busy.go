@@ -33,36 +33,28 @@ func (c *Controller) Busy(now time.Duration, gpu, id string, share float64) {
 	c.noteBusy(d, tr)
 }
 
-// noteBusy keeps t's busy share alone, where what d reports of it says it: its share of
+// noteBusy keeps t's busy share alone, once its rate was measured within its GPU's current
+// mix too, where what d reports of it says it: its share of
 // the GPU's time when alone; beside others, that share times how much slower it runs than
-// alone (a step takes as much of the GPU's time, spread over a longer step); or its share
-// as it is while the trials on d leave the GPU idle part of the time (none waits its turn).
+// alone, by its rate from within the mix (a step takes as much of the GPU's time, spread
+// over a longer step). A share beside others is not its share alone by itself: switching
+// between processes leaves the GPU idle while every step waits longer. A kind's share is
+// its trials' measured alone, else the first estimated beside others.
 func (c *Controller) noteBusy(d *device, t *trial) {
-	if !t.hasUtil {
-		return
+	if !t.hasUtil || !t.measured {
+		return // a share read with no progress measured beside it may be a set-up's
 	}
-	var est float64
-	switch alone := c.alone.of(t); {
+	alone := c.alone.of(t)
+	switch {
 	case len(d.trials) == 1:
-		est = t.util
-	case t.measured && alone > 0 && t.rate > 0:
-		est = t.util * alone / t.rate
-	case d.utilSum() < c.opts.Saturated:
-		est = t.util
-	default:
-		return
+		t.busy, t.hasBusy = t.util, true
+		c.alone.busy[t.Kind] = t.busy
+	case alone > 0 && t.rate > 0:
+		t.busy, t.hasBusy = min(t.util*alone/t.rate, 1), true
+		if _, ok := c.alone.busy[t.Kind]; !ok {
+			c.alone.busy[t.Kind] = t.busy
+		}
 	}
-	t.busy, t.hasBusy = min(est, 1), true
-	c.alone.busy[t.Kind] = t.busy
-}
-
-// utilSum is the share of d's time its trials' kernels ran, as last reported of each.
-func (d *device) utilSum() float64 {
-	sum := 0.0
-	for _, t := range d.trials {
-		sum += t.util
-	}
-	return sum
 }
 
 // busyOf is t's busy share alone: its own, else its kind's; ok is false where neither is
@@ -100,14 +92,36 @@ func (c *Controller) byBusy(d *device, t Trial, dec Decision) *Decision {
 		dec.Why = fmt.Sprintf("its trials keep it busy %.0f%% of the time alone: one more would only take turns", 100*fill)
 		return &dec
 	}
-	cand := &trial{Trial: t}
-	if tr, ok := c.trials[t.ID]; ok {
-		cand = tr
-	}
-	b, ok := c.alone.busyOf(cand)
+	b, ok := c.busyOfNew(t)
 	if !ok || fill+b <= 1+c.opts.Margin {
 		return nil
 	}
 	dec.Why = fmt.Sprintf("%s's busy share %.2f and its trials' %.2f add up to more than the GPU's time: they would take turns", t.ID, b, fill)
 	return &dec
+}
+
+// fitsNow is whether t may join d before d's mix is measured: the busy shares, t's with
+// d's trials', fit in its time, and the driver reported each of d's trials' share from
+// within its current mix (the GPU runs as their shares say). The mix is judged by its
+// rates once measured, against the mix before the trials that joined it so (device.start).
+func (c *Controller) fitsNow(d *device, t Trial) bool {
+	fill, ok := c.alone.fill(d)
+	if !ok {
+		return false
+	}
+	for _, tr := range d.trials {
+		if !tr.hasUtil {
+			return false
+		}
+	}
+	b, ok := c.busyOfNew(t)
+	return ok && fill+b <= 1+c.opts.Margin
+}
+
+// busyOfNew is the busy share alone of t, a trial asking to start (or resume).
+func (c *Controller) busyOfNew(t Trial) (float64, bool) {
+	if tr, ok := c.trials[t.ID]; ok {
+		return c.alone.busyOf(tr)
+	}
+	return c.alone.busyOf(&trial{Trial: t})
 }

@@ -1,6 +1,7 @@
 package sharing
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -86,4 +87,39 @@ func TestMixedSweepByBusyShares(t *testing.T) {
 		t.Errorf("makespan by busy shares %v, more than 10%% over the bound %v", got, b)
 	}
 	undoneInTime(t, withUtil)
+}
+
+// TestFitsBeforeMeasured: trials whose busy shares fit join a GPU one after another, each
+// once the driver reported the shares of those there, without waiting for the mix's
+// rates; the mix they make is then judged by its rates against the one before them.
+func TestFitsBeforeMeasured(t *testing.T) {
+	c := New(Options{MinWindow: time.Second})
+	l := func(i int) Trial { return Trial{ID: fmt.Sprintf("l%d", i), Kind: "light"} }
+	c.Started(0, "0", l(1))
+	c.Busy(sec(1.5), "0", "l1", 0.2)
+	c.Measured(sec(2), "0", Rate{Trial: "l1", PerSecond: 10, Since: 0})
+	if d := c.MayAdmit(sec(2), "0", l(2)); d.Action != Admit {
+		t.Fatalf("l2 onto l1 measured alone: %v", d)
+	}
+	c.Started(sec(2), "0", l(2))
+	if d := c.MayAdmit(sec(2.5), "0", l(3)); d.Action != Wait || !strings.Contains(d.Why, "measuring") {
+		t.Errorf("l3 before the driver reported the new mix's shares: %v", d)
+	}
+	for i := 3; i <= 4; i++ {
+		at := sec(1.5 * float64(i))
+		for j := 1; j < i; j++ {
+			c.Busy(at, "0", fmt.Sprintf("l%d", j), 0.2)
+		}
+		if d := c.MayAdmit(at, "0", l(i)); d.Action != Admit || !strings.Contains(d.Why, "fit in the GPU's time") {
+			t.Fatalf("l%d, the shares reported and fitting: %v", i, d)
+		}
+		c.Started(at, "0", l(i))
+	}
+	var ds []Decision
+	for j := 1; j <= 4; j++ {
+		ds = c.Measured(sec(9), "0", Rate{Trial: fmt.Sprintf("l%d", j), PerSecond: 7, Since: sec(6)})
+	}
+	if len(ds) != 1 || ds[0].Action != Open || ds[0].Before != 1 || !strings.Contains(ds[0].Why, "before 3 trials up to l4 joined") {
+		t.Errorf("the mix l2, l3 and l4 made, against l1 alone: %v", ds)
+	}
 }
