@@ -14,6 +14,13 @@
 // alone is known none of these ways joins only an empty GPU, where it is measured. A GPU
 // whose utilisation says it is saturated takes no trial never tried with its mix.
 //
+// Where the GPU reports each process's utilisation (Busy), the controller also places by
+// each trial's busy share alone, the part of the GPU's time its kernels fill (busy.go): a
+// GPU whose trials' shares fill its time takes no more, a trial whose share does not fit
+// beside them waits for a GPU with room (a light trial is not put beside a heavy one, two
+// heavy ones are kept apart), and trials whose shares fit join before the mix is measured,
+// the mix they made judged by its rates against the one before them.
+//
 //	            Started(t)                       Measured(rate) ... every trial on the
 //	empty ─────────────────▶ mix changed ──────▶ GPU has a rate from within the mix
 //	  ▲                          ▲                          │ judged once per mix
@@ -39,9 +46,10 @@
 //     GPU's mix changes, goes to Measured, which returns the decisions to act on: each is said on the output
 //     stream (Decision.String), and for Lower with Pause the run's pauser pauses the trial
 //     at its next checkpoint copy, which puts it back in line to resume when room opens.
-//   - NVML's device utilisation, where the driver reports it, is to go to Utilisation, and
-//     each device's name to Model as the run starts: not wired yet (the run's GPUs are taken
-//     as alike, and judged by their rates alone).
+//   - The admitter's samples (admit.Options.Busy) tell each trial's share of its devices'
+//     time, from the driver's per-process utilisation, which goes to Busy, and each
+//     device's name, which goes to Model. Device utilisation (Utilisation) is not passed:
+//     the trials' shares say more.
 //   - At the run's end, Figures go into results.json (per trial: rate alone, rate shared,
 //     slowdown; per GPU: its number of trials over time), history records each rate
 //     measured alone (AloneFrom "measured") by task key, and the summary says Summary().
