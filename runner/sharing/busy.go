@@ -17,7 +17,10 @@ import (
 // fit in its time (within Options.Margin): a light trial beside a heavy one waits for a GPU
 // with room, two heavy ones are kept apart, and no probe is spent on mixes the shares
 // already rule out. Rates stay the judge of gain: a mix that fits is still measured and
-// lowered when its throughput fell, and a mix of unknown shares is probed as before.
+// lowered when its throughput fell, and a mix of unknown shares is probed as before. A GPU
+// its trials fill takes no more even where one of a kind once raised its mix's throughput:
+// that sum counts a light trial's worth as a heavy one's, not the GPU time it would leave
+// unused on another GPU, where it fits.
 
 // Busy records the share of gpu's time (0 to 1) the kernels of the trial id ran lately, as
 // the GPU reports it per process. A share from less than MinWindow after the GPU's mix
@@ -34,12 +37,11 @@ func (c *Controller) Busy(now time.Duration, gpu, id string, share float64) {
 }
 
 // noteBusy keeps t's busy share alone, once its rate was measured within its GPU's current
-// mix too, where what d reports of it says it: its share of
-// the GPU's time when alone; beside others, that share times how much slower it runs than
-// alone, by its rate from within the mix (a step takes as much of the GPU's time, spread
-// over a longer step). A share beside others is not its share alone by itself: switching
-// between processes leaves the GPU idle while every step waits longer. A kind's share is
-// its trials' measured alone, else the first estimated beside others.
+// mix too: its share of the GPU's time when alone; beside others, that share times how much
+// slower it runs than alone (a step takes as much of the GPU's time, spread over a longer
+// step). A share beside others is not its share alone by itself: switching between
+// processes leaves the GPU idle while every step waits longer. A kind's share is its
+// trials' measured alone, else the first estimated beside others.
 func (c *Controller) noteBusy(d *device, t *trial) {
 	if !t.hasUtil || !t.measured {
 		return // a share read with no progress measured beside it may be a set-up's
