@@ -33,7 +33,7 @@ func (c *Controller) Busy(now time.Duration, gpu, id string, share float64) {
 		return
 	}
 	tr.util, tr.hasUtil = min(share, 1), true
-	c.noteBusy(d, tr)
+	c.alone.noteBusy(d, tr)
 }
 
 // noteBusy keeps t's busy share alone, once its rate was measured within its GPU's current
@@ -42,19 +42,19 @@ func (c *Controller) Busy(now time.Duration, gpu, id string, share float64) {
 // step). A share beside others is not its share alone by itself: switching between
 // processes leaves the GPU idle while every step waits longer. A kind's share is its
 // trials' measured alone, else the first estimated beside others.
-func (c *Controller) noteBusy(d *device, t *trial) {
+func (a alones) noteBusy(d *device, t *trial) {
 	if !t.hasUtil || !t.measured {
 		return // a share read with no progress measured beside it may be a set-up's
 	}
-	alone := c.alone.of(t)
+	alone := a.of(t)
 	switch {
 	case len(d.trials) == 1:
 		t.busy, t.hasBusy = t.util, true
-		c.alone.busy[t.Kind] = t.busy
+		a.busy[t.Kind] = t.busy
 	case alone > 0 && t.rate > 0:
 		t.busy, t.hasBusy = min(t.util*alone/t.rate, 1), true
-		if _, ok := c.alone.busy[t.Kind]; !ok {
-			c.alone.busy[t.Kind] = t.busy
+		if _, ok := a.busy[t.Kind]; !ok {
+			a.busy[t.Kind] = t.busy
 		}
 	}
 }
@@ -85,17 +85,17 @@ func (a alones) fill(d *device) (float64, bool) {
 
 // byBusy is what the busy shares say of admitting t to d: a Wait where d's trials fill its
 // time, or would with t; nil where they leave room for t or are not all known.
-func (c *Controller) byBusy(d *device, t Trial, dec Decision) *Decision {
-	fill, ok := c.alone.fill(d)
+func (a alones) byBusy(d *device, t *trial, dec Decision, o Options) *Decision {
+	fill, ok := a.fill(d)
 	if !ok {
 		return nil
 	}
-	if fill >= c.opts.Saturated {
+	if fill >= o.Saturated {
 		dec.Why = fmt.Sprintf("its trials keep it busy %.0f%% of the time alone: one more would only take turns", 100*fill)
 		return &dec
 	}
-	b, ok := c.busyOfNew(t)
-	if !ok || fill+b <= 1+c.opts.Margin {
+	b, ok := a.busyOf(t)
+	if !ok || fill+b <= 1+o.Margin {
 		return nil
 	}
 	dec.Why = fmt.Sprintf("%s's busy share %.2f and its trials' %.2f add up to more than the GPU's time: they would take turns", t.ID, b, fill)
@@ -106,8 +106,8 @@ func (c *Controller) byBusy(d *device, t Trial, dec Decision) *Decision {
 // d's trials', fit in its time, and the driver reported each of d's trials' share from
 // within its current mix (the GPU runs as their shares say). The mix is judged by its
 // rates once measured, against the mix before the trials that joined it so (device.start).
-func (c *Controller) fitsNow(d *device, t Trial) bool {
-	fill, ok := c.alone.fill(d)
+func (a alones) fitsNow(d *device, t *trial, o Options) bool {
+	fill, ok := a.fill(d)
 	if !ok {
 		return false
 	}
@@ -116,14 +116,14 @@ func (c *Controller) fitsNow(d *device, t Trial) bool {
 			return false
 		}
 	}
-	b, ok := c.busyOfNew(t)
-	return ok && fill+b <= 1+c.opts.Margin
+	b, ok := a.busyOf(t)
+	return ok && fill+b <= 1+o.Margin
 }
 
-// busyOfNew is the busy share alone of t, a trial asking to start (or resume).
-func (c *Controller) busyOfNew(t Trial) (float64, bool) {
+// candidate is the trial t, asking to start or resume, as the controller knows it.
+func (c *Controller) candidate(t Trial) *trial {
 	if tr, ok := c.trials[t.ID]; ok {
-		return c.alone.busyOf(tr)
+		return tr
 	}
-	return c.alone.busyOf(&trial{Trial: t})
+	return &trial{Trial: t}
 }

@@ -153,7 +153,7 @@ func (c *Controller) Measured(now time.Duration, gpu string, r Rate) []Decision 
 		return nil
 	}
 	tr.rate, tr.measured = r.PerSecond, true
-	c.noteBusy(d, tr)
+	c.alone.noteBusy(d, tr)
 	if len(d.trials) > 1 {
 		tr.sharedSteps += r.PerSecond * window.Seconds()
 		tr.sharedTime += window.Seconds()

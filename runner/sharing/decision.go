@@ -164,7 +164,8 @@ func (c *Controller) MayAdmit(now time.Duration, gpu string, t Trial) Decision {
 		alone = c.alone.kinds[t.Kind]
 	}
 	tried, wasTried := d.tried[triedKey(d.mix(), t.Kind)]
-	full := c.byBusy(d, t, dec) // its trials fill its time, or would with t
+	cand := c.candidate(t)
+	full := c.alone.byBusy(d, cand, dec, c.opts) // its trials fill its time, or would with t
 	switch {
 	case len(d.trials) == 0:
 		dec.Action, dec.Why = Admit, t.ID+" starts on an empty GPU"
@@ -175,7 +176,7 @@ func (c *Controller) MayAdmit(now time.Duration, gpu string, t Trial) Decision {
 	case wasTried && tried > 1+c.opts.Margin:
 		// Known to gain: no need to measure the mix again first (a trial left, say).
 		dec.Action, dec.Why = Admit, fmt.Sprintf("%s: one of its kind raised this mix's throughput before (%.2fx)", t.ID, tried)
-	case !d.judged && alone > 0 && c.fitsNow(d, t):
+	case !d.judged && alone > 0 && c.alone.fitsNow(d, cand, c.opts):
 		dec.Action, dec.Why = Admit, fmt.Sprintf("%s: the busy shares, its with its trials', fit in the GPU's time", t.ID)
 	case !d.judged:
 		dec.Why = fmt.Sprintf("measuring its %d trials since their mix changed", len(d.trials))
