@@ -38,6 +38,7 @@ func (s *gpuSharing) sampled(smp admit.Sample) {
 	now := s.now()
 	for i, d := range smp.Devices {
 		s.ctl.Model(gpuName(i), d.Name)
+		s.models.of[gpuName(i)] = d.Name
 	}
 	for _, b := range smp.Busy {
 		for _, st := range s.trials {
@@ -89,6 +90,9 @@ func (s *gpuSharing) progress(t *plan.Task, iter float64, emit func(event.Event)
 	}
 	for _, d := range decs {
 		s.said = append(s.said, results.SharingDecision{At: d.At.Seconds(), GPU: d.GPU, Action: d.Action.String(), Trials: d.Trials, Line: d.String()})
+		if d.Action == sharing.Alone {
+			s.models.aloneOn[d.Trial] = s.models.of[d.GPU]
+		}
 	}
 	s.mu.Unlock()
 	for _, d := range decs {
@@ -136,8 +140,8 @@ func (s *gpuSharing) results() *results.Sharing {
 	return out
 }
 
-// remember keeps in the history each trial's rate measured alone, by its task key, for
-// the next run of the same task.
+// remember keeps in the history each trial's rate measured alone, by its task key and the
+// model of the GPU it was measured on, for the next run of the same task on that model.
 func (s *gpuSharing) remember() {
 	if s == nil {
 		return
@@ -146,7 +150,7 @@ func (s *gpuSharing) remember() {
 	defer s.mu.Unlock()
 	for _, f := range s.ctl.Figures().Trials {
 		if t := s.named[f.Trial]; t != nil && f.AloneFrom == sharing.FromMeasured {
-			s.hist.SetRateAlone(t.Key, t.Name, f.Alone)
+			s.hist.SetRateAlone(t.Key, t.Name, s.models.aloneOn[f.Trial], f.Alone)
 		}
 	}
 }
