@@ -2,6 +2,7 @@ package sharing
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,11 @@ func TestBusySharesPlace(t *testing.T) {
 	}
 	if d := c.MayAdmit(sec(4), "1", m3); d.Action != Wait || !strings.Contains(d.Why, "busy 100%") {
 		t.Errorf("a third medium trial onto two that fill the GPU: %v", d)
+	}
+	for _, f := range c.Figures().Trials {
+		if f.Busy == nil || (f.Trial == "h1" && *f.Busy != 1) || (f.Trial == "m2" && math.Abs(*f.Busy-0.5) > 0.01) {
+			t.Errorf("%s's busy share in the figures: %v", f.Trial, f.Busy)
+		}
 	}
 }
 
