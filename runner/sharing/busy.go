@@ -104,15 +104,18 @@ func (a alones) byBusy(d *device, t *trial, dec Decision, o Options) *Decision {
 
 // fitsNow is whether t may join d before d's mix is measured: the busy shares, t's with
 // d's trials', fit in its time, and the driver reported each of d's trials' share from
-// within its current mix (the GPU runs as their shares say). The mix is judged by its
-// rates once measured, against the mix before the trials that joined it so (device.start).
+// within its current mix, none below its share alone by more than the margin. A trial
+// whose share fell computes less each second than alone: it runs slower, whatever slows
+// it (the switching between processes, the host's cores), and the mix waits to be judged
+// by its rates, against the mix before the trials that joined it so (device.start).
 func (a alones) fitsNow(d *device, t *trial, o Options) bool {
 	fill, ok := a.fill(d)
 	if !ok {
 		return false
 	}
 	for _, tr := range d.trials {
-		if !tr.hasUtil {
+		b, _ := a.busyOf(tr)
+		if !tr.hasUtil || tr.util*(1+o.Margin) < b {
 			return false
 		}
 	}

@@ -129,3 +129,24 @@ func TestFitsBeforeMeasured(t *testing.T) {
 		t.Errorf("the mix l2, l3 and l4 made, against l1 alone: %v", ds)
 	}
 }
+
+// TestBusySharesWhereRatesSay: trials whose busy shares fit in the GPU's time but who
+// contend for what the GPU's time does not show (two host cores feeding their input
+// pipelines): with each process's utilisation reported, they still settle where their
+// measured rates say, not where the shares would pack them.
+func TestBusySharesWhereRatesSay(t *testing.T) {
+	w := cpuCap{timeSlice: timeSlice{switchCost: 0.05}, cores: 2, perProc: 0.05}
+	want := expectSettle(w, light, DefaultMargin, 32)
+	s := newSim(w, byProgress{c: New(Options{MinWindow: time.Second}), util: true}, 2, 32, sweepOf(24, light))
+	prog := s.run(t)
+	one := newSim(w, &byMemory{most: 1, on: map[string]int{}}, 2, 32, sweepOf(24, light)).run(t)
+	mem := newSim(w, &byMemory{on: map[string]int{}}, 2, 32, sweepOf(24, light)).run(t)
+	t.Logf("settled %d (rates say %d); makespan %v, memory %v, one at a time %v", s.settled(), want, prog, mem, one)
+	if got := s.settled(); got != want {
+		t.Errorf("settled at %d trials a GPU, want %d as the rates say (their shares, 0.2 each, fit five)", got, want)
+	}
+	if best := min(mem, one); float64(prog) > 1.05*float64(best) {
+		t.Errorf("makespan by progress %v, more than 5%% over the better of memory %v and one at a time %v", prog, mem, one)
+	}
+	undoneInTime(t, s)
+}

@@ -93,6 +93,7 @@ type simTrial struct {
 	winStart   time.Duration // its rate window
 	winDone    float64
 	lastReport time.Duration
+	lastUtil   time.Duration // its share of the GPU's time last reported
 }
 
 func (t *simTrial) trial() Trial {
@@ -116,6 +117,10 @@ type sim struct {
 }
 
 const dt = 100 * time.Millisecond
+
+// utilEvery is how often each trial's share of its GPU's time is reported: as the run
+// samples the GPUs, more often than rates are measured.
+const utilEvery = 500 * time.Millisecond
 
 func newSim(w world, p policy, gpus, memGiB int, trials []*kind) *sim {
 	s := &sim{w: w, p: p, gpus: make([][]*simTrial, gpus), memGiB: memGiB, report: 2 * time.Second,
@@ -157,7 +162,7 @@ func (s *sim) admit() {
 			}
 			t := s.queue[i]
 			s.queue = slices.Delete(s.queue, i, i+1)
-			t.placed, t.pause, t.lastReport = s.now, false, s.now
+			t.placed, t.pause, t.lastReport, t.lastUtil = s.now, false, s.now, s.now
 			s.admittedAt[t.id] = s.now
 			s.gpus[g] = append(s.gpus[g], t)
 			s.mixChanged(g, s.now)
@@ -203,10 +208,12 @@ func (s *sim) advance(g int) {
 		case t.pause && (next-t.placed)%s.copyEvery == 0:
 			gone = append(gone, t)
 			s.queue = append([]*simTrial{t}, s.queue...)
+		case next-t.lastUtil >= utilEvery && next-t.lastReport < s.report:
+			t.lastUtil = next
+			s.p.utilised(next, gpuName(g), t, t.k.busy*rates[i]/t.k.alone)
 		case next-t.lastReport >= s.report:
 			r := Rate{Trial: t.id, PerSecond: (t.done - t.winDone) / (next - t.winStart).Seconds(), Since: t.winStart, Steps: t.done}
 			t.winStart, t.winDone, t.lastReport = next, t.done, next
-			s.p.utilised(next, gpuName(g), t, t.k.busy*rates[i]/t.k.alone)
 			s.act(next, g, s.p.measured(next, gpuName(g), t, r))
 		}
 	}
