@@ -19,8 +19,9 @@
 // each trial's busy share alone, the part of the GPU's time its kernels fill (busy.go): a
 // GPU whose trials' shares fill its time takes no more, a trial whose share does not fit
 // beside them waits for a GPU with room (a light trial is not put beside a heavy one, two
-// heavy ones are kept apart), and trials whose shares fit join before the mix is measured,
-// the mix they made judged by its rates against the one before them.
+// heavy ones are kept apart), and trials whose shares fit join before the mix is measured
+// while none there computes less than its share alone, the mix they made judged by its
+// rates against the one before them.
 //
 //	            Started(t)                       Measured(rate) ... every trial on the
 //	empty ─────────────────▶ mix changed ──────▶ GPU has a rate from within the mix
