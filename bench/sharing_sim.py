@@ -13,11 +13,12 @@ GPUs of its own (no run sees another's processes):
 
 and prints each one's makespan beside the simulation's own bound: the GPUs' total busy time
 (each trial's busy share times its time alone) spread evenly over them, or the longest trial
-alone, whichever is larger. Trials are STEPS steps of STEP seconds alone (environment).
+alone, whichever is larger; and beside the bound with the model's switching cost in it (each
+trial's GPU time at its kind's best packing, spread the same way: model_bound). Trials are STEPS steps of STEP seconds alone (environment).
 
     RUNALL=./runall python3 bench/sharing_sim.py
 """
-import os, sys, tempfile, threading
+import itertools, os, sys, tempfile, threading
 
 from benchlib import run_file
 
@@ -52,12 +53,49 @@ def bound(kinds):
     return max(busy / 2, alone)
 
 
+SWITCH = 0.25  # gpu/gpusim's SwitchCost: what each process beyond the first adds
+MOST = 7  # 4 GiB declared: the most trials a 32 GiB GPU holds
+
+
+def stretch(busies):
+    """How many times longer each step takes with processes of these busy shares on one
+    time-sliced simulated GPU (gpu/gpusim/compute.go's Stretch)."""
+    n = len(busies)
+    return max(1.0, sum(busies) * (1 + SWITCH * (n - 1)))
+
+
+def model_bound(kinds):
+    """The bound with the model's switching cost in it: each trial's GPU time at the packing
+    of its own kind that takes least of it (n of them at a time, each step stretched), spread
+    evenly over the two GPUs, or the longest trial alone. No mix of kinds takes less GPU time
+    for what it runs (checked over every mix of up to MOST trials: mixes_gain_nothing)."""
+    alone = STEPS * STEP
+    total = sum(n * alone * per_trial(b) for _, b, n in kinds)
+    return max(total / 2, alone)
+
+
+def per_trial(busy):
+    """A trial's GPU time at its kind's best packing, in times its time alone."""
+    return min(stretch([busy] * n) / n for n in range(1, MOST + 1))
+
+
+def mixes_gain_nothing(kinds):
+    """Whether no mix of the kinds does more per second of GPU time than each kind packed
+    by itself, which makes model_bound a bound for any placement."""
+    busies = [b for _, b, _ in kinds]
+    for n in range(1, MOST + 1):
+        for mix in itertools.combinations_with_replacement(busies, n):
+            if sum(per_trial(b) for b in mix) / stretch(list(mix)) > 1 + 1e-9:
+                return False
+    return True
+
+
 def main():
     work = tempfile.mkdtemp(prefix="runall-sharing-sim-")
     print(f"24 trials of {STEPS} steps of {STEP * 1000:.0f} ms ({STEPS * STEP:.1f} s alone) on two simulated 32 GiB GPUs; "
           f"load average before: {os.getloadavg()[0]:.1f}\n")
-    print("| sweep | one at a time (s) | by memory (s) | by progress (s) | bound (s) | progress vs the better other | progress vs bound | most at once by progress | sharing's own summary |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| sweep | one at a time (s) | by memory (s) | by progress (s) | bound (s) | bound with switching (s) | progress vs the better other | progress vs bound | progress vs bound with switching | most at once by progress | sharing's own summary |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for label, kinds in CLASSES:
         got = {}
 
@@ -71,12 +109,15 @@ def main():
             t.join()
         m = {w: got[w]["makespan"] for w, _, _ in WAYS}
         better = min(m["one at a time"], m["by memory"])
-        b = bound(kinds)
+        b, mb = bound(kinds), model_bound(kinds)
+        if not mixes_gain_nothing(kinds):
+            print(f"({label}: a mix of kinds beats each kind packed alone: the bound with switching is no bound)")
         failed = sum(got[w]["failed"] for w, _, _ in WAYS)
         summary = got["by progress"].get("sharing", {}).get("summary", "")
         most = got["by progress"].get("sharing_most", "")
-        print(f"| {label} | {m['one at a time']:.1f} | {m['by memory']:.1f} | {m['by progress']:.1f} | {b:.1f} | "
-              f"{100 * (m['by progress'] / better - 1):+.0f}% | {100 * (m['by progress'] / b - 1):+.0f}% | {most} | {summary} |"
+        print(f"| {label} | {m['one at a time']:.1f} | {m['by memory']:.1f} | {m['by progress']:.1f} | {b:.1f} | {mb:.1f} | "
+              f"{100 * (m['by progress'] / better - 1):+.0f}% | {100 * (m['by progress'] / b - 1):+.0f}% | "
+              f"{100 * (m['by progress'] / mb - 1):+.0f}% | {most} | {summary} |"
               + (f" ({failed} failed)" if failed else ""), flush=True)
     print(f"\nload average after: {os.getloadavg()[0]:.1f}")
 

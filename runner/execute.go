@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/internal/outfile"
+	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/memwatch"
@@ -116,7 +117,10 @@ func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 	w := memwatch.New(r.plan, r.opts.runDir(), r.life.emit, r.met, host.mem)
 	stopGPU, onHost := func() {}, w.SampleContainer
 	if gpu != nil {
-		gpu.admit.Start(ctx, w.Sample)
+		gpu.admit.Start(ctx, func(s admit.Sample) {
+			w.Sample(s)
+			gpu.share.sampled(s)
+		})
 		stopGPU, onHost = gpu.admit.Stop, nil // the GPU samples hold the container's memory
 	}
 	stopHost := host.start(ctx, r.life.say, r.met, onHost)

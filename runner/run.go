@@ -133,7 +133,7 @@ func openGPU(p *plan.Plan, opts Options, hist *history.History, closed *admit.Cl
 	}
 	m := p.Config.GPUMemoryMargin
 	return admit.New(admit.Options{Probe: opts.Resources.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
-		OOMRetries: p.Config.OOMRetries, History: hist.GPU(), Closed: closed}), nil
+		OOMRetries: p.Config.OOMRetries, History: hist.GPU(), Closed: closed, Busy: wantsProgressSharing(p)}), nil
 }
 
 // trialSet is the plan's trials: the children of its parallel blocks.

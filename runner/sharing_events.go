@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"slices"
+
+	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
@@ -19,6 +22,30 @@ func (s *gpuSharing) Event(ev event.Event, emit func(event.Event)) {
 		}
 		if ev.End == event.EndPause {
 			s.resumePaused(ev.Task)
+		}
+	}
+}
+
+// sampled tells the controller what a sample of the GPUs says: each device's model (NVML's
+// name: GPUs of one model learn together), and each shared trial's share of its device's
+// time, where the driver reports it per process.
+func (s *gpuSharing) sampled(smp admit.Sample) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for i, d := range smp.Devices {
+		s.ctl.Model(gpuName(i), d.Name)
+		s.models.of[gpuName(i)] = d.Name
+	}
+	for _, b := range smp.Busy {
+		for _, st := range s.trials {
+			if st.task.ID == b.ID && slices.Contains(st.devs, gpuName(b.Device)) {
+				s.ctl.Busy(now, gpuName(b.Device), st.task.Name, b.Share)
+				break
+			}
 		}
 	}
 }
@@ -63,6 +90,9 @@ func (s *gpuSharing) progress(t *plan.Task, iter float64, emit func(event.Event)
 	}
 	for _, d := range decs {
 		s.said = append(s.said, results.SharingDecision{At: d.At.Seconds(), GPU: d.GPU, Action: d.Action.String(), Trials: d.Trials, Line: d.String()})
+		if d.Action == sharing.Alone {
+			s.models.aloneOn[d.Trial] = s.models.of[d.GPU]
+		}
 	}
 	s.mu.Unlock()
 	for _, d := range decs {
@@ -110,8 +140,8 @@ func (s *gpuSharing) results() *results.Sharing {
 	return out
 }
 
-// remember keeps in the history each trial's rate measured alone, by its task key, for
-// the next run of the same task.
+// remember keeps in the history each trial's rate measured alone, by its task key and the
+// model of the GPU it was measured on, for the next run of the same task on that model.
 func (s *gpuSharing) remember() {
 	if s == nil {
 		return
@@ -120,7 +150,7 @@ func (s *gpuSharing) remember() {
 	defer s.mu.Unlock()
 	for _, f := range s.ctl.Figures().Trials {
 		if t := s.named[f.Trial]; t != nil && f.AloneFrom == sharing.FromMeasured {
-			s.hist.SetRateAlone(t.Key, t.Name, f.Alone)
+			s.hist.SetRateAlone(t.Key, t.Name, s.models.aloneOn[f.Trial], f.Alone)
 		}
 	}
 }

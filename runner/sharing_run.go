@@ -36,6 +36,15 @@ type gpuSharing struct {
 	named  map[string]*plan.Task       // trials by the controller's ID (their names)
 	paused map[*plan.Task]bool         // paused to lower a GPU: resumed once back in their source
 	said   []results.SharingDecision
+	models gpuModels
+}
+
+// gpuModels are the GPUs' models (NVML's names) as the samples tell them, and the model
+// each trial was last measured alone on: its rate alone is kept in the history for that
+// model only.
+type gpuModels struct {
+	of      map[string]string // by GPU (gpuName)
+	aloneOn map[string]string // by trial (its name)
 }
 
 // sharedTrial is a trial placed on GPUs under gpu-sharing: progress.
@@ -51,14 +60,20 @@ type sharedTrial struct {
 
 // newGPUSharing is nil unless a trial asks for gpu-sharing: progress.
 func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser) *gpuSharing {
-	wanted := false
-	plan.Walk(p.Tasks, func(t *plan.Task) { wanted = wanted || progressShared(t) })
-	if !wanted {
+	if !wantsProgressSharing(p) {
 		return nil
 	}
 	return &gpuSharing{start: time.Now(), window: rateWindow, hist: hist, pause: pause,
 		ctl: sharing.New(sharing.Options{MinWindow: rateWindow / 2}), trials: map[*plan.Task]*sharedTrial{},
-		named: map[string]*plan.Task{}, paused: map[*plan.Task]bool{}}
+		named: map[string]*plan.Task{}, paused: map[*plan.Task]bool{},
+		models: gpuModels{of: map[string]string{}, aloneOn: map[string]string{}}}
+}
+
+// wantsProgressSharing is whether a trial of p asks for gpu-sharing: progress.
+func wantsProgressSharing(p *plan.Plan) bool {
+	wanted := false
+	plan.Walk(p.Tasks, func(t *plan.Task) { wanted = wanted || progressShared(t) })
+	return wanted
 }
 
 // progressShared is whether t shares its GPU by measured progress.
@@ -71,13 +86,14 @@ func (s *gpuSharing) now() time.Duration { return time.Since(s.start) }
 // gpuName is a device as the controller and the output name it.
 func gpuName(dev int) string { return strconv.Itoa(dev) }
 
-// spec is trial t as the controller knows it.
-func (s *gpuSharing) spec(t *plan.Task) sharing.Trial {
+// spec is trial t as the controller knows it on GPU dev: its rate alone from the history,
+// where it was measured on a GPU of dev's model. The caller holds s.mu.
+func (s *gpuSharing) spec(t *plan.Task, dev string) sharing.Trial {
 	kind := t.Group
 	if kind == "" {
 		kind = t.Key
 	}
-	alone, _ := s.hist.RateAlone(t.Key)
+	alone, _ := s.hist.RateAlone(t.Key, s.models.of[dev])
 	return sharing.Trial{ID: t.Name, Kind: kind, Alone: alone, CanPause: t.Checkpoint != nil && s.pause != nil}
 }
 
@@ -87,11 +103,10 @@ func (s *gpuSharing) gate(t *plan.Task) func(dev int) (bool, string) {
 	if s == nil || !progressShared(t) {
 		return nil
 	}
-	spec := s.spec(t)
 	return func(dev int) (bool, string) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		d := s.ctl.MayAdmit(s.now(), gpuName(dev), spec)
+		d := s.ctl.MayAdmit(s.now(), gpuName(dev), s.spec(t, gpuName(dev)))
 		return d.Action == sharing.Admit, "gpu-sharing: " + d.String()
 	}
 }
@@ -103,7 +118,7 @@ func (s *gpuSharing) placed(tr *sched.Trial, p *admit.Placement) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now, spec := s.now(), s.spec(tr.Task)
+	now := s.now()
 	st := &sharedTrial{task: tr.Task}
 	for _, dev := range p.Devices {
 		st.devs = append(st.devs, gpuName(dev))
@@ -112,9 +127,9 @@ func (s *gpuSharing) placed(tr *sched.Trial, p *admit.Placement) {
 	for _, c := range trialCommands(tr.Task) {
 		s.trials[c] = st
 	}
-	s.named[spec.ID] = tr.Task
+	s.named[tr.Task.Name] = tr.Task
 	for _, d := range st.devs {
-		s.ctl.Started(now, d, spec)
+		s.ctl.Started(now, d, s.spec(tr.Task, d))
 		s.restartWindows(d)
 	}
 }

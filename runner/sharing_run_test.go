@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/history"
@@ -37,7 +38,8 @@ func sharedPlan(t *testing.T, dir string) (*plan.Plan, *history.History) {
 // the change of its steps over a window (one reaching back before its GPU's mix changed
 // judges nothing), says each decision on
 // the stream, keeps the figures for the results and each rate measured alone for the
-// history; a trial that shares by memory is neither gated nor told.
+// history, under the model of the GPU it was measured on; a trial that shares by memory is
+// neither gated nor told.
 func TestGPUSharingRates(t *testing.T) {
 	dir := t.TempDir()
 	p, hist := sharedPlan(t, dir)
@@ -57,6 +59,7 @@ func TestGPUSharingRates(t *testing.T) {
 		s.Event(event.Event{Kind: event.TaskProgress, Task: t, Progress: &results.Progress{Iter: iter}}, emit)
 	}
 	ta, tb := &sched.Trial{Task: a}, &sched.Trial{Task: b}
+	s.sampled(admit.Sample{Devices: []gpu.Device{{Name: "NVIDIA H100 80GB HBM3"}}})
 	s.placed(ta, &admit.Placement{Devices: []int{0}})
 	progress(a, 0) // starts a's window
 	time.Sleep(30 * time.Millisecond)
@@ -87,10 +90,13 @@ func TestGPUSharingRates(t *testing.T) {
 	s.left(ta)
 	s.left(tb)
 	s.remember()
-	if r, ok := hist.RateAlone(a.Key); !ok || r <= 0 {
-		t.Errorf("a's rate alone was not kept in the history: %v %v", r, ok)
+	if r, ok := hist.RateAlone(a.Key, "NVIDIA H100 80GB HBM3"); !ok || r <= 0 {
+		t.Errorf("a's rate alone was not kept in the history for its GPU's model: %v %v", r, ok)
 	}
-	if _, ok := hist.RateAlone(b.Key); ok {
+	if r, ok := hist.RateAlone(a.Key, "NVIDIA A100-SXM4-40GB"); ok {
+		t.Errorf("a's rate alone, measured on an H100, was kept for an A100: %v", r)
+	}
+	if _, ok := hist.RateAlone(b.Key, "NVIDIA H100 80GB HBM3"); ok {
 		t.Error("b, never measured alone, has a rate alone in the history")
 	}
 }

@@ -91,48 +91,92 @@ func (s sharingResults) actions() map[string]int {
 }
 
 // TestGPUSharingLightPacks: trials whose GPU computes a fifth of each step gain from
-// sharing it, so one GPU takes one more while the last one raised its throughput: three or
-// more at once, and no drop measured at three or fewer (a fourth is slower on the simulated
-// GPU, 0.8 of it busy and 1.75x its switching: a run that got that far lowers at four); the
-// sweep ran faster than one at a time by its measured rates.
+// sharing it. On GPUs that report no processes, and so no utilisation per process, one GPU
+// takes one more while the last one raised its throughput: three or more at once, and no
+// drop measured at three or fewer (a fourth is slower on the simulated GPU, 0.8 of it busy
+// and 1.75x its switching: a run that got that far lowers at four). On GPUs that report
+// each process's utilisation, trials join while their busy shares fit in the GPU's time
+// (five of 0.2), before each mix is measured, and the mix they made is judged by its rates.
+// Either way the sweep ran faster than one at a time by its measured rates.
 func TestGPUSharingLightPacks(t *testing.T) {
 	t.Parallel()
-	e := newGPUE2E(t)
-	res, r := runShared(t, e, "1x32GiB", "light.yml")
-	acts := res.actions()
-	if most := res.mostAtOnce()["0"]; most < 3 || acts["open"] < 2 || acts["lower@2"]+acts["lower@3"] > 0 {
-		t.Errorf("light trials: at most %d at once on GPU 0, decisions %v; want 3 or more, opened twice or more, never lowered at 3 or fewer\n%v", most, acts, r)
-	}
-	if res.Sharing.Speedup <= 1 {
-		t.Errorf("light trials: speedup %.2f, want above 1", res.Sharing.Speedup)
-	}
+	t.Run("rates", func(t *testing.T) {
+		t.Parallel()
+		e := newGPUE2E(t)
+		e.env = append(e.env, "RUNALL_FAKE_HOST_PIDS=none")
+		res, r := runShared(t, e, "1x32GiB", "light.yml")
+		acts := res.actions()
+		if most := res.mostAtOnce()["0"]; most < 3 || acts["open"] < 2 || acts["lower@2"]+acts["lower@3"] > 0 {
+			t.Errorf("light trials: at most %d at once on GPU 0, decisions %v; want 3 or more, opened twice or more, never lowered at 3 or fewer\n%v", most, acts, r)
+		}
+		if res.Sharing.Speedup <= 1 {
+			t.Errorf("light trials: speedup %.2f, want above 1", res.Sharing.Speedup)
+		}
+	})
+	t.Run("busy shares", func(t *testing.T) {
+		t.Parallel()
+		e := newGPUE2E(t)
+		res, r := runShared(t, e, "1x32GiB", "light.yml")
+		acts := res.actions()
+		if most := res.mostAtOnce()["0"]; most < 3 || most > 5 || acts["lower@2"]+acts["lower@3"] > 0 {
+			t.Errorf("light trials: at most %d at once on GPU 0, decisions %v; want 3 to 5, never lowered at 3 or fewer\n%v", most, acts, r)
+		}
+		if !strings.Contains(r.stdout, " trials up to light-") {
+			t.Errorf("light trials: no mix that trials joined by their busy shares was judged against the one before them\n%v", r)
+		}
+		if res.Sharing.Speedup <= 1 {
+			t.Errorf("light trials: speedup %.2f, want above 1", res.Sharing.Speedup)
+		}
+	})
 }
 
 // TestGPUSharingHeavySettlesAtOne: trials that keep the GPU busy lose from sharing it
-// (time-slicing and its switching cost): each of two GPUs takes a second once, measures the
-// drop, says it with its figures, and takes no more.
+// (time-slicing and its switching cost). On GPUs that report no processes, and so no
+// utilisation per process, each of two GPUs takes a second once, measures the drop, says it
+// with its figures, and takes no more; on GPUs that report each process's utilisation, the
+// first trial's busy share fills its GPU, and no second is ever tried there.
 func TestGPUSharingHeavySettlesAtOne(t *testing.T) {
 	t.Parallel()
-	e := newGPUE2E(t)
-	res, r := runShared(t, e, "2x32GiB", "heavy.yml")
-	for gpu, most := range res.mostAtOnce() {
-		if most > 2 {
-			t.Errorf("heavy trials: GPU %s had %d at once, want at most 2 (one to measure the drop)", gpu, most)
+	t.Run("rates", func(t *testing.T) {
+		t.Parallel()
+		e := newGPUE2E(t)
+		e.env = append(e.env, "RUNALL_FAKE_HOST_PIDS=none")
+		res, r := runShared(t, e, "2x32GiB", "heavy.yml")
+		for gpu, most := range res.mostAtOnce() {
+			if most > 2 {
+				t.Errorf("heavy trials: GPU %s had %d at once, want at most 2 (one to measure the drop)", gpu, most)
+			}
 		}
-	}
-	for _, d := range res.Sharing.Decisions {
-		if d.Trials > 1 && (d.Action != "lower" || !strings.Contains(d.Line, "one fewer")) {
-			t.Errorf("heavy trials: %s with %d trials (%q), want lower", d.Action, d.Trials, d.Line)
+		for _, d := range res.Sharing.Decisions {
+			if d.Trials > 1 && (d.Action != "lower" || !strings.Contains(d.Line, "one fewer")) {
+				t.Errorf("heavy trials: %s with %d trials (%q), want lower", d.Action, d.Trials, d.Line)
+			}
 		}
-	}
-	if res.actions()["lower"] == 0 {
-		t.Errorf("heavy trials: no GPU lowered, decisions %v\n%v", res.actions(), r)
-	}
-	for _, tr := range res.Sharing.Trials {
-		if tr.Shared > 0 && tr.Slowdown < 1.5 {
-			t.Errorf("heavy trial %s shared ran %.2fx slower than alone, want 1.5x or more", tr.Trial, tr.Slowdown)
+		if res.actions()["lower"] == 0 {
+			t.Errorf("heavy trials: no GPU lowered, decisions %v\n%v", res.actions(), r)
 		}
-	}
+		for _, tr := range res.Sharing.Trials {
+			if tr.Shared > 0 && tr.Slowdown < 1.5 {
+				t.Errorf("heavy trial %s shared ran %.2fx slower than alone, want 1.5x or more", tr.Trial, tr.Slowdown)
+			}
+		}
+	})
+	t.Run("busy shares", func(t *testing.T) {
+		t.Parallel()
+		e := newGPUE2E(t)
+		res, r := runShared(t, e, "2x32GiB", "heavy.yml")
+		for gpu, most := range res.mostAtOnce() {
+			if most != 1 {
+				t.Errorf("heavy trials: GPU %s had %d at once, want 1\n%v", gpu, most, r)
+			}
+		}
+		if acts := res.actions(); acts["alone"] != 4 || len(res.Sharing.Decisions) != 4 {
+			t.Errorf("heavy trials: decisions %v, want each of the 4 measured alone and nothing else\n%v", acts, r)
+		}
+		if !strings.Contains(r.stdout, "its trials keep it busy 100% of the time alone: one more would only take turns") {
+			t.Errorf("heavy trials: no trial waited for a GPU its busy share filled\n%v", r)
+		}
+	})
 }
 
 // TestGPUSharingHostLock: trials contend for two locks on the host, which the simulated GPU

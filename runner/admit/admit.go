@@ -94,6 +94,9 @@ type Options struct {
 	Lineage func(pid int) (proc.Lineage, bool)
 	Now     func() time.Time // nil: time.Now
 	Closed  *Closed          // devices closed to new trials for a while (nil: none)
+	// Busy has each Sample tell each trial's share of its devices' time (Sample.Busy), where
+	// the driver reports utilisation per process: gpu-sharing: progress places by it.
+	Busy bool
 }
 
 // Admitter places GPU trials. Its methods are safe for concurrent use.
@@ -139,7 +142,7 @@ func New(o Options) *Admitter {
 	}
 	a := &Admitter{
 		margin: o.Margin,
-		meter:  &meter{probe: o.Probe, lineage: o.Lineage, now: o.Now},
+		meter:  &meter{probe: o.Probe, lineage: o.Lineage, now: o.Now, busy: o.Busy},
 		book:   needs.New(GPUPolicy(o.OOMRetries), o.History),
 		devs:   &devices{},
 		closed: o.Closed,

@@ -21,6 +21,7 @@ type meter struct {
 	snapAt  time.Time
 	snapErr error
 	pids    PIDs // whose PIDs the driver reports
+	busy    bool // read each trial's share of its devices' time (Options.Busy)
 
 	loop    sampling      // the sampling loop Start began
 	changed chan struct{} // closed at the next sample or release: see Changed

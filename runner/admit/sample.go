@@ -16,6 +16,7 @@ type Sample struct {
 	Devices  []gpu.Device
 	Reserved []uint64
 	Trials   []TrialMemory
+	Busy     []TrialBusy // with Options.Busy, where the driver reports it
 }
 
 // TrialMemory is what one trial holds now (on its fullest device) and its peak.
@@ -41,7 +42,8 @@ func (a *Admitter) Start(ctx context.Context, onSample func(Sample)) {
 		}
 		last = now
 		a.sampleLocked()
-		s := Sample{Devices: slices.Clone(m.snap), Reserved: a.devs.reserved(m.snap, m.exact), Trials: a.devs.trialMemory()}
+		s := Sample{Devices: slices.Clone(m.snap), Reserved: a.devs.reserved(m.snap, m.exact), Trials: a.devs.trialMemory(),
+			Busy: m.readBusy(a.devs)}
 		a.mu.Unlock()
 		if onSample != nil && s.Devices != nil {
 			onSample(s)

@@ -53,6 +53,7 @@ type entry struct {
 	Seconds float64 `json:"seconds,omitempty"`
 	Bytes   uint64  `json:"bytes,omitempty"`
 	Rate    float64 `json:"rate,omitempty"` // steps per second
+	GPU     string  `json:"gpu,omitempty"`  // the GPU model a rate alone was measured on
 }
 
 type historyV1 struct {

@@ -48,7 +48,7 @@ func sweepOf(n int, ks ...*kind) []*kind {
 func makespans(t *testing.T, w world, trials []*kind) (progress *sim, byProg, byMem, oneAtATime time.Duration) {
 	t.Helper()
 	c := New(Options{MinWindow: time.Second})
-	progress = newSim(w, byProgress{c}, 2, 32, trials)
+	progress = newSim(w, byProgress{c: c}, 2, 32, trials)
 	byProg = progress.run(t)
 	byMem = newSim(w, &byMemory{on: map[string]int{}}, 2, 32, trials).run(t)
 	oneAtATime = newSim(w, &byMemory{most: 1, on: map[string]int{}}, 2, 32, trials).run(t)
@@ -141,7 +141,7 @@ func TestDropUndoneWithinTwoCopies(t *testing.T) {
 	w := timeSlice{switchCost: 0.05}
 	for _, k := range []*kind{heavy, medium} {
 		for _, every := range []time.Duration{4 * time.Second, 10 * time.Second, 30 * time.Second} {
-			s := newSim(w, byProgress{New(Options{MinWindow: time.Second})}, 2, 32, sweepOf(12, k))
+			s := newSim(w, byProgress{c: New(Options{MinWindow: time.Second})}, 2, 32, sweepOf(12, k))
 			s.copyEvery = every
 			s.run(t)
 			if len(s.undo) == 0 {

@@ -67,7 +67,7 @@ func New(o Options) *Controller {
 	if o.Saturated <= 0 {
 		o.Saturated = DefaultSaturated
 	}
-	return &Controller{opts: o, gpus: map[string]*device{}, trials: map[string]*trial{}, alone: alones{kinds: map[string]float64{}},
+	return &Controller{opts: o, gpus: map[string]*device{}, trials: map[string]*trial{}, alone: alones{kinds: map[string]float64{}, busy: map[string]float64{}},
 		tried: map[string]map[string]float64{}}
 }
 
@@ -153,6 +153,7 @@ func (c *Controller) Measured(now time.Duration, gpu string, r Rate) []Decision 
 		return nil
 	}
 	tr.rate, tr.measured = r.PerSecond, true
+	c.alone.noteBusy(d, tr)
 	if len(d.trials) > 1 {
 		tr.sharedSteps += r.PerSecond * window.Seconds()
 		tr.sharedTime += window.Seconds()
@@ -167,8 +168,9 @@ func (c *Controller) Measured(now time.Duration, gpu string, r Rate) []Decision 
 	return []Decision{dec}
 }
 
-// alones are the rates alone of kinds: each kind's from its first trial measured alone.
-type alones struct{ kinds map[string]float64 }
+// alones are the rates alone of kinds, each kind's from its first trial measured alone,
+// and their busy shares alone, each kind's as last learned (busy.go).
+type alones struct{ kinds, busy map[string]float64 }
 
 // measured keeps a rate measured with the trial alone on its GPU: its own rate alone from
 // now on, and its kind's when it is the first of its kind.

@@ -118,10 +118,15 @@ func judgeStep(d *device, dec *Decision, margin float64) {
 	s := d.step
 	gain := dec.After / s.before
 	d.gain = gain
-	d.tried[triedKey(s.from, s.kind)] = gain
+	joined := s.trial
+	if s.added == 1 {
+		d.tried[triedKey(s.from, s.kind)] = gain
+	} else {
+		joined = fmt.Sprintf("%d trials up to %s", s.added, s.trial)
+	}
 	dec.Trial, dec.Before = s.trial, s.before
 	figures := fmt.Sprintf("%d trials ran %.2f trials' worth against %.2f before %s joined (%.2fx)",
-		len(d.trials), dec.After, s.before, s.trial, gain)
+		len(d.trials), dec.After, s.before, joined, gain)
 	switch {
 	case gain < 1:
 		dec.Action = Lower
@@ -159,14 +164,20 @@ func (c *Controller) MayAdmit(now time.Duration, gpu string, t Trial) Decision {
 		alone = c.alone.kinds[t.Kind]
 	}
 	tried, wasTried := d.tried[triedKey(d.mix(), t.Kind)]
+	cand := c.candidate(t)
+	full := c.alone.byBusy(d, cand, dec, c.opts) // its trials fill its time, or would with t
 	switch {
 	case len(d.trials) == 0:
 		dec.Action, dec.Why = Admit, t.ID+" starts on an empty GPU"
 	case wasTried && tried < 1:
 		dec.Why = fmt.Sprintf("one of %s's kind lowered this mix's throughput before (%.2fx)", t.ID, tried)
+	case full != nil:
+		return *full
 	case wasTried && tried > 1+c.opts.Margin:
 		// Known to gain: no need to measure the mix again first (a trial left, say).
 		dec.Action, dec.Why = Admit, fmt.Sprintf("%s: one of its kind raised this mix's throughput before (%.2fx)", t.ID, tried)
+	case !d.judged && alone > 0 && c.alone.fitsNow(d, cand, c.opts):
+		dec.Action, dec.Why = Admit, fmt.Sprintf("%s: the busy shares, its with its trials', fit in the GPU's time", t.ID)
 	case !d.judged:
 		dec.Why = fmt.Sprintf("measuring its %d trials since their mix changed", len(d.trials))
 	case alone <= 0:

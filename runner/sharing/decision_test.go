@@ -177,7 +177,7 @@ func TestDeterministic(t *testing.T) {
 	var logs [2][]Decision
 	for i := range logs {
 		c := New(Options{MinWindow: time.Second})
-		newSim(w, byProgress{c}, 2, 32, sweepOf(24, light, medium, heavy)).run(t)
+		newSim(w, byProgress{c: c}, 2, 32, sweepOf(24, light, medium, heavy)).run(t)
 		logs[i] = c.Decisions()
 	}
 	if len(logs[0]) == 0 || !reflect.DeepEqual(logs[0], logs[1]) {

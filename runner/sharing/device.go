@@ -28,6 +28,10 @@ type trial struct {
 	sharedSteps float64 // steps counted over windows it shared its GPU in
 	sharedTime  float64 // seconds of those windows
 	steps       float64 // steps done, as last told
+	util        float64 // its share of its GPU's time within the current mix, as last reported
+	hasUtil     bool
+	busy        float64 // its busy share alone (busy.go), once known
+	hasBusy     bool
 }
 
 // device is one GPU: its trials and what it learned of their mixes.
@@ -48,11 +52,13 @@ type device struct {
 	counts  []Count
 }
 
-// step is the admission of one trial onto a judged mix.
+// step is the admission of one trial onto a judged mix, or of several, one after another
+// as their busy shares fit (busy.go), before the mix was measured again.
 type step struct {
 	from   string  // the mix before (mixOf)
-	kind   string  // the kind of the trial added
-	trial  string  // the trial added
+	kind   string  // the kind of the trial added (the first, of several)
+	trial  string  // the trial added last
+	added  int     // how many were added
 	before float64 // the mix's throughput before it
 }
 
@@ -60,11 +66,18 @@ func newDevice(id string, tried map[string]float64) *device {
 	return &device{id: id, tried: tried}
 }
 
-// start adds t; before is the throughput of the mix it joins, when known.
+// start adds t; before is the throughput of the mix it joins, when known. Added to a mix
+// not yet measured that a step made, t extends that step: the mix is judged against the
+// one before the step.
 func (d *device) start(now time.Duration, t *trial, before float64, known bool) {
-	d.step = nil
-	if known && len(d.trials) > 0 {
-		d.step = &step{from: d.mix(), kind: t.Kind, trial: t.ID, before: before}
+	switch {
+	case known && len(d.trials) > 0:
+		d.step = &step{from: d.mix(), kind: t.Kind, trial: t.ID, added: 1, before: before}
+	case !d.judged && d.step != nil:
+		d.step.trial = t.ID
+		d.step.added++
+	default:
+		d.step = nil
 	}
 	d.trials = append(d.trials, t)
 	d.changed(now)
@@ -85,7 +98,7 @@ func (d *device) leave(now time.Duration, id string) {
 func (d *device) changed(now time.Duration) {
 	d.since, d.judged, d.gain = now, false, 0
 	for _, t := range d.trials {
-		t.measured = false
+		t.measured, t.hasUtil, t.util = false, false, 0
 	}
 	if n := len(d.counts); n > 0 && d.counts[n-1].At == now.Seconds() {
 		d.counts[n-1].Trials = len(d.trials)

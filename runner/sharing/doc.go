@@ -9,10 +9,19 @@
 // the trial admitted last is paused at its next checkpoint copy when it can be, and no GPU
 // of that model (Model) adds that kind of trial to that mix again. A GPU tries again when its mix of
 // trials changes (one ends, one of another kind joins). Rates alone come from earlier runs
-// (Trial.Alone: runner/history keeps them by task key, as it keeps durations), else from
-// the trial, or the first trial of its kind, measured alone on a GPU; a trial whose rate
+// (Trial.Alone: runner/history keeps them by task key and GPU model, as it keeps
+// durations), else from the trial, or the first trial of its kind, measured alone on a
+// GPU; a trial whose rate
 // alone is known none of these ways joins only an empty GPU, where it is measured. A GPU
 // whose utilisation says it is saturated takes no trial never tried with its mix.
+//
+// Where the GPU reports each process's utilisation (Busy), the controller also places by
+// each trial's busy share alone, the part of the GPU's time its kernels fill (busy.go): a
+// GPU whose trials' shares fill its time takes no more, a trial whose share does not fit
+// beside them waits for a GPU with room (a light trial is not put beside a heavy one, two
+// heavy ones are kept apart), and trials whose shares fit join before the mix is measured
+// while none there computes less than its share alone, the mix they made judged by its
+// rates against the one before them.
 //
 //	            Started(t)                       Measured(rate) ... every trial on the
 //	empty ─────────────────▶ mix changed ──────▶ GPU has a rate from within the mix
@@ -24,7 +33,7 @@
 // run, made when a trial asks for gpu-sharing: progress, with the default Margin and a
 // MinWindow of half the run's rate window; its Trial values from the plan (ID: the trial's
 // name; Kind: its block's Group, else its Key, so that a sweep's trials share a rate alone;
-// Alone: history's RateAlone by Task.Key; CanPause: Task.Checkpoint != nil and the run has
+// Alone: history's RateAlone by Task.Key and the model of the GPU asked; CanPause: Task.Checkpoint != nil and the run has
 // a pauser), its clock the run's elapsed time, a GPU named by its index:
 //
 //   - The GPU admitter, after it found the devices with the memory for a trial under
@@ -39,12 +48,14 @@
 //     GPU's mix changes, goes to Measured, which returns the decisions to act on: each is said on the output
 //     stream (Decision.String), and for Lower with Pause the run's pauser pauses the trial
 //     at its next checkpoint copy, which puts it back in line to resume when room opens.
-//   - NVML's device utilisation, where the driver reports it, is to go to Utilisation, and
-//     each device's name to Model as the run starts: not wired yet (the run's GPUs are taken
-//     as alike, and judged by their rates alone).
+//   - The admitter's samples (admit.Options.Busy) tell each trial's share of its devices'
+//     time, from the driver's per-process utilisation, which goes to Busy, and each
+//     device's name, which goes to Model. Device utilisation (Utilisation) is not passed:
+//     the trials' shares say more.
 //   - At the run's end, Figures go into results.json (per trial: rate alone, rate shared,
 //     slowdown; per GPU: its number of trials over time), history records each rate
-//     measured alone (AloneFrom "measured") by task key, and the summary says Summary().
+//     measured alone (AloneFrom "measured") by task key and the model of the GPU it was
+//     measured on, and the summary says Summary().
 //
 // The controller acts on measured rates whatever slows the trials (time-slicing, memory
 // bandwidth, the host's CPU cores): it never computes a rate from a model of the GPU.

@@ -21,6 +21,9 @@ type TrialFigures struct {
 	Shared   float64 `json:"rate_shared,omitempty"`
 	Slowdown float64 `json:"slowdown,omitempty"` // Alone / Shared; 0: not known
 	Steps    float64 `json:"steps"`
+	// Busy is its busy share alone (0 to 1), from its GPU's per-process utilisation
+	// (busy.go); absent where the GPU reports none.
+	Busy *float64 `json:"busy_share,omitempty"`
 }
 
 // GPUFigures are one GPU's number of trials over time.
@@ -49,6 +52,9 @@ func (c *Controller) Figures() Figures {
 		}
 		if tf.Alone > 0 && tf.Shared > 0 {
 			tf.Slowdown = tf.Alone / tf.Shared
+		}
+		if t.hasBusy {
+			tf.Busy = &t.busy
 		}
 		f.Trials = append(f.Trials, tf)
 	}

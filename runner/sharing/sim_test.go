@@ -79,6 +79,9 @@ type policy interface {
 	started(now time.Duration, gpu string, t *simTrial)
 	left(now time.Duration, gpu string, t *simTrial)
 	measured(now time.Duration, gpu string, t *simTrial, r Rate) []Decision
+	// utilised is told each trial's share of its GPU's time before its rate, as NVML's
+	// per-process utilisation reports it: its GPU time per step over its step shared.
+	utilised(now time.Duration, gpu string, t *simTrial, share float64)
 }
 
 type simTrial struct {
@@ -90,6 +93,7 @@ type simTrial struct {
 	winStart   time.Duration // its rate window
 	winDone    float64
 	lastReport time.Duration
+	lastUtil   time.Duration // its share of the GPU's time last reported
 }
 
 func (t *simTrial) trial() Trial {
@@ -113,6 +117,10 @@ type sim struct {
 }
 
 const dt = 100 * time.Millisecond
+
+// utilEvery is how often each trial's share of its GPU's time is reported: as the run
+// samples the GPUs, more often than rates are measured.
+const utilEvery = 500 * time.Millisecond
 
 func newSim(w world, p policy, gpus, memGiB int, trials []*kind) *sim {
 	s := &sim{w: w, p: p, gpus: make([][]*simTrial, gpus), memGiB: memGiB, report: 2 * time.Second,
@@ -154,7 +162,7 @@ func (s *sim) admit() {
 			}
 			t := s.queue[i]
 			s.queue = slices.Delete(s.queue, i, i+1)
-			t.placed, t.pause, t.lastReport = s.now, false, s.now
+			t.placed, t.pause, t.lastReport, t.lastUtil = s.now, false, s.now, s.now
 			s.admittedAt[t.id] = s.now
 			s.gpus[g] = append(s.gpus[g], t)
 			s.mixChanged(g, s.now)
@@ -200,6 +208,9 @@ func (s *sim) advance(g int) {
 		case t.pause && (next-t.placed)%s.copyEvery == 0:
 			gone = append(gone, t)
 			s.queue = append([]*simTrial{t}, s.queue...)
+		case next-t.lastUtil >= utilEvery && next-t.lastReport < s.report:
+			t.lastUtil = next
+			s.p.utilised(next, gpuName(g), t, t.k.busy*rates[i]/t.k.alone)
 		case next-t.lastReport >= s.report:
 			r := Rate{Trial: t.id, PerSecond: (t.done - t.winDone) / (next - t.winStart).Seconds(), Since: t.winStart, Steps: t.done}
 			t.winStart, t.winDone, t.lastReport = next, t.done, next
@@ -243,8 +254,18 @@ func (s *sim) settled() int {
 	return best
 }
 
-// byProgress is the controller as the policy.
-type byProgress struct{ c *Controller }
+// byProgress is the controller as the policy; util: the GPUs report each process's
+// utilisation.
+type byProgress struct {
+	c    *Controller
+	util bool
+}
+
+func (p byProgress) utilised(now time.Duration, gpu string, t *simTrial, share float64) {
+	if p.util {
+		p.c.Busy(now, gpu, t.id, share)
+	}
+}
 
 func (p byProgress) mayAdmit(now time.Duration, gpu string, t *simTrial) bool {
 	return p.c.MayAdmit(now, gpu, t.trial()).Action == Admit
@@ -271,3 +292,4 @@ func (p *byMemory) left(_ time.Duration, gpu string, _ *simTrial)    { p.on[gpu]
 func (p *byMemory) measured(time.Duration, string, *simTrial, Rate) []Decision {
 	return nil
 }
+func (p *byMemory) utilised(time.Duration, string, *simTrial, float64) {}

@@ -1,0 +1,132 @@
+package sharing
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Placing by busy shares. Where the GPU reports each process's utilisation (NVML's
+// nvmlDeviceGetProcessUtilization, or the simulated GPUs'), the controller learns each
+// trial's busy share: the part of its time alone that its kernels keep the GPU computing.
+// Without MPS a GPU runs one process's kernels at a time, so the busy shares of the trials
+// on it say how much of its time they fill: a GPU whose trials fill it computes all it can,
+// and one more there only takes turns with them (and pays for the switching), while a trial
+// that fits in what is left runs in the others' gaps. So a GPU whose trials fill its time
+// takes no more, and one takes a trial only while the busy shares, the trial's with them,
+// fit in its time (within Options.Margin): a light trial beside a heavy one waits for a GPU
+// with room, two heavy ones are kept apart, and no probe is spent on mixes the shares
+// already rule out. Rates stay the judge of gain: a mix that fits is still measured and
+// lowered when its throughput fell, and a mix of unknown shares is probed as before. A GPU
+// its trials fill takes no more even where one of a kind once raised its mix's throughput:
+// that sum counts a light trial's worth as a heavy one's, not the GPU time it would leave
+// unused on another GPU, where it fits.
+
+// Busy records the share of gpu's time (0 to 1) the kernels of the trial id ran lately, as
+// the GPU reports it per process. A share from less than MinWindow after the GPU's mix
+// changed is not used: the driver's samples still reach back before the change.
+func (c *Controller) Busy(now time.Duration, gpu, id string, share float64) {
+	c.tick(now)
+	d, ok := c.gpus[gpu]
+	tr := c.trials[id]
+	if !ok || tr == nil || !slices.Contains(d.trials, tr) || now-d.since < c.opts.MinWindow || share < 0 {
+		return
+	}
+	tr.util, tr.hasUtil = min(share, 1), true
+	c.alone.noteBusy(d, tr)
+}
+
+// noteBusy keeps t's busy share alone, once its rate was measured within its GPU's current
+// mix too: its share of the GPU's time when alone; beside others, that share times how much
+// slower it runs than alone (a step takes as much of the GPU's time, spread over a longer
+// step). A share beside others is not its share alone by itself: switching between
+// processes leaves the GPU idle while every step waits longer. A kind's share is its
+// trials' measured alone, else the first estimated beside others.
+func (a alones) noteBusy(d *device, t *trial) {
+	if !t.hasUtil || !t.measured {
+		return // a share read with no progress measured beside it may be a set-up's
+	}
+	alone := a.of(t)
+	switch {
+	case len(d.trials) == 1:
+		t.busy, t.hasBusy = t.util, true
+		a.busy[t.Kind] = t.busy
+	case alone > 0 && t.rate > 0:
+		t.busy, t.hasBusy = min(t.util*alone/t.rate, 1), true
+		if _, ok := a.busy[t.Kind]; !ok {
+			a.busy[t.Kind] = t.busy
+		}
+	}
+}
+
+// busyOf is t's busy share alone: its own, else its kind's; ok is false where neither is
+// known.
+func (a alones) busyOf(t *trial) (float64, bool) {
+	if t.hasBusy {
+		return t.busy, true
+	}
+	b, ok := a.busy[t.Kind]
+	return b, ok
+}
+
+// fill is the share of d's time its trials' busy shares add up to; ok is false where one
+// of them is not known.
+func (a alones) fill(d *device) (float64, bool) {
+	sum := 0.0
+	for _, t := range d.trials {
+		b, ok := a.busyOf(t)
+		if !ok {
+			return 0, false
+		}
+		sum += b
+	}
+	return sum, true
+}
+
+// byBusy is what the busy shares say of admitting t to d: a Wait where d's trials fill its
+// time, or would with t; nil where they leave room for t or are not all known.
+func (a alones) byBusy(d *device, t *trial, dec Decision, o Options) *Decision {
+	fill, ok := a.fill(d)
+	if !ok {
+		return nil
+	}
+	if fill >= o.Saturated {
+		dec.Why = fmt.Sprintf("its trials keep it busy %.0f%% of the time alone: one more would only take turns", 100*fill)
+		return &dec
+	}
+	b, ok := a.busyOf(t)
+	if !ok || fill+b <= 1+o.Margin {
+		return nil
+	}
+	dec.Why = fmt.Sprintf("%s's busy share %.2f and its trials' %.2f add up to more than the GPU's time: they would take turns", t.ID, b, fill)
+	return &dec
+}
+
+// fitsNow is whether t may join d before d's mix is measured: the busy shares, t's with
+// d's trials', fit in its time, and the driver reported each of d's trials' share from
+// within its current mix, none below its share alone by more than the margin. A trial
+// whose share fell computes less each second than alone: it runs slower, whatever slows
+// it (the switching between processes, the host's cores), and the mix waits to be judged
+// by its rates, against the mix before the trials that joined it so (device.start).
+func (a alones) fitsNow(d *device, t *trial, o Options) bool {
+	fill, ok := a.fill(d)
+	if !ok {
+		return false
+	}
+	for _, tr := range d.trials {
+		b, _ := a.busyOf(tr)
+		if !tr.hasUtil || tr.util*(1+o.Margin) < b {
+			return false
+		}
+	}
+	b, ok := a.busyOf(t)
+	return ok && fill+b <= 1+o.Margin
+}
+
+// candidate is the trial t, asking to start or resume, as the controller knows it.
+func (c *Controller) candidate(t Trial) *trial {
+	if tr, ok := c.trials[t.ID]; ok {
+		return tr
+	}
+	return &trial{Trial: t}
+}

@@ -1,0 +1,152 @@
+package sharing
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBusySharesPlace: with each trial's utilisation reported, a GPU whose trials fill its
+// time takes no more, and one takes a trial only while the busy shares fit in its time;
+// where they fit, the rates still decide.
+func TestBusySharesPlace(t *testing.T) {
+	c := New(Options{MinWindow: time.Second})
+	h1, h2 := Trial{ID: "h1", Kind: "heavy"}, Trial{ID: "h2", Kind: "heavy"}
+	c.Started(0, "0", h1)
+	c.Busy(sec(0.5), "0", "h1", 0.3) // too soon after the mix changed: not used
+	c.Busy(sec(2), "0", "h1", 1)
+	c.Measured(sec(2), "0", Rate{Trial: "h1", PerSecond: 2, Since: 0})
+	if d := c.MayAdmit(sec(2), "0", h2); d.Action != Wait || !strings.Contains(d.Why, "busy 100% of the time alone") {
+		t.Errorf("a second heavy trial onto a GPU its first fills: %v", d)
+	}
+	if d := c.MayAdmit(sec(2), "0", Trial{ID: "x", Kind: "unknown"}); d.Action != Wait {
+		t.Errorf("a trial of unknown share onto a GPU its trials fill: %v", d)
+	}
+	m1, m2, m3 := Trial{ID: "m1", Kind: "medium"}, Trial{ID: "m2", Kind: "medium"}, Trial{ID: "m3", Kind: "medium"}
+	c.Started(0, "1", m1)
+	c.Busy(sec(2), "1", "m1", 0.5)
+	c.Measured(sec(2), "1", Rate{Trial: "m1", PerSecond: 5, Since: 0})
+	if d := c.MayAdmit(sec(2), "1", h2); d.Action != Wait || !strings.Contains(d.Why, "take turns") {
+		t.Errorf("a heavy trial beside a medium one: %v", d)
+	}
+	if d := c.MayAdmit(sec(2), "1", m2); d.Action != Admit {
+		t.Errorf("a second medium trial fits (0.5 + 0.5): %v", d)
+	}
+	c.Started(sec(2), "1", m2)
+	// Beside m1, m2 runs 1.25x slower: its share of the GPU's time, 0.4, is 0.5 alone.
+	c.Busy(sec(4), "1", "m2", 0.4)
+	c.Measured(sec(4), "1", Rate{Trial: "m1", PerSecond: 4, Since: sec(2)})
+	c.Measured(sec(4), "1", Rate{Trial: "m2", PerSecond: 4, Since: sec(2)})
+	if b, _ := c.alone.busyOf(c.trials["m2"]); b < 0.49 || b > 0.51 {
+		t.Errorf("m2's busy share alone from its share shared and its slowdown: %.2f, want 0.5", b)
+	}
+	if d := c.MayAdmit(sec(4), "1", m3); d.Action != Wait || !strings.Contains(d.Why, "busy 100%") {
+		t.Errorf("a third medium trial onto two that fill the GPU: %v", d)
+	}
+	for _, f := range c.Figures().Trials {
+		if f.Busy == nil || (f.Trial == "h1" && *f.Busy != 1) || (f.Trial == "m2" && math.Abs(*f.Busy-0.5) > 0.01) {
+			t.Errorf("%s's busy share in the figures: %v", f.Trial, f.Busy)
+		}
+	}
+}
+
+// bound is the makespan no packing of the trials on gpus GPUs of world w beats, where
+// every trial of a kind runs packed as its kind best packs: each trial's GPU time at that
+// packing (its time alone over the throughput of the packing) spread evenly over the
+// GPUs, or the longest trial alone. Time-slicing's switching cost is in it; the issue's
+// bound (the busy time alone, spread) leaves it out.
+func bound(w world, trials []*kind, gpus, memGiB int) time.Duration {
+	total, longest := 0.0, 0.0
+	for _, k := range trials {
+		alone := k.steps / k.alone
+		best := 0.0
+		for n := 1; n*k.mem <= memGiB; n++ {
+			best = max(best, throughputOf(w, k, n))
+		}
+		total += alone / best
+		longest = max(longest, alone)
+	}
+	return time.Duration(max(total/float64(gpus), longest) * float64(time.Second))
+}
+
+// TestMixedSweepByBusyShares: the bench's mixed sweep (eight heavy, eight medium, eight
+// light trials, heavy ones first) on time-slicing GPUs with the simulated GPUs' 25%
+// switching cost: with each process's utilisation reported, packing by progress places
+// trials by their busy shares and comes within 10% of the bound packing can reach.
+func TestMixedSweepByBusyShares(t *testing.T) {
+	w := timeSlice{switchCost: 0.25}
+	var trials []*kind
+	for _, k := range []*kind{heavy, medium, light} {
+		k := *k
+		k.canPause = false // as the bench's: no checkpoint to undo a co-location at
+		trials = append(trials, sweepOf(8, &k)...)
+	}
+	b := bound(w, trials, 2, 32)
+	withUtil := newSim(w, byProgress{c: New(Options{MinWindow: time.Second}), util: true}, 2, 32, trials)
+	got := withUtil.run(t)
+	rates := newSim(w, byProgress{c: New(Options{MinWindow: time.Second})}, 2, 32, trials).run(t)
+	one := newSim(w, &byMemory{most: 1, on: map[string]int{}}, 2, 32, trials).run(t)
+	t.Logf("makespan: by busy shares and rates %v, by rates alone %v, one at a time %v; bound %v", got, rates, one, b)
+	if float64(got) > 1.10*float64(b) {
+		t.Errorf("makespan by busy shares %v, more than 10%% over the bound %v", got, b)
+	}
+	undoneInTime(t, withUtil)
+}
+
+// TestFitsBeforeMeasured: trials whose busy shares fit join a GPU one after another, each
+// once the driver reported the shares of those there, without waiting for the mix's
+// rates; the mix they make is then judged by its rates against the one before them.
+func TestFitsBeforeMeasured(t *testing.T) {
+	c := New(Options{MinWindow: time.Second})
+	l := func(i int) Trial { return Trial{ID: fmt.Sprintf("l%d", i), Kind: "light"} }
+	c.Started(0, "0", l(1))
+	c.Busy(sec(1.5), "0", "l1", 0.2)
+	c.Measured(sec(2), "0", Rate{Trial: "l1", PerSecond: 10, Since: 0})
+	if d := c.MayAdmit(sec(2), "0", l(2)); d.Action != Admit {
+		t.Fatalf("l2 onto l1 measured alone: %v", d)
+	}
+	c.Started(sec(2), "0", l(2))
+	if d := c.MayAdmit(sec(2.5), "0", l(3)); d.Action != Wait || !strings.Contains(d.Why, "measuring") {
+		t.Errorf("l3 before the driver reported the new mix's shares: %v", d)
+	}
+	for i := 3; i <= 4; i++ {
+		at := sec(1.5 * float64(i))
+		for j := 1; j < i; j++ {
+			c.Busy(at, "0", fmt.Sprintf("l%d", j), 0.2)
+		}
+		if d := c.MayAdmit(at, "0", l(i)); d.Action != Admit || !strings.Contains(d.Why, "fit in the GPU's time") {
+			t.Fatalf("l%d, the shares reported and fitting: %v", i, d)
+		}
+		c.Started(at, "0", l(i))
+	}
+	var ds []Decision
+	for j := 1; j <= 4; j++ {
+		ds = c.Measured(sec(9), "0", Rate{Trial: fmt.Sprintf("l%d", j), PerSecond: 7, Since: sec(6)})
+	}
+	if len(ds) != 1 || ds[0].Action != Open || ds[0].Before != 1 || !strings.Contains(ds[0].Why, "before 3 trials up to l4 joined") {
+		t.Errorf("the mix l2, l3 and l4 made, against l1 alone: %v", ds)
+	}
+}
+
+// TestBusySharesWhereRatesSay: trials whose busy shares fit in the GPU's time but who
+// contend for what the GPU's time does not show (two host cores feeding their input
+// pipelines): with each process's utilisation reported, they still settle where their
+// measured rates say, not where the shares would pack them.
+func TestBusySharesWhereRatesSay(t *testing.T) {
+	w := cpuCap{timeSlice: timeSlice{switchCost: 0.05}, cores: 2, perProc: 0.05}
+	want := expectSettle(w, light, DefaultMargin, 32)
+	s := newSim(w, byProgress{c: New(Options{MinWindow: time.Second}), util: true}, 2, 32, sweepOf(24, light))
+	prog := s.run(t)
+	one := newSim(w, &byMemory{most: 1, on: map[string]int{}}, 2, 32, sweepOf(24, light)).run(t)
+	mem := newSim(w, &byMemory{on: map[string]int{}}, 2, 32, sweepOf(24, light)).run(t)
+	t.Logf("settled %d (rates say %d); makespan %v, memory %v, one at a time %v", s.settled(), want, prog, mem, one)
+	if got := s.settled(); got != want {
+		t.Errorf("settled at %d trials a GPU, want %d as the rates say (their shares, 0.2 each, fit five)", got, want)
+	}
+	if best := min(mem, one); float64(prog) > 1.05*float64(best) {
+		t.Errorf("makespan by progress %v, more than 5%% over the better of memory %v and one at a time %v", prog, mem, one)
+	}
+	undoneInTime(t, s)
+}
