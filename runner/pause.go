@@ -2,15 +2,14 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
-	"github.com/runall/runall/runner/checkpoint"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
+	"github.com/runall/runall/runner/trial"
 )
 
 // Pauser pauses running trials at their checkpoint and resumes them: what a rule that
@@ -83,27 +82,11 @@ func (p *pauser) PauseAt(t *plan.Task, n int, reason string, otherwise results.S
 			}
 			return
 		}
-		why := notPaused(t, k, n, reason)
+		why := trial.NotPaused(t, k, n, reason)
 		p.life.emit(event.Event{Kind: event.RunStatus, Task: t, Line: t.Name + ": " + why})
 		p.running.Stop(t, otherwise, why)
 	}()
 	return true
-}
-
-// notPaused says why trial t could not be paused at step n: no copy of its checkpoint was
-// ever kept (its script saves nothing into it), its directory changed at step n or later
-// but never held still to be copied, or it has not changed since an earlier step.
-func notPaused(t *plan.Task, k *checkpoint.Keeper, n int, reason string) string {
-	switch changed := k.Changed(); {
-	case k.Landed() < 0 && changed <= 0:
-		return fmt.Sprintf("could not be paused at step %d: no checkpoint kept (nothing was saved into checkpoint %s within its wait, %v); %s",
-			n, t.Checkpoint.Dir, t.Checkpoint.Wait, reason)
-	case changed >= n:
-		return fmt.Sprintf("could not be paused at step %d: checkpoint %s changed up to step %d but never held still to be copied within its wait, %v "+
-			"(print runall-checkpoint step=N after each save, or keep logs out of it); %s", n, t.Checkpoint.Dir, changed, t.Checkpoint.Wait, reason)
-	}
-	return fmt.Sprintf("could not be paused: checkpoint %s has not changed since step %d, and pausing needs step %d (waited %v); %s",
-		t.Checkpoint.Dir, k.Changed(), n, t.Checkpoint.Wait, reason)
 }
 
 func (p *pauser) Landed(t *plan.Task) int {

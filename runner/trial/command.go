@@ -51,6 +51,7 @@ type command struct {
 	metrics trialMetrics
 	turn    turn
 	next    verdict
+	pause   attemptPause // what its rooms are handed to ask for its trial's pause
 }
 
 // trialMetrics is what a command reported of its metrics: in its output (the reader reads
@@ -105,7 +106,7 @@ func (c *command) started(n int) {
 	c.log.Mark("%s attempt %d: %s", time.Now().Format(time.RFC3339), attempt, c.mask.Replace(c.cmd))
 	ev := event.Event{Kind: event.TaskStarted, Task: c.t, Attempt: attempt, PassedOver: c.turn.passedOver, Detail: c.turn.from}
 	for _, r := range c.rooms {
-		r.Begin(&ev)
+		r.Begin(&ev, &c.pause)
 	}
 	c.run.emit(ev)
 }

@@ -66,6 +66,7 @@ func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]strin
 		return env, err
 	}
 	r.cur, r.step = a, 0
+	c.pause.running(a.Keeper)
 	var series map[string][]float64
 	if a.Base != nil {
 		r.step, series = a.Base.Step, seriesValues(a.Base.Series)
@@ -103,6 +104,7 @@ func (r *trialResume) end() {
 		return
 	}
 	r.c.turn.kept = max(r.ckpts.End(r.trial, r.cur, r.stopped()), 0)
+	r.c.pause.running(nil)
 	r.cur = nil
 }
 

@@ -151,7 +151,8 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		return Result{end: event.EndFinal}
 	}
 	c := &command{run: told{life: l.o.Life, rec: &l.record}, mask: l.o.Mask, t: t, rooms: l.o.Rooms.Of(tr, run),
-		log: log, cmd: cmdline, turn: turn{before: l.record.attempts(t)}, h: h}
+		log: log, cmd: cmdline, turn: turn{before: l.record.attempts(t)}, h: h,
+		pause: attemptPause{trial: tr.Task, h: h, grace: l.o.Procs.Grace, emit: l.o.Life.Emit}}
 	if first := Commands(tr.Task)[0]; first == t {
 		c.turn.passedOver = tr.PassedOver
 	}

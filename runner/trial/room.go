@@ -11,11 +11,13 @@ import (
 // attempts' processes and output, lets each add to its environment, asks each in turn what a
 // failed attempt means, and has each give its details to the trial's record. GPU and host
 // are two values of this one type; a new resource is a new Room, not an edit of the command.
-// A room that reads progress does so from Line; one that caps a trial (MPS) does so in Env.
+// A room that reads progress does so from Line; one that caps a trial (MPS) does so in Env;
+// one that wants its trial out for a while asks the Attempt it was handed in Begin to pause.
 type Room interface {
 	// Begin is told an attempt begins, before its process starts: the room forgets what the
-	// attempt before said, and adds where the trial runs to its start event.
-	Begin(start *event.Event)
+	// attempt before said, adds where the trial runs to its start event, and is handed the
+	// attempt (a, until the next Begin), of which it may ask a pause.
+	Begin(start *event.Event, a Attempt)
 	// Started is told the attempt's process group.
 	Started(pgid int)
 	// Line reads one line of the attempt's output (masked), stdout or stderr.
@@ -32,6 +34,16 @@ type Room interface {
 	Failed(f Failure) Answer
 	// Detail adds what the room held to the trial's record.
 	Detail(d *event.Detail)
+}
+
+// Attempt is the attempt that runs now, as its rooms may ask of it; safe to use from any
+// goroutine (gpu-sharing: progress asks from the run's stream).
+type Attempt interface {
+	// Pause asks for the trial's pause at its next kept copy of its checkpoint, as the run's
+	// pauser pauses one: it ends its turn paused (event.EndPause), its rooms released, and
+	// waits to be resumed. It is false when the trial has no checkpoint:, when the attempt
+	// no longer runs, or when a stop or a pause was asked of it already.
+	Pause(reason string) bool
 }
 
 // Failure is a failed attempt as a room is asked about it.

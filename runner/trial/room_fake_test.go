@@ -3,6 +3,7 @@ package trial
 import (
 	"errors"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -18,6 +19,9 @@ import (
 // attempts and asks it what a failed one means, with no edit of the command.
 type fakeRoom struct {
 	answer  Answer
+	pauseOn string // a line of output on which it asks for its trial's pause
+	paused  []bool // what each pause it asked was answered
+	at      Attempt
 	pgid    int
 	lines   []string
 	failed  []Failure
@@ -25,9 +29,18 @@ type fakeRoom struct {
 	started int
 }
 
-func (r *fakeRoom) Begin(ev *event.Event)     { r.started++; ev.Devices = []string{"FAKE-0"} }
-func (r *fakeRoom) Started(pgid int)          { r.pgid = pgid }
-func (r *fakeRoom) Line(line string)          { r.lines = append(r.lines, line) }
+func (r *fakeRoom) Begin(ev *event.Event, a Attempt) {
+	r.started++
+	ev.Devices = []string{"FAKE-0"}
+	r.at = a
+}
+func (r *fakeRoom) Started(pgid int) { r.pgid = pgid }
+func (r *fakeRoom) Line(line string) {
+	r.lines = append(r.lines, line)
+	if r.pauseOn != "" && line == r.pauseOn {
+		r.paused = append(r.paused, r.at.Pause("the fake room wants it out"))
+	}
+}
 func (r *fakeRoom) Ended(proc.Outcome)        { r.ended++ }
 func (r *fakeRoom) Env(env []string) []string { return append(env, "FAKE_ROOM=1") }
 func (r *fakeRoom) Says(proc.Outcome, bool) (cause, note string) {
@@ -38,20 +51,25 @@ func (r *fakeRoom) Detail(d *event.Detail)  { d.OnGPU = true }
 
 // fakeLife is the run as a command tells it: it keeps what the stream was told.
 type fakeLife struct {
+	mu     sync.Mutex
 	got    []event.Event
 	halted bool
 }
 
-func (l *fakeLife) Emit(ev event.Event)       { l.got = append(l.got, ev) }
+func (l *fakeLife) Emit(ev event.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, ev)
+}
 func (l *fakeLife) Halted() bool              { return l.halted }
 func (l *fakeLife) StoppedBy() syscall.Signal { return 0 }
 func (l *fakeLife) HaltReason() string        { return "halted" }
 func (l *fakeLife) Fail(bool)                 {}
 func (l *fakeLife) Skip(t *plan.Task, reason string) {
-	l.got = append(l.got, event.Event{Kind: event.TaskSkipped, Task: t, Reason: reason})
+	l.Emit(event.Event{Kind: event.TaskSkipped, Task: t, Reason: reason})
 }
 func (l *fakeLife) Finish(t *plan.Task, status results.Status, exitCode int, reason string, d *event.Detail) {
-	l.got = append(l.got, event.Event{Kind: event.TaskEnded, End: event.EndFinal, Task: t, Status: status, ExitCode: exitCode, Reason: reason, Detail: d})
+	l.Emit(event.Event{Kind: event.TaskEnded, End: event.EndFinal, Task: t, Status: status, ExitCode: exitCode, Reason: reason, Detail: d})
 }
 
 // noMask hides nothing.

@@ -28,7 +28,7 @@ func NewHostRoom(mem hostadmit.Reader, admit *hostadmit.Admitter, hp *hostadmit.
 }
 
 // Begin keeps the container's OOM kill counter as an attempt starts.
-func (a *hostMemRoom) Begin(*event.Event) {
+func (a *hostMemRoom) Begin(*event.Event, Attempt) {
 	a.kill = ""
 	a.before, a.known = oomKills(a.mem)
 }

@@ -41,7 +41,7 @@ func NewMPSRoom(iso MPS, p *admit.Placement, threads int) Room {
 }
 
 // Begin forgets an earlier attempt's fault.
-func (m *mpsRoom) Begin(*event.Event) { m.fault = nil }
+func (m *mpsRoom) Begin(*event.Event, Attempt) { m.fault = nil }
 
 // Started keeps the attempt's process group, which a server's log names.
 func (m *mpsRoom) Started(pgid int) { m.pgid = pgid }
