@@ -85,7 +85,9 @@ func (t trialRooms) Of(tr *sched.Trial, run *plan.Task) []trial.Room {
 	}
 	out = append(out, trial.NewHostRoom(t.r.mem.mem, t.r.mem.admit, t.r.hostPlacement(tr)))
 	if p != nil {
-		out = append(out, trial.NewGPURoom(t.r.gpu.admit, p, run, t.r.fw))
+		g := trial.NewGPURoom(t.r.gpu.admit, p, run, t.r.fw)
+		t.r.gpu.rooms.put(tr, g) // a step's command: its room is the trial's while it runs
+		out = append(out, g)
 	}
 	return out
 }

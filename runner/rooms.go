@@ -9,6 +9,7 @@ import (
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/sched"
+	"github.com/runall/runall/runner/trial"
 )
 
 // rooms are the resources trials are admitted by, as the scheduler asks them: host memory
@@ -102,6 +103,9 @@ type gpuResource struct {
 	// isoNote is what gpu-isolation says as the run starts (why it runs without, under auto).
 	isoNote string
 	share   *gpuSharing // gpu-sharing: progress; nil when every trial shares by memory
+	// rooms are the GPU rooms of the trials placed, each its running command's: the room
+	// gpu-sharing: progress asks for a trial's pause.
+	rooms held[*trial.GPURoom]
 }
 
 // Admit places tr on a device with room for its need.
@@ -123,6 +127,7 @@ func (g *gpuResource) Admit(tr *sched.Trial) (bool, string, error) {
 // Release frees tr's placement.
 func (g *gpuResource) Release(tr *sched.Trial) {
 	if p, ok := g.held.take(tr); ok {
+		g.rooms.take(tr)
 		g.admit.Release(p)
 		g.share.left(tr)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sharing"
+	"github.com/runall/runall/runner/trial"
 )
 
 // Event measures each shared trial's rate from its progress, and resumes a trial it paused
@@ -100,7 +101,9 @@ func (s *gpuSharing) progress(t *plan.Task, iter float64, emit func(event.Event)
 	}
 }
 
-// act says decision d, and pauses the trial a Lower names at its next copy.
+// act says decision d, and has the GPU room of the trial a Lower names ask for its pause at
+// its next copy. With no copy within its wait it is paused all the same, at the copy it
+// last kept (or from its start): the GPU it slowed is to take one fewer.
 func (s *gpuSharing) act(d sharing.Decision, emit func(event.Event)) {
 	emit(event.Event{Kind: event.RunStatus, Line: "gpu-sharing: " + d.String()})
 	if d.Action != sharing.Lower || !d.Pause || s.pause == nil {
@@ -108,6 +111,10 @@ func (s *gpuSharing) act(d sharing.Decision, emit func(event.Event)) {
 	}
 	s.mu.Lock()
 	t := s.named[d.Trial]
+	var room *trial.GPURoom
+	if st := s.trials[t]; st != nil {
+		room = s.rooms.get(st.tr)
+	}
 	if t != nil {
 		s.paused[t] = true
 	}
@@ -115,10 +122,7 @@ func (s *gpuSharing) act(d sharing.Decision, emit func(event.Event)) {
 	if t == nil {
 		return
 	}
-	next := max(s.pause.Landed(t)+1, 1)
-	// With no copy within its wait it is paused all the same, at the copy it last kept (or
-	// from its start): the GPU it slowed is to take one fewer.
-	if !s.pause.PauseAt(t, next, "gpu-sharing: it lowered its GPU's throughput", results.StatusPaused) {
+	if room == nil || !room.Pause("gpu-sharing: it lowered its GPU's throughput") {
 		s.mu.Lock()
 		delete(s.paused, t)
 		s.mu.Unlock()

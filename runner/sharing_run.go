@@ -11,6 +11,7 @@ import (
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/runner/sharing"
+	"github.com/runall/runall/runner/trial"
 )
 
 // rateWindow is the least time a trial's rate is measured over: progress is told at most
@@ -21,14 +22,16 @@ const rateWindow = 2 * time.Second
 // gpuSharing is gpu-sharing: progress in the run: the GPU room asks it before it places a
 // trial that has the memory (gate), and tells it where each trial was placed and when it
 // left (placed, left); as a consumer of the stream it measures each trial's rate from its
-// TaskProgress events, tells the controller, says each decision, and pauses the trial a
-// Lower names at its next copy through the run's pauser, resuming it once its pause is back
-// in its source, where it waits for room again. The controller (runner/sharing) decides.
+// TaskProgress events, tells the controller, says each decision, and has the GPU room of
+// the trial a Lower names ask for its pause at its next copy (trial.GPURoom.Pause), resuming
+// it through the run's pauser once its pause is back in its source, where it waits for room
+// again. The controller (runner/sharing) decides.
 type gpuSharing struct {
 	start  time.Time
 	window time.Duration
 	hist   *history.History
-	pause  *pauser // nil: no trial has checkpoint:, none is paused
+	pause  *pauser               // nil: no trial has checkpoint:, none is paused
+	rooms  *held[*trial.GPURoom] // each placed trial's GPU room, which asks for its pause
 
 	mu     sync.Mutex
 	ctl    *sharing.Controller
@@ -50,6 +53,7 @@ type gpuModels struct {
 // sharedTrial is a trial placed on GPUs under gpu-sharing: progress.
 type sharedTrial struct {
 	task *plan.Task
+	tr   *sched.Trial // as admitted: its GPU room is found by it
 	devs []string
 	win  struct {
 		at   time.Duration // the window's start, on the controller's clock
@@ -59,11 +63,11 @@ type sharedTrial struct {
 }
 
 // newGPUSharing is nil unless a trial asks for gpu-sharing: progress.
-func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser) *gpuSharing {
+func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser, rooms *held[*trial.GPURoom]) *gpuSharing {
 	if !wantsProgressSharing(p) {
 		return nil
 	}
-	return &gpuSharing{start: time.Now(), window: rateWindow, hist: hist, pause: pause,
+	return &gpuSharing{start: time.Now(), window: rateWindow, hist: hist, pause: pause, rooms: rooms,
 		ctl: sharing.New(sharing.Options{MinWindow: rateWindow / 2}), trials: map[*plan.Task]*sharedTrial{},
 		named: map[string]*plan.Task{}, paused: map[*plan.Task]bool{},
 		models: gpuModels{of: map[string]string{}, aloneOn: map[string]string{}}}
@@ -119,7 +123,7 @@ func (s *gpuSharing) placed(tr *sched.Trial, p *admit.Placement) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	st := &sharedTrial{task: tr.Task}
+	st := &sharedTrial{task: tr.Task, tr: tr}
 	for _, dev := range p.Devices {
 		st.devs = append(st.devs, gpuName(dev))
 	}
