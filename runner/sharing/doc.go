@@ -46,8 +46,9 @@
 //   - Each shared trial's rate, the change of its steps (its TaskProgress events, the last
 //     from its final end) over a window of at least two seconds that starts afresh when its
 //     GPU's mix changes, goes to Measured, which returns the decisions to act on: each is said on the output
-//     stream (Decision.String), and for Lower with Pause the run's pauser pauses the trial
-//     at its next checkpoint copy, which puts it back in line to resume when room opens.
+//     stream (Decision.String), and for Lower with Pause the trial's GPU room
+//     (runner/trial's GPURoom.Pause) pauses it at its next checkpoint copy; the run's
+//     pauser then puts it back in line to resume when room opens.
 //   - The admitter's samples (admit.Options.Busy) tell each trial's share of its devices'
 //     time, from the driver's per-process utilisation, which goes to Busy, and each
 //     device's name, which goes to Model. Device utilisation (Utilisation) is not passed:

@@ -7,8 +7,10 @@
 //	sched admits a *sched.Trial ──▶ Launcher.RunTrial (stop-when gate; its steps in order)
 //	  └─▶ runCommand: log, script (url:, cwd:), env (TaskVars, then each Room's Env)
 //	        └─▶ executor.Run ──▶ command's hooks, per attempt:
-//	              Started ─ each Room.Begin, then Room.Started(pgid)
+//	              Started ─ each Room.Begin (handed the Attempt), then Room.Started(pgid)
 //	              Line    ─ tails, metrics, progress, each Room.Line, the log
+//	              (any time) a room's Attempt.Pause ─▶ stopped at its next kept copy,
+//	                        ended paused (command_pause.go)
 //	              Ended   ─ each Room.Ended; the reason (Room.Says); then each Room.Failed
 //	                        in turn: requeue ─▶ sched.Outcome{Requeue}, final ─▶ failed,
 //	                        none ─▶ the task's retries (retry loops back to Started)
@@ -17,5 +19,7 @@
 //
 // A Room is a resource's side of one command: GPU memory, host memory and a GPU's MPS
 // server are three values of it, and a new resource is a new Room, not an edit of the
-// command.
+// command. A room may ask for its trial's pause through the Attempt it is handed as each
+// attempt begins (a trial with checkpoint: only); gpu-sharing: progress asks the GPU room's
+// (GPURoom.Pause) to pause a trial that lowered its GPU.
 package trial
