@@ -127,6 +127,13 @@ def hold_gpu_memory(gb, device):
             # runall sees this trial's memory; the claim ends with this process.
             claim = subprocess.Popen(["runall", "fake-alloc", "--size", f"{gb:g}GiB", "--ramp", "1s", "--hold", "24h"])
             atexit.register(claim.terminate)
+            # torch.empty returns once CUDA holds the memory: wait out the claim's ramp, and
+            # fail as CUDA would when it did not fit (fake-alloc printed PyTorch's message).
+            try:
+                code = claim.wait(timeout=1.2)
+                sys.exit(f"train.py: the simulated GPU claim ended with exit code {code}")
+            except subprocess.TimeoutExpired:
+                pass
             log(f"gpu memory: holding {gb:g} GiB on a simulated GPU")
             return claim
         log(f"gpu memory: --gpu-memory-gb {gb:g} ignored on {device.type}")
