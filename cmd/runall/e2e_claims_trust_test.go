@@ -18,11 +18,13 @@ import (
 // TestClaimsLeaseTo2099EndToEnd: a runall is killed while it runs trial slow, and its claim
 // is overwritten with one whose lease and renewal run to 2099 (on MinIO). The next runall
 // says that it waits for slow, held by whom until when, what it does not trust, and takes
-// slow over after the sweep's lease instead of waiting until killed.
+// slow over after the sweep's lease instead of waiting until killed. The lease is 5 s: the
+// next runall first runs the quick trials, and a loaded CI machine took longer than a 2 s
+// lease to do so, so that slow's claim went stale before it was waited on.
 func TestClaimsLeaseTo2099EndToEnd(t *testing.T) {
 	t.Parallel()
 	c := newClaimsE2E(t)
-	a := c.withEnv("SLOW=60").start("--log-dir", "logs0", "--lease", "2s", testdata("claims/slow.yml"))
+	a := c.withEnv("SLOW=60").start("--log-dir", "logs0", "--lease", "5s", testdata("claims/slow.yml"))
 	var first []string
 	eventually.True(t, "trial slow to start", func() bool {
 		i := slices.IndexFunc(c.lines("trials.txt"), func(l string) bool { return strings.HasPrefix(l, "start slow ") })
@@ -47,14 +49,14 @@ func TestClaimsLeaseTo2099EndToEnd(t *testing.T) {
 		Body: strings.NewReader(body)}); err != nil {
 		t.Fatal(err)
 	}
-	b := c.withEnv("SLOW=0").start("--log-dir", "logs1", "--lease", "2s", testdata("claims/slow.yml"))
+	b := c.withEnv("SLOW=0").start("--log-dir", "logs1", "--lease", "5s", testdata("claims/slow.yml"))
 	eventually.True(t, "the next runall to run trial slow to its end", func() bool {
 		return slices.ContainsFunc(c.lines("trials.txt"), func(l string) bool { return strings.HasPrefix(l, "end slow ") })
 	})
 	r := b.wait()
 	r.wantCode(t, 0)
 	for _, want := range []string{"slow: waiting for it: held by elsewhere pid 7 (run theirs) until ",
-		"is longer than the sweep's 2s", "its renewal is dated 2099-01-01T00:00:00Z, in the future"} {
+		"is longer than the sweep's 5s", "its renewal is dated 2099-01-01T00:00:00Z, in the future"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("the runall does not say %q\n%v", want, r)
 		}

@@ -3,6 +3,7 @@ package claimsource
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/runall/runall/runner/plan"
 )
@@ -17,6 +18,9 @@ func (s *Source) sayHeld(ctx context.Context, held []*plan.Task) {
 		h, err := s.c.sweep.Holder(ctx, s.c.keys[t])
 		if err != nil {
 			continue // gone or unreachable since the listing: the next one tells
+		}
+		if h.Owner.PID == os.Getpid() && h.Owner.RunID == s.c.o.RunID {
+			continue // taken over here since the listing (it went stale): nothing to wait on
 		}
 		s.mu.Lock()
 		s.heldSaid[t] = true
