@@ -246,3 +246,21 @@ func TestKnownGainAdmitsUnmeasured(t *testing.T) {
 		t.Errorf("a heavy trial, never tried with light×1: %v", d)
 	}
 }
+
+// TestSummaryLevel: a sweep that sharing made neither faster nor slower, as far as one
+// decimal shows, says so instead of "1.0x slower" (the heavy sweep's summary said that).
+func TestSummaryLevel(t *testing.T) {
+	for _, c := range []struct {
+		alone, busy float64
+		want        string
+	}{
+		{96.8, 97.0, "sharing ran this sweep as fast as one trial at a time would have (measured rates: 1.00x)"},
+		{100, 104, "sharing ran this sweep as fast as one trial at a time would have (measured rates: 0.96x)"},
+		{100, 120, "sharing ran this sweep 1.2x slower than one trial at a time would have (measured rates)"},
+		{130, 100, "sharing ran this sweep 1.3x faster than one trial at a time would have (measured rates)"},
+	} {
+		if got := summaryOf(c.alone / c.busy); got != c.want {
+			t.Errorf("speedup %.3f: %q, want %q", c.alone/c.busy, got, c.want)
+		}
+	}
+}

@@ -108,9 +108,18 @@ func (f Figures) Speedup(end time.Duration) (float64, bool) {
 // Summary is the summary's line of what sharing bought, up to end; "" when it is not known.
 func (f Figures) Summary(end time.Duration) string {
 	s, ok := f.Speedup(end)
-	switch {
-	case !ok:
+	if !ok {
 		return ""
+	}
+	return summaryOf(s)
+}
+
+// summaryOf says a speedup s (the time one at a time over the time shared).
+func summaryOf(s float64) string {
+	switch {
+	case fmt.Sprintf("%.1f", s) == "1.0" || fmt.Sprintf("%.1f", 1/s) == "1.0":
+		// Within what one decimal shows: "1.0x slower" would say a change it did not measure.
+		return fmt.Sprintf("sharing ran this sweep as fast as one trial at a time would have (measured rates: %.2fx)", s)
 	case s >= 1:
 		return fmt.Sprintf("sharing ran this sweep %.1fx faster than one trial at a time would have (measured rates)", s)
 	default:
