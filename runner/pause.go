@@ -67,26 +67,37 @@ func (p *pauser) PauseAt(t *plan.Task, n int, reason string, otherwise results.S
 	}
 	// It reached the round's step: if it ends on its own before its copy lands, its end
 	// is its pause (at the copy its end keeps), and the round decides it all the same.
-	p.running.Await(t, executor.Awaited{Stop: executor.Stop{Status: results.StatusPaused, Reason: reason}, At: n})
-	go func() {
-		if k.WaitFor(context.Background(), n, t.Checkpoint.Wait) {
-			p.mu.Lock()
-			p.stopping[t] = true
-			p.mu.Unlock()
-			// Where it paused (the copy it resumes from, which may be past the step asked)
-			// is said as it ends: its last copy is kept then.
-			if !p.running.Stop(t, results.StatusPaused, reason) {
-				p.mu.Lock()
-				delete(p.stopping, t)
-				p.mu.Unlock()
-			}
-			return
-		}
-		why := trial.NotPaused(t, k, n, reason)
-		p.life.emit(event.Event{Kind: event.RunStatus, Task: t, Line: t.Name + ": " + why})
-		p.running.Stop(t, otherwise, why)
-	}()
+	trial.PauseWhenKept(t, k, n, reason, otherwise, runningStop{p, t}, func(line string) {
+		p.life.emit(event.Event{Kind: event.RunStatus, Task: t, Line: line})
+	})
 	return true
+}
+
+// runningStop is how the pauser stops trial t: through the run's executor.Running, marking
+// a trial it pauses at a kept copy as one it is stopping.
+type runningStop struct {
+	p *pauser
+	t *plan.Task
+}
+
+func (s runningStop) Await(a executor.Awaited) { s.p.running.Await(s.t, a) }
+
+func (s runningStop) Stop(st executor.Stop, kept bool) {
+	p, t := s.p, s.t
+	if !kept {
+		p.running.Stop(t, st.Status, st.Reason)
+		return
+	}
+	p.mu.Lock()
+	p.stopping[t] = true
+	p.mu.Unlock()
+	// Where it paused (the copy it resumes from, which may be past the step asked) is
+	// said as it ends: its last copy is kept then.
+	if !p.running.Stop(t, st.Status, st.Reason) {
+		p.mu.Lock()
+		delete(p.stopping, t)
+		p.mu.Unlock()
+	}
 }
 
 func (p *pauser) Landed(t *plan.Task) int {

@@ -44,18 +44,47 @@ func (a *attemptPause) Pause(reason string) bool {
 	if k == nil || a.trial == nil || a.trial.Checkpoint == nil {
 		return false
 	}
-	t, n := a.trial, max(k.Landed()+1, 1)
-	st := executor.Stop{Status: results.StatusPaused, Reason: reason}
-	a.h.Await(executor.Awaited{Stop: st, At: n})
-	go func() {
-		if !k.WaitFor(context.Background(), n, t.Checkpoint.Wait) {
-			why := NotPaused(t, k, n, reason)
-			a.emit(event.Event{Kind: event.RunStatus, Task: t, Line: t.Name + ": " + why})
-			st.Reason = why
-		}
-		a.h.Stop(st, a.grace)
-	}()
+	n := max(k.Landed()+1, 1)
+	PauseWhenKept(a.trial, k, n, reason, results.StatusPaused, handleStop{a.h, a.grace}, func(line string) {
+		a.emit(event.Event{Kind: event.RunStatus, Task: a.trial, Line: line})
+	})
 	return true
+}
+
+// handleStop stops a trial through its own handle.
+type handleStop struct {
+	h     *executor.Handle
+	grace time.Duration
+}
+
+func (s handleStop) Await(a executor.Awaited)      { s.h.Await(a) }
+func (s handleStop) Stop(st executor.Stop, _ bool) { s.h.Stop(st, s.grace) }
+
+// PauseTarget is how PauseWhenKept reaches a running trial: the run's pauser through
+// executor.Running, a room through the command's own handle.
+type PauseTarget interface {
+	Await(executor.Awaited)
+	// Stop stops it as st; kept says whether the copy the pause waited for landed (st is
+	// then the pause asked), or st is what it ends as without one.
+	Stop(st executor.Stop, kept bool)
+}
+
+// PauseWhenKept asks running trial t to pause at step n: the stop is awaited at that step
+// (so that a script that ends on its own first ends paused at the copy its end keeps), and
+// given once keeper k holds a copy of step n or later. With no copy within its checkpoint's
+// wait, why is said (NotPaused) and it ends as otherwise.
+func PauseWhenKept(t *plan.Task, k *checkpoint.Keeper, n int, reason string, otherwise results.Status, s PauseTarget, say func(string)) {
+	st := executor.Stop{Status: results.StatusPaused, Reason: reason}
+	s.Await(executor.Awaited{Stop: st, At: n})
+	go func() {
+		if k.WaitFor(context.Background(), n, t.Checkpoint.Wait) {
+			s.Stop(st, true)
+			return
+		}
+		why := NotPaused(t, k, n, reason)
+		say(t.Name + ": " + why)
+		s.Stop(executor.Stop{Status: otherwise, Reason: why}, false)
+	}()
 }
 
 // NotPaused says why trial t could not be paused at step n: no copy of its checkpoint was
