@@ -75,7 +75,7 @@ func s3Destination(p *plan.Plan, t *plan.Task, env []string) string {
 		ups = append(ups, p.S3.Upload...)
 	}
 	for _, u := range ups {
-		if to, err := expandStrict(u.To, env); err == nil && strings.HasPrefix(to, "s3://") {
+		if to, err := trial.ExpandStrict(u.To, env); err == nil && strings.HasPrefix(to, "s3://") {
 			return to
 		}
 	}
@@ -99,11 +99,11 @@ type ckptAttempt = trial.Kept
 // it changes. say tells the trial's output; adjust, when given, is told of the copy restored
 // (what the trial's own record says of it, before its copies carry it on).
 func (c *checkpoints) Begin(ctx context.Context, t *plan.Task, dir string, env []string, attempt int, say func(string), adjust func(*checkpoint.Manifest)) (*ckptAttempt, []string, error) {
-	path, err := expandStrict(t.Checkpoint.Dir, env)
+	path, err := trial.ExpandStrict(t.Checkpoint.Dir, env)
 	if err != nil {
 		return nil, env, fmt.Errorf("checkpoint %s: %w", t.Checkpoint.Dir, err)
 	}
-	if path, err = filepath.Abs(taskPath(dir, path)); err != nil {
+	if path, err = filepath.Abs(trial.TaskPath(dir, path)); err != nil {
 		return nil, env, fmt.Errorf("checkpoint %s: %w", t.Checkpoint.Dir, err)
 	}
 	if err := c.o.guard.Check(path, dir); err != nil {
@@ -113,7 +113,7 @@ func (c *checkpoints) Begin(ctx context.Context, t *plan.Task, dir string, env [
 	if err != nil {
 		return nil, env, err
 	}
-	id := trialKey(t)
+	id := trial.Key(t)
 	m, err := c.restore(ctx, t, st, id, path, say)
 	if err != nil {
 		return nil, env, err

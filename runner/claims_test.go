@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/runall/runall/internal/claimstest"
+	"github.com/runall/runall/runner/trial"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,7 +223,7 @@ func TestClaimsWaitOn2099ClaimEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := trialKey(p.Trials()[0]) // its name in the queue
+	key := trial.Key(p.Trials()[0]) // its name in the queue
 	until := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
 	body := fmt.Sprintf(`{"owner":{"host":"elsewhere","pid":7,"run_id":"theirs"},"token":"x","lease_ms":%d,"renewed_at":"2099-01-01T00:00:00Z"}`,
 		time.Until(until).Milliseconds())

@@ -110,14 +110,6 @@ func (t trialUploads) UploadAfter(ctx context.Context, task *plan.Task, ok bool)
 // not all be written: its exit code is 1 even when every task succeeded.
 var ErrIncompleteRecord = trial.ErrIncompleteRecord
 
-// The trial package's helpers under the names the run's other parts use.
-
-func taskVars(t *plan.Task, env []string) []string        { return trial.TaskVars(t, env) }
-func taskPath(dir, p string) string                       { return trial.TaskPath(dir, p) }
-func expandStrict(s string, env []string) (string, error) { return trial.ExpandStrict(s, env) }
-func trialKey(t *plan.Task) string                        { return trial.Key(t) }
-func trialCommands(t *plan.Task) []*plan.Task             { return trial.Commands(t) }
-
 // baseEnv is runall's environment plus what identifies the run to its tasks. It is
 // clipped: whoever appends to it gets a copy, so that the parts sharing it never see
 // each other's changes.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/runall/runall/runner/trial"
 	"io"
 	"io/fs"
 	"os"
@@ -135,7 +136,7 @@ func (s *transfers) uploadResults(body []byte, runID, logDir string, emit func(e
 	if s == nil || s.client == nil || len(s.spec.Upload) == 0 {
 		return
 	}
-	to, err := expandStrict(s.spec.Upload[0].To, s.o.base)
+	to, err := trial.ExpandStrict(s.spec.Upload[0].To, s.o.base)
 	if err != nil || !strings.HasPrefix(to, "s3://") {
 		return
 	}

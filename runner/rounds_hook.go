@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"github.com/runall/runall/runner/trial"
 	"os"
 	"time"
 
@@ -47,7 +48,7 @@ func (h *roundsHook) rounds(p *plan.Plan) *rounds.Rounds {
 	if h.pause == nil {
 		return nil // no trial has a checkpoint: check refuses a rule that pauses
 	}
-	rr, err := rounds.New(p, rounds.Options{Pauser: h, Board: h.board, Poll: h.poll, Key: trialKey})
+	rr, err := rounds.New(p, rounds.Options{Pauser: h, Board: h.board, Poll: h.poll, Key: trial.Key})
 	if err != nil {
 		h.say("early-stop: " + err.Error() + ": no trial is paused")
 		return nil
@@ -94,7 +95,7 @@ func (h *roundsHook) Copy(ctx context.Context, from, t *plan.Task, n int) error 
 		return err
 	}
 	writer := fmt.Sprintf("%s-pbt%d", plan.Slug(h.runID), n)
-	_, err = checkpoint.Copy(ctx, st, trialKey(from), trialKey(t), writer, os.TempDir())
+	_, err = checkpoint.Copy(ctx, st, trial.Key(from), trial.Key(t), writer, os.TempDir())
 	return err
 }
 
@@ -105,7 +106,7 @@ func (h *roundsHook) Kept(ctx context.Context, t *plan.Task, metric string) (int
 	if err != nil {
 		return -1, nil
 	}
-	m, err := checkpoint.Read(ctx, st, trialKey(t))
+	m, err := checkpoint.Read(ctx, st, trial.Key(t))
 	if err != nil || m == nil {
 		return -1, nil
 	}

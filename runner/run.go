@@ -163,12 +163,12 @@ func logPaths(dir string, base []string) func(t *plan.Task, path string) (string
 	return func(t *plan.Task, path string) (string, error) {
 		env := base
 		if t != nil {
-			env = taskVars(t, base)
+			env = trial.TaskVars(t, base)
 		}
-		p, err := expandStrict(path, env)
+		p, err := trial.ExpandStrict(path, env)
 		if err != nil {
 			return "", err
 		}
-		return taskPath(dir, p), nil
+		return trial.TaskPath(dir, p), nil
 	}
 }

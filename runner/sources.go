@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"github.com/runall/runall/runner/trial"
 	"syscall"
 
 	"github.com/runall/runall/claims"
@@ -63,10 +64,10 @@ func (s sourceRun) Recording(ctx context.Context) (context.Context, context.Canc
 	return s.halt.recording(ctx)
 }
 
-// Results is what the ledger holds of trial's commands, each log named as results() names it.
-func (s sourceRun) Results(trial *plan.Task) []results.Task {
+// Results is what the ledger holds of t's commands, each log named as results() names it.
+func (s sourceRun) Results(t *plan.Task) []results.Task {
 	var ts []results.Task
-	for _, cmd := range trialCommands(trial) {
+	for _, cmd := range trial.Commands(t) {
 		res := s.life.ledger.result(cmd)
 		res.LogFile = s.logPath(cmd)
 		ts = append(ts, res)
