@@ -38,6 +38,8 @@ type Hold struct {
 	// Distrust says what of the claim is not trusted ("" when nothing): a lease longer than
 	// the sweep's, a renewal dated in the future, a body that is not a runall claim.
 	Distrust string
+	// Mine is set when the claim is this runall's own: it took the trial since it listed.
+	Mine bool
 }
 
 // String says who holds it until when, and what is not trusted, for a runall that waits.
@@ -81,5 +83,6 @@ func (s *Sweep) Holder(ctx context.Context, key string) (Hold, error) {
 	if c.RenewedAt.After(now.Add(lease)) {
 		why = append(why, "its renewal is dated "+c.RenewedAt.UTC().Format(time.RFC3339)+", in the future")
 	}
-	return Hold{Owner: c.Owner, Until: w.since.Add(lease), Lease: lease, Distrust: strings.Join(why, "; ")}, nil
+	return Hold{Owner: c.Owner, Until: w.since.Add(lease), Lease: lease, Distrust: strings.Join(why, "; "),
+		Mine: c.Owner == s.opts.Owner}, nil
 }

@@ -90,8 +90,8 @@ func TestClaimsLeaseTo2099NotTrusted(t *testing.T) {
 					t.Fatal(err)
 				}
 				h, err := s.Holder(ctx, "t0")
-				if err != nil || !strings.Contains(h.String(), tc.want) {
-					t.Errorf("holder: %v (%v), want it to say %q", h, err, tc.want)
+				if err != nil || !strings.Contains(h.String(), tc.want) || h.Mine {
+					t.Errorf("holder: %v (mine %v, %v), want another's claim that says %q", h, h.Mine, err, tc.want)
 				}
 				if _, err := s.Claim(ctx, "t0"); !errors.Is(err, claims.ErrTaken) {
 					t.Fatalf("claim within the sweep's lease: %v, want claims.ErrTaken", err)
@@ -100,6 +100,9 @@ func TestClaimsLeaseTo2099NotTrusted(t *testing.T) {
 				l, err := s.Claim(ctx, "t0")
 				if err != nil {
 					t.Fatalf("claim unchanged for the sweep's lease: %v, want it taken over", err)
+				}
+				if h, err := s.Holder(ctx, "t0"); err != nil || !h.Mine {
+					t.Errorf("holder once taken over: %v (mine %v, %v), want this runall's own", h, h.Mine, err)
 				}
 				l.StopRenewing()
 			})

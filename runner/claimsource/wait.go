@@ -3,7 +3,6 @@ package claimsource
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/runall/runall/runner/plan"
 )
@@ -19,7 +18,7 @@ func (s *Source) sayHeld(ctx context.Context, held []*plan.Task) {
 		if err != nil {
 			continue // gone or unreachable since the listing: the next one tells
 		}
-		if h.Owner.PID == os.Getpid() && h.Owner.RunID == s.c.o.RunID {
+		if h.Mine {
 			continue // taken over here since the listing (it went stale): nothing to wait on
 		}
 		s.mu.Lock()
