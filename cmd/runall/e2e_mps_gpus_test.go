@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -96,6 +97,9 @@ func TestGPUsShowsEachGPUsMPSDaemon(t *testing.T) {
 	}
 	if len(pipes) != 2 || !strings.Contains(out.String(), "under "+filepath.Dir(filepath.Dir(during.GPUs[0].MPS.Pipe))) {
 		t.Errorf("want a daemon of its own per GPU, under the directory the run named: pipes %v\n%s", pipes, out)
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the run: %v\n%s", err, out)
