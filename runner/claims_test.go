@@ -3,8 +3,6 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"github.com/runall/runall/internal/claimstest"
-	"github.com/runall/runall/runner/trial"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,8 +13,11 @@ import (
 	"time"
 
 	"github.com/runall/runall/claims"
+	"github.com/runall/runall/internal/claimstest"
+	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/trial"
 	"github.com/runall/runall/s3sync"
 )
 
@@ -210,7 +211,8 @@ func TestClaimsInterruptedTrialGivenBack(t *testing.T) {
 // TestClaimsWaitOn2099ClaimEnds plants a claim on a trial whose lease runs to 2099, as
 // another runall's: the run says which trial is held, by whom and until when, and that the
 // lease is not trusted, then takes the trial over once the claim stayed unchanged for the
-// sweep's lease, instead of waiting until killed.
+// sweep's lease, instead of waiting until killed. While it waits, the run's view (the live
+// page's and /api/run's) gives the claim as the trial's reason.
 func TestClaimsWaitOn2099ClaimEnds(t *testing.T) {
 	store := claimstest.NewMem()
 	dir := t.TempDir()
@@ -233,15 +235,36 @@ func TestClaimsWaitOn2099ClaimEnds(t *testing.T) {
 	stop := make(chan os.Signal, 1)
 	timer := time.AfterFunc(30*time.Second, func() { stop <- syscall.SIGTERM })
 	defer timer.Stop()
-	res, output, err := runFile(t, file, Options{Signals: stop, Claims: ClaimsOptions{Store: store, Lease: time.Second}})
+	w := &waitWatcher{}
+	res, output, err := runFile(t, file, Options{Signals: stop, Server: w, Claims: ClaimsOptions{Store: store, Lease: time.Second}})
 	if err != nil || res.Tasks[0].Status != results.StatusOK || !slices.Equal(ranLines(t, out), []string{"t00"}) {
 		t.Fatalf("the trial held by the 2099 claim was not taken over: %v\n%s", err, output)
 	}
-	for _, want := range []string{"t00: waiting for it: held by elsewhere pid 7 (run theirs) until ",
+	if w.mid == nil || w.mid.Status != results.StatusPending || !strings.HasPrefix(w.mid.Reason, "another runall's claim under ") ||
+		!strings.Contains(w.mid.Reason, "held by elsewhere pid 7 (run theirs)") {
+		t.Errorf("while it waited, the run's view of t00: %+v; want pending, held by elsewhere pid 7", w.mid)
+	}
+	for _, want := range []string{"[t00] waiting: another runall's claim under ", ": held by elsewhere pid 7 (run theirs) until ",
 		"not trusted: its lease of ", "is longer than the sweep's 1s", "its renewal is dated 2099-01-01T00:00:00Z, in the future"} {
 		if !strings.Contains(output, want) {
 			t.Errorf("the output does not say %q\n%s", want, output)
 		}
+	}
+}
+
+// waitWatcher is a Server that keeps the run's view of a trial as it is said to wait on
+// another runall's claim.
+type waitWatcher struct {
+	view View
+	mid  *results.Task
+}
+
+func (w *waitWatcher) Serve(v View) (string, error) { w.view = v; return "127.0.0.1:0", nil }
+
+func (w *waitWatcher) Event(ev event.Event, _ func(event.Event)) {
+	if ev.Kind == event.TaskWaiting && strings.HasPrefix(ev.Reason, "another runall's claim") && w.mid == nil {
+		r := byName(w.view.Results())[ev.Task.Name]
+		w.mid = &r
 	}
 }
 

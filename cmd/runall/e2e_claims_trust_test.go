@@ -55,7 +55,7 @@ func TestClaimsLeaseTo2099EndToEnd(t *testing.T) {
 	})
 	r := b.wait()
 	r.wantCode(t, 0)
-	for _, want := range []string{"slow: waiting for it: held by elsewhere pid 7 (run theirs) until ",
+	for _, want := range []string{"[slow] waiting: another runall's claim under ", ": held by elsewhere pid 7 (run theirs) until ",
 		"is longer than the sweep's 5s", "its renewal is dated 2099-01-01T00:00:00Z, in the future"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("the runall does not say %q\n%v", want, r)
