@@ -15,8 +15,12 @@ and prints each one's makespan beside the simulation's own bound: the GPUs' tota
 (each trial's busy share times its time alone) spread evenly over them, or the longest trial
 alone, whichever is larger; and beside the bound with the model's switching cost in it (each
 trial's GPU time at its kind's best packing, spread the same way: model_bound). Trials are STEPS steps of STEP seconds alone (environment).
+ISOLATION=mps runs every sweep under gpu-isolation: mps (runall's simulated MPS daemons: kernels
+overlap, no switching cost, so the two bounds are one); CLASSES=mixed (names, comma-separated)
+runs only those sweeps.
 
     RUNALL=./runall python3 bench/sharing_sim.py
+    RUNALL=./runall ISOLATION=mps CLASSES=mixed python3 bench/sharing_sim.py
 """
 import itertools, os, sys, tempfile, threading
 
@@ -25,12 +29,15 @@ from benchlib import run_file
 STEPS = int(os.environ.get("STEPS", "100"))
 STEP = float(os.environ.get("STEP", "0.06"))
 GPUS = "32GiB,32GiB"
+ISOLATION = os.environ.get("ISOLATION", "none")
 CLASSES = [
     ("light", [("light", 0.2, 24)]),
     ("medium", [("medium", 0.5, 24)]),
     ("heavy", [("heavy", 1.0, 24)]),
     ("mixed", [("heavy", 1.0, 8), ("medium", 0.5, 8), ("light", 0.2, 8)]),
 ]
+if os.environ.get("CLASSES"):
+    CLASSES = [c for c in CLASSES if c[0] in os.environ["CLASSES"].split(",")]
 WAYS = [("one at a time", "memory", 20), ("by memory", "memory", 4), ("by progress", "progress", 4)]
 
 
@@ -38,7 +45,7 @@ def sweep(kinds, sharing, declare):
     """A sweep of the kinds (name, busy, count), each kind a for-each task of its own (its
     own group: gpu-sharing: progress learns a rate alone per group)."""
     lines = ["config:", "  max-parallel-commands: 24", "  stop-on-failure: false", f"  gpu-sharing: {sharing}",
-             "tasks:", "  - name: sweep", "    parallel-tasks:"]
+             f"  gpu-isolation: {ISOLATION}", "tasks:", "  - name: sweep", "    parallel-tasks:"]
     for name, busy, n in kinds:
         lines += [f"      - name: {name}-<replace>", f"        for-each: [{', '.join(str(i) for i in range(1, n + 1))}]",
                   f"        gpu-memory: {declare}GiB",
@@ -53,13 +60,13 @@ def bound(kinds):
     return max(busy / 2, alone)
 
 
-SWITCH = 0.25  # gpu/gpusim's SwitchCost: what each process beyond the first adds
+SWITCH = 0.25 if ISOLATION == "none" else 0  # gpu/gpusim's SwitchCost: what each process beyond the first adds (none under MPS)
 MOST = 7  # 4 GiB declared: the most trials a 32 GiB GPU holds
 
 
 def stretch(busies):
     """How many times longer each step takes with processes of these busy shares on one
-    time-sliced simulated GPU (gpu/gpusim/compute.go's Stretch)."""
+    simulated GPU (gpu/gpusim/compute.go's Stretch; no switching cost under MPS, SM shares 1)."""
     n = len(busies)
     return max(1.0, sum(busies) * (1 + SWITCH * (n - 1)))
 
@@ -92,7 +99,8 @@ def mixes_gain_nothing(kinds):
 
 def main():
     work = tempfile.mkdtemp(prefix="runall-sharing-sim-")
-    print(f"24 trials of {STEPS} steps of {STEP * 1000:.0f} ms ({STEPS * STEP:.1f} s alone) on two simulated 32 GiB GPUs; "
+    print(f"24 trials of {STEPS} steps of {STEP * 1000:.0f} ms ({STEPS * STEP:.1f} s alone) on two simulated 32 GiB GPUs, "
+          f"gpu-isolation: {ISOLATION}; "
           f"load average before: {os.getloadavg()[0]:.1f}\n")
     print("| sweep | one at a time (s) | by memory (s) | by progress (s) | bound (s) | bound with switching (s) | progress vs the better other | progress vs bound | progress vs bound with switching | most at once by progress | sharing's own summary |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

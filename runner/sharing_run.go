@@ -62,13 +62,14 @@ type sharedTrial struct {
 	}
 }
 
-// newGPUSharing is nil unless a trial asks for gpu-sharing: progress.
-func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser, rooms *held[*trial.GPURoom]) *gpuSharing {
+// newGPUSharing is nil unless a trial asks for gpu-sharing: progress; overlap is whether
+// its GPUs run their trials' kernels at once (MPS: sharing.Options.Overlap).
+func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser, rooms *held[*trial.GPURoom], overlap bool) *gpuSharing {
 	if !wantsProgressSharing(p) {
 		return nil
 	}
 	return &gpuSharing{start: time.Now(), window: rateWindow, hist: hist, pause: pause, rooms: rooms,
-		ctl: sharing.New(sharing.Options{MinWindow: rateWindow / 2}), trials: map[*plan.Task]*sharedTrial{},
+		ctl: sharing.New(sharing.Options{MinWindow: rateWindow / 2, Overlap: overlap}), trials: map[*plan.Task]*sharedTrial{},
 		named: map[string]*plan.Task{}, paused: map[*plan.Task]bool{},
 		models: gpuModels{of: map[string]string{}, aloneOn: map[string]string{}}}
 }

@@ -43,7 +43,7 @@ func sharedPlan(t *testing.T, dir string) (*plan.Plan, *history.History) {
 func TestGPUSharingRates(t *testing.T) {
 	dir := t.TempDir()
 	p, hist := sharedPlan(t, dir)
-	s := newGPUSharing(p, hist, nil, nil)
+	s := newGPUSharing(p, hist, nil, nil, false)
 	if s == nil {
 		t.Fatal("no gpuSharing for a plan with gpu-sharing: progress")
 	}

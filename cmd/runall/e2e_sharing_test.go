@@ -179,6 +179,19 @@ func TestGPUSharingHeavySettlesAtOne(t *testing.T) {
 	})
 }
 
+// TestGPUSharingHalfSMsUnderMPS: under gpu-isolation: mps, two trials that keep the GPU
+// busy but fill half its SMs run side by side: their busy shares alone add up to twice the
+// GPU's time, which keeps a second out only where kernels take turns (without MPS), so the
+// second is tried, and the rates judge the pair.
+func TestGPUSharingHalfSMsUnderMPS(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	res, r := runShared(t, e, "1x32GiB", "mps-half.yml")
+	if most := res.mostAtOnce()["0"]; most != 2 || strings.Contains(r.stdout, "would only take turns") {
+		t.Errorf("half-SM trials under MPS: at most %d at once, want 2, and no wait for a GPU to take turns\n%v", most, r)
+	}
+}
+
 // TestGPUSharingHostLock: trials contend for two locks on the host, which the simulated GPU
 // does not model (it sees no compute from them at all), each holding one for the whole of
 // each step: two run at full speed, a third only waits and thrashes. Packing by progress settles at two from their measured rates,

@@ -20,7 +20,10 @@ import (
 // lowered when its throughput fell, and a mix of unknown shares is probed as before. A GPU
 // its trials fill takes no more even where one of a kind once raised its mix's throughput:
 // that sum counts a light trial's worth as a heavy one's, not the GPU time it would leave
-// unused on another GPU, where it fits.
+// unused on another GPU, where it fits. Under MPS (Options.Overlap) kernels of different
+// trials run at once, filling the SMs they need, so a share is no longer a part of the GPU's
+// time that others must wait for: byBusy keeps no trial out there, and fitsNow, whose shares
+// fit however they overlap, still lets trials join early.
 
 // Busy records the share of gpu's time (0 to 1) the kernels of the trial id ran lately, as
 // the GPU reports it per process. A share from less than MinWindow after the GPU's mix

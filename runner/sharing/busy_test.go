@@ -52,6 +52,37 @@ func TestBusySharesPlace(t *testing.T) {
 	}
 }
 
+// TestBusySharesUnderMPS: with kernels overlapping (Options.Overlap, MPS), a trial whose
+// busy share fills the GPU keeps no other out: two that each fill half the SMs run side by
+// side, so the rates, not the shares, judge the mix; shares that fit still let a trial join
+// before the mix is measured.
+func TestBusySharesUnderMPS(t *testing.T) {
+	c := New(Options{MinWindow: time.Second, Overlap: true})
+	h1, h2 := Trial{ID: "h1", Kind: "heavy"}, Trial{ID: "h2", Kind: "heavy"}
+	c.Started(0, "0", h1)
+	c.Busy(sec(2), "0", "h1", 1)
+	c.Measured(sec(2), "0", Rate{Trial: "h1", PerSecond: 2, Since: 0})
+	d := c.MayAdmit(sec(2), "0", h2)
+	if d.Action != Admit || strings.Contains(d.Why, "take turns") {
+		t.Fatalf("under MPS, a second heavy trial beside one that keeps the GPU busy: %v; want it tried", d)
+	}
+	c.Started(sec(2), "0", h2)
+	c.Measured(sec(4), "0", Rate{Trial: "h1", PerSecond: 2, Since: sec(2)})
+	if got := c.Measured(sec(4), "0", Rate{Trial: "h2", PerSecond: 2, Since: sec(2)}); len(got) != 1 || got[0].Action != Open {
+		t.Errorf("under MPS, two heavy trials each as fast as alone: %v; want one more (2.00x)", got)
+	}
+	l1, l2 := Trial{ID: "l1", Kind: "light"}, Trial{ID: "l2", Kind: "light"}
+	c.Started(0, "1", l1)
+	c.Busy(sec(2), "1", "l1", 0.2)
+	c.Measured(sec(2), "1", Rate{Trial: "l1", PerSecond: 5, Since: 0})
+	c.Started(sec(2), "1", l2)
+	c.Busy(sec(3.5), "1", "l1", 0.2)
+	c.Busy(sec(3.5), "1", "l2", 0.2)
+	if d := c.MayAdmit(sec(3.5), "1", Trial{ID: "l3", Kind: "light"}); d.Action != Admit || !strings.Contains(d.Why, "fit in the GPU's time") {
+		t.Errorf("under MPS, a third light trial whose share fits, before the mix is measured: %v", d)
+	}
+}
+
 // bound is the makespan no packing of the trials on gpus GPUs of world w beats, where
 // every trial of a kind runs packed as its kind best packs: each trial's GPU time at that
 // packing (its time alone over the throughput of the packing) spread evenly over the

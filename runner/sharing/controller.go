@@ -23,6 +23,12 @@ type Options struct {
 	// GPU takes no trial that was never tried with its mix: one more would only take turns.
 	// 0: DefaultSaturated; above 1: utilisation is not used.
 	Saturated float64
+	// Overlap is whether the GPUs run their trials' kernels at once (MPS: gpu-isolation
+	// mps or auto with MPS had). Busy shares then still let trials whose shares fit join
+	// before their mix is measured, but shares that add up to more than the GPU's time keep
+	// no trial out: kernels that fill part of the SMs run side by side instead of taking
+	// turns, and the rates judge the mix (busy.go).
+	Overlap bool
 }
 
 // Trial is what the controller is told of a trial as it starts on a GPU.

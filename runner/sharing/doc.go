@@ -21,7 +21,9 @@
 // beside them waits for a GPU with room (a light trial is not put beside a heavy one, two
 // heavy ones are kept apart), and trials whose shares fit join before the mix is measured
 // while none there computes less than its share alone, the mix they made judged by its
-// rates against the one before them.
+// rates against the one before them. Under MPS (Options.Overlap) the kernels of a GPU's
+// trials run at once, so shares that add up to more than its time keep no trial out: only
+// the early joins of shares that fit stand, and the rates judge every mix.
 //
 //	            Started(t)                       Measured(rate) ... every trial on the
 //	empty ─────────────────▶ mix changed ──────▶ GPU has a rate from within the mix
