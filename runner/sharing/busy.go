@@ -87,8 +87,12 @@ func (a alones) fill(d *device) (float64, bool) {
 }
 
 // byBusy is what the busy shares say of admitting t to d: a Wait where d's trials fill its
-// time, or would with t; nil where they leave room for t or are not all known.
+// time, or would with t; nil where they leave room for t, are not all known, or overlap
+// (MPS: o.Overlap).
 func (a alones) byBusy(d *device, t *trial, dec Decision, o Options) *Decision {
+	if o.Overlap {
+		return nil // kernels run at once: shares past the GPU's time are not turns taken
+	}
 	fill, ok := a.fill(d)
 	if !ok {
 		return nil

@@ -165,10 +165,7 @@ func (c *Controller) MayAdmit(now time.Duration, gpu string, t Trial) Decision {
 	}
 	tried, wasTried := d.tried[triedKey(d.mix(), t.Kind)]
 	cand := c.candidate(t)
-	var full *Decision
-	if !c.opts.Overlap {
-		full = c.alone.byBusy(d, cand, dec, c.opts) // its trials fill its time, or would with t
-	}
+	full := c.alone.byBusy(d, cand, dec, c.opts) // its trials fill its time, or would with t
 	switch {
 	case len(d.trials) == 0:
 		dec.Action, dec.Why = Admit, t.ID+" starts on an empty GPU"
