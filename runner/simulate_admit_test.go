@@ -1,36 +1,21 @@
 package runner
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/internal/plantest"
 	"github.com/runall/runall/runner/admit"
-	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/simulate"
 )
-
-func simulatePlan(t *testing.T, content string) *plan.Plan {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // TestSimulatePlacesAsTheAdmitter: check --simulate and the admitter place one workload
 // the same way: every trial the simulation starts at once goes on the same device when the
 // admitter places the trials in the same order, and the ones it holds back wait there too.
 func TestSimulatePlacesAsTheAdmitter(t *testing.T) {
-	p := simulatePlan(t, `
+	p := plantest.Load(t, `
 config: {max-parallel-commands: 8}
 tasks:
   - name: sweep

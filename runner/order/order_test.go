@@ -1,13 +1,12 @@
 package order
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/runall/runall/internal/plantest"
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
@@ -18,20 +17,13 @@ import (
 // more), d 2 s, e never ran.
 func orderPlan(t *testing.T, order string) (*history.History, *plan.Task) {
 	t.Helper()
-	dir := t.TempDir()
 	file := "tasks:\n  - name: sweep\n" + order + "    parallel-tasks:\n" +
 		"      - {name: a, cmd: 'true', gpu-memory: 4GiB}\n" +
 		"      - {name: b, cmd: 'true', gpu-memory: 4GiB}\n" +
 		"      - {name: c, cmd: 'true', gpu-memory: 8GiB}\n" +
 		"      - {name: d, cmd: 'true', gpu-memory: 4GiB}\n" +
 		"      - {name: e, cmd: 'true', gpu-memory: 4GiB}\n"
-	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(file), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := plantest.Load(t, file)
 	block := p.Tasks[0]
 	took := map[string]time.Duration{"a": time.Second, "b": 3 * time.Second, "c": 2800 * time.Millisecond, "d": 2 * time.Second}
 	h := history.New("")
@@ -76,15 +68,8 @@ func TestOrderFileKeepsFileOrder(t *testing.T) {
 }
 
 func TestOrderConfigFile(t *testing.T) {
-	dir := t.TempDir()
 	file := "config: {order: file}\ntasks:\n  - name: sweep\n    parallel-tasks:\n      - {name: a, cmd: 'true'}\n      - {name: b, cmd: 'true'}\n"
-	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(file), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := plantest.Load(t, file)
 	if got := p.Tasks[0].Order; got != plan.OrderFile {
 		t.Errorf("block order %q, want the config's file", got)
 	}
@@ -96,16 +81,9 @@ func TestOrderConfigFile(t *testing.T) {
 // block or in config, keeps the written order; a block under sha keeps longest-first.
 func TestAshaOrderShuffled(t *testing.T) {
 	load := func(config, block string, values []string) *plan.Task {
-		dir := t.TempDir()
 		file := config + "tasks:\n  - name: sweep\n" + block + "    parallel-tasks:\n" +
 			"      - {name: 'lr=<lr>', cmd: 'train <lr>', matrix: {lr: [" + strings.Join(values, ", ") + "]}}\n"
-		if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(file), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := plantest.Load(t, file)
 		return p.Tasks[0]
 	}
 	worstFirst := []string{"1", "2", "3", "4", "5", "6", "7", "8"}

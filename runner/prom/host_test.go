@@ -1,18 +1,16 @@
 package prom
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/runall/runall/hostmem"
-	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/internal/plantest"
 )
 
 // TestHostGauges: a plan with memory: serves the container's memory; one without does not.
 func TestHostGauges(t *testing.T) {
-	m := New(planOf(t, "tasks:\n  - {cmd: 'true', memory: 1GiB}\n"))
+	m := New(plantest.Load(t, "tasks:\n  - {cmd: 'true', memory: 1GiB}\n"))
 	m.HostSample(hostmem.Memory{Limit: 2 << 30, Limited: true, Used: 1 << 30, OOMKills: 3, HasOOMKills: true})
 	want := map[string]float64{
 		"runall_host_memory_limit_bytes": 2 << 30, "runall_host_memory_used_bytes": 1 << 30,
@@ -27,7 +25,7 @@ func TestHostGauges(t *testing.T) {
 			}
 		}
 	}
-	without := New(planOf(t, "tasks:\n  - {cmd: 'true'}\n"))
+	without := New(plantest.Load(t, "tasks:\n  - {cmd: 'true'}\n"))
 	without.HostSample(hostmem.Memory{Limit: 1})
 	if got := hostSeries(t, without); len(got) != 0 {
 		t.Errorf("a plan without memory: serves %v", got)
@@ -48,18 +46,4 @@ func hostSeries(t *testing.T, m *Metrics) map[string]float64 {
 		}
 	}
 	return out
-}
-
-// planOf loads a task file of content.
-func planOf(t *testing.T, content string) *plan.Plan {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -1,13 +1,11 @@
 package prom
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/runall/runall/internal/plantest"
 	"github.com/runall/runall/runner/event"
-	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
 
@@ -15,14 +13,7 @@ import (
 // running tasks): a task is pending, running or finished, never two at once, through
 // retries and OOM requeues.
 func TestPendingGaugeExcludesRunning(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte("tasks: [{cmd: a}, {cmd: b}, {cmd: c}]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := plantest.Load(t, "tasks: [{cmd: a}, {cmd: b}, {cmd: c}]\n")
 	m := New(p)
 	state := func() map[string]float64 {
 		fams, err := m.reg.Gather()

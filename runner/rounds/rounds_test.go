@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runall/runall/internal/plantest"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
@@ -170,16 +169,9 @@ func runSweep(t *testing.T, p *plan.Plan, order []*plan.Task, slots, steps int) 
 
 func loadRounds(t *testing.T, rule, trials string) *plan.Plan {
 	t.Helper()
-	dir := t.TempDir()
 	file := "config:\n  objective: {metric: acc, mode: max}\ntasks:\n  - name: sweep\n    early-stop: " + rule +
 		"\n    parallel-tasks:\n" + trials
-	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(file), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := plantest.Load(t, file)
 	return p
 }
 

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/internal/plantest"
 )
 
 // TestSimulateCompute: trials packed on a GPU stretch as the simulated GPUs' model says:
 // busy ones take about twice as long each plus the switching, light ones no longer, under
 // MPS no switching; a trial alone again runs at its own pace.
 func TestSimulateCompute(t *testing.T) {
-	p := simulatePlan(t, `
+	p := plantest.Load(t, `
 config: {max-parallel-commands: 8}
 tasks:
   - name: sweep

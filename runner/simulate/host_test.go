@@ -4,12 +4,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/internal/plantest"
 )
 
 // TestSimulateHostMemory: trials with memory: are packed into the container's limit as well
 // as onto GPUs; one that asks for more than the limit is an error before any run.
 func TestSimulateHostMemory(t *testing.T) {
-	p := simulatePlan(t, `
+	p := plantest.Load(t, `
 config: {max-parallel-commands: 8}
 tasks:
   - name: sweep

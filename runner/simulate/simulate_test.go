@@ -1,35 +1,21 @@
 package simulate
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/internal/plantest"
 	"github.com/runall/runall/runner/plan"
 )
-
-func simulatePlan(t *testing.T, content string) *plan.Plan {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "tasks.yml"), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Load("tasks.yml", plan.LoadOptions{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 var twoGPUs = []gpu.Device{{Index: 0, Name: "fake", Total: 32 << 30}, {Index: 1, Name: "fake", Total: 32 << 30}}
 
 // The prediction never puts more on a device than it holds after the margin, runs the setup
 // step first, and ends when its last trial ends.
 func TestSimulateRespectsMemory(t *testing.T) {
-	p := simulatePlan(t, `
+	p := plantest.Load(t, `
 config: {max-parallel-commands: 8}
 tasks:
   - name: setup
@@ -77,7 +63,7 @@ tasks:
 
 // Without a recorded duration or a guess, the prediction says what to do.
 func TestSimulateNeedsDurations(t *testing.T) {
-	p := simulatePlan(t, "tasks:\n  - name: train\n    cmd: 'true'\n")
+	p := plantest.Load(t, "tasks:\n  - name: train\n    cmd: 'true'\n")
 	_, err := Predict(p, Options{Devices: twoGPUs})
 	if err == nil || !strings.Contains(err.Error(), "--duration") {
 		t.Errorf("err %v, want one that names --duration", err)
@@ -86,7 +72,7 @@ func TestSimulateNeedsDurations(t *testing.T) {
 
 // A trial no device can hold is an error, not a prediction that never ends.
 func TestSimulateNeverFits(t *testing.T) {
-	p := simulatePlan(t, "tasks:\n  - name: s\n    parallel-tasks:\n      - {name: big, cmd: 'true', gpu-memory: 40GiB}\n")
+	p := plantest.Load(t, "tasks:\n  - name: s\n    parallel-tasks:\n      - {name: big, cmd: 'true', gpu-memory: 40GiB}\n")
 	if _, err := Predict(p, Options{Devices: twoGPUs, Guess: time.Second}); err == nil {
 		t.Error("a 40 GiB trial on 32 GiB devices was predicted to run")
 	}
@@ -95,7 +81,7 @@ func TestSimulateNeverFits(t *testing.T) {
 // A trial's memory given back a while after its end delays the trials waiting for it, not
 // the trials that fit already, nor the block's end.
 func TestSimulateReleaseLag(t *testing.T) {
-	p := simulatePlan(t, `
+	p := plantest.Load(t, `
 config: {max-parallel-commands: 8}
 tasks:
   - name: sweep
