@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -18,14 +19,23 @@ import (
 // but never more than the sweep's (sweep.json), and the sweep's for a claim that names none
 // (not runall's). why says what was not trusted, "" when nothing.
 func (s *Sweep) trusted(c claimBody) (lease time.Duration, why string) {
-	lease, limit := time.Duration(c.LeaseMS)*time.Millisecond, s.lease
+	limit := s.lease
 	switch {
 	case c.LeaseMS <= 0:
 		return limit, "it names no lease"
-	case lease > limit:
-		return limit, fmt.Sprintf("its lease of %v is longer than the sweep's %v", lease, limit)
+	case c.LeaseMS > limit.Milliseconds():
+		// Compared as written: a lease_ms past MaxInt64 ns would overflow as a duration.
+		return limit, fmt.Sprintf("its lease of %s is longer than the sweep's %v", leaseText(c.LeaseMS), limit)
 	}
-	return max(lease, time.Millisecond), ""
+	return max(time.Duration(c.LeaseMS)*time.Millisecond, time.Millisecond), ""
+}
+
+// leaseText is a lease_ms as it reads: a duration where one holds it, else its milliseconds.
+func leaseText(ms int64) string {
+	if ms > math.MaxInt64/int64(time.Millisecond) {
+		return fmt.Sprintf("%d ms", ms)
+	}
+	return (time.Duration(ms) * time.Millisecond).String()
 }
 
 // Hold is what this runall knows of a claim another runall holds.

@@ -26,6 +26,10 @@ type sweepBody struct {
 // over before it renews them, or others' trusted for longer than they are held.
 var ErrLeaseDiffers = errors.New("this runall's lease is not the sweep's")
 
+// MaxLease is the longest lease a sweep takes: a claim lost with its Pod holds its trial that
+// long, and a longer one would overflow the times that are fractions of it.
+const MaxLease = 24 * time.Hour
+
 // Open joins the sweep under store: it records the identity and the lease there when it is
 // the first, and refuses a prefix that holds another file's sweep, a sweep.json that is not
 // runall's, or a sweep whose lease differs from opts.Lease.
@@ -33,8 +37,8 @@ func Open(ctx context.Context, store Store, opts Options) (*Sweep, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Lease <= 0 {
-		return nil, errors.New("claims: the lease must be positive")
+	if opts.Lease <= 0 || opts.Lease > MaxLease {
+		return nil, fmt.Errorf("claims: a lease of %v is out of range: give one between 1ms and %v", opts.Lease, MaxLease)
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
@@ -74,8 +78,13 @@ func Open(ctx context.Context, store Store, opts Options) (*Sweep, error) {
 func readSweep(got []byte) (sweepBody, error) {
 	var theirs sweepBody
 	err := json.Unmarshal(got, &theirs)
-	if err == nil && (theirs.Hash == "" || theirs.LeaseMS < 0) {
+	switch {
+	case err != nil:
+	case theirs.Hash == "":
 		err = errors.New("it names no sweep's hash")
+	case theirs.LeaseMS < 0 || theirs.LeaseMS > MaxLease.Milliseconds():
+		// Its value as written: as a duration it would overflow.
+		err = fmt.Errorf("its lease_ms %d is out of range (0 to %d, %v)", theirs.LeaseMS, MaxLease.Milliseconds(), MaxLease)
 	}
 	if err != nil {
 		return theirs, fmt.Errorf("%w: %s under the prefix is not runall's (%w): "+

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/claims"
+	"github.com/runall/runall/internal/claimstest"
 	"github.com/runall/runall/s3sync"
 )
 
@@ -107,5 +108,51 @@ func TestClaimsLeaseTo2099NotTrusted(t *testing.T) {
 				l.StopRenewing()
 			})
 		})
+	}
+}
+
+// TestClaimsLeaseOutOfRange (issue 42, point 3): a lease_ms past what a duration holds is
+// refused, or distrusted, with its value as written, not taken as the duration it overflows
+// to: a sweep.json that records one is not runall's; a claim that names one is held for the
+// sweep's lease, not for the millisecond it wrapped to; a runall asked for a lease over
+// claims.MaxLease is refused, naming it.
+func TestClaimsLeaseOutOfRange(t *testing.T) {
+	const huge = "9223372036854775807"
+	stores(t, func(t *testing.T, st func() claims.Store) {
+		body := `{"hash":"h1","file":"tasks.yml","lease_ms":` + huge + `}`
+		if _, err := st().Put(ctx, "sweep.json", []byte(body), s3sync.Condition{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := claims.Open(ctx, st(), claims.Options{Identity: claims.Identity{Hash: "h1", File: "tasks.yml"}, Lease: time.Minute})
+		if !errors.Is(err, claims.ErrOtherSweep) || !strings.Contains(fmt.Sprint(err), "lease_ms "+huge+" is out of range") {
+			t.Errorf("sweep.json with lease_ms %s: got %v, want it refused with its value", huge, err)
+		}
+	})
+	stores(t, func(t *testing.T, st func() claims.Store) {
+		clk := &clock{now: time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)}
+		s, err := claims.Open(ctx, st(), claims.Options{Identity: claims.Identity{Hash: "h1", File: "tasks.yml"},
+			Owner: claims.Owner{Host: "here", PID: 2}, Lease: time.Minute, Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		claim := `{"owner":{"host":"elsewhere","pid":7,"run_id":"theirs"},"token":"x","lease_ms":` + huge + `}`
+		if _, err := st().Put(ctx, claims.ClaimDir+"t0.json", []byte(claim), s3sync.Condition{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		h, err := s.Holder(ctx, "t0")
+		if want := "its lease of " + huge + " ms is longer than the sweep's 1m0s"; err != nil || !strings.Contains(h.String(), want) {
+			t.Errorf("holder: %v (%v), want it to say %q", h, err, want)
+		}
+		clk.add(time.Second)
+		if _, err := s.Claim(ctx, "t0"); !errors.Is(err, claims.ErrTaken) {
+			t.Errorf("claim a second into the sweep's lease: %v, want claims.ErrTaken (held for the sweep's lease)", err)
+		}
+	})
+	_, err := claims.Open(ctx, claimstest.NewMem(), claims.Options{Identity: claims.Identity{Hash: "h1"}, Lease: 1000 * time.Hour})
+	if err == nil || !strings.Contains(err.Error(), "a lease of 1000h0m0s is out of range") {
+		t.Errorf("a lease of 1000h: %v, want it refused with its value", err)
 	}
 }

@@ -433,6 +433,7 @@ func TestClaimsUsageErrors(t *testing.T) {
 		{"no bucket", []string{"--claims", "s3://", testdata("claims/sweep.yml")}, "want an s3://BUCKET/PREFIX/ URL"},
 		{"with shards", []string{"--claims", "s3://b/p/", "--shard", "0/2", testdata("claims/sweep.yml")}, "alternatives"},
 		{"short lease", []string{"--claims", "s3://b/p/", "--lease", "100ms", testdata("claims/sweep.yml")}, "at least 1s"},
+		{"long lease", []string{"--claims", "s3://b/p/", "--lease", "2000000h", testdata("claims/sweep.yml")}, "--lease 2000000h0m0s: at most 24h0m0s"},
 		{"config", []string{bad}, "bad.yml:2:11: claims: want an s3://BUCKET/PREFIX/ URL"},
 		{"search", []string{"--claims", "s3://b/p/", testdata("adapt/badask.yml")}, "badask.yml:10:9: search: runs in one runall, not with --claims: its trials are asked for as the run goes"},
 		{"search shards", []string{"--shard", "1/2", testdata("adapt/badask.yml")}, "not with --shard"},

@@ -657,3 +657,29 @@ func TestSyncStopsOnSignal(t *testing.T) {
 		t.Errorf("all %d files were uploaded: the signal did not stop the sync", n)
 	}
 }
+
+// TestIndexedJobWithoutShards (issue 42, point 3): an Indexed Job's Pod with
+// JOB_COMPLETION_INDEX but neither RUNALL_SHARDS nor claims is warned that every Pod runs
+// every trial, and told what to set; it runs on. With RUNALL_SHARDS it is not warned.
+func TestIndexedJobWithoutShards(t *testing.T) {
+	t.Parallel()
+	const warning = "runall: warning: JOB_COMPLETION_INDEX=1 is set (an Indexed Job) without RUNALL_SHARDS or claims: every Pod runs every trial; set RUNALL_SHARDS"
+	for _, tc := range []struct {
+		env  []string
+		warn bool
+	}{
+		{[]string{"JOB_COMPLETION_INDEX=1"}, true},
+		{[]string{"JOB_COMPLETION_INDEX=1", "RUNALL_SHARDS=2"}, false},
+	} {
+		t.Run(strings.Join(tc.env, " "), func(t *testing.T) {
+			t.Parallel()
+			e := newE2E(t)
+			e.env = append(e.env, "SHARED="+e.dir)
+			r := e.withEnv(tc.env...).run("--log-dir", "logs", testdata("s3/shard.yml"))
+			r.wantCode(t, 0)
+			if got := strings.Contains(r.stderr, warning); got != tc.warn {
+				t.Errorf("warned: %v, want %v\n%v", got, tc.warn, r)
+			}
+		})
+	}
+}

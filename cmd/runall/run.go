@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runall/runall/claims"
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/gpu/gpusim"
 	"github.com/runall/runall/internal/outfile"
@@ -82,7 +83,7 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.shard, "shard", "", "run shard `I/N` of the trials (env RUNALL_SHARD, or JOB_COMPLETION_INDEX with RUNALL_SHARDS)")
 	fs.StringVar(&o.claims, "claims", "", "share the trials with every runall started with this file and this `s3://BUCKET/PREFIX/`:\n"+
 		"each claims the next trial it has room for (env RUNALL_CLAIMS, config claims:; see docs/kubernetes.md)")
-	fs.DurationVar(&o.lease, "lease", claimsource.DefaultLease, "with --claims: a claim not renewed for this long may be taken over by another runall\n(renewed every third of it; at least 1s)")
+	fs.DurationVar(&o.lease, "lease", claimsource.DefaultLease, "with --claims: a claim not renewed for this long may be taken over by another runall\n(renewed every third of it; at least 1s, at most 24h)")
 	fs.BoolVar(&o.fresh, "fresh", false, "run trials even if an earlier run recorded them as done, and start trials with checkpoint: over")
 	fs.StringVar(&o.serve, "serve", "", "serve the run's live report on `ADDR` while it runs (e.g. 127.0.0.1:9090): the page, its state as\n"+
 		"JSON (/api/run), each trial's log, Prometheus metrics (/metrics); env RUNALL_SERVE. No authentication:\n"+
@@ -176,6 +177,7 @@ func (o *runOptions) runnerOptions(a *app, p *plan.Plan) (runner.Options, error)
 	if opts.Claims.Prefix, opts.Claims.Lease, err = claimsFrom(*o, p.Config.Claims, opts.Shard, a.getenv); err != nil {
 		return opts, err
 	}
+	warnIndexAlone(a, opts)
 	if err := opts.CheckPlan(p); err != nil {
 		return opts, usageError{err.Error()}
 	}
@@ -300,6 +302,18 @@ func shardFrom(flagValue string, getenv func(string) string) (shard.Shard, error
 	return shard.Shard{}, nil
 }
 
+// warnIndexAlone says that an Indexed Job's Pod has neither shards nor claims: each of
+// them would run every trial. A warning, not an error: a Job of one completion is right.
+func warnIndexAlone(a *app, opts runner.Options) {
+	idx := a.getenv("JOB_COMPLETION_INDEX")
+	if idx == "" || opts.Shard.Count > 0 || opts.Claims.Prefix != "" { // Count 0: no --shard, RUNALL_SHARD(S)
+		return
+	}
+	fmt.Fprintf(a.stderr, "runall: warning: JOB_COMPLETION_INDEX=%s is set (an Indexed Job) without RUNALL_SHARDS or claims: "+
+		"every Pod runs every trial; set RUNALL_SHARDS to the Job's completions, or share the trials with claims "+
+		"(--claims, RUNALL_CLAIMS or config claims:)\n", idx)
+}
+
 // openProbe opens the simulated GPUs when asked (--fake-gpus or RUNALL_FAKE_GPUS), NVML
 // otherwise.
 func openProbe(a *app, fakeSpec string) (gpu.Probe, error) {
@@ -347,6 +361,8 @@ func claimsFrom(o runOptions, fromFile string, shard shard.Shard, getenv func(st
 		return "", 0, usagef("--claims and --shard (or RUNALL_SHARD, RUNALL_SHARDS) are alternatives: claims balance the trials by themselves")
 	case o.lease < claimsource.MinLease:
 		return "", 0, usagef("--lease %v: at least %v", o.lease, claimsource.MinLease)
+	case o.lease > claims.MaxLease:
+		return "", 0, usagef("--lease %v: at most %v (a claim lost with its runall holds its trial that long)", o.lease, claims.MaxLease)
 	}
 	if !strings.HasSuffix(url, "/") {
 		url += "/"
