@@ -99,6 +99,8 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 		}
 	case ev.Kind == event.TaskSkipped:
 		res.Status, res.Reason, res.ExitCode = results.StatusSkipped, ev.Reason, -1
+	case ev.Kind == event.SyncProgress && ev.Reason != "": // its own upload failed
+		res.UploadErrors = append(res.UploadErrors, ev.Reason)
 	}
 }
 
@@ -159,7 +161,7 @@ func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string, unseen res
 		if !ok {
 			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: unseen, ExitCode: -1, Params: paramsOf(t)}
 		}
-		out = append(out, l.withLive(withLog(*tr, logFile(t))))
+		out = append(out, endedWith(l.withLive(withLog(*tr, logFile(t)))))
 	})
 	return append(out, l.madeWhileRunning(inPlan, logFile)...)
 }
@@ -170,6 +172,13 @@ func withLog(r results.Task, path string) results.Task {
 	if r.Attempts > 0 {
 		r.LogFile = path
 	}
+	return r
+}
+
+// endedWith is r with a pbt trial's params the values it ended with (results.Task.EndedWith);
+// r's maps are not changed, so the ledger keeps those it started with.
+func endedWith(r results.Task) results.Task {
+	r.EndedWith()
 	return r
 }
 
@@ -203,7 +212,7 @@ func (l *ledger) madeWhileRunning(inPlan map[int]bool, logFile func(*plan.Task) 
 	var out []results.Task
 	for _, id := range slices.Sorted(maps.Keys(l.byID)) {
 		if r := l.byID[id]; !inPlan[id] {
-			out = append(out, l.withLive(withLog(*r, logFile(&plan.Task{ID: r.ID, Name: r.Name}))))
+			out = append(out, endedWith(l.withLive(withLog(*r, logFile(&plan.Task{ID: r.ID, Name: r.Name})))))
 		}
 	}
 	return out

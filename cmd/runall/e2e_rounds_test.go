@@ -25,6 +25,8 @@ type roundsResults struct {
 		Attempts     int                  `json:"attempts"`
 		Metrics      map[string]float64   `json:"metrics"`
 		MetricSeries map[string][]float64 `json:"metric_series"`
+		Params       map[string]string    `json:"params"`
+		Initial      map[string]string    `json:"initial_params"`
 		Resumes      []struct {
 			Step int `json:"step"`
 		} `json:"resumes"`
@@ -156,6 +158,12 @@ func TestPBTLineage(t *testing.T) {
 			if !strings.Contains(r.stdout, "pbt: "+tr.Name+" (val_accuracy ") || !strings.Contains(r.stdout, "continues from "+l.From+"'s checkpoint") {
 				t.Errorf("the output does not tell %s's exploit\n%v", tr.Name, r)
 			}
+		}
+	}
+	for _, tr := range res.Tasks {
+		// Its record names the values it ended with, and those it started with beside them.
+		if n := len(tr.Lineage); n > 0 && (tr.Params["lr"] != tr.Lineage[n-1].Params["lr"] || "lr="+tr.Initial["lr"] != tr.Name) {
+			t.Errorf("%s: params %v, initial_params %v; want its last exploit's lr %s, and its own", tr.Name, tr.Params, tr.Initial, tr.Lineage[n-1].Params["lr"])
 		}
 	}
 	if exploits != 2 {

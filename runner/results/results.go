@@ -6,6 +6,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"time"
 
@@ -30,7 +31,7 @@ const (
 // Schema is the version of results.json's schema this runall writes. It is raised by any
 // change of what a field means, as well as by new fields; readers take every version up to
 // it. docs/results.md lists what each version changed.
-const Schema = 2
+const Schema = 3
 
 // Run is the outcome of a run: what --results writes and the summary prints.
 //
@@ -120,8 +121,11 @@ type Task struct {
 	// of its device's growth, where its processes could not be told apart).
 	PeakGPUMemorySource string `json:"peak_gpu_memory_source,omitempty"`
 	LogFile             string `json:"log_file,omitempty"`
-	// Params are the for-each or matrix values that made this trial (its hyperparameters).
-	Params map[string]string `json:"params,omitempty"`
+	// Params are the for-each or matrix values that made this trial (its hyperparameters);
+	// for a pbt trial that was exploited, the values it ended with (its lineage's last), and
+	// InitialParams those it started with (schema 3; before, Params were those).
+	Params        map[string]string `json:"params,omitempty"`
+	InitialParams map[string]string `json:"initial_params,omitempty"`
 	// Metrics are what the task reported (its metrics: file, runall-metric lines): each
 	// metric's latest value. MetricSeries keeps the metrics reported more than once, in
 	// order (per epoch), for plots. MetricWarnings say what could not be read.
@@ -140,9 +144,12 @@ type Task struct {
 	Lineage []Exploit `json:"lineage,omitempty"`
 	// Progress is how far its output said it came (tqdm, Keras, Hugging Face, Lightning,
 	// runall-progress lines): live while it runs, where it stopped once it ended.
-	Progress   *Progress `json:"progress,omitempty"`
-	StdoutTail []string  `json:"-"` // last lines, for the failure report
-	StderrTail []string  `json:"-"`
+	Progress *Progress `json:"progress,omitempty"`
+	// UploadErrors are its own upload:s that failed as it ended ("from: error"): it stays
+	// ok, but its outputs are not all where they were to go, and the run failed (schema 3).
+	UploadErrors []string `json:"upload_errors,omitempty"`
+	StdoutTail   []string `json:"-"` // last lines, for the failure report
+	StderrTail   []string `json:"-"`
 }
 
 // Resume is an attempt of a trial that started from its kept checkpoint.
@@ -203,5 +210,26 @@ func Parse(b []byte) (*Run, error) {
 	case res.Schema < 0 || res.Schema > Schema:
 		return nil, fmt.Errorf("results schema %d: this runall reads schemas 1 to %d: read it with the runall that wrote it, or a newer one", res.Schema, Schema)
 	}
+	if res.Schema < 3 {
+		for i := range res.Tasks {
+			res.Tasks[i].EndedWith() // a pbt trial's params were the values it started with
+		}
+	}
 	return &res, nil
+}
+
+// EndedWith makes an exploited pbt trial's Params the values it ended with (its last
+// exploit's) and InitialParams those it started with, so that its plots and the
+// importance judge what produced its metrics. A trial never exploited, or one whose
+// InitialParams are set already, is left as it is.
+func (r *Task) EndedWith() {
+	if len(r.Lineage) == 0 || r.InitialParams != nil {
+		return
+	}
+	r.InitialParams = r.Params
+	r.Params = maps.Clone(r.Params)
+	if r.Params == nil {
+		r.Params = map[string]string{}
+	}
+	maps.Copy(r.Params, r.Lineage[len(r.Lineage)-1].Params)
 }
