@@ -167,8 +167,12 @@ func (s *transfers) uploadAfter(ctx context.Context, t *plan.Task, ok bool) {
 	uploaded := true
 	for _, u := range t.Upload {
 		if err := s.transfer(ctx, u, env, "upload"); err != nil {
+			// The trial stays ok, its record says what did not land (upload_errors), and the
+			// run fails, as a file-level upload's failure fails it: its outputs are not there.
 			uploaded = false
-			s.o.life.emit(event.Event{Kind: event.SyncProgress, Task: t, Line: fmt.Sprintf("upload of %s failed: %v", u.From, err)})
+			s.o.life.emit(event.Event{Kind: event.SyncProgress, Task: t, Line: fmt.Sprintf("upload of %s failed: %v", u.From, err),
+				Reason: fmt.Sprintf("%s: upload %s: %v", u.Pos, u.From, err)})
+			s.o.life.fail(false)
 		}
 	}
 	if ok && uploaded && s.o.trials[t] {

@@ -264,6 +264,45 @@ func TestS3UploadWhenTaskEnds(t *testing.T) {
 	s.wantObject("tasks/waits/done.txt", "waits\n")
 }
 
+// TestS3TrialUploadFails (issue 42, point 3): a trial's own upload that fails fails the run
+// (exit 1, status failed), as a file-level upload's does: the trial stays ok, its record says
+// what did not land (upload_errors), no resume marker says it is done, and the summary says
+// so. Its sibling, whose upload landed, has none and is marked done.
+func TestS3TrialUploadFails(t *testing.T) {
+	t.Parallel()
+	s := newS3E2E(t)
+	r := s.runFile("s3/upload-fails.yml")
+	r.wantCode(t, 1)
+	s.wantObject("tasks/lands/done.txt", "lands\n")
+	var res struct {
+		Schema int    `json:"schema"`
+		Status string `json:"status"`
+		Tasks  []struct {
+			Name         string   `json:"name"`
+			Status       string   `json:"status"`
+			UploadErrors []string `json:"upload_errors"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(s.read("results.json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Schema != 3 || res.Status != "failed" {
+		t.Errorf("results: schema %d, status %s; want 3, failed\n%v", res.Schema, res.Status, r)
+	}
+	for _, tr := range res.Tasks {
+		lost := tr.Name == "lost"
+		if tr.Status != "ok" || lost != (len(tr.UploadErrors) == 1 && strings.Contains(tr.UploadErrors[0], "upload out/lost/: ")) {
+			t.Errorf("%s: %s, upload_errors %q; want ok, with its failed upload only for lost", tr.Name, tr.Status, tr.UploadErrors)
+		}
+	}
+	if !strings.Contains(r.stdout, "lost: its upload failed") {
+		t.Errorf("the summary does not say lost's upload failed\n%v", r)
+	}
+	if got := len(listKeys(t, s.srv, s.bucket, "tasks/lands/.runall-done/")); got != 1 {
+		t.Errorf("%d resume markers for lands, want 1", got)
+	}
+}
+
 // TestS3PeriodicUpload: with every: 1s, a file written early by a long task is in the
 // bucket while the task still runs.
 func TestS3PeriodicUpload(t *testing.T) {

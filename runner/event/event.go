@@ -69,7 +69,7 @@ func (k Kind) String() string {
 //	TaskMemory    Memory, Peak
 //	TaskMetric    Attempt, Metric, Value, Step
 //	TaskProgress  Progress
-//	SyncProgress  Line; Task when it is a trial's upload
+//	SyncProgress  Line; Task when it is a trial's upload; Reason when that upload failed (its upload_errors)
 //	RunStatus     Line; Task when the line is about a trial
 //	RunEnded      Status, Results
 //
@@ -81,7 +81,7 @@ type Event struct {
 	Attempt  int            // 1 for the first attempt
 	Stream   string         // TaskOutput: "stdout" or "stderr"
 	Line     string         // TaskOutput: the line without its newline; RunStatus/SyncProgress: text
-	Reason   string         // TaskWaiting, TaskSkipped, TaskEnded (e.g. "timeout after 5m", "out of GPU memory, requeued")
+	Reason   string         // TaskWaiting, TaskSkipped, TaskEnded, SyncProgress (a trial's upload that failed) (e.g. "timeout after 5m", "out of GPU memory, requeued")
 	Status   results.Status // TaskEnded, RunEnded
 	ExitCode int            // TaskEnded; -1 when killed by a signal
 	Duration time.Duration  // TaskEnded: how long the attempt (the task, when final) ran

@@ -63,6 +63,7 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 		tw.Flush()
 	}
 
+	writeUploadErrors(&b, res.Tasks)
 	if len(res.LogErrors) > 0 {
 		b.WriteString("\nLogs not written in full (the record is incomplete):\n")
 		for _, e := range res.LogErrors {
@@ -307,6 +308,19 @@ func writeMetricWarnings(b *bytes.Buffer, tasks []results.Task) {
 				fmt.Fprintf(b, "\n%s: metric warnings:\n", cleanName(r.Name))
 			}
 			b.WriteString("  " + cleanLine(w) + "\n")
+		}
+	}
+}
+
+// writeUploadErrors lists the trials' own uploads that failed: the trials are ok, their
+// outputs are not all where they were to go, and the run failed for it.
+func writeUploadErrors(b *bytes.Buffer, tasks []results.Task) {
+	for _, r := range tasks {
+		for i, e := range r.UploadErrors {
+			if i == 0 {
+				fmt.Fprintf(b, "\n%s: its upload failed (the run fails; run it again once the destination takes it):\n", cleanName(r.Name))
+			}
+			b.WriteString("  " + cleanLine(e) + "\n")
 		}
 	}
 }
