@@ -25,6 +25,7 @@ type Result struct {
 	end      event.End
 	need     uint64   // the need it goes again with
 	why      string   // why it waits again; why it paused
+	ranOut   bool     // paused as its script ended on its own: it ran to its last step
 	Exported []string // variables it exported (sequential tasks)
 }
 
@@ -199,6 +200,10 @@ func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason s
 func (c *command) conclude(res executor.Result, env []string, d *event.Detail) Result {
 	t, out, life := c.t, res.Outcome, c.run.life
 	switch stop := life.StoppedBy(); {
+	case out.OK() && res.Stop == nil && c.pauseAtEnd(&res):
+		r := c.paused(res, d)
+		r.ranOut = true // it ended on its own: not stopped, it has nothing left to run
+		return r
 	case out.OK() && c.pauseAtEnd(&res):
 		return c.paused(res, d)
 	case out.OK():

@@ -138,13 +138,16 @@ func (l *Launcher) stepSkipReason(h *executor.Handle) string {
 // runCommand runs one command task of trial tr (tr.Task itself, or one of its steps) with
 // its retries, through the executor, and tells its end. h is the trial's handle.
 func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env []string, capture bool, h *executor.Handle) Result {
+	run, lineage := l.runnable(tr, t)
+	if l.record.ranOut(t, len(lineage)) {
+		return l.endRanOut(ctx, t)
+	}
 	log, err := l.o.Logs.open(t, func(s string) { say(l.o.Life, s) })
 	if err != nil {
 		l.failUnrunnable(t, "cannot open its log file: "+err.Error()) // a failure like any other: exit 1, stop-on-failure
 		return Result{end: event.EndFinal}
 	}
 	defer log.Close()
-	run, lineage := l.runnable(tr, t)
 	cmdline, dir, err := l.scripts.prepare(ctx, run)
 	if err != nil {
 		l.failPrepare(t, err) // a failed download, md5 or cwd fails the run too
@@ -189,7 +192,20 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	if cr.end != event.EndPause { // a paused command's uploads wait for its end
 		l.o.Uploads.UploadAfter(ctx, t, res.Outcome.OK())
 	}
+	if cr.ranOut {
+		l.record.ranToEnd(t, len(lineage))
+	}
 	return cr
+}
+
+// endRanOut ends ok, unstarted, a command resumed after its script ran to its end as it
+// paused (sha or hyperband promoted it, or pbt kept it as it was): started again, it would
+// only run its last step again, or, for a script that does not look at RUNALL_RESUMED, all.
+func (l *Launcher) endRanOut(ctx context.Context, t *plan.Task) Result {
+	say(l.o.Life, t.Name+": not started again: its script ran to its end (exit 0) at its last pause")
+	finish(l.o.Life, &l.record, t, results.StatusOK, 0, "", nil)
+	l.o.Uploads.UploadAfter(ctx, t, true)
+	return Result{ok: true, end: event.EndFinal}
 }
 
 // failUnrunnable fails a task that can never run here (its log cannot be opened, its script

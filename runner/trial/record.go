@@ -28,6 +28,10 @@ type ran struct {
 	ok       bool // ended for good, ok or ignored
 	resumes  []results.Resume
 	series   map[string][]float64
+	// ranOut is the number of exploits +1 of the attempt whose script ran to its end (exit 0,
+	// unasked) as a pause was awaited: it paused there, at its round, with nothing left to
+	// run. 0: none did.
+	ranOut int
 }
 
 func (r *record) of(t *plan.Task) *ran {
@@ -95,6 +99,22 @@ func (r *record) seriesOf(t *plan.Task) map[string][]float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return maps.Clone(r.of(t).series)
+}
+
+// ranToEnd records that t's attempt, run with exploits exploits so far (pbt), ended on its
+// own as it paused: its script ran to its last step.
+func (r *record) ranToEnd(t *plan.Task, exploits int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.of(t).ranOut = exploits + 1
+}
+
+// ranOut reports whether t's script ran to its end at its last pause, and nothing changed
+// since: no exploit (pbt) gave it another checkpoint to go on from (exploits so far).
+func (r *record) ranOut(t *plan.Task, exploits int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.of(t).ranOut == exploits+1
 }
 
 // told is how a command tells the run what happens: through its Life, kept in the
