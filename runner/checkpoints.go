@@ -38,6 +38,7 @@ type checkpointOptions struct {
 	fresh  bool                  // --fresh: trials start over
 	grace  time.Duration         // how long a stopped run's last copies may take
 	guard  *plan.CheckpointGuard // the places no checkpoint: may be or hold
+	stale  *freshState           // a copy kept before an unfinished --fresh start is dropped
 }
 
 // checkpointDir holds the trials' checkpoints under an upload destination, as
@@ -134,7 +135,7 @@ func (c *checkpoints) Begin(ctx context.Context, t *plan.Task, dir string, env [
 // kept copy, else the directory as it is; under --fresh, at its first attempt, what was
 // kept is dropped and the directory emptied, as asked.
 func (c *checkpoints) restore(ctx context.Context, t *plan.Task, st checkpoint.Store, id, path string, say func(string)) (*checkpoint.Manifest, error) {
-	if c.forgetOnce(t) {
+	if c.forgetOnce(t) || c.staleCopy(ctx, st, id) {
 		if err := checkpoint.Forget(ctx, st, id); err != nil {
 			return nil, fmt.Errorf("checkpoint %s: --fresh: drop what was kept: %w", st.Where(id), err)
 		}
@@ -206,6 +207,16 @@ func (c *checkpoints) forgetOnce(t *plan.Task) bool {
 	}
 	c.forgot[t] = true
 	return true
+}
+
+// staleCopy reports whether the copy st keeps of trial id was kept before an unfinished
+// --fresh start: the sweep is finished fresh, so it is dropped as --fresh drops it.
+func (c *checkpoints) staleCopy(ctx context.Context, st checkpoint.Store, id string) bool {
+	if c.o.stale == nil || c.o.stale.since.IsZero() {
+		return false
+	}
+	m, err := checkpoint.Read(ctx, st, id)
+	return err == nil && m != nil && c.o.stale.stale(m.SavedAt)
 }
 
 // keeper is trial t's running attempt's keeper; nil when none runs.

@@ -46,6 +46,9 @@ func (r *runDriver) execute() (*results.Run, error) {
 	for _, note := range r.hist.Notes() {
 		r.life.say(note)
 	}
+	if note := r.env.fresh.note; note != "" {
+		r.life.say(note)
+	}
 	if gpu := r.launch.rooms.gpu; gpu != nil && gpu.isoNote != "" {
 		r.life.say(gpu.isoNote)
 	}
@@ -150,6 +153,9 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 		fmt.Fprintln(r.opts.Output.Stderr, "runall: "+lost)
 	}
 	r.launch.logs.Close()
+	if !r.life.halted() {
+		r.env.fresh.finished() // every trial it had ran (fresh, where a --fresh start was unfinished)
+	}
 	_, failed, interrupted := r.life.outcome()
 	failed = failed || r.claims.SweepFailed()
 	switch {

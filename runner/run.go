@@ -43,8 +43,9 @@ type runDriver struct {
 // runEnv is what the run's parts start from: its environment and its one S3 client, made
 // from the task file's settings and that environment on first use.
 type runEnv struct {
-	base []string // the run's environment (baseEnv): every task's starts from it
-	s3   *s3Conn
+	base  []string // the run's environment (baseEnv): every task's starts from it
+	s3    *s3Conn
+	fresh *freshState // an unfinished --fresh start: what was kept before it is stale
 }
 
 func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
@@ -73,8 +74,11 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		r.met = prom.New(r.plan)
 	}
 	halt := newStopping(opts.Grace)
-	conn := newS3Conn(r.plan, base)
-	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, mask: masker, conn: conn, base: base,
+	conn, fresh := newS3Conn(r.plan, base), &freshState{}
+	if !opts.claiming() { // a claims sweep's done records say what is left
+		fresh = openFresh(opts.Record.LogDir, opts.Record.RunID, opts.Fresh)
+	}
+	r.s3 = newTransfers(r.plan, transferOptions{life: r.life, met: r.met, mask: masker, conn: conn, base: base, fresh: fresh,
 		dir: p.Dir, runID: opts.Record.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
 		show: transferShow{live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery},
 		stop: transferStop{halt: halt, grace: opts.Grace, stopped: r.life.stopped}})
@@ -83,10 +87,10 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		scripts: trial.Scripts{Dir: filepath.Join(logDir, "scripts"), TaskDir: p.Dir, Base: base}, halt: halt,
 		stop: stopwhen.New(r.plan), sync: r.s3, mask: masker,
 		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
-	r.env = runEnv{base: base, s3: conn}
+	r.env = runEnv{base: base, s3: conn, fresh: fresh}
 	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, conn: conn, claims: opts.Claims.Prefix,
 		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace,
-		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir)})
+		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir), stale: fresh})
 	r.pause = newPauser(r.launch.procs.running, r.launch.ckpts, r.life)
 	if gpu := r.launch.rooms.gpu; gpu != nil {
 		iso, note, err := openIsolation(p, opts, gpu, closed)

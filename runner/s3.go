@@ -45,6 +45,7 @@ type transferOptions struct {
 	runID  string              // recorded in resume markers
 	trials map[*plan.Task]bool // the children of parallel blocks: whose end is recorded
 	resume bool                // skip trials earlier runs recorded as done
+	fresh  *freshState         // markers older than an unfinished --fresh start are stale
 	show   transferShow
 	stop   transferStop
 }
@@ -298,10 +299,17 @@ func (s *transfers) resumeSkip(ctx context.Context, t *plan.Task) (string, bool)
 		return "", false
 	}
 	done, err := s.client.Exists(ctx, url)
-	if err != nil || !done {
-		return "", false
+	if err != nil || !done || s.o.fresh.since.IsZero() {
+		return "done in an earlier run (" + url + "; --fresh runs it again)", err == nil && done
 	}
-	return "done in an earlier run (" + url + "; --fresh runs it again)", true
+	body, _, err := s.client.Get(ctx, url, 1<<16)
+	var marker struct {
+		FinishedAt time.Time `json:"finished_at"`
+	}
+	if err != nil || json.Unmarshal(body, &marker) != nil || s.o.fresh.stale(marker.FinishedAt) {
+		return "", false // done before the unfinished --fresh start: it runs fresh
+	}
+	return "done since the unfinished --fresh start (" + url + "; --fresh runs it again)", true
 }
 
 // s3Conn is the run's one S3 client, made on first use with the task file's settings (its
