@@ -9,7 +9,7 @@ import (
 )
 
 // TestLoadSchemas: the report reads a results file of schema 1 (no schema field) and of
-// schema 2, and refuses a newer one naming the file and what to do.
+// schema 2 and 3, and refuses a newer one naming the file and what to do.
 func TestLoadSchemas(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -22,6 +22,7 @@ func TestLoadSchemas(t *testing.T) {
 	for _, tc := range []struct{ name, body string }{
 		{"v1.json", `{"file":"f.yml","run_id":"a","status":"ok","tasks":[{"id":0,"name":"a","status":"skipped","exit_code":-1}]}`},
 		{"v2.json", `{"schema":2,"file":"f.yml","run_id":"b","status":"ok","tasks":[{"id":0,"name":"a","status":"skipped"}]}`},
+		{"v3.json", `{"schema":3,"file":"f.yml","run_id":"c","status":"failed","tasks":[{"id":0,"name":"a","status":"ok","exit_code":0,"upload_errors":["u"]}]}`},
 	} {
 		in, err := Load(context.Background(), write(tc.name, tc.body), LoadOptions{})
 		if err != nil {
@@ -33,9 +34,9 @@ func TestLoadSchemas(t *testing.T) {
 			t.Errorf("%s: report not written: %v", tc.name, err)
 		}
 	}
-	path := write("v3.json", `{"schema":3,"file":"f.yml","status":"ok","tasks":[]}`)
+	path := write("v4.json", `{"schema":4,"file":"f.yml","status":"ok","tasks":[]}`)
 	_, err := Load(context.Background(), path, LoadOptions{})
-	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "results schema 3") {
-		t.Errorf("a schema 3 file: err = %v, want one naming %s and its schema", err, path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "results schema 4") {
+		t.Errorf("a schema 4 file: err = %v, want one naming %s and its schema", err, path)
 	}
 }

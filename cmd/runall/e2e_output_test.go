@@ -76,8 +76,8 @@ func TestResultsFile(t *testing.T) {
 	if res.File != testdata("results.yml") || res.RunID == "" || res.Status != "failed" {
 		t.Errorf("file %q, run_id %q, status %q: want the task file, an id, failed", res.File, res.RunID, res.Status)
 	}
-	if res.Schema != 2 {
-		t.Errorf("schema %d, want 2 (docs/results.md)", res.Schema)
+	if res.Schema != 3 {
+		t.Errorf("schema %d, want 3 (docs/results.md)", res.Schema)
 	}
 	wantTime(t, "run started_at", res.StartedAt)
 	wantTime(t, "run finished_at", res.FinishedAt)
