@@ -9,7 +9,7 @@ import (
 )
 
 // endsAtRung is a trial of n in 1..4 that reports acc = step·n for 2 steps and saves its step
-// half a second after each value (the rung's pause is asked meanwhile); after step 1 it says
+// two seconds after each value (the rung's pause is asked meanwhile); after step 1 it says
 // its save and waits (its pause stops it there), after step 2, its last, it exits at once:
 // its script runs to its end as sha's rung at step 2 pauses it. A start from its checkpoint
 // says so on its output.
@@ -19,7 +19,7 @@ const endsAtRung = `      - name: n=<n>
         cmd: |
           d=ck/<n>; mkdir -p $d; i=0; if [ -n "$RUNALL_RESUMED" ]; then i=$(cat $d/step); echo "started again at $i"; fi
           while [ $i -lt 2 ]; do
-            i=$((i+1)); echo runall-metric acc=$((i*<n>)); sleep 0.5; echo $i > $d/step.tmp; mv $d/step.tmp $d/step
+            i=$((i+1)); echo runall-metric acc=$((i*<n>)); sleep 2; echo $i > $d/step.tmp; mv $d/step.tmp $d/step
             if [ $i -lt 2 ]; then echo runall-checkpoint step=$i; sleep 5; fi
           done
 `
