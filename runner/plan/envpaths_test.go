@@ -103,8 +103,14 @@ func TestParamRefInSearchPathIsItsPlaceholder(t *testing.T) {
 			t.Errorf("%s: no v: got %v, want it refused", line, err)
 		}
 	}
+	// A param of the template's own (its block's matrix) is set: only the sampler's are asked for.
+	p := mustLoadYAML(t, objective+"tasks:\n  - name: b <seed>\n    matrix: {seed: [1, 2]}\n    parallel-tasks:\n      - name: t\n        cmd: train\n"+
+		"        log-path: logs/${RUNALL_PARAM_seed}/<v>\n        search: {ask: a, tell: b}\n        trials: 1\n", LoadOptions{})
+	if _, err := p.Tasks[0].Parallel[0].Instantiate(0, []Param{{Name: "v", Value: "0.01"}}); err != nil {
+		t.Errorf("a reference to the block's matrix param: %v", err)
+	}
 	// Outside a template, a param's variable the file does not set is unset, as before.
-	p := mustLoadYAML(t, "tasks:\n  - parallel-tasks:\n      - {cmd: train, checkpoint: 'ck/${RUNALL_PARAM_v}'}\n", LoadOptions{})
+	p = mustLoadYAML(t, "tasks:\n  - parallel-tasks:\n      - {cmd: train, checkpoint: 'ck/${RUNALL_PARAM_v}'}\n", LoadOptions{})
 	if err := p.CheckVars(nil); err == nil || !strings.Contains(err.Error(), "${RUNALL_PARAM_v} is unset or empty") {
 		t.Errorf("outside a template: got %v", err)
 	}

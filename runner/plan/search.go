@@ -44,7 +44,7 @@ func (t *Task) Instantiate(n int, params []Param) (*Task, error) {
 	if len(u) > 0 {
 		return nil, fmt.Errorf("%s: the sampler gave no value for <%s>, which would stay the text <%s>: have ask print it among the params", u[0].key, u[0].text, u[0].text)
 	}
-	if err := unsetParamRefs(c, params); err != nil {
+	if err := unsetParamRefs(c, c.Params); err != nil { // the template's own (a block's matrix) and the sampler's
 		return nil, err
 	}
 	if c.Name == t.Name {
