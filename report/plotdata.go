@@ -16,7 +16,10 @@ import (
 // and each trial's value on each, column by column (10,000 trials of 8 parameters are
 // about 1 MB, a third of it gzipped).
 
-// plotAxis is one axis: a parameter's or an objective's.
+// plotAxis is one axis: a parameter's or an objective's. Its name is as the page shows it
+// (plain): the script finds an axis by the name an option of the contour's pair or a
+// scatter canvas's data-param holds, which the browser reads as that text; a name with a
+// character esc replaces (a control, U+202E) found none, and the contour stayed blank.
 type plotAxis struct {
 	Name  string     `json:"name"`
 	Kind  string     `json:"kind"`           // "param" or "objective"
@@ -77,7 +80,7 @@ func (sc studyCharts) plotData() plotData {
 		objs = []results.Objective{{Metric: sc.p.focus}}
 	}
 	for _, o := range objs {
-		ax := plotAxis{Name: o.Metric, Kind: "objective", Mode: o.Mode, Scale: "linear"}
+		ax := plotAxis{Name: plain(o.Metric), Kind: "objective", Mode: o.Mode, Scale: "linear"}
 		for _, t := range trials {
 			ax.Values = append(ax.Values, finite(t.Metrics, o.Metric))
 		}
@@ -102,7 +105,7 @@ func finite(m map[string]float64, k string) *float64 {
 // or positive and spanning two decades or more, as the scatter plots are), else its values
 // as categories, sorted.
 func paramAxis(k string, trials []results.Task, logSampled bool) plotAxis {
-	ax := plotAxis{Name: k, Kind: "param", Scale: "linear"}
+	ax := plotAxis{Name: plain(k), Kind: "param", Scale: "linear"}
 	numeric, positive := true, true
 	for _, t := range trials {
 		s, ok := t.Params[k]

@@ -23,7 +23,7 @@ func (l *loader) expandTasks(list []*taskfile.Task, in inherited, level int) []*
 		named = flagNames(list)
 	}
 	for _, rt := range list {
-		copies := l.copies(rt)
+		copies := l.copies(rt, in)
 		l.src.checkIdentical(rt, copies, l.cfg.ReplicaReplacePattern)
 		var space *Space
 		if level == levelTrial && in.earlyStop != nil && in.earlyStop.Method == earlystop.PBT && (len(rt.Matrix) > 0 || len(rt.Sample) > 0) {
@@ -129,15 +129,9 @@ func (l *loader) keyPositions(c *taskfile.Task) map[string]Pos {
 	return out
 }
 
-// adapt sets what t reads from its output and how its sweep adapts: metric formats (and a
-// block's metrics: file, named by its trials' sample: values: pathvalues.go), the early-stop
-// rule it inherits, and search.
+// adapt sets what t reads from its output and how its sweep adapts: metric formats, the
+// early-stop rule it inherits, and search.
 func (l *loader) adapt(t *Task, c *taskfile.Task, in inherited) {
-	if c.Metrics == "" && c.Data > 0 {
-		if err := checkPathValue(in.metrics, c.Params[len(c.Params)-c.Data:]); err != nil {
-			l.src.problemAt(c, "sample", "sample: metrics: "+in.metrics+": "+err.Error())
-		}
-	}
 	t.MetricFormats = in.formats
 	t.EarlyStop = in.earlyStop
 	if c.RecognizeMetrics != nil {

@@ -18,14 +18,15 @@ func (src *sources) checkpoint(c *taskfile.Task) *Checkpoint {
 }
 
 // checkCheckpoints reports two trials of a block that would share a checkpoint directory:
-// each would restore the other's.
+// each would restore the other's. What each trial sets itself is put in: ck/${D} with env:
+// {D: "<lr>"} is each trial's own.
 func (src *sources) checkCheckpoints(trials []*Task) {
 	seen := map[string]*Task{}
 	for _, t := range trials {
 		if t.Checkpoint == nil || t.Search != nil {
 			continue
 		}
-		dir := filepath.Join(t.Cwd, t.Checkpoint.Dir)
+		dir := envPutIn(filepath.Join(t.Cwd, t.Checkpoint.Dir), ownVars(t.Env, t.Params))
 		if other, ok := seen[dir]; ok {
 			src.problems = append(src.problems, Problem{Pos: t.Checkpoint.Pos, Msg: "checkpoint: " + t.Checkpoint.Dir +
 				" is also trial \"" + other.Name + "\"'s: each trial needs a directory of its own (put a placeholder in it, such as ckpt/<lr>)"})

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -11,15 +12,17 @@ import (
 // steps as Instantiate puts a sampler's: each command refers to their variables
 // (bindCommand), the texts expanded against the environment (cwd, url, metrics, env,
 // upload) hold ${references} to them, and the others (name, tags, log-path, checkpoint)
-// the values, refused where they would take a path out of its place (pathvalues.go). t is
-// a copy of its own (substituted).
-func bound(t *taskfile.Task, params []Param) error {
+// the values, refused where they would take a path out of its place (pathvalues.go), through
+// env: too, its parent's (in) included. t is a copy of its own (substituted).
+func bound(t *taskfile.Task, params []Param, in inherited) error {
 	if len(params) == 0 {
 		return nil
 	}
-	if err := checkPathValues(writtenPathTexts(t), params); err != nil {
+	env := mergeEnv(in.env, t.Env)
+	if err := checkPathValues(writtenPathTexts(t, in), env, params); err != nil {
 		return err
 	}
+	own := inherited{env: env, cwd: cmp.Or(t.Cwd, in.cwd), metrics: cmp.Or(t.Metrics, in.metrics)}
 	cmd, err := bindCommand(t.Cmd, params)
 	if err != nil {
 		return err
@@ -40,12 +43,12 @@ func bound(t *taskfile.Task, params []Param) error {
 	t.Cmd = cmd
 	fill(strings.NewReplacer(values...), writtenPlaceholderTexts(t))
 	for _, c := range t.Parallel {
-		if err := bound(c, params); err != nil {
+		if err := bound(c, params, own); err != nil {
 			return err
 		}
 	}
 	for _, s := range t.Steps {
-		if err := bound(s, params); err != nil {
+		if err := bound(s, params, own); err != nil {
 			return err
 		}
 	}

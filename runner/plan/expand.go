@@ -33,8 +33,9 @@ func applyArgs(tasks []*taskfile.Task, args []string) {
 }
 
 // copies expands for-each and matrix. Names are settled here, before substitution, so that
-// an unnamed task is named by its substituted command.
-func (l *loader) copies(t *taskfile.Task) []*taskfile.Task {
+// an unnamed task is named by its substituted command. in is what t inherits, which a
+// sample: value may reach a path through (bound).
+func (l *loader) copies(t *taskfile.Task, in inherited) []*taskfile.Task {
 	name := l.defaultName(t)
 	template := name + "\x00" + commandTemplate(t)
 	switch {
@@ -50,7 +51,7 @@ func (l *loader) copies(t *taskfile.Task) []*taskfile.Task {
 		}
 		return out
 	case len(t.Matrix) > 0 || len(t.Sample) > 0:
-		out, err := rowCopies(t, name, template)
+		out, err := rowCopies(t, name, template, in)
 		if err != nil {
 			l.src.problemAt(t, "sample", "sample: "+err.Error())
 		}
@@ -66,7 +67,7 @@ func (l *loader) copies(t *taskfile.Task) []*taskfile.Task {
 // value that cannot be handed over, and why. A matrix value is the
 // task file's own and is pasted where its placeholder stands; a sample value is data, as a
 // sampler's is (bound).
-func rowCopies(t *taskfile.Task, name, template string) ([]*taskfile.Task, error) {
+func rowCopies(t *taskfile.Task, name, template string, in inherited) ([]*taskfile.Task, error) {
 	names := make([]string, 0, len(t.Matrix)+len(t.Sample))
 	for _, a := range t.Matrix {
 		names = append(names, a.Name)
@@ -88,7 +89,7 @@ func rowCopies(t *taskfile.Task, name, template string) ([]*taskfile.Task, error
 			params = append(params, Param{Name: n, Value: combo[i]})
 		}
 		c := substituted(t, strings.NewReplacer(pairs[:2*len(t.Matrix)]...))
-		if err := bound(c, params[len(t.Matrix):]); err != nil {
+		if err := bound(c, params[len(t.Matrix):], in); err != nil {
 			return out, err
 		}
 		c.Name = strings.NewReplacer(pairs...).Replace(name)

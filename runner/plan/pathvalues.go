@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -28,9 +29,10 @@ func (t *Task) pathTexts() []keyText {
 	return out
 }
 
-// pathTexts are the same texts of a task as written.
-func writtenPathTexts(t *taskfile.Task) []keyText {
-	out := []keyText{{"log-path", t.LogPath}, {"cwd", t.Cwd}, {"metrics", t.Metrics}, {"checkpoint", t.Checkpoint.Dir}}
+// writtenPathTexts are the same texts of a task as written, its cwd: and metrics: its
+// parent's (in) where it sets none, as the plan task takes them.
+func writtenPathTexts(t *taskfile.Task, in inherited) []keyText {
+	out := []keyText{{"log-path", t.LogPath}, {"cwd", cmp.Or(t.Cwd, in.cwd)}, {"metrics", cmp.Or(t.Metrics, in.metrics)}, {"checkpoint", t.Checkpoint.Dir}}
 	for _, u := range t.Upload {
 		out = append(out, keyText{"upload: from", u.Transfer.From}, keyText{"upload: to", u.Transfer.To})
 	}
@@ -43,21 +45,69 @@ func (t *Task) checkPathValues(params []Param) error {
 	var bad error
 	Walk([]*Task{t}, func(s *Task) {
 		if bad == nil {
-			bad = checkPathValues(s.pathTexts(), params)
+			bad = checkPathValues(s.pathTexts(), s.Env, params)
 		}
 	})
 	return bad
 }
 
 // checkPathValues refuses params whose values would take a path of texts out of where its
-// placeholder stands.
-func checkPathValues(texts []keyText, params []Param) error {
+// placeholder stands, a placeholder that reaches a text through env (the task's env:, a
+// ${VAR} of it in the path) included: the value stands there all the same.
+func checkPathValues(texts []keyText, env []EnvVar, params []Param) error {
 	for _, pt := range texts {
-		if err := checkPathValue(pt.text, params); err != nil {
+		text := throughEnv(pt.text, env)
+		if err := checkPathValue(text, params); err != nil {
+			if text != pt.text {
+				return fmt.Errorf("%s: %s (%s with env: put in): %w", pt.key, pt.text, text, err)
+			}
 			return fmt.Errorf("%s: %s: %w", pt.key, pt.text, err)
 		}
 	}
 	return nil
+}
+
+// throughEnv is text with each ${VAR} of env (a task's env:, in order) replaced by that
+// variable's value as written, itself with the variables of env before it put in, as the
+// run expands them (taskVars): env: {A: "<lr>", B: "x${A}"} makes ck/${B} ck/x<lr>. Other
+// variables are kept as written.
+func throughEnv(text string, env []EnvVar) string {
+	if len(env) == 0 || !strings.Contains(text, "$") {
+		return text
+	}
+	return envPutIn(text, ownVars(env, nil))
+}
+
+// ownVars are the variables a task sets itself, as written: its params' (ParamVar), then its
+// env: in order, each value with those before it put in (envPutIn).
+func ownVars(env []EnvVar, params []Param) map[string]string {
+	values := map[string]string{}
+	for _, p := range params {
+		values[ParamVar(p.Name)] = p.Value
+	}
+	for _, e := range env {
+		values[e.Name] = envPutIn(e.Value, values)
+	}
+	return values
+}
+
+// envPutIn is s with the variables of values replaced by their values, each as Expand
+// reads it (${VAR:-default} the default where the value is empty); others kept.
+func envPutIn(s string, values map[string]string) string {
+	return expandWith(s, func(name, def string, hasDef bool) string {
+		v, ok := values[name]
+		switch {
+		case ok && v != "":
+			return v
+		case ok && hasDef:
+			return def
+		case ok:
+			return ""
+		case hasDef:
+			return "${" + name + ":-" + def + "}"
+		}
+		return "${" + name + "}"
+	})
 }
 
 // checkPathValue checks each part of text between slashes that holds a placeholder of

@@ -44,10 +44,30 @@ func (t *Task) Instantiate(n int, params []Param) (*Task, error) {
 	if len(u) > 0 {
 		return nil, fmt.Errorf("%s: the sampler gave no value for <%s>, which would stay the text <%s>: have ask print it among the params", u[0].key, u[0].text, u[0].text)
 	}
+	if err := unsetParamRefs(c, c.Params); err != nil { // the template's own (a block's matrix) and the sampler's
+		return nil, err
+	}
 	if c.Name == t.Name {
 		c.Name += " [" + strings.Join(labels, " ") + "]"
 	}
 	return c, nil
+}
+
+// unsetParamRefs refuses a ${RUNALL_PARAM_<name>} written in a text of t or its steps (its
+// template's placeholder, paramRefs) that none of params sets: it would expand to nothing.
+func unsetParamRefs(t *Task, params []Param) error {
+	var bad error
+	set := func(name string) bool {
+		return !strings.HasPrefix(name, ParamVar("")) || slices.ContainsFunc(params, func(p Param) bool { return ParamVar(p.Name) == name })
+	}
+	Walk([]*Task{t}, func(s *Task) {
+		for _, kt := range s.valueTexts() {
+			if i := slices.IndexFunc(Vars(kt.text), func(name string) bool { return !set(name) }); bad == nil && i >= 0 {
+				bad = fmt.Errorf("%s: the sampler gave no value for ${%s}, which would expand to nothing: have ask print it among the params", kt.key, Vars(kt.text)[i])
+			}
+		}
+	})
+	return bad
 }
 
 // unfilledIn lists the placeholders left in the commands of t and its steps.

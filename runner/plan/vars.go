@@ -184,8 +184,13 @@ func (p *Plan) CheckVars(environ []string) error {
 	}
 	check("config: log-path", p.Config.LogPath, p.Config.LogPathPos, base)
 	exportable := p.settable()
+	sampled := searchTemplates(p.Tasks)
 	Walk(p.Tasks, func(t *Task) {
-		env := taskVars(base, t)
+		tbase := base
+		if sampled[t] {
+			tbase = withSettable(base, paramRefs(t))
+		}
+		env := taskVars(tbase, t)
 		transfers("upload", t.Upload, env)
 		check("url", t.URL, t.keyPos("url"), env)
 		check("cwd", t.Cwd, t.keyPos("cwd"), env)
@@ -238,6 +243,33 @@ func taskVars(base map[string]string, t *Task) map[string]string {
 		env[e.Name] = Expand(e.Value, lookupIn(env))
 	}
 	return env
+}
+
+// searchTemplates are the search: templates of tasks and their steps: their params are the
+// sampler's, known only as it hands out each trial.
+func searchTemplates(tasks []*Task) map[*Task]bool {
+	out := map[*Task]bool{}
+	Walk(tasks, func(t *Task) {
+		if t.Search != nil {
+			Walk([]*Task{t}, func(s *Task) { out[s] = true })
+		}
+	})
+	return out
+}
+
+// paramRefs are the params' variables (ParamVar) t's texts refer to, each as written: in a
+// search: template a ${RUNALL_PARAM_<name>} is its placeholder, which the sampler fills (a
+// trial it gives no value is refused, Instantiate).
+func paramRefs(t *Task) map[string]string {
+	out := map[string]string{}
+	for _, kt := range t.valueTexts() {
+		for _, name := range Vars(kt.text) {
+			if strings.HasPrefix(name, ParamVar("")) {
+				out[name] = "${" + name + "}"
+			}
+		}
+	}
+	return out
 }
 
 func lookupIn(env map[string]string) func(string) (string, bool) {
