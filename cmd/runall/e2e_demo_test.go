@@ -124,7 +124,7 @@ func wantDemoRanked(ctx context.Context, t *testing.T, res demoOutcome) {
 	for _, tk := range ok {
 		want = append(want, tk.Name)
 	}
-	if len(ok) < 9 || pruned < 3 || res.Best != want[0] {
+	if len(ok) < 9 || pruned == 0 || res.Best != want[0] {
 		t.Fatalf("the demo's results: %d trials ok, %d pruned, best %q (by val_accuracy %q): want the grid's 9 and more, some pruned", len(ok), pruned, res.Best, want)
 	}
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](pageJS+`rowNames().filter(n => status(n) === "ok" && n.startsWith("lr="))
