@@ -260,3 +260,37 @@ func demoScreenshot(ctx context.Context, t *testing.T, report string) {
 		t.Fatal(err)
 	}
 }
+
+// TestFakeTrain: the demo's trainer prints Keras's epoch lines and saves its epoch; a
+// mistake in its flags is a usage error; its --memory beyond the GPU fails as PyTorch does,
+// and ends the training with exit 1.
+func TestFakeTrain(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	e.env = append(e.env, "RUNALL_FAKE_GPUS=8GiB", "CUDA_VISIBLE_DEVICES=0")
+	r := e.runGPU("fake-train", "--lr", "0.01", "--width", "64", "--epochs", "2", "--batches", "2", "--batch-time", "1ms",
+		"--checkpoint", "ck", "--memory", "1GiB", "--ramp", "0")
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, "Epoch 2/2\n2/2 - ") || !strings.Contains(r.stdout, " - val_accuracy: ") || e.read("ck/model.ckpt") != "epoch 2\n" {
+		t.Errorf("fake-train did not train two epochs and save the second\n%v", r)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--width", "64"}, "learning rate 0: want more than 0"},
+		{[]string{"--lr", "0.1", "--width", "64", "--memory", "lots"}, `--memory "lots": want a size`},
+		{[]string{"--lr", "0.1", "--width", "64", "extra"}, `unexpected argument "extra"`},
+	} {
+		r := e.runGPU(append([]string{"fake-train"}, tc.args...)...)
+		r.wantCode(t, 2)
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("fake-train %q: stderr does not say %q\n%v", tc.args, tc.want, r)
+		}
+	}
+	r = e.runGPU("fake-train", "--lr", "0.1", "--width", "64", "--epochs", "1000", "--memory", "9GiB", "--ramp", "0")
+	r.wantCode(t, 1)
+	if !strings.Contains(r.stderr, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate ") {
+		t.Errorf("memory beyond the GPU does not fail as PyTorch does\n%v", r)
+	}
+}
