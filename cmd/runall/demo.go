@@ -24,12 +24,14 @@ two simulated 32 GiB GPUs by measured free memory (--fake-gpus %s unless
 you give --fake-gpus or RUNALL_FAKE_GPUS: the driver keeps 512 MiB of each). Each trial runs
 runall fake-train, the demo's simulated trainer: a tqdm bar and Keras's epoch lines, which
 runall reads as its metrics, a checkpoint each epoch, and its GPU memory held as a PyTorch
-process holds it. It needs no GPU. It serves its live page while it runs at the address its
-first line gives (--serve %s unless you give --serve or RUNALL_SERVE; --serve ''
-for none) and writes the report.html its last line names. Each run starts its trials over
-(--fresh). Its file is written to %s in the current directory, the same
-path each time, so that a second run shows how long each trial has left from the first
-one's times.
+process holds it. It needs no GPU.
+
+While it runs it serves its live page at the address its first line gives: --serve %s
+(a free port), also for a --serve without an address, unless you give one or RUNALL_SERVE;
+--serve '' serves nothing. Its last line names the report.html it wrote. Each run starts
+its trials over (--fresh). Its file is written to %s in the current
+directory, the same path each time, so that a second run shows how long each trial has
+left from the first one's times.
 
 It takes the flags of runall run:
 `
@@ -58,7 +60,7 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 	if err := writeDemo(demoPath); err != nil {
 		return fmt.Errorf("demo: cannot write its tasks file: %w (run it from a directory you can write to)", err)
 	}
-	// Prepended, a default gives way to the flag given: the last of a flag wins.
+	args = bareServe(args)
 	if !hasFlag(args, "fake-gpus") && a.getenv("RUNALL_FAKE_GPUS") == "" {
 		args = append([]string{"--fake-gpus", demoGPUs}, args...)
 	}
@@ -66,9 +68,21 @@ func runDemo(ctx context.Context, a *app, args []string) error {
 		args = append([]string{"--serve", demoServe}, args...)
 	}
 	// Its trials keep checkpoints: a second run would resume each from its last epoch and
-	// show nothing train. Each run trains again.
+	// show nothing train. Each run trains again (prepended, --fresh=false still wins).
 	args = append([]string{"--fresh"}, args...)
 	return runRun(ctx, a, append(args, demoPath))
+}
+
+// bareServe gives a --serve without an address (the last argument, or one before another
+// flag) demoServe's, so that runall demo --serve does what it says, where the flag package
+// would take the next flag for the address.
+func bareServe(args []string) []string {
+	for i, s := range args {
+		if (s == "--serve" || s == "-serve") && (i == len(args)-1 || strings.HasPrefix(args[i+1], "-")) {
+			return slices.Concat(args[:i+1], []string{demoServe}, args[i+1:])
+		}
+	}
+	return args
 }
 
 // writeDemo writes the demo's file at path unless it is there already as it should be.

@@ -45,7 +45,8 @@ type demoTask struct {
 	PeakGPUMemory uint64               `json:"peak_gpu_memory"`
 }
 
-// TestDemoInBrowser: runall demo serves its live page unasked, and the page shows a trial
+// TestDemoInBrowser: runall demo --serve serves its live page at an address of its own, which
+// its output gives, and the page shows a trial
 // running with its curve and its tqdm progress so far; at the end every view of the report
 // is drawn with the run's data: the trials ranked by val_accuracy with the pruned ones
 // (asha) after them, the timeline of both GPUs with their memory, the curves per epoch, the
@@ -56,7 +57,7 @@ func TestDemoInBrowser(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
 	ctx := browser(t)
-	p := e.start("demo", "--output", "plain", "--log-dir", "logs", "--serve-after", "3m")
+	p := e.start("demo", "--serve", "--output", "plain", "--log-dir", "logs", "--serve-after", "3m") // an address of its own
 	url := served(p)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)

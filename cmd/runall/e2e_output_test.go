@@ -189,6 +189,9 @@ func TestDemo(t *testing.T) {
 		if strings.Contains(r.stdout, "resumed from step") { // each run trains again (--fresh)
 			t.Errorf("the demo resumed trials from an earlier run's checkpoints\n%v", r)
 		}
+		if !strings.Contains(r.stdout, "serving the live report on http://127.0.0.1:") {
+			t.Errorf("the demo does not say where it serves its live page\n%v", r)
+		}
 		// A wait shared by many trials is said once, plainly: the demo opened with 11 lines
 		// "waiting: needs 3.0 GiB; GPU0 31.5 GiB free, 3.0 GiB reserved (tying ...)".
 		if n := strings.Count(r.stdout, "] waiting: a moment"); n > 1 || strings.Contains(r.stdout, "tying a just-started") {
