@@ -15,7 +15,8 @@ GLIBC_MAX   := 2.31
 # not pull in k8s.io/api.
 K8S_TEST := examples/k8s/test
 
-DEMO_GPUS ?= 2x32GiB:reserve=512MiB
+# More flags for runall demo, e.g. DEMO_FLAGS="--serve 127.0.0.1:9090" for a fixed address.
+DEMO_FLAGS ?=
 
 # The fuzz targets (package:target) and how long `make fuzz` runs each.
 # package:target:executions, each about 20 s on one of CI's machines. Counts, not durations: with a
@@ -83,8 +84,10 @@ bench: build ## run the bench/*.sh scripts against ./runall
 		echo "== $$s"; RUNALL=$(CURDIR)/runall bash "$$s" || exit 1; \
 	done; [ -n "$$found" ] || echo "bench: no bench/*.sh scripts yet"
 
-demo: build ## build, then run examples/demo.yml: a sweep packed onto two simulated 32 GiB GPUs
-	./runall --fake-gpus $(DEMO_GPUS) examples/demo.yml
+# runall demo runs examples/demo.yml (the file it embeds) with its own defaults: two simulated
+# 32 GiB GPUs, its live page served on a free port of 127.0.0.1 (its first line), --fresh.
+demo: build ## build, then run the demo (examples/demo.yml): two sweeps on two simulated 32 GiB GPUs, early stopping, its live page's address first
+	./runall demo $(DEMO_FLAGS)
 
 clean: ## remove ./runall and dist/ (keeps the bullseye sysroot cache)
 	rm -rf runall dist

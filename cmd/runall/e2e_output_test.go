@@ -172,8 +172,9 @@ func wantAllLines(t *testing.T, name, text string, want []string) {
 	}
 }
 
-// TestDemo: demo --help describes demo, not run; the demo's file lands at one path, so that
-// a second run finds the first one's history (its ETA) and adds no state file of its own.
+// TestDemo: demo --help describes demo, not run; the demo's trials report val_accuracy, asha
+// prunes some, the importances name lr (wantDemoOutcome); the demo's file lands at one path,
+// so that a second run finds the first one's history (its ETA) and adds no state file of its own.
 func TestDemo(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
@@ -185,6 +186,12 @@ func TestDemo(t *testing.T) {
 	for range 2 {
 		r := e.run("demo", "--output", "plain")
 		r.wantCode(t, 0)
+		if strings.Contains(r.stdout, "resumed from step") { // each run trains again (--fresh)
+			t.Errorf("the demo resumed trials from an earlier run's checkpoints\n%v", r)
+		}
+		if !strings.Contains(r.stdout, "serving the live report on http://127.0.0.1:") {
+			t.Errorf("the demo does not say where it serves its live page\n%v", r)
+		}
 		// A wait shared by many trials is said once, plainly: the demo opened with 11 lines
 		// "waiting: needs 3.0 GiB; GPU0 31.5 GiB free, 3.0 GiB reserved (tying ...)".
 		if n := strings.Count(r.stdout, "] waiting: a moment"); n > 1 || strings.Contains(r.stdout, "tying a just-started") {
@@ -194,7 +201,9 @@ func TestDemo(t *testing.T) {
 	if !e.exists(".runall/demo/demo.yml") {
 		t.Error("no .runall/demo/demo.yml")
 	}
-	state, err := filepath.Glob(e.path(".runall", "logs", "state", "*"))
+	wantDemoOutcome(t, e)
+	// Beside it, state/checkpoints/ keeps the copies of the trials' checkpoints.
+	state, err := filepath.Glob(e.path(".runall", "logs", "state", "*.json"))
 	if err != nil || len(state) != 1 {
 		t.Errorf("state files after two demo runs: %q, want one", state)
 	}

@@ -711,7 +711,7 @@ func TestExitCodes(t *testing.T) {
 func TestVersionAndHelp(t *testing.T) {
 	t.Parallel()
 	cases := [][]string{{"--version"}, {"version"}, {"--help"}, {"-h"}, {"help"}, {"tasks.yml", "-h"}}
-	for _, cmd := range []string{"run", "demo", "check", "gpus", "resources", "sync", "report", "fake-alloc"} {
+	for _, cmd := range []string{"run", "demo", "check", "gpus", "resources", "sync", "report", "fake-alloc", "fake-train"} {
 		cases = append(cases, []string{cmd, "--help"})
 	}
 	for _, args := range cases {
@@ -763,7 +763,7 @@ func TestRenamedBinaryIsRunallToTasks(t *testing.T) {
 // A flag that does not exist is a usage error that says where the flags are listed.
 func TestUnknownFlag(t *testing.T) {
 	t.Parallel()
-	for _, cmd := range []string{"run", "check", "gpus", "resources", "sync", "report", "fake-alloc"} {
+	for _, cmd := range []string{"run", "check", "gpus", "resources", "sync", "report", "fake-alloc", "fake-train"} {
 		t.Run(cmd, func(t *testing.T) {
 			t.Parallel()
 			r := newE2E(t).run(cmd, "--no-such-flag")

@@ -80,19 +80,32 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 
+	if err := placeAlloc(a, "fake-alloc", &opts, f.mpsFault); err != nil {
+		return err
+	}
+	err = gpusim.Alloc(ctx, opts)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("fake-alloc: interrupted, memory released: %w", err)
+	}
+	return err
+}
+
+// placeAlloc puts opts on the simulated GPUs runall gave the trial (cmd, fake-alloc or
+// fake-train, is the command that says so when it gave none), from the environment.
+func placeAlloc(a *app, cmd string, opts *gpusim.AllocOptions, mpsFault time.Duration) error {
 	spec := a.getenv(gpusim.EnvGPUs)
 	if spec == "" {
-		return usagef("fake-alloc runs inside a trial that runall placed on --fake-gpus: %s is not set (to claim by hand, set %s=32GiB and %s=0 as docs/gpu.md shows)",
-			gpusim.EnvGPUs, gpusim.EnvGPUs, gpu.EnvCUDAVisibleDevices)
+		return usagef("%s runs inside a trial that runall placed on --fake-gpus: %s is not set (to claim by hand, set %s=32GiB and %s=0 as docs/gpu.md shows)",
+			cmd, gpusim.EnvGPUs, gpusim.EnvGPUs, gpu.EnvCUDAVisibleDevices)
 	}
 	devs, err := gpusim.ParseSpec(spec)
 	if err != nil {
-		return usagef("fake-alloc: %s: %v", gpusim.EnvGPUs, err)
+		return usagef("%s: %s: %v", cmd, gpusim.EnvGPUs, err)
 	}
 	devices := a.getenv(gpu.EnvCUDAVisibleDevices)
 	if devices == "" {
-		return usagef("fake-alloc runs inside a trial that runall placed on --fake-gpus: %s is not set, so there is no GPU to claim memory on (give its task a gpu-memory in the tasks file)",
-			gpu.EnvCUDAVisibleDevices)
+		return usagef("%s runs inside a trial that runall placed on --fake-gpus: %s is not set, so there is no GPU to claim memory on (give its task a gpu-memory in the tasks file)",
+			cmd, gpu.EnvCUDAVisibleDevices)
 	}
 	// Unset only when started by hand: the same default as runall's own --fake-gpus.
 	state := a.getenv(gpusim.EnvState)
@@ -100,13 +113,7 @@ func runFakeAlloc(ctx context.Context, a *app, args []string) error {
 		state = gpusim.DefaultStateDir(os.TempDir())
 	}
 	opts.Devices, opts.GPUs, opts.StateDir, opts.Stderr = devices, devs, state, a.stderr
-	if opts.MPS, err = mpsClient(a, f.mpsFault); err != nil {
-		return err
-	}
-	err = gpusim.Alloc(ctx, opts)
-	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("fake-alloc: interrupted, memory released: %w", err)
-	}
+	opts.MPS, err = mpsClient(a, mpsFault)
 	return err
 }
 

@@ -59,6 +59,7 @@ var commands = []command{
 	{"sync", "sync a local directory and an s3:// prefix, either way", runSync, tidyWait},
 	{"report", "write an HTML report of a run: trials, GPU timeline, metrics", runReport, 0},
 	{"fake-alloc", "claim simulated GPU memory (for trials on --fake-gpus)", runFakeAlloc, tidyWait},
+	{"fake-train", "the demo's simulated trainer: Keras-style epoch lines and a tqdm bar, no GPU", runFakeTrain, tidyWait},
 	{"version", "print runall's version", runVersion, 0},
 }
 

@@ -9,12 +9,12 @@ import (
 	"unicode/utf8"
 )
 
-// progress prints a progress bar as tqdm (4.x, tqdm/std.py) prints it to a pipe: each
+// Progress prints a progress bar as tqdm (4.x, tqdm/std.py) prints it to a pipe: each
 // update "\r"-prefixed and padded to the length of the one before, in tqdm's default format
 // "{percentage:3.0f}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate_fmt}]" with a bar of
 // 10 cells (no terminal width) of Unicode eighths, at most every mininterval (0.1 s), and its
 // rate an exponential moving average of the updates (smoothing 0.3); a newline at the end.
-type progress struct {
+type Progress struct {
 	w       io.Writer
 	total   int
 	now     func() time.Time
@@ -28,18 +28,20 @@ type progress struct {
 // mininterval is tqdm's default least time between two updates it prints.
 const mininterval = 100 * time.Millisecond
 
-func newProgress(w io.Writer, total int, now func() time.Time) *progress {
+// NewProgress starts a bar of total steps on w, printing its first state; now is the clock
+// (time.Now but in tests).
+func NewProgress(w io.Writer, total int, now func() time.Time) *Progress {
 	if w == nil {
 		w = io.Discard
 	}
-	p := &progress{w: w, total: total, now: now, start: now()}
+	p := &Progress{w: w, total: total, now: now, start: now()}
 	p.lastT = p.start
 	p.print(0)
 	return p
 }
 
-// update tells it that n steps are done; it prints when tqdm would.
-func (p *progress) update(n int) {
+// Update tells it that n steps are done; it prints when tqdm would.
+func (p *Progress) Update(n int) {
 	t := p.now()
 	if t.Sub(p.lastT) < mininterval {
 		return
@@ -50,13 +52,13 @@ func (p *progress) update(n int) {
 	p.print(n)
 }
 
-// close prints the last state and ends the line, as tqdm's close does.
-func (p *progress) close() {
+// Close prints the last state and ends the line, as tqdm's close does.
+func (p *Progress) Close() {
 	p.print(p.total)
 	fmt.Fprint(p.w, "\n")
 }
 
-func (p *progress) print(n int) {
+func (p *Progress) print(n int) {
 	elapsed := p.now().Sub(p.start).Seconds()
 	rate := 0.0
 	if dt := p.dt.value(); dt > 0 {

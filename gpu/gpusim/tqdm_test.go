@@ -40,13 +40,13 @@ func TestProgressStream(t *testing.T) {
 	clock := time.Unix(0, 0)
 	now := func() time.Time { return clock }
 	var out bytes.Buffer
-	p := newProgress(&out, 4, now)
+	p := NewProgress(&out, 4, now)
 	for n := 1; n <= 4; n++ {
 		clock = clock.Add(250 * time.Millisecond)
-		p.update(n)
-		p.update(n) // within mininterval: not printed
+		p.Update(n)
+		p.Update(n) // within mininterval: not printed
 	}
-	p.close()
+	p.Close()
 	got := out.String()
 	if !strings.HasPrefix(got, "\r  0%|          | 0/4 [00:00<?, ?it/s]\r") || !strings.HasSuffix(got, "]\n") {
 		t.Fatalf("stream %q: want tqdm's first update, \\r-separated, and a newline at the close", got)

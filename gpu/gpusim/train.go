@@ -48,7 +48,7 @@ func (c *claim) train(ctx context.Context, t Train, w io.Writer) error {
 	if err := c.compute(Load{Busy: t.Busy, SM: t.SM}); err != nil {
 		return err
 	}
-	bar := newProgress(w, t.Steps, time.Now)
+	bar := NewProgress(w, t.Steps, time.Now)
 	tick := max(t.StepTime/4, minTick)
 	for n := 1; n <= t.Steps; n++ {
 		for left := 1.0; left > 1e-9; {
@@ -63,9 +63,9 @@ func (c *claim) train(ctx context.Context, t Train, w io.Writer) error {
 			}
 			left -= float64(time.Since(start)) / full
 		}
-		bar.update(n)
+		bar.Update(n)
 	}
-	bar.close()
+	bar.Close()
 	return c.compute(Load{}) // it holds its memory from here on, computing nothing
 }
 
