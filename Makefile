@@ -48,11 +48,11 @@ test: ## go test -race ./..., the Kubernetes manifest tests, then the examples o
 	elif [ "$${CI:-}" = true ]; then echo "test: the Kubernetes binaries are missing: make k8s-bin"; exit 1; \
 	else echo "test: the cluster tests were not run: make k8s-bin builds their binaries (15-35 minutes, once), then make test or make k8s-e2e runs them"; fi
 
-check: ## gofmt, go vet, the size limits and the removal fence (internal/limits), no go.mod/go.sum drift after go mod tidy
+check: ## gofmt, go vet, the size limits, the fences and layers, and the removal fence (internal/limits), no go.mod/go.sum drift after go mod tidy
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) run ./internal/limits . # files <= 400 lines, functions <= 60, types <= 12 fields (or //limits:flat REASON) and 15 methods, the sched and trial fences (go list), removals only through os.Root (fence.go); then lists what stands within one of a limit
+	$(GO) run ./internal/limits . # files <= 400 lines, functions <= 60, types <= 12 fields (or //limits:flat REASON) and 15 methods, what each fenced package may depend on, its count beside its limit, and the imports that climb the layers (deps.go, layers.go: go list), removals only through os.Root (fence.go); then lists what stands within one of a limit
 	cd $(K8S_TEST) && $(GO) vet ./...
 	$(GO) mod tidy
 	git diff --exit-code go.mod go.sum

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/runall/runall/runner/sharing"
+	"github.com/runall/runall/runner/results"
 )
 
 // sharing draws what gpu-sharing: progress measured: what sharing bought, each GPU's number
@@ -53,7 +53,7 @@ func orDash(v float64) string {
 
 // stepLine draws a GPU's number of trials over time as a small SVG step line, from the
 // run's start to its end (or now), its most at the top, with the counts it stepped through.
-func (p *page) stepLine(counts []sharing.Count) string {
+func (p *page) stepLine(counts []results.SharingCount) string {
 	if len(counts) == 0 {
 		return "no trial yet"
 	}

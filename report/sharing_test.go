@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/runall/runall/runner/results"
-	"github.com/runall/runall/runner/sharing"
 )
 
 // TestSharing (issue 36, point 3): the report (and so the live page) draws what packing by
@@ -17,10 +16,8 @@ func TestSharing(t *testing.T) {
 	start := time.Unix(1000, 0)
 	run := &results.Run{StartedAt: start, FinishedAt: start.Add(10 * time.Second), Tasks: []results.Task{{Name: "a", Status: results.StatusOK}},
 		GPUSharing: &results.Sharing{
-			Figures: sharing.Figures{
-				Trials: []sharing.TrialFigures{{Trial: "a", Alone: 20, AloneFrom: "measured", Shared: 10, Slowdown: 2, Steps: 100}},
-				GPUs:   []sharing.GPUFigures{{GPU: "0", Counts: []sharing.Count{{At: 0, Trials: 1}, {At: 2.5, Trials: 2}, {At: 9, Trials: 0}}}},
-			},
+			Trials:    []results.SharingTrial{{Trial: "a", Alone: 20, AloneFrom: "measured", Shared: 10, Slowdown: 2, Steps: 100}},
+			GPUs:      []results.SharingGPU{{GPU: "0", Counts: []results.SharingCount{{At: 0, Trials: 1}, {At: 2.5, Trials: 2}, {At: 9, Trials: 0}}}},
 			Decisions: []results.SharingDecision{{At: 4.5, GPU: "0", Action: "lower", Trials: 2, Line: "gpu 0: 2 trials ran 0.80 trials' worth"}},
 			Summary:   "sharing ran this sweep 1.6x faster than one trial at a time would have (measured rates)",
 		}}

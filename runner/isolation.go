@@ -34,8 +34,11 @@ type isolation struct {
 // openIsolation starts MPS as the plan's gpu-isolation asks, for the admitter's GPUs; nil
 // without it. note is what to say of it as the run starts.
 func openIsolation(p *plan.Plan, opts Options, g *gpuResource, closed *admit.Closed) (iso *isolation, note string, err error) {
-	mode := p.Config.GPUIsolation
-	if g == nil || mode == mps.None || mode == "" {
+	mode, err := mps.ParseMode(string(p.Config.GPUIsolation))
+	if err != nil {
+		return nil, "", err
+	}
+	if g == nil || mode == mps.None {
 		return nil, "", nil
 	}
 	devs, err := opts.Resources.Probe.Devices()

@@ -15,7 +15,7 @@ import (
 // and the final end's Detail.
 func TestLedgerLearnsFromEvents(t *testing.T) {
 	task := &plan.Task{ID: 7, Name: "train", Cmd: "python train.py"}
-	l := newLedger(mask.New(nil, &plan.Plan{}, nil))
+	l := newLedger(mask.New(nil, nil, &plan.Plan{}, nil))
 	s := &event.Stream{}
 	s.Add(l)
 	s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1, Devices: []string{"GPU-0"}, Need: 4 << 30})
@@ -59,7 +59,7 @@ func TestLedgerLeavesPausesOut(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			task := &plan.Task{ID: 1, Name: "train"}
-			l := newLedger(mask.New(nil, &plan.Plan{}, nil))
+			l := newLedger(mask.New(nil, nil, &plan.Plan{}, nil))
 			s := &event.Stream{}
 			s.Add(l)
 			s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1, Time: at(0)})
@@ -85,7 +85,7 @@ func TestLedgerDecidesByEnd(t *testing.T) {
 		event.EndRetry: results.StatusRunning, event.EndRequeue: results.StatusPending,
 		event.EndPause: results.StatusPaused, event.EndFinal: results.StatusFailed} {
 		task := &plan.Task{ID: 3, Name: "train", Cmd: "python train.py"}
-		l := newLedger(mask.New(nil, &plan.Plan{}, nil))
+		l := newLedger(mask.New(nil, nil, &plan.Plan{}, nil))
 		s := &event.Stream{}
 		s.Add(l)
 		s.Emit(event.Event{Kind: event.TaskStarted, Task: task, Attempt: 1})

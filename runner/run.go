@@ -19,6 +19,7 @@ import (
 	"github.com/runall/runall/runner/shard"
 	"github.com/runall/runall/runner/stopwhen"
 	"github.com/runall/runall/runner/trial"
+	"github.com/runall/runall/s3sync"
 )
 
 // runDriver is one run: it composes the parts that do the work (the lifecycle stream and its
@@ -50,7 +51,7 @@ type runEnv struct {
 
 func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	opts = opts.withDefaults()
-	masker := mask.New(opts.Environ, p, notify.Secrets(opts.Environ, p.Config.Notify))
+	masker := mask.New(opts.Environ, s3sync.SecretEnvNames(), p, notify.Secrets(opts.Environ, p.Config.Notify))
 	masker.Tasks(p)
 	r := &runDriver{plan: shard.Apply(p, opts.Shard), opts: opts}
 	logDir := opts.runDir()

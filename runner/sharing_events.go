@@ -139,7 +139,8 @@ func (s *gpuSharing) results() *results.Sharing {
 	defer s.mu.Unlock()
 	end := s.now()
 	f := s.ctl.Figures()
-	out := &results.Sharing{Figures: f, Decisions: append([]results.SharingDecision(nil), s.said...), Summary: f.Summary(end)}
+	out := sharingRecord(f)
+	out.Decisions, out.Summary = append([]results.SharingDecision(nil), s.said...), f.Summary(end)
 	out.Speedup, _ = f.Speedup(end)
 	return out
 }

@@ -95,7 +95,7 @@ func tasksJSON(t *testing.T, r *results.Run) string {
 // what was seen live.
 func TestLedgerLiveForgetsAtTheEnd(t *testing.T) {
 	task := &plan.Task{ID: 3, Name: "train", Cmd: "train"}
-	l := newLedger(mask.New(nil, &plan.Plan{}, nil))
+	l := newLedger(mask.New(nil, nil, &plan.Plan{}, nil))
 	s := &event.Stream{}
 	s.Add(l)
 	p := &plan.Plan{Tasks: []*plan.Task{task}}

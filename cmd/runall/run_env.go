@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/runall/runall/gpu/mps"
 	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
@@ -31,7 +30,7 @@ func (o *runOptions) openGPUs(a *app, p *plan.Plan, opts *runner.Options) (close
 			closers = append(closers, func() { _ = probe.Close() })
 		}
 	}
-	doneMPS, err := withFakeMPSOnPath(&opts.Environ, onFakeGPUs(a, o.fakeGPUs) && p.Config.GPUIsolation != mps.None)
+	doneMPS, err := withFakeMPSOnPath(&opts.Environ, onFakeGPUs(a, o.fakeGPUs) && p.Config.GPUIsolation != plan.IsolationNone)
 	if err != nil {
 		close()
 		return nil, err

@@ -34,7 +34,8 @@ const (
 // PIDFile is the file in the pipe directory that holds the control daemon's PID.
 const PIDFile = "nvidia-cuda-mps-control.pid"
 
-// Mode is the task file's gpu-isolation.
+// Mode is how MPS is asked for: the task file's gpu-isolation (its grammar owns the values,
+// runner/taskfile's Isolation), as ParseMode reads it.
 type Mode string
 
 // The modes: no MPS (today's behaviour), MPS or a clear error, MPS where it can be had.

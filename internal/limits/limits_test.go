@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -125,35 +126,58 @@ func TestNear(t *testing.T) {
 	}
 }
 
-// TestFences: runner/trial's fence bans runner's root exactly (not the packages under it),
-// the consumers of the run by prefix, and s3sync only as its own import; the real module
-// keeps within both fences.
+// TestFences: a fence names every dependency off its list (another module's packages once
+// per module), an entry on its list that names nothing it depends on, a count over its
+// limit, and an import of what it may reach only through another; the package itself needs
+// no entry. The real module keeps within every fence, and within the layers' limit, with
+// every package on a layer.
 func TestFences(t *testing.T) {
-	var trialFence fence
-	for _, f := range fences {
-		if f.pkg == "./runner/trial" {
-			trialFence = f
-		}
+	f := fence{pkg: "runner/x", limit: 4, may: []string{"runner/plan", "runner/gone", "gopkg.in/yaml.v3", "s3sync"}, indirect: []string{"s3sync"}}
+	deps := []string{module + "runner/x", module + "runner/plan", "gopkg.in/yaml.v3", module + "s3sync",
+		module + "runner/sharing", "github.com/aws/smithy-go/a", "github.com/aws/smithy-go/b"}
+	got := f.offenders(deps, []string{module + "runner/plan", module + "s3sync"})
+	want := []string{
+		"7 dependencies outside the standard library, more than 4",
+		"depends on github.com/runall/runall/runner/sharing (go list -deps ./runner/x), which its fence does not allow",
+		"depends on 2 packages under github.com/aws/smithy-go (github.com/aws/smithy-go/a among them) (go list -deps ./runner/x), which its fence does not allow",
+		"its fence allows runner/gone, on which it no longer depends: strike it",
+		"imports github.com/runall/runall/s3sync itself, which it may reach only through another package",
 	}
-	deps := []string{"github.com/runall/runall/runner", "github.com/runall/runall/runner/plan",
-		"github.com/runall/runall/runner/rounds", "github.com/runall/runall/claims", "github.com/runall/runall/live",
-		"github.com/runall/runall/s3sync"}
-	got := matching(deps, trialFence.banned)
-	want := []string{"github.com/runall/runall/runner", "github.com/runall/runall/runner/rounds",
-		"github.com/runall/runall/claims", "github.com/runall/runall/live"}
 	if !slices.Equal(got, want) {
-		t.Errorf("trial's fence bans %q of %q, want %q", got, deps, want)
+		t.Errorf("offenders:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if got := matching(deps, trialFence.direct); !slices.Equal(got, []string{"github.com/runall/runall/s3sync"}) {
-		t.Errorf("trial's fence bans %q as imports, want s3sync", got)
+	if got := f.offenders(deps[:4], []string{module + "runner/plan"}); len(got) != 1 || !strings.Contains(got[0], "runner/gone") {
+		t.Errorf("offenders of a package within its fence but for one stale entry: %q", got)
 	}
-	for _, f := range fences {
-		bad, err := fenceDeps("../..", f)
-		if err != nil {
-			t.Fatal(err)
+	var out strings.Builder
+	n := 0
+	say := func(format string, args ...any) {
+		fmt.Fprintf(&out, format+"\n", args...)
+		n++
+	}
+	if err := dependencyReport("../..", &out, say); err != nil {
+		t.Fatal(err)
+	}
+	if err := layerReport("../..", &out, say); err != nil {
+		t.Fatal(err)
+	}
+	if n > 0 {
+		t.Errorf("the module breaks %d fences or layers:\n%s", n, out.String())
+	}
+}
+
+// A package stands on the layer of its exact path, else of the longest "/..." above it; a
+// package outside the module stands on none.
+func TestLayerOf(t *testing.T) {
+	for pkg, want := range map[string]string{
+		"cmd/runall": "cmd", "live": "cmd", "runner": "runner's root", "runner/admit": "policy", "report": "policy",
+		"runner/results": "records and grammar", "runner/proc": "leaves", "gpu/mps": "leaves", "internal/owned": "leaves",
+	} {
+		if i, ok := layerOf(module + pkg); !ok || layers[i].name != want {
+			t.Errorf("%s stands on %q (%v), want %q", pkg, layers[i].name, ok, want)
 		}
-		if len(bad) > 0 {
-			t.Errorf("%s depends on %q, which its fence bans", f.pkg, bad)
-		}
+	}
+	if _, ok := layerOf("gopkg.in/yaml.v3"); ok {
+		t.Error("a package outside the module stands on a layer")
 	}
 }

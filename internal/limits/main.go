@@ -1,11 +1,13 @@
 // Command limits checks the size limits runall's code keeps, for make check: no production
 // Go file over 400 lines, no function over 60, no struct type over 12 fields or 15 methods
-// anywhere in the module, no AWS SDK, go-nvml, process or resource package under
-// runner/sched, and no call that removes, renames, truncates or appends to a path outside
-// the helpers that go through an os.Root (fence.go). It names each offender with its place
-// and the fix, and exits 1 when there is one. Then, as a warning that fails nothing, it
-// lists the types and functions within one of a limit, so that the next change sees the
-// room is full before it overflows.
+// anywhere in the module; no dependency of a fenced package that its fence does not allow,
+// nor more of them than its limit (deps.go: one table, each count printed beside its limit);
+// no more imports that climb the house's layers than their limit (layers.go, the count
+// printed); and no call that removes, renames, truncates or appends to a path outside the
+// helpers that go through an os.Root (fence.go). It names each offender with its place and
+// the fix, and exits 1 when there is one. Then, as a warning that fails nothing, it lists
+// the types and functions within one of a limit, so that the next change sees the room is
+// full before it overflows.
 //
 // Usage: go run ./internal/limits [ROOT]
 //
@@ -20,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -32,32 +33,6 @@ const (
 	maxTypeFields  = 12
 	maxTypeMethods = 15
 )
-
-// A fence keeps a package from what sits above it: banned may be none of its dependencies
-// (go list -deps, prefixes; a pattern ending in "$" is one package exactly); direct may be
-// none of its own imports (a package it reaches through one it may use is let be).
-type fence struct {
-	pkg    string
-	banned []string
-	direct []string
-	why    string
-}
-
-// fences: the scheduler knows trials, not the resources they are admitted by, the
-// processes they run as, or S3; a trial's launch knows neither the run that drives it nor
-// the consumers of its events (it reaches S3 only through runner/checkpoint's copies).
-var fences = []fence{
-	{pkg: "./runner/sched", why: "the scheduler must not know resources, processes or S3", banned: []string{
-		"github.com/aws/", "github.com/NVIDIA/go-nvml", "github.com/runall/runall/runner/proc",
-		"github.com/runall/runall/runner/admit", "github.com/runall/runall/runner/hostadmit",
-		"github.com/runall/runall/claims",
-	}},
-	{pkg: "./runner/trial", why: "a trial's launch must know neither the run's driver nor the consumers of its events", banned: []string{
-		"github.com/runall/runall/runner$", "github.com/runall/runall/claims", "github.com/runall/runall/runner/claims",
-		"github.com/runall/runall/runner/prune", "github.com/runall/runall/runner/rounds",
-		"github.com/runall/runall/runner/output", "github.com/runall/runall/live", "github.com/runall/runall/report",
-	}, direct: []string{"github.com/runall/runall/s3sync"}},
-}
 
 func main() {
 	root := "."
@@ -123,16 +98,10 @@ func check(root string, w io.Writer, deps bool) (int, error) {
 	if !deps {
 		return n, nil
 	}
-	for _, f := range fences {
-		bad, err := fenceDeps(root, f)
-		if err != nil {
-			return n, err
-		}
-		for _, d := range bad {
-			say("%s depends on %s (go list -deps %s): %s", f.pkg, d, f.pkg, f.why)
-		}
+	if err := dependencyReport(root, w, say); err != nil {
+		return n, err
 	}
-	return n, nil
+	return n, layerReport(root, w, say)
 }
 
 // goFiles lists the production Go files under root, leaving out tests and what is not
@@ -156,44 +125,4 @@ func goFiles(root string) ([]string, error) {
 		return nil
 	})
 	return out, err
-}
-
-// fenceDeps are the dependencies of f.pkg that its fence bans.
-func fenceDeps(root string, f fence) ([]string, error) {
-	deps, err := goList(root, "{{.ImportPath}}", "-deps", f.pkg)
-	if err != nil {
-		return nil, err
-	}
-	imports, err := goList(root, "{{join .Imports \"\\n\"}}", f.pkg)
-	if err != nil {
-		return nil, err
-	}
-	return append(matching(deps, f.banned), matching(imports, f.direct)...), nil
-}
-
-// goList is what go list -f format says of args, run in root, one entry a line.
-func goList(root, format string, args ...string) ([]string, error) {
-	cmd := exec.Command("go", append([]string{"list", "-f", format}, args...)...)
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("go list %s: %w", strings.Join(args, " "), err)
-	}
-	return strings.Fields(string(out)), nil
-}
-
-// matching are the packages of pkgs that one of patterns names: a prefix, or with "$" at
-// its end the package exactly.
-func matching(pkgs, patterns []string) []string {
-	var out []string
-	for _, p := range pkgs {
-		for _, b := range patterns {
-			exact, isExact := strings.CutSuffix(b, "$")
-			if isExact && p == exact || !isExact && strings.HasPrefix(p, b) {
-				out = append(out, p)
-				break
-			}
-		}
-	}
-	return out
 }

@@ -26,8 +26,10 @@
 // the devices on a loop of its own (sample.go).
 //
 // The package knows trials only as requests (an id, a name, a group, a need, a number of
-// devices, a gate); it knows nothing of the plan, of the scheduler that asks, or of the
-// processes that run them.
+// devices, a gate); it knows nothing of the plan or of the scheduler that asks. Of the
+// processes that run them it knows their process groups, told as each starts (Started),
+// and each GPU process's group and ancestors as /proc says them (runner/proc's Lineage), to
+// tell whose memory is whose (attrib.go); it starts none.
 package admit
 
 import (

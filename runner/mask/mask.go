@@ -9,7 +9,6 @@ import (
 
 	"github.com/runall/runall/internal/lazyre"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/s3sync"
 )
 
 // secretPatterns are the variable names whose values are secrets unless the task file says
@@ -22,10 +21,11 @@ var secretPatterns = []string{
 	"*_ENCRYPTION_KEY", "*_CREDENTIALS", "WANDB_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
 }
 
-// isSecretName reports whether a variable called name holds a secret: one of the S3
-// credentials, a default pattern, or a name or pattern of extra (config mask:).
-func isSecretName(name string, extra []string) bool {
-	if slices.Contains(s3sync.SecretEnvNames(), name) {
+// isSecretName reports whether a variable called name holds a secret: one of names (the
+// caller's: the S3 credentials), a default pattern, or a name or pattern of extra (config
+// mask:).
+func isSecretName(name string, names, extra []string) bool {
+	if slices.Contains(names, name) {
 		return true
 	}
 	upper := strings.ToUpper(name)
@@ -44,6 +44,7 @@ func isSecretName(name string, extra []string) bool {
 // nothing. It learns the secrets a task exports (a setup step's export WANDB_API_KEY=...)
 // as the run goes. Safe for concurrent use.
 type Masker struct {
+	names []string // the caller's secret names, exactly
 	extra []string // config mask:
 
 	mu      sync.RWMutex
@@ -54,9 +55,11 @@ type Masker struct {
 
 // New is a Masker of the secrets in environ and the task file (variables with secret names,
 // task env: values) and of also, the secrets found elsewhere (notify's: notify.Secrets).
+// names are the variables the caller knows hold secrets beyond the default patterns (the
+// S3 credentials runall reads: s3sync.SecretEnvNames), so that mask knows no S3 client.
 // Values shorter than 4 bytes are left alone: masking "1" or "yes" would garble every line.
-func New(environ []string, p *plan.Plan, also []string) *Masker {
-	m := &Masker{extra: p.Config.Mask}
+func New(environ, names []string, p *plan.Plan, also []string) *Masker {
+	m := &Masker{names: names, extra: p.Config.Mask}
 	var values []string
 	for _, kv := range environ {
 		if v, ok := m.secretOf(kv); ok {
@@ -83,7 +86,7 @@ func New(environ []string, p *plan.Plan, also []string) *Masker {
 // secretOf is the value of NAME=value when it is a secret to mask.
 func (m *Masker) secretOf(kv string) (string, bool) {
 	k, v, _ := strings.Cut(kv, "=")
-	return v, len(v) >= 4 && isSecretName(k, m.extra)
+	return v, len(v) >= 4 && isSecretName(k, m.names, m.extra)
 }
 
 // assignmentRE is NAME=value in a shell command, the value bare or quoted.

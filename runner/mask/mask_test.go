@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/s3sync"
 )
 
 func TestIsSecretName(t *testing.T) {
@@ -13,7 +14,7 @@ func TestIsSecretName(t *testing.T) {
 		want  bool
 	}{
 		{"AWS_SECRET_ACCESS_KEY", nil, true},
-		{"AWS_ACCESS_KEY_ID", nil, true}, // an S3 credential runall itself uses
+		{"AWS_ACCESS_KEY_ID", nil, true}, // an S3 credential runall itself uses, which the run names
 		{"WANDB_API_KEY", nil, true},
 		{"HF_TOKEN", nil, true},
 		{"GITHUB_TOKEN", nil, true},
@@ -33,8 +34,8 @@ func TestIsSecretName(t *testing.T) {
 		{"MY_LICENCE", []string{"MY_*"}, true},
 		{"YOUR_LICENCE", []string{"MY_*"}, false},
 	} {
-		if got := isSecretName(tc.name, tc.extra); got != tc.want {
-			t.Errorf("isSecretName(%q, %q) = %v, want %v", tc.name, tc.extra, got, tc.want)
+		if got := isSecretName(tc.name, s3sync.SecretEnvNames(), tc.extra); got != tc.want {
+			t.Errorf("isSecretName(%q, the S3 names, %q) = %v, want %v", tc.name, tc.extra, got, tc.want)
 		}
 	}
 }
@@ -45,7 +46,7 @@ func TestSecretMasker(t *testing.T) {
 	p := &plan.Plan{Config: plan.DefaultConfig()}
 	p.Config.Mask = []string{"COMET_KEY"}
 	p.Tasks = []*plan.Task{{Name: "t", Cmd: "true", Env: []plan.EnvVar{{Name: "HF_TOKEN", Value: "hf_task_value"}}}}
-	m := New([]string{"WANDB_API_KEY=wandb-value", "COMET_KEY=comet-value", "SORT_KEY=sort-value", "X=abc"}, p, nil)
+	m := New([]string{"WANDB_API_KEY=wandb-value", "COMET_KEY=comet-value", "SORT_KEY=sort-value", "X=abc"}, nil, p, nil)
 	got := m.Replace("wandb-value comet-value hf_task_value sort-value abc")
 	if want := "**** **** **** sort-value abc"; got != want {
 		t.Errorf("masked %q, want %q", got, want)

@@ -19,15 +19,19 @@ type (
 	Distribution = taskfile.Distribution
 	Condition    = taskfile.Condition
 	Notify       = taskfile.Notify
+	Isolation    = taskfile.Isolation
 	Sharing      = taskfile.Sharing
 	SharingSpec  = taskfile.SharingSpec
 	Objective    = taskfile.Objective
 )
 
-// The orders and sharings a task file may name, and the defaults of what it leaves out.
+// The orders, isolations and sharings a task file may name, and the defaults of what it leaves out.
 const (
 	OrderFile            = taskfile.OrderFile
 	OrderShuffled        = taskfile.OrderShuffled
+	IsolationNone        = taskfile.IsolationNone
+	IsolationMPS         = taskfile.IsolationMPS
+	IsolationAuto        = taskfile.IsolationAuto
 	SharingProgress      = taskfile.SharingProgress
 	DefaultSearchTimeout = taskfile.DefaultSearchTimeout
 )

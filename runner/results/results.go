@@ -1,6 +1,7 @@
 // Package results is the outcome of a run as runall records it: what --results writes, the
 // summary prints, the report draws and the shards of a sweep merge. It knows nothing of the
-// task file or the scheduler, so that readers of a results file need nothing else.
+// task file, the scheduler or the controllers whose figures it records (it defines its own
+// types, which they fill: sharing.go), so that readers of a results file need nothing else.
 package results
 
 import (

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
@@ -89,5 +90,34 @@ func TestStalledBoardStaysBounded(t *testing.T) {
 	}
 	if !replaced {
 		t.Errorf("said %q, want the values replaced", said)
+	}
+}
+
+// TestRunEndBoundedWhenBoardStalls: the run's end waits for a block whose board does not
+// answer only as long as Drain, and says so, as early stopping's end does.
+func TestRunEndBoundedWhenBoardStalls(t *testing.T) {
+	p := loadRounds(t, "{method: sha, grace: 1, reduction: 3, max: 9}",
+		"      - {name: 'lr=<lr>', cmd: 'train <lr>', checkpoint: 'ck/<lr>', matrix: {lr: [0.001, 0.01, 0.1]}}\n")
+	trials := p.Tasks[0].Parallel
+	board := &gatedBoard{memBoard: newMemBoard(), open: make(chan struct{})}
+	r, err := New(p, Options{Pauser: &pausesAsked{asked: map[string]int{}}, Drain: 10 * time.Millisecond,
+		Board: func(*plan.Task, func(string)) (Board, error) { return board, nil }})
+	if err != nil || r == nil {
+		t.Fatalf("New: %v %v", r, err)
+	}
+	defer r.Close()
+	defer close(board.open)
+	var said []string
+	var s event.Stream
+	s.Add(r)
+	s.Add(event.Func(func(ev event.Event, _ func(event.Event)) {
+		if ev.Kind == event.RunStatus {
+			said = append(said, ev.Line)
+		}
+	}))
+	s.Emit(event.Event{Kind: event.TaskMetric, Task: trials[0], Metric: "acc", Step: 1, Value: 0.5})
+	s.Emit(event.Event{Kind: event.RunEnded})
+	if len(said) != 1 || !strings.Contains(said[0], "after 10ms (their board does not answer): the other runalls of the sweep will not see them") {
+		t.Errorf("said %q at the run's end, want the wait's bound", said)
 	}
 }

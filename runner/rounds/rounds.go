@@ -20,6 +20,7 @@
 package rounds
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
@@ -75,7 +76,14 @@ type Options struct {
 	Poll time.Duration
 	// Key is a trial's identity on the board, the same on every runall (Task.Key when nil).
 	Key func(*plan.Task) string
+	// Drain bounds how long the run's end waits for the blocks to handle what they hold
+	// (DefaultDrain when 0).
+	Drain time.Duration
 }
+
+// DefaultDrain is how long the run's end waits for the blocks, as early stopping's waits
+// for its values (runner/prune): a few hundred requests to a board that answers.
+const DefaultDrain = 30 * time.Second
 
 // Rounds is the consumer of every block whose early-stop rule pauses. Each block's work
 // (board reads and writes, pauses) runs on a goroutine of its own, which takes the block's
@@ -124,7 +132,7 @@ func New(p *plan.Plan, o Options) (*Rounds, error) {
 // goroutines.
 func (r *Rounds) Event(ev event.Event, _ func(event.Event)) {
 	if ev.Kind == event.RunEnded {
-		r.Close()
+		r.finish()
 		return
 	}
 	if ev.Task == nil || ev.Task.EarlyStop == nil {
@@ -151,8 +159,26 @@ func (r *Rounds) Variant(t *plan.Task) (*plan.Task, []Exploit) {
 	return blk.variant(t)
 }
 
+// finish is the run's last event: the process exits after it. Each block first handles
+// what its inbox holds (a value put on its board, a round decided), or a shared sweep's
+// other runalls would never see it; but a board that does not answer holds the end up only
+// as long as Drain, and that is said.
+func (r *Rounds) finish() {
+	r.end()
+	if drain := cmp.Or(r.o.Drain, DefaultDrain); !r.wait(drain) {
+		r.notes.Say("early-stop: the rules that pause had not handled their trials' values and pauses after " + drain.String() +
+			" (their board does not answer): the other runalls of the sweep will not see them")
+	}
+}
+
 // Close ends the blocks' goroutines once they have done what they hold, and waits.
 func (r *Rounds) Close() {
+	r.end()
+	r.wg.Wait()
+}
+
+// end has the blocks' goroutines end once they have done what they hold.
+func (r *Rounds) end() {
 	r.mu.Lock()
 	closed := r.closed
 	r.closed = true
@@ -162,5 +188,21 @@ func (r *Rounds) Close() {
 			blk.in.close()
 		}
 	}
-	r.wg.Wait()
+}
+
+// wait waits up to d for the blocks' goroutines to end, and reports whether they did.
+func (r *Rounds) wait(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		r.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }

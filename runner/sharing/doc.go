@@ -55,8 +55,9 @@
 //     time, from the driver's per-process utilisation, which goes to Busy, and each
 //     device's name, which goes to Model. Device utilisation (Utilisation) is not passed:
 //     the trials' shares say more.
-//   - At the run's end, Figures go into results.json (per trial: rate alone, rate shared,
-//     slowdown; per GPU: its number of trials over time), history records each rate
+//   - At the run's end, the run copies Figures into results.json's own record (per trial:
+//     rate alone, rate shared, slowdown; per GPU: its number of trials over time;
+//     results.Sharing, which imports no controller), history records each rate
 //     measured alone (AloneFrom "measured") by task key and the model of the GPU it was
 //     measured on, and the summary says Summary().
 //

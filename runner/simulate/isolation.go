@@ -11,12 +11,12 @@ import (
 // MPS clients capped at their room, and it does not model their kernels overlapping.
 func isolationNote(p *plan.Plan) string {
 	mode := p.Config.GPUIsolation
-	if mode == mps.None || mode == "" || !p.NeedsGPU() {
+	if mode == plan.IsolationNone || mode == "" || !p.NeedsGPU() {
 		return ""
 	}
 	note := fmt.Sprintf("gpu-isolation: %s: each trial runs as a client of its GPU's MPS server, capped at its need and the margin "+
 		"(%s), and where compute is modelled (--busy) the kernels of trials that share a GPU overlap", mode, mps.EnvLimit)
-	if mode == mps.Auto {
+	if mode == plan.IsolationAuto {
 		note += " (as they would where MPS can be had)"
 	}
 	if t := plan.MultiGPUTask(p.Tasks); t != nil {
@@ -29,7 +29,7 @@ func isolationNote(p *plan.Plan) string {
 // isolatedCompute turns the compute model's MPS on for every device under gpu-isolation: the
 // run's trials would be MPS clients whose kernels overlap.
 func isolatedCompute(c Compute, p *plan.Plan, devices int) Compute {
-	if mode := p.Config.GPUIsolation; mode == mps.None || mode == "" {
+	if mode := p.Config.GPUIsolation; mode == plan.IsolationNone || mode == "" {
 		return c
 	}
 	c.MPS = make([]bool, devices)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/gpu/mps"
 	"github.com/runall/runall/internal/lazyre"
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/metric"
@@ -48,7 +47,7 @@ func DefaultConfig() Config {
 		GPUMemoryMargin:       DefaultMargin,
 		HostMemoryMargin:      DefaultHostMargin,
 		OOMRetries:            2,
-		GPUIsolation:          mps.None,
+		GPUIsolation:          IsolationNone,
 		MaxTasks:              DefaultMaxTasks,
 	}
 }
@@ -184,11 +183,11 @@ func (c *ConfigBlock) admissionKey(d *Decoder, p Pair) bool {
 			cfg.GPUSharing.Mode = s.Mode // its Pos is filled in as the plan is built
 		}
 	case "gpu-isolation":
-		m, err := mps.ParseMode(d.Str(p))
+		m, err := ParseIsolation(d.Str(p))
 		if err != nil {
 			d.Errorf(p.Value, "%v", err)
 		}
-		cfg.GPUIsolation = cmp.Or(m, mps.None)
+		cfg.GPUIsolation = cmp.Or(m, IsolationNone)
 	default:
 		return false
 	}
@@ -349,7 +348,7 @@ type Config struct {
 	GPUMemoryMargin       Margin        // gpu-memory-margin (default 5% of the device, at least 256 MiB)
 	HostMemoryMargin      Margin        // memory-margin: kept free of the container's limit (default 5%, at least 32 MiB)
 	OOMRetries            int           // oom-retries (default 2)
-	GPUIsolation          mps.Mode      // gpu-isolation: mps, auto or none (default none: docs/gpu.md#mps)
+	GPUIsolation          Isolation     // gpu-isolation: mps, auto or none (default none: docs/gpu.md#mps)
 	GPUSharing            SharingSpec   // gpu-sharing: what decides how many trials share a GPU; "" unset (memory)
 	Objective             *Objective    // objective: the metric trials are ranked by (the first of several); nil: none
 	Objectives            []Objective   // objective: every metric, the first first; several rank trials by Pareto front

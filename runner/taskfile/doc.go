@@ -8,5 +8,7 @@
 // It knows nothing of the plan: package plan reads the tree (File, its Tasks, its
 // ConfigBlock and S3Block), checks the tasks against where they stand, expands them and
 // builds the plan, adding each problem's file. As go-task's taskfile/ast is to its executor,
-// this is the file's grammar; the plan is its meaning.
+// this is the file's grammar; the plan is its meaning. It owns the values it reads
+// (gpu-isolation's Isolation among them: gpu/mps parses it where MPS starts) and imports
+// nothing that starts a process, reads NVML or talks to S3 (its fence, internal/limits).
 package taskfile

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// A layer is one floor of the house: the packages of the module it holds, named as the
+// fences name them (deps.go: "runner/plan", "gpu/..."). A package stands on the layer of the
+// entry that names it most closely: its exact path, else the longest "/..." above it.
+type layer struct {
+	name string
+	pkgs []string
+}
+
+// layers: the house from the top down. An import from a package to one on a layer above its
+// own climbs; imports within a layer and down are the flow (task file → plan → scheduler →
+// processes → events → results). Every package of the module stands on one.
+var layers = []layer{
+	{"cmd", []string{"cmd/...", "live", "bench/..."}}, // the command, the page it serves (live implements runner.Server), the benchmarks' tools
+	{"runner's root", []string{"runner"}},             // the driver: it composes a run of the packages below
+	// what admits, schedules, runs, reacts, shows and keeps: runner/'s policy packages, and
+	// the report, which draws the records
+	{"policy", []string{"runner/...", "report"}},
+	{"records and grammar", []string{"runner/taskfile", "runner/plan", "runner/event", "runner/results", "internal/plantest"}},
+	// what knows no task: the machine, processes, stores, sizes, the maths of the rules, the
+	// parsers of a trial's output, the book of needs, and the module's internals
+	{"leaves", []string{"gpu/...", "s3sync", "claims", "hostmem", "size", "internal/...",
+		"runner/proc", "runner/framework", "runner/queue", "runner/needs", "runner/metric", "runner/progress",
+		"runner/earlystop", "runner/importance", "runner/pareto"}},
+}
+
+// maxClimbs is how many imports may climb the layers: the count when the table was last
+// written. What still climbs inside runner's root (rooms.go into isolation.go and
+// sharing_run.go, files of one package) is below this table's grain.
+const maxClimbs = 0
+
+// layerReport counts the imports among the module's packages (go list in root) that climb
+// the layers, and prints the count beside its limit to w; each climb over the limit, and a
+// package on no layer, goes to say.
+func layerReport(root string, w io.Writer, say func(string, ...any)) error {
+	lines, err := goList(root, "{{.ImportPath}} {{join .Imports \" \"}}", "./...")
+	if err != nil {
+		return err
+	}
+	var climbs []string
+	for _, l := range lines {
+		f := strings.Fields(l)
+		from, ok := layerOf(f[0])
+		if !ok {
+			say("%s stands on no layer of internal/limits/layers.go: add it to the one whose packages it imports and is imported by", f[0])
+			continue
+		}
+		for _, imp := range f[1:] {
+			if to, ok := layerOf(imp); ok && to < from {
+				climbs = append(climbs, fmt.Sprintf("%s (%s) imports %s (%s)", f[0], layers[from].name, imp, layers[to].name))
+			}
+		}
+	}
+	fmt.Fprintf(w, "layers: %d imports climb (limit %d)\n", len(climbs), maxClimbs)
+	if len(climbs) > maxClimbs {
+		for _, c := range climbs {
+			say("%s, a layer above its own: %d imports climb, more than %d (internal/limits/layers.go)", c, len(climbs), maxClimbs)
+		}
+	}
+	return nil
+}
+
+// layerOf is the index of the layer that pkg (a whole path) stands on; false for a package
+// outside the module or on no layer.
+func layerOf(pkg string) (int, bool) {
+	if !strings.HasPrefix(pkg, module) {
+		return 0, false
+	}
+	best, at := -1, 0
+	for i, l := range layers {
+		for _, p := range l.pkgs {
+			if !names(p, pkg) {
+				continue
+			}
+			closeness := len(p)
+			if !strings.HasSuffix(p, "/...") {
+				closeness += len(pkg) // an exact path beats any "/..." above it
+			}
+			if closeness > best {
+				best, at = closeness, i
+			}
+		}
+	}
+	return at, best >= 0
+}
