@@ -96,3 +96,15 @@ func Same(a, b string) bool {
 	}
 	return Real(a) == Real(b)
 }
+
+// Clean is filepath.Clean where the text decides nothing ("." and doubled slashes taken
+// out), and Parent where a ".." is to be taken: after the link before it, as the kernel
+// takes it, not by dropping the part before it.
+func Clean(p string) string {
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return Parent(p)
+		}
+	}
+	return filepath.Clean(p)
+}

@@ -59,3 +59,26 @@ func TestSame(t *testing.T) {
 		t.Error("dl/new and d/new, both missing, are not the same place")
 	}
 }
+
+// TestClean: a path with no ".." is cleaned as its text says; one with a ".." has it taken
+// after the link before it.
+func TestClean(t *testing.T) {
+	base := t.TempDir()
+	deep := filepath.Join(base, "real", "deep")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(deep, filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		base + "/link/./x//y":   base + "/link/x/y",
+		base + "/link/../sub":   base + "/real/sub",
+		base + "/link/a/../b":   base + "/real/deep/b",
+		Join(base+"/link", "c"): base + "/link/c",
+	} {
+		if got := Clean(in); got != want {
+			t.Errorf("Clean(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
