@@ -42,7 +42,7 @@ func TestCheckpointUnderLinkedWorkingDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(filepath.Join(base, "sub", "precious.txt"), "keep me\n")    // the text's ../sub: not the trial's
+	write(filepath.Join(base, "sub", "precious.txt"), "keep me\n")     // the text's ../sub: not the trial's
 	write(filepath.Join(base, "real", "sub", "old.bin"), "an old run") // the trial's own, to be emptied by --fresh
 	e.writeFile("tasks.yml", "tasks:\n  - parallel-tasks:\n      - {cmd: 'echo w > ../sub/model.bin', checkpoint: '../sub'}\n")
 	e.run("check", "tasks.yml").wantCode(t, 0)
