@@ -8,9 +8,11 @@
 package kernelpath
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // maxHops is how many links one resolution follows before it gives up, as the kernel's
@@ -88,13 +90,18 @@ func Within(path, dir string) bool {
 
 // Same reports whether a and b name one place: the same file (device and inode) where both
 // exist, else the same path once resolved (Real).
-func Same(a, b string) bool {
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	if errA == nil && errB == nil {
-		return os.SameFile(fa, fb)
+func Same(a, b string) bool { return Identity(a) == Identity(b) }
+
+// Identity is what p names, for comparing: its device and inode where it exists, else the
+// path it resolves to (Real), where it would be made. Two names have one identity when they
+// reach one file, whatever their text.
+func Identity(p string) string {
+	if fi, err := os.Stat(p); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			return fmt.Sprintf("inode %d:%d", st.Dev, st.Ino)
+		}
 	}
-	return Real(a) == Real(b)
+	return "path " + Real(p)
 }
 
 // Clean is filepath.Clean where the text decides nothing ("." and doubled slashes taken

@@ -3,6 +3,9 @@ package plan
 import (
 	"cmp"
 	"path/filepath"
+	"strings"
+
+	"github.com/runall/runall/internal/kernelpath"
 
 	"github.com/runall/runall/runner/taskfile"
 	"gopkg.in/yaml.v3"
@@ -18,7 +21,9 @@ func (src *sources) checkpoint(c *taskfile.Task) *Checkpoint {
 }
 
 // checkCheckpoints reports two trials of a block that would share a checkpoint directory:
-// each would restore the other's.
+// each would restore the other's. Two names are one directory when they reach one
+// (kernelpath.Identity: a link on the way followed, a ".." taken after it); a name with a
+// ${VAR}, known only at run time, is compared by its text.
 func (src *sources) checkCheckpoints(trials []*Task) {
 	seen := map[string]*Task{}
 	for _, t := range trials {
@@ -26,6 +31,9 @@ func (src *sources) checkCheckpoints(trials []*Task) {
 			continue
 		}
 		dir := filepath.Join(t.Cwd, t.Checkpoint.Dir)
+		if !strings.Contains(dir, "$") {
+			dir = kernelpath.Identity(kernelpath.Join(kernelpath.Join(src.dir, t.Cwd), t.Checkpoint.Dir))
+		}
 		if other, ok := seen[dir]; ok {
 			src.problems = append(src.problems, Problem{Pos: t.Checkpoint.Pos, Msg: "checkpoint: " + t.Checkpoint.Dir +
 				" is also trial \"" + other.Name + "\"'s: each trial needs a directory of its own (put a placeholder in it, such as ckpt/<lr>)"})

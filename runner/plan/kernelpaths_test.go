@@ -56,3 +56,46 @@ func TestCheckpointUnderLinkedWorkingDir(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointSharedThroughLinks (issue 42, point 1, third bullet): two trials whose
+// checkpoint: texts differ but reach one directory (through a link to ".", a ".." after a
+// link; the directory there or not yet) are refused as sharing it, as two equal texts are;
+// two that only read alike are not.
+func TestCheckpointSharedThroughLinks(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"ck", "real/deep", "real/sub"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"here": ".", "deep": "real/deep"} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct{ a, b, cwdB, want string }{
+		{"ck", "here/ck", "", `checkpoint: here/ck is also trial "a"'s`},               // there: one inode
+		{"new", "here/new", "", `checkpoint: here/new is also trial "a"'s`},            // not there yet: one path
+		{"real/sub", "deep/../sub", "", `checkpoint: deep/../sub is also trial "a"'s`}, // .. after the link
+		{"real/x", "../x", "deep", `checkpoint: ../x is also trial "a"'s`},             // cwd: through the link
+		{"sub", "deep/../sub", "", ""},                                                 // the text's deep/../sub is sub; the kernel's is real/sub
+		{"ck/1", "ck/2", "", ""},
+	}
+	for _, tt := range tests {
+		b := "      - {name: b, cmd: train b, checkpoint: '" + tt.b + "'"
+		if tt.cwdB != "" {
+			b += ", cwd: '" + tt.cwdB + "'"
+		}
+		yaml := "tasks:\n  - parallel-tasks:\n      - {name: a, cmd: train a, checkpoint: '" + tt.a + "'}\n" + b + "}\n"
+		if err := os.WriteFile(filepath.Join(root, "tasks.yml"), []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load("tasks.yml", LoadOptions{Dir: root})
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s and %s: refused: %v", tt.a, tt.b, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), "tasks.yml:4:") || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s and %s: %v, want it refused at tasks.yml:4 saying %q", tt.a, tt.b, err, tt.want)
+		}
+	}
+}

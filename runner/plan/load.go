@@ -25,7 +25,7 @@ func Load(path string, opts LoadOptions) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	l := &loader{src: &sources{path: path, fileOf: map[*yaml.Node]string{}}, opts: opts}
+	l := &loader{src: &sources{path: path, dir: dir, fileOf: map[*yaml.Node]string{}}, opts: opts}
 	raw, err := l.read(dir)
 	if err != nil {
 		return nil, err
