@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -97,5 +98,81 @@ func TestPathKeysUnderLinkedWorkingDirectory(t *testing.T) {
 	}
 	if b, err := os.ReadFile(e.path("results.json")); err != nil || json.Unmarshal(b, &res) != nil || len(res.Tasks) != 1 || res.Tasks[0].Metrics["acc"] != 0.5 {
 		t.Errorf("results' tasks: %+v, %v: want acc 0.5, read from the metrics file", res.Tasks, err)
+	}
+}
+
+// TestDestinationIsNotItsSource (issue 42, point 1, third bullet): --results that reaches
+// the task file or a file it includes (by its name, a link, a ".." after a link) and
+// report -o that reaches the results it reads are refused with exit 2 before anything runs
+// or is written, and the source keeps its bytes; a name that only reads like it is let be.
+func TestDestinationIsNotItsSource(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	task := "tasks:\n  - $include: inc.yml\n  - cmd: touch ran\n"
+	e.writeFile("tasks.yml", task)
+	e.writeFile("inc.yml", "- cmd: echo included\n")
+	for _, d := range []string{"real/deep", "real/logs"} {
+		if err := os.MkdirAll(e.path(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"link.yml": "tasks.yml", "here": ".", "deep": e.path("real/deep")} {
+		if err := os.Symlink(target, e.path(link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, results := range []string{"tasks.yml", "link.yml", "here/tasks.yml", "deep/../../tasks.yml", "./inc.yml", e.dir + "/here/inc.yml"} {
+		r := e.run("--log-dir", "logs", "--results", results, "tasks.yml")
+		if r.code != 2 || !strings.Contains(r.stderr, "is a file this command reads") {
+			t.Errorf("--results %s: exit %d, want 2 saying it is a file runall reads\n%v", results, r.code, r)
+		}
+		if e.read("tasks.yml") != task || e.read("inc.yml") != "- cmd: echo included\n" || e.exists("ran") {
+			t.Fatalf("--results %s: the task file was written over, or a task ran", results)
+		}
+	}
+	e.run("--log-dir", "logs", "--results", "deep/../tasks.yml", "tasks.yml").wantCode(t, 0) // real/tasks.yml
+	if e.read("tasks.yml") != task || !e.exists("real/tasks.yml") {
+		t.Error("--results deep/../tasks.yml did not land in real/, as the kernel takes it")
+	}
+	results := e.read("logs/latest/results.json")
+	for _, out := range []string{"logs/latest/results.json", "logs/latest/gpu-samples.jsonl", "here/logs/latest/results.json"} {
+		r := e.run("report", "logs", "-o", out)
+		if r.code != 2 || !strings.Contains(r.stderr, "is a file this command reads") {
+			t.Errorf("report logs -o %s: exit %d, want 2 saying it is a file report reads\n%v", out, r.code, r)
+		}
+	}
+	r := e.run("report", "real/tasks.yml", "-o", "deep/../tasks.yml")
+	if r.code != 2 || !strings.Contains(r.stderr, "is a file this command reads") {
+		t.Errorf("report real/tasks.yml -o deep/../tasks.yml: exit %d, want 2\n%v", r.code, r)
+	}
+	if e.read("logs/latest/results.json") != results {
+		t.Error("the results report read were written over")
+	}
+}
+
+// TestResultsThroughDanglingLinkRefused (issue 42, point 1, third bullet): --results L and
+// report -o L, L a link to a file in a directory that does not exist, are refused with exit
+// 2 naming where L leads, and the directory is not made (the write would have made it).
+func TestResultsThroughDanglingLinkRefused(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	e.writeFile("tasks.yml", "tasks:\n  - cmd: touch ran\n")
+	victim := t.TempDir()
+	if err := os.Symlink(filepath.Join(victim, "made", "by", "runall", "r.json"), e.path("L")); err != nil {
+		t.Fatal(err)
+	}
+	e.run("--log-dir", "logs", "tasks.yml").wantCode(t, 0)
+	os.Remove(e.path("ran"))
+	for _, args := range [][]string{{"--log-dir", "logs", "--results", "L", "tasks.yml"}, {"report", "logs", "-o", "L"}} {
+		r := e.run(args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "directory does not exist: "+filepath.Join(victim, "made", "by", "runall")) {
+			t.Errorf("%v: exit %d, want 2 naming the directory L leads to\n%v", args, r.code, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(victim, "made")); err == nil {
+		t.Error("a directory L leads to was made")
+	}
+	if e.exists("ran") {
+		t.Error("the task ran")
 	}
 }

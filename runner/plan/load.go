@@ -81,7 +81,7 @@ func (l *loader) read(dir string) (*taskfile.File, error) {
 // build makes the plan: the config with its defaults, the s3: block, and the tasks expanded
 // (arguments, for-each, matrix, inheritance), filtered by tags and numbered.
 func (l *loader) build(raw *taskfile.File, dir string) (*Plan, error) {
-	plan := &Plan{File: l.src.path, Dir: dir, Config: DefaultConfig()}
+	plan := &Plan{File: l.src.path, Files: l.src.files, Dir: dir, Config: DefaultConfig()}
 	l.execPattern = "<exec>"
 	if raw.Config != nil {
 		plan.Config, l.execPattern = raw.Config.Config, raw.Config.ExecPattern
