@@ -99,3 +99,24 @@ func TestCheckpointSharedThroughLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestIncludeCycleThroughLink (issue 42, point 1): an include cycle is found by the file
+// each name reaches, not its text: a.yml including here/a.yml (here a link to .) is a cycle,
+// said as one, not an include repeated until the cap.
+func TestIncludeCycleThroughLink(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Symlink(".", filepath.Join(root, "here")); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("tasks.yml", "tasks:\n  - $include: a.yml\n")
+	write("a.yml", "- cmd: echo a\n- $include: here/a.yml\n")
+	_, err := Load("tasks.yml", LoadOptions{Dir: root})
+	if err == nil || !strings.Contains(err.Error(), "$include here/a.yml: include cycle: a.yml -> here/a.yml") {
+		t.Errorf("got %v, want the cycle through the link said as one", err)
+	}
+}

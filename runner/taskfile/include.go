@@ -4,9 +4,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/runall/runall/internal/kernelpath"
 	"gopkg.in/yaml.v3"
 )
 
@@ -171,11 +171,7 @@ func (in *includer) load(at *yaml.Node, target string) *yaml.Node {
 		in.d.Errorf(at, "$include: want the path of a file")
 		return nil
 	}
-	abs := target
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(in.dir, abs)
-	}
-	abs = filepath.Clean(abs)
+	abs := kernelpath.Real(kernelpath.Join(in.dir, target)) // the file itself, however named: a cycle through a link is one
 	for i, f := range in.stack {
 		if f == abs {
 			chain := []string{}
@@ -219,11 +215,7 @@ func (in *includer) load(at *yaml.Node, target string) *yaml.Node {
 // display names a file of the include stack the way problems name it.
 func (in *includer) display(abs string) string {
 	for _, f := range in.files {
-		p := f
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(in.dir, p)
-		}
-		if filepath.Clean(p) == abs {
+		if kernelpath.Real(kernelpath.Join(in.dir, f)) == abs {
 			return f
 		}
 	}
