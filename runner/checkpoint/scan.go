@@ -80,7 +80,7 @@ func (s *scan) link(dir, path, rel string) {
 	if err != nil {
 		return // removed while walked
 	}
-	if filepath.IsAbs(target) {
+	if filepath.IsAbs(target) && !slices.Contains(strings.Split(target, "/"), "..") { // a .. after a link is not the text's: left absolute, left out
 		if r, err := filepath.Rel(filepath.Dir(path), target); err == nil && strings.HasPrefix(target, dir+string(filepath.Separator)) {
 			target = r
 		}
