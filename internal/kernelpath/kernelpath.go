@@ -24,9 +24,9 @@ const maxHops = 40
 // exist yet kept as written.
 func Real(p string) string { return resolve(p, true) }
 
-// Parent is Real but for p's last part, which is not followed when it is a link: the file
+// NoFollow is Real but for p's last part, which is not followed when it is a link: the file
 // that lstat (or a removal, or a rename) of p reaches.
-func Parent(p string) string { return resolve(p, false) }
+func NoFollow(p string) string { return resolve(p, false) }
 
 // Join is p taken against dir as a process in dir would take it: p itself when absolute or
 // dir is "", else the two joined with nothing cleaned, so that Real takes its ".." after
@@ -105,12 +105,12 @@ func Identity(p string) string {
 }
 
 // Clean is filepath.Clean where the text decides nothing ("." and doubled slashes taken
-// out), and Parent where a ".." is to be taken: after the link before it, as the kernel
+// out), and NoFollow where a ".." is to be taken: after the link before it, as the kernel
 // takes it, not by dropping the part before it.
 func Clean(p string) string {
 	for _, part := range strings.Split(p, "/") {
 		if part == ".." {
-			return Parent(p)
+			return NoFollow(p)
 		}
 	}
 	return filepath.Clean(p)
