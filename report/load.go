@@ -37,17 +37,9 @@ func Load(ctx context.Context, src string, o LoadOptions) (Input, error) {
 	if strings.HasPrefix(src, "s3://") {
 		return loadS3(ctx, src, o)
 	}
-	file := src
-	if fi, err := os.Stat(src); err != nil {
+	file, err := resultsFileOf(src)
+	if err != nil {
 		return Input{}, err
-	} else if fi.IsDir() {
-		file = filepath.Join(src, resultsName)
-		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
-			file = filepath.Join(src, "latest", resultsName)
-		}
-		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
-			return Input{}, fmt.Errorf("%s: no %s here: give a run's log directory (.runall/logs/<run-id>), --log-dir's, or a results file", src, resultsName)
-		}
 	}
 	res, err := results.Read(file)
 	if err != nil {
@@ -68,6 +60,36 @@ func Load(ctx context.Context, src string, o LoadOptions) (Input, error) {
 		in.Samples = append(in.Samples, s)
 	}
 	return in, nil
+}
+
+// resultsFileOf is the results file a local src names: src itself, or the one in the log
+// directory it names (a run's, or --log-dir's latest).
+func resultsFileOf(src string) (string, error) {
+	fi, err := os.Stat(src)
+	if err != nil || !fi.IsDir() {
+		return src, err
+	}
+	file := filepath.Join(src, resultsName)
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		file = filepath.Join(src, "latest", resultsName)
+	}
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%s: no %s here: give a run's log directory (.runall/logs/<run-id>), --log-dir's, or a results file", src, resultsName)
+	}
+	return file, nil
+}
+
+// Reads are the local files Load reads from src (none from an s3:// prefix): what a report
+// written from it must not replace.
+func Reads(src string) []string {
+	if strings.HasPrefix(src, "s3://") {
+		return nil
+	}
+	file, err := resultsFileOf(src)
+	if err != nil {
+		return []string{src}
+	}
+	return []string{file, filepath.Join(filepath.Dir(file), results.SamplesFile)}
 }
 
 // keptSamples reports whether the results' gpu_samples names the file a run keeps: the

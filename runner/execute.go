@@ -21,7 +21,7 @@ import (
 // a signal stopped it, and other errors when it could not run at all.
 func Run(p *plan.Plan, opts Options) (*results.Run, error) {
 	if f := opts.Record.ResultsFile; f != "" {
-		if err := outfile.CheckDir(f); err != nil { // before anything runs: runall creates no directory it was not given
+		if err := outfile.CheckWrite(f, p.Sources()...); err != nil { // before anything runs: runall creates no directory it was not given, nor writes over its task file
 			return nil, fmt.Errorf("--results %w", err)
 		}
 	}

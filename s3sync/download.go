@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/runall/runall/internal/kernelpath"
 )
 
 // Download: an object or prefix into a local directory, or an archive object unpacked there.
@@ -27,7 +29,7 @@ func (d downloader) download(ctx context.Context, src, dst string) error {
 	if err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(dst)
+	abs, err := filepath.Abs(kernelpath.Clean(dst)) // a ".." after a link taken where the link leads
 	if err != nil {
 		return err
 	}

@@ -9,11 +9,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/runall/runall/internal/kernelpath"
 )
 
 type archiveKind int
@@ -88,7 +92,7 @@ func extractFile(ctx context.Context, archive, name, dir string, ex *matcher) (m
 	}
 	defer sroot.Close()
 
-	x := &extractor{ctx: ctx, root: sroot, ex: ex, links: map[string]bool{}, files: map[string]bool{}}
+	x := &extractor{ctx: ctx, root: sroot, ex: ex, links: kernelpath.Links{}, files: map[string]bool{}}
 	switch kind {
 	case kindZip:
 		var fi fs.FileInfo
@@ -103,6 +107,9 @@ func extractFile(ctx context.Context, archive, name, dir string, ex *matcher) (m
 			err = x.tar(gz)
 		}
 	}
+	if err == nil {
+		err = x.checkLinks()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -114,9 +121,9 @@ type extractor struct {
 	ctx   context.Context
 	root  *os.Root
 	ex    *matcher
-	links map[string]bool // symlinks made so far: nothing may be written through them
-	files map[string]bool // regular files made so far: hard link targets
-	order []string        // entries in archive order, for the merge
+	links kernelpath.Links // symlinks made so far, to their targets: nothing may be written through them
+	files map[string]bool  // regular files made so far: hard link targets
+	order []string         // entries in archive order, for the merge
 }
 
 // entryName checks an entry's name and returns it clean, or "" for the archive's root.
@@ -141,12 +148,11 @@ func entryName(name string) (string, error) {
 }
 
 // prepare checks that no parent of n is a symlink made earlier (writing through one could
-// land somewhere its lexical path does not say) and creates the parents.
+// land somewhere its lexical path does not say: kernelpath.Links, the rule a checkpoint's
+// manifest is held to) and creates the parents.
 func (x *extractor) prepare(orig, n string) error {
-	for d := path.Dir(n); d != "."; d = path.Dir(d) {
-		if x.links[d] {
-			return fmt.Errorf("archive entry %q goes through the symlink %q; refusing to extract", orig, d)
-		}
+	if d := x.links.Through(n); d != "" {
+		return fmt.Errorf("archive entry %q goes through the symlink %q; refusing to extract", orig, d)
 	}
 	if d := path.Dir(n); d != "." {
 		if err := x.root.MkdirAll(d, 0o755); err != nil {
@@ -166,10 +172,12 @@ func (x *extractor) prepare(orig, n string) error {
 }
 
 func (x *extractor) dir(orig, n string) error {
-	for d := n; d != "."; d = path.Dir(d) {
-		if x.links[d] {
-			return fmt.Errorf("archive entry %q goes through the symlink %q; refusing to extract", orig, d)
-		}
+	d := x.links.Through(n)
+	if _, isLink := x.links[n]; isLink {
+		d = n
+	}
+	if d != "" {
+		return fmt.Errorf("archive entry %q goes through the symlink %q; refusing to extract", orig, d)
 	}
 	if err := x.root.MkdirAll(n, 0o755); err != nil {
 		return fmt.Errorf("archive entry %q: %w", orig, err)
@@ -202,18 +210,17 @@ func (x *extractor) file(orig, n string, mode fs.FileMode, mtime time.Time, r io
 }
 
 func (x *extractor) symlink(orig, n, target string) error {
-	t := strings.ReplaceAll(target, `\`, "/")
-	if t == "" || strings.HasPrefix(t, "/") || filepath.IsAbs(target) ||
-		!filepath.IsLocal(path.Join(path.Dir(n), t)) {
-		return fmt.Errorf("archive entry %q is a symlink to %q, outside the destination; refusing to extract", orig, target)
-	}
 	if err := x.prepare(orig, n); err != nil {
 		return err
+	}
+	t := strings.ReplaceAll(target, `\`, "/")
+	if filepath.IsAbs(target) || x.links.Why(n, t) != "" { // among the links made so far; checkLinks judges them all
+		return fmt.Errorf("archive entry %q is a symlink to %q, outside the destination; refusing to extract", orig, target)
 	}
 	if err := x.root.Symlink(target, n); err != nil {
 		return fmt.Errorf("archive entry %q: %w", orig, err)
 	}
-	x.links[n] = true
+	x.links[n] = t
 	x.order = append(x.order, n)
 	return nil
 }
@@ -235,6 +242,19 @@ func (x *extractor) hardlink(orig, n, target string) error {
 	x.files[n] = true
 	x.order = append(x.order, n)
 	return nil
+}
+
+// checkLinks refuses the archive when one of its symlinks leads outside the destination
+// once all are made: a later link on an earlier one's way ("b" to "a/..", then "a" to ".")
+// changes where the kernel takes it.
+func (x *extractor) checkLinks() error {
+	refused := x.links.Refused()
+	if len(refused) == 0 {
+		return nil
+	}
+	n := slices.Sorted(maps.Keys(refused))[0]
+	return fmt.Errorf("archive entry %q is a symlink to %q, outside the destination once the archive's other links are made (%s); refusing to extract",
+		n, x.links[n], refused[n])
 }
 
 // merge moves the staged entries into root: directories are created, files and symlinks

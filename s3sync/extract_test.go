@@ -155,6 +155,20 @@ func TestExtractRefusesEscapes(t *testing.T) {
 			{name: "l", typ: tar.TypeSymlink, link: "sub"},
 			{name: "l/f", body: "x"},
 		}, "l/f"},
+		// issue 42: one rule with a checkpoint manifest's links (kernelpath.Links), as the
+		// kernel resolves them once all are made.
+		{"the manifest's chain", []tarEntry{
+			{name: "a", typ: tar.TypeSymlink, link: "."},
+			{name: "a/a/a/step", typ: tar.TypeSymlink, link: "../../../evil"},
+		}, "a/a/a/step"},
+		{"a target through a link", []tarEntry{
+			{name: "a", typ: tar.TypeSymlink, link: "."},
+			{name: "up", typ: tar.TypeSymlink, link: "a/.."},
+		}, "up"},
+		{"a later link on an earlier one's way", []tarEntry{
+			{name: "up", typ: tar.TypeSymlink, link: "a/.."},
+			{name: "a", typ: tar.TypeSymlink, link: "."},
+		}, "up"},
 	} {
 		for _, kind := range []string{"tar.gz", "zip"} {
 			t.Run(tc.name+" "+kind, func(t *testing.T) {

@@ -3,8 +3,9 @@ package s3sync
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
+
+	"github.com/runall/runall/internal/kernelpath"
 )
 
 // ErrDeleteGuard is a sync with Delete that would delete what nobody meant to: a whole
@@ -35,7 +36,7 @@ func checkDelete(src, dst string, opts Options) error {
 		}
 		return nil
 	}
-	if abs, err := filepath.Abs(dst); err == nil && abs == "/" {
+	if kernelpath.Real(dst) == "/" { // a link to /, or a .. after a link, as the kernel takes it
 		return fmt.Errorf("%w: --delete into %s would delete every file of the filesystem not in %s: name a directory of its own", ErrDeleteGuard, dst, src)
 	}
 	return nil

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/runall/runall/internal/kernelpath"
 )
 
 // Options tunes one sync. The zero value syncs everything, deletes nothing.
@@ -121,7 +123,7 @@ func (c *Client) Sync(ctx context.Context, src, dst string, opts Options) (Stats
 	if j.stateDir == "" {
 		j.stateDir = defaultStateDir(c.getenv)
 	}
-	if abs, err := filepath.Abs(j.stateDir); err == nil {
+	if abs, err := filepath.Abs(kernelpath.Clean(j.stateDir)); err == nil {
 		j.stateDir = abs
 	}
 

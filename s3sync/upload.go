@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/runall/runall/internal/kernelpath"
 )
 
 // Upload: a local file or tree to an object or prefix.
@@ -23,7 +25,7 @@ func (u uploader) upload(ctx context.Context, src, dst string) error {
 	if err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(src)
+	abs, err := filepath.Abs(kernelpath.Clean(src)) // a ".." after a link taken where the link leads
 	if err != nil {
 		return err
 	}

@@ -43,9 +43,6 @@ func runReport(ctx context.Context, a *app, args []string) error {
 		}
 		pos, args = append(pos, args[0]), args[1:]
 	}
-	if err := outfile.CheckDir(out); err != nil {
-		return usagef("report -o %v", err)
-	}
 	src := ".runall/logs"
 	switch len(pos) {
 	case 0:
@@ -53,6 +50,9 @@ func runReport(ctx context.Context, a *app, args []string) error {
 		src = pos[0]
 	default:
 		return usagef("report: one source, got %d: %v", len(pos), pos)
+	}
+	if err := outfile.CheckWrite(out, report.Reads(src)...); err != nil {
+		return usagef("report -o %v", err)
 	}
 	in, err := report.Load(ctx, src, opts)
 	if err != nil {

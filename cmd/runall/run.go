@@ -167,7 +167,7 @@ func (o *runOptions) runnerOptions(a *app, p *plan.Plan) (runner.Options, error)
 	}
 	var err error
 	if o.results != "" {
-		if err := outfile.CheckDir(o.results); err != nil {
+		if err := outfile.CheckWrite(o.results, p.Sources()...); err != nil {
 			return opts, usagef("--results %v", err) // before anything runs, not at its end
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runall/runall/internal/kernelpath"
 	"github.com/runall/runall/internal/owned"
 )
 
@@ -57,17 +58,43 @@ func Write(path string, write func(io.Writer) error) error {
 var ErrNoDir = errors.New("directory does not exist")
 
 // CheckDir refuses a path the user named (--results, report -o) whose directory does not
-// exist or is not a directory, before anything runs; the error says what to do.
+// exist or is not a directory, before anything runs; the error says what to do. The
+// directory is the one a write reaches as the kernel resolves the path: a link at it
+// (dangling too) followed to where the file would be made, a ".." taken after a link.
 func CheckDir(path string) error {
-	dir := filepath.Dir(path)
+	where := kernelpath.Real(path)
+	dir := filepath.Dir(where)
+	leads := ""
+	if abs, err := filepath.Abs(path); err != nil || abs != where {
+		leads = " (it leads to " + where + ")"
+	}
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: %w: %s: create it first, or name a file in a directory that exists", path, ErrNoDir, dir)
+		return fmt.Errorf("%s%s: %w: %s: create it first, or name a file in a directory that exists", path, leads, ErrNoDir, dir)
 	case err != nil:
 		return fmt.Errorf("%s: %w", path, err)
 	case !fi.IsDir():
-		return fmt.Errorf("%s: %s is not a directory: name a file in a directory that exists", path, dir)
+		return fmt.Errorf("%s%s: %s is not a directory: name a file in a directory that exists", path, leads, dir)
+	}
+	return nil
+}
+
+// ErrIsSource is a path to write that names a file the command reads: writing it would
+// replace what it is made from.
+var ErrIsSource = errors.New("is a file this command reads")
+
+// CheckWrite is CheckDir, and refuses path when it reaches one of sources (the files the
+// command reads, relative to the working directory), however either is named: compared by
+// device and inode where the file exists, else by where their links lead (kernelpath.Same).
+func CheckWrite(path string, sources ...string) error {
+	if err := CheckDir(path); err != nil {
+		return err
+	}
+	for _, src := range sources {
+		if kernelpath.Same(path, src) {
+			return fmt.Errorf("%s %w (%s): writing it would replace it; name another file", path, ErrIsSource, src)
+		}
 	}
 	return nil
 }
@@ -125,25 +152,13 @@ func buffered(f *os.File, write func(io.Writer) error) error {
 	return bw.Flush()
 }
 
-// dangling is where a missing path would be created: the end of its chain of symlinks, so
-// that a symlink to a file not written yet stays a symlink.
+// dangling is where a missing path would be created: the end of its chain of symlinks, as
+// the kernel follows it (a ".." in a link's target taken after the links before it), so that
+// a symlink to a file not written yet stays a symlink.
 func dangling(path string) (string, error) {
-	for range 40 {
-		fi, err := os.Lstat(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return path, nil
-		}
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			return path, err
-		}
-		link, err := os.Readlink(path)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(link) {
-			link = filepath.Join(filepath.Dir(path), link)
-		}
-		path = link
+	target := kernelpath.Real(path)
+	if fi, err := os.Lstat(target); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return "", fmt.Errorf("%s: too many levels of symlinks", path) // Real stops at a loop's 40th hop
 	}
-	return "", fmt.Errorf("%s: too many levels of symlinks", path)
+	return target, nil
 }

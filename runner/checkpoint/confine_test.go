@@ -44,6 +44,10 @@ func badManifests(victim string) map[string]Manifest {
 		"link target leaves": with(func(m *Manifest) { m.Links = map[string]string{"last.ckpt": up} }),
 		"link target abs":    with(func(m *Manifest) { m.Links = map[string]string{"last.ckpt": victim} }),
 		"link name leaves":   with(func(m *Manifest) { m.Links = map[string]string{"../../../x": "y"} }),
+		"link through a link": with(func(m *Manifest) { // issue 42: as the kernel resolves it once made
+			m.Links = map[string]string{"a": ".", "a/a/a/step": strings.Repeat("../", 3) + "x"}
+		}),
+		"link target through a link": with(func(m *Manifest) { m.Links = map[string]string{"a": ".", "up": "a/.."} }),
 	}
 }
 

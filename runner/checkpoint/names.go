@@ -2,15 +2,17 @@ package checkpoint
 
 import (
 	"fmt"
-	"path"
-	"path/filepath"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/runall/runall/internal/kernelpath"
 )
 
 // What a manifest says is read back from a store that others may write (another runall, a
 // person, an attacker with the bucket's keys): every value of it that becomes a path or an
-// object key is a plain name, or a link that stays inside the checkpoint directory, or the
-// manifest is refused with its file named.
+// object key is a plain name, or a link that stays inside the checkpoint directory once all
+// its links are made, or the manifest is refused with its file named.
 
 // plainName reports why s cannot name a folder of the store ("" when it can): a single,
 // non-empty path element with no separator, no "." or "..", and no control character.
@@ -36,21 +38,12 @@ func checkName(what, s string) error {
 	return nil
 }
 
-// checkLink reports why a link at name (slash-separated, relative to the checkpoint
-// directory) to target cannot be kept as a link ("" when it can): target must stay inside
-// the directory once resolved against the link's folder.
-func checkLink(name, target string) string {
-	switch {
-	case !filepath.IsLocal(filepath.FromSlash(name)) || strings.ContainsRune(name, 0):
-		return "its name leaves the directory"
-	case target == "" || strings.ContainsRune(target, 0):
-		return "it has no target"
-	case path.IsAbs(target) || filepath.IsAbs(target):
-		return "its target is an absolute path"
-	case !filepath.IsLocal(filepath.Join(filepath.Dir(filepath.FromSlash(name)), filepath.FromSlash(target))):
-		return "its target leaves the directory"
-	}
-	return ""
+// refusedLinks is each of links (slash-separated names relative to the checkpoint
+// directory, to their targets) that cannot be made, with why: one rule with the archive
+// extractor's (kernelpath.Links): each name and target must stay inside the directory as the
+// kernel resolves them once all the links are made, through no other link of them.
+func refusedLinks(links map[string]string) map[string]string {
+	return kernelpath.Links(links).Refused()
 }
 
 // check refuses a manifest any of whose names would leave the store's folder of its trial,
@@ -63,10 +56,9 @@ func (m Manifest) check(where string) error {
 	if m.From != nil {
 		errs = append(errs, checkName("from.trial", m.From.Trial))
 	}
-	for name, target := range m.Links {
-		if why := checkLink(name, target); why != "" {
-			errs = append(errs, fmt.Errorf("link %q to %q: %s", name, target, why))
-		}
+	refused := refusedLinks(m.Links)
+	for _, name := range slices.Sorted(maps.Keys(refused)) {
+		errs = append(errs, fmt.Errorf("link %q to %q: %s", name, m.Links[name], refused[name]))
 	}
 	for _, err := range errs {
 		if err != nil {

@@ -69,27 +69,32 @@ func scanDir(dir string) (scan, error) {
 		}
 		return nil
 	})
+	s.dropLinks()
 	return s, err
 }
 
-// link takes the link at path (rel in dir): kept when its target stays inside dir (an
-// absolute one that does is kept relative), else left out.
+// link takes the link at path (rel in dir), an absolute target inside dir made relative;
+// dropLinks then leaves out those that do not stay inside.
 func (s *scan) link(dir, path, rel string) {
 	target, err := os.Readlink(path)
 	if err != nil {
 		return // removed while walked
 	}
-	if filepath.IsAbs(target) {
+	if filepath.IsAbs(target) && !slices.Contains(strings.Split(target, "/"), "..") { // a .. after a link is not the text's: left absolute, left out
 		if r, err := filepath.Rel(filepath.Dir(path), target); err == nil && strings.HasPrefix(target, dir+string(filepath.Separator)) {
 			target = r
 		}
 	}
-	target = filepath.ToSlash(target)
-	if why := checkLink(rel, target); why != "" {
-		s.left[rel] = "a link to " + target + ": " + why
-		return
+	s.links[rel] = filepath.ToSlash(target)
+}
+
+// dropLinks leaves out of the copy each link that would not stay inside the directory once
+// all are made again (refusedLinks: a restore would refuse the manifest that held it).
+func (s *scan) dropLinks() {
+	for rel, why := range refusedLinks(s.links) {
+		s.left[rel] = "a link to " + s.links[rel] + ": " + why
+		delete(s.links, rel)
 	}
-	s.links[rel] = target
 }
 
 func kindOf(t fs.FileMode) string {

@@ -1,11 +1,12 @@
 package plan
 
 import (
-	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/runall/runall/internal/kernelpath"
 )
 
 // runall empties a trial's checkpoint: directory before a fresh start and replaces it
@@ -35,7 +36,7 @@ func NewCheckpointGuard(environ []string, taskDir, logDir string) *CheckpointGua
 	g := &CheckpointGuard{}
 	add := func(what, dir string) {
 		if dir != "" {
-			g.places = append(g.places, guardedPlace{what, RealPath(dir)})
+			g.places = append(g.places, guardedPlace{what, kernelpath.Real(dir)})
 		}
 	}
 	for _, kv := range environ {
@@ -49,7 +50,7 @@ func NewCheckpointGuard(environ []string, taskDir, logDir string) *CheckpointGua
 	add("the task file's directory", taskDir)
 	add("the log directory", logDir)
 	if logDir != "" {
-		g.logDir = RealPath(logDir)
+		g.logDir = kernelpath.Real(logDir)
 	}
 	return g
 }
@@ -57,16 +58,16 @@ func NewCheckpointGuard(environ []string, taskDir, logDir string) *CheckpointGua
 // Check refuses dir, a trial's checkpoint directory resolved against cmdDir (where its
 // command runs), when runall does not own it; the error says what it is and what to do.
 func (g *CheckpointGuard) Check(dir, cmdDir string) error {
-	path := RealPath(dir)
+	path := kernelpath.Real(dir)
 	places := g.places
 	if cmdDir != "" {
-		places = append(places[:len(places):len(places)], guardedPlace{"the trial's working directory", RealPath(cmdDir)})
+		places = append(places[:len(places):len(places)], guardedPlace{"the trial's working directory", kernelpath.Real(cmdDir)})
 	}
 	why := ""
 	switch {
 	case path == "/":
 		why = "the filesystem's root"
-	case g.logDir != "" && within(path, g.logDir) && path != g.logDir:
+	case g.logDir != "" && kernelpath.Within(path, g.logDir) && path != g.logDir:
 		why = "inside the log directory " + g.logDir + ", where runall keeps its state and the kept checkpoints"
 	}
 	for _, p := range places { // the place it is, before one it holds
@@ -75,7 +76,7 @@ func (g *CheckpointGuard) Check(dir, cmdDir string) error {
 		}
 	}
 	for _, p := range places {
-		if why == "" && within(p.dir, path) {
+		if why == "" && kernelpath.Within(p.dir, path) {
 			why = "a parent of " + p.what + " (" + p.dir + ")"
 		}
 	}
@@ -96,48 +97,6 @@ func refuseLink(dir, real string) error {
 	}
 	return fmt.Errorf("%s is a symbolic link (to %s): runall keeps, empties and restores a trial's checkpoint directory itself and never replaces a link it did not make; "+
 		"name the directory it leads to in checkpoint:, or remove the link", dir, real)
-}
-
-// within reports whether path is dir or below it; both clean and absolute.
-func within(path, dir string) bool {
-	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
-}
-
-// RealPath is p made absolute with every symlink in it resolved, .. taken after the link
-// before it (as the kernel does) and a part that does not exist yet kept as written.
-func RealPath(p string) string {
-	if !filepath.IsAbs(p) {
-		wd, err := os.Getwd()
-		if err != nil {
-			return filepath.Clean(p)
-		}
-		p = wd + "/" + p
-	}
-	cur, hops := "/", 0
-	rest := strings.Split(p, "/")
-	for len(rest) > 0 {
-		part := rest[0]
-		rest = rest[1:]
-		switch part {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, part)
-		target, err := os.Readlink(next)
-		if err != nil || hops >= 40 {
-			cur = next // not a link, or not there (yet): as written
-			continue
-		}
-		hops++
-		if filepath.IsAbs(target) {
-			cur = "/"
-		}
-		rest = append(strings.Split(target, "/"), rest...)
-	}
-	return cur
 }
 
 // CheckCheckpointDirs refuses every trial's checkpoint: that resolves, against environ,
@@ -175,13 +134,6 @@ func (p *Plan) CheckCheckpointDirs(environ []string, logDir string) error {
 	return &FileError{Problems: problems}
 }
 
-// joinDir is p against dir, as a command's cwd: and checkpoint: are taken; dir when p is "".
-func joinDir(dir, p string) string {
-	if p == "" {
-		return cmp.Or(dir, ".")
-	}
-	if filepath.IsAbs(p) || dir == "" {
-		return filepath.Clean(p)
-	}
-	return filepath.Join(dir, p)
-}
+// joinDir is p against dir, as a command's cwd: and checkpoint: are taken: nothing cleaned,
+// so that RealPath takes a ".." after the link before it; dir when p is "".
+func joinDir(dir, p string) string { return kernelpath.Join(dir, p) }

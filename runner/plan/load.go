@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/runall/runall/internal/kernelpath"
 	"github.com/runall/runall/runner/taskfile"
 	"gopkg.in/yaml.v3"
 )
@@ -25,7 +26,7 @@ func Load(path string, opts LoadOptions) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
-	l := &loader{src: &sources{path: path, fileOf: map[*yaml.Node]string{}}, opts: opts}
+	l := &loader{src: &sources{path: path, dir: dir, fileOf: map[*yaml.Node]string{}}, opts: opts}
 	raw, err := l.read(dir)
 	if err != nil {
 		return nil, err
@@ -36,10 +37,7 @@ func Load(path string, opts LoadOptions) (*Plan, error) {
 // read parses the task file and what it includes, decodes it and checks each task's keys
 // against where it stands.
 func (l *loader) read(dir string) (*taskfile.File, error) {
-	abs := l.src.path
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(dir, abs)
-	}
+	abs := kernelpath.Join(dir, l.src.path) // read as the kernel finds it
 	data, err := os.ReadFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read task file: %w", err)
@@ -53,7 +51,7 @@ func (l *loader) read(dir string) (*taskfile.File, error) {
 	}
 	root := doc.Content[0]
 
-	files, problems, at := taskfile.Splice(root, l.src.path, filepath.Clean(abs), dir, l.src.fileOf)
+	files, problems, at := taskfile.Splice(root, l.src.path, kernelpath.Real(abs), dir, l.src.fileOf)
 	l.src.files = files
 	l.src.problems = append(l.src.problems, problems...)
 	l.src.nodeProblems(at)
@@ -81,7 +79,7 @@ func (l *loader) read(dir string) (*taskfile.File, error) {
 // build makes the plan: the config with its defaults, the s3: block, and the tasks expanded
 // (arguments, for-each, matrix, inheritance), filtered by tags and numbered.
 func (l *loader) build(raw *taskfile.File, dir string) (*Plan, error) {
-	plan := &Plan{File: l.src.path, Dir: dir, Config: DefaultConfig()}
+	plan := &Plan{File: l.src.path, Files: l.src.files, Dir: dir, Config: DefaultConfig()}
 	l.execPattern = "<exec>"
 	if raw.Config != nil {
 		plan.Config, l.execPattern = raw.Config.Config, raw.Config.ExecPattern

@@ -3,6 +3,7 @@ package plan
 import (
 	"time"
 
+	"github.com/runall/runall/internal/kernelpath"
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/metric"
 )
@@ -10,11 +11,12 @@ import (
 // Plan is a task file after parsing, validation and expansion: what runs, in what order.
 // Load builds it; the scheduler runs it. Nothing in a Plan refers back to YAML.
 type Plan struct {
-	File   string  // path of the task file as given
-	Dir    string  // directory commands run in unless a task says cwd
-	Config Config  // the config: block, defaults applied
-	S3     *S3Spec // the s3: block; nil when absent
-	Tasks  []*Task // top-level tasks, run one after another
+	File   string   // path of the task file as given
+	Files  []string // the task file and the files it includes, as named (relative to Dir unless absolute)
+	Dir    string   // directory commands run in unless a task says cwd
+	Config Config   // the config: block, defaults applied
+	S3     *S3Spec  // the s3: block; nil when absent
+	Tasks  []*Task  // top-level tasks, run one after another
 
 	// LogParams are the sample: keys drawn log-uniformly (loguniform), sorted.
 	LogParams []string
@@ -25,6 +27,16 @@ type Plan struct {
 	// Warnings are accepted-but-ignored settings worth telling the user about (a bashful
 	// display key with no meaning for runall's output, say). They never stop a run.
 	Warnings []Problem
+}
+
+// Sources are the files p was read from (Files), each against Dir: what a file runall
+// writes (--results) must not be.
+func (p *Plan) Sources() []string {
+	out := make([]string, len(p.Files))
+	for i, f := range p.Files {
+		out[i] = kernelpath.Join(p.Dir, f)
+	}
+	return out
 }
 
 // Task is one entry of the plan. It is a command (Cmd set), a parallel block (Parallel set),

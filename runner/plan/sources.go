@@ -35,6 +35,7 @@ type loader struct {
 // problems found in them so far, each at its file:line:col.
 type sources struct {
 	path     string                // the task file
+	dir      string                // the working directory it is loaded in: Plan.Dir
 	fileOf   map[*yaml.Node]string // nodes of included files → their file
 	files    []string              // files in the order read, the task file first
 	problems []Problem

@@ -171,11 +171,7 @@ func (in *includer) load(at *yaml.Node, target string) *yaml.Node {
 		in.d.Errorf(at, "$include: want the path of a file")
 		return nil
 	}
-	abs := target
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(in.dir, abs)
-	}
-	abs = filepath.Clean(abs)
+	abs := reach(in.dir, target) // the file itself, however named: a cycle through a link is one
 	for i, f := range in.stack {
 		if f == abs {
 			chain := []string{}
@@ -219,15 +215,28 @@ func (in *includer) load(at *yaml.Node, target string) *yaml.Node {
 // display names a file of the include stack the way problems name it.
 func (in *includer) display(abs string) string {
 	for _, f := range in.files {
-		p := f
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(in.dir, p)
-		}
-		if filepath.Clean(p) == abs {
+		if reach(in.dir, f) == abs {
 			return f
 		}
 	}
 	return abs
+}
+
+// reach is the file that name, taken against dir, reaches: its links followed and a ".."
+// taken after the link before it, as the kernel does (filepath.EvalSymlinks walks it so; the
+// grammar keeps to the standard library, see internal/limits/deps.go); a name that reaches
+// nothing is kept as written, and reading it says so.
+func reach(dir, name string) string {
+	p := name
+	if !filepath.IsAbs(p) {
+		p = strings.TrimSuffix(dir, "/") + "/" + p // not cleaned: its ".." is taken after dir's links
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		if abs, err := filepath.Abs(real); err == nil {
+			return abs
+		}
+	}
+	return filepath.Clean(p)
 }
 
 // recordFile notes, for every node of an included file, which file it came from.

@@ -2,9 +2,9 @@ package trial
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 
+	"github.com/runall/runall/internal/kernelpath"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 )
@@ -25,10 +25,9 @@ func TaskVars(t *plan.Task, env []string) []string {
 	return proc.Setenv(env, "RUNALL_TASK_ID", fmt.Sprint(t.ID))
 }
 
-// TaskPath resolves a path from the task file against the task file's directory.
+// TaskPath resolves a path from the task file against dir (the task file's directory, or a
+// command's), a ".." in it taken after the link before it as the kernel takes it: the place
+// the trial reaches by that name, which is the one runall judges, restores and empties.
 func TaskPath(dir, p string) string {
-	if filepath.IsAbs(p) || dir == "" {
-		return p
-	}
-	return filepath.Join(dir, p)
+	return kernelpath.Clean(kernelpath.Join(dir, p))
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/runall/runall/runner/event"
@@ -48,9 +47,7 @@ func (m *trialMetrics) readFile(t *plan.Task, dir string, env []string, started 
 		m.set.Warn("metrics %s: %v: not read", t.Metrics, err)
 		return
 	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(dir, path)
-	}
+	path = TaskPath(dir, path) // a ".." after a link as the kernel takes it, where the command wrote
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
