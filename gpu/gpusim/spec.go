@@ -121,7 +121,7 @@ func (d *Device) parseOptions(opts string) error {
 		}
 		k, v, ok := strings.Cut(strings.TrimSpace(o), "=")
 		if !ok || (k != "reserve" && k != "foreign") {
-			return fmt.Errorf("%q: want reserve=SIZE, foreign=SIZE, mps, xid=N@T, pending-retirement@T or ecc@T after the size, such as 80GiB:reserve=512MiB:foreign=4GiB:mps", o)
+			return fmt.Errorf("%q: want reserve=SIZE, foreign=SIZE or mps after the size, such as 80GiB:reserve=512MiB:foreign=4GiB:mps, or a fault: xid=N@T, pending-retirement@T or ecc@T", o)
 		}
 		n, err := size.Parse(v)
 		if err != nil {
