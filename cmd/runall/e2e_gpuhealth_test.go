@@ -2,7 +2,10 @@ package main_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -74,5 +77,41 @@ func TestFakeGPUFaultSpecRefused(t *testing.T) {
 	r.wantCode(t, 2)
 	if !regexp.MustCompile(`xid=79@30s`).MatchString(r.stderr) {
 		t.Errorf("want the error to show the form xid=N@T\n%v", r)
+	}
+}
+
+// TestGPUOutOfService: an Xid 79 injected mid-sweep takes its GPU out of service, said in
+// the output; every trial placed after that runs on the other GPU, and every trial ends ok.
+func TestGPUOutOfService(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	gate := e.path("gate")
+	e.env = append(e.env, "GATE="+gate)
+	p := e.start("--fake-gpus", "32GiB,32GiB:xid=79@1s", "--log-dir", "logs", "--results", "results.json",
+		testdata(filepath.Join("gpu", "health-sweep.yml")))
+	p.waitOutput("GPU1 out of service: xid 79 (GPU has fallen off the bus) (NVIDIA: contact support)")
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := p.wait()
+	r.wantCode(t, 0)
+	res := e.gpuResults("results.json")
+	if res.Status != "ok" {
+		t.Errorf("run status %q, want ok\n%v", res.Status, r)
+	}
+	after := 0
+	for _, tr := range res.Tasks {
+		if tr.Status != "ok" {
+			t.Errorf("%s: %s (%s), want ok", tr.Name, tr.Status, tr.Reason)
+		}
+		if strings.HasPrefix(tr.Name, "after ") {
+			after++
+			if len(tr.Devices) != 1 || !strings.HasPrefix(tr.Devices[0], "GPU-fake-0-") {
+				t.Errorf("%s ran on %v after GPU 1 went out of service, want GPU 0", tr.Name, tr.Devices)
+			}
+		}
+	}
+	if after != 4 {
+		t.Errorf("%d trials after the fault in the results, want 4\n%v", after, r)
 	}
 }
