@@ -123,9 +123,9 @@ func ArmFaults(opts Options, faults []Injection, start time.Time) error {
 	})
 }
 
-// faults reads the armed faults, due or not.
-func (s *state) faults() ([]armed, error) {
-	b, err := os.ReadFile(filepath.Join(s.dir, stateFaultsName))
+// readFaults reads the faults armed in the state directory dir, due or not.
+func readFaults(dir string) ([]armed, error) {
+	b, err := os.ReadFile(filepath.Join(dir, stateFaultsName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -136,13 +136,13 @@ func (s *state) faults() ([]armed, error) {
 	for line := range strings.Lines(string(b)) {
 		f := strings.Fields(line)
 		if len(f) != 4 {
-			return nil, fmt.Errorf("simulated GPU faults %s: bad line %q", s.dir, line)
+			return nil, fmt.Errorf("simulated GPU faults %s: bad line %q", dir, line)
 		}
 		dev, err1 := strconv.Atoi(f[0])
 		xid, err2 := strconv.ParseUint(f[2], 10, 64)
 		due, err3 := strconv.ParseInt(f[3], 10, 64)
 		if err := errors.Join(err1, err2, err3); err != nil {
-			return nil, fmt.Errorf("simulated GPU faults %s: bad line %q: %w", s.dir, line, err)
+			return nil, fmt.Errorf("simulated GPU faults %s: bad line %q: %w", dir, line, err)
 		}
 		out = append(out, armed{device: dev, kind: gpu.FaultKind(f[1]), xid: xid, due: time.Unix(0, due)})
 	}
@@ -158,9 +158,9 @@ func (a armed) fault() gpu.Fault {
 	return f
 }
 
-// health is device i's health at now: the faults due by then.
-func (s *state) health(i int, now time.Time) (gpu.Health, error) {
-	fs, err := s.faults()
+// healthAt is device i's health at now: the faults armed in dir due by then.
+func healthAt(dir string, i int, now time.Time) (gpu.Health, error) {
+	fs, err := readFaults(dir)
 	h := gpu.Health{XidsWatched: true}
 	for _, f := range fs {
 		if f.device != i || now.Before(f.due) {
@@ -186,5 +186,5 @@ func (p *probe) Health(index int) (gpu.Health, error) {
 	if index < 0 || index >= len(p.st.devs) {
 		return gpu.Health{}, fmt.Errorf("simulated GPUs: no gpu %d (%d simulated)", index, len(p.st.devs))
 	}
-	return p.st.health(index, p.st.now())
+	return healthAt(p.st.dir, index, p.st.now())
 }

@@ -18,22 +18,21 @@ var ErrGPUFault = errors.New("simulated GPU fault")
 // one small file.
 const faultPoll = 100 * time.Millisecond
 
-// watchFaults ends a fake-alloc process as the fault would end a CUDA process: one that
-// kills everything on its GPU (Xid 79) at once, also a process that starts on it after;
-// a memory error (Xid 48, 94, 95, an ECC error) the processes that were on it when it
-// happened. end turns the context's end into the fault's error and says, on stderr, what
-// the driver logged and what CUDA answered.
-func (s *state) watchFaults(ctx context.Context, devs []int, stderr io.Writer) (context.Context, func(error) error, error) {
+// watchFaults ends a fake-alloc process's ctx as the fault would end a CUDA process: one
+// that kills everything on its GPU (Xid 79) at once, also a process that starts on it after
+// (its ctx ends before its first step); a memory error (Xid 48, 94, 95, an ECC error) the
+// processes that were on it when it happened. end turns the context's end into the fault's
+// error and says, on stderr, what the driver logged and what CUDA answered.
+func watchFaults(ctx context.Context, c *claim, stderr io.Writer) (context.Context, func(error) error) {
+	s, devs := c.st, c.devs
 	start := s.now()
-	if f, ok, err := s.killing(devs, start, start); err != nil || (ok && f.fault().Kills() == gpu.KillsAll) {
-		if err != nil {
-			return ctx, nil, fmt.Errorf("fake-alloc: %w", err)
-		}
-		return ctx, nil, s.faultError(f, stderr)
-	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
 	var hit armed
+	if f, ok, err := killing(s, devs, start, start); err == nil && ok && f.fault().Kills() == gpu.KillsAll {
+		hit = f
+		cancel(ErrGPUFault)
+	}
 	go func() {
 		t := time.NewTicker(faultPoll)
 		defer t.Stop()
@@ -45,7 +44,7 @@ func (s *state) watchFaults(ctx context.Context, devs []int, stderr io.Writer) (
 				return
 			case <-t.C:
 			}
-			if f, ok, err := s.killing(devs, start, s.now()); err == nil && ok {
+			if f, ok, err := killing(s, devs, start, s.now()); err == nil && ok {
 				hit = f
 				cancel(ErrGPUFault)
 				return
@@ -57,17 +56,17 @@ func (s *state) watchFaults(ctx context.Context, devs []int, stderr io.Writer) (
 		cause := context.Cause(ctx) // read before cancel: hit is set before the cause
 		cancel(nil)
 		if errors.Is(cause, ErrGPUFault) {
-			return s.faultError(hit, stderr)
+			return faultError(s, hit, stderr)
 		}
 		return err
 	}
-	return ctx, end, nil
+	return ctx, end
 }
 
 // killing is the first fault due by now on one of devs that ends a process started at
 // start.
-func (s *state) killing(devs []int, start, now time.Time) (armed, bool, error) {
-	fs, err := s.faults()
+func killing(s *state, devs []int, start, now time.Time) (armed, bool, error) {
+	fs, err := readFaults(s.dir)
 	if err != nil {
 		return armed{}, false, err
 	}
@@ -88,7 +87,7 @@ func (s *state) killing(devs []int, start, now time.Time) (armed, bool, error) {
 }
 
 // faultError writes what a process sees of the fault and returns Alloc's error for it.
-func (s *state) faultError(f armed, stderr io.Writer) error {
+func faultError(s *state, f armed, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "kernel: %s\n", kernelLog(f, s.uuid(f.device)))
 	if f.fault().MemoryError() {
 		// cudaErrorECCUncorrectable's text, as PyTorch raises it.

@@ -148,7 +148,7 @@ func TestKilling(t *testing.T) {
 		{"16GiB,16GiB:pending-retirement@10s", []int{1}, 0, 10 * s, false},
 	} {
 		arm(tc.spec)
-		_, got, err := st.killing(tc.devs, t0.Add(tc.start), t0.Add(tc.now))
+		_, got, err := killing(st, tc.devs, t0.Add(tc.start), t0.Add(tc.now))
 		if err != nil || got != tc.want {
 			t.Errorf("%s, process on %v started at %v, at %v: kills %v, %v; want %v", tc.spec, tc.devs, tc.start, tc.now, got, err, tc.want)
 		}
