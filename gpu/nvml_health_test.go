@@ -212,3 +212,30 @@ func (noRemap) LookupSymbol(name string) error {
 	}
 	return nil
 }
+
+// TestNVMLHealthReal: on a machine with a GPU, the health watch starts and each GPU's health
+// reads without error (no fault is injected there: what it reports is logged).
+func TestNVMLHealthReal(t *testing.T) {
+	p, err := OpenNVML(NVMLOptions{})
+	if err != nil {
+		if !errors.Is(err, ErrNoGPU) {
+			t.Fatalf("%q does not wrap ErrNoGPU", err)
+		}
+		t.Logf("no GPU here: %v", err)
+		return
+	}
+	defer p.Close()
+	devs, err := p.Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the first read starts the watch, the second drains it
+		for _, d := range devs {
+			h, err := p.Health(d.Index)
+			if err != nil {
+				t.Errorf("gpu %d: %v", d.Index, err)
+			}
+			t.Logf("gpu %d %s: health %s, xids watched %v, uncorrectable ECC %d", d.Index, d.Name, h, h.XidsWatched, h.UncorrectedECC)
+		}
+	}
+}
