@@ -45,6 +45,10 @@ type Probe interface {
 	// lately had, as NVML's nvmlDeviceGetProcessUtilization reports it; a process that ran
 	// none is not listed.
 	ProcessUtilization(index int) ([]ProcessUtilization, error)
+	// Health reports the device's faults: the critical Xids seen since the probe's first
+	// Health read, pages pending retirement, a failed row remapping, uncorrectable ECC
+	// errors. A read never blocks; a state the device does not report is no data.
+	Health(index int) (Health, error)
 	// Close releases the library or state behind the probe.
 	Close() error
 }

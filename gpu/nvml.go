@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
@@ -22,6 +23,7 @@ type nvmlLib interface {
 	DeviceGetCount() (int, nvml.Return)
 	DeviceGetHandleByIndex(index int) (nvml.Device, nvml.Return)
 	Extensions() nvml.ExtendedInterface // LookupSymbol: is a versioned call in the driver?
+	EventSetCreate() (nvml.EventSet, nvml.Return)
 }
 
 // nvmlDevice is the part of nvml.Device runall calls.
@@ -34,6 +36,11 @@ type nvmlDevice interface {
 	GetGraphicsRunningProcesses() ([]nvml.ProcessInfo, nvml.Return)
 	GetUtilizationRates() (nvml.Utilization, nvml.Return)
 	GetProcessUtilization(lastSeenTimestamp uint64) ([]nvml.ProcessUtilizationSample, nvml.Return)
+	// Health (nvml_health.go).
+	RegisterEvents(eventTypes uint64, set nvml.EventSet) nvml.Return
+	GetRetiredPagesPendingStatus() (nvml.EnableState, nvml.Return)
+	GetRemappedRows() (corrRows, uncRows int, isPending, failureOccurred bool, ret nvml.Return)
+	GetTotalEccErrors(errorType nvml.MemoryErrorType, counterType nvml.EccCounterType) (uint64, nvml.Return)
 }
 
 type nvmlGPU struct {
@@ -50,6 +57,7 @@ type nvmlProbe struct {
 	gpus  []nvmlGPU // visible devices, re-indexed 0..n-1
 	memV2 bool      // the driver has nvmlDeviceGetMemoryInfo_v2
 	proc  string    // procfs root, for process names
+	xids  xidWatch  // the Xid events, from the first Health read on
 
 	mu     sync.RWMutex
 	closed bool
@@ -73,7 +81,7 @@ func openNVML(lib nvmlLib, opts NVMLOptions) (p Probe, err error) {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return nil, initError(ret)
 	}
-	probe := &nvmlProbe{lib: lib, proc: "/proc"}
+	probe := &nvmlProbe{lib: lib, proc: "/proc", xids: xidWatch{now: time.Now}}
 	if err := probe.discover(opts); err != nil {
 		lib.Shutdown()
 		return nil, err
@@ -249,6 +257,7 @@ func (p *nvmlProbe) Close() error {
 		return nil
 	}
 	p.closed = true
+	p.xids.close()
 	if ret := p.lib.Shutdown(); ret != nvml.SUCCESS {
 		return fmt.Errorf("nvml: shutdown: %w", ret)
 	}

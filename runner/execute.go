@@ -56,6 +56,10 @@ func (r *runDriver) execute() (*results.Run, error) {
 		gpu.iso.start(r.life.say)
 		defer gpu.iso.close() // its daemons stop, however the run ends
 	}
+	if gpu := r.launch.rooms.gpu; gpu != nil {
+		gpu.health.start(r.life.say) // reads once before the first trial is placed
+		defer gpu.health.close()
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -100,6 +100,8 @@ type gpuResource struct {
 	admit *admit.Admitter
 	held  held[*admit.Placement]
 	iso   *isolation // MPS (gpu-isolation); nil without
+	// health takes a faulty GPU out of service (health.go); nil without a probe.
+	health *healthWatch
 	// isoNote is what gpu-isolation says as the run starts (why it runs without, under auto).
 	isoNote string
 	share   *gpuSharing // gpu-sharing: progress; nil when every trial shares by memory

@@ -61,7 +61,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		return nil, err
 	}
 	r.hist = history.Load(opts.Record.LogDir, p)
-	closed := &admit.Closed{} // GPUs whose MPS server restarts (isolation.go)
+	closed := &admit.Closed{} // GPUs whose MPS server restarts (isolation.go), or out of service (health.go)
 	gpu, err := openGPU(p, opts, r.hist, closed)
 	if err != nil {
 		return nil, err
@@ -99,6 +99,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 			return nil, err
 		}
 		gpu.iso, gpu.isoNote = iso, note
+		gpu.health = newHealthWatch(opts.Resources.Probe, closed)
 		gpu.share = newGPUSharing(r.plan, r.hist, r.pause, &gpu.rooms, iso != nil) // under MPS kernels overlap
 	}
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,

@@ -596,7 +596,7 @@ func TestGPUList(t *testing.T) {
 	e := newGPUE2E(t)
 	const spec = "32GiB,16GiB"
 	row := func(i int, total, used, free string) string {
-		return fmt.Sprintf(`%d +GPU-fake-%d-\w+ +Simulated GPU +%s +%s +%s +0%% +none`,
+		return fmt.Sprintf(`%d +GPU-fake-%d-\w+ +Simulated GPU +%s +%s +%s +ok +0%% +none`,
 			i, i, regexp.QuoteMeta(total), regexp.QuoteMeta(used), regexp.QuoteMeta(free))
 	}
 	has := func(out string, pattern string) bool {

@@ -18,7 +18,8 @@ import (
 const gpusUsage = `Usage: runall gpus [--fake-gpus SIZES] [--json]
 
 Lists the GPUs runall would place trials on, as it measures them: index, UUID, name, total,
-used and free memory, utilization (UTIL: the share of the time a kernel ran lately, as
+used and free memory, health (HEALTH: ok, or the faults the driver reports: critical Xids,
+pages pending retirement, a failed row remapping, uncorrectable ECC errors), utilization (UTIL: the share of the time a kernel ran lately, as
 nvidia-smi's GPU-Util), and under each GPU its processes (PID, name, memory, and in UTIL the
 share of the time its kernels ran), each marked "here" when its PID names a process of this
 pid namespace that uses the GPU. In MPS, which MPS control daemon serves the GPU now: a
@@ -100,6 +101,7 @@ func listGPUs(probe gpu.Probe) ([]gpuJSON, error) {
 	list := make([]gpuJSON, len(devs))
 	for i, d := range devs {
 		list[i] = gpuJSON{Index: d.Index, UUID: d.UUID, Name: d.Name, Total: d.Total, Used: d.Used, Free: d.Free, Processes: []processJSON{}}
+		list[i].Health = readHealth(probe, d.Index) // gpus_health.go
 		procs, err := probe.Processes(d.Index)
 		if err != nil {
 			// Some GPUs (and some container setups) do not report processes; the memory
@@ -155,6 +157,8 @@ type gpuJSON struct {
 	UtilizationError string           `json:"utilization_error,omitempty"`
 	// MPS is the control daemon that serves the GPU now, if any: a run's, or the node's.
 	MPS *mps.GPU `json:"mps"`
+	// Health is what the driver says of the GPU's faults (gpus_health.go).
+	Health *healthJSON `json:"health"`
 }
 
 type utilizationJSON struct {
@@ -198,19 +202,22 @@ func (g *gpuJSON) addUtilization(probe gpu.Probe) {
 func printGPUs(w io.Writer, list []gpuJSON) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "GPU\tUUID\tNAME\tTOTAL\tUSED\tFREE\tUTIL\tMPS")
+	fmt.Fprintln(tw, "GPU\tUUID\tNAME\tTOTAL\tUSED\tFREE\tHEALTH\tUTIL\tMPS")
 	var errs []string
 	for _, g := range list {
 		util := "?"
 		if g.Utilization != nil {
 			util = fmt.Sprintf("%d%%", g.Utilization.GPU)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Index, g.UUID, g.Name,
-			size.Format(g.Total), size.Format(g.Used), size.Format(g.Free), util, mpsCell(g.MPS))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Index, g.UUID, g.Name,
+			size.Format(g.Total), size.Format(g.Used), size.Format(g.Free), healthCell(g.Health), util, mpsCell(g.MPS))
 		if g.ProcessesError != "" {
-			// Every row keeps all seven tab-ended cells, or tabwriter would realign the rest.
-			fmt.Fprint(tw, "\t  (processes unknown)\t\t\t\t\t\t\n")
+			// Every row keeps all eight tab-ended cells, or tabwriter would realign the rest.
+			fmt.Fprint(tw, "\t  (processes unknown)\t\t\t\t\t\t\t\n")
 			errs = append(errs, fmt.Sprintf("gpu %d: %s", g.Index, g.ProcessesError))
+		}
+		if g.Health != nil && g.Health.Error != "" {
+			errs = append(errs, fmt.Sprintf("gpu %d: health: %s", g.Index, g.Health.Error))
 		}
 		for _, p := range g.Processes {
 			name := p.Name
@@ -224,7 +231,7 @@ func printGPUs(w io.Writer, list []gpuJSON) error {
 			if p.SM != nil {
 				sm = fmt.Sprintf("%d%%", *p.SM)
 			}
-			fmt.Fprintf(tw, "\t  pid %s\t%s\t\t%s\t\t%s\t\n", strconv.FormatUint(uint64(p.PID), 10), name, size.Format(p.Used), sm)
+			fmt.Fprintf(tw, "\t  pid %s\t%s\t\t%s\t\t\t%s\t\n", strconv.FormatUint(uint64(p.PID), 10), name, size.Format(p.Used), sm)
 		}
 	}
 	if err := tw.Flush(); err != nil {

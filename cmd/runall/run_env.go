@@ -29,6 +29,12 @@ func (o *runOptions) openGPUs(a *app, p *plan.Plan, opts *runner.Options) (close
 		if probe := opts.Resources.Probe; probe != nil {
 			closers = append(closers, func() { _ = probe.Close() })
 		}
+		if opts.Resources.Probe != nil {
+			if err := armFakeFaults(a, o.fakeGPUs); err != nil { // fakefaults.go
+				close()
+				return nil, err
+			}
+		}
 	}
 	doneMPS, err := withFakeMPSOnPath(&opts.Environ, onFakeGPUs(a, o.fakeGPUs) && p.Config.GPUIsolation != plan.IsolationNone)
 	if err != nil {

@@ -56,6 +56,8 @@ func Alloc(ctx context.Context, opts AllocOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	ctx, endFaults := watchFaults(ctx, c, stderr) // faults_kill.go: a fault that kills it ends ctx
+	defer func() { err = endFaults(err) }()
 	ctx, endMPS, err := opts.MPS.join(ctx, stderr)
 	if err != nil {
 		return err

@@ -64,7 +64,8 @@ type Device struct {
 // ParseSpec reads a list of simulated GPUs such as "32GiB,32GiB" or "4x16GiB,8GiB",
 // each optionally followed by ":reserve=SIZE" (memory no process holds),
 // ":foreign=SIZE" (held by another user's process) and ":mps" (MPS on):
-// "2x80GiB:reserve=512MiB:mps".
+// "2x80GiB:reserve=512MiB:mps". Faults (":xid=79@30s") are checked here and read by
+// ParseFaults.
 func ParseSpec(spec string) ([]Device, error) {
 	if strings.TrimSpace(spec) == "" {
 		return nil, errors.New("empty simulated GPU spec: want sizes such as 32GiB,16GiB or 4x16GiB")
@@ -112,9 +113,15 @@ func (d *Device) parseOptions(opts string) error {
 			d.MPS = true
 			continue
 		}
+		if _, ok, err := parseInjection(o); ok { // a fault (faults.go): ParseFaults reads it
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		k, v, ok := strings.Cut(strings.TrimSpace(o), "=")
 		if !ok || (k != "reserve" && k != "foreign") {
-			return fmt.Errorf("%q: want reserve=SIZE, foreign=SIZE or mps after the size, such as 80GiB:reserve=512MiB:foreign=4GiB:mps", o)
+			return fmt.Errorf("%q: want reserve=SIZE, foreign=SIZE or mps after the size, such as 80GiB:reserve=512MiB:foreign=4GiB:mps, or a fault: xid=N@T, pending-retirement@T or ecc@T", o)
 		}
 		n, err := size.Parse(v)
 		if err != nil {

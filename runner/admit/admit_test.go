@@ -101,6 +101,7 @@ func (p *fakeProbe) Close() error          { return nil }
 
 // The admitter reads no utilisation: a device that reports none.
 func (p *fakeProbe) Utilization(int) (gpu.Utilization, error) { return gpu.Utilization{}, nil }
+func (p *fakeProbe) Health(int) (gpu.Health, error)           { return gpu.Health{}, nil }
 func (p *fakeProbe) ProcessUtilization(int) ([]gpu.ProcessUtilization, error) {
 	return nil, nil
 }

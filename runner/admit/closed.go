@@ -9,6 +9,9 @@ type Closed struct {
 	mu   sync.Mutex
 	why  map[int]string
 	wake func() // tells the waiting trials that a device opened
+	// retired are the devices out of service until runall ends (closed_retire.go): Open
+	// does not open them.
+	retired map[int]string
 }
 
 // Close closes device dev to new trials; why says why, to the trials that wait.
@@ -39,5 +42,8 @@ func (c *Closed) reason(dev int) string {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if why, ok := c.retired[dev]; ok {
+		return why
+	}
 	return c.why[dev]
 }
