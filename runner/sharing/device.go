@@ -32,6 +32,7 @@ type trial struct {
 	hasUtil     bool
 	busy        float64 // its busy share alone (busy.go), once known
 	hasBusy     bool
+	disbelieved bool // a progress of its was said not to be a rate (believe.go)
 }
 
 // device is one GPU: its trials and what it learned of their mixes.
