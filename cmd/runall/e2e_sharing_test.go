@@ -130,6 +130,19 @@ func TestGPUSharingLightPacks(t *testing.T) {
 	})
 }
 
+// TestGPUSharingSleepersRunAtOnce: trials whose GPU processes run no kernel (they sleep
+// and print their progress) do not slow each other: on GPUs that report each process's
+// utilisation, their busy share of 0 lets them all join once the first was measured alone,
+// and the eight run at once, as packing by memory would run them (issue 42, point 4).
+func TestGPUSharingSleepersRunAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	res, r := runShared(t, e, "1x32GiB", "sleepers.yml")
+	if most := res.mostAtOnce()["0"]; most != 8 {
+		t.Errorf("sleepers: at most %d at once on GPU 0, want all 8\n%v", most, r)
+	}
+}
+
 // TestGPUSharingHeavySettlesAtOne: trials that keep the GPU busy lose from sharing it
 // (time-slicing and its switching cost). On GPUs that report no processes, and so no
 // utilisation per process, each of two GPUs takes a second once, measures the drop, says it

@@ -114,15 +114,17 @@ func (a alones) byBusy(d *device, t *trial, dec Decision, o Options) *Decision {
 // within its current mix, none below its share alone by more than the margin. A trial
 // whose share fell computes less each second than alone: it runs slower, whatever slows
 // it (the switching between processes, the host's cores), and the mix waits to be judged
-// by its rates, against the mix before the trials that joined it so (device.start).
+// by its rates, against the mix before the trials that joined it so (device.start). A
+// trial whose share alone is 0 (its processes ran no kernel) waits for no share: beside
+// it the others join at once, as packing by memory would have them.
 func (a alones) fitsNow(d *device, t *trial, o Options) bool {
 	fill, ok := a.fill(d)
 	if !ok {
 		return false
 	}
 	for _, tr := range d.trials {
-		b, _ := a.busyOf(tr)
-		if !tr.hasUtil || tr.util*(1+o.Margin) < b {
+		// A trial whose share alone is 0 has no share to fall: its kernels take no turn.
+		if b, _ := a.busyOf(tr); b > 0 && (!tr.hasUtil || tr.util*(1+o.Margin) < b) {
 			return false
 		}
 	}
