@@ -210,10 +210,14 @@ func TestGPUSharingHalfSMsUnderMPS(t *testing.T) {
 // each step: two run at full speed, a third only waits and thrashes. Packing by progress settles at two from their measured rates,
 // pauses the third at its next checkpoint copy, and resumes it later from there. Locks, not
 // this machine's CPU cores: the cores are shared with other builds and tests, and where trials
-// settle on them would follow that load, not the test's.
+// settle on them would follow that load, not the test's. The GPUs report no processes, so
+// the rates decide alone: where they report each process's utilisation, trials whose
+// processes run no kernel join at once (TestGPUSharingSleepersRunAtOnce), and the rates then
+// judge the mix they made against the one before them.
 func TestGPUSharingHostLock(t *testing.T) {
 	t.Parallel()
 	e := newGPUE2E(t)
+	e.env = append(e.env, "RUNALL_FAKE_HOST_PIDS=none")
 	python := pythonWith(t, "fcntl", "python3")
 	e.env = append(e.env, "PYTHON="+python, "SCRIPTS="+testdata("sharing"), "WORK="+e.dir)
 	res, r := runShared(t, e, "1x32GiB", "hostlock.yml")
