@@ -20,9 +20,10 @@ const (
 	KindSpread = 1.5
 )
 
-// unbelievable says why r is not a rate of tr's; "" where it may be.
-func (c *Controller) unbelievable(tr *trial, r Rate) string {
-	kind := c.alone.kind(tr.Kind)
+// unbelievable says why r is not a rate of tr's, by the rates alone a knows; "" where it may
+// be.
+func (a alones) unbelievable(tr *trial, r Rate) string {
+	kind := a.kind(tr.Kind)
 	if kind <= 0 {
 		kind = tr.alone
 	}
@@ -40,7 +41,7 @@ func (c *Controller) unbelievable(tr *trial, r Rate) string {
 }
 
 // disbelieve is the decision that r is not a rate of tr's, said once per trial; nil once said.
-func (c *Controller) disbelieve(now time.Duration, gpu string, tr *trial, why string) *Decision {
+func disbelieve(now time.Duration, gpu string, tr *trial, why string) *Decision {
 	if tr.disbelieved {
 		return nil
 	}

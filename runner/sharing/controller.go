@@ -154,8 +154,8 @@ func (c *Controller) Measured(now time.Duration, gpu string, r Rate) []Decision 
 	if !ok || tr == nil || !slices.Contains(d.trials, tr) {
 		return nil
 	}
-	if why := c.unbelievable(tr, r); why != "" {
-		if dec := c.disbelieve(now, gpu, tr, why); dec != nil {
+	if why := c.alone.unbelievable(tr, r); why != "" {
+		if dec := disbelieve(now, gpu, tr, why); dec != nil {
 			c.log = append(c.log, *dec)
 			return []Decision{*dec}
 		}
