@@ -81,7 +81,7 @@ func (s *gpuSharing) progress(t *plan.Task, p results.Progress, emit func(event.
 		w.at, w.iter, w.set = now, iter, true
 	}
 	r := sharing.Rate{Trial: st.task.Name, Since: w.at, Steps: iter, From: w.iter, Total: p.Of} // no rate: its steps alone
-	if s.window.closes(*w, now, iter) {
+	if s.clock.window.closes(*w, now, iter) {
 		r.PerSecond = (iter - w.iter) / (now - w.at).Seconds()
 		w.at, w.iter = now, iter
 	}
@@ -99,6 +99,15 @@ func (s *gpuSharing) progress(t *plan.Task, p results.Progress, emit func(event.
 	for _, d := range decs {
 		s.act(d, emit)
 	}
+	if opens(decs) && s.wake != nil {
+		s.wake() // the waiting trials ask the gate now, not at the GPUs' next measurement
+	}
+}
+
+// opens reports whether a decision of decs may let a waiting trial in: a trial measured
+// alone, or a mix that gained.
+func opens(decs []sharing.Decision) bool {
+	return slices.ContainsFunc(decs, func(d sharing.Decision) bool { return d.Action == sharing.Alone || d.Action == sharing.Open })
 }
 
 // act says decision d, and has the GPU room of the trial a Lower names ask for its pause at

@@ -33,8 +33,8 @@ const (
 // it through the run's pauser once its pause is back in its source, where it waits for room
 // again. The controller (runner/sharing) decides.
 type gpuSharing struct {
-	start  time.Time
-	window windowRule
+	clock  sharingClock
+	wake   func() // tells the trials waiting for a GPU to ask the gate again
 	hist   *history.History
 	pause  *pauser               // nil: no trial has checkpoint:, none is paused
 	rooms  *held[*trial.GPURoom] // each placed trial's GPU room, which asks for its pause
@@ -64,6 +64,13 @@ type sharedTrial struct {
 	win  rateWin
 }
 
+// sharingClock is the controller's clock (the run's elapsed time) and how long a rate's
+// window on it lasts.
+type sharingClock struct {
+	start  time.Time
+	window windowRule
+}
+
 // rateWin is a trial's rate window: where it began, on the controller's clock, and the
 // steps done then.
 type rateWin struct {
@@ -86,11 +93,13 @@ func (r windowRule) closes(w rateWin, now time.Duration, iter float64) bool {
 
 // newGPUSharing is nil unless a trial asks for gpu-sharing: progress; overlap is whether
 // its GPUs run their trials' kernels at once (MPS: sharing.Options.Overlap).
-func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser, rooms *held[*trial.GPURoom], overlap bool) *gpuSharing {
+// wake tells the trials that wait for a GPU to ask again (admit.Admitter.Wake).
+func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser, rooms *held[*trial.GPURoom], overlap bool, wake func()) *gpuSharing {
 	if !wantsProgressSharing(p) {
 		return nil
 	}
-	return &gpuSharing{start: time.Now(), window: windowRule{least: minRateWindow, most: rateWindow, steps: windowSteps}, hist: hist, pause: pause, rooms: rooms,
+	return &gpuSharing{clock: sharingClock{start: time.Now(), window: windowRule{least: minRateWindow, most: rateWindow, steps: windowSteps}},
+		wake: wake, hist: hist, pause: pause, rooms: rooms,
 		ctl: sharing.New(sharing.Options{MinWindow: minRateWindow, Overlap: overlap}), trials: map[*plan.Task]*sharedTrial{},
 		named: map[string]*plan.Task{}, paused: map[*plan.Task]bool{},
 		models: gpuModels{of: map[string]string{}, aloneOn: map[string]string{}}}
@@ -108,7 +117,7 @@ func progressShared(t *plan.Task) bool {
 	return t.GPU != nil && t.GPU.Sharing.Mode == plan.SharingProgress
 }
 
-func (s *gpuSharing) now() time.Duration { return time.Since(s.start) }
+func (s *gpuSharing) now() time.Duration { return time.Since(s.clock.start) }
 
 // gpuName is a device as the controller and the output name it.
 func gpuName(dev int) string { return strconv.Itoa(dev) }

@@ -38,16 +38,17 @@ func sharedPlan(t *testing.T, dir string) (*plan.Plan, *history.History) {
 // the change of its steps over a window (one reaching back before its GPU's mix changed
 // judges nothing), says each decision on
 // the stream, keeps the figures for the results and each rate measured alone for the
-// history, under the model of the GPU it was measured on; a trial that shares by memory is
-// neither gated nor told.
+// history, under the model of the GPU it was measured on; a decision that may let a trial in
+// wakes the trials that wait; a trial that shares by memory is neither gated nor told.
 func TestGPUSharingRates(t *testing.T) {
 	dir := t.TempDir()
 	p, hist := sharedPlan(t, dir)
-	s := newGPUSharing(p, hist, nil, nil, false)
+	woken := 0
+	s := newGPUSharing(p, hist, nil, nil, false, func() { woken++ })
 	if s == nil {
 		t.Fatal("no gpuSharing for a plan with gpu-sharing: progress")
 	}
-	s.window = windowRule{least: 10 * time.Millisecond, most: 20 * time.Millisecond, steps: windowSteps}
+	s.clock.window = windowRule{least: 10 * time.Millisecond, most: 20 * time.Millisecond, steps: windowSteps}
 	s.ctl = sharing.New(sharing.Options{MinWindow: 10 * time.Millisecond})
 	a, b, m := p.Tasks[0].Parallel[0], p.Tasks[0].Parallel[1], p.Tasks[0].Parallel[2]
 	if s.gate(m) != nil {
@@ -66,6 +67,9 @@ func TestGPUSharingRates(t *testing.T) {
 	progress(a, 3) // 3 steps over the window: a's rate alone
 	if len(said) != 1 || !strings.HasPrefix(said[0], "gpu-sharing: gpu 0: a alone runs") {
 		t.Fatalf("said %q, want a measured alone", said)
+	}
+	if woken != 1 {
+		t.Errorf("a measured alone woke the waiting trials %d times, want once: they would wait for the GPUs' next measurement", woken)
 	}
 	if ok, why := s.gate(b)(0); !ok {
 		t.Fatalf("b refused onto a GPU whose mix was judged: %s", why)
