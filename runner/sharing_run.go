@@ -33,11 +33,11 @@ const (
 // it through the run's pauser once its pause is back in its source, where it waits for room
 // again. The controller (runner/sharing) decides.
 type gpuSharing struct {
-	clock  sharingClock
-	wake   func() // tells the trials waiting for a GPU to ask the gate again
-	hist   *history.History
-	pause  *pauser               // nil: no trial has checkpoint:, none is paused
-	rooms  *held[*trial.GPURoom] // each placed trial's GPU room, which asks for its pause
+	clock sharingClock
+	wake  func() // tells the trials waiting for a GPU to ask the gate again
+	hist  *history.History
+	pause *pauser               // nil: no trial has checkpoint:, none is paused
+	rooms *held[*trial.GPURoom] // each placed trial's GPU room, which asks for its pause
 
 	mu     sync.Mutex
 	ctl    *sharing.Controller
@@ -93,7 +93,7 @@ func (r windowRule) closes(w rateWin, now time.Duration, iter float64) bool {
 
 // newGPUSharing is nil unless a trial asks for gpu-sharing: progress; overlap is whether
 // its GPUs run their trials' kernels at once (MPS: sharing.Options.Overlap).
-// wake tells the trials that wait for a GPU to ask again (admit.Admitter.Wake).
+// wake tells the trials that wait for a GPU to ask again (admit.Closed.Wake).
 func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser, rooms *held[*trial.GPURoom], overlap bool, wake func()) *gpuSharing {
 	if !wantsProgressSharing(p) {
 		return nil

@@ -250,14 +250,6 @@ func (a *Admitter) Changed() <-chan struct{} {
 	return a.meter.waiting()
 }
 
-// Wake tells the trials that wait for room to try again now: what a Request's Gate says may
-// have changed (gpu-sharing: progress judged a GPU's mix), though no memory did.
-func (a *Admitter) Wake() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.meter.wake()
-}
-
 // Started tells the admitter that one of p's attempts started, its shell leading process
 // group pgid: the processes it starts are p's.
 func (a *Admitter) Started(p *Placement, pgid int) {
