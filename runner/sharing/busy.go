@@ -32,7 +32,11 @@ func (c *Controller) Busy(now time.Duration, gpu, id string, share float64) {
 	c.tick(now)
 	d, ok := c.gpus[gpu]
 	tr := c.trials[id]
-	if !ok || tr == nil || !slices.Contains(d.trials, tr) || now-d.since < c.opts.MinWindow || share < 0 {
+	if !ok || tr == nil || !slices.Contains(d.trials, tr) || share < 0 {
+		return
+	}
+	d.answers = true
+	if now-d.since < c.opts.MinWindow {
 		return
 	}
 	tr.util, tr.hasUtil = min(share, 1), true
@@ -138,4 +142,21 @@ func (c *Controller) candidate(t Trial) *trial {
 		return tr
 	}
 	return &trial{Trial: t}
+}
+
+// awaitsShares is whether d, whose driver reports each process's utilisation, waits for the
+// share of a trial of its whose share alone is not known yet: a rate measured before the
+// driver's next report must not let a trial in beside one that fills the GPU. It waits
+// three MinWindows at most from its mix's change: a trial whose processes are never told
+// apart gets no share, and the rates decide alone.
+func (a alones) awaitsShares(d *device, now time.Duration, o Options) bool {
+	if !d.answers || now-d.since >= 3*o.MinWindow {
+		return false
+	}
+	for _, t := range d.trials {
+		if _, known := a.busyOf(t); !known && !t.hasUtil {
+			return true
+		}
+	}
+	return false
 }

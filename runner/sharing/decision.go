@@ -176,6 +176,8 @@ func (c *Controller) MayAdmit(now time.Duration, gpu string, t Trial) Decision {
 		dec.Why = fmt.Sprintf("one of %s's kind lowered this mix's throughput before (%.2fx)", t.ID, tried)
 	case full != nil:
 		return *full
+	case c.alone.awaitsShares(d, now, c.opts):
+		dec.Why = "waiting for the driver's report of its trials' busy shares"
 	case wasTried && tried > 1+c.opts.Margin:
 		// Known to gain: no need to measure the mix again first (a trial left, say).
 		dec.Action, dec.Why = Admit, fmt.Sprintf("%s: one of its kind raised this mix's throughput before (%.2fx)", t.ID, tried)

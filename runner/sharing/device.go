@@ -50,6 +50,7 @@ type device struct {
 	tried   map[string]float64 // a mix + the kind added to it → the gain it had, shared by GPUs of one model
 	util    float64
 	hasUtil bool
+	answers bool // its driver reported a trial's share (Busy) at least once
 	counts  []Count
 }
 
