@@ -169,7 +169,8 @@ type processJSON struct {
 	Name string `json:"name"`
 	Used uint64 `json:"used_bytes"`
 	Here bool   `json:"here"` // the PID names a process of this pid namespace that uses the GPU
-	// SM is the share of the time its kernels ran lately; absent when it ran none.
+	// SM is the share of the time its kernels ran lately; absent where the driver did not list
+	// it (one that ran no kernel may be listed at 0, or not at all, as drivers differ).
 	SM *uint32 `json:"sm_percent,omitempty"`
 }
 
