@@ -35,17 +35,18 @@ def start_gap(tasks):
     return gaps[len(gaps) // 2] if gaps else None
 
 
-def run_file(text, gpus, work, env=None, args=(), d=None):
-    """Runs the tasks file text with runall on simulated GPUs of spec gpus, in a fresh
-    directory under work (or in d, whose log directory holds what earlier runs recorded),
-    and returns the figures of its --results file."""
+def run_file(text, gpus, work, env=None, args=(), d=None, runall=None):
+    """Runs the tasks file text with runall (RUNALL unless given) on simulated GPUs of spec
+    gpus, in a fresh directory under work (or in d, whose log directory holds what earlier
+    runs recorded), and returns the figures of its --results file."""
+    runall = runall or RUNALL
     d = d or tempfile.mkdtemp(dir=work)
     path = os.path.join(d, "tasks.yml")
     with open(path, "w") as f:
         f.write(text)
     full_env = dict(os.environ, RUNALL_FAKE_GPUS=gpus, RUNALL_FAKE_GPU_STATE=os.path.join(d, "gpus"),
-                    PATH=os.path.dirname(RUNALL) + os.pathsep + os.environ["PATH"], **(env or {}))
-    cmd = [RUNALL, "--output", "plain", "--log-dir", os.path.join(d, "logs"),
+                    PATH=os.path.dirname(runall) + os.pathsep + os.environ["PATH"], **(env or {}))
+    cmd = [runall, "--output", "plain", "--log-dir", os.path.join(d, "logs"),
            "--results", os.path.join(d, "results.json"), "--fake-gpus", gpus, *args, path]
     subprocess.run(cmd, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=d)
     with open(os.path.join(d, "results.json")) as f:

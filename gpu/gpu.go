@@ -43,7 +43,7 @@ type Probe interface {
 	Utilization(index int) (Utilization, error)
 	// ProcessUtilization returns the share of the device each process that ran kernels on it
 	// lately had, as NVML's nvmlDeviceGetProcessUtilization reports it; a process that ran
-	// none is not listed.
+	// none is listed at 0 or not at all, as drivers differ.
 	ProcessUtilization(index int) ([]ProcessUtilization, error)
 	// Health reports the device's faults: the critical Xids seen since the probe's first
 	// Health read, pages pending retirement, a failed row remapping, uncorrectable ECC

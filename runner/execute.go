@@ -50,7 +50,9 @@ func (r *runDriver) execute() (*results.Run, error) {
 		r.life.say(note)
 	}
 	if gpu := r.launch.rooms.gpu; gpu != nil && gpu.isoNote != "" {
-		r.life.say(gpu.isoNote)
+		for _, line := range strings.Split(strings.TrimSpace(gpu.isoNote), "\n") {
+			r.life.say(line)
+		}
 	}
 	if gpu := r.launch.rooms.gpu; gpu != nil && gpu.iso != nil {
 		gpu.iso.start(r.life.say)

@@ -73,20 +73,26 @@ func pgidOf(pid int) (int, bool) {
 
 // start watches the servers' logs and lives until close: a client is tied to its trial while
 // it lives, and a server that goes down with no trial to notice is restarted all the same.
+// A GPU whose daemon a killed run left serving clients stays closed until they end
+// (isolation_leftover.go).
 func (i *isolation) start(say func(string)) {
 	i.say = say
+	i.closeForLeftovers()
 	i.wg.Add(1)
 	go func() {
 		defer i.wg.Done()
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
-		for {
+		for n := 1; ; n++ {
 			select {
 			case <-i.stop:
 				return
 			case <-t.C:
 				for dev := range i.gpus {
 					i.Check([]int{dev})
+				}
+				if n%10 == 0 { // each asks a daemon: once a second is soon enough
+					i.reapLeftovers()
 				}
 			}
 		}

@@ -16,10 +16,10 @@ import (
 func (s *gpuSharing) Event(ev event.Event, emit func(event.Event)) {
 	switch {
 	case ev.Kind == event.TaskProgress && ev.Progress != nil:
-		s.progress(ev.Task, ev.Progress.Iter, emit)
+		s.progress(ev.Task, *ev.Progress, emit)
 	case ev.Kind == event.TaskEnded:
 		if ev.Detail != nil && ev.Detail.Progress != nil {
-			s.progress(ev.Task, ev.Detail.Progress.Iter, emit) // where it stopped: its steps
+			s.progress(ev.Task, *ev.Detail.Progress, emit) // where it stopped: its steps
 		}
 		if ev.End == event.EndPause {
 			s.resumePaused(ev.Task)
@@ -68,20 +68,20 @@ func (s *gpuSharing) resumePaused(t *plan.Task) {
 
 // progress reads a shared trial's steps at now: its steps so far, and a rate once its
 // window is long enough.
-func (s *gpuSharing) progress(t *plan.Task, iter float64, emit func(event.Event)) {
+func (s *gpuSharing) progress(t *plan.Task, p results.Progress, emit func(event.Event)) {
 	s.mu.Lock()
 	st := s.trials[t]
 	if st == nil {
 		s.mu.Unlock()
 		return
 	}
-	now := s.now()
+	now, iter := s.now(), p.Iter
 	w := &st.win
 	if !w.set || iter < w.iter { // a fresh window, or the bar started over (a resume, a new epoch's bar)
 		w.at, w.iter, w.set = now, iter, true
 	}
-	r := sharing.Rate{Trial: st.task.Name, Since: w.at, Steps: iter} // no rate: its steps alone
-	if now-w.at >= s.window {
+	r := sharing.Rate{Trial: st.task.Name, Since: w.at, Steps: iter, From: w.iter, Total: p.Of} // no rate: its steps alone
+	if s.clock.window.closes(*w, now, iter) {
 		r.PerSecond = (iter - w.iter) / (now - w.at).Seconds()
 		w.at, w.iter = now, iter
 	}
@@ -99,6 +99,15 @@ func (s *gpuSharing) progress(t *plan.Task, iter float64, emit func(event.Event)
 	for _, d := range decs {
 		s.act(d, emit)
 	}
+	if opens(decs) && s.wake != nil {
+		s.wake() // the waiting trials ask the gate now, not at the GPUs' next measurement
+	}
+}
+
+// opens reports whether a decision of decs may let a waiting trial in: a trial measured
+// alone, or a mix that gained.
+func opens(decs []sharing.Decision) bool {
+	return slices.ContainsFunc(decs, func(d sharing.Decision) bool { return d.Action == sharing.Alone || d.Action == sharing.Open })
 }
 
 // act says decision d, and has the GPU room of the trial a Lower names ask for its pause at

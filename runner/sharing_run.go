@@ -14,10 +14,16 @@ import (
 	"github.com/runall/runall/runner/trial"
 )
 
-// rateWindow is the least time a trial's rate is measured over: progress is told at most
-// once a second, and a bar is redrawn every 0.1 s or so, so over two seconds a step's
-// rounding is a few percent of the rate.
-const rateWindow = 2 * time.Second
+// A trial's rate is measured over a window as long as its steps need to be told apart:
+// at least minRateWindow (progress is told at most once a second; a little less, as the
+// stream delivers it late or early) and windowSteps steps, so that a step's rounding is at
+// most an eighth of the rate (at 10 steps a second, about a second), and at most
+// rateWindow whatever its steps (over two seconds a slow trial's rounding is what it is).
+const (
+	minRateWindow = 900 * time.Millisecond
+	windowSteps   = 8
+	rateWindow    = 2 * time.Second
+)
 
 // gpuSharing is gpu-sharing: progress in the run: the GPU room asks it before it places a
 // trial that has the memory (gate), and tells it where each trial was placed and when it
@@ -27,11 +33,11 @@ const rateWindow = 2 * time.Second
 // it through the run's pauser once its pause is back in its source, where it waits for room
 // again. The controller (runner/sharing) decides.
 type gpuSharing struct {
-	start  time.Time
-	window time.Duration
-	hist   *history.History
-	pause  *pauser               // nil: no trial has checkpoint:, none is paused
-	rooms  *held[*trial.GPURoom] // each placed trial's GPU room, which asks for its pause
+	clock sharingClock
+	wake  func() // tells the trials waiting for a GPU to ask the gate again
+	hist  *history.History
+	pause *pauser               // nil: no trial has checkpoint:, none is paused
+	rooms *held[*trial.GPURoom] // each placed trial's GPU room, which asks for its pause
 
 	mu     sync.Mutex
 	ctl    *sharing.Controller
@@ -55,21 +61,46 @@ type sharedTrial struct {
 	task *plan.Task
 	tr   *sched.Trial // as admitted: its GPU room is found by it
 	devs []string
-	win  struct {
-		at   time.Duration // the window's start, on the controller's clock
-		iter float64
-		set  bool // false: the next progress starts a window
-	}
+	win  rateWin
+}
+
+// sharingClock is the controller's clock (the run's elapsed time) and how long a rate's
+// window on it lasts.
+type sharingClock struct {
+	start  time.Time
+	window windowRule
+}
+
+// rateWin is a trial's rate window: where it began, on the controller's clock, and the
+// steps done then.
+type rateWin struct {
+	at   time.Duration
+	iter float64
+	set  bool // false: the next progress starts a window
+}
+
+// windowRule is how long a rate window lasts: at least least and steps steps, at most most.
+type windowRule struct {
+	least, most time.Duration
+	steps       float64
+}
+
+// closes reports whether window w, reaching now with iter steps done, gives a rate.
+func (r windowRule) closes(w rateWin, now time.Duration, iter float64) bool {
+	d := now - w.at
+	return d >= r.most || (d >= r.least && iter-w.iter >= r.steps)
 }
 
 // newGPUSharing is nil unless a trial asks for gpu-sharing: progress; overlap is whether
 // its GPUs run their trials' kernels at once (MPS: sharing.Options.Overlap).
-func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser, rooms *held[*trial.GPURoom], overlap bool) *gpuSharing {
+// wake tells the trials that wait for a GPU to ask again (admit.Closed.Wake).
+func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser, rooms *held[*trial.GPURoom], overlap bool, wake func()) *gpuSharing {
 	if !wantsProgressSharing(p) {
 		return nil
 	}
-	return &gpuSharing{start: time.Now(), window: rateWindow, hist: hist, pause: pause, rooms: rooms,
-		ctl: sharing.New(sharing.Options{MinWindow: rateWindow / 2, Overlap: overlap}), trials: map[*plan.Task]*sharedTrial{},
+	return &gpuSharing{clock: sharingClock{start: time.Now(), window: windowRule{least: minRateWindow, most: rateWindow, steps: windowSteps}},
+		wake: wake, hist: hist, pause: pause, rooms: rooms,
+		ctl: sharing.New(sharing.Options{MinWindow: minRateWindow, Overlap: overlap}), trials: map[*plan.Task]*sharedTrial{},
 		named: map[string]*plan.Task{}, paused: map[*plan.Task]bool{},
 		models: gpuModels{of: map[string]string{}, aloneOn: map[string]string{}}}
 }
@@ -86,7 +117,7 @@ func progressShared(t *plan.Task) bool {
 	return t.GPU != nil && t.GPU.Sharing.Mode == plan.SharingProgress
 }
 
-func (s *gpuSharing) now() time.Duration { return time.Since(s.start) }
+func (s *gpuSharing) now() time.Duration { return time.Since(s.clock.start) }
 
 // gpuName is a device as the controller and the output name it.
 func gpuName(dev int) string { return strconv.Itoa(dev) }

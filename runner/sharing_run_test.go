@@ -38,16 +38,17 @@ func sharedPlan(t *testing.T, dir string) (*plan.Plan, *history.History) {
 // the change of its steps over a window (one reaching back before its GPU's mix changed
 // judges nothing), says each decision on
 // the stream, keeps the figures for the results and each rate measured alone for the
-// history, under the model of the GPU it was measured on; a trial that shares by memory is
-// neither gated nor told.
+// history, under the model of the GPU it was measured on; a decision that may let a trial in
+// wakes the trials that wait; a trial that shares by memory is neither gated nor told.
 func TestGPUSharingRates(t *testing.T) {
 	dir := t.TempDir()
 	p, hist := sharedPlan(t, dir)
-	s := newGPUSharing(p, hist, nil, nil, false)
+	woken := 0
+	s := newGPUSharing(p, hist, nil, nil, false, func() { woken++ })
 	if s == nil {
 		t.Fatal("no gpuSharing for a plan with gpu-sharing: progress")
 	}
-	s.window = 20 * time.Millisecond
+	s.clock.window = windowRule{least: 10 * time.Millisecond, most: 20 * time.Millisecond, steps: windowSteps}
 	s.ctl = sharing.New(sharing.Options{MinWindow: 10 * time.Millisecond})
 	a, b, m := p.Tasks[0].Parallel[0], p.Tasks[0].Parallel[1], p.Tasks[0].Parallel[2]
 	if s.gate(m) != nil {
@@ -66,6 +67,9 @@ func TestGPUSharingRates(t *testing.T) {
 	progress(a, 3) // 3 steps over the window: a's rate alone
 	if len(said) != 1 || !strings.HasPrefix(said[0], "gpu-sharing: gpu 0: a alone runs") {
 		t.Fatalf("said %q, want a measured alone", said)
+	}
+	if woken != 1 {
+		t.Errorf("a measured alone woke the waiting trials %d times, want once: they would wait for the GPUs' next measurement", woken)
 	}
 	if ok, why := s.gate(b)(0); !ok {
 		t.Fatalf("b refused onto a GPU whose mix was judged: %s", why)
@@ -98,5 +102,27 @@ func TestGPUSharingRates(t *testing.T) {
 	}
 	if _, ok := hist.RateAlone(b.Key, "NVIDIA H100 80GB HBM3"); ok {
 		t.Error("b, never measured alone, has a rate alone in the history")
+	}
+}
+
+// TestRateWindowLastsAsTheStepsNeed: a rate window closes once it is minRateWindow long and
+// counts windowSteps steps (at 10 steps a second, about a second), else at rateWindow
+// whatever its steps (issue 42, point 4).
+func TestRateWindowLastsAsTheStepsNeed(t *testing.T) {
+	rule := windowRule{least: minRateWindow, most: rateWindow, steps: windowSteps}
+	w := rateWin{at: time.Second, iter: 100, set: true}
+	for _, c := range []struct {
+		after time.Duration
+		iter  float64
+		want  bool
+	}{
+		{time.Second, 110, true},             // 10 steps a second: a second will do
+		{time.Second, 104, false},            // 4 steps: too few to tell rates apart
+		{500 * time.Millisecond, 150, false}, // many steps, but before progress is told again
+		{rateWindow, 101, true},              // a slow trial: at rateWindow whatever its steps
+	} {
+		if got := rule.closes(w, w.at+c.after, c.iter); got != c.want {
+			t.Errorf("after %v at %v steps: closes %v, want %v", c.after, c.iter-w.iter, got, c.want)
+		}
 	}
 }

@@ -28,6 +28,7 @@ type gpusMPS struct {
 			ControlPID int    `json:"control_pid"`
 			RunPID     int    `json:"run_pid"`
 			Run        string `json:"run"`
+			RunGone    bool   `json:"run_gone"`
 			Answers    bool   `json:"answers"`
 			Servers    []int  `json:"servers"`
 			Clients    int    `json:"clients"`

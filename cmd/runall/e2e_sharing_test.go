@@ -130,6 +130,19 @@ func TestGPUSharingLightPacks(t *testing.T) {
 	})
 }
 
+// TestGPUSharingSleepersRunAtOnce: trials whose GPU processes run no kernel (they sleep
+// and print their progress) do not slow each other: on GPUs that report each process's
+// utilisation, their busy share of 0 lets them all join once the first was measured alone,
+// and the eight run at once, as packing by memory would run them (issue 42, point 4).
+func TestGPUSharingSleepersRunAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	res, r := runShared(t, e, "1x32GiB", "sleepers.yml")
+	if most := res.mostAtOnce()["0"]; most != 8 {
+		t.Errorf("sleepers: at most %d at once on GPU 0, want all 8\n%v", most, r)
+	}
+}
+
 // TestGPUSharingHeavySettlesAtOne: trials that keep the GPU busy lose from sharing it
 // (time-slicing and its switching cost). On GPUs that report no processes, and so no
 // utilisation per process, each of two GPUs takes a second once, measures the drop, says it
@@ -197,10 +210,14 @@ func TestGPUSharingHalfSMsUnderMPS(t *testing.T) {
 // each step: two run at full speed, a third only waits and thrashes. Packing by progress settles at two from their measured rates,
 // pauses the third at its next checkpoint copy, and resumes it later from there. Locks, not
 // this machine's CPU cores: the cores are shared with other builds and tests, and where trials
-// settle on them would follow that load, not the test's.
+// settle on them would follow that load, not the test's. The GPUs report no processes, so
+// the rates decide alone: where they report each process's utilisation, trials whose
+// processes run no kernel join at once (TestGPUSharingSleepersRunAtOnce), and the rates then
+// judge the mix they made against the one before them.
 func TestGPUSharingHostLock(t *testing.T) {
 	t.Parallel()
 	e := newGPUE2E(t)
+	e.env = append(e.env, "RUNALL_FAKE_HOST_PIDS=none")
 	python := pythonWith(t, "fcntl", "python3")
 	e.env = append(e.env, "PYTHON="+python, "SCRIPTS="+testdata("sharing"), "WORK="+e.dir)
 	res, r := runShared(t, e, "1x32GiB", "hostlock.yml")

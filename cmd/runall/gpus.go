@@ -25,7 +25,9 @@ share of the time its kernels ran), each marked "here" when its PID names a proc
 pid namespace that uses the GPU. In MPS, which MPS control daemon serves the GPU now: a
 runall run's (gpu-isolation: mps; found by the record beside its pipe directory under
 $TMPDIR/runall-mps-*), the node's at CUDA_MPS_PIPE_DIRECTORY, or none; whether it answers
-get_server_list, its server's PID and how many clients it has. A last line
+get_server_list, its server's PID and how many clients it has; a daemon whose run is gone
+(runall was killed) says "left by run pid N (gone)", and the next run with gpu-isolation: mps
+on the node stops it once it has no clients. A last line
 says how runall can tell its trials' memory apart on a shared GPU: by their processes' PIDs
 (NVML's PIDs are this namespace's: recent drivers, VMs, bare metal, hostPID Pods), by the
 order processes appear (a container on an older driver, which reports the host's PIDs), or
@@ -171,7 +173,8 @@ type processJSON struct {
 	Name string `json:"name"`
 	Used uint64 `json:"used_bytes"`
 	Here bool   `json:"here"` // the PID names a process of this pid namespace that uses the GPU
-	// SM is the share of the time its kernels ran lately; absent when it ran none.
+	// SM is the share of the time its kernels ran lately; absent where the driver did not list
+	// it (one that ran no kernel may be listed at 0, or not at all, as drivers differ).
 	SM *uint32 `json:"sm_percent,omitempty"`
 }
 
@@ -248,13 +251,17 @@ func printGPUs(w io.Writer, list []gpuJSON) error {
 }
 
 // mpsCell says in the MPS column which control daemon serves the GPU and what it answered:
-// "none", "run pid 123: server 456, 2 clients", "node: no server yet", "run pid 123: no answer".
+// "none", "run pid 123: server 456, 2 clients", "node: no server yet", "run pid 123: no answer",
+// "left by run pid 123 (gone): server 456, 0 client(s)" (a killed run's: the next run stops it).
 func mpsCell(g *mps.GPU) string {
 	if g == nil || g.Daemon == "none" {
 		return "none"
 	}
 	who := "node"
-	if g.Daemon == "run" {
+	switch {
+	case g.Daemon == "run" && g.RunGone:
+		who = fmt.Sprintf("left by run pid %d (gone)", g.RunPID)
+	case g.Daemon == "run":
 		who = fmt.Sprintf("run pid %d", g.RunPID)
 	}
 	switch {

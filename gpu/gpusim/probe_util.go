@@ -8,8 +8,9 @@ import (
 	"github.com/runall/runall/gpu"
 )
 
-// computing lists the live claims on device index that compute now, with their loads.
-func (p *probe) computing(index int) ([]liveClaim, []Load, error) {
+// live lists the live claims on device index (those that hold memory and those that also
+// compute now), with their loads.
+func (p *probe) live(index int) ([]liveClaim, []Load, error) {
 	if p.isClosed() {
 		return nil, nil, errClosed
 	}
@@ -24,7 +25,7 @@ func (p *probe) computing(index int) ([]liveClaim, []Load, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("simulated GPUs: %w", err)
 	}
-	cs = slices.DeleteFunc(cs, func(c liveClaim) bool { return c.lingering || c.load.Busy <= 0 })
+	cs = slices.DeleteFunc(cs, func(c liveClaim) bool { return c.lingering })
 	loads := make([]Load, len(cs))
 	for i, c := range cs {
 		loads[i] = c.load
@@ -36,7 +37,7 @@ func (p *probe) computing(index int) ([]liveClaim, []Load, error) {
 // (compute.go) has it for what the processes on the device compute now. Memory traffic is
 // not modelled: its share is 0.
 func (p *probe) Utilization(index int) (gpu.Utilization, error) {
-	_, loads, err := p.computing(index)
+	_, loads, err := p.live(index)
 	if err != nil {
 		return gpu.Utilization{}, err
 	}
@@ -44,10 +45,11 @@ func (p *probe) Utilization(index int) (gpu.Utilization, error) {
 	return gpu.Utilization{GPU: dev}, nil
 }
 
-// ProcessUtilization implements gpu.Probe: each process that computes now, with its share
-// of the time its kernels run, under the PIDs Processes reports it by (none without PIDs).
+// ProcessUtilization implements gpu.Probe: each live process, with its share of the time its
+// kernels run (0 for one that only holds memory, as a driver samples an idle context), under
+// the PIDs Processes reports it by (none without PIDs).
 func (p *probe) ProcessUtilization(index int) ([]gpu.ProcessUtilization, error) {
-	cs, loads, err := p.computing(index)
+	cs, loads, err := p.live(index)
 	if err != nil {
 		return nil, err
 	}

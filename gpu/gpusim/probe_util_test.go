@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/internal/eventually"
 )
 
 // trainT starts an Alloc on GPU 0 of devs that trains with the given load until the test
-// ends (its steps last an hour), and waits until the probe counts it.
+// ends (its steps last an hour), and waits until the probe counts want processes computing.
 func trainT(t *testing.T, p gpu.Probe, dir string, devs []Device, l Load, want int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -33,13 +34,24 @@ func trainT(t *testing.T, p gpu.Probe, dir string, devs []Device, l Load, want i
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(procs) == want {
+		if computing(procs) == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d processes computing after 5 s, want %d", len(procs), want)
+			t.Fatalf("%d processes computing after 5 s, want %d", computing(procs), want)
 		}
 	}
+}
+
+// computing counts the processes whose kernels ran.
+func computing(procs []gpu.ProcessUtilization) int {
+	n := 0
+	for _, p := range procs {
+		if p.SM > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // TestProbeUtilization: the simulated GPU reports what its processes compute as NVML would,
@@ -73,5 +85,32 @@ func TestProbeUtilization(t *testing.T) {
 	// busy 1.5, twice switched: each stretched 1.5*1.25 = 1.875 times.
 	if u.GPU != percent(1.5/1.875) || len(procs) != 2 || procs[0].SM+procs[1].SM != percent(0.5/1.875)+percent(1/1.875) {
 		t.Errorf("0.5 and 1 time-sliced: device %+v, processes %+v; want %d%%", u, procs, percent(1.5/1.875))
+	}
+}
+
+// TestProbeUtilizationListsAnIdleProcessAtZero: a process that holds memory and computes
+// nothing is listed with its kernels' share 0, as a driver samples an idle context: runall
+// then knows its trial keeps the GPU busy none of the time (issue 42, point 4).
+func TestProbeUtilizationListsAnIdleProcessAtZero(t *testing.T) {
+	dir := t.TempDir()
+	devs := fakeSizes(32 * gi)
+	p := openFakeT(t, dir, devs)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Alloc(ctx, AllocOptions{Size: gi, Hold: time.Hour, Devices: "0", GPUs: devs, StateDir: dir})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	want := []gpu.ProcessUtilization{{PID: uint32(os.Getpid()), SM: 0}}
+	var procs []gpu.ProcessUtilization
+	eventually.Until(eventually.Limit, func() bool {
+		procs, _ = p.ProcessUtilization(0)
+		return len(procs) > 0
+	})
+	if !slices.Equal(procs, want) {
+		t.Errorf("a process that only holds memory: %+v, want %+v", procs, want)
 	}
 }

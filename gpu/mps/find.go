@@ -48,10 +48,13 @@ type GPU struct {
 	ControlPID int    `json:"control_pid,omitempty"` // from its pid file (a run's daemon only)
 	RunPID     int    `json:"run_pid,omitempty"`     // the runall that started it
 	Run        string `json:"run,omitempty"`         // that run's task file
-	Answers    bool   `json:"answers"`               // get_server_list through its pipe answered
-	Servers    []int  `json:"servers"`               // its servers' PIDs
-	Clients    int    `json:"clients"`               // their clients (get_client_list)
-	Err        string `json:"error,omitempty"`       // why it did not answer
+	// RunGone is that the runall that started it is gone (killed): the next run with
+	// gpu-isolation: mps stops it once it has no clients (leftover.go).
+	RunGone bool   `json:"run_gone,omitempty"`
+	Answers bool   `json:"answers"`         // get_server_list through its pipe answered
+	Servers []int  `json:"servers"`         // its servers' PIDs
+	Clients int    `json:"clients"`         // their clients (get_client_list)
+	Err     string `json:"error,omitempty"` // why it did not answer
 }
 
 // Find says, for each GPU of uuids (by runall's index), which MPS control daemon serves it
@@ -67,7 +70,7 @@ func Find(environ []string, uuids []string, st State) []GPU {
 			g := GPU{Daemon: "run", Pipe: filepath.Join(r.dir, "pipe"), RunPID: r.RunPID, Run: r.Run}
 			g.ControlPID = readPID(g.Pipe)
 			g.ask(environ, st.Control, filepath.Join(r.dir, "log"))
-			if !g.Answers && !alive(r.RunPID) {
+			if g.RunGone = !alive(r.RunPID); g.RunGone && !g.Answers {
 				g.Err += fmt.Sprintf(" (left behind: the run, pid %d, has ended)", r.RunPID)
 			}
 			out[i] = g
@@ -113,16 +116,32 @@ type found struct {
 	dir string
 }
 
-// runDaemons reads the RecordFiles of runall's daemons under TMPDIR, by GPU UUID. Only
-// directories of this user are read, and the pipe is the one beside the record, whatever
-// the record says: a directory another user put there names no daemon of ours.
+// runDaemons reads the RecordFiles of runall's daemons under TMPDIR, by GPU UUID: the
+// newest for each.
 func runDaemons(environ []string) map[string]found {
-	tmp, _ := lookup(environ, "TMPDIR")
-	if tmp == "" {
-		tmp = "/tmp"
-	}
-	files, _ := filepath.Glob(filepath.Join(tmp, "runall-mps-*", "*", RecordFile))
 	out := map[string]found{}
+	for _, f := range runRecords(tmpDir(environ)) {
+		if prev, ok := out[f.UUID]; !ok || f.Started.After(prev.Started) {
+			out[f.UUID] = f
+		}
+	}
+	return out
+}
+
+// tmpDir is TMPDIR as environ sets it, else /tmp.
+func tmpDir(environ []string) string {
+	if tmp, _ := lookup(environ, "TMPDIR"); tmp != "" {
+		return tmp
+	}
+	return "/tmp"
+}
+
+// runRecords reads the RecordFiles of runall's daemons under tmp. Only directories of this
+// user are read, and the pipe is the one beside the record, whatever the record says: a
+// directory another user put there names no daemon of ours.
+func runRecords(tmp string) []found {
+	files, _ := filepath.Glob(filepath.Join(tmp, "runall-mps-*", "*", RecordFile))
+	var out []found
 	for _, f := range files {
 		dir := filepath.Dir(f)
 		if !ours(filepath.Dir(dir)) || !ours(dir) {
@@ -132,9 +151,7 @@ func runDaemons(environ []string) map[string]found {
 		if err := readRecord(f, &r); err != nil || r.UUID == "" {
 			continue
 		}
-		if prev, ok := out[r.UUID]; !ok || r.Started.After(prev.Started) {
-			out[r.UUID] = found{r, dir}
-		}
+		out = append(out, found{r, dir})
 	}
 	return out
 }

@@ -36,8 +36,9 @@ type Set struct {
 	own     []*Daemon  // runall's own, by GPU index
 	dir     *owned.Dir // holds the own daemons' pipe and log directories
 	pgid    func(int) (int, bool)
-	runFile string // Options.Run
-	Note    string // what runall says of MPS as the run starts
+	runFile string    // Options.Run
+	left    leftovers // daemons of runs that are gone, still serving clients (leftover.go)
+	Note    string    // what runall says of MPS as the run starts
 }
 
 // Open starts MPS for o.UUIDs as o.Mode asks. With None, or Auto when MPS cannot be had, the
@@ -63,6 +64,9 @@ func open(o Options) (*Set, error) {
 		return nil, fmt.Errorf("%s is not on PATH: the image needs NVIDIA's utilities", Binary)
 	}
 	s := &Set{bin: bin, environ: o.Environ, pgid: o.PGID, runFile: o.Run}
+	for _, line := range s.reapAtOpen(o.UUIDs) {
+		s.Note += "gpu-isolation: mps: " + line + "\n"
+	}
 	if pipe, ok := lookup(o.Environ, EnvPipe); ok && pipe != "" {
 		logDir, _ := lookup(o.Environ, EnvLog)
 		d := &Daemon{set: s, Pipe: pipe, Log: logDir, Index: -1}
@@ -72,10 +76,10 @@ func open(o Options) (*Set, error) {
 			// Its PID stays unknown: a node's daemon runs in another pid namespace (the device
 			// plugin's container), where the pid file's number names no process here.
 			s.node = d
-			s.Note = fmt.Sprintf("gpu-isolation: mps: a client of the node's MPS control daemon at %s=%s", EnvPipe, pipe)
+			s.Note += fmt.Sprintf("gpu-isolation: mps: a client of the node's MPS control daemon at %s=%s", EnvPipe, pipe)
 			return s, nil
 		}
-		s.Note = fmt.Sprintf("gpu-isolation: mps: no MPS control daemon answers at %s=%s; ", EnvPipe, pipe)
+		s.Note += fmt.Sprintf("gpu-isolation: mps: no MPS control daemon answers at %s=%s; ", EnvPipe, pipe)
 	}
 	dir, err := owned.Temp("runall-mps-")
 	if err != nil {

@@ -9,8 +9,10 @@ type TrialBusy struct {
 }
 
 // readBusy is each trial's share of the time of each device it runs on, where the driver
-// reports it per process and the trial's processes are known by their PIDs. A device whose
-// driver reports no utilisation, or a trial none of whose processes computed, is left out.
+// reports it per process and the trial's processes are known by their PIDs. A trial whose
+// processes there ran no kernel in the driver's window (listed at 0, or not listed: drivers
+// differ) has a share of 0 once the device answered; a device whose driver reports no
+// utilisation, or a trial none of whose processes is known there yet, is left out.
 func (m *meter) readBusy(devs *devices) []TrialBusy {
 	if !m.busy || !m.perTrial() {
 		return nil
@@ -32,10 +34,23 @@ func (m *meter) readBusy(devs *devices) []TrialBusy {
 			}
 		}
 		for _, p := range st.trials {
-			if s, ok := share[p]; ok {
+			if s, ok := share[p]; ok || st.knows(p) {
 				out = append(out, TrialBusy{ID: p.req.ID, Device: i, Share: min(s, 1)})
 			}
 		}
 	}
 	return out
+}
+
+// knows reports whether a process of p's is seen on the device and tied to it alone.
+func (st *devState) knows(p *Placement) bool {
+	if p.tie.ambiguous {
+		return false
+	}
+	for _, owner := range st.procs {
+		if owner == p {
+			return true
+		}
+	}
+	return false
 }

@@ -35,6 +35,18 @@ func (c *Closed) Open(dev int) {
 	}
 }
 
+// Wake tells the trials that wait for room to try again now, though no device opened and
+// no memory changed: what a Request's Gate says may have (gpu-sharing: progress judged a
+// GPU's mix). The admitter's own wake, once it was made with these Closed (Options.Closed).
+func (c *Closed) Wake() {
+	c.mu.Lock()
+	wake := c.wake
+	c.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
+}
+
 // reason is why dev is closed; "" when it is open. A nil Closed closes nothing.
 func (c *Closed) reason(dev int) string {
 	if c == nil {

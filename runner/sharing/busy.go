@@ -32,7 +32,11 @@ func (c *Controller) Busy(now time.Duration, gpu, id string, share float64) {
 	c.tick(now)
 	d, ok := c.gpus[gpu]
 	tr := c.trials[id]
-	if !ok || tr == nil || !slices.Contains(d.trials, tr) || now-d.since < c.opts.MinWindow || share < 0 {
+	if !ok || tr == nil || !slices.Contains(d.trials, tr) || share < 0 {
+		return
+	}
+	d.answers = true
+	if now-d.since < c.opts.MinWindow {
 		return
 	}
 	tr.util, tr.hasUtil = min(share, 1), true
@@ -114,15 +118,17 @@ func (a alones) byBusy(d *device, t *trial, dec Decision, o Options) *Decision {
 // within its current mix, none below its share alone by more than the margin. A trial
 // whose share fell computes less each second than alone: it runs slower, whatever slows
 // it (the switching between processes, the host's cores), and the mix waits to be judged
-// by its rates, against the mix before the trials that joined it so (device.start).
+// by its rates, against the mix before the trials that joined it so (device.start). A
+// trial whose share alone is 0 (its processes ran no kernel) waits for no share: beside
+// it the others join at once, as packing by memory would have them.
 func (a alones) fitsNow(d *device, t *trial, o Options) bool {
 	fill, ok := a.fill(d)
 	if !ok {
 		return false
 	}
 	for _, tr := range d.trials {
-		b, _ := a.busyOf(tr)
-		if !tr.hasUtil || tr.util*(1+o.Margin) < b {
+		// A trial whose share alone is 0 has no share to fall: its kernels take no turn.
+		if b, _ := a.busyOf(tr); b > 0 && (!tr.hasUtil || tr.util*(1+o.Margin) < b) {
 			return false
 		}
 	}
@@ -136,4 +142,21 @@ func (c *Controller) candidate(t Trial) *trial {
 		return tr
 	}
 	return &trial{Trial: t}
+}
+
+// awaitsShares is whether d, whose driver reports each process's utilisation, waits for the
+// share of a trial of its whose share alone is not known yet: a rate measured before the
+// driver's next report must not let a trial in beside one that fills the GPU. It waits
+// three MinWindows at most from its mix's change: a trial whose processes are never told
+// apart gets no share, and the rates decide alone.
+func (a alones) awaitsShares(d *device, now time.Duration, o Options) bool {
+	if !d.answers || now-d.since >= 3*o.MinWindow {
+		return false
+	}
+	for _, t := range d.trials {
+		if _, known := a.busyOf(t); !known && !t.hasUtil {
+			return true
+		}
+	}
+	return false
 }

@@ -181,3 +181,55 @@ func TestBusySharesWhereRatesSay(t *testing.T) {
 	}
 	undoneInTime(t, s)
 }
+
+// TestIdleSharesJoinAtOnce: trials whose processes run no kernel (a busy share of 0) take
+// no turns on the GPU: once the first is measured alone, the rest join one after another
+// without a measurement between them, as packing by memory would place them (issue 42,
+// point 4); the mix they made is then judged by its rates.
+func TestIdleSharesJoinAtOnce(t *testing.T) {
+	c := New(Options{MinWindow: time.Second})
+	s := func(i int) Trial { return Trial{ID: fmt.Sprintf("s%d", i), Kind: "sleeper"} }
+	c.Started(0, "0", s(1))
+	c.Busy(sec(1), "0", "s1", 0)
+	c.Measured(sec(1.1), "0", Rate{Trial: "s1", PerSecond: 10, Since: 0})
+	for i := 2; i <= 8; i++ {
+		if d := c.MayAdmit(sec(1.1), "0", s(i)); d.Action != Admit {
+			t.Fatalf("s%d beside %d trials that compute nothing: %v", i, i-1, d)
+		}
+		c.Started(sec(1.1), "0", s(i))
+	}
+	var ds []Decision
+	for j := 1; j <= 8; j++ {
+		ds = c.Measured(sec(2.2), "0", Rate{Trial: fmt.Sprintf("s%d", j), PerSecond: 10, Since: sec(1.1)})
+	}
+	if len(ds) != 1 || ds[0].Action != Open || !strings.Contains(ds[0].Why, "7 trials up to s8 joined") {
+		t.Errorf("the mix the seven made, against s1 alone: %v", ds)
+	}
+}
+
+// TestRateBeforeTheDriversShare: a trial measured alone before the driver's first share
+// from within its mix lets no trial in on a GPU whose driver reports shares: the share may
+// fill it. Once reported, the share decides; a share that never comes (processes not told
+// apart) holds the GPU back for three MinWindows at most.
+func TestRateBeforeTheDriversShare(t *testing.T) {
+	c := New(Options{MinWindow: time.Second})
+	h := func(i int) Trial { return Trial{ID: fmt.Sprintf("h%d", i), Kind: "heavy"} }
+	c.Started(0, "0", h(1))
+	c.Busy(sec(0.3), "0", "h1", 1) // before MinWindow: the GPU answers, its share is not taken
+	c.Measured(sec(1), "0", Rate{Trial: "h1", PerSecond: 10, Since: 0})
+	if d := c.MayAdmit(sec(1), "0", h(2)); d.Action != Wait || !strings.Contains(d.Why, "busy shares") {
+		t.Fatalf("h2 before h1's share was reported: %v, want a wait for it", d)
+	}
+	c.Busy(sec(1.2), "0", "h1", 1)
+	if d := c.MayAdmit(sec(1.2), "0", h(2)); d.Action != Wait || !strings.Contains(d.Why, "busy 100% of the time") {
+		t.Errorf("h2 beside h1, whose share fills the GPU: %v", d)
+	}
+
+	c = New(Options{MinWindow: time.Second})
+	c.Started(0, "0", h(1))
+	c.Busy(sec(0.3), "0", "h1", 1)
+	c.Measured(sec(1), "0", Rate{Trial: "h1", PerSecond: 10, Since: 0})
+	if d := c.MayAdmit(sec(3), "0", h(2)); d.Action != Admit {
+		t.Errorf("h2 three MinWindows on, no share reported since: %v, want the rates to decide", d)
+	}
+}

@@ -47,6 +47,8 @@ type Rate struct {
 	PerSecond float64       // steps per second over the window
 	Since     time.Duration // the window's start, on the controller's clock
 	Steps     float64       // steps done so far (for the summary's figures)
+	From      float64       // steps done at Since
+	Total     float64       // the steps its output says it will take; 0: not said
 }
 
 // Controller decides how many trials share each GPU from their measured rates. Its clock
@@ -73,7 +75,7 @@ func New(o Options) *Controller {
 	if o.Saturated <= 0 {
 		o.Saturated = DefaultSaturated
 	}
-	return &Controller{opts: o, gpus: map[string]*device{}, trials: map[string]*trial{}, alone: alones{kinds: map[string]float64{}, busy: map[string]float64{}},
+	return &Controller{opts: o, gpus: map[string]*device{}, trials: map[string]*trial{}, alone: alones{kinds: map[string]float64{}, busy: map[string]float64{}, mixed: map[string]bool{}},
 		tried: map[string]map[string]float64{}}
 }
 
@@ -144,11 +146,19 @@ func (c *Controller) Utilisation(now time.Duration, gpu string, busy float64) {
 
 // Measured records a trial's rate on gpu and returns what it decided: nothing until every
 // trial on the GPU has a rate from within its current mix, then one decision for the mix.
+// A rate that cannot be true (believe.go) judges nothing and is said once (Ignore).
 func (c *Controller) Measured(now time.Duration, gpu string, r Rate) []Decision {
 	c.tick(now)
 	d, ok := c.gpus[gpu]
 	tr := c.trials[r.Trial]
 	if !ok || tr == nil || !slices.Contains(d.trials, tr) {
+		return nil
+	}
+	if why := c.alone.unbelievable(tr, r); why != "" {
+		if dec := disbelieve(now, gpu, tr, why); dec != nil {
+			c.log = append(c.log, *dec)
+			return []Decision{*dec}
+		}
 		return nil
 	}
 	tr.steps = max(tr.steps, r.Steps)
@@ -163,6 +173,7 @@ func (c *Controller) Measured(now time.Duration, gpu string, r Rate) []Decision 
 	if len(d.trials) > 1 {
 		tr.sharedSteps += r.PerSecond * window.Seconds()
 		tr.sharedTime += window.Seconds()
+		c.alone.sharedRate(tr, r.PerSecond)
 	} else {
 		c.alone.measured(tr, r.PerSecond)
 	}
@@ -175,8 +186,13 @@ func (c *Controller) Measured(now time.Duration, gpu string, r Rate) []Decision 
 }
 
 // alones are the rates alone of kinds, each kind's from its first trial measured alone,
-// and their busy shares alone, each kind's as last learned (busy.go).
-type alones struct{ kinds, busy map[string]float64 }
+// and their busy shares alone, each kind's as last learned (busy.go). A kind is mixed once
+// its trials were seen to differ in speed (KindSpread): its rate alone then stands for none
+// of them.
+type alones struct {
+	kinds, busy map[string]float64
+	mixed       map[string]bool
+}
 
 // measured keeps a rate measured with the trial alone on its GPU: its own rate alone from
 // now on, and its kind's when it is the first of its kind.
@@ -185,9 +201,29 @@ func (a alones) measured(tr *trial, rate float64) {
 		return
 	}
 	tr.alone, tr.aloneFrom = rate, FromMeasured
-	if _, ok := a.kinds[tr.Kind]; !ok {
+	k, ok := a.kinds[tr.Kind]
+	switch {
+	case !ok:
 		a.kinds[tr.Kind] = rate
+	case rate > k*KindSpread || rate*KindSpread < k:
+		a.mixed[tr.Kind] = true
 	}
+}
+
+// sharedRate notes a trial's rate beside others: one with no rate alone of its own that
+// runs faster than its kind alone does is not of its kind's speed, and neither are the rest.
+func (a alones) sharedRate(tr *trial, rate float64) {
+	if k := a.kinds[tr.Kind]; tr.alone <= 0 && k > 0 && rate > k*KindSpread {
+		a.mixed[tr.Kind] = true
+	}
+}
+
+// kind is kind's rate alone; 0 where none is known or its trials differ in speed.
+func (a alones) kind(kind string) float64 {
+	if a.mixed[kind] {
+		return 0
+	}
+	return a.kinds[kind]
 }
 
 // of is the rate alone the controller reckons t with: its own, else its kind's.
@@ -195,7 +231,7 @@ func (a alones) of(t *trial) float64 {
 	if t.alone > 0 {
 		return t.alone
 	}
-	return a.kinds[t.Kind]
+	return a.kind(t.Kind)
 }
 
 // throughputKnown is d's throughput in trials alone, once its mix is judged, and whether

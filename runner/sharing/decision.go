@@ -25,9 +25,12 @@ const (
 	// Lower: the last trial admitted lowered the throughput: the GPU takes one trial fewer,
 	// by pausing that trial at its next copy when Pause is set.
 	Lower
+	// Ignore: a trial's progress is not a rate (believe.go): it judges nothing. Said once
+	// per trial.
+	Ignore
 )
 
-var actionNames = [...]string{"admit", "wait", "alone", "open", "keep", "lower"}
+var actionNames = [...]string{"admit", "wait", "alone", "open", "keep", "lower", "ignore"}
 
 func (a Action) String() string {
 	if int(a) < len(actionNames) {
@@ -73,7 +76,7 @@ func (r TrialRate) Slowdown() float64 {
 func (d Decision) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "gpu %s: %s", d.GPU, d.Why)
-	if d.Action == Admit || d.Action == Wait {
+	if d.Action == Admit || d.Action == Wait || d.Action == Ignore {
 		return b.String()
 	}
 	var parts []string
@@ -161,7 +164,7 @@ func (c *Controller) MayAdmit(now time.Duration, gpu string, t Trial) Decision {
 		alone = tr.alone
 	}
 	if alone <= 0 {
-		alone = c.alone.kinds[t.Kind]
+		alone = c.alone.kind(t.Kind)
 	}
 	tried, wasTried := d.tried[triedKey(d.mix(), t.Kind)]
 	cand := c.candidate(t)
@@ -173,6 +176,8 @@ func (c *Controller) MayAdmit(now time.Duration, gpu string, t Trial) Decision {
 		dec.Why = fmt.Sprintf("one of %s's kind lowered this mix's throughput before (%.2fx)", t.ID, tried)
 	case full != nil:
 		return *full
+	case c.alone.awaitsShares(d, now, c.opts):
+		dec.Why = "waiting for the driver's report of its trials' busy shares"
 	case wasTried && tried > 1+c.opts.Margin:
 		// Known to gain: no need to measure the mix again first (a trial left, say).
 		dec.Action, dec.Why = Admit, fmt.Sprintf("%s: one of its kind raised this mix's throughput before (%.2fx)", t.ID, tried)

@@ -32,6 +32,7 @@ type trial struct {
 	hasUtil     bool
 	busy        float64 // its busy share alone (busy.go), once known
 	hasBusy     bool
+	disbelieved bool // a progress of its was said not to be a rate (believe.go)
 }
 
 // device is one GPU: its trials and what it learned of their mixes.
@@ -49,6 +50,7 @@ type device struct {
 	tried   map[string]float64 // a mix + the kind added to it → the gain it had, shared by GPUs of one model
 	util    float64
 	hasUtil bool
+	answers bool // its driver reported a trial's share (Busy) at least once
 	counts  []Count
 }
 

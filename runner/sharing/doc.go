@@ -33,7 +33,7 @@
 //
 // How it is wired (runner/sharing_run.go, runner/sharing_events.go). One Controller per
 // run, made when a trial asks for gpu-sharing: progress, with the default Margin and a
-// MinWindow of half the run's rate window; its Trial values from the plan (ID: the trial's
+// MinWindow of the run's shortest rate window (0.9 s); its Trial values from the plan (ID: the trial's
 // name; Kind: its block's Group, else its Key, so that a sweep's trials share a rate alone;
 // Alone: history's RateAlone by Task.Key and the model of the GPU asked; CanPause: Task.Checkpoint != nil and the run has
 // a pauser), its clock the run's elapsed time, a GPU named by its index:
@@ -46,8 +46,9 @@
 //     releases it (it ended, paused or was requeued), on that device (a trial on several
 //     devices: each of them).
 //   - Each shared trial's rate, the change of its steps (its TaskProgress events, the last
-//     from its final end) over a window of at least two seconds that starts afresh when its
-//     GPU's mix changes, goes to Measured, which returns the decisions to act on: each is said on the output
+//     from its final end) over a window of 0.9 s and 8 steps (2 s at most) that starts afresh
+//     when its GPU's mix changes, goes to Measured (a rate that cannot be true judges
+//     nothing: believe.go), which returns the decisions to act on: each is said on the output
 //     stream (Decision.String), and for Lower with Pause the trial's GPU room
 //     (runner/trial's GPURoom.Pause) pauses it at its next checkpoint copy; the run's
 //     pauser then puts it back in line to resume when room opens.

@@ -106,7 +106,12 @@ func (f Figures) Speedup(end time.Duration) (float64, bool) {
 }
 
 // Summary is the summary's line of what sharing bought, up to end; "" when it is not known.
+// A sweep whose trials never shared a GPU ran one at a time, and says so: the rates'
+// differences between windows are noise, not a speedup.
 func (f Figures) Summary(end time.Duration) string {
+	if most := f.mostAtOnce(); most == 1 {
+		return "its trials never shared a GPU: sharing ran this sweep one trial at a time"
+	}
 	s, ok := f.Speedup(end)
 	if !ok {
 		return ""
@@ -129,3 +134,14 @@ func summaryOf(s float64) string {
 
 // End is the latest time the controller was told of, for Speedup and Summary.
 func (c *Controller) End() time.Duration { return c.end }
+
+// mostAtOnce is the most trials any GPU had at once.
+func (f Figures) mostAtOnce() int {
+	most := 0
+	for _, g := range f.GPUs {
+		for _, c := range g.Counts {
+			most = max(most, c.Trials)
+		}
+	}
+	return most
+}
