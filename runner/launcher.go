@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runall/runall/internal/envlist"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/mask"
@@ -115,15 +116,15 @@ var ErrIncompleteRecord = trial.ErrIncompleteRecord
 // each other's changes.
 func baseEnv(environ []string, runID, logDir string, shard shard.Shard) []string {
 	env := slices.Clone(environ)
-	env = proc.Setenv(env, "RUNALL_RUN_ID", runID)
-	env = proc.Setenv(env, "RUNALL_LOG_DIR", logDir)
+	env = envlist.Set(env, "RUNALL_RUN_ID", runID)
+	env = envlist.Set(env, "RUNALL_LOG_DIR", logDir)
 	if shard.Active() {
-		env = proc.Setenv(env, "RUNALL_SHARD", shard.String())
+		env = envlist.Set(env, "RUNALL_SHARD", shard.String())
 	}
 	return slices.Clip(env)
 }
 
 // getenv looks names up in env, for os.Expand.
 func getenv(env []string) func(string) string {
-	return func(name string) string { v, _ := proc.Lookup(env, name); return v }
+	return func(name string) string { v, _ := envlist.Lookup(env, name); return v }
 }

@@ -168,12 +168,12 @@ func logPaths(dir string, base []string) func(t *plan.Task, path string) (string
 	return func(t *plan.Task, path string) (string, error) {
 		env := base
 		if t != nil {
-			env = trial.TaskVars(t, base)
+			env = plan.TaskVars(t, base)
 		}
-		p, err := trial.ExpandStrict(path, env)
+		p, err := plan.ExpandStrictEnv(path, env)
 		if err != nil {
 			return "", err
 		}
-		return trial.TaskPath(dir, p), nil
+		return plan.TaskPath(dir, p), nil
 	}
 }

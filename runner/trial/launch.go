@@ -156,13 +156,13 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 	c := &command{run: told{life: l.o.Life, rec: &l.record}, mask: l.o.Mask, t: t, rooms: l.o.Rooms.Of(tr, run),
 		log: log, cmd: cmdline, turn: turn{before: l.record.attempts(t)}, h: h,
 		pause: attemptPause{trial: tr.Task, h: h, grace: l.o.Procs.Grace, emit: l.o.Life.Emit}}
-	if first := Commands(tr.Task)[0]; first == t {
+	if first := plan.Commands(tr.Task)[0]; first == t {
 		c.turn.passedOver = tr.PassedOver
 	}
 	c.metrics.set.Observe(c.metric)
 	c.metrics.reader = metric.NewReader(&c.metrics.set, t.MetricFormats)
 	c.metrics.progress = newTrialProgress(c.run, c.t, c.mask, c.log)
-	env = TaskVars(run, env)
+	env = plan.TaskVars(run, env)
 	for _, r := range c.rooms {
 		env = r.Env(env)
 	}

@@ -43,7 +43,7 @@ func (c *command) readMetrics(dir string, env []string, ok bool) (last map[strin
 // readFile reads t's metrics: (${VAR}s expanded against the task's environment, relative
 // to its directory). A file older than the task is an earlier run's: left out.
 func (m *trialMetrics) readFile(t *plan.Task, dir string, env []string, started time.Time, ok bool) {
-	path, err := ExpandStrict(t.Metrics, env)
+	path, err := plan.ExpandStrictEnv(t.Metrics, env)
 	if err != nil {
 		m.set.Warn("metrics %s: %v: not read", t.Metrics, err)
 		return
