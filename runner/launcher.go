@@ -4,14 +4,11 @@ import (
 	"context"
 	"slices"
 	"syscall"
-	"time"
 
 	"github.com/runall/runall/internal/envlist"
 	"github.com/runall/runall/runner/event"
-	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/runner/shard"
@@ -24,7 +21,7 @@ import (
 // consumers are (build): pbt's variant is given to it then, never rewired after.
 type launcher struct {
 	life    *lifecycle
-	procs   processes
+	procs   trial.Processes
 	logs    *trial.Logs
 	scripts trial.Scripts
 	halt    *stopping       // the signals' effect on downloads (signals.go)
@@ -37,19 +34,11 @@ type launcher struct {
 	run     *trial.Launcher // nil until build
 }
 
-// processes are how the launcher's commands run and are stopped: their process groups, the
-// running trials (for consumers that stop one), and the grace between SIGTERM and SIGKILL.
-type processes struct {
-	table   *proc.Table
-	running *executor.Running
-	grace   time.Duration
-}
-
 // build makes the trial launcher from the run's parts.
 func (l *launcher) build() *trial.Launcher {
 	o := trial.Options{Life: trialLife{l.life}, Rooms: trialRooms{l.rooms}, Logs: l.logs,
 		Scripts: l.scripts, Halt: trialHalt{l.halt}, StopWhen: l.stop, Uploads: trialUploads{l.sync},
-		Mask: l.mask, Procs: trial.Processes{Table: l.procs.table, Running: l.procs.running, Grace: l.procs.grace},
+		Mask: l.mask, Procs: l.procs,
 		Variant: l.variant}
 	if l.ckpts != nil {
 		o.Checkpoints = l.ckpts
