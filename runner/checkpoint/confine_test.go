@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/internal/plainname"
 )
 
 // Tests of issue 34: the checkpoint store deletes, empties, replaces and writes only what
@@ -112,7 +114,7 @@ func TestManifestPathsStayInside(t *testing.T) {
 					t.Error("the checkpoint directory was emptied")
 				}
 				for _, v := range []string{m.Version, m.Base, m.Writer} {
-					if plainName(v) == "" {
+					if plainname.Why(v) == "" {
 						continue
 					}
 					if st.Put(ctx, dir, "t", v) == nil || st.Get(ctx, "t", v, t.TempDir()) == nil {
