@@ -12,6 +12,7 @@ import (
 
 	"github.com/runall/runall/internal/envlist"
 	"github.com/runall/runall/runner/checkpoint"
+	"github.com/runall/runall/runner/checkpoint/s3store"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/trial"
 )
@@ -88,7 +89,7 @@ func (c *checkpoints) s3(ctx context.Context, prefix string) (checkpoint.Store, 
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: %w", err)
 	}
-	return checkpoint.NewS3(client, prefix, filepath.Join(c.o.local, ".sync"))
+	return s3store.New(client, prefix, filepath.Join(c.o.local, ".sync"))
 }
 
 // ckptAttempt is one attempt of a trial as far as its checkpoint goes.

@@ -162,7 +162,7 @@ func TestStoreLinksStayInside(t *testing.T) {
 	if err := os.Symlink(victim, filepath.Join(root, "linked")); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(victim, "linked"), manifestName, string(body))
+	write(t, filepath.Join(victim, "linked"), ManifestName, string(body))
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	write(t, dir, "mine", "the script's own")
 	if _, err := Restore(ctx, st, "t", dir); err == nil || !strings.Contains(err.Error(), manifestAt(st, "t")) {
