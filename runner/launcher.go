@@ -50,7 +50,10 @@ func (l *launcher) build() *trial.Launcher {
 // trialLife is the run's lifecycle as a trial's launcher tells it.
 type trialLife struct{ l *lifecycle }
 
-func (t trialLife) Emit(ev event.Event)       { t.l.emit(ev) }
+func (t trialLife) Emit(ev event.Event) { t.l.emit(ev) }
+func (t trialLife) Result(task *plan.Task) results.Task {
+	return t.l.ledger.sofar(task)
+}
 func (t trialLife) Halted() bool              { return t.l.halted() }
 func (t trialLife) StoppedBy() syscall.Signal { return t.l.stoppedBy() }
 func (t trialLife) HaltReason() string        { return t.l.haltReason() }

@@ -29,7 +29,7 @@ const metricsReadTimeout = 10 * time.Second
 func (c *command) readMetrics(dir string, env []string, ok bool) (last map[string]float64, series map[string][]float64, warnings []string) {
 	t := c.t
 	if t.Metrics != "" {
-		c.metrics.readFile(t, dir, env, c.run.rec.startedAt(t), ok)
+		c.metrics.readFile(t, dir, env, startedAt(c.run.life, t), ok)
 	}
 	last, series, warnings = c.metrics.set.Result()
 	for i, w := range warnings {
