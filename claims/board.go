@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runall/runall/internal/plainname"
 	"github.com/runall/runall/s3sync"
 )
 
@@ -35,10 +36,10 @@ type Board struct {
 	say  func(string) // tells of a value that cannot be read; nil: nothing is told
 }
 
-// NewBoard keeps the board of rule (a short name without /, the block's key) in st.
+// NewBoard keeps the board of rule (a plain name, the block's key) in st.
 func NewBoard(st Store, rule string) (*Board, error) {
-	if rule == "" || strings.ContainsAny(rule, "/ ") {
-		return nil, fmt.Errorf("claims: board: bad rule name %q", rule)
+	if why := plainname.Why(rule); why != "" {
+		return nil, fmt.Errorf("claims: board: rule name %q is not a plain name (%s)", rule, why)
 	}
 	return &Board{vals: newValues(st), dir: boardDir + rule + "/"}, nil
 }
@@ -115,8 +116,8 @@ func (b *Board) unread(ended map[string]bool, trial string, step int, err error)
 
 // Value records trial's value at a round's step.
 func (b *Board) Value(ctx context.Context, step int, trial string, v float64) error {
-	if trial == "" || strings.ContainsAny(trial, "/ ") {
-		return fmt.Errorf("claims: board: bad trial name %q", trial)
+	if why := plainname.Why(trial); why != "" {
+		return fmt.Errorf("claims: board: trial name %q is not a plain name (%s)", trial, why)
 	}
 	err := b.vals.write(ctx, b.dir+strconv.Itoa(step)+"/"+trial+".json", v)
 	var bad *json.UnsupportedValueError
@@ -128,8 +129,8 @@ func (b *Board) Value(ctx context.Context, step int, trial string, v float64) er
 
 // Ended records that trial ended for good: no round waits for it any more.
 func (b *Board) Ended(ctx context.Context, trial string) error {
-	if trial == "" || strings.ContainsAny(trial, "/ ") {
-		return fmt.Errorf("claims: board: bad trial name %q", trial)
+	if why := plainname.Why(trial); why != "" {
+		return fmt.Errorf("claims: board: trial name %q is not a plain name (%s)", trial, why)
 	}
 	key := b.dir + endedDir + trial + ".json"
 	if _, err := b.vals.store.Put(ctx, key, []byte("{}\n"), s3sync.Condition{}); err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/runall/runall/internal/plainname"
 )
 
 // rungDir holds the values asha recorded at its rungs, and averageDir the running averages
@@ -28,7 +30,7 @@ type Rungs struct {
 	say  func(string) // tells of a value that cannot be read; nil: nothing is told
 }
 
-// NewRungs keeps asha's rung values of rule (a short name without /, the block's key) in
+// NewRungs keeps asha's rung values of rule (a plain name, the block's key) in
 // st. ctx bounds every request.
 func NewRungs(ctx context.Context, st Store, rule string) (*Rungs, error) {
 	return newRungs(ctx, st, rungDir, rule)
@@ -41,8 +43,8 @@ func NewRunningAverages(ctx context.Context, st Store, rule string) (*Rungs, err
 }
 
 func newRungs(ctx context.Context, st Store, dir, rule string) (*Rungs, error) {
-	if rule == "" || strings.ContainsAny(rule, "/ ") {
-		return nil, fmt.Errorf("claims: rung values: bad rule name %q", rule)
+	if why := plainname.Why(rule); why != "" {
+		return nil, fmt.Errorf("claims: rung values: rule name %q is not a plain name (%s)", rule, why)
 	}
 	return &Rungs{vals: newValues(st), dir: dir + rule + "/", ctx: ctx}, nil
 }
@@ -94,8 +96,8 @@ func (r *Rungs) unread(key, trial string, step int, err error) {
 
 // Put records trial's value at step (again: the value it has now).
 func (r *Rungs) Put(step int, trial string, v float64) error {
-	if trial == "" || strings.ContainsAny(trial, "/ ") {
-		return fmt.Errorf("claims: rung values: bad trial name %q", trial)
+	if why := plainname.Why(trial); why != "" {
+		return fmt.Errorf("claims: rung values: trial name %q is not a plain name (%s)", trial, why)
 	}
 	return r.vals.write(r.ctx, r.dir+strconv.Itoa(step)+"/"+trial+".json", v)
 }

@@ -10,9 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runall/runall/internal/envlist"
 	"github.com/runall/runall/runner/checkpoint"
+	"github.com/runall/runall/runner/checkpoint/s3store"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/trial"
 )
 
@@ -76,7 +77,7 @@ func s3Destination(p *plan.Plan, t *plan.Task, env []string) string {
 		ups = append(ups, p.S3.Upload...)
 	}
 	for _, u := range ups {
-		if to, err := trial.ExpandStrict(u.To, env); err == nil && strings.HasPrefix(to, "s3://") {
+		if to, err := plan.ExpandStrictEnv(u.To, env); err == nil && strings.HasPrefix(to, "s3://") {
 			return to
 		}
 	}
@@ -88,7 +89,7 @@ func (c *checkpoints) s3(ctx context.Context, prefix string) (checkpoint.Store, 
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: %w", err)
 	}
-	return checkpoint.NewS3(client, prefix, filepath.Join(c.o.local, ".sync"))
+	return s3store.New(client, prefix, filepath.Join(c.o.local, ".sync"))
 }
 
 // ckptAttempt is one attempt of a trial as far as its checkpoint goes.
@@ -100,11 +101,11 @@ type ckptAttempt = trial.Kept
 // it changes. say tells the trial's output; adjust, when given, is told of the copy restored
 // (what the trial's own record says of it, before its copies carry it on).
 func (c *checkpoints) Begin(ctx context.Context, t *plan.Task, dir string, env []string, attempt int, say func(string), adjust func(*checkpoint.Manifest)) (*ckptAttempt, []string, error) {
-	path, err := trial.ExpandStrict(t.Checkpoint.Dir, env)
+	path, err := plan.ExpandStrictEnv(t.Checkpoint.Dir, env)
 	if err != nil {
 		return nil, env, fmt.Errorf("checkpoint %s: %w", t.Checkpoint.Dir, err)
 	}
-	if path, err = filepath.Abs(trial.TaskPath(dir, path)); err != nil {
+	if path, err = filepath.Abs(plan.TaskPath(dir, path)); err != nil {
 		return nil, env, fmt.Errorf("checkpoint %s: %w", t.Checkpoint.Dir, err)
 	}
 	if err := c.o.guard.Check(path, dir); err != nil {
@@ -114,7 +115,7 @@ func (c *checkpoints) Begin(ctx context.Context, t *plan.Task, dir string, env [
 	if err != nil {
 		return nil, env, err
 	}
-	id := trial.Key(t)
+	id := plan.Key(t)
 	m, err := c.restore(ctx, t, st, id, path, say)
 	if err != nil {
 		return nil, env, err
@@ -170,11 +171,11 @@ func resumeEnv(env []string, m *checkpoint.Manifest) []string {
 		return strings.HasPrefix(kv, "RUNALL_RESUMED=") || strings.HasPrefix(kv, "RUNALL_RESUME_STEP=")
 	})
 	if m != nil {
-		env = proc.Setenv(env, "RUNALL_RESUMED", "1")
-		env = proc.Setenv(env, "RUNALL_RESUME_STEP", strconv.Itoa(m.Step))
+		env = envlist.Set(env, "RUNALL_RESUMED", "1")
+		env = envlist.Set(env, "RUNALL_RESUME_STEP", strconv.Itoa(m.Step))
 	}
-	if _, set := proc.Lookup(env, "PYTHONUNBUFFERED"); !set {
-		env = proc.Setenv(env, "PYTHONUNBUFFERED", "1")
+	if _, set := envlist.Lookup(env, "PYTHONUNBUFFERED"); !set {
+		env = envlist.Set(env, "PYTHONUNBUFFERED", "1")
 	}
 	return env
 }

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"github.com/runall/runall/runner/trial"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,10 +19,10 @@ func beginOne(t *testing.T, work, store string, fresh bool, manifest string) (st
 	c := newCheckpoints(checkpointOptions{plan: &plan.Plan{Tasks: []*plan.Task{{Name: "sweep", Parallel: []*plan.Task{task}}}}, local: store, runID: "r1", fresh: fresh,
 		guard: plan.NewCheckpointGuard(nil, work, filepath.Join(work, ".runall", "logs"))})
 	if manifest != "" {
-		if err := os.MkdirAll(filepath.Join(store, trial.Key(task)), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(store, plan.Key(task)), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(store, trial.Key(task), "manifest.json"), []byte(manifest), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(store, plan.Key(task), "manifest.json"), []byte(manifest), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
-	"github.com/runall/runall/runner/trial"
 	"github.com/runall/runall/s3sync"
 )
 
@@ -225,7 +224,7 @@ func TestClaimsWaitOn2099ClaimEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := trial.Key(p.Trials()[0]) // its name in the queue
+	key := plan.Key(p.Trials()[0]) // its name in the queue
 	until := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
 	body := fmt.Sprintf(`{"owner":{"host":"elsewhere","pid":7,"run_id":"theirs"},"token":"x","lease_ms":%d,"renewed_at":"2099-01-01T00:00:00Z"}`,
 		time.Until(until).Milliseconds())

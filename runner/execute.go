@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"github.com/runall/runall/runner/trial"
 	"strings"
 	"time"
 
@@ -39,7 +38,7 @@ func Run(p *plan.Plan, opts Options) (*results.Run, error) {
 func (r *runDriver) execute() (*results.Run, error) {
 	start := time.Now()
 	if r.opts.ReapOrphans {
-		defer reapWhileRunning(r.launch.procs.table)()
+		defer reapWhileRunning(r.launch.procs.Table)()
 	}
 	r.openStream()
 	r.launch.build() // once its consumers are: pbt's variant is the rounds consumer's
@@ -91,7 +90,7 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 		ctx, stop := r.launch.halt.untilStop(ctx) // a stop ends the joining, however long it tries
 		defer stop()
 		c, complete, err := openClaims(ctx, r.opts.Claims, r.env.s3, claimsource.Options{Run: newSourceRun(r),
-			Plan: r.plan, RunID: r.opts.Record.RunID, Running: r.launch.procs.running, Grace: r.opts.Grace, Key: trial.Key,
+			Plan: r.plan, RunID: r.opts.Record.RunID, Running: r.launch.procs.Running, Grace: r.opts.Grace, Key: plan.Key,
 			Learned: r.learnedGPU, Mask: r.launch.mask, Objective: objectiveOf(r.plan), Objectives: objectivesOf(r.plan)})
 		if err != nil {
 			skipAll(err)

@@ -4,13 +4,11 @@ import (
 	"context"
 	"slices"
 	"syscall"
-	"time"
 
+	"github.com/runall/runall/internal/envlist"
 	"github.com/runall/runall/runner/event"
-	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/runner/shard"
@@ -23,7 +21,7 @@ import (
 // consumers are (build): pbt's variant is given to it then, never rewired after.
 type launcher struct {
 	life    *lifecycle
-	procs   processes
+	procs   trial.Processes
 	logs    *trial.Logs
 	scripts trial.Scripts
 	halt    *stopping       // the signals' effect on downloads (signals.go)
@@ -36,19 +34,11 @@ type launcher struct {
 	run     *trial.Launcher // nil until build
 }
 
-// processes are how the launcher's commands run and are stopped: their process groups, the
-// running trials (for consumers that stop one), and the grace between SIGTERM and SIGKILL.
-type processes struct {
-	table   *proc.Table
-	running *executor.Running
-	grace   time.Duration
-}
-
 // build makes the trial launcher from the run's parts.
 func (l *launcher) build() *trial.Launcher {
 	o := trial.Options{Life: trialLife{l.life}, Rooms: trialRooms{l.rooms}, Logs: l.logs,
 		Scripts: l.scripts, Halt: trialHalt{l.halt}, StopWhen: l.stop, Uploads: trialUploads{l.sync},
-		Mask: l.mask, Procs: trial.Processes{Table: l.procs.table, Running: l.procs.running, Grace: l.procs.grace},
+		Mask: l.mask, Procs: l.procs,
 		Variant: l.variant}
 	if l.ckpts != nil {
 		o.Checkpoints = l.ckpts
@@ -60,7 +50,10 @@ func (l *launcher) build() *trial.Launcher {
 // trialLife is the run's lifecycle as a trial's launcher tells it.
 type trialLife struct{ l *lifecycle }
 
-func (t trialLife) Emit(ev event.Event)       { t.l.emit(ev) }
+func (t trialLife) Emit(ev event.Event) { t.l.emit(ev) }
+func (t trialLife) Result(task *plan.Task) results.Task {
+	return t.l.ledger.sofar(task)
+}
 func (t trialLife) Halted() bool              { return t.l.halted() }
 func (t trialLife) StoppedBy() syscall.Signal { return t.l.stoppedBy() }
 func (t trialLife) HaltReason() string        { return t.l.haltReason() }
@@ -115,15 +108,15 @@ var ErrIncompleteRecord = trial.ErrIncompleteRecord
 // each other's changes.
 func baseEnv(environ []string, runID, logDir string, shard shard.Shard) []string {
 	env := slices.Clone(environ)
-	env = proc.Setenv(env, "RUNALL_RUN_ID", runID)
-	env = proc.Setenv(env, "RUNALL_LOG_DIR", logDir)
+	env = envlist.Set(env, "RUNALL_RUN_ID", runID)
+	env = envlist.Set(env, "RUNALL_LOG_DIR", logDir)
 	if shard.Active() {
-		env = proc.Setenv(env, "RUNALL_SHARD", shard.String())
+		env = envlist.Set(env, "RUNALL_SHARD", shard.String())
 	}
 	return slices.Clip(env)
 }
 
 // getenv looks names up in env, for os.Expand.
 func getenv(env []string) func(string) string {
-	return func(name string) string { v, _ := proc.Lookup(env, name); return v }
+	return func(name string) string { v, _ := envlist.Lookup(env, name); return v }
 }

@@ -38,6 +38,17 @@ func (l *ledger) result(t *plan.Task) results.Task {
 	return *l.resultLocked(t)
 }
 
+// sofar is t's result as recorded so far, without recording t: before its first event, a
+// pending result with no attempts.
+func (l *ledger) sofar(t *plan.Task) results.Task {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if res, ok := l.byID[t.ID]; ok {
+		return *res
+	}
+	return results.Task{ID: t.ID, Name: t.Name, Status: results.StatusPending, ExitCode: -1}
+}
+
 func (l *ledger) resultLocked(t *plan.Task) *results.Task {
 	res, ok := l.byID[t.ID]
 	if !ok {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/runall/runall/runner/trial"
 	"io"
 	"io/fs"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/notify"
+	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
 
@@ -136,7 +136,7 @@ func (s *transfers) uploadResults(body []byte, runID, logDir string, emit func(e
 	if s == nil || s.client == nil || len(s.spec.Upload) == 0 {
 		return
 	}
-	to, err := trial.ExpandStrict(s.spec.Upload[0].To, s.o.base)
+	to, err := plan.ExpandStrictEnv(s.spec.Upload[0].To, s.o.base)
 	if err != nil || !strings.HasPrefix(to, "s3://") {
 		return
 	}

@@ -171,7 +171,7 @@ func (p *pauser) end(r *resumable, t *plan.Task, status results.Status, reason s
 	if tr == nil {
 		return false
 	}
-	for _, c := range trial.Commands(t) {
+	for _, c := range plan.Commands(t) {
 		switch p.life.ledger.statusOf(c) {
 		case results.StatusPaused:
 			p.life.finish(c, status, -1, reason, nil)
@@ -352,7 +352,7 @@ func (r *resumable) dropPaused() {
 	r.mu.Unlock()
 	for t := range waiting {
 		r.p.take(t)
-		for _, c := range trial.Commands(t) {
+		for _, c := range plan.Commands(t) {
 			if r.p.life.ledger.statusOf(c) == results.StatusPaused {
 				r.p.life.finish(c, results.StatusStopped, -1, "paused at its checkpoint, not resumed: "+r.p.life.haltReason(), nil)
 			}

@@ -16,7 +16,7 @@ import (
 func (r *runDriver) newPruner() *prune.Pruner {
 	p := prune.New(r.plan, prune.Options{Store: r.rungStore})
 	if p != nil {
-		p.UseStopper(r.launch.procs.running)
+		p.UseStopper(r.launch.procs.Running)
 	}
 	return p
 }

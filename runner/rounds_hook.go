@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"github.com/runall/runall/runner/trial"
 	"os"
 	"time"
 
@@ -48,7 +47,7 @@ func (h *roundsHook) rounds(p *plan.Plan) *rounds.Rounds {
 	if h.pause == nil {
 		return nil // no trial has a checkpoint: check refuses a rule that pauses
 	}
-	rr, err := rounds.New(p, rounds.Options{Pauser: h, Board: h.board, Poll: h.poll, Key: trial.Key})
+	rr, err := rounds.New(p, rounds.Options{Pauser: h, Board: h.board, Poll: h.poll, Key: plan.Key})
 	if err != nil {
 		h.say("early-stop: " + err.Error() + ": no trial is paused")
 		return nil
@@ -95,7 +94,7 @@ func (h *roundsHook) Copy(ctx context.Context, from, t *plan.Task, n int) error 
 		return err
 	}
 	writer := fmt.Sprintf("%s-pbt%d", plan.Slug(h.runID), n)
-	_, err = checkpoint.Copy(ctx, st, trial.Key(from), trial.Key(t), writer, os.TempDir())
+	_, err = checkpoint.Copy(ctx, st, plan.Key(from), plan.Key(t), writer, os.TempDir())
 	return err
 }
 
@@ -106,7 +105,7 @@ func (h *roundsHook) Kept(ctx context.Context, t *plan.Task, metric string) (int
 	if err != nil {
 		return -1, nil
 	}
-	m, err := checkpoint.Read(ctx, st, trial.Key(t))
+	m, err := checkpoint.Read(ctx, st, plan.Key(t))
 	if err != nil || m == nil {
 		return -1, nil
 	}

@@ -84,7 +84,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		show: transferShow{live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery},
 		stop: transferStop{halt: halt, grace: opts.Grace, stopped: r.life.stopped}})
 	r.launch = &launcher{life: r.life, logs: logs,
-		procs:   processes{table: proc.NewTable(), running: executor.NewRunning(opts.Grace), grace: opts.Grace},
+		procs:   trial.Processes{Table: proc.NewTable(), Running: executor.NewRunning(opts.Grace), Grace: opts.Grace},
 		scripts: trial.Scripts{Dir: filepath.Join(logDir, "scripts"), TaskDir: p.Dir, Base: base}, halt: halt,
 		stop: stopwhen.New(r.plan), sync: r.s3, mask: masker,
 		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
@@ -92,7 +92,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, conn: conn, claims: opts.Claims.Prefix,
 		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace,
 		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir), stale: fresh})
-	r.pause = newPauser(r.launch.procs.running, r.launch.ckpts, r.life)
+	r.pause = newPauser(r.launch.procs.Running, r.launch.ckpts, r.life)
 	if gpu := r.launch.rooms.gpu; gpu != nil {
 		iso, note, err := openIsolation(p, opts, gpu, closed)
 		if err != nil {
@@ -169,12 +169,12 @@ func logPaths(dir string, base []string) func(t *plan.Task, path string) (string
 	return func(t *plan.Task, path string) (string, error) {
 		env := base
 		if t != nil {
-			env = trial.TaskVars(t, base)
+			env = plan.TaskVars(t, base)
 		}
-		p, err := trial.ExpandStrict(path, env)
+		p, err := plan.ExpandStrictEnv(path, env)
 		if err != nil {
 			return "", err
 		}
-		return trial.TaskPath(dir, p), nil
+		return plan.TaskPath(dir, p), nil
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/runall/runall/runner/trial"
 	"os"
 	"slices"
 	"strings"
@@ -164,7 +163,7 @@ func (s *transfers) uploadAfter(ctx context.Context, t *plan.Task, ok bool) {
 	if s == nil || s.client == nil || len(t.Upload) == 0 && !(ok && s.o.trials[t]) {
 		return
 	}
-	env := trial.TaskVars(t, s.o.base)
+	env := plan.TaskVars(t, s.o.base)
 	uploaded := true
 	for _, u := range t.Upload {
 		if err := s.transfer(ctx, u, env, "upload"); err != nil {
@@ -228,11 +227,11 @@ func (s *transfers) transfer(ctx context.Context, tr plan.Transfer, env []string
 // ends expands a transfer's source and destination; src is "" for an upload of what was
 // not written yet.
 func (s *transfers) ends(tr plan.Transfer, env []string, direction string) (src, dst string, err error) {
-	src, err = trial.ExpandStrict(tr.From, env)
+	src, err = plan.ExpandStrictEnv(tr.From, env)
 	if err != nil {
 		return "", "", fmt.Errorf("from: %w", err)
 	}
-	dst, err = trial.ExpandStrict(tr.To, env)
+	dst, err = plan.ExpandStrictEnv(tr.To, env)
 	if err != nil {
 		return "", "", fmt.Errorf("to: %w", err)
 	}
@@ -242,10 +241,10 @@ func (s *transfers) ends(tr plan.Transfer, env []string, direction string) (src,
 		}
 	}
 	if !strings.HasPrefix(src, "s3://") {
-		src = trial.TaskPath(s.o.dir, src)
+		src = plan.TaskPath(s.o.dir, src)
 	}
 	if !strings.HasPrefix(dst, "s3://") {
-		dst = trial.TaskPath(s.o.dir, dst)
+		dst = plan.TaskPath(s.o.dir, dst)
 	}
 	if direction == "upload" {
 		if _, err := os.Stat(src); os.IsNotExist(err) {
@@ -274,14 +273,14 @@ const markerDir = ".runall-done"
 // It is named by the trial's Key, which is unique in the plan: two trials with the same
 // name and command in different places have markers of their own.
 func (s *transfers) markerURL(t *plan.Task, env []string) string {
-	key := trial.Key(t) + ".json"
+	key := plan.Key(t) + ".json"
 	for _, u := range t.Upload {
-		if to, err := trial.ExpandStrict(u.To, env); err == nil && strings.HasPrefix(to, "s3://") {
+		if to, err := plan.ExpandStrictEnv(u.To, env); err == nil && strings.HasPrefix(to, "s3://") {
 			return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
 		}
 	}
 	if len(s.spec.Upload) > 0 {
-		if to, err := trial.ExpandStrict(s.spec.Upload[0].To, env); err == nil {
+		if to, err := plan.ExpandStrictEnv(s.spec.Upload[0].To, env); err == nil {
 			return strings.TrimSuffix(to, "/") + "/" + markerDir + "/" + key
 		}
 	}
@@ -294,7 +293,7 @@ func (s *transfers) resumeSkip(ctx context.Context, t *plan.Task) (string, bool)
 	if s == nil || s.client == nil || !s.o.resume {
 		return "", false
 	}
-	url := s.markerURL(t, trial.TaskVars(t, s.o.base))
+	url := s.markerURL(t, plan.TaskVars(t, s.o.base))
 	if url == "" {
 		return "", false
 	}

@@ -160,7 +160,7 @@ func (s *gpuSharing) placed(tr *sched.Trial, p *admit.Placement) {
 		st.devs = append(st.devs, gpuName(dev))
 	}
 	s.trials[tr.Task] = st
-	for _, c := range trial.Commands(tr.Task) {
+	for _, c := range plan.Commands(tr.Task) {
 		s.trials[c] = st
 	}
 	s.named[tr.Task.Name] = tr.Task
@@ -182,7 +182,7 @@ func (s *gpuSharing) left(tr *sched.Trial) {
 		return
 	}
 	delete(s.trials, tr.Task)
-	for _, c := range trial.Commands(tr.Task) {
+	for _, c := range plan.Commands(tr.Task) {
 		delete(s.trials, c)
 	}
 	now := s.now()

@@ -34,14 +34,14 @@ func watchSignals(sigs <-chan os.Signal, life *lifecycle, l *launcher, uploads b
 			case s := <-sigs:
 				sig, _ := s.(syscall.Signal)
 				if life.interrupt(sig) {
-					life.say(fmt.Sprintf("received %s: stopping tasks (SIGKILL in %v)", proc.SignalName(sig), l.procs.grace))
-					l.procs.table.Signal(syscall.SIGTERM, true)
+					life.say(fmt.Sprintf("received %s: stopping tasks (SIGKILL in %v)", proc.SignalName(sig), l.procs.Grace))
+					l.procs.Table.Signal(syscall.SIGTERM, true)
 					l.halt.first()
-					killTimer = time.AfterFunc(l.procs.grace, func() { l.procs.table.Signal(syscall.SIGKILL, true) })
+					killTimer = time.AfterFunc(l.procs.Grace, func() { l.procs.Table.Signal(syscall.SIGKILL, true) })
 					continue
 				}
 				life.say(fmt.Sprintf("received %s again: killing tasks now", proc.SignalName(sig)))
-				l.procs.table.Signal(syscall.SIGKILL, true)
+				l.procs.Table.Signal(syscall.SIGKILL, true)
 				l.halt.second() // and gives up on the final uploads
 				if uploads && sig == syscall.SIGINT {
 					cancel() // a second Ctrl-C also gives up on uploads

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"github.com/runall/runall/runner/trial"
 	"syscall"
 
 	"github.com/runall/runall/claims"
@@ -67,7 +66,7 @@ func (s sourceRun) Recording(ctx context.Context) (context.Context, context.Canc
 // Results is what the ledger holds of t's commands, each log named as results() names it.
 func (s sourceRun) Results(t *plan.Task) []results.Task {
 	var ts []results.Task
-	for _, cmd := range trial.Commands(t) {
+	for _, cmd := range plan.Commands(t) {
 		res := s.life.ledger.result(cmd)
 		res.LogFile = s.logPath(cmd)
 		ts = append(ts, res)

@@ -45,7 +45,7 @@ func (r *runDriver) openStream() {
 	}
 	for _, c := range r.opts.Consumers {
 		if s, ok := c.(StopperUser); ok {
-			s.UseStopper(r.launch.procs.running)
+			s.UseStopper(r.launch.procs.Running)
 		}
 		if p, ok := c.(PauserUser); ok && r.pause != nil {
 			p.UsePauser(r.pause)

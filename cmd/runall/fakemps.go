@@ -8,8 +8,8 @@ import (
 
 	"github.com/runall/runall/gpu/gpusim"
 	"github.com/runall/runall/gpu/mps"
+	"github.com/runall/runall/internal/envlist"
 	"github.com/runall/runall/internal/owned"
-	"github.com/runall/runall/runner/proc"
 )
 
 // The simulated MPS (gpu/gpusim/mpsd.go) is this binary under NVIDIA's names: run as
@@ -75,7 +75,7 @@ func withFakeMPSOnPath(environ *[]string, wanted bool) (done func(), err error) 
 		return nil, fmt.Errorf("gpu-isolation on simulated GPUs: %w", err)
 	}
 	env := slices.Clone(*environ)
-	path, _ := proc.Lookup(env, "PATH")
-	*environ = proc.Setenv(env, "PATH", dir.Path()+string(filepath.ListSeparator)+path)
+	path, _ := envlist.Lookup(env, "PATH")
+	*environ = envlist.Set(env, "PATH", dir.Path()+string(filepath.ListSeparator)+path)
 	return func() { _ = dir.Close() }, nil
 }

@@ -15,13 +15,13 @@ import (
 	"github.com/runall/runall/claims"
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/gpu/gpusim"
+	"github.com/runall/runall/internal/envlist"
 	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/report"
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/shard"
 )
 
@@ -335,7 +335,7 @@ func openProbe(a *app, fakeSpec string) (gpu.Probe, error) {
 		}
 		return gpusim.Open(gpusim.Options{Devices: sizes, StateDir: dir, PIDs: pids})
 	}
-	cuda, cudaSet := proc.Lookup(a.environ(), "CUDA_VISIBLE_DEVICES")
+	cuda, cudaSet := envlist.Lookup(a.environ(), "CUDA_VISIBLE_DEVICES")
 	return gpu.OpenNVML(gpu.NVMLOptions{
 		CUDAVisibleDevices:    cuda,
 		CUDAVisibleDevicesSet: cudaSet,

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runall/runall/internal/envlist"
 	"github.com/runall/runall/internal/owned"
 	"github.com/runall/runall/runner"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/proc"
 )
 
 // openGPUs sets what the run's trials find of the GPUs and runall: runall on their PATH (for
@@ -55,7 +55,7 @@ func withSelfOnPath(environ []string) (env []string, done func()) {
 	if err != nil {
 		return environ, done
 	}
-	path, _ := proc.Lookup(environ, "PATH")
+	path, _ := envlist.Lookup(environ, "PATH")
 	for _, dir := range filepath.SplitList(path) {
 		if fi, err := os.Stat(filepath.Join(dir, "runall")); err == nil && !fi.IsDir() {
 			return environ, done

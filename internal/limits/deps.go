@@ -28,12 +28,13 @@ type fence struct {
 	why      string
 }
 
-// What the fences allow, layer by layer: the task file's grammar; the plan, which the grammar
-// and a shell's syntax make, and which judges paths as the kernel resolves them
-// (internal/kernelpath, a leaf of the standard library's: issue 42, point 1); the records (results and the event stream) over the plan.
+// What the fences allow, layer by layer: the task file's grammar; the plan, which the grammar,
+// a shell's syntax, an environment list (a task's variables), the one plain-name rule (a
+// value put into a path) and paths judged as the kernel resolves them (internal/kernelpath,
+// issue 42, point 1) make, each a leaf of the standard library's; the records (results and the event stream) over the plan.
 var (
 	grammarDeps = []string{"runner/taskfile", "runner/earlystop", "runner/metric", "internal/lazyre", "size", "gopkg.in/yaml.v3"}
-	planDeps    = append(slices.Clip(grammarDeps), "runner/plan", "internal/kernelpath", "mvdan.cc/sh/v3/...")
+	planDeps    = append(slices.Clip(grammarDeps), "runner/plan", "mvdan.cc/sh/v3/...", "internal/envlist", "internal/plainname", "internal/kernelpath")
 	recordDeps  = append(slices.Clip(planDeps), "runner/results", "runner/importance", "runner/pareto", "runner/event")
 )
 
@@ -42,36 +43,37 @@ var (
 // scheduler and the masker know the records, not the resources or processes; the book of
 // needs and the sharing controller are leaves. runner/mask keeps its gates (a task, an
 // event, the results whole: gate.go) and reads the plan's env: and commands for secrets, so
-// it stands on the records (15), not on a leaf (5 would take its gates into runner/'s root,
-// which holds the masker already; not worth a second home). runner/trial's limit is its count today: it
-// reaches the AWS SDK through runner/checkpoint's S3 store and go-nvml through runner/admit,
-// and its target, 40 with neither, waits for the trial's side doors to close (issue 43,
-// point 4: the store handed to it behind an interface, the rooms moved out with their
-// resources).
+// it stands on the records (17), not on a leaf (5 would take its gates into runner/'s root,
+// which holds the masker already; not worth a second home). runner/trial reaches no S3 client:
+// runner/checkpoint is handed its store (the run builds runner/checkpoint/s3store), so its
+// count (36) is under the target of 40; go-nvml it still reaches through runner/admit, whose
+// placements its GPU room holds, until the rooms move out with their resources (issue 43,
+// point 1).
 var fences = []fence{
 	{pkg: "runner/taskfile", limit: 6, may: grammarDeps,
 		why: "the task file's grammar owns its values and knows no daemon, process or store"},
-	{pkg: "runner/plan", limit: 10, may: planDeps,
+	{pkg: "runner/plan", limit: 12, may: planDeps,
 		why: "the plan is the task file understood: grammar, not what runs it"},
 	{pkg: "runner/results", limit: 3, may: []string{"runner/importance", "runner/pareto"},
 		why: "the results record defines its own types and imports no controller that fills them"},
-	{pkg: "runner/event", limit: 14, may: recordDeps,
+	{pkg: "runner/event", limit: 16, may: recordDeps,
 		why: "the event stream carries the plan's tasks and the results' records, nothing that acts"},
-	{pkg: "runner/sched", limit: 16, may: append(slices.Clip(recordDeps), "runner/queue"),
+	{pkg: "runner/sched", limit: 18, may: append(slices.Clip(recordDeps), "runner/queue"),
 		why: "the scheduler knows trials, not the resources they are admitted by, the processes they run as, or S3"},
-	{pkg: "runner/mask", limit: 15, may: recordDeps,
+	{pkg: "runner/mask", limit: 17, may: recordDeps,
 		why: "the masker is given the names it masks and passes the records' gates: it knows no S3 client"},
 	{pkg: "runner/needs", limit: 2, may: []string{"size"},
 		why: "the book of needs is a leaf the admitters share"},
 	{pkg: "runner/sharing", limit: 1,
 		why: "the sharing controller decides from the rates it is told: the run fills the records from its figures"},
-	{pkg: "runner/trial", limit: 145, may: append(slices.Clip(recordDeps),
+	{pkg: "runner/checkpoint", limit: 6, may: []string{"runner/results", "runner/importance", "runner/pareto", "internal/plainname", "internal/kernelpath"},
+		why: "the checkpoint keeper is handed its store: the S3 one (runner/checkpoint/s3store) is built by the run, so it knows no S3 client"},
+	{pkg: "runner/trial", limit: 36, may: append(slices.Clip(recordDeps),
 		"runner/sched", "runner/queue", "runner/executor", "runner/proc", "runner/framework", "runner/progress",
-		"runner/admit", "runner/hostadmit", "runner/needs", "runner/checkpoint", "s3sync",
+		"runner/admit", "runner/hostadmit", "runner/needs", "runner/checkpoint",
 		"gpu", "gpu/mps", "hostmem", "internal/owned", "internal/outfile", "internal/procfs",
-		"github.com/NVIDIA/go-nvml/...", "github.com/aws/...", "golang.org/x/sync/...", "golang.org/x/sys/..."),
-		indirect: []string{"s3sync"},
-		why:      "a trial's launch knows neither the run that drives it nor the consumers of its events, and reaches S3 only through runner/checkpoint"},
+		"github.com/NVIDIA/go-nvml/...", "golang.org/x/sys/..."),
+		why: "a trial's launch knows neither the run that drives it nor the consumers of its events, and no S3 client: its checkpoints' store is handed to it"},
 }
 
 // dependencyReport checks every fence against go list in root (a checkout of the module):
@@ -87,7 +89,7 @@ func dependencyReport(root string, w io.Writer, say func(string, ...any)) error 
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "  %-16s %4d of %d\n", f.pkg, len(deps), f.limit)
+		fmt.Fprintf(w, "  %-17s %4d of %d\n", f.pkg, len(deps), f.limit)
 		for _, bad := range f.offenders(deps, imports) {
 			say("%s: %s (internal/limits/deps.go): %s", f.pkg, bad, f.why)
 		}

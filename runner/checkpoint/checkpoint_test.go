@@ -16,6 +16,10 @@ func TestMain(m *testing.M) { os.Exit(miniotest.Main(m)) }
 
 var ctx = context.Background()
 
+// NewS3 makes the S3 store (runner/checkpoint/s3store, which imports this package: its
+// test, s3store_test.go, sets it) that stores runs each test against.
+var NewS3 func(c *s3sync.Client, prefix, stateDir string) (Store, error)
+
 // stores runs a test against a local directory and against a real MinIO.
 func stores(t *testing.T, test func(t *testing.T, st Store)) {
 	t.Run("dir", func(t *testing.T) { test(t, NewDir(t.TempDir())) })

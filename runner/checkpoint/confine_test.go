@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runall/runall/internal/plainname"
 )
 
 // Tests of issue 34: the checkpoint store deletes, empties, replaces and writes only what
@@ -116,7 +118,7 @@ func TestManifestPathsStayInside(t *testing.T) {
 					t.Error("the checkpoint directory was emptied")
 				}
 				for _, v := range []string{m.Version, m.Base, m.Writer} {
-					if plainName(v) == "" {
+					if plainname.Why(v) == "" {
 						continue
 					}
 					if st.Put(ctx, dir, "t", v) == nil || st.Get(ctx, "t", v, t.TempDir()) == nil {
@@ -164,7 +166,7 @@ func TestStoreLinksStayInside(t *testing.T) {
 	if err := os.Symlink(victim, filepath.Join(root, "linked")); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(victim, "linked"), manifestName, string(body))
+	write(t, filepath.Join(victim, "linked"), ManifestName, string(body))
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	write(t, dir, "mine", "the script's own")
 	if _, err := Restore(ctx, st, "t", dir); err == nil || !strings.Contains(err.Error(), manifestAt(st, "t")) {

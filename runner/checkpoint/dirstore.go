@@ -54,12 +54,12 @@ func (d *Dir) ReadManifest(_ context.Context, trial string) ([]byte, string, err
 		return nil, "", err
 	}
 	defer r.Close()
-	b, err := r.ReadFile(filepath.Join(trial, manifestName))
+	b, err := r.ReadFile(filepath.Join(trial, ManifestName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", d.Where(trial)+manifestName, err)
+		return nil, "", fmt.Errorf("%s: %w", d.Where(trial)+ManifestName, err)
 	}
 	return b, tagOf(b), nil
 }
@@ -77,7 +77,7 @@ func (d *Dir) WriteManifest(ctx context.Context, trial string, body []byte, tag 
 		return err
 	}
 	defer r.Close()
-	where := d.Where(trial) + manifestName
+	where := d.Where(trial) + ManifestName
 	if err := r.MkdirAll(trial, 0o755); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
@@ -97,7 +97,7 @@ func (d *Dir) WriteManifest(ctx context.Context, trial string, body []byte, tag 
 	if cur != tag {
 		return fmt.Errorf("%s: %w", where, ErrConflict)
 	}
-	name := filepath.Join(trial, manifestName)
+	name := filepath.Join(trial, ManifestName)
 	if err := r.WriteFile(name+".tmp", body, 0o644); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
@@ -166,9 +166,9 @@ func (d *Dir) Drop(_ context.Context, trial, version string) error {
 	defer r.Close()
 	if version == "" {
 		// The manifest first: what is left is never named by one.
-		err := r.Remove(filepath.Join(trial, manifestName))
+		err := r.Remove(filepath.Join(trial, ManifestName))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s: %w", d.Where(trial)+manifestName, err)
+			return fmt.Errorf("%s: %w", d.Where(trial)+ManifestName, err)
 		}
 	}
 	if err := r.RemoveAll(filepath.Join(trial, version)); err != nil {

@@ -66,8 +66,8 @@ type Origin struct {
 	Step  int    `json:"step"`
 }
 
-// manifestName is the manifest's name under a trial's folder.
-const manifestName = "manifest.json"
+// ManifestName is the manifest's name under a trial's folder, in every store.
+const ManifestName = "manifest.json"
 
 func (m Manifest) encode() []byte {
 	b, _ := json.MarshalIndent(m, "", "  ") // plain types: cannot fail
@@ -88,7 +88,7 @@ func decodeManifest(where string, b []byte) (Manifest, error) {
 }
 
 // manifestAt is trial's manifest file in st, for messages.
-func manifestAt(st Store, trial string) string { return st.Where(trial) + manifestName }
+func manifestAt(st Store, trial string) string { return st.Where(trial) + ManifestName }
 
 // versionName names a new copy: its step first, so that a listing reads in order.
 func versionName(step int, writer string, seq int64) string {

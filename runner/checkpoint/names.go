@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/runall/runall/internal/kernelpath"
+	"github.com/runall/runall/internal/plainname"
 )
 
 // What a manifest says is read back from a store that others may write (another runall, a
@@ -14,26 +14,11 @@ import (
 // object key is a plain name, or a link that stays inside the checkpoint directory once all
 // its links are made, or the manifest is refused with its file named.
 
-// plainName reports why s cannot name a folder of the store ("" when it can): a single,
-// non-empty path element with no separator, no "." or "..", and no control character.
-func plainName(s string) string {
-	switch {
-	case s == "":
-		return "is empty"
-	case s == "." || s == "..":
-		return "is " + s
-	case strings.ContainsAny(s, `/\`):
-		return "holds a path separator"
-	case strings.IndexFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0:
-		return "holds a control character"
-	}
-	return ""
-}
-
-// checkName is plainName as an error about what, a value of the store's.
+// checkName refuses s, a value of the store's (what names it), unless it is one plain name
+// (plainname.Why): it names a folder of the store.
 func checkName(what, s string) error {
-	if why := plainName(s); why != "" {
-		return fmt.Errorf("%s %q %s: want a plain name", what, s, why)
+	if why := plainname.Why(s); why != "" {
+		return fmt.Errorf("%s %q is not a plain name (%s)", what, s, why)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/internal/envlist"
 )
 
 // Framework is what runall tells deep-learning frameworks so that a trial takes the memory
@@ -25,31 +25,31 @@ type Framework struct {
 func (f *Framework) Env(env, deviceEnv []string, need, total uint64, capToNeed bool, own func(name string) bool) []string {
 	for _, kv := range deviceEnv {
 		k, v, _ := strings.Cut(kv, "=")
-		env = proc.Setenv(env, k, v)
+		env = envlist.Set(env, k, v)
 	}
 	setDefault := func(k, v string) {
 		if !own(k) {
-			env = proc.Setenv(env, k, v)
+			env = envlist.Set(env, k, v)
 		}
 	}
 	setDefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
 	setDefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-	env = proc.Setenv(env, "RUNALL_GPU_MEMORY", fmt.Sprint(need))
+	env = envlist.Set(env, "RUNALL_GPU_MEMORY", fmt.Sprint(need))
 	if total == 0 || need == 0 {
 		return env
 	}
 	frac := fmt.Sprintf("%.3f", float64(need)/float64(total))
-	env = proc.Setenv(env, "RUNALL_GPU_MEMORY_FRACTION", frac)
+	env = envlist.Set(env, "RUNALL_GPU_MEMORY_FRACTION", frac)
 	if !capToNeed {
 		return env
 	}
 	setDefault("XLA_PYTHON_CLIENT_MEM_FRACTION", frac)
 	if !own("PYTORCH_CUDA_ALLOC_CONF") && f.torch.supportsFractionConf(env) {
 		conf := "per_process_memory_fraction:" + frac
-		if old, ok := proc.Lookup(env, "PYTORCH_CUDA_ALLOC_CONF"); ok && old != "" {
+		if old, ok := envlist.Lookup(env, "PYTORCH_CUDA_ALLOC_CONF"); ok && old != "" {
 			conf = old + "," + conf
 		}
-		env = proc.Setenv(env, "PYTORCH_CUDA_ALLOC_CONF", conf)
+		env = envlist.Set(env, "PYTORCH_CUDA_ALLOC_CONF", conf)
 	}
 	return env
 }

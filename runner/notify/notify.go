@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runall/runall/internal/envlist"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/proc"
 )
 
 // requestTimeout bounds one attempt; notify.timeout bounds them all.
@@ -50,9 +50,9 @@ func (nt *Notifier) Send(body []byte, interrupted bool, emit func(event.Event)) 
 	}
 	n := nt.spec
 	say := func(line string) { emit(event.Event{Kind: event.RunStatus, Line: line}) }
-	lookup := func(name string) string { v, _ := proc.Lookup(nt.base, name); return v }
+	lookup := func(name string) string { v, _ := envlist.Lookup(nt.base, name); return v }
 	// An unset or empty variable is an error, never an empty part of the address.
-	target, err := plan.ExpandStrict(n.URL, func(name string) (string, bool) { return proc.Lookup(nt.base, name) })
+	target, err := plan.ExpandStrictEnv(n.URL, nt.base)
 	if err != nil {
 		say(fmt.Sprintf("notify: url: %v: not sent", err))
 		return

@@ -5,8 +5,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/runall/runall/internal/envlist"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/proc"
 )
 
 // Secrets are the values config notify (n; nil: none) must not show, for mask.New: header values (whole, and
@@ -26,7 +26,7 @@ func Secrets(environ []string, n *plan.Notify) []string {
 	}
 	var named []string
 	lookup := func(name string) string {
-		v, _ := proc.Lookup(environ, name)
+		v, _ := envlist.Lookup(environ, name)
 		named = append(named, strings.TrimSpace(v)) // a Secret file's newline is not the secret
 		return v
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/runall/runall/internal/plainname"
 	"github.com/runall/runall/runner/taskfile"
 )
 
@@ -12,9 +13,10 @@ import (
 // placeholder puts into a path names one directory or file where the placeholder stands,
 // and nothing else: checkpoint: ck/<lr> with lr "../victim" would have runall empty a
 // sibling of ck, log-path: logs/<lr> with "../../x/important.txt" append to that file. The
-// part of the path that holds a placeholder must, filled, stay one plain name: no /, no
-// . or .. of its own, no NUL or line break, no $ that the path's ${VAR} expansion would
-// read, and not empty. As in an arithmetic context (bind.go), such a value is refused there.
+// part of the path that holds a placeholder must, filled, stay one plain name (plainname.Why:
+// not empty, . or .., no / or \, no control character such as NUL or a line break, no $ that
+// the path's ${VAR} expansion would read). As in an arithmetic context (bind.go), such a
+// value is refused there.
 
 // pathTexts are t's texts that name a path (its steps' are theirs): where runall empties,
 // restores, appends to, reads, runs in or uploads from, and where it uploads to.
@@ -131,30 +133,13 @@ func checkPathValue(text string, params []Param) error {
 		if len(in) == 0 {
 			continue
 		}
-		if why := badName(strings.NewReplacer(pairs...).Replace(part)); why != "" {
+		if why := plainname.Why(strings.NewReplacer(pairs...).Replace(part)); why != "" {
 			return fmt.Errorf("param %s = %q makes %s where its placeholder stands, and the path would leave that place: "+
 				"a value put into a path must be one plain name (have the sampler hand out such values, or pass the value to the command alone)",
 				in[0].Name, in[0].Value, why)
 		}
 	}
 	return nil
-}
-
-// badName says why part cannot be one plain name of a path; "" when it can.
-func badName(part string) string {
-	switch {
-	case part == "":
-		return "an empty name"
-	case part == "." || part == "..":
-		return "the name " + part
-	case strings.Contains(part, "/"):
-		return "a /"
-	case strings.ContainsAny(part, "\x00\n\r"):
-		return "a NUL or a line break"
-	case strings.Contains(part, "$"):
-		return "a $ (which ${VAR} expansion would read)"
-	}
-	return ""
 }
 
 // refsAsPlaceholders is text with each reference to a param's variable, which the path's

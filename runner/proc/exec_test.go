@@ -171,24 +171,6 @@ func TestTableSignal(t *testing.T) {
 	}
 }
 
-func TestEnv(t *testing.T) {
-	env := []string{"A=1", "B=2", "A=3"}
-	if v, ok := Lookup(env, "A"); !ok || v != "3" {
-		t.Errorf("Lookup A = %q %v, want the last, 3", v, ok)
-	}
-	if _, ok := Lookup(env, "C"); ok {
-		t.Error("Lookup C found something")
-	}
-	env = Setenv(env, "A", "4")
-	if v, _ := Lookup(env, "A"); v != "4" {
-		t.Errorf("after Setenv, A = %q", v)
-	}
-	env = Setenv(env, "C", "5")
-	if v, _ := Lookup(env, "C"); v != "5" || len(env) != 4 {
-		t.Errorf("after Setenv C: %q", env)
-	}
-}
-
 // A process started by a task is found by its group, and by its ancestry once it left the
 // group; a process of another tree is not.
 func TestLineage(t *testing.T) {

@@ -20,7 +20,7 @@ func (r *trialResume) donated(m *checkpoint.Manifest) {
 		return
 	}
 	e := &r.lineage[len(r.lineage)-1]
-	own := r.c.run.rec.seriesOf(r.c.t)
+	own := seriesOf(r.c.run.life, r.c.t)
 	mine := min(e.Step, m.Step)
 	for name := range m.Series {
 		if len(own[name]) < mine {
@@ -39,7 +39,7 @@ func (r *trialResume) donated(m *checkpoint.Manifest) {
 		}
 	}
 	m.Series = series
-	m.Resumes = r.c.run.rec.resumesOf(r.c.t)
+	m.Resumes = resumesOf(r.c.run.life, r.c.t)
 	e.Donated = nil
 	if m.Step > mine {
 		e.Donated = []int{mine + 1, m.Step}

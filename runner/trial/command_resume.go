@@ -72,7 +72,7 @@ func (r *trialResume) prepare(ctx context.Context, n int, env []string) ([]strin
 		r.step, series = a.Base.Step, seriesValues(a.Base.Series)
 		// Every start is in resumes: one that kept no copy of its own (paused at once,
 		// or on its copy's step) is in no manifest, only in the trial's record so far.
-		r.resumes = mergeResumes(mergeResumes(c.run.rec.resumesOf(c.t), r.resumes), a.Keeper.Resumes())
+		r.resumes = mergeResumes(mergeResumes(resumesOf(c.run.life, c.t), r.resumes), a.Keeper.Resumes())
 	}
 	// The attempt's series is the kept one: values an earlier attempt reported past its
 	// last kept copy are reported again by this one.

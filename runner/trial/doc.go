@@ -1,11 +1,11 @@
 // Package trial launches and runs one trial: its steps in order, each command through the
 // executor with its log, its environment and its rooms, and tells the run what happens. It
 // imports neither the runner that drives it nor any consumer of the run's events; what it
-// needs of the run arrives as the small interfaces of run.go, and it keeps its own record
-// of what it ran (record.go) instead of reading the results.
+// needs of the run arrives as the small interfaces of run.go, and what a task ran so far it
+// reads from the run's one record of it, the ledger's (Life.Result, record.go).
 //
 //	sched admits a *sched.Trial ──▶ Launcher.RunTrial (stop-when gate; its steps in order)
-//	  └─▶ runCommand: log, script (url:, cwd:), env (TaskVars, then each Room's Env)
+//	  └─▶ runCommand: log, script (url:, cwd:), env (plan.TaskVars, then each Room's Env)
 //	        └─▶ executor.Run ──▶ command's hooks, per attempt:
 //	              Started ─ each Room.Begin (handed the Attempt), then Room.Started(pgid)
 //	              Line    ─ tails, metrics, progress, each Room.Line, the log

@@ -17,12 +17,13 @@ import (
 
 // Launcher runs what the scheduler admits: a trial (a command, or its steps one after
 // another) or a top-level command, each command through the executor with its log, its
-// environment and its rooms. It tells the stream what happens through its Life; it knows
-// nothing of where trials come from, and keeps its own record of what it ran.
+// environment and its rooms. It tells the stream what happens through its Life, and reads
+// what a task ran so far from the run's record of it (Life.Result); it knows nothing of
+// where trials come from.
 type Launcher struct {
 	o       Options
 	scripts *scripts
-	record  record      // what each task ran: its attempts, its start, its end
+	ranOut  ranOut      // whose script ran to its end as its pause was awaited
 	exports stepExports // what each step that ended ok exported, for a resumed trial's later steps
 }
 
@@ -93,7 +94,7 @@ func (l *Launcher) RunTrial(ctx context.Context, tr *sched.Trial, env []string) 
 	}
 	allOK := true
 	for i, s := range t.Steps {
-		if tr.Attempt > 1 && l.record.endedOK(s) {
+		if tr.Attempt > 1 && endedOK(l.o.Life, s) {
 			// Done before the trial paused: a resumed trial goes on from the step it paused
 			// in, with what the steps before it exported.
 			env = append(env, l.exports.of(s)...)
@@ -139,7 +140,7 @@ func (l *Launcher) stepSkipReason(h *executor.Handle) string {
 // its retries, through the executor, and tells its end. h is the trial's handle.
 func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task, env []string, capture bool, h *executor.Handle) Result {
 	run, lineage := l.runnable(tr, t)
-	if l.record.ranOut(t, len(lineage)) {
+	if l.ranOut.ranOut(t, len(lineage)) {
 		return l.endRanOut(ctx, t)
 	}
 	log, err := l.o.Logs.open(t, func(s string) { say(l.o.Life, s) })
@@ -153,16 +154,16 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		l.failPrepare(t, err) // a failed download, md5 or cwd fails the run too
 		return Result{end: event.EndFinal}
 	}
-	c := &command{run: told{life: l.o.Life, rec: &l.record}, mask: l.o.Mask, t: t, rooms: l.o.Rooms.Of(tr, run),
-		log: log, cmd: cmdline, turn: turn{before: l.record.attempts(t)}, h: h,
+	c := &command{run: told{life: l.o.Life}, mask: l.o.Mask, t: t, rooms: l.o.Rooms.Of(tr, run),
+		log: log, cmd: cmdline, turn: turn{before: attempts(l.o.Life, t)}, h: h,
 		pause: attemptPause{trial: tr.Task, h: h, grace: l.o.Procs.Grace, emit: l.o.Life.Emit}}
-	if first := Commands(tr.Task)[0]; first == t {
+	if first := plan.Commands(tr.Task)[0]; first == t {
 		c.turn.passedOver = tr.PassedOver
 	}
 	c.metrics.set.Observe(c.metric)
 	c.metrics.reader = metric.NewReader(&c.metrics.set, t.MetricFormats)
 	c.metrics.progress = newTrialProgress(c.run, c.t, c.mask, c.log)
-	env = TaskVars(run, env)
+	env = plan.TaskVars(run, env)
 	for _, r := range c.rooms {
 		env = r.Env(env)
 	}
@@ -193,7 +194,7 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		l.o.Uploads.UploadAfter(ctx, t, res.Outcome.OK())
 	}
 	if cr.ranOut {
-		l.record.ranToEnd(t, len(lineage))
+		l.ranOut.ranToEnd(t, len(lineage))
 	}
 	return cr
 }
@@ -203,7 +204,7 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 // only run its last step again, or, for a script that does not look at RUNALL_RESUMED, all.
 func (l *Launcher) endRanOut(ctx context.Context, t *plan.Task) Result {
 	say(l.o.Life, t.Name+": not started again: its script ran to its end (exit 0) at its last pause")
-	finish(l.o.Life, &l.record, t, results.StatusOK, 0, "", nil)
+	l.o.Life.Finish(t, results.StatusOK, 0, "", nil)
 	l.o.Uploads.UploadAfter(ctx, t, true)
 	return Result{ok: true, end: event.EndFinal}
 }
@@ -212,10 +213,10 @@ func (l *Launcher) endRanOut(ctx context.Context, t *plan.Task) Result {
 // not fetched): ignored with ignore-failure, else a failure like any other.
 func (l *Launcher) failUnrunnable(t *plan.Task, reason string) {
 	if t.IgnoreFailure {
-		finish(l.o.Life, &l.record, t, results.StatusIgnored, -1, reason+" (ignored)", nil)
+		l.o.Life.Finish(t, results.StatusIgnored, -1, reason+" (ignored)", nil)
 		return
 	}
-	finish(l.o.Life, &l.record, t, results.StatusFailed, -1, reason, nil)
+	l.o.Life.Finish(t, results.StatusFailed, -1, reason, nil)
 	l.o.Life.Fail(t.StopOnFailure)
 }
 
@@ -223,7 +224,7 @@ func (l *Launcher) failUnrunnable(t *plan.Task, reason string) {
 // cancelled its script's download.
 func (l *Launcher) failPrepare(t *plan.Task, err error) {
 	if stop := l.o.Life.StoppedBy(); stop != 0 && errors.Is(err, context.Canceled) {
-		finish(l.o.Life, &l.record, t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)), nil)
+		l.o.Life.Finish(t, results.StatusStopped, -1, fmt.Sprintf("%v: runall was stopped by %s", err, proc.SignalName(stop)), nil)
 		return
 	}
 	l.failUnrunnable(t, err.Error())

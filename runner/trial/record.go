@@ -11,142 +11,77 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
-// record is the launcher's own record of what it ran, from the events its commands told:
-// each task's attempts, when it first started, whether it ended ok, and the series and
-// resumes its last pause or end carried. The run's results stay the ledger's, the record
-// every view draws from; this one answers only what the launcher asks of its own work (a
-// resumed trial's attempts go on counting, its steps that ended ok do not run again).
-type record struct {
-	mu   sync.Mutex
-	byID map[int]*ran // by task ID, as the results key tasks
-}
-
-// ran is what one task ran.
-type ran struct {
-	attempts int
-	started  time.Time
-	ok       bool // ended for good, ok or ignored
-	resumes  []results.Resume
-	series   map[string][]float64
-	// ranOut is the number of exploits +1 of the attempt whose script ran to its end (exit 0,
-	// unasked) as a pause was awaited: it paused there, at its round, with nothing left to
-	// run. 0: none did.
-	ranOut int
-}
-
-func (r *record) of(t *plan.Task) *ran {
-	if r.byID == nil {
-		r.byID = map[int]*ran{}
-	}
-	if r.byID[t.ID] == nil {
-		r.byID[t.ID] = &ran{}
-	}
-	return r.byID[t.ID]
-}
-
-// saw keeps what an event the launcher tells says of its task.
-func (r *record) saw(ev event.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t := r.of(ev.Task)
-	switch {
-	case ev.Kind == event.TaskStarted:
-		t.attempts = ev.Attempt
-		if t.started.IsZero() {
-			t.started = ev.Time
-		}
-		if ev.Detail != nil { // resumed: its starts from a kept checkpoint, this one's included
-			t.resumes = ev.Detail.Resumes
-		}
-	case ev.Kind == event.TaskEnded && (ev.End == event.EndPause || ev.End == event.EndFinal):
-		t.ok = ev.End == event.EndFinal && (ev.Status == results.StatusOK || ev.Status == results.StatusIgnored)
-		if ev.Detail != nil {
-			t.series, t.resumes = ev.Detail.MetricSeries, ev.Detail.Resumes
-		}
-	}
-}
+// What a task ran so far (its attempts, its first start, whether it ended ok, the series and
+// resumes of its last pause or end) is the run's record of it, Life.Result: the ledger's,
+// which the launcher's events fill as they are told. The launcher keeps only what no event
+// says: whose script ran to its end as its pause was awaited (ranOut).
 
 // attempts is how often t was started so far (across requeues).
-func (r *record) attempts(t *plan.Task) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.of(t).attempts
-}
+func attempts(life Life, t *plan.Task) int { return life.Result(t).Attempts }
 
 // startedAt is when t's first attempt started (zero before).
-func (r *record) startedAt(t *plan.Task) time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.of(t).started
-}
+func startedAt(life Life, t *plan.Task) time.Time { return life.Result(t).StartedAt }
 
 // endedOK reports whether t ended for good and counted as a success (ok, or ignored).
-func (r *record) endedOK(t *plan.Task) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.of(t).ok
+func endedOK(life Life, t *plan.Task) bool {
+	s := life.Result(t).Status
+	return s == results.StatusOK || s == results.StatusIgnored
 }
 
-// resumesOf is t's starts from a kept checkpoint as told so far.
-func (r *record) resumesOf(t *plan.Task) []results.Resume {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.of(t).resumes)
+// resumesOf is t's starts from a kept checkpoint as told so far: a copy, the caller's to
+// append to.
+func resumesOf(life Life, t *plan.Task) []results.Resume {
+	return slices.Clone(life.Result(t).Resumes)
 }
 
-// seriesOf is t's metric series as its last pause or end told it.
-func (r *record) seriesOf(t *plan.Task) map[string][]float64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return maps.Clone(r.of(t).series)
+// seriesOf is t's metric series as its last pause or end told it: a copy.
+func seriesOf(life Life, t *plan.Task) map[string][]float64 {
+	return maps.Clone(life.Result(t).MetricSeries)
+}
+
+// ranOut is, by task ID, the number of exploits +1 of the attempt whose script ran to its
+// end (exit 0, unasked) as a pause was awaited: it paused there, at its round, with nothing
+// left to run. 0: none did.
+type ranOut struct {
+	mu   sync.Mutex
+	byID map[int]int
 }
 
 // ranToEnd records that t's attempt, run with exploits exploits so far (pbt), ended on its
 // own as it paused: its script ran to its last step.
-func (r *record) ranToEnd(t *plan.Task, exploits int) {
+func (r *ranOut) ranToEnd(t *plan.Task, exploits int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.of(t).ranOut = exploits + 1
+	if r.byID == nil {
+		r.byID = map[int]int{}
+	}
+	r.byID[t.ID] = exploits + 1
 }
 
 // ranOut reports whether t's script ran to its end at its last pause, and nothing changed
 // since: no exploit (pbt) gave it another checkpoint to go on from (exploits so far).
-func (r *record) ranOut(t *plan.Task, exploits int) bool {
+func (r *ranOut) ranOut(t *plan.Task, exploits int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.of(t).ranOut == exploits+1
+	return r.byID[t.ID] == exploits+1
 }
 
-// told is how a command tells the run what happens: through its Life, kept in the
-// launcher's record as it goes.
+// told is how a command tells the run what happens: through its Life.
 type told struct {
 	life Life
-	rec  *record
 }
 
-// emit tells the stream ev, stamped now, and keeps it in the record.
-func (t told) emit(ev event.Event) { tell(t.life, t.rec, ev) }
-
-// finish ends a task for good (Life.Finish), kept in the record.
-func (t told) finish(task *plan.Task, status results.Status, exitCode int, reason string, d *event.Detail) {
-	finish(t.life, t.rec, task, status, exitCode, reason, d)
-}
-
-// tell stamps ev with the time, keeps it in rec and tells life.
-func tell(life Life, rec *record, ev event.Event) {
+// emit tells the stream ev, stamped now.
+func (t told) emit(ev event.Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
-	if ev.Task != nil {
-		rec.saw(ev)
-	}
-	life.Emit(ev)
+	t.life.Emit(ev)
 }
 
-// finish ends t for good through life, kept in rec as its final event.
-func finish(life Life, rec *record, t *plan.Task, status results.Status, exitCode int, reason string, d *event.Detail) {
-	rec.saw(event.Event{Kind: event.TaskEnded, End: event.EndFinal, Task: t, Status: status, Detail: d})
-	life.Finish(t, status, exitCode, reason, d)
+// finish ends a task for good (Life.Finish).
+func (t told) finish(task *plan.Task, status results.Status, exitCode int, reason string, d *event.Detail) {
+	t.life.Finish(task, status, exitCode, reason, d)
 }
 
 // say tells the run's status line (and log) a message.

@@ -61,6 +61,35 @@ func (l *fakeLife) Emit(ev event.Event) {
 	defer l.mu.Unlock()
 	l.got = append(l.got, ev)
 }
+
+// Result is what the stream was told of t, as the run's ledger keeps it.
+func (l *fakeLife) Result(t *plan.Task) results.Task {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := results.Task{ID: t.ID, Name: t.Name, Status: results.StatusPending}
+	for _, ev := range l.got {
+		switch {
+		case ev.Task != t:
+		case ev.Kind == event.TaskStarted:
+			r.Attempts, r.Status = ev.Attempt, results.StatusRunning
+			if r.StartedAt.IsZero() {
+				r.StartedAt = ev.Time
+			}
+			if ev.Detail != nil {
+				r.Resumes = ev.Detail.Resumes
+			}
+		case ev.Kind == event.TaskEnded && (ev.End == event.EndPause || ev.End == event.EndFinal):
+			r.Status = results.StatusPaused
+			if ev.End == event.EndFinal {
+				r.Status = ev.Status
+			}
+			if ev.Detail != nil {
+				r.MetricSeries, r.Resumes = ev.Detail.MetricSeries, ev.Detail.Resumes
+			}
+		}
+	}
+	return r
+}
 func (l *fakeLife) Halted() bool              { return l.halted }
 func (l *fakeLife) StoppedBy() syscall.Signal { return 0 }
 func (l *fakeLife) HaltReason() string        { return "halted" }
@@ -93,7 +122,7 @@ func fakeCommand(t *testing.T, room Room) (*command, *fakeLife) {
 		t.Fatal(err)
 	}
 	t.Cleanup(log.Close)
-	c := &command{run: told{life: life, rec: &record{}}, mask: noMask{}, t: task, cmd: task.Cmd, log: log, rooms: []Room{room},
+	c := &command{run: told{life: life}, mask: noMask{}, t: task, cmd: task.Cmd, log: log, rooms: []Room{room},
 		h: executor.NewHandle(nil)}
 	c.metrics.reader = metric.NewReader(&c.metrics.set, task.MetricFormats)
 	c.metrics.progress = newTrialProgress(c.run, c.t, c.mask, c.log)

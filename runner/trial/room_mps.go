@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/runall/runall/gpu/mps"
+	"github.com/runall/runall/internal/envlist"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/proc"
@@ -56,7 +57,7 @@ func (m *mpsRoom) Ended(proc.Outcome) { m.fault = m.iso.Check(m.p.Devices) }
 func (m *mpsRoom) Env(env []string) []string {
 	for _, kv := range m.iso.Env(m.p, m.threads) {
 		k, v, _ := strings.Cut(kv, "=")
-		env = proc.Setenv(env, k, v)
+		env = envlist.Set(env, k, v)
 	}
 	return env
 }

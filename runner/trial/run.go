@@ -18,10 +18,14 @@ import (
 // of the run lends it: none is a pointer to the run's parts, and none reaches back into the
 // run beyond what it names.
 
-// Life is how the launcher tells the run's one stream what happens to a task, and asks
-// whether the run goes on.
+// Life is how the launcher tells the run's one stream what happens to a task, asks whether
+// the run goes on, and reads what the run has recorded of a task.
 type Life interface {
 	Emit(ev event.Event)
+	// Result is t's record so far (the ledger's, which takes each event as it is emitted):
+	// its attempts, its first start, its status, and the series and resumes its last
+	// pause or end carried.
+	Result(t *plan.Task) results.Task
 	Halted() bool              // no new task starts
 	StoppedBy() syscall.Signal // the signal that stopped the run; 0 while it runs on
 	HaltReason() string        // why a task that was never started is skipped

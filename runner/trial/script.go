@@ -39,9 +39,9 @@ type scripts struct {
 // sudo: wraps the command when runall is not root.
 func (s *scripts) prepare(ctx context.Context, t *plan.Task) (cmdline, dir string, err error) {
 	cmdline = t.Cmd
-	env := TaskVars(t, s.o.Base)
+	env := plan.TaskVars(t, s.o.Base)
 	if t.URL != "" {
-		url, err := ExpandStrict(t.URL, env)
+		url, err := plan.ExpandStrictEnv(t.URL, env)
 		if err != nil {
 			return "", "", fmt.Errorf("url: %w", err)
 		}
@@ -68,11 +68,11 @@ func (s *scripts) prepare(ctx context.Context, t *plan.Task) (cmdline, dir strin
 	}
 	dir = s.o.TaskDir
 	if t.Cwd != "" {
-		cwd, err := ExpandStrict(t.Cwd, env)
+		cwd, err := plan.ExpandStrictEnv(t.Cwd, env)
 		if err != nil {
 			return "", "", fmt.Errorf("cwd: %w", err)
 		}
-		dir = TaskPath(s.o.TaskDir, cwd)
+		dir = plan.TaskPath(s.o.TaskDir, cwd)
 	}
 	if dir != "" {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {

@@ -28,7 +28,7 @@ const metricsReadTimeout = 10 * time.Second
 func (c *command) readMetrics(dir string, env []string, ok bool) (last map[string]float64, series map[string][]float64, warnings []string) {
 	t := c.t
 	if t.Metrics != "" {
-		c.metrics.readFile(t, dir, env, c.run.rec.startedAt(t), ok)
+		c.metrics.readFile(t, dir, env, startedAt(c.run.life, t), ok)
 	}
 	last, series, warnings = c.metrics.set.Result()
 	for i, w := range warnings {
@@ -42,12 +42,12 @@ func (c *command) readMetrics(dir string, env []string, ok bool) (last map[strin
 // readFile reads t's metrics: (${VAR}s expanded against the task's environment, relative
 // to its directory). A file older than the task is an earlier run's: left out.
 func (m *trialMetrics) readFile(t *plan.Task, dir string, env []string, started time.Time, ok bool) {
-	path, err := ExpandStrict(t.Metrics, env)
+	path, err := plan.ExpandStrictEnv(t.Metrics, env)
 	if err != nil {
 		m.set.Warn("metrics %s: %v: not read", t.Metrics, err)
 		return
 	}
-	path = TaskPath(dir, path) // a ".." after a link as the kernel takes it, where the command wrote
+	path = plan.TaskPath(dir, path) // a ".." after a link as the kernel takes it, where the command wrote
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
