@@ -106,7 +106,7 @@ func (l *lifecycle) finish(t *plan.Task, status results.Status, exitCode int, re
 	ev := event.Event{Kind: event.TaskEnded, End: event.EndFinal, Time: now, Task: t, Attempt: attempts, Status: status,
 		ExitCode: exitCode, Duration: dur, Reason: reason, Detail: d}
 	if d != nil {
-		ev.Metrics = d.Metrics
+		ev.Metrics, ev.Try = d.Metrics, d.Try
 	}
 	l.emit(ev)
 }

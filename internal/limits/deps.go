@@ -45,7 +45,8 @@ var (
 // it stands on the records (15), not on a leaf (5 would take its gates into runner/'s root,
 // which holds the masker already; not worth a second home). runner/trial's limit is its count today: it
 // reaches the AWS SDK through runner/checkpoint's S3 store and go-nvml through runner/admit,
-// and its target, 40 with neither, waits for the trial's side doors to close (issue 43,
+// (one more since issue 44: runner/failclass, the leaf where a failed attempt's class is
+// decided, which a command asks as its attempt ends) and its target, 40 with neither, waits for the trial's side doors to close (issue 43,
 // point 4: the store handed to it behind an interface, the rooms moved out with their
 // resources).
 var fences = []fence{
@@ -63,10 +64,12 @@ var fences = []fence{
 		why: "the masker is given the names it masks and passes the records' gates: it knows no S3 client"},
 	{pkg: "runner/needs", limit: 2, may: []string{"size"},
 		why: "the book of needs is a leaf the admitters share"},
+	{pkg: "runner/failclass", limit: 2, may: []string{"internal/lazyre"},
+		why: "a failure's class is decided from values it is told: it knows no task, process or resource"},
 	{pkg: "runner/sharing", limit: 1,
 		why: "the sharing controller decides from the rates it is told: the run fills the records from its figures"},
-	{pkg: "runner/trial", limit: 145, may: append(slices.Clip(recordDeps),
-		"runner/sched", "runner/queue", "runner/executor", "runner/proc", "runner/framework", "runner/progress",
+	{pkg: "runner/trial", limit: 146, may: append(slices.Clip(recordDeps),
+		"runner/sched", "runner/failclass", "runner/queue", "runner/executor", "runner/proc", "runner/framework", "runner/progress",
 		"runner/admit", "runner/hostadmit", "runner/needs", "runner/checkpoint", "s3sync",
 		"gpu", "gpu/mps", "hostmem", "internal/owned", "internal/outfile", "internal/procfs",
 		"github.com/NVIDIA/go-nvml/...", "github.com/aws/...", "golang.org/x/sync/...", "golang.org/x/sys/..."),

@@ -140,6 +140,9 @@ func endText(ev event.Event) string {
 	default:
 		head = fmt.Sprintf("attempt %d ended with %s in %s", ev.Attempt, exitText(ev.ExitCode), humanDuration(ev.Duration))
 	}
+	if ev.Try != nil && ev.Try.Class != "" {
+		head += " (" + ev.Try.Class + ")" // the failure's class: runner/failclass
+	}
 	return withReason(head, extraReason(ev.Reason, ev.ExitCode))
 }
 

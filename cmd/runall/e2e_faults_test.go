@@ -1,0 +1,94 @@
+package main_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// What runall does when trials go wrong (issue 44): the class of each failed attempt, a
+// diverged trial ended at once, a broken sweep stopped early.
+
+// faultResults is the part of results.json these tests read.
+type faultResults struct {
+	Status         string         `json:"status"`
+	FailureClasses map[string]int `json:"failure_classes"`
+	Tasks          []struct {
+		Name        string `json:"name"`
+		Status      string `json:"status"`
+		Reason      string `json:"reason"`
+		Attempts    int    `json:"attempts"`
+		AttemptList []struct {
+			N         int    `json:"attempt"`
+			Class     string `json:"class"`
+			ExitCode  int    `json:"exit_code"`
+			Signal    string `json:"signal"`
+			Start     string `json:"start"`
+			End       string `json:"end"`
+			Reason    string `json:"reason"`
+			Signature string `json:"signature"`
+		} `json:"attempt_list"`
+	} `json:"tasks"`
+}
+
+func (e *e2e) faultResults() faultResults {
+	e.t.Helper()
+	var r faultResults
+	if err := json.Unmarshal([]byte(e.read("results.json")), &r); err != nil {
+		e.t.Fatalf("results: %v", err)
+	}
+	return r
+}
+
+// classes is each task's attempts' classes, in order ("ok" for one with none).
+func (r faultResults) classes() map[string][]string {
+	out := map[string][]string{}
+	for _, t := range r.Tasks {
+		for _, a := range t.AttemptList {
+			c := a.Class
+			if c == "" {
+				c = "ok"
+			}
+			out[t.Name] = append(out[t.Name], c)
+		}
+	}
+	return out
+}
+
+// TestFailureClasses: a command not found is not-runnable, a crash at the same step on both
+// attempts is crashed twice with one signature, an out-of-memory message is oom, a timeout
+// is timeout; each attempt is listed with its exit, times and reason, the counts per class
+// are the run's, and the failure lines and the summary say the class.
+func TestFailureClasses(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.runFile("faults/classes.yml")
+	r.wantCode(t, 1)
+	res := e.faultResults()
+	got := res.classes()
+	want := map[string][]string{"typo": {"not-runnable"}, "crash": {"crashed", "crashed"}, "oom": {"oom"}, "slow": {"timeout"}, "fine": {"ok"}}
+	for name, w := range want {
+		if strings.Join(got[name], ",") != strings.Join(w, ",") {
+			t.Errorf("%s: attempts' classes %q, want %q", name, got[name], w)
+		}
+	}
+	if c := res.FailureClasses; c["crashed"] != 2 || c["not-runnable"] != 1 || c["oom"] != 1 || c["timeout"] != 1 || len(c) != 4 {
+		t.Errorf("failure_classes %v, want crashed 2, not-runnable 1, oom 1, timeout 1", c)
+	}
+	for _, tr := range res.Tasks {
+		if tr.Name != "crash" {
+			continue
+		}
+		a, b := tr.AttemptList[0], tr.AttemptList[1]
+		if a.N != 1 || b.N != 2 || a.ExitCode != 1 || a.Start == "" || a.End == "" || a.Reason != "exit code 1" ||
+			a.Signature != "crashed exit 1: RuntimeError: simulated crash at step <n>" || b.Signature != a.Signature {
+			t.Errorf("crash's attempts: %+v", tr.AttemptList)
+		}
+	}
+	if !strings.Contains(r.stdout, "[typo] failed with exit code 127 in") || !strings.Contains(r.stdout, "(not-runnable)") {
+		t.Errorf("the failure line does not say the class\n%v", r)
+	}
+	if !strings.Contains(r.stdout, "Failures by class and signature:\n  1× ") {
+		t.Errorf("the summary does not group the failures\n%v", r)
+	}
+}
