@@ -158,6 +158,7 @@ func (l *loader) block(t *Task, c *taskfile.Task, own inherited, hostGroup, path
 		t.EarlyStop = &rule
 	}
 	t.Order = cmp.Or(c.Order, l.cfg.Order, defaultOrder(t.EarlyStop))
+	t.Faults = faultsOf(c, l.cfg)
 	t.Parallel = l.expandTasks(c.Parallel, inherited{
 		tags: t.Tags, env: t.Env, stopOnFailure: c.StopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
 		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, gpuSharing: own.gpuSharing, gpuThreads: own.gpuThreads, timeout: own.timeout, retries: own.retries,

@@ -98,6 +98,9 @@ type Task struct {
 	// Search is a parallel child's search: its copies come from the sampler, one per trial
 	// as room frees; the child itself is their template, its placeholders unreplaced.
 	Search *Search
+	// Faults are a block's rules for trials that go wrong (diverged-on, fail-fast); nil on
+	// any other task (faults.go).
+	Faults *Faults
 }
 
 // IsBlock reports whether the task is a parallel block rather than a command or sequence.
