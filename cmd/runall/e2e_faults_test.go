@@ -92,3 +92,28 @@ func TestFailureClasses(t *testing.T) {
 		t.Errorf("the summary does not group the failures\n%v", r)
 	}
 }
+
+// TestDiverged: a trial whose loss goes NaN ends at once as diverged (stopped at the step
+// that printed it, not run to its 50th epoch, not retried), the class diverged on its attempt;
+// the run goes on (stop-on-failure: true does not stop it) and ends 0.
+func TestDiverged(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.runFile("faults/diverged.yml")
+	r.wantCode(t, 0)
+	res := e.faultResults()
+	statuses := map[string]string{}
+	for _, tr := range res.Tasks {
+		statuses[tr.Name] = tr.Status
+		if tr.Name == "nan" && (tr.Attempts != 1 || len(tr.AttemptList) != 1 || tr.AttemptList[0].Class != "diverged" ||
+			!strings.Contains(tr.Reason, "diverged: loss was not a number at step 2")) {
+			t.Errorf("nan: %d attempts %+v, reason %q; want one, diverged at step 2", tr.Attempts, tr.AttemptList, tr.Reason)
+		}
+	}
+	if statuses["nan"] != "diverged" || statuses["lr=0.01"] != "ok" || statuses["lr=0.1"] != "ok" || statuses["after"] != "ok" {
+		t.Errorf("statuses %v, want nan diverged, the rest ok", statuses)
+	}
+	if !strings.Contains(r.stdout, "[nan] diverged in ") || res.FailureClasses["diverged"] != 1 {
+		t.Errorf("no diverged line, or failure_classes %v\n%v", res.FailureClasses, r)
+	}
+}

@@ -134,13 +134,15 @@ func endText(ev event.Event) string {
 		head = "stopped with " + exitText(ev.ExitCode) + " in " + humanDuration(ev.Duration)
 	case results.StatusPruned:
 		head = "pruned in " + humanDuration(ev.Duration)
+	case results.StatusDiverged:
+		head = "diverged in " + humanDuration(ev.Duration)
 	case results.StatusPaused:
 		head = "paused in " + humanDuration(ev.Duration)
 	case results.StatusFailed:
 	default:
 		head = fmt.Sprintf("attempt %d ended with %s in %s", ev.Attempt, exitText(ev.ExitCode), humanDuration(ev.Duration))
 	}
-	if ev.Try != nil && ev.Try.Class != "" {
+	if ev.Try != nil && ev.Try.Class != "" && ev.Try.Class != string(ev.Status) {
 		head += " (" + ev.Try.Class + ")" // the failure's class: runner/failclass
 	}
 	return withReason(head, extraReason(ev.Reason, ev.ExitCode))

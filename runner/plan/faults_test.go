@@ -28,6 +28,9 @@ tasks:
 	if inherits == nil || inherits.DivergedOn.String() != "auto" || inherits.FailFast != 5 {
 		t.Errorf("inherits: %+v, want auto and config's 5", inherits)
 	}
+	if p.Tasks[0].Parallel[0].Faults != own || p.Tasks[1].Parallel[0].Faults != inherits {
+		t.Error("a block's trials do not point to its rules")
+	}
 	if f := mustLoadYAML(t, "tasks: [{cmd: \"true\"}]\n", LoadOptions{}).ConfigFaults(); f.FailFast != 3 || f.DivergedOn.String() != "auto" {
 		t.Errorf("defaults: %+v, want auto and 3", f)
 	}

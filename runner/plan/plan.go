@@ -98,8 +98,9 @@ type Task struct {
 	// Search is a parallel child's search: its copies come from the sampler, one per trial
 	// as room frees; the child itself is their template, its placeholders unreplaced.
 	Search *Search
-	// Faults are a block's rules for trials that go wrong (diverged-on, fail-fast); nil on
-	// any other task (faults.go).
+	// Faults are a block's rules for trials that go wrong (diverged-on, fail-fast), its own
+	// else config's; its trials and their steps point to the same one. nil: a task in no
+	// block, which config's rules apply to (Plan.ConfigFaults; faults.go).
 	Faults *Faults
 }
 
