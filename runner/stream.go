@@ -3,7 +3,9 @@ package runner
 import (
 	"time"
 
+	"github.com/runall/runall/runner/diverge"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/failfast"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 )
@@ -13,7 +15,8 @@ import (
 // reads a task's result reads it with the event applied; then the recorder of the run's
 // end (results file, report, upload, notify), Prometheus (with --serve), stop-when, the
 // watch of diverged trials (diverged-on: runner/diverge, on the emitting goroutine: it only
-// asks the Stopper), early stopping (early-stop: rules of runner/prune), early stopping that pauses (runner/rounds:
+// asks the Stopper), the watch of broken sweeps (fail-fast: runner/failfast, which fails
+// and halts the run), early stopping (early-stop: rules of runner/prune), early stopping that pauses (runner/rounds:
 // sha, hyperband, pbt), gpu-sharing: progress (the GPU room's gpuSharing), the server
 // (--serve), Options.Consumers (each handed the Stopper or Pauser it asks for) and the
 // output last. A claims sweep is no consumer: its source records each trial as it ends
@@ -32,8 +35,12 @@ func (r *runDriver) openStream() {
 		stream.Add(r.met)
 	}
 	stream.Add(r.launch.stop)
-	if d := r.newDiverged(); d != nil {
+	if d := diverge.New(r.plan); d != nil {
+		d.UseStopper(r.launch.procs.running)
 		stream.Add(d)
+	}
+	if f := failfast.New(r.plan, r.life.failWith); f != nil {
+		stream.Add(f)
 	}
 	if p := r.newPruner(); p != nil {
 		stream.Add(p)

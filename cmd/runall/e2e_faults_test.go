@@ -117,3 +117,52 @@ func TestDiverged(t *testing.T) {
 		t.Errorf("no diverged line, or failure_classes %v\n%v", res.FailureClasses, r)
 	}
 }
+
+// TestFailFast: a misspelt command fails the first three trials alike (not-runnable), and
+// runall starts no more of them: it ends 1 with one grouped error (the signature, the
+// trials, the first one's last lines, what to do), the rest skipped.
+func TestFailFast(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.runFile("faults/failfast.yml")
+	r.wantCode(t, 1)
+	counts := map[string]int{}
+	for _, tr := range e.faultResults().Tasks {
+		counts[tr.Status]++
+		if tr.Status == "skipped" && !strings.Contains(tr.Reason, "fail-fast: the first 3 trials") {
+			t.Errorf("%s skipped: %q, want fail-fast's reason", tr.Name, tr.Reason)
+		}
+	}
+	if counts["failed"] != 3 || counts["skipped"] != 3 {
+		t.Errorf("statuses %v, want 3 failed, 3 skipped\n%v", counts, r)
+	}
+	for _, want := range []string{
+		`fail-fast: the first 3 trials of "sweep" failed alike`,
+		"  signature: not-runnable exit 127: ",
+		"  trials: n=1, n=2, n=3",
+		"  n=1's last lines:",
+		"pyhton3-not-a-command: command not found",
+		"fail-fast: off on the block or in config",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the output does not say %q\n%v", want, r)
+		}
+	}
+}
+
+// TestFailFastDiffering: failures that differ (another exit, another line) do not stop the
+// sweep: every trial runs, even with fail-fast: 2.
+func TestFailFastDiffering(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.runFile("faults/differ.yml")
+	r.wantCode(t, 1)
+	for _, tr := range e.faultResults().Tasks {
+		if tr.Status != "failed" {
+			t.Errorf("%s: %s (%s), want every trial run and failed\n%v", tr.Name, tr.Status, tr.Reason, r)
+		}
+	}
+	if strings.Contains(r.stdout, "fail-fast:") {
+		t.Errorf("fail-fast stopped a sweep whose failures differ\n%v", r)
+	}
+}

@@ -26,7 +26,7 @@ func Signature(c Class, a Attempt) string {
 var (
 	addrRE   = lazyre.New(`0[xX][0-9a-fA-F]+`)
 	pathRE   = lazyre.New(`(?:[A-Za-z0-9_.~-]*/)+[A-Za-z0-9_.-]*`)
-	numberRE = lazyre.New(`[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?`)
+	numberRE = lazyre.New(`\b[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?\b`)
 	hexRE    = lazyre.New(`\b[0-9a-f]{8,}\b`)
 )
 
