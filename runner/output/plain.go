@@ -204,7 +204,7 @@ func (p *plainOutput) statusText(now time.Time) string {
 	}
 	done := finished(c)
 	parts = append(parts, fmt.Sprintf("%d/%d done", done, p.rs.total()))
-	for _, s := range []taskStatus{stFailed, stStopped, stPruned, stIgnored, stSkipped} {
+	for _, s := range []taskStatus{stFailed, stStopped, stPruned, stDiverged, stIgnored, stSkipped} {
 		if c[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))
 		}
