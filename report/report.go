@@ -220,7 +220,7 @@ func countLine(tasks []results.Task) string {
 		count[t.Status]++
 	}
 	var parts []string
-	for _, s := range []results.Status{results.StatusOK, results.StatusFailed, results.StatusPruned, results.StatusIgnored,
+	for _, s := range []results.Status{results.StatusOK, results.StatusFailed, results.StatusPruned, results.StatusDiverged, results.StatusIgnored,
 		results.StatusStopped, results.StatusSkipped, results.StatusRunning, results.StatusPaused, results.StatusPending} {
 		if count[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", count[s], statusWord(s)))

@@ -74,6 +74,9 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 		res.PausedSeconds += max(ev.Time.Sub(since), 0).Seconds()
 		delete(l.paused, res.ID)
 	}
+	if ev.Kind == event.TaskEnded && ev.Try != nil {
+		res.AttemptList = append(res.AttemptList, *ev.Try)
+	}
 	switch {
 	case ev.Kind == event.TaskStarted:
 		res.Attempts = ev.Attempt

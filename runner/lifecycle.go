@@ -2,6 +2,7 @@ package runner
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,6 +27,7 @@ type lifecycle struct {
 	halt        bool           // no new task starts
 	failed      bool           // a task failed and its failure was not ignored
 	interrupted syscall.Signal // 0 unless a signal stopped the run
+	haltWhy     string         // why it halted, when a rule halted it (fail-fast)
 }
 
 func newLifecycle(mask *mask.Masker) *lifecycle {
@@ -51,6 +53,17 @@ func (l *lifecycle) fail(stopOnFailure bool) {
 	defer l.mu.Unlock()
 	l.failed = true
 	l.halt = l.halt || stopOnFailure
+}
+
+// failWith fails and halts the run by a rule that says why (fail-fast: a broken sweep);
+// the trials it skips say why in their first line.
+func (l *lifecycle) failWith(why string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.failed, l.halt = true, true
+	if l.haltWhy == "" {
+		l.haltWhy, _, _ = strings.Cut(why, "\n")
+	}
 }
 
 // interrupt records the signal that stops the run, and halts it; it reports whether it
@@ -81,6 +94,11 @@ func (l *lifecycle) haltReason() string {
 	if sig := l.stoppedBy(); sig != 0 {
 		return "not started: runall was stopped by " + proc.SignalName(sig)
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.haltWhy != "" {
+		return "not started: " + l.haltWhy
+	}
 	return "not started: an earlier task failed (stop-on-failure)"
 }
 
@@ -106,7 +124,7 @@ func (l *lifecycle) finish(t *plan.Task, status results.Status, exitCode int, re
 	ev := event.Event{Kind: event.TaskEnded, End: event.EndFinal, Time: now, Task: t, Attempt: attempts, Status: status,
 		ExitCode: exitCode, Duration: dur, Reason: reason, Detail: d}
 	if d != nil {
-		ev.Metrics = d.Metrics
+		ev.Metrics, ev.Try = d.Metrics, d.Try
 	}
 	l.emit(ev)
 }

@@ -3,7 +3,9 @@ package runner
 import (
 	"time"
 
+	"github.com/runall/runall/runner/diverge"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/failfast"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 )
@@ -11,8 +13,10 @@ import (
 // openStream adds the run's consumers to its one lifecycle stream, in the order they see
 // each event: the ledger (the results recorder) first, so that a consumer after it that
 // reads a task's result reads it with the event applied; then the recorder of the run's
-// end (results file, report, upload, notify), Prometheus (with --serve), stop-when, early
-// stopping (early-stop: rules of runner/prune), early stopping that pauses (runner/rounds:
+// end (results file, report, upload, notify), Prometheus (with --serve), stop-when, the
+// watch of diverged trials (diverged-on: runner/diverge, on the emitting goroutine: it only
+// asks the Stopper), the watch of broken sweeps (fail-fast: runner/failfast, which fails
+// and halts the run), early stopping (early-stop: rules of runner/prune), early stopping that pauses (runner/rounds:
 // sha, hyperband, pbt), gpu-sharing: progress (the GPU room's gpuSharing), the server
 // (--serve), Options.Consumers (each handed the Stopper or Pauser it asks for) and the
 // output last. A claims sweep is no consumer: its source records each trial as it ends
@@ -31,6 +35,13 @@ func (r *runDriver) openStream() {
 		stream.Add(r.met)
 	}
 	stream.Add(r.launch.stop)
+	if d := diverge.New(r.plan); d != nil {
+		d.UseStopper(r.launch.procs.Running)
+		stream.Add(d)
+	}
+	if f := failfast.New(r.plan, r.life.failWith); f != nil {
+		stream.Add(f)
+	}
 	if p := r.newPruner(); p != nil {
 		stream.Add(p)
 	}

@@ -46,9 +46,10 @@ var (
 // it stands on the records (17), not on a leaf (5 would take its gates into runner/'s root,
 // which holds the masker already; not worth a second home). runner/trial reaches no S3 client:
 // runner/checkpoint is handed its store (the run builds runner/checkpoint/s3store), so its
-// count (36) is under the target of 40; go-nvml it still reaches through runner/admit, whose
+// count (37) is under the target of 40; go-nvml it still reaches through runner/admit, whose
 // placements its GPU room holds, until the rooms move out with their resources (issue 43,
-// point 1).
+// point 1); runner/failclass, the leaf where a failed attempt's class is decided (issue 44),
+// a command asks as its attempt ends.
 var fences = []fence{
 	{pkg: "runner/taskfile", limit: 6, may: grammarDeps,
 		why: "the task file's grammar owns its values and knows no daemon, process or store"},
@@ -64,12 +65,14 @@ var fences = []fence{
 		why: "the masker is given the names it masks and passes the records' gates: it knows no S3 client"},
 	{pkg: "runner/needs", limit: 2, may: []string{"size"},
 		why: "the book of needs is a leaf the admitters share"},
+	{pkg: "runner/failclass", limit: 2, may: []string{"internal/lazyre"},
+		why: "a failure's class is decided from values it is told: it knows no task, process or resource"},
 	{pkg: "runner/sharing", limit: 1,
 		why: "the sharing controller decides from the rates it is told: the run fills the records from its figures"},
 	{pkg: "runner/checkpoint", limit: 6, may: []string{"runner/results", "runner/importance", "runner/pareto", "internal/plainname", "internal/kernelpath"},
 		why: "the checkpoint keeper is handed its store: the S3 one (runner/checkpoint/s3store) is built by the run, so it knows no S3 client"},
-	{pkg: "runner/trial", limit: 36, may: append(slices.Clip(recordDeps),
-		"runner/sched", "runner/queue", "runner/executor", "runner/proc", "runner/framework", "runner/progress",
+	{pkg: "runner/trial", limit: 37, may: append(slices.Clip(recordDeps),
+		"runner/sched", "runner/failclass", "runner/queue", "runner/executor", "runner/proc", "runner/framework", "runner/progress",
 		"runner/admit", "runner/hostadmit", "runner/needs", "runner/checkpoint",
 		"gpu", "gpu/mps", "hostmem", "internal/owned", "internal/outfile", "internal/procfs",
 		"github.com/NVIDIA/go-nvml/...", "golang.org/x/sys/..."),

@@ -28,7 +28,7 @@ var layers = []layer{
 	// parsers of a trial's output, the book of needs, and the module's internals
 	{"leaves", []string{"gpu/...", "s3sync", "claims", "hostmem", "size", "internal/...",
 		"runner/proc", "runner/framework", "runner/queue", "runner/needs", "runner/metric", "runner/progress",
-		"runner/earlystop", "runner/importance", "runner/pareto"}},
+		"runner/earlystop", "runner/importance", "runner/pareto", "runner/failclass"}},
 }
 
 // maxClimbs is how many imports may climb the layers: the count when the table was last

@@ -108,7 +108,7 @@ func (l *loader) task(c *taskfile.Task, in inherited, level int) *Task {
 			stop = in.stopOnFailure
 		}
 		t.Steps = l.expandTasks(c.Steps, inherited{tags: t.Tags, env: t.Env, stopOnFailure: stop, cwd: t.Cwd,
-			metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop, path: path, template: template}, levelStep)
+			metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop, faults: t.Faults, path: path, template: template}, levelStep)
 	}
 	t.Key = t.digest(path)
 	return t
@@ -133,7 +133,7 @@ func (l *loader) keyPositions(c *taskfile.Task) map[string]Pos {
 // early-stop rule it inherits, and search.
 func (l *loader) adapt(t *Task, c *taskfile.Task, in inherited) {
 	t.MetricFormats = in.formats
-	t.EarlyStop = in.earlyStop
+	t.EarlyStop, t.Faults = in.earlyStop, in.faults
 	if c.RecognizeMetrics != nil {
 		t.MetricFormats.NoBuiltin = !*c.RecognizeMetrics
 	}
@@ -158,8 +158,9 @@ func (l *loader) block(t *Task, c *taskfile.Task, own inherited, hostGroup, path
 		t.EarlyStop = &rule
 	}
 	t.Order = cmp.Or(c.Order, l.cfg.Order, defaultOrder(t.EarlyStop))
+	t.Faults = faultsOf(c, l.cfg)
 	t.Parallel = l.expandTasks(c.Parallel, inherited{
-		tags: t.Tags, env: t.Env, stopOnFailure: c.StopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
+		tags: t.Tags, env: t.Env, stopOnFailure: c.StopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop, faults: t.Faults,
 		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, gpuSharing: own.gpuSharing, gpuThreads: own.gpuThreads, timeout: own.timeout, retries: own.retries,
 		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
 		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.HostMemory, hostGroup),

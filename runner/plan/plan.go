@@ -98,6 +98,10 @@ type Task struct {
 	// Search is a parallel child's search: its copies come from the sampler, one per trial
 	// as room frees; the child itself is their template, its placeholders unreplaced.
 	Search *Search
+	// Faults are a block's rules for trials that go wrong (diverged-on, fail-fast), its own
+	// else config's; its trials and their steps point to the same one. nil: a task in no
+	// block, which config's rules apply to (Plan.ConfigFaults; faults.go).
+	Faults *Faults
 }
 
 // IsBlock reports whether the task is a parallel block rather than a command or sequence.

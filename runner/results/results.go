@@ -82,6 +82,9 @@ type Run struct {
 	// Report and GPUSamples are the HTML report and the GPU memory samples in LogDir.
 	Report     string `json:"report,omitempty"`
 	GPUSamples string `json:"gpu_samples,omitempty"`
+	// FailureClasses is how many attempts failed in each class (runner/failclass), over
+	// every task; none when no attempt failed (schema 3).
+	FailureClasses map[string]int `json:"failure_classes,omitempty"`
 	// LogErrors are the log files that could not be written in full ("path: error"): the
 	// run's record is incomplete.
 	LogErrors []string `json:"log_errors,omitempty"`
@@ -92,14 +95,16 @@ type Run struct {
 //
 //limits:flat one object of results.json's tasks, one field per key of its documented schema (README, --results), which the report and merged runs read back.
 type Task struct {
-	ID          int    `json:"id"`
-	Name        string `json:"name"`
-	Cmd         string `json:"cmd"`
-	Status      Status `json:"status"`
-	ExitCode    int    `json:"exit_code"`        // -1 when killed by a signal or never started; not written when skipped or pending (task_json.go)
-	Signal      string `json:"signal,omitempty"` // the signal that killed its last attempt ("SIGKILL")
-	Attempts    int    `json:"attempts"`
-	OOMRequeues int    `json:"oom_requeues"`
+	ID       int    `json:"id"`
+	Name     string `json:"name"`
+	Cmd      string `json:"cmd"`
+	Status   Status `json:"status"`
+	ExitCode int    `json:"exit_code"`        // -1 when killed by a signal or never started; not written when skipped or pending (task_json.go)
+	Signal   string `json:"signal,omitempty"` // the signal that killed its last attempt ("SIGKILL")
+	Attempts int    `json:"attempts"`
+	// AttemptList is each attempt it ran, in order, with its class where it failed (schema 3).
+	AttemptList []Attempt `json:"attempt_list,omitempty"`
+	OOMRequeues int       `json:"oom_requeues"`
 	// PassedOver is how often trials behind this one in its block's line started while it
 	// waited: at most max-parallel-commands (docs/gpu.md). A trial's steps: on its first.
 	PassedOver int       `json:"passed_over,omitempty"`

@@ -31,7 +31,7 @@ var configKeys = []string{
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "objective", "stop-when",
 	"notify", "max-tasks", "mask", "order", "claims", "recognize-metrics", "metric-pattern", "early-stop",
-	"memory-margin", "gpu-sharing", "gpu-isolation",
+	"memory-margin", "gpu-sharing", "gpu-isolation", "diverged-on", "fail-fast",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -49,6 +49,7 @@ func DefaultConfig() Config {
 		OOMRetries:            2,
 		GPUIsolation:          IsolationNone,
 		MaxTasks:              DefaultMaxTasks,
+		FailFast:              DefaultFailFast,
 	}
 }
 
@@ -64,7 +65,7 @@ func (c *ConfigBlock) UnmarshalYAML(n *yaml.Node) error {
 		return d.Err()
 	}
 	for _, p := range ps {
-		if !c.runKey(d, p) && !c.displayKey(d, p) && !c.admissionKey(d, p) && !c.outcomeKey(d, p) {
+		if !c.runKey(d, p) && !c.displayKey(d, p) && !c.admissionKey(d, p) && !c.outcomeKey(d, p) && !c.faultKey(d, p) {
 			d.UnknownKey(p, "config:", configKeys)
 		}
 	}
@@ -364,6 +365,11 @@ type Config struct {
 	// EarlyStop is early-stop: the rule that stops the losing trials of every block that
 	// sets none of its own; metric and mode default to the objective's. nil: none.
 	EarlyStop *earlystop.Config
+	// DivergedOn and FailFast are diverged-on (default auto) and fail-fast (default
+	// DefaultFailFast; FailFastOff): what runall does when a block's trials go wrong, for
+	// the blocks that set neither (faults.go).
+	DivergedOn DivergedOn
+	FailFast   int
 }
 
 // DefaultMaxTasks is how many tasks a file may expand to unless config: max-tasks (or

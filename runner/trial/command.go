@@ -9,6 +9,7 @@ import (
 
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/failclass"
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -84,6 +85,7 @@ type verdict struct {
 	requeue *Result
 	fatal   error
 	halted  string
+	class   failclass.Class // what a room saw of the failure (Answer.Class)
 }
 
 func (c *command) hooks() executor.Hooks {
@@ -156,7 +158,7 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 		return false
 	}
 	c.run.emit(event.Event{Kind: event.TaskEnded, End: event.EndRetry, Task: t, Attempt: attempt, Status: results.StatusFailed,
-		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started),
+		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Try: c.try(out, saw(c, out), true),
 		Reason: fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-n, t.Retries)})
 	return true
 }
@@ -168,6 +170,9 @@ func (c *command) decided(attempt int, out proc.Outcome) bool {
 	f := Failure{Task: c.t, Out: out, Halted: c.run.life.Halted(), Stopped: c.run.life.StoppedBy() != 0}
 	for _, r := range c.rooms {
 		a := r.Failed(f)
+		if c.next.class == "" {
+			c.next.class = a.Class
+		}
 		if a.Halted != "" {
 			c.next.halted = a.Halted
 		}
@@ -191,7 +196,7 @@ func (c *command) decided(attempt int, out proc.Outcome) bool {
 // or host memory, or was an MPS fault's bystander); reason says which.
 func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason string) {
 	c.run.emit(event.Event{Kind: event.TaskEnded, End: event.EndRequeue, Requeues: requeues, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
-		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason})
+		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Try: c.try(out, saw(c, out), true)})
 }
 
 // conclude finishes the task by how its last attempt ended, with what it learned (d). One
@@ -199,6 +204,9 @@ func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason s
 // it; one a consumer stopped ends with the status it asked for.
 func (c *command) conclude(res executor.Result, env []string, d *event.Detail) Result {
 	t, out, life := c.t, res.Outcome, c.run.life
+	if d != nil {
+		d.Try = finalAttempt(c, res)
+	}
 	switch stop := life.StoppedBy(); {
 	case out.OK() && res.Stop == nil && c.pauseAtEnd(&res):
 		r := c.paused(res, d)
@@ -273,7 +281,7 @@ func (c *command) paused(res executor.Result, d *event.Detail) Result {
 		reason = fmt.Sprintf("paused at step %d (its kept checkpoint): %s", c.turn.kept, reason)
 	}
 	c.run.emit(event.Event{Kind: event.TaskEnded, End: event.EndPause, Task: c.t, Attempt: c.turn.now, Status: results.StatusPaused,
-		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Detail: d})
+		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Detail: d, Try: c.try(out, "", false)})
 	return Result{end: event.EndPause, why: reason}
 }
 

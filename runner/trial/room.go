@@ -2,6 +2,7 @@ package trial
 
 import (
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/failclass"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 )
@@ -63,6 +64,9 @@ type Answer struct {
 	// Halted is how the trial ends where the run is halting as it concludes: stopped, with
 	// this reason, not failed ("": failed, as its exit says).
 	Halted string
+	// Class is the failure's class as the room saw it ("": the room saw nothing of it), which
+	// failclass.Of takes before the output's texts: the kernel's OOM killer, say.
+	Class failclass.Class
 }
 
 // Requeue is a room's answer that its trial goes back to the line.

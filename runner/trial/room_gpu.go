@@ -2,6 +2,7 @@ package trial
 
 import (
 	"errors"
+	"github.com/runall/runall/runner/failclass"
 	"slices"
 	"sync"
 
@@ -87,12 +88,12 @@ func (g *GPURoom) Failed(f Failure) Answer {
 	need, requeues, err := g.admit.Requeue(g.p, g.said)
 	switch {
 	case err == nil:
-		return Answer{Requeue: &Requeue{Need: need, Requeues: requeues, Why: "out of GPU memory; requeued",
+		return Answer{Class: failclass.OOM, Requeue: &Requeue{Need: need, Requeues: requeues, Why: "out of GPU memory; requeued",
 			Reason: admit.RequeueReason(need)}}
 	case errors.Is(err, admit.ErrNeverFits):
-		return Answer{Fatal: err} // no retry can help
+		return Answer{Fatal: err, Class: failclass.OOM} // no retry can help
 	}
-	return Answer{}
+	return Answer{Class: failclass.OOM}
 }
 
 // Detail tells the trial's result the GPU memory it ran with and the most it held.

@@ -1,6 +1,7 @@
 package trial
 
 import (
+	"github.com/runall/runall/runner/failclass"
 	"syscall"
 
 	"github.com/runall/runall/runner/event"
@@ -72,9 +73,9 @@ func (a *hostMemRoom) Failed(f Failure) Answer {
 	}
 	need, requeues, err := a.admit.Requeue(a.hp)
 	if err != nil {
-		return Answer{Mark: why, Fatal: err}
+		return Answer{Mark: why, Fatal: err, Class: failclass.OOM}
 	}
-	return Answer{Mark: why, Requeue: &Requeue{Need: need, Requeues: requeues, Why: why + "; requeued",
+	return Answer{Mark: why, Class: failclass.OOM, Requeue: &Requeue{Need: need, Requeues: requeues, Why: why + "; requeued",
 		Reason: hostadmit.RequeueReason(need)}}
 }
 

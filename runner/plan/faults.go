@@ -1,0 +1,41 @@
+package plan
+
+import "github.com/runall/runall/runner/taskfile"
+
+// Faults are a block's rules for trials that go wrong (docs/taskfile.md, "When trials go
+// wrong"): its own diverged-on and fail-fast, else config's.
+type Faults struct {
+	DivergedOn taskfile.DivergedOn
+	// FailFast is how many of the block's trials that fail for good alike (one signature),
+	// before any succeeded or reported a metric, stop it launching more; 0: off.
+	FailFast int
+}
+
+// faultsOf is block c's rules, its own keys over config's.
+func faultsOf(c *taskfile.Task, cfg taskfile.Config) *Faults {
+	f := &Faults{DivergedOn: cfg.DivergedOn, FailFast: cfg.FailFast}
+	if c.DivergedOn != nil {
+		f.DivergedOn = *c.DivergedOn
+	}
+	if c.FailFast != 0 {
+		f.FailFast = c.FailFast
+	}
+	if f.FailFast == taskfile.FailFastOff {
+		f.FailFast = 0
+	}
+	return f
+}
+
+// ConfigFaults are the rules of the tasks in no block: config's.
+func (p *Plan) ConfigFaults() Faults {
+	return *faultsOf(&taskfile.Task{}, p.Config)
+}
+
+// checkFaultKeys reports diverged-on and fail-fast on a task that is not a block.
+func checkFaultKeys(d *taskfile.Decoder, t *taskfile.Task) {
+	for _, key := range []string{"diverged-on", "fail-fast"} {
+		if t.Has(key) && !t.Has("parallel-tasks") {
+			d.Errorf(t.Keys[key], "%s: is a rule for a block's trials: set it on the task with parallel-tasks, or in config:", key)
+		}
+	}
+}
