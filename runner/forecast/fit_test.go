@@ -3,7 +3,10 @@ package forecast
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/runall/runall/runner/earlystop"
 )
 
 // curves whose end is known: one of each family, as accuracies climb.
@@ -137,5 +140,13 @@ func TestFitDeterministicAndNamed(t *testing.T) {
 	p, ok := Fit(pts, 50, []string{"pow3", "mmf"})
 	if w := p.Weights(); !ok || len(w) != 2 || w["pow3"]+w["mmf"] < 0.999 {
 		t.Errorf("weights of pow3 and mmf alone: %v", w)
+	}
+}
+
+// The task file's list of families (runner/earlystop, which may not import this package)
+// is the one fitted here.
+func TestFamiliesAsTheTaskFileNamesThem(t *testing.T) {
+	if got := FamilyNames(); !slices.Equal(got, earlystop.ForecastFamilies) {
+		t.Errorf("families fitted %v, the task file takes %v", got, earlystop.ForecastFamilies)
 	}
 }
