@@ -1,0 +1,112 @@
+package forecast
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/runall/runall/runner/earlystop"
+)
+
+func newRule(t *testing.T, mode string, grace int) *Rule {
+	t.Helper()
+	r, err := New(earlystop.Config{Method: earlystop.Forecast, Metric: "acc", Mode: mode, Grace: grace, Max: 30}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// feed reports f's values for steps from..to and returns the step the rule stopped the
+// trial at (0: never) with its decision.
+func feed(t *testing.T, r *Rule, trial string, f func(float64) float64, from, to int) (int, earlystop.Decision) {
+	t.Helper()
+	for s := from; s <= to; s++ {
+		d, err := r.Observe(trial, s, f(float64(s)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Stop {
+			return s, d
+		}
+	}
+	return 0, earlystop.Decision{}
+}
+
+var (
+	good = func(x float64) float64 { return 0.9 - 0.4*math.Pow(x, -0.7) }
+	bad  = func(x float64) float64 { return 0.6 - 0.3*math.Pow(x, -0.7) }
+)
+
+// A trial that is clearly losing against one that reached max is stopped, not before grace,
+// with the figures it was stopped by; the winner is never stopped.
+func TestRuleStopsTheLoserAfterGrace(t *testing.T) {
+	r := newRule(t, "max", 6)
+	if s, _ := feed(t, r, "good", good, 1, 30); s != 0 {
+		t.Fatalf("the best trial was stopped at step %d", s)
+	}
+	s, d := feed(t, r, "bad", bad, 1, 30)
+	if s != 6 {
+		t.Fatalf("the losing trial was stopped at step %d, want 6 (grace)", s)
+	}
+	f := d.Forecast
+	if f == nil || !f.Stop || !f.Reached || f.Incumbent != good(30) || f.Chance >= 0.05 || f.Low > f.Median || f.Median > f.High {
+		t.Fatalf("figures %+v", f)
+	}
+	if math.Abs(f.Median-bad(30)) > 0.03 || !strings.Contains(d.Reason, "the best value reached at step 30") {
+		t.Errorf("median %v (true end %v); reason %q", f.Median, bad(30), d.Reason)
+	}
+}
+
+// Before any trial reached max, the incumbent is the best median forecast of the others;
+// a trial is never compared with its own.
+func TestRuleIncumbentIsTheBestForecast(t *testing.T) {
+	r := newRule(t, "max", 3)
+	if s, _ := feed(t, r, "good", good, 1, 10); s != 0 {
+		t.Fatalf("the best trial was stopped at step %d", s)
+	}
+	s, d := feed(t, r, "bad", bad, 1, 10)
+	if s == 0 || d.Forecast.Reached || !strings.Contains(d.Reason, "the best median forecast of the other trials") {
+		t.Fatalf("the losing trial: stopped at %d, %+v, %q", s, d.Forecast, d.Reason)
+	}
+	if math.Abs(d.Forecast.Incumbent-good(30)) > 0.03 {
+		t.Errorf("incumbent %v, want about the best one's end %v", d.Forecast.Incumbent, good(30))
+	}
+}
+
+// A trial whose value so far is above the incumbent is never stopped, even when its curve
+// falls (it overfits) and its forecast ends below.
+func TestRuleNeverStopsOneAboveTheBest(t *testing.T) {
+	r := newRule(t, "max", 1)
+	feed(t, r, "first", func(float64) float64 { return 0.7 }, 30, 30) // reached max at 0.7
+	falling := func(x float64) float64 { return 0.95 - 0.01*x }       // 0.94, 0.93, ... 0.65 at 30
+	if s, d := feed(t, r, "falling", falling, 1, 29); s != 0 {
+		t.Errorf("stopped at step %d: %s", s, d.Reason)
+	}
+}
+
+// Under mode min, lower is better: the trial whose loss stays high stops, the low one goes on.
+func TestRuleMin(t *testing.T) {
+	r := newRule(t, "min", 4)
+	low := func(x float64) float64 { return 1 - good(x) }
+	high := func(x float64) float64 { return 1 - bad(x) }
+	if s, _ := feed(t, r, "low", low, 1, 30); s != 0 {
+		t.Fatalf("the best trial was stopped at step %d", s)
+	}
+	s, d := feed(t, r, "high", high, 1, 30)
+	if s != 4 || d.Forecast.Low > d.Forecast.High || math.Abs(d.Forecast.Median-high(30)) > 0.03 {
+		t.Errorf("stopped at %d, figures %+v", s, d.Forecast)
+	}
+}
+
+// A step without a usable value from grace on stops the trial, as under asha and median;
+// alone (no incumbent), a trial is never stopped for its forecast.
+func TestRuleNaNAndAlone(t *testing.T) {
+	r := newRule(t, "max", 2)
+	if s, _ := feed(t, r, "alone", bad, 1, 29); s != 0 {
+		t.Errorf("a trial with nothing to beat was stopped at step %d", s)
+	}
+	if s, d := feed(t, r, "diverged", func(float64) float64 { return math.NaN() }, 1, 5); s != 2 || d.Forecast != nil {
+		t.Errorf("a diverged trial: stopped at %d (%q)", s, d.Reason)
+	}
+}
