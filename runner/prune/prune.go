@@ -18,6 +18,7 @@ import (
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/forecast"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -32,6 +33,9 @@ type Options struct {
 	// Drain bounds how long the run's end waits for the values still queued to be written
 	// (DefaultDrain when 0).
 	Drain time.Duration
+	// Record keeps the figures of each decision of method forecast for the trial's record
+	// (results.json); nil: they are not kept. Called on a block's goroutine.
+	Record func(t *plan.Task, f results.Forecast)
 }
 
 // DefaultDrain is how long the run's end waits for the values still queued: a few hundred
@@ -58,6 +62,7 @@ type Pruner struct {
 	rules   map[*earlystop.Config]*worker
 	closed  bool
 	wg      sync.WaitGroup
+	settled sync.Once // finish, once: at Settle or RunEnded, whichever comes first
 }
 
 // New is the pruner of p's blocks that set early-stop; nil when none does.
@@ -97,7 +102,7 @@ type worker struct {
 // no trial reports.
 func (pr *Pruner) Event(ev event.Event, _ func(event.Event)) {
 	if ev.Kind == event.RunEnded {
-		pr.finish()
+		pr.Settle()
 		return
 	}
 	if a := pr.absenceOf(ev); a != nil {
@@ -123,6 +128,11 @@ func (pr *Pruner) Event(ev event.Event, _ func(event.Event)) {
 
 // Notes are what the pruner says: the stream tells them after each event.
 func (pr *Pruner) Notes() *event.Notes { return &pr.notes }
+
+// Settle decides and writes the values still queued, as the run's end does, so that the
+// results the run gathers before its RunEnded hold every decision (forecast's figures);
+// values that come after are dropped. RunEnded then has nothing left to wait for.
+func (pr *Pruner) Settle() { pr.settled.Do(pr.finish) }
 
 // finish is the run's last event: the process exits after it. The values still queued are
 // decided and written first, or a shared sweep's other runalls would never see them. The
@@ -164,7 +174,7 @@ func (pr *Pruner) worker(c *earlystop.Config) *worker {
 		st, w.err = pr.o.Store(w.block, pr.notes.Say)
 	}
 	if w.err == nil {
-		w.rule, w.err = earlystop.New(*c, st)
+		w.rule, w.err = newRule(*c, st)
 	}
 	if w.err != nil {
 		pr.notes.Say("early-stop: " + w.err.Error() + ": no trial is stopped early")
@@ -210,6 +220,9 @@ func (pr *Pruner) decide(w *worker, ev event.Event) {
 		pr.notes.Say(ev.Task.Name + ": " + err.Error() + ": it runs on")
 		return
 	}
+	if d.Forecast != nil && pr.o.Record != nil {
+		pr.o.Record(ev.Task, recordOf(d.Forecast))
+	}
 	if !d.Stop {
 		return
 	}
@@ -219,6 +232,31 @@ func (pr *Pruner) decide(w *worker, ev event.Event) {
 	if s != nil && s.Stop(ev.Task, results.StatusPruned, d.Reason) {
 		w.stopped[ev.Task] = true
 	}
+}
+
+// newRule is the rule c names: forecast's, or one of runner/earlystop's.
+func newRule(c earlystop.Config, st earlystop.Store) (earlystop.Rule, error) {
+	if c.Method == earlystop.Forecast {
+		return forecast.New(c, st)
+	}
+	return earlystop.New(c, st)
+}
+
+// recordOf is a forecast decision as results.json keeps it.
+func recordOf(f *earlystop.ForecastFigures) results.Forecast {
+	r := results.Forecast{Step: f.Step, Median: f.Median, Low: f.Low, High: f.High, Chance: f.Chance, Decision: "continue"}
+	if f.Stop {
+		r.Decision = "stop"
+	}
+	if f.HasIncumbent {
+		inc := f.Incumbent
+		r.Incumbent = &inc
+		r.IncumbentFrom = "forecast"
+		if f.Reached {
+			r.IncumbentFrom = "reached"
+		}
+	}
+	return r
 }
 
 // end has the workers finish what they hold and return; values that come after are dropped.

@@ -1,0 +1,57 @@
+package main_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/runall/runall/runner/results"
+)
+
+// TestForecastPrunes: under early-stop method forecast, the trial whose curve is forecast
+// to end far below the best value reached at max is pruned after grace, before its 7th
+// epoch; the trials that end best run to their ends and are never stopped; each decision is
+// in results.json with its figures.
+func TestForecastPrunes(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.runFile("adapt/forecast.yml", "--fake-gpus", "16GiB")
+	r.wantCode(t, 0)
+	var res results.Run
+	if err := json.Unmarshal([]byte(e.read("results.json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]results.Task{}
+	for _, tr := range res.Tasks {
+		got[tr.Name] = tr
+	}
+	loser := got["loser"]
+	if got["best"].Status != results.StatusOK || got["better"].Status != results.StatusOK || loser.Status != results.StatusPruned {
+		t.Fatalf("statuses best %s, better %s, loser %s\n%v", got["best"].Status, got["better"].Status, loser.Status, r)
+	}
+	if !strings.Contains(loser.Reason, "forecast: acc at step ") || !strings.Contains(loser.Reason, "than 0.8297 (the best value reached at step 12)") {
+		t.Errorf("loser's reason %q", loser.Reason)
+	}
+	if strings.Contains(r.stdout, "acc=0.99") {
+		t.Errorf("loser ran past its 6th epoch\n%v", r)
+	}
+	fs := loser.Forecasts
+	if len(fs) == 0 {
+		t.Fatal("no forecast decision recorded for loser")
+	}
+	last := fs[len(fs)-1]
+	if last.Decision != "stop" || last.Step < 4 || last.Step > 6 || last.Chance >= 0.05 || last.Incumbent == nil ||
+		*last.Incumbent != 0.82975 || last.IncumbentFrom != "reached" || !(last.Low <= last.Median && last.Median <= last.High) {
+		t.Errorf("loser's last decision %+v", last)
+	}
+	for _, name := range []string{"best", "better"} {
+		for _, f := range got[name].Forecasts {
+			if f.Decision != "continue" || f.Step < 4 {
+				t.Errorf("%s: decision %+v", name, f)
+			}
+		}
+	}
+	if len(got["better"].Forecasts) == 0 {
+		t.Error("no forecast decision recorded for better")
+	}
+}
