@@ -55,3 +55,22 @@ func TestForecastPrunes(t *testing.T) {
 		t.Error("no forecast decision recorded for better")
 	}
 }
+
+// TestCheckForecast: check prints a forecast block's rule with its figures, and refuses a
+// bad value at its line and column.
+func TestCheckForecast(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.run("check", testdata("adapt/forecast.yml"))
+	r.wantCode(t, 0)
+	want := "early stop: forecast on acc (higher is better), from step 4, of the value at step 12 (all 11 curve families): a trial stops when its chance of ending better than the best is below 0.05"
+	if !strings.Contains(r.stdout, want) {
+		t.Errorf("check does not say %q\n%v", want, r)
+	}
+	e.writeFile("bad.yml", "tasks:\n  - name: sweep\n    early-stop: {method: forecast, max: 9, min-chance: 0.7}\n    parallel-tasks: [{cmd: a}]\n")
+	r = e.run("check", "bad.yml")
+	r.wantCode(t, 2)
+	if !strings.Contains(r.stderr, "bad.yml:3:56: early-stop: min-chance: want a number from 0 to 0.5") {
+		t.Errorf("check's refusal\n%v", r)
+	}
+}

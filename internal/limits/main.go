@@ -50,7 +50,10 @@ var fences = []fence{
 	{pkg: "./runner/sched", why: "the scheduler must not know resources, processes or S3", banned: []string{
 		"github.com/aws/", "github.com/NVIDIA/go-nvml", "github.com/runall/runall/runner/proc",
 		"github.com/runall/runall/runner/admit", "github.com/runall/runall/runner/hostadmit",
-		"github.com/runall/runall/claims",
+		"github.com/runall/runall/claims", "gonum.org/", "github.com/runall/runall/runner/forecast",
+	}},
+	{pkg: "./runner/taskfile", why: "the task file's grammar must not carry the forecast's numerics (gonum)", banned: []string{
+		"gonum.org/", "github.com/runall/runall/runner/forecast",
 	}},
 	{pkg: "./runner/trial", why: "a trial's launch must know neither the run's driver nor the consumers of its events", banned: []string{
 		"github.com/runall/runall/runner$", "github.com/runall/runall/claims", "github.com/runall/runall/runner/claims",

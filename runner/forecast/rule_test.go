@@ -110,3 +110,17 @@ func TestRuleNaNAndAlone(t *testing.T) {
 		t.Errorf("a diverged trial: stopped at %d (%q)", s, d.Reason)
 	}
 }
+
+// Two rules that share a store (two runalls of a sweep under --claims) decide with each
+// other's trials: one's trial that reached max is the other's incumbent.
+func TestRuleSharedStore(t *testing.T) {
+	st := &earlystop.MemoryStore{}
+	c := earlystop.Config{Method: earlystop.Forecast, Metric: "acc", Mode: "max", Grace: 5, Max: 30}
+	a, _ := New(c, st)
+	b, _ := New(c, st)
+	feed(t, a, "good", good, 1, 30)
+	s, d := feed(t, b, "bad", bad, 1, 30)
+	if s != 5 || !d.Forecast.Reached || d.Forecast.Incumbent != good(30) {
+		t.Errorf("stopped at %d by %+v", s, d.Forecast)
+	}
+}

@@ -48,3 +48,20 @@ func TestForecastKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestForecastOrderShuffled: a block under forecast, whose incumbent is whichever trial got
+// to max first, starts its trials in the shuffled order by default, as under asha; its own
+// order wins.
+func TestForecastOrderShuffled(t *testing.T) {
+	for _, tc := range []struct{ order, want string }{{"", "shuffled"}, {"    order: file\n", "file"}} {
+		text := "config:\n  objective: {metric: acc, mode: max}\ntasks:\n  - name: sweep\n" + tc.order +
+			"    early-stop: {method: forecast, max: 9}\n    parallel-tasks: [{cmd: a}, {cmd: b}]\n"
+		p, err := loadYAML(t, text, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(p.Tasks[0].Order); got != tc.want {
+			t.Errorf("order %q: got %q, want %q", tc.order, got, tc.want)
+		}
+	}
+}
