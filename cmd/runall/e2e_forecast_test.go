@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,5 +73,58 @@ func TestCheckForecast(t *testing.T) {
 	r.wantCode(t, 2)
 	if !strings.Contains(r.stderr, "bad.yml:3:56: early-stop: min-chance: want a number from 0 to 0.5") {
 		t.Errorf("check's refusal\n%v", r)
+	}
+}
+
+// orderTrials are five curves of 20 epochs: slow-best starts slowest and ends best (0.838),
+// fast-low leads until about epoch 8 and levels off at 0.80 (they cross), the others end
+// lower still.
+var orderTrials = []string{
+	"      - {name: slow-best, cmd: sh CURVE 0.95 0.5 0.5 20}\n",
+	"      - {name: fast-low, cmd: sh CURVE exp 0.80 0.4 0.6 20}\n",
+	"      - {name: mid, cmd: sh CURVE 0.78 0.4 0.7 20}\n",
+	"      - {name: low, cmd: sh CURVE 0.65 0.3 0.7 20}\n",
+	"      - {name: worst, cmd: sh CURVE 0.5 0.2 0.7 20}\n",
+}
+
+// TestForecastOrderFree: the same five trials, written best-first and worst-first (each
+// with order: file) and started in the default (shuffled) order, all at once: forecast
+// finds the same best trial each time, never stops it, and stops some of the others.
+func TestForecastOrderFree(t *testing.T) {
+	t.Parallel()
+	worstFirst := slices.Clone(orderTrials)
+	slices.Reverse(worstFirst)
+	for _, tc := range []struct {
+		name, order string
+		trials      []string
+	}{
+		{"best-first", "    order: file\n", orderTrials},
+		{"worst-first", "    order: file\n", worstFirst},
+		{"shuffled", "", orderTrials},
+	} {
+		e := newE2E(t)
+		text := "config:\n  objective: {metric: acc, mode: max}\ntasks:\n  - name: sweep\n" + tc.order +
+			"    early-stop: {method: forecast, grace: 3, max: 20}\n    parallel-tasks:\n" + strings.Join(tc.trials, "")
+		e.writeFile("sweep.yml", strings.ReplaceAll(text, "CURVE", testdata("adapt/curve.sh")))
+		r := e.run("--log-dir", "logs", "--results", "results.json", "sweep.yml")
+		r.wantCode(t, 0)
+		var res results.Run
+		if err := json.Unmarshal([]byte(e.read("results.json")), &res); err != nil {
+			t.Fatal(err)
+		}
+		epochs, pruned := 0, 0
+		for _, tr := range res.Tasks {
+			epochs += len(tr.MetricSeries["acc"])
+			if tr.Status == results.StatusPruned {
+				pruned++
+			}
+			if tr.Name == "slow-best" && tr.Status != results.StatusOK {
+				t.Errorf("%s: the best trial ended %s: %s", tc.name, tr.Status, tr.Reason)
+			}
+		}
+		if res.Best != "slow-best" || pruned == 0 {
+			t.Errorf("%s: best %q, %d pruned\n%v", tc.name, res.Best, pruned, r)
+		}
+		t.Logf("%s: %d epochs of 100, %d pruned", tc.name, epochs, pruned)
 	}
 }

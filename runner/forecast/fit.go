@@ -20,7 +20,10 @@ const (
 	// point kept), so that a decision costs the same at step 100 and at step 100,000.
 	maxFitPoints = 64
 	// minPoints is the fewest usable points a forecast is made from: a family of 2
-	// parameters then has one residual to measure the noise with.
+	// parameters then has one residual to measure the noise with. A forecast waits for
+	// more: one point past the parameters of every family it fits (needed), so that no
+	// family is left out for want of points (with 3 points only ilog2 and loglog_linear
+	// fit, and both run on climbing where a curve that bends levels off).
 	minPoints = 3
 	// noiseFloor is the least residual noise a family is given, as a share of the curve's
 	// range so far: a family that passes through every point exactly is not certain of the
@@ -44,7 +47,7 @@ const (
 // nothing is drawn at random.
 func Fit(points []Point, at int, names []string) (p Prediction, ok bool) {
 	xs, ys := usablePoints(points)
-	if len(xs) < minPoints {
+	if len(xs) < needed(names) {
 		return Prediction{}, false
 	}
 	// The fit is in the curve's own units, neither shifted nor scaled: vap, log_power,
@@ -76,6 +79,18 @@ func Fit(points []Point, at int, names []string) (p Prediction, ok bool) {
 		parts[i].w /= sum
 	}
 	return Prediction{parts: parts}, true
+}
+
+// needed is how many usable points a forecast from the families named (all when none)
+// waits for: one more than the most parameters among them, and minPoints at least.
+func needed(names []string) int {
+	n := minPoints
+	for _, fam := range families {
+		if len(names) == 0 || slices.Contains(names, fam.name) {
+			n = max(n, len(fam.start(1, 2, 2))+1)
+		}
+	}
+	return n
 }
 
 // usablePoints are the points with usable values, by step, the last value of a step drawn
@@ -158,7 +173,7 @@ const restarts = 3
 // minimize is the least of sse that Nelder-Mead finds from start, restarted.
 func minimize(sse func([]float64) float64, start []float64) (theta []float64, f float64, ok bool) {
 	settings := &optimize.Settings{FuncEvaluations: fitEvaluations,
-		Converger: &optimize.FunctionConverge{Absolute: 1e-14, Relative: 1e-12, Iterations: 60}}
+		Converger: &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-9, Iterations: 30}}
 	theta, f = start, sse(start)
 	for range restarts {
 		res, _ := optimize.Minimize(optimize.Problem{Func: sse}, theta, settings, &optimize.NelderMead{})

@@ -95,6 +95,9 @@ func (r *Rule) Observe(trial string, step int, v float64) (earlystop.Decision, e
 		return earlystop.Decision{}, nil
 	}
 	if !usable {
+		if err := r.withdraw(trial); err != nil {
+			return earlystop.Decision{}, err
+		}
 		return earlystop.Decision{Stop: true, Reason: fmt.Sprintf("forecast: %s has no usable value (nan) at step %d: a trial that diverged does not go on",
 			r.c.Metric, step)}, nil
 	}
@@ -131,7 +134,16 @@ func (r *Rule) decide(trial string, step int, pts []Point) (earlystop.Decision, 
 		return earlystop.Decision{Forecast: fig}, nil
 	}
 	fig.Stop = true
-	return earlystop.Decision{Stop: true, Forecast: fig, Reason: r.reason(fig)}, nil
+	return earlystop.Decision{Stop: true, Forecast: fig, Reason: r.reason(fig)}, r.withdraw(trial)
+}
+
+// withdraw takes a trial that stops out of the incumbents: it will not reach max, so its
+// forecast is no value to beat.
+func (r *Rule) withdraw(trial string) error {
+	if err := r.st.Put(forecastStep, trial, r.worst()); err != nil {
+		return fmt.Errorf("early-stop: withdraw the forecast of a stopped trial: %w", err)
+	}
+	return nil
 }
 
 // incumbent is the value to beat, in the metric's own units: the best value another trial

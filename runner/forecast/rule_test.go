@@ -59,9 +59,12 @@ func TestRuleStopsTheLoserAfterGrace(t *testing.T) {
 }
 
 // Before any trial reached max, the incumbent is the best median forecast of the others;
-// a trial is never compared with its own.
+// a trial is never compared with its own, and one that stopped is no incumbent (its forecast
+// is withdrawn: it will not get there). No forecast before every family can be fitted (5
+// points).
 func TestRuleIncumbentIsTheBestForecast(t *testing.T) {
-	r := newRule(t, "max", 3)
+	st := &earlystop.MemoryStore{}
+	r, _ := New(earlystop.Config{Method: earlystop.Forecast, Metric: "acc", Mode: "max", Grace: 3, Max: 30}, st)
 	if s, _ := feed(t, r, "good", good, 1, 10); s != 0 {
 		t.Fatalf("the best trial was stopped at step %d", s)
 	}
@@ -69,8 +72,12 @@ func TestRuleIncumbentIsTheBestForecast(t *testing.T) {
 	if s == 0 || d.Forecast.Reached || !strings.Contains(d.Reason, "the best median forecast of the other trials") {
 		t.Fatalf("the losing trial: stopped at %d, %+v, %q", s, d.Forecast, d.Reason)
 	}
-	if math.Abs(d.Forecast.Incumbent-good(30)) > 0.03 {
-		t.Errorf("incumbent %v, want about the best one's end %v", d.Forecast.Incumbent, good(30))
+	if s != 5 || math.Abs(d.Forecast.Incumbent-good(30)) > 0.03 {
+		t.Errorf("stopped at %d (want 5); incumbent %v, want about the best one's end %v", s, d.Forecast.Incumbent, good(30))
+	}
+	forecasts, _ := st.Rung(forecastStep)
+	if forecasts["bad"] != -math.MaxFloat64 || forecasts["good"] < 0.8 {
+		t.Errorf("forecasts kept after bad stopped: %v", forecasts)
 	}
 }
 
@@ -87,14 +94,14 @@ func TestRuleNeverStopsOneAboveTheBest(t *testing.T) {
 
 // Under mode min, lower is better: the trial whose loss stays high stops, the low one goes on.
 func TestRuleMin(t *testing.T) {
-	r := newRule(t, "min", 4)
+	r := newRule(t, "min", 5)
 	low := func(x float64) float64 { return 1 - good(x) }
 	high := func(x float64) float64 { return 1 - bad(x) }
 	if s, _ := feed(t, r, "low", low, 1, 30); s != 0 {
 		t.Fatalf("the best trial was stopped at step %d", s)
 	}
 	s, d := feed(t, r, "high", high, 1, 30)
-	if s != 4 || d.Forecast.Low > d.Forecast.High || math.Abs(d.Forecast.Median-high(30)) > 0.03 {
+	if s != 5 || d.Forecast.Low > d.Forecast.High || math.Abs(d.Forecast.Median-high(30)) > 0.03 {
 		t.Errorf("stopped at %d, figures %+v", s, d.Forecast)
 	}
 }
