@@ -14,7 +14,13 @@ import (
 // block's rung values live under the sweep's prefix, so that every runall's decisions use
 // every runall's trials.
 func (r *runDriver) newPruner() *prune.Pruner {
-	p := prune.New(r.plan, prune.Options{Store: r.rungStore, Record: r.life.ledger.forecast})
+	o := prune.Options{Store: r.rungStore, Record: r.life.ledger.forecast}
+	if r.pause != nil && !r.opts.claiming() && !r.opts.Shard.Active() {
+		// Freeze-thaw counts the trials that wait to start: under claims or a shard, others
+		// run elsewhere and would look as if they waited for ever.
+		o.Pauser = r.pause
+	}
+	p := prune.New(r.plan, o)
 	if p != nil {
 		p.UseStopper(r.launch.procs.running)
 		r.life.settle = append(r.life.settle, p.Settle)

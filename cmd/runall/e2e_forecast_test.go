@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -126,5 +127,59 @@ func TestForecastOrderFree(t *testing.T) {
 			t.Errorf("%s: best %q, %d pruned\n%v", tc.name, res.Best, pruned, r)
 		}
 		t.Logf("%s: %d epochs of 100, %d pruned", tc.name, epochs, pruned)
+	}
+}
+
+// TestForecastFreezeThaw: with pause-below and checkpoints, a trial forecast to lose but
+// not hopeless is paused at its checkpoint while another waits, and the waiting one runs.
+// Then, once none waits: when the one that ran ended below the best, the paused one resumes
+// from its checkpoint and ends ok, each epoch run once; when it raised the value to beat
+// out of the paused one's reach, the paused one ends pruned where it waits, never resumed.
+func TestForecastFreezeThaw(t *testing.T) {
+	t.Parallel()
+	text, err := os.ReadFile(testdata("adapt/freeze.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		last         string
+		lastStatus   results.Status // 0.85 is itself a loser, stopped
+		status       results.Status // behind's
+		behindEpochs int
+	}{{"0.85", results.StatusPruned, results.StatusOK, 12}, {"0.95", results.StatusOK, results.StatusPruned, 5}} {
+		e := newE2E(t)
+		yml := strings.NewReplacer("CKPT", testdata("adapt/ckpt-curve.sh"), "LAST", tc.last).Replace(string(text))
+		e.writeFile("freeze.yml", yml)
+		r := e.run("--log-dir", "logs", "--results", "results.json", "freeze.yml")
+		r.wantCode(t, 0)
+		var res results.Run
+		if err := json.Unmarshal([]byte(e.read("results.json")), &res); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]results.Task{}
+		for _, tr := range res.Tasks {
+			got[tr.Name] = tr
+		}
+		behind := got["behind"]
+		if got["best"].Status != results.StatusOK || got["last"].Status != tc.lastStatus || behind.Status != tc.status {
+			t.Errorf("last %s: best %s, last %s, behind %s (%s), want last %s, behind %s\n%v", tc.last, got["best"].Status, got["last"].Status,
+				behind.Status, behind.Reason, tc.lastStatus, tc.status, r)
+		}
+		if n := len(behind.MetricSeries["acc"]); n != tc.behindEpochs {
+			t.Errorf("last %s: behind ran %d epochs, want %d", tc.last, n, tc.behindEpochs)
+		}
+		if !slices.ContainsFunc(behind.Forecasts, func(f results.Forecast) bool { return f.Decision == "pause" }) {
+			t.Errorf("last %s: behind's decisions %+v: none paused it", tc.last, behind.Forecasts)
+		}
+		paused, lastStarted := strings.Index(r.stdout, "[behind] paused"), strings.Index(r.stdout, "[last] started")
+		resumed := strings.Index(r.stdout, "[behind] resumed after epoch")
+		switch {
+		case paused < 0 || lastStarted < paused:
+			t.Errorf("last %s: want behind paused, then last started\n%v", tc.last, r)
+		case tc.status == results.StatusOK && resumed < lastStarted:
+			t.Errorf("last %s: want behind resumed after last started\n%v", tc.last, r)
+		case tc.status == results.StatusPruned && (resumed >= 0 || !strings.Contains(behind.Reason, "fell below min-chance 1e-06 while it was paused")):
+			t.Errorf("last %s: behind resumed, or its reason %q does not say why it ended\n%v", tc.last, behind.Reason, r)
+		}
 	}
 }

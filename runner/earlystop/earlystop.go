@@ -50,19 +50,22 @@ type Config struct {
 	Max       int    // asha: no rung at or above this many steps; 0: none
 	MinTrials int    // median: the others needed at a step before it compares (default 3)
 	// forecast: stop a trial whose chance of ending better than the best is below MinChance
-	// (default 0.05), fitting the families named (all when none; runner/forecast).
-	MinChance float64
-	Families  []string
+	// (default 0.05), fitting the families named (all when none; runner/forecast); with a
+	// checkpoint, pause one whose chance is below PauseBelow (default 0.2) instead.
+	MinChance  float64
+	PauseBelow float64
+	Families   []string
 
 	Population Population // pbt: how its population evolves (sync_config.go)
 }
 
 // Defaults.
 const (
-	DefaultGrace     = 1
-	DefaultReduction = 3
-	DefaultMinTrials = 3
-	DefaultMinChance = 0.05
+	DefaultGrace      = 1
+	DefaultReduction  = 3
+	DefaultMinTrials  = 3
+	DefaultMinChance  = 0.05
+	DefaultPauseBelow = 0.2
 )
 
 // ForecastFamilies are the curve families method forecast fits (runner/forecast, whose test

@@ -146,6 +146,25 @@ func (r *Rule) withdraw(trial string) error {
 	return nil
 }
 
+// Chance is trial's chance now of ending better than the incumbent, from the curve it
+// reported so far: what a paused trial's is once others have moved the incumbent. ok is
+// false when its curve cannot be forecast yet or no other trial has a value to beat.
+func (r *Rule) Chance(trial string) (chance float64, ok bool) {
+	r.mu.Lock()
+	pts := slices.Clone(r.curves[trial])
+	r.mu.Unlock()
+	sign := r.sign()
+	for i := range pts {
+		pts[i].Value *= sign
+	}
+	pred, fitted := Fit(pts, r.c.Max, r.c.Families)
+	inc, _, found, err := r.incumbent(trial)
+	if !fitted || !found || err != nil {
+		return 0, false
+	}
+	return pred.Above(sign * inc), true
+}
+
 // incumbent is the value to beat, in the metric's own units: the best value another trial
 // reached at max (reached), else the best median forecast of the others; found is false
 // when no other trial has either.

@@ -18,13 +18,17 @@ func TestForecastKeys(t *testing.T) {
 	}{
 		{"{method: forecast, max: 20}", ""},
 		{"{method: forecast, grace: 3, max: 20, min-chance: 0.5, families: [pow3, mmf]}", ""},
+		{"{method: forecast, max: 20, min-chance: 0.01, pause-below: 1}", ""},
+		{"{method: forecast, max: 20, min-chance: 0.1, pause-below: 0.1}", "3:60: early-stop: pause-below: 0.1 is not above min-chance 0.1: no trial would be paused"},
+		{"{method: forecast, max: 20, pause-below: 1.5}", "3:56: early-stop: pause-below: want a number from 0 to 1"},
+		{"{method: asha, pause-below: 0.3}", "3:30: early-stop: pause-below: is not a key of asha"},
 		{"{method: forecast, grace: 3}", "3:15: early-stop: forecast needs max: the trials' last step"},
 		{"{method: forecast, grace: 5, max: 5}", "3:44: early-stop: max: 5 is not above grace 5"},
 		{"{method: forecast, max: 20, min-chance: 0}", "3:55: early-stop: min-chance: want a number from 0 to 0.5"},
 		{"{method: forecast, max: 20, min-chance: 0.6}", "3:55: early-stop: min-chance: want a number from 0 to 0.5"},
 		{"{method: forecast, max: 20, min-chance: lots}", "3:55: early-stop: min-chance: want a number"},
 		{"{method: forecast, max: 20, families: [pow3, pow9]}", `3:60: early-stop: families: "pow9" is not a curve family: want some of pow3, ilog2`},
-		{"{method: forecast, max: 20, reduction: 3}", "3:43: early-stop: reduction: is not a key of forecast, which takes grace, max, min-chance, families"},
+		{"{method: forecast, max: 20, reduction: 3}", "3:43: early-stop: reduction: is not a key of forecast, which takes grace, max, min-chance, pause-below, families"},
 		{"{method: forecast, max: 20, min-trials: 3}", "3:43: early-stop: min-trials: is not a key of forecast"},
 		{"{method: asha, min-chance: 0.1}", "3:30: early-stop: min-chance: is not a key of asha"},
 		{"{method: median, families: [pow3]}", "3:32: early-stop: families: is not a key of median"},
@@ -44,6 +48,13 @@ func TestForecastKeys(t *testing.T) {
 			}
 			if strings.Contains(tc.early, "families") && !slices.Equal(c.Families, []string{"pow3", "mmf"}) {
 				t.Errorf("early-stop %s: families %v", tc.early, c.Families)
+			}
+			want := max(0.2, c.MinChance) // the default, or none paused when min-chance is above it
+			if strings.Contains(tc.early, "pause-below: 1") {
+				want = 1
+			}
+			if c.PauseBelow != want {
+				t.Errorf("early-stop %s: pause-below %v", tc.early, c.PauseBelow)
 			}
 		}
 	}

@@ -36,6 +36,9 @@ type Options struct {
 	// Record keeps the figures of each decision of method forecast for the trial's record
 	// (results.json); nil: they are not kept. Called on a block's goroutine.
 	Record func(t *plan.Task, f results.Forecast)
+	// Pauser pauses and resumes trials at their checkpoints, for method forecast's
+	// freeze-thaw (pause-below, thaw.go); nil: a trial stops or goes on.
+	Pauser Pauser
 }
 
 // DefaultDrain is how long the run's end waits for the values still queued: a few hundred
@@ -96,6 +99,7 @@ type worker struct {
 	err     error        // why the rule could not be made: its values are dropped
 	inbox   *event.Queue // the block's values on their way to its goroutine
 	stopped map[*plan.Task]bool
+	thaw    *thaw // forecast's freeze-thaw; nil without one
 }
 
 // Event takes the values of each block's early-stop metric, and notices a rule whose metric
@@ -115,6 +119,12 @@ func (pr *Pruner) Event(ev event.Event, _ func(event.Event)) {
 			}
 		}
 	}
+	if pr.thaws(ev) {
+		if w := pr.worker(ev.Task.EarlyStop); w != nil {
+			w.inbox.Put(ev) // its trials' starts and ends, in order with their values
+		}
+		return
+	}
 	if ev.Kind != event.TaskMetric || ev.Task == nil || ev.Task.EarlyStop == nil || ev.Metric != ev.Task.EarlyStop.Metric {
 		return
 	}
@@ -124,6 +134,17 @@ func (pr *Pruner) Event(ev event.Event, _ func(event.Event)) {
 	if w := pr.worker(ev.Task.EarlyStop); w != nil {
 		w.inbox.Put(ev)
 	}
+}
+
+// thaws reports whether ev is a start, end or skip of a trial of a block under method
+// forecast that the freeze-thaw follows.
+func (pr *Pruner) thaws(ev event.Event) bool {
+	switch ev.Kind {
+	case event.TaskStarted, event.TaskEnded, event.TaskSkipped:
+		return pr.o.Pauser != nil && ev.Task != nil && ev.Task.EarlyStop != nil && ev.Task.EarlyStop.Method == earlystop.Forecast &&
+			pr.blocks[ev.Task.EarlyStop] != nil
+	}
+	return false
 }
 
 // Notes are what the pruner says: the stream tells them after each event.
@@ -178,6 +199,8 @@ func (pr *Pruner) worker(c *earlystop.Config) *worker {
 	}
 	if w.err != nil {
 		pr.notes.Say("early-stop: " + w.err.Error() + ": no trial is stopped early")
+	} else {
+		w.thaw = newThaw(w.block, c, pr.o.Pauser, w.rule)
 	}
 	pr.rules[c] = w
 	pr.wg.Add(1)
@@ -212,6 +235,12 @@ func blockName(b *plan.Task) string {
 }
 
 func (pr *Pruner) decide(w *worker, ev event.Event) {
+	if ev.Kind != event.TaskMetric {
+		if w.thaw != nil {
+			w.thaw.event(ev)
+		}
+		return
+	}
 	if w.rule == nil || w.stopped[ev.Task] {
 		return
 	}
@@ -220,8 +249,17 @@ func (pr *Pruner) decide(w *worker, ev event.Event) {
 		pr.notes.Say(ev.Task.Name + ": " + err.Error() + ": it runs on")
 		return
 	}
-	if d.Forecast != nil && pr.o.Record != nil {
-		pr.o.Record(ev.Task, recordOf(d.Forecast))
+	if d.Forecast != nil {
+		decision := "continue"
+		switch {
+		case d.Stop:
+			decision = "stop"
+		case w.thaw != nil && d.Forecast.HasIncumbent && w.thaw.pause(ev, d.Forecast):
+			decision = "pause"
+		}
+		if pr.o.Record != nil {
+			pr.o.Record(ev.Task, recordOf(d.Forecast, decision))
+		}
 	}
 	if !d.Stop {
 		return
@@ -243,11 +281,8 @@ func newRule(c earlystop.Config, st earlystop.Store) (earlystop.Rule, error) {
 }
 
 // recordOf is a forecast decision as results.json keeps it.
-func recordOf(f *earlystop.ForecastFigures) results.Forecast {
-	r := results.Forecast{Step: f.Step, Median: f.Median, Low: f.Low, High: f.High, Chance: f.Chance, Decision: "continue"}
-	if f.Stop {
-		r.Decision = "stop"
-	}
+func recordOf(f *earlystop.ForecastFigures, decision string) results.Forecast {
+	r := results.Forecast{Step: f.Step, Median: f.Median, Low: f.Low, High: f.High, Chance: f.Chance, Decision: decision}
 	if f.HasIncumbent {
 		inc := f.Incumbent
 		r.Incumbent = &inc

@@ -176,7 +176,7 @@ type Forecast struct {
 	// none before any other trial had one (Chance is then 1).
 	Incumbent     *float64 `json:"incumbent,omitempty"`
 	IncumbentFrom string   `json:"incumbent_from,omitempty"`
-	Decision      string   `json:"decision"` // "continue" or "stop"
+	Decision      string   `json:"decision"` // "continue", "stop" or "pause" (pause-below)
 }
 
 // Exploit is one step of a pbt trial's lineage.

@@ -9,7 +9,7 @@ import (
 )
 
 // The keys of early-stop method forecast (runner/forecast), which only it takes.
-var forecastKeys = []string{"min-chance", "families"}
+var forecastKeys = []string{"min-chance", "pause-below", "families"}
 
 // decodeForecastKey reads one of forecast's own keys into c; false when q is none of them.
 func decodeForecastKey(d *Decoder, q Pair, c *earlystop.Config) bool {
@@ -17,6 +17,8 @@ func decodeForecastKey(d *Decoder, q Pair, c *earlystop.Config) bool {
 	switch q.Name {
 	case "min-chance":
 		c.MinChance = decodeFraction(d, at, 0, 0.5, "the chance of ending better than the best below which a trial stops: 0.05 stops one with less than 1 in 20")
+	case "pause-below":
+		c.PauseBelow = decodeFraction(d, at, 0, 1, "the chance below which a trial with checkpoint: is paused rather than run on (it resumes when no better use of its slot waits)")
 	case "families":
 		for i, name := range d.StringOrList(at) {
 			if !slices.Contains(earlystop.ForecastFamilies, name) {
@@ -40,6 +42,12 @@ func checkForecast(d *Decoder, p Pair, c *earlystop.Config, seen map[string]*yam
 	checkMethodKeys(d, c, seen, slices.Concat(methodKeys[earlystop.ASHA], methodKeys[earlystop.Median], pbtKeys))
 	if seen["min-chance"] == nil {
 		c.MinChance = earlystop.DefaultMinChance
+	}
+	switch {
+	case seen["pause-below"] == nil:
+		c.PauseBelow = max(earlystop.DefaultPauseBelow, c.MinChance) // none paused when min-chance is above it
+	case c.PauseBelow > 0 && c.PauseBelow <= c.MinChance:
+		d.Errorf(seen["pause-below"], "early-stop: pause-below: %g is not above min-chance %g: no trial would be paused; raise it, or leave it out", c.PauseBelow, c.MinChance)
 	}
 	switch {
 	case seen["max"] == nil:
