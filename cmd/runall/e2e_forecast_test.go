@@ -42,7 +42,7 @@ func TestForecastPrunes(t *testing.T) {
 		t.Fatal("no forecast decision recorded for loser")
 	}
 	last := fs[len(fs)-1]
-	if last.Decision != "stop" || last.Step < 4 || last.Step > 6 || last.Chance >= 0.05 || last.Incumbent == nil ||
+	if last.Decision != "stop" || last.At != 12 || last.Step < 4 || last.Step > 6 || last.Chance >= 0.05 || last.Incumbent == nil ||
 		*last.Incumbent != 0.82975 || last.IncumbentFrom != "reached" || !(last.Low <= last.Median && last.Median <= last.High) {
 		t.Errorf("loser's last decision %+v", last)
 	}

@@ -201,7 +201,7 @@ type Decision struct {
 // ForecastFigures are the figures of one decision of method forecast: the trial's value at
 // Max forecast at Step, and its chance of ending better than the incumbent.
 type ForecastFigures struct {
-	Step              int
+	Step, At          int     // the step decided at, and the one forecast (Max)
 	Median, Low, High float64 // the forecast's median and 90% band at Max
 	Chance            float64 // of ending better than Incumbent
 	// Incumbent is the value to beat: the best reached at Max (Reached), else the best

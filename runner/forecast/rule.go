@@ -114,7 +114,7 @@ func (r *Rule) decide(trial string, step int, pts []Point) (earlystop.Decision, 
 	if !ok {
 		return earlystop.Decision{}, nil // too few usable points yet
 	}
-	fig := &earlystop.ForecastFigures{Step: step, Median: sign * pred.Quantile(0.5)}
+	fig := &earlystop.ForecastFigures{Step: step, At: r.c.Max, Median: sign * pred.Quantile(0.5)}
 	fig.Low, fig.High = sign*pred.Quantile(0.05), sign*pred.Quantile(0.95)
 	if sign < 0 {
 		fig.Low, fig.High = fig.High, fig.Low

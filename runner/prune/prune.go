@@ -282,7 +282,7 @@ func newRule(c earlystop.Config, st earlystop.Store) (earlystop.Rule, error) {
 
 // recordOf is a forecast decision as results.json keeps it.
 func recordOf(f *earlystop.ForecastFigures, decision string) results.Forecast {
-	r := results.Forecast{Step: f.Step, Median: f.Median, Low: f.Low, High: f.High, Chance: f.Chance, Decision: decision}
+	r := results.Forecast{Step: f.Step, At: f.At, Median: f.Median, Low: f.Low, High: f.High, Chance: f.Chance, Decision: decision}
 	if f.HasIncumbent {
 		inc := f.Incumbent
 		r.Incumbent = &inc

@@ -167,6 +167,7 @@ type Resume struct {
 // ending better than Incumbent decided whether it went on.
 type Forecast struct {
 	Step   int     `json:"step"`
+	At     int     `json:"at"` // the step forecast: the rule's max
 	Median float64 `json:"median"`
 	Low    float64 `json:"low"`
 	High   float64 `json:"high"`
