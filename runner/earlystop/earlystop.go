@@ -204,8 +204,9 @@ type ForecastFigures struct {
 	Step, At          int     // the step decided at, and the one forecast (Max)
 	Median, Low, High float64 // the forecast's median and 90% band at Max
 	Chance            float64 // of ending better than Incumbent
-	// Incumbent is the value to beat: the best reached at Max (Reached), else the best
-	// median forecast of the other trials; none (HasIncumbent false) before any other.
+	// Incumbent is the value to beat: the best reached at Max (Reached), else the best of
+	// the other trials' forecasts (each the end it reaches with 95% chance); none
+	// (HasIncumbent false) before any other.
 	Incumbent    float64
 	HasIncumbent bool
 	Reached      bool

@@ -10,8 +10,8 @@ import (
 	"github.com/runall/runall/runner/earlystop"
 )
 
-// forecastStep is where a Store keeps each trial's latest median forecast of its value at
-// max: step 0, which no trial reports (steps count from 1). Its values at max are kept at
+// forecastStep is where a Store keeps each trial's latest forecast of its value at
+// max (the end it reaches with 95% chance): step 0, which no trial reports (steps count from 1). Its values at max are kept at
 // max, as asha keeps a rung's.
 const forecastStep = 0
 
@@ -22,10 +22,12 @@ const maxKept = 4096
 // Rule is early-stop method forecast: at each step it decides at (from grace on: every step
 // for 128 steps, then ever fewer, as median), a trial's curve so far is forecast at max, and
 // the trial stops when its chance of ending better than the incumbent is below min-chance.
-// The incumbent is the best value a trial reached at max or, before any did, the best
-// median forecast of the other trials. A trial whose best value so far is already as good
-// as the incumbent goes on whatever its forecast. It keeps what the trials share (their
-// values at max, their median forecasts) in an earlystop.Store, so that every runall of a
+// The incumbent is the best value a trial reached at max or, before any did, the best of
+// the other trials' forecasts, each the end it reaches with 95% chance (Domhan et al.
+// compare with the best value observed; an unfinished trial's median is no value to beat
+// when its band is wide). A trial whose best value so far is already as good as the
+// incumbent goes on whatever its forecast. It keeps what the trials share (their values at
+// max, their forecasts) in an earlystop.Store, so that every runall of a
 // sweep under --claims decides against every trial. Safe for concurrent use.
 type Rule struct {
 	c  earlystop.Config
@@ -119,7 +121,10 @@ func (r *Rule) decide(trial string, step int, pts []Point) (earlystop.Decision, 
 	if sign < 0 {
 		fig.Low, fig.High = fig.High, fig.Low
 	}
-	if err := r.st.Put(forecastStep, trial, fig.Median); err != nil {
+	// What it offers the others as a value to beat is the end it reaches with 95% chance,
+	// not its median: a curve still in its early, accelerating phase is forecast to end at
+	// 1.48 accuracy (band 0.24 to 2.0), and its median would stop every other trial.
+	if err := r.st.Put(forecastStep, trial, sign*pred.Quantile(0.05)); err != nil {
 		return earlystop.Decision{}, fmt.Errorf("early-stop: record the forecast at step %d: %w", step, err)
 	}
 	inc, reached, found, err := r.incumbent(trial)
@@ -166,8 +171,9 @@ func (r *Rule) Chance(trial string) (chance float64, ok bool) {
 }
 
 // incumbent is the value to beat, in the metric's own units: the best value another trial
-// reached at max (reached), else the best median forecast of the others; found is false
-// when no other trial has either.
+// reached at max (reached), else the best of the others' forecasts, each the end it
+// reaches with 95% chance (the low end of its band); found is false when no other trial
+// has either.
 func (r *Rule) incumbent(trial string) (v float64, reached, found bool, err error) {
 	for _, at := range []int{r.c.Max, forecastStep} {
 		vals, err := r.st.Rung(at)
@@ -194,7 +200,7 @@ func (r *Rule) incumbent(trial string) (v float64, reached, found bool, err erro
 
 // reason says why a trial stops, with the figures it stopped by.
 func (r *Rule) reason(f *earlystop.ForecastFigures) string {
-	what := "the best median forecast of the other trials"
+	what := "the best of the other trials' forecasts, each the end it reaches with 95% chance"
 	if f.Reached {
 		what = "the best value reached at step " + strconv.Itoa(r.c.Max)
 	}

@@ -58,7 +58,8 @@ func TestRuleStopsTheLoserAfterGrace(t *testing.T) {
 	}
 }
 
-// Before any trial reached max, the incumbent is the best median forecast of the others;
+// Before any trial reached max, the incumbent is the best of the others' forecasts (each
+// the end it reaches with 95% chance);
 // a trial is never compared with its own, and one that stopped is no incumbent (its forecast
 // is withdrawn: it will not get there). No forecast before every family can be fitted (5
 // points).
@@ -69,7 +70,7 @@ func TestRuleIncumbentIsTheBestForecast(t *testing.T) {
 		t.Fatalf("the best trial was stopped at step %d", s)
 	}
 	s, d := feed(t, r, "bad", bad, 1, 10)
-	if s == 0 || d.Forecast.Reached || !strings.Contains(d.Reason, "the best median forecast of the other trials") {
+	if s == 0 || d.Forecast.Reached || !strings.Contains(d.Reason, "the best of the other trials' forecasts, each the end it reaches with 95% chance") {
 		t.Fatalf("the losing trial: stopped at %d, %+v, %q", s, d.Forecast, d.Reason)
 	}
 	if s != 5 || math.Abs(d.Forecast.Incumbent-good(30)) > 0.03 {

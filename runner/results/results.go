@@ -173,7 +173,8 @@ type Forecast struct {
 	High   float64 `json:"high"`
 	Chance float64 `json:"chance"`
 	// Incumbent is the value to beat: the best reached at max by another trial
-	// (IncumbentFrom "reached") or the best median forecast of the others ("forecast");
+	// (IncumbentFrom "reached") or the best of the others' forecasts, each the end it reaches
+	// with 95% chance ("forecast");
 	// none before any other trial had one (Chance is then 1).
 	Incumbent     *float64 `json:"incumbent,omitempty"`
 	IncumbentFrom string   `json:"incumbent_from,omitempty"`
