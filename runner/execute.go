@@ -143,6 +143,9 @@ func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 // end records the history, ends the run on its stream (whose consumers write the results,
 // the report, and notify), closes the output, and says how the run ended.
 func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
+	for _, settle := range r.life.settle {
+		settle() // every trial has ended: what their consumers still hold goes into the results
+	}
 	res := r.gather(start, results.StatusSkipped)
 	r.hist.Record(res, tasksByID(r.plan))
 	if gpu := r.launch.rooms.gpu; gpu != nil {

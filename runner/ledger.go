@@ -231,3 +231,12 @@ func (l *ledger) madeWhileRunning(inPlan map[int]bool, logFile func(*plan.Task) 
 	}
 	return out
 }
+
+// forecast keeps one decision of early-stop method forecast on t, for its record. Called
+// on the pruner's goroutines.
+func (l *ledger) forecast(t *plan.Task, f results.Forecast) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	res := l.resultLocked(t)
+	res.Forecasts = append(res.Forecasts, f)
+}

@@ -22,6 +22,9 @@ type lifecycle struct {
 	stream *event.Stream
 	ledger *ledger
 	made   *madeTasks // the tasks made as the run went (a sampler's trials), for the outputs
+	// settle are what the run's end waits for before it gathers its results: the consumers
+	// whose work on their own goroutines goes into them (early stopping's decisions).
+	settle []func()
 
 	mu          sync.Mutex
 	halt        bool           // no new task starts

@@ -172,11 +172,11 @@ func (l *loader) block(t *Task, c *taskfile.Task, own inherited, hostGroup, path
 }
 
 // defaultOrder is a block's order when neither it nor config sets one: shuffled under an
-// asynchronous early-stopping rule (asha, median), whose decisions depend on the order the
-// trials reach a step; longest-first otherwise (the synchronous rules decide the same in
+// asynchronous early-stopping rule (asha, median, forecast), whose decisions depend on the
+// order the trials reach a step (forecast's incumbent is whoever got there first); longest-first otherwise (the synchronous rules decide the same in
 // any order, and longest-first packs the GPUs best).
 func defaultOrder(rule *earlystop.Config) Order {
-	if rule != nil && (rule.Method == earlystop.ASHA || rule.Method == earlystop.Median) {
+	if rule != nil && (rule.Method == earlystop.ASHA || rule.Method == earlystop.Median || rule.Method == earlystop.Forecast) {
 		return OrderShuffled
 	}
 	return taskfile.OrderLongestFirst

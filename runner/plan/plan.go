@@ -83,7 +83,7 @@ type Task struct {
 	Upload []Transfer // upload: run when this task ends
 
 	Parallel []*Task // parallel-tasks: children run concurrently, at most Config.MaxParallel at once
-	Order    Order   // a block's order: its own, else the config's, else shuffled under asha or median, else longest-first
+	Order    Order   // a block's order: its own, else the config's, else shuffled under asha, median or forecast, else longest-first
 	Steps    []*Task // tasks: a parallel child's own sequential tasks
 
 	// EarlyStop is a block's early-stop (its own, else a copy of config's), metric and

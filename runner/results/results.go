@@ -148,6 +148,9 @@ type Task struct {
 	// Lineage is a pbt trial's exploits (early-stop: {method: pbt}), in order: at each, the
 	// trial whose checkpoint it continued from and the values it went on with.
 	Lineage []Exploit `json:"lineage,omitempty"`
+	// Forecasts are the decisions of early-stop method forecast on the trial, in order, with
+	// the figures of each (schema 3).
+	Forecasts []Forecast `json:"forecasts,omitempty"`
 	// Progress is how far its output said it came (tqdm, Keras, Hugging Face, Lightning,
 	// runall-progress lines): live while it runs, where it stopped once it ended.
 	Progress *Progress `json:"progress,omitempty"`
@@ -163,6 +166,25 @@ type Resume struct {
 	Step  int       `json:"step"`   // the step the checkpoint held: the series goes on at Step+1
 	RunID string    `json:"run_id"` // the run that resumed it (another Pod's, under claims)
 	At    time.Time `json:"at"`
+}
+
+// Forecast is one decision of early-stop method forecast on a trial: at Step, its value at
+// the rule's max was forecast (Median, and the 90% band Low to High), and its chance of
+// ending better than Incumbent decided whether it went on.
+type Forecast struct {
+	Step   int     `json:"step"`
+	At     int     `json:"at"` // the step forecast: the rule's max
+	Median float64 `json:"median"`
+	Low    float64 `json:"low"`
+	High   float64 `json:"high"`
+	Chance float64 `json:"chance"`
+	// Incumbent is the value to beat: the best reached at max by another trial
+	// (IncumbentFrom "reached") or the best of the others' forecasts, each the end it reaches
+	// with 95% chance ("forecast");
+	// none before any other trial had one (Chance is then 1).
+	Incumbent     *float64 `json:"incumbent,omitempty"`
+	IncumbentFrom string   `json:"incumbent_from,omitempty"`
+	Decision      string   `json:"decision"` // "continue", "stop" or "pause" (pause-below)
 }
 
 // Exploit is one step of a pbt trial's lineage.
