@@ -42,6 +42,9 @@ type processes struct {
 	table   *proc.Table
 	running *executor.Running
 	grace   time.Duration
+	// checkpointFirst: on a signal, a trial with checkpoint: keeps its next copy before it
+	// is stopped (Options.GraceCheckpoint, signals.go).
+	checkpointFirst bool
 }
 
 // build makes the trial launcher from the run's parts.

@@ -26,6 +26,9 @@ type Options struct {
 
 	Environ []string      // runall's own environment, the base of every task's
 	Grace   time.Duration // between SIGTERM and SIGKILL when stopping (default 20s)
+	// GraceCheckpoint: on the first signal, each running trial with checkpoint: is given up
+	// to Grace to keep its next copy before it is stopped (--grace-checkpoint).
+	GraceCheckpoint bool
 
 	// Signals delivers SIGINT/SIGTERM/SIGHUP. The first stops the run gracefully (and its
 	// downloads at once), a second kills at once and ends the final uploads.
