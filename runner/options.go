@@ -26,9 +26,6 @@ type Options struct {
 
 	Environ []string      // runall's own environment, the base of every task's
 	Grace   time.Duration // between SIGTERM and SIGKILL when stopping (default 20s)
-	// GraceCheckpoint: on the first signal, each running trial with checkpoint: is given up
-	// to Grace to keep its next copy before it is stopped (--grace-checkpoint).
-	GraceCheckpoint bool
 
 	// Signals delivers SIGINT/SIGTERM/SIGHUP. The first stops the run gracefully (and its
 	// downloads at once), a second kills at once and ends the final uploads.
@@ -48,9 +45,17 @@ type Options struct {
 	// results, Prometheus, stop-when) and before the output.
 	Consumers []event.Consumer
 
+	Stop StopOptions // how its processes are stopped beyond Grace and Signals
+}
+
+// StopOptions say how a run stops its processes.
+type StopOptions struct {
 	// ReapOrphans makes runall adopt the processes tasks leave behind and stop them at the
 	// end. The CLI sets it; tests running many runs in one process do not.
 	ReapOrphans bool
+	// CheckpointFirst: on the first signal, each running trial with checkpoint: is given up
+	// to Grace to keep its next copy before it is stopped (--grace-checkpoint).
+	CheckpointFirst bool
 }
 
 // OutputOptions say how a run is shown.

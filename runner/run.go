@@ -85,7 +85,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		stop: transferStop{halt: halt, grace: opts.Grace, stopped: r.life.stopped}})
 	r.launch = &launcher{life: r.life, logs: logs,
 		procs: processes{table: proc.NewTable(), running: executor.NewRunning(opts.Grace), grace: opts.Grace,
-			checkpointFirst: opts.GraceCheckpoint},
+			checkpointFirst: opts.Stop.CheckpointFirst},
 		scripts: trial.Scripts{Dir: filepath.Join(logDir, "scripts"), TaskDir: p.Dir, Base: base}, halt: halt,
 		stop: stopwhen.New(r.plan), sync: r.s3, mask: masker,
 		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}

@@ -150,6 +150,9 @@ func runRun(_ context.Context, a *app, args []string) error {
 		defer srv.Close()
 	}
 	opts.Signals = sigs
+	if w := podProgress(a); w != nil {
+		opts.Consumers = append(opts.Consumers, w)
+	}
 	_, err = runner.Run(plan, opts)
 	if srv != nil {
 		serveAfter(srv, o.serveAfter, err, sigs, a)
@@ -162,14 +165,13 @@ func runRun(_ context.Context, a *app, args []string) error {
 // for what must be closed when it ends (the GPU probe, the server).
 func (o *runOptions) runnerOptions(a *app, p *plan.Plan) (runner.Options, error) {
 	opts := runner.Options{
-		Output: runner.OutputOptions{Stdout: a.stdout, Stderr: a.stderr, StatusEvery: o.statusEvery},
-		Record: runner.RecordOptions{LogDir: o.logDir, ResultsFile: o.results, Report: report.WriteRun},
-		Grace:  o.grace,
-		// The Kubernetes examples turn it on from their ConfigMap, without changing args.
-		GraceCheckpoint: o.graceCkpt || a.getenv("RUNALL_GRACE_CHECKPOINT") == "1",
-		Resources:       runner.ResourceOptions{NoGPU: o.noGPU},
-		Fresh:           o.fresh,
-		ReapOrphans:     true,
+		Output:    runner.OutputOptions{Stdout: a.stdout, Stderr: a.stderr, StatusEvery: o.statusEvery},
+		Record:    runner.RecordOptions{LogDir: o.logDir, ResultsFile: o.results, Report: report.WriteRun},
+		Grace:     o.grace,
+		Resources: runner.ResourceOptions{NoGPU: o.noGPU},
+		Fresh:     o.fresh,
+		// The Kubernetes examples turn CheckpointFirst on from their env, without changing args.
+		Stop: runner.StopOptions{ReapOrphans: true, CheckpointFirst: o.graceCkpt || a.getenv("RUNALL_GRACE_CHECKPOINT") == "1"},
 	}
 	var err error
 	if o.results != "" {

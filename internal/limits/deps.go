@@ -49,6 +49,8 @@ var (
 // point 4: the store handed to it behind an interface, the rooms moved out with their
 // resources).
 var fences = []fence{
+	{pkg: "k8spod", limit: 1,
+		why: "the Pod's progress reaches the API server by plain HTTPS: no client-go, nothing of the run"},
 	{pkg: "runner/taskfile", limit: 6, may: grammarDeps,
 		why: "the task file's grammar owns its values and knows no daemon, process or store"},
 	{pkg: "runner/plan", limit: 10, may: planDeps,

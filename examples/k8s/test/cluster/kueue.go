@@ -86,9 +86,9 @@ func kueueDir(t testing.TB) string {
 
 // StartKueue starts Kueue's controller manager on the host against the cluster, as
 // examples/k8s/kueue expects it: its CRDs, no webhooks in the apiserver (a Job in a queue is
-// created suspended, as the overlay does) and no certificate management, Jobs of the
-// namespaces in queues only (the queue-name label); then the queues of the constants above,
-// the LocalQueue in each of namespaces. Stopped with the cluster.
+// created suspended, as the overlay does) and no certificate management, Jobs with a
+// queue-name label alone; then the queues of the constants above, the LocalQueue in each of
+// namespaces. Stopped with the cluster.
 func (c *Cluster) StartKueue(t testing.TB, namespaces ...string) {
 	t.Helper()
 	dir := kueueDir(t)
@@ -97,33 +97,12 @@ func (c *Cluster) StartKueue(t testing.TB, namespaces ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	crds, err := filepath.Glob(filepath.Join(dir, "..", "crd", "*.yaml"))
-	if err != nil || len(crds) == 0 {
-		t.Fatalf("kueue: no CRDs in %s/../crd (%v): run make k8s-bin", dir, err)
-	}
-	for _, f := range crds {
-		if err := createAll(ctx, dyn, customResourceDefns, "", f); err != nil {
-			t.Fatalf("kueue: %v", err)
-		}
-	}
-	if err := c.waitFor("Kueue's CRDs established", func(ctx context.Context) bool {
-		for _, f := range crds {
-			u, err := dyn.Resource(customResourceDefns).Get(ctx, crdName(f), metav1.GetOptions{})
-			if err != nil || !established(u) {
-				return false
-			}
-		}
-		return true
-	}); err != nil {
+	k := kueueSetup{c, dyn}
+	if err := k.crds(dir); err != nil {
 		t.Fatalf("kueue: %v", err)
 	}
-	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kueue-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := c.Client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kueue-system"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
-	}
-	kd := filepath.Join(c.Dir, "kueue")
-	if err := webhookCert(filepath.Join(kd, "certs")); err != nil {
-		t.Fatalf("kueue: %v", err)
 	}
 	// With its certificate management off, Kueue reads a metrics certificate from a fixed
 	// path whether it serves metrics or not: one of its own there, removed with the cluster
@@ -134,18 +113,70 @@ func (c *Cluster) StartKueue(t testing.TB, namespaces ...string) {
 	if err := webhookCert(filepath.Join(kueueEtc, "metrics", "certs")); err != nil {
 		t.Fatalf("kueue: %v", err)
 	}
+	cfg, probe, err := kueueConfig(filepath.Join(c.Dir, "kueue"))
+	if err != nil {
+		t.Fatalf("kueue: %v", err)
+	}
+	c.bin.path["kueue"] = filepath.Join(dir, "kueue")
+	if err := c.run("kueue", "--config", cfg, "--kubeconfig", filepath.Join(c.Dir, "kubeconfig"),
+		"--feature-gates", "VisibilityOnDemand=false", "--zap-log-level", "2"); err != nil {
+		t.Fatalf("kueue: %v", err)
+	}
+	if err := c.waitFor("Kueue's /readyz", func(ctx context.Context) bool { return httpOK(ctx, probe+"/readyz") }); err != nil {
+		t.Fatalf("kueue: %v", err)
+	}
+	if err := k.queues(namespaces); err != nil {
+		t.Fatalf("kueue: %v", err)
+	}
+	t.Logf("kueue: ready in %v", time.Since(t0).Round(time.Millisecond))
+}
+
+// kueueSetup makes Kueue's objects in the cluster.
+type kueueSetup struct {
+	c   *Cluster
+	dyn dynamic.Interface
+}
+
+// crds creates Kueue's CRDs (dir/../crd) and waits until they are established.
+func (k kueueSetup) crds(dir string) error {
+	c, dyn := k.c, k.dyn
+	crds, err := filepath.Glob(filepath.Join(dir, "..", "crd", "*.yaml"))
+	if err != nil || len(crds) == 0 {
+		return fmt.Errorf("no CRDs in %s/../crd (%v): run make k8s-bin", dir, err)
+	}
+	for _, f := range crds {
+		if err := createAll(context.Background(), dyn, customResourceDefns, "", f); err != nil {
+			return err
+		}
+	}
+	return c.waitFor("Kueue's CRDs established", func(ctx context.Context) bool {
+		for _, f := range crds {
+			u, err := dyn.Resource(customResourceDefns).Get(ctx, crdName(f), metav1.GetOptions{})
+			if err != nil || !conditionTrue(u, "Established") {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// kueueConfig writes Kueue's configuration in dir, and returns its path and the base URL of
+// its health probes. The webhook server still listens (Kueue cannot run without it), on
+// loopback with a certificate of its own, but no apiserver configuration points at it.
+func kueueConfig(dir string) (path, probeURL string, err error) {
+	if err := webhookCert(filepath.Join(dir, "certs")); err != nil {
+		return "", "", err
+	}
 	probe, err := freePort()
 	if err != nil {
-		t.Fatal(err)
+		return "", "", err
 	}
 	hook, err := freePort()
 	if err != nil {
-		t.Fatal(err)
+		return "", "", err
 	}
-	cfg := filepath.Join(kd, "config.yaml")
-	// The webhook server still listens (Kueue cannot run without it), on loopback with a
-	// certificate of its own, but no apiserver configuration points at it.
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
+	path = filepath.Join(dir, "config.yaml")
+	return path, "http://127.0.0.1:" + strconv.Itoa(probe), os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 namespace: kueue-system
 health:
@@ -163,32 +194,31 @@ internalCertManagement:
 manageJobsWithoutQueueName: false
 integrations:
   frameworks: ["batch/job"]
-`, probe, hook, filepath.Join(kd, "certs"))), 0o600); err != nil {
-		t.Fatal(err)
+`, probe, hook, filepath.Join(dir, "certs"))), 0o600)
+}
+
+// httpOK says whether a GET of url answers 200.
+func httpOK(ctx context.Context, url string) bool {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
 	}
-	c.bin.path["kueue"] = filepath.Join(dir, "kueue")
-	if err := c.run("kueue", "--config", cfg, "--kubeconfig", filepath.Join(c.Dir, "kubeconfig"),
-		"--feature-gates", "VisibilityOnDemand=false", "--zap-log-level", "2"); err != nil {
-		t.Fatalf("kueue: %v", err)
-	}
-	ready := "http://127.0.0.1:" + strconv.Itoa(probe) + "/readyz"
-	if err := c.waitFor("Kueue's /readyz", func(ctx context.Context) bool {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ready, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode == http.StatusOK
-	}); err != nil {
-		t.Fatalf("kueue: %v", err)
-	}
-	objs := []struct {
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode == http.StatusOK
+}
+
+// queues creates the ResourceFlavor, the ClusterQueue, the priorities and a LocalQueue in
+// each namespace, and waits until the ClusterQueue is active.
+func (k kueueSetup) queues(namespaces []string) error {
+	c, dyn := k.c, k.dyn
+	type object struct {
 		gvr  schema.GroupVersionResource
 		ns   string
 		yaml string
-	}{
+	}
+	objs := []object{
 		{kueueFlavors, "", "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: " + KueueFlavor + "}\n"},
 		{kueueClusterQueues, "", fmt.Sprintf(`apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
@@ -209,24 +239,17 @@ spec:
 		{kueuePriorities, "", "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: " + KueueHigh + "}\nvalue: 1000\n"},
 	}
 	for _, ns := range namespaces {
-		objs = append(objs, struct {
-			gvr  schema.GroupVersionResource
-			ns   string
-			yaml string
-		}{kueueLocalQueues, ns, fmt.Sprintf("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: %s}\nspec: {clusterQueue: %s}\n", KueueLocalQueue, KueueClusterQueue)})
+		objs = append(objs, object{kueueLocalQueues, ns, fmt.Sprintf("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: %s}\nspec: {clusterQueue: %s}\n", KueueLocalQueue, KueueClusterQueue)})
 	}
 	for _, o := range objs {
-		if err := createYAML(ctx, dyn, o.gvr, o.ns, []byte(o.yaml)); err != nil {
-			t.Fatalf("kueue: %v", err)
+		if err := createYAML(context.Background(), dyn, o.gvr, o.ns, []byte(o.yaml)); err != nil {
+			return err
 		}
 	}
-	if err := c.waitFor("the ClusterQueue active", func(ctx context.Context) bool {
+	return c.waitFor("the ClusterQueue active", func(ctx context.Context) bool {
 		u, err := dyn.Resource(kueueClusterQueues).Get(ctx, KueueClusterQueue, metav1.GetOptions{})
 		return err == nil && conditionTrue(u, "Active")
-	}); err != nil {
-		t.Fatalf("kueue: %v", err)
-	}
-	t.Logf("kueue: ready in %v", time.Since(t0).Round(time.Millisecond))
+	})
 }
 
 // crdName is the name of the CRD in file f (kueue.x-k8s.io_workloads.yaml: workloads.kueue.x-k8s.io).
@@ -235,8 +258,6 @@ func crdName(f string) string {
 	group, plural, _ := strings.Cut(base, "_")
 	return plural + "." + group
 }
-
-func established(u *unstructured.Unstructured) bool { return conditionTrue(u, "Established") }
 
 // conditionTrue says whether u's status has condition typ True.
 func conditionTrue(u *unstructured.Unstructured, typ string) bool {
