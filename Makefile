@@ -64,7 +64,7 @@ k8s-bin: ## build the pinned Kubernetes binaries (etcd, apiserver, controller-ma
 
 # The same examples applied to a real one-node cluster (etcd, apiserver, controller-manager,
 # scheduler, containerd, a kubelet, all on loopback; Kueue for the tests that queue), MinIO as their S3. Needs root, Debian's
-# containerd, runc, containernetworking-plugins and busybox-static, and minio; about 3 minutes.
+# containerd, runc, containernetworking-plugins and busybox-static, and minio; about 4-5 minutes.
 k8s-e2e: ## the Kubernetes examples run on a real local cluster (root; builds the binaries first: make k8s-bin)
 	bin=$$(scripts/k8s-bin.sh) && kueue=$$(scripts/kueue-bin.sh) && cd $(K8S_TEST) && K8S_E2E=1 K8S_BIN=$$bin KUEUE_BIN=$$kueue $(GO) test -count=1 -p 1 -v -timeout 30m ./cluster ./e2e
 
