@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -35,7 +34,8 @@ const (
 // Progress is what a Pod says of its sweep.
 type Progress struct {
 	Done, Running, Waiting int
-	Best                   string        // the best trial so far and its value; "" when none
+	Best                   string        // the best trial so far; "" when none
+	Metric, Value          string        // the objective's metric and the best trial's value of it
 	ETA                    time.Duration // 0 when unknown
 }
 
@@ -45,8 +45,18 @@ func (p Progress) Annotations() map[string]string {
 	if p.ETA > 0 {
 		eta = p.ETA.Round(time.Second).String()
 	}
+	best := p.Best
+	if best != "" && p.Metric != "" {
+		best += " " + p.Metric + "=" + p.Value
+	}
 	return map[string]string{KeyDone: strconv.Itoa(p.Done), KeyRunning: strconv.Itoa(p.Running),
-		KeyWaiting: strconv.Itoa(p.Waiting), KeyBest: p.Best, KeyETA: eta}
+		KeyWaiting: strconv.Itoa(p.Waiting), KeyBest: best, KeyETA: eta}
+}
+
+// Sink is where a Pod's progress goes: its annotations (Client), Kubeflow Trainer's status
+// endpoint (Trainer).
+type Sink interface {
+	Send(ctx context.Context, p Progress) error
 }
 
 // ServiceAccountDir is where the kubelet mounts a Pod's token, CA and namespace.
@@ -98,6 +108,9 @@ func FromEnv(getenv func(string) string, dir string) (*Client, error) {
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}}, nil
 }
 
+// Send patches the Pod's annotations with p.
+func (c *Client) Send(ctx context.Context, p Progress) error { return c.Patch(ctx, p.Annotations()) }
+
 // Patch sets the Pod's annotations to a (a JSON merge patch: the Pod's other annotations stay).
 func (c *Client) Patch(ctx context.Context, a map[string]string) error {
 	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": a}})
@@ -125,29 +138,30 @@ func (c *Client) Patch(ctx context.Context, a map[string]string) error {
 	return nil
 }
 
-// Publish patches the Pod with what progress says every interval until ctx ends, and once
-// more then (the sweep's last figures), unchanged figures skipped. It stops at the first
-// refusal, which it tells say once; other errors it tells say once each time they change.
-func (c *Client) Publish(ctx context.Context, every time.Duration, progress func() Progress, say func(string)) {
-	var last map[string]string
+// Publish sends what progress says to sink every interval until ctx ends, and once more
+// then (the sweep's last figures), unchanged figures skipped. It stops at the first refusal
+// (ErrForbidden), which it tells say once; other errors it tells say once each time they
+// change. what names the sink in what it says.
+func Publish(ctx context.Context, sink Sink, what string, every time.Duration, progress func() Progress, say func(string)) {
+	var last *Progress
 	lastErr := ""
 	publish := func(ctx context.Context) bool {
-		a := progress().Annotations()
-		if maps.Equal(a, last) {
+		p := progress()
+		if last != nil && *last == p {
 			return true
 		}
-		err := c.Patch(ctx, a)
+		err := sink.Send(ctx, p)
 		switch {
 		case errors.Is(err, ErrForbidden):
-			say("progress annotations off: the Pod's ServiceAccount may not patch it (" + err.Error() + "); see docs/kubernetes.md")
+			say(what + " off: refused (" + err.Error() + "); see docs/kubernetes.md")
 			return false
 		case err != nil:
 			if err.Error() != lastErr {
-				say("progress annotations: " + err.Error())
+				say(what + ": " + err.Error())
 			}
 			lastErr = err.Error()
 		default:
-			last, lastErr = a, ""
+			last, lastErr = &p, ""
 		}
 		return true
 	}

@@ -148,3 +148,91 @@ func TestPodProgressAnnotations(t *testing.T) {
 		}
 	})
 }
+
+// trainerStub is an HTTPS stand-in for Kubeflow Trainer's status endpoint: it records what
+// is posted to it.
+type trainerStub struct {
+	srv *httptest.Server
+
+	mu    sync.Mutex
+	posts []map[string]any // each POST's trainerStatus
+	bad   []string
+}
+
+const trainerPath = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/sweeps/trainjobs/tj/status"
+
+func newTrainerStub(t *testing.T) *trainerStub {
+	s := &trainerStub{}
+	s.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if r.Method != http.MethodPost || r.URL.Path != trainerPath || r.Header.Get("Authorization") != "Bearer tr4iner" {
+			s.bad = append(s.bad, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
+		}
+		var body struct{ TrainerStatus map[string]any }
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			s.bad = append(s.bad, err.Error())
+		}
+		s.posts = append(s.posts, body.TrainerStatus)
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *trainerStub) env(t *testing.T, e *e2e, index string) *e2e {
+	dir := e.path("trainer")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw})
+	for name, data := range map[string][]byte{"token": []byte("tr4iner"), "ca.crt": ca} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e.withEnv("KUBEFLOW_TRAINER_STATUS_URL="+s.srv.URL+trainerPath, "KUBEFLOW_TRAINER_STATUS_TOKEN="+filepath.Join(dir, "token"),
+		"KUBEFLOW_TRAINER_STATUS_CA_CERT="+filepath.Join(dir, "ca.crt"), "JOB_COMPLETION_INDEX="+index, "RUNALL_SHARDS=")
+}
+
+// TestTrainerStatusPosted (issue 46, point 5): under Kubeflow Trainer's status endpoint the
+// Pod of completion index 0 posts the sweep's figures in Trainer's shape (trainerStatus:
+// progressPercentage, metrics, lastUpdatedTime) with the token and CA the variables name, its
+// last post saying 100%; the Pod of another index posts nothing.
+func TestTrainerStatusPosted(t *testing.T) {
+	t.Parallel()
+	for _, index := range []string{"0", "1"} {
+		t.Run("index "+index, func(t *testing.T) {
+			t.Parallel()
+			s := newTrainerStub(t)
+			e := s.env(t, newE2E(t), index)
+			f := e.path("tasks.yml")
+			if err := os.WriteFile(f, []byte(progressFile), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := e.run("--log-dir", "logs", f)
+			r.wantCode(t, 0)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if len(s.bad) > 0 {
+				t.Fatalf("wrong requests: %v\n%v", s.bad, r)
+			}
+			if index != "0" {
+				if len(s.posts) > 0 {
+					t.Errorf("index %s posted %v: one Pod of a sweep posts", index, s.posts)
+				}
+				return
+			}
+			if len(s.posts) == 0 {
+				t.Fatalf("nothing posted\n%v", r)
+			}
+			last := s.posts[len(s.posts)-1]
+			if last["progressPercentage"] != float64(100) || last["lastUpdatedTime"] == "" {
+				t.Errorf("the last post %v, want progressPercentage 100 and a lastUpdatedTime", last)
+			}
+			data, _ := json.Marshal(last["metrics"])
+			if !strings.Contains(string(data), `{"name":"trialsDone","value":"3"}`) {
+				t.Errorf("the last post's metrics %s, want trialsDone 3", data)
+			}
+		})
+	}
+}

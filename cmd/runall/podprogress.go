@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/runall/runall/k8spod"
@@ -12,33 +13,51 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
-// podProgressEvery is how often the Pod's annotations follow the sweep: often enough for
-// kubectl, rare enough to cost the API server nothing.
+// podProgressEvery is how often the Pod's annotations and Trainer's status follow the sweep:
+// often enough for kubectl, rare enough to cost the API server nothing.
 const podProgressEvery = 15 * time.Second
 
-// podProgress is the run's watcher of the Pod's progress annotations when
-// RUNALL_POD_PROGRESS=1 asks for them (examples/k8s/progress); nil otherwise, or, said once,
-// when runall is not in a Pod that mounts a ServiceAccount token.
+// podProgress is the run's watcher of its progress in Kubernetes: the Pod's annotations when
+// RUNALL_POD_PROGRESS=1 asks for them (examples/k8s/progress), Kubeflow Trainer's status
+// endpoint when Trainer gives one (KUBEFLOW_TRAINER_STATUS_URL; posted by the Pod of
+// completion index 0 alone, or the only one); nil when neither, or, said once, when what was
+// asked for cannot be reached.
 func podProgress(a *app) *podWatcher {
-	if a.getenv("RUNALL_POD_PROGRESS") != "1" {
+	w := &podWatcher{say: func(line string) { fmt.Fprintln(a.stderr, "runall: "+line) }}
+	if a.getenv("RUNALL_POD_PROGRESS") == "1" {
+		dir := a.getenv("RUNALL_POD_SERVICEACCOUNT_DIR") // tests; the kubelet's mount otherwise
+		if dir == "" {
+			dir = k8spod.ServiceAccountDir
+		}
+		if c, err := k8spod.FromEnv(a.getenv, dir); err != nil {
+			w.say("progress annotations off: " + err.Error())
+		} else {
+			w.sinks = append(w.sinks, namedSink{"progress annotations", c})
+		}
+	}
+	if i := a.getenv("JOB_COMPLETION_INDEX"); i == "" || i == "0" {
+		if t, err := k8spod.TrainerFromEnv(a.getenv); err != nil {
+			w.say("Kubeflow Trainer status off: " + err.Error())
+		} else if t != nil {
+			w.sinks = append(w.sinks, namedSink{"Kubeflow Trainer status", t})
+		}
+	}
+	if len(w.sinks) == 0 {
 		return nil
 	}
-	dir := a.getenv("RUNALL_POD_SERVICEACCOUNT_DIR") // tests; the kubelet's mount otherwise
-	if dir == "" {
-		dir = k8spod.ServiceAccountDir
-	}
-	c, err := k8spod.FromEnv(a.getenv, dir)
-	if err != nil {
-		fmt.Fprintf(a.stderr, "runall: progress annotations off: %v\n", err)
-		return nil
-	}
-	return &podWatcher{c: c, say: func(line string) { fmt.Fprintln(a.stderr, "runall: "+line) }}
+	return w
 }
 
-// podWatcher publishes the sweep's figures to the Pod's annotations while the run goes.
+// namedSink is a sink and what runall calls it when it speaks of it.
+type namedSink struct {
+	name string
+	k8spod.Sink
+}
+
+// podWatcher publishes the sweep's figures to its sinks while the run goes.
 type podWatcher struct {
-	c   *k8spod.Client
-	say func(string)
+	sinks []namedSink
+	say   func(string)
 }
 
 // Event: the figures come from the run's results (WatchRun), not from the events.
@@ -48,12 +67,15 @@ func (w *podWatcher) Event(event.Event, func(event.Event)) {}
 func (w *podWatcher) WatchRun(v runner.View) func() {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.c.Publish(ctx, podProgressEvery, func() k8spod.Progress { return sweepProgress(v.Results(), start, time.Now()) }, w.say)
-	}()
-	return func() { cancel(); <-done }
+	var wg sync.WaitGroup
+	for _, s := range w.sinks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k8spod.Publish(ctx, s.Sink, s.name, podProgressEvery, func() k8spod.Progress { return sweepProgress(v.Results(), start, time.Now()) }, w.say)
+		}()
+	}
+	return func() { cancel(); wg.Wait() }
 }
 
 // sweepProgress is the Pod's figures from the run's results so far: its tasks done, running
@@ -80,7 +102,7 @@ func sweepProgress(res *results.Run, start, now time.Time) k8spod.Progress {
 		}
 		p.Best = t.Name
 		if v, ok := res.Objective.Value(t); ok {
-			p.Best += " " + res.Objective.Metric + "=" + strconv.FormatFloat(v, 'g', 6, 64)
+			p.Metric, p.Value = res.Objective.Metric, strconv.FormatFloat(v, 'g', 6, 64)
 		}
 	}
 	return p
