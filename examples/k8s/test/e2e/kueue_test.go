@@ -172,6 +172,9 @@ func TestKueuePreemptsClaimsSweep(t *testing.T) {
 	if resumed < 1 {
 		t.Errorf("no trial resumed from its copy after the preemption")
 	}
+	if twice > resumed {
+		t.Errorf("%d steps trained twice over %d resumptions: more than one checkpoint interval each", twice, resumed)
+	}
 	j, err := e.c.Client.BatchV1().Jobs(e.ns).Get(ctx, claimsJob, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -211,6 +214,9 @@ func TestClaimsJobScaled(t *testing.T) {
 	twice, resumed := e.attempts(t, uid).check(t, n, steps)
 	if resumed < 1 {
 		t.Errorf("no trial resumed from its copy after the scale-down to 1")
+	}
+	if twice > resumed {
+		t.Errorf("%d steps trained twice over %d resumptions: more than one checkpoint interval each", twice, resumed)
 	}
 	e.checkResults(t, "catdog-claims/"+string(uid)+"/", n)
 	t.Logf("measured: %d trials of %d steps, parallelism 2 -> 4 -> 1: 0 restarted from scratch, %d attempts resumed, %d steps trained twice in all", n, steps, resumed, twice)
