@@ -37,7 +37,7 @@ func Run(p *plan.Plan, opts Options) (*results.Run, error) {
 // execute runs everything: downloads, tasks, uploads; then the summary.
 func (r *runDriver) execute() (*results.Run, error) {
 	start := time.Now()
-	if r.opts.ReapOrphans {
+	if r.opts.Stop.ReapOrphans {
 		defer reapWhileRunning(r.launch.procs.Table)()
 	}
 	r.openStream()
@@ -66,7 +66,7 @@ func (r *runDriver) execute() (*results.Run, error) {
 	defer cancel()
 	stopSignals := watchSignals(r.opts.Signals, r.life, r.launch, r.s3 != nil, cancel)
 	runErr := r.runAll(ctx, start)
-	if r.opts.ReapOrphans {
+	if r.opts.Stop.ReapOrphans {
 		proc.StopOrphans(2 * time.Second)
 	}
 	if err := r.s3.finish(); err != nil && runErr == nil {
@@ -84,6 +84,11 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 		if err := r.serve(start); err != nil {
 			skipAll(err)
 			return err
+		}
+	}
+	for _, c := range r.opts.Consumers {
+		if w, ok := c.(Watcher); ok {
+			defer w.WatchRun(View{Results: func() *results.Run { return r.snapshot(start) }})()
 		}
 	}
 	if r.opts.claiming() {

@@ -75,6 +75,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		r.met = prom.New(r.plan)
 	}
 	halt := newStopping(opts.Grace)
+	halt.checkpointFirst = opts.Stop.CheckpointFirst
 	conn, fresh := newS3Conn(r.plan, base), &freshState{}
 	if !opts.claiming() { // a claims sweep's done records say what is left
 		fresh = openFresh(opts.Record.LogDir, opts.Record.RunID, opts.Fresh)

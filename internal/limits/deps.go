@@ -51,6 +51,8 @@ var (
 // point 1); runner/failclass, the leaf where a failed attempt's class is decided (issue 44),
 // a command asks as its attempt ends.
 var fences = []fence{
+	{pkg: "k8spod", limit: 1,
+		why: "the Pod's progress reaches the API server by plain HTTPS: no client-go, nothing of the run"},
 	{pkg: "runner/taskfile", limit: 6, may: grammarDeps,
 		why: "the task file's grammar owns its values and knows no daemon, process or store"},
 	{pkg: "runner/plan", limit: 12, may: planDeps,

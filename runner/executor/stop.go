@@ -77,6 +77,21 @@ func (h *Handle) Stopped() *Stop {
 	return h.stop
 }
 
+// Groups are the process groups of the trial's commands so far.
+func (h *Handle) Groups() []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]int(nil), h.pgids...)
+}
+
+// Terminate sends SIGTERM to the trial's process groups and SIGKILL after grace, asking no
+// stop of it: it ends as any trial that a signal to runall stopped.
+func (h *Handle) Terminate(grace time.Duration) {
+	for _, pgid := range h.Groups() {
+		h.procs.Terminate(pgid, grace)
+	}
+}
+
 // spawned ties a command's process group to the trial; one that starts after a stop was
 // asked is stopped at once.
 func (h *Handle) spawned(pgid int) {
@@ -130,6 +145,18 @@ func (r *Running) Add(t *plan.Task, h *Handle) (remove func()) {
 		defer r.mu.Unlock()
 		delete(r.byTask, t)
 	}
+}
+
+// Each is a snapshot of the running trials and their handles (a trial's steps share its
+// handle, and are listed under their own task as well).
+func (r *Running) Each() map[*plan.Task]*Handle {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[*plan.Task]*Handle, len(r.byTask))
+	for t, h := range r.byTask {
+		out[t] = h
+	}
+	return out
 }
 
 // Stop asks t to end with status, with the run's grace period.
