@@ -6,6 +6,7 @@ import (
 	"github.com/runall/runall/runner/diverge"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/failfast"
+	"github.com/runall/runall/runner/hang"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 )
@@ -38,6 +39,9 @@ func (r *runDriver) openStream() {
 	if d := diverge.New(r.plan); d != nil {
 		d.UseStopper(r.launch.procs.Running)
 		stream.Add(d)
+	}
+	if h := hang.New(r.plan, hang.Options{Ender: r.launch.procs.Running}); h != nil {
+		stream.Add(h)
 	}
 	if f := failfast.New(r.plan, r.life.failWith); f != nil {
 		stream.Add(f)
