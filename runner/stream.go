@@ -40,7 +40,11 @@ func (r *runDriver) openStream() {
 		d.UseStopper(r.launch.procs.Running)
 		stream.Add(d)
 	}
-	if h := hang.New(r.plan, hang.Options{Ender: r.launch.procs.Running}); h != nil {
+	ho := hang.Options{Ender: r.launch.procs.Running}
+	if g := r.launch.rooms.gpu; g != nil {
+		ho.Hold = g.admit // a hung trial's GPUs wait for its processes to leave them
+	}
+	if h := hang.New(r.plan, ho); h != nil {
 		stream.Add(h)
 	}
 	if f := failfast.New(r.plan, r.life.failWith); f != nil {

@@ -102,3 +102,19 @@ func readLogOf(t *testing.T, e *e2e, name string) string {
 	}
 	return string(b)
 }
+
+// TestHangHoldsGPU: a hung trial's GPU is held out of admission until its killed
+// process's memory comes back; one that does not within gpu-release-wait is said, and
+// taken back once it does.
+func TestHangHoldsGPU(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.run("--fake-gpus", "1x8GiB", "--log-dir", "logs", "--results", "results.json", testdata("faults/hang-gpu.yml"))
+	r.wantCode(t, 1)
+	for _, want := range []string{"stuck: hung: no sign of life for", "[next] waiting: ", "(held until the processes of hung stuck leave it (gpu-release-wait))",
+		"has not come back after gpu-release-wait 1s: left out of admission until it does", "came back after", "[next] ok"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no %q in the output\n%v", want, r)
+		}
+	}
+}

@@ -23,9 +23,16 @@ type Ender interface {
 	Groups(t *plan.Task) []int // the process groups of its commands
 }
 
+// Holder holds a hung trial's GPUs out of admission until its processes left them
+// (admit.Admitter.HoldUntilGone).
+type Holder interface {
+	HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string))
+}
+
 // Options are what a Watch is made with.
 type Options struct {
 	Ender Ender
+	Hold  Holder        // nil: no GPU to hold
 	Tick  time.Duration // how often the running trials are judged (default 1s)
 	// Diagnose, when set, replaces the dump of a hung trial's processes (tests).
 	Diagnose func(pgids []int) string
@@ -101,6 +108,7 @@ func (w *Watch) Event(ev event.Event, _ func(event.Event)) {
 			w.trials[ev.Task] = p
 		}
 		p.attempt, p.started, p.last, p.kind, p.real, p.caught = ev.Attempt, now, time.Time{}, "", false, false
+		p.devs = ev.Devices
 	case event.TaskEnded:
 		if p != nil && ev.End == event.EndFinal {
 			delete(w.trials, ev.Task)
@@ -153,9 +161,9 @@ func (w *Watch) loop() {
 
 // hung is a trial found hung, to be ended off the lock.
 type hung struct {
-	t   *plan.Task
-	hu  executor.Hung
-	pgs []int
+	t    *plan.Task
+	hu   executor.Hung
+	devs []string // the GPUs it holds, by UUID
 }
 
 // judge ends every running trial whose signs stopped for longer than its rule.
@@ -166,7 +174,7 @@ func (w *Watch) judge() {
 	for t, p := range w.trials {
 		if why := p.verdict(t.Faults.Hang, w.groups[t.Faults.Block()], now); why != "" {
 			p.caught = true
-			found = append(found, hung{t: t, hu: executor.Hung{Attempt: p.attempt, Reason: "hung: " + why}})
+			found = append(found, hung{t: t, devs: p.devs, hu: executor.Hung{Attempt: p.attempt, Reason: "hung: " + why}})
 		}
 	}
 	w.mu.Unlock()
@@ -177,8 +185,14 @@ func (w *Watch) judge() {
 
 // end keeps what can be known of a hung trial's processes, then ends its attempt.
 func (w *Watch) end(h hung) {
-	h.hu.Dump = w.o.Diagnose(w.o.Ender.Groups(h.t))
-	if pgs := w.o.Ender.Hang(h.t, h.hu); len(pgs) > 0 {
+	pgs := w.o.Ender.Groups(h.t)
+	pids := membersOf("/proc", pgs)
+	h.hu.Dump = w.o.Diagnose(pgs)
+	if w.o.Hold != nil && h.t.Faults.Hang.ReleaseWait > 0 {
+		// Held before the stop, while its processes still show what they hold.
+		w.o.Hold.HoldUntilGone(h.devs, pids, h.t.Faults.Hang.ReleaseWait, h.t.Name, w.notes.Say)
+	}
+	if len(w.o.Ender.Hang(h.t, h.hu)) > 0 {
 		w.notes.Say(h.t.Name + ": " + h.hu.Reason + "; stopped, to resume from its checkpoint (what its processes waited on: in its log)")
 	}
 }

@@ -23,7 +23,8 @@ type pace struct {
 	kind    string    // what that sign was
 	real    bool      // it showed a progress step or a metric in this attempt
 	gap     time.Duration
-	caught  bool // found hung in this attempt: judged no more until the next
+	caught  bool     // found hung in this attempt: judged no more until the next
+	devs    []string // the GPUs the attempt runs on, by UUID
 }
 
 // sign records a sign of kind at now: a real one ends the reign of output lines, and the
@@ -62,14 +63,18 @@ func (p *pace) verdict(r taskfile.Hang, group time.Duration, now time.Time) stri
 			return fmt.Sprintf("no %s for %s since %s; hang-after auto: 5 × %s (%s), never less than hang-floor %s: %s",
 				p.kind, round(idle), p.last.Format(time.TimeOnly), round(gap), from, r.Floor, round(rule))
 		}
-	case p.last.IsZero() || r.After <= 0:
-		if rule := r.StartRule(); rule > 0 && p.last.IsZero() && now.Sub(p.started) > rule {
+	case p.last.IsZero():
+		if rule := r.StartRule(); rule > 0 && now.Sub(p.started) > rule {
 			return fmt.Sprintf("no sign of life for %s since its start at %s; hang-after-start: %s",
 				round(now.Sub(p.started)), p.started.Format(time.TimeOnly), rule)
 		}
-	default: // hang-after set by hand judges output lines alone too
-		if idle := now.Sub(p.last); idle > r.After {
-			return fmt.Sprintf("no %s for %s since %s; hang-after: %s", p.kind, round(idle), p.last.Format(time.TimeOnly), r.After)
+	default: // a duration set by hand judges output lines alone too
+		rule, key := r.After, "hang-after"
+		if !p.real && rule <= 0 {
+			rule, key = r.StartRule(), "hang-after-start"
+		}
+		if idle := now.Sub(p.last); rule > 0 && idle > rule {
+			return fmt.Sprintf("no %s for %s since %s; %s: %s", p.kind, round(idle), p.last.Format(time.TimeOnly), key, rule)
 		}
 	}
 	return ""

@@ -20,6 +20,8 @@ func TestVerdict(t *testing.T) {
 	hand.After = 4 * time.Second
 	off := auto
 	off.After = taskfile.HangOff
+	start := auto
+	start.AfterStart = 2 * time.Second
 	type sign struct {
 		kind string
 		at   float64
@@ -44,6 +46,7 @@ func TestVerdict(t *testing.T) {
 		{"output after progress is no sign", auto, 0, []sign{{signProgress, 1}, {signProgress, 2}, {signOutput, 7}}, 7.5, "no progress step"},
 		{"by hand: output lines judged", hand, 0, []sign{{signOutput, 1}}, 5.1, "no output line for 4.1s"},
 		{"by hand: the start judged", hand, 0, nil, 4.1, "no sign of life"},
+		{"hang-after-start by hand: output lines judged", start, 0, []sign{{signOutput, 1}}, 3.1, "hang-after-start: 2s"},
 		{"off", off, 0, []sign{{signProgress, 1}, {signProgress, 2}}, 500, ""},
 	} {
 		p := &pace{started: t0}
