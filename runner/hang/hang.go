@@ -1,6 +1,6 @@
 // Package hang catches a hung trial from what it shows (hang-after, docs/taskfile.md "When
 // trials go wrong"): a consumer of the run's events that learns each trial's pace from its
-// signs of life (progress steps, metric values; output lines for a trial that shows
+// signs of life (progress steps, metric values, checkpoint saves; output lines for a trial that shows
 // neither) and, on a goroutine of its own, ends an attempt whose signs stopped for longer
 // than its rule. It keeps what it can for the person who reads it later (py-spy's dump of
 // its processes, else each one's kernel wait channel) and hands the attempt to the Ender,
@@ -8,6 +8,7 @@
 package hang
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -118,7 +119,11 @@ func (w *Watch) Event(ev event.Event, _ func(event.Event)) {
 	case event.TaskMetric:
 		w.sign(p, ev.Task, signMetric, now)
 	case event.TaskOutput:
-		w.sign(p, ev.Task, signOutput, now)
+		kind := signOutput
+		if ev.Stream == "stdout" && strings.HasPrefix(ev.Line, "runall-checkpoint ") {
+			kind = signSaved
+		}
+		w.sign(p, ev.Task, kind, now)
 	}
 }
 

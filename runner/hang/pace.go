@@ -12,6 +12,7 @@ import (
 const (
 	signProgress = "progress step"
 	signMetric   = "metric value"
+	signSaved    = "checkpoint save" // a runall-checkpoint line: the script saved its checkpoint
 	signOutput   = "output line"
 )
 

@@ -47,6 +47,7 @@ func TestVerdict(t *testing.T) {
 		{"by hand: output lines judged", hand, 0, []sign{{signOutput, 1}}, 5.1, "no output line for 4.1s"},
 		{"by hand: the start judged", hand, 0, nil, 4.1, "no sign of life"},
 		{"hang-after-start by hand: output lines judged", start, 0, []sign{{signOutput, 1}}, 3.1, "hang-after-start: 2s"},
+		{"a checkpoint save is a sign", auto, 0, []sign{{signSaved, 1}, {signSaved, 2}}, 7.1, "no checkpoint save for 5.1s"},
 		{"off", off, 0, []sign{{signProgress, 1}, {signProgress, 2}}, 500, ""},
 	} {
 		p := &pace{started: t0}
