@@ -3,6 +3,7 @@ package runner
 import (
 	"time"
 
+	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/diverge"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/failfast"
@@ -42,7 +43,7 @@ func (r *runDriver) openStream() {
 	}
 	ho := hang.Options{Ender: r.launch.procs.Running}
 	if g := r.launch.rooms.gpu; g != nil {
-		ho.Hold = g.admit // a hung trial's GPUs wait for its processes to leave them
+		ho.Hold = admit.ReleaseOf(g.admit) // a hung trial's GPUs wait for its processes to leave them
 	}
 	if h := hang.New(r.plan, ho); h != nil {
 		stream.Add(h)

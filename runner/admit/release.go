@@ -4,10 +4,22 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/runall/runall/gpu"
 )
 
 // releasePoll is how often a held GPU is asked whether a hung trial's processes left it.
 const releasePoll = 250 * time.Millisecond
+
+// Release holds a hung trial's GPUs out of admission until its processes left them: a
+// part of its own beside the Admitter (its Closed, its probe), which has no room for more.
+type Release struct {
+	probe  gpu.Probe
+	closed *Closed
+}
+
+// ReleaseOf is a's Release: its devices, closed through a's Closed.
+func ReleaseOf(a *Admitter) *Release { return &Release{probe: a.meter.probe, closed: a.closed} }
 
 // held is a device held for a hung trial: what it used, and what the trial's processes
 // held there, as it was held.
@@ -21,7 +33,7 @@ type held struct {
 // there came back, so that the next trial placed there finds it (hang-after,
 // gpu-release-wait). A device that has not after wait is said (say) and stays closed until
 // it has. It returns at once; the watch runs on a goroutine of its own.
-func (a *Admitter) HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string)) {
+func (a *Release) HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string)) {
 	left := a.holding(uuids, pids)
 	if a.closed == nil || len(left) == 0 {
 		return
@@ -56,8 +68,8 @@ func (a *Admitter) HoldUntilGone(uuids []string, pids []int, wait time.Duration,
 }
 
 // holding is the devices of uuids where pids hold memory now, with what they hold.
-func (a *Admitter) holding(uuids []string, pids []int) []held {
-	all, err := a.meter.probe.Devices()
+func (a *Release) holding(uuids []string, pids []int) []held {
+	all, err := a.probe.Devices()
 	if err != nil {
 		return nil
 	}
@@ -67,7 +79,7 @@ func (a *Admitter) holding(uuids []string, pids []int) []held {
 			continue
 		}
 		h := held{dev: d.Index, used: d.Used}
-		ps, _ := a.meter.probe.Processes(d.Index)
+		ps, _ := a.probe.Processes(d.Index)
 		for _, p := range ps {
 			if slices.Contains(pids, int(p.PID)) {
 				h.mine += p.UsedMemory
@@ -82,8 +94,8 @@ func (a *Admitter) holding(uuids []string, pids []int) []held {
 
 // back reports whether pids left h's device and nine tenths of what they held there came
 // back (a driver frees a killed process's memory a while after it ended).
-func (a *Admitter) back(h held, pids []int) bool {
-	ps, err := a.meter.probe.Processes(h.dev)
+func (a *Release) back(h held, pids []int) bool {
+	ps, err := a.probe.Processes(h.dev)
 	if err != nil {
 		return true // a probe that cannot tell holds nothing back
 	}
@@ -92,7 +104,7 @@ func (a *Admitter) back(h held, pids []int) bool {
 			return false
 		}
 	}
-	all, err := a.meter.probe.Devices()
+	all, err := a.probe.Devices()
 	if err != nil || h.dev >= len(all) {
 		return true
 	}

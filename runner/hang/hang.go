@@ -25,7 +25,7 @@ type Ender interface {
 }
 
 // Holder holds a hung trial's GPUs out of admission until its processes left them
-// (admit.Admitter.HoldUntilGone).
+// (admit.Release.HoldUntilGone).
 type Holder interface {
 	HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string))
 }
