@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,7 +106,8 @@ func readLogOf(t *testing.T, e *e2e, name string) string {
 
 // TestHangHoldsGPU: a hung trial's GPU is held out of admission until its killed
 // process's memory comes back; one that does not within gpu-release-wait is said, and
-// taken back once it does.
+// taken back once it does; the trial's own next attempt waits for it too, up to
+// gpu-release-wait. Without py-spy, its log keeps each process's wait channel.
 func TestHangHoldsGPU(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
@@ -116,5 +118,12 @@ func TestHangHoldsGPU(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("no %q in the output\n%v", want, r)
 		}
+	}
+	log := readLogOf(t, e, "stuck")
+	if !strings.Contains(log, "its GPU's memory has not come back after gpu-release-wait 1s: the next attempt starts anyway") {
+		t.Errorf("stuck's next attempt did not wait for its GPU:\n%s", log)
+	}
+	if _, err := exec.LookPath("py-spy"); err != nil && !strings.Contains(log, ") waits in ") { // the kernel's wait channels
+		t.Errorf("stuck's log holds no wait channel of its processes:\n%s", log)
 	}
 }

@@ -24,25 +24,32 @@ func ReleaseOf(a *Admitter) *Release { return &Release{probe: a.meter.probe, clo
 // held is a device held for a hung trial: what it used, and what the trial's processes
 // held there, as it was held.
 type held struct {
-	dev        int
-	used, mine uint64
+	dev  int
+	mine uint64 // what the trial's processes held there
+	// loose is the memory no listed process held there: a driver frees a killed
+	// process's memory a while after it is gone from the list.
+	loose uint64
 }
 
 // HoldUntilGone closes the devices of uuids to new trials until none of pids (a hung
 // trial's processes, about to be stopped) is on them any more and the memory they held
 // there came back, so that the next trial placed there finds it (hang-after,
 // gpu-release-wait). A device that has not after wait is said (say) and stays closed until
-// it has. It returns at once; the watch runs on a goroutine of its own.
-func (a *Release) HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string)) {
+// it has. It returns at once, with a channel closed once every device took trials again;
+// the watch runs on a goroutine of its own.
+func (a *Release) HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string)) <-chan struct{} {
+	done := make(chan struct{})
 	left := a.holding(uuids, pids)
 	if a.closed == nil || len(left) == 0 {
-		return
+		close(done)
+		return done
 	}
 	for _, h := range left {
 		a.closed.Close(h.dev, "held until the processes of hung "+who+" leave it (gpu-release-wait)")
 	}
 	start := time.Now()
 	go func() {
+		defer close(done)
 		said := false
 		for {
 			left = slices.DeleteFunc(left, func(h held) bool {
@@ -65,6 +72,7 @@ func (a *Release) HoldUntilGone(uuids []string, pids []int, wait time.Duration, 
 			time.Sleep(releasePoll)
 		}
 	}()
+	return done
 }
 
 // holding is the devices of uuids where pids hold memory now, with what they hold.
@@ -78,8 +86,9 @@ func (a *Release) holding(uuids []string, pids []int) []held {
 		if !slices.Contains(uuids, d.UUID) {
 			continue
 		}
-		h := held{dev: d.Index, used: d.Used}
+		h := held{dev: d.Index}
 		ps, _ := a.probe.Processes(d.Index)
+		h.loose = loose(d.Used, ps)
 		for _, p := range ps {
 			if slices.Contains(pids, int(p.PID)) {
 				h.mine += p.UsedMemory
@@ -93,7 +102,9 @@ func (a *Release) holding(uuids []string, pids []int) []held {
 }
 
 // back reports whether pids left h's device and nine tenths of what they held there came
-// back (a driver frees a killed process's memory a while after it ended).
+// back: the memory no listed process holds is no more than it was, give or take a tenth
+// of theirs (trials that start there meanwhile, the hung one's next attempt among them,
+// are listed and do not count).
 func (a *Release) back(h held, pids []int) bool {
 	ps, err := a.probe.Processes(h.dev)
 	if err != nil {
@@ -108,5 +119,13 @@ func (a *Release) back(h held, pids []int) bool {
 	if err != nil || h.dev >= len(all) {
 		return true
 	}
-	return all[h.dev].Used+h.mine*9/10 <= h.used
+	return loose(all[h.dev].Used, ps) <= h.loose+h.mine/10
+}
+
+// loose is the memory of a device that used bytes that no process of ps holds.
+func loose(used uint64, ps []gpu.Process) uint64 {
+	for _, p := range ps {
+		used -= min(used, p.UsedMemory)
+	}
+	return used
 }

@@ -27,7 +27,7 @@ type Ender interface {
 // Holder holds a hung trial's GPUs out of admission until its processes left them
 // (admit.Release.HoldUntilGone).
 type Holder interface {
-	HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string))
+	HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string)) <-chan struct{}
 }
 
 // Options are what a Watch is made with.
@@ -195,7 +195,7 @@ func (w *Watch) end(h hung) {
 	h.hu.Dump = w.o.Diagnose(pgs)
 	if w.o.Hold != nil && h.t.Faults.Hang.ReleaseWait > 0 {
 		// Held before the stop, while its processes still show what they hold.
-		w.o.Hold.HoldUntilGone(h.devs, pids, h.t.Faults.Hang.ReleaseWait, h.t.Name, w.notes.Say)
+		h.hu.Released = w.o.Hold.HoldUntilGone(h.devs, pids, h.t.Faults.Hang.ReleaseWait, h.t.Name, w.notes.Say)
 	}
 	if len(w.o.Ender.Hang(h.t, h.hu)) > 0 {
 		w.notes.Say(h.t.Name + ": " + h.hu.Reason + "; stopped, to resume from its checkpoint (what its processes waited on: in its log)")

@@ -2,6 +2,7 @@ package trial
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/failclass"
@@ -41,7 +42,23 @@ func freeAttempt(c *command, n int) bool {
 		c.log.Mark("attempt %d: what its processes were doing:\n%s", attempt, hu.Dump)
 	}
 	r := hangRules(c)
-	return r.Retries == nil || c.turn.loop.hangs <= *r.Retries
+	free := r.Retries == nil || c.turn.loop.hangs <= *r.Retries
+	if free && hu.Released != nil {
+		awaitRelease(c, attempt, hu.Released, r.ReleaseWait)
+	}
+	return free
+}
+
+// awaitRelease holds a hung trial's next attempt until its GPUs' memory came back, at most
+// wait: it would otherwise start beside what its stopped processes still hold.
+func awaitRelease(c *command, attempt int, released <-chan struct{}, wait time.Duration) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-released:
+	case <-t.C:
+		c.log.Mark("attempt %d: its GPU's memory has not come back after gpu-release-wait %s: the next attempt starts anyway", attempt, wait)
+	}
 }
 
 // loopEnds is why a failed attempt ends its command whatever its retries allow: it was
