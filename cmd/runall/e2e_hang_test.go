@@ -68,7 +68,8 @@ func TestHangCaught(t *testing.T) {
 }
 
 // TestCrashLoopEnded: a trial that crashes at the same step on every attempt ends failed
-// after 3 attempts in a row without a new checkpoint copy, though retries allow 10.
+// after 3 attempts in a row without a new checkpoint copy, though retries allow 10; one
+// without checkpoint: after 3 that reached no step beyond the attempt before.
 func TestCrashLoopEnded(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
@@ -78,9 +79,17 @@ func TestCrashLoopEnded(t *testing.T) {
 	if got := res.classes()["loops"]; strings.Join(got, ",") != "crashed,crashed,crashed,crashed" {
 		t.Errorf("loops: attempts' classes %q, want 4 crashed (one that kept a copy, 3 that did not)\n%v", got, r)
 	}
-	tr := res.Tasks[0]
-	if tr.Status != "failed" || !strings.Contains(tr.Reason, "crash loop: failed 3 times in a row without a new checkpoint copy (no-progress-restarts: 3)") {
-		t.Errorf("loops: status %s, reason %q", tr.Status, tr.Reason)
+	if got := res.classes()["loops-fresh"]; len(got) != 4 {
+		t.Errorf("loops-fresh: attempts' classes %q, want 4 (one that reached its step 5, 3 that got no further)\n%v", got, r)
+	}
+	for _, tr := range res.Tasks {
+		want := "crash loop: failed 3 times in a row without a new checkpoint copy (no-progress-restarts: 3)"
+		if tr.Name == "loops-fresh" {
+			want = "crash loop: failed 3 times in a row without reaching a step beyond its previous attempt's (no-progress-restarts: 3)"
+		}
+		if tr.Status != "failed" || !strings.Contains(tr.Reason, want) {
+			t.Errorf("%s: status %s, reason %q, want %q", tr.Name, tr.Status, tr.Reason, want)
+		}
 	}
 }
 
