@@ -3,9 +3,11 @@ package runner
 import (
 	"time"
 
+	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/diverge"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/failfast"
+	"github.com/runall/runall/runner/hang"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 )
@@ -38,6 +40,13 @@ func (r *runDriver) openStream() {
 	if d := diverge.New(r.plan); d != nil {
 		d.UseStopper(r.launch.procs.Running)
 		stream.Add(d)
+	}
+	ho := hang.Options{Ender: r.launch.procs.Running}
+	if g := r.launch.rooms.gpu; g != nil {
+		ho.Hold = admit.ReleaseOf(g.admit) // a hung trial's GPUs wait for its processes to leave them
+	}
+	if h := hang.New(r.plan, ho); h != nil {
+		stream.Add(h)
 	}
 	if f := failfast.New(r.plan, r.life.failWith); f != nil {
 		stream.Add(f)

@@ -2,13 +2,15 @@ package checkprint
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/taskfile"
 )
 
 // faultRules are the rules for trials that go wrong where they differ from the defaults
-// (diverged-on: auto, fail-fast: 3): "diverged-on [loss], fail-fast off"; nil when both are
+// (diverged-on: auto, fail-fast: 3, the hang keys': taskfile.DefaultHang): "diverged-on [loss], fail-fast off"; nil when both are
 // the defaults, so that the usual plan prints as before.
 func faultRules(f plan.Faults) []string {
 	var out []string
@@ -22,6 +24,41 @@ func faultRules(f plan.Faults) []string {
 	default:
 		out = append(out, fmt.Sprintf("fail-fast %d", f.FailFast))
 	}
+	return append(out, hangRules(f.Hang)...)
+}
+
+// hangRules are the hang keys that differ from their defaults.
+func hangRules(h taskfile.Hang) []string {
+	d := taskfile.DefaultHang()
+	word := func(v time.Duration) string {
+		switch v {
+		case taskfile.HangAuto:
+			return "auto"
+		case taskfile.HangOff:
+			return "off"
+		}
+		return v.String()
+	}
+	var out []string
+	add := func(key, v, def string) {
+		if v != def {
+			out = append(out, key+" "+v)
+		}
+	}
+	add("hang-after", word(h.After), word(d.After))
+	if h.AfterStart != 0 {
+		add("hang-after-start", word(h.AfterStart), "")
+	}
+	add("hang-floor", word(h.Floor), word(d.Floor))
+	if h.Retries != nil {
+		add("hang-retries", fmt.Sprint(*h.Retries), fmt.Sprint(*d.Retries))
+	}
+	np := fmt.Sprint(h.NoProgress)
+	if h.NoProgress == taskfile.NoProgressOff {
+		np = "off"
+	}
+	add("no-progress-restarts", np, fmt.Sprint(d.NoProgress))
+	add("gpu-release-wait", word(h.ReleaseWait), word(d.ReleaseWait))
 	return out
 }
 
@@ -31,7 +68,8 @@ func blockFaults(p *plan.Plan, t *plan.Task) []string {
 		return nil
 	}
 	cfg, own := p.ConfigFaults(), *t.Faults
-	if own.FailFast == cfg.FailFast && own.DivergedOn.String() == cfg.DivergedOn.String() {
+	if own.FailFast == cfg.FailFast && own.DivergedOn.String() == cfg.DivergedOn.String() &&
+		strings.Join(hangRules(own.Hang), ",") == strings.Join(hangRules(cfg.Hang), ",") {
 		return nil
 	}
 	return faultRules(own)

@@ -25,6 +25,7 @@ type Handle struct {
 	stop  *Stop
 	grace time.Duration
 	await *Awaited // a stop asked for later
+	hung  *Hung    // the running attempt found hung (hang.go)
 }
 
 // Awaited is a stop asked of a trial for later, once its checkpoint holds step At (a pause

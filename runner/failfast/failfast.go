@@ -62,7 +62,7 @@ func (w *Watch) Event(ev event.Event, emit func(event.Event)) {
 		return
 	}
 	w.mu.Lock()
-	b := w.blocks[ev.Task.Faults]
+	b := w.blocks[ev.Task.Faults.Block()]
 	if b == nil || b.disarmed || b.fired {
 		w.mu.Unlock()
 		return

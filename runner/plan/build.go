@@ -133,7 +133,7 @@ func (l *loader) keyPositions(c *taskfile.Task) map[string]Pos {
 // early-stop rule it inherits, and search.
 func (l *loader) adapt(t *Task, c *taskfile.Task, in inherited) {
 	t.MetricFormats = in.formats
-	t.EarlyStop, t.Faults = in.earlyStop, in.faults
+	t.EarlyStop, t.Faults = in.earlyStop, ownHang(in.faults, c, l.cfg)
 	if c.RecognizeMetrics != nil {
 		t.MetricFormats.NoBuiltin = !*c.RecognizeMetrics
 	}

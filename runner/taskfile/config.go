@@ -32,6 +32,7 @@ var configKeys = []string{
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "objective", "stop-when",
 	"notify", "max-tasks", "mask", "order", "claims", "recognize-metrics", "metric-pattern", "early-stop",
 	"memory-margin", "gpu-sharing", "gpu-isolation", "diverged-on", "fail-fast",
+	"hang-after", "hang-after-start", "hang-floor", "hang-retries", "no-progress-restarts", "gpu-release-wait",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -50,6 +51,7 @@ func DefaultConfig() Config {
 		GPUIsolation:          IsolationNone,
 		MaxTasks:              DefaultMaxTasks,
 		FailFast:              DefaultFailFast,
+		Hang:                  DefaultHang(),
 	}
 }
 
@@ -370,6 +372,7 @@ type Config struct {
 	// the blocks that set neither (faults.go).
 	DivergedOn DivergedOn
 	FailFast   int
+	Hang       Hang // hang-after and its kin (hang.go), for the tasks and blocks that set none
 }
 
 // DefaultMaxTasks is how many tasks a file may expand to unless config: max-tasks (or

@@ -103,7 +103,7 @@ func (t *Task) faultKey(d *Decoder, p Pair) bool {
 	case "fail-fast":
 		t.FailFast = decodeFailFast(d, p)
 	default:
-		return false
+		return hangKey(d, p, &t.Hang)
 	}
 	return true
 }
@@ -120,7 +120,7 @@ func (c *ConfigBlock) faultKey(d *Decoder, p Pair) bool {
 			c.Config.FailFast = n
 		}
 	default:
-		return false
+		return hangKey(d, p, &c.Config.Hang)
 	}
 	return true
 }

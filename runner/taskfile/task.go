@@ -47,6 +47,7 @@ type Task struct {
 	Checkpoint                               CheckpointEntry
 	DivergedOn                               *DivergedOn // diverged-on: nil: not set
 	FailFast                                 int         // fail-fast: 0 not set, FailFastOff
+	Hang                                     Hang        // hang-after and its kin (hang.go): the keys it sets
 
 	Parallel []*Task // parallel-tasks:
 	Steps    []*Task // tasks: (inside a parallel child)
@@ -80,6 +81,7 @@ var taskKeys = []string{
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "gpu-threads", "upload",
 	"metrics", "order", "recognize-metrics", "metric-pattern", "sample", "trials", "seed", "early-stop", "search", "memory",
 	"checkpoint", "gpu-sharing", "diverged-on", "fail-fast",
+	"hang-after", "hang-after-start", "hang-floor", "hang-retries", "no-progress-restarts", "gpu-release-wait",
 }
 
 var (

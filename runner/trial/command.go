@@ -1,6 +1,7 @@
 package trial
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -76,6 +77,7 @@ type turn struct {
 	// kept is the step the attempt's kept checkpoint held as it ended: where a pause
 	// landed, which may be past the step asked; 0: none.
 	kept int
+	loop loop // hung attempts, and failed ones in a row without progress (command_hang.go)
 }
 
 // verdict is what a failed attempt's rooms decided beyond a retry: the trial goes back to
@@ -86,10 +88,11 @@ type verdict struct {
 	fatal   error
 	halted  string
 	class   failclass.Class // what a room saw of the failure (Answer.Class)
+	hung    *executor.Hung  // the hang watch ended the attempt (command_hang.go)
 }
 
 func (c *command) hooks() executor.Hooks {
-	return executor.Hooks{Started: c.started, Line: c.onLine, Ended: c.ended}
+	return executor.Hooks{Started: c.started, Line: c.onLine, Ended: c.ended, Free: func(n int) bool { return freeAttempt(c, n) }}
 }
 
 // onStart ties an attempt's process group to the trial's rooms.
@@ -154,12 +157,19 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	if c.decided(attempt, out) {
 		return false
 	}
+	if why := loopEnds(c); why != "" {
+		c.next.fatal = errors.New(why)
+		return false
+	}
 	if !retry || c.run.life.Halted() {
 		return false
 	}
+	reason = fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-n+c.turn.loop.hangs, t.Retries)
+	if c.next.hung != nil {
+		reason = hungRetry(c, c.next.hung)
+	}
 	c.run.emit(event.Event{Kind: event.TaskEnded, End: event.EndRetry, Task: t, Attempt: attempt, Status: results.StatusFailed,
-		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Try: c.try(out, saw(c, out), true),
-		Reason: fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-n, t.Retries)})
+		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Try: c.try(out, saw(c, out), true), Reason: reason})
 	return true
 }
 

@@ -55,5 +55,8 @@ func (c *command) try(out proc.Outcome, saw failclass.Class, failed bool) *resul
 	class := failclass.Of(f)
 	a.Class, a.Signature = string(class), failclass.Signature(class, f)
 	a.Reason, _ = c.failureReason(out)
+	if hu := c.next.hung; hu != nil && class == failclass.Hung {
+		a.Reason = hu.Reason
+	}
 	return a
 }
