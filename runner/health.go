@@ -16,8 +16,11 @@ const healthEvery = 2 * time.Second
 // fault once, and takes a GPU whose fault needs more than restarting the application
 // (gpu/faults.go) out of service: closed to new trials until runall ends
 // (admit.Closed.Retire). An application's fault (Xid 13, 31, 43) is said and nothing more.
-// What becomes of the trials already on a GPU it took out is not its part (issue 45).
+// What becomes of the trials already on a GPU it took out is its trials' part
+// (health_trials.go).
 type healthWatch struct {
+	mu     sync.Mutex    // check runs on its ticker and as a trial's room asks (trials.Out)
+	trials *healthTrials // told of each GPU it takes out of service; nil: none told
 	probe  gpu.Probe
 	closed *admit.Closed
 	every  time.Duration
@@ -73,6 +76,8 @@ func (h *healthWatch) start(say func(string)) {
 
 // check reads each GPU's health and acts on what is new.
 func (h *healthWatch) check() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for dev := range h.said {
 		hl, err := h.probe.Health(dev)
 		if err != nil && !h.failed[dev] {
@@ -96,6 +101,9 @@ func (h *healthWatch) act(dev int, f gpu.Fault) {
 	}
 	h.closed.Retire(dev, "out of service: "+f.String())
 	h.say(fmt.Sprintf("GPU%d out of service: %s (NVIDIA: %s): no new trial is placed on it until runall ends", dev, f, f.Resolution()))
+	if h.trials != nil {
+		h.trials.taken(dev, len(h.said), f)
+	}
 }
 
 // faultKey tells faults apart: each Xid event is one, a state (pending retirement, an ECC

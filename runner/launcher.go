@@ -65,7 +65,8 @@ func (t trialLife) Finish(task *plan.Task, status results.Status, exitCode int, 
 	t.l.finish(task, status, exitCode, reason, d)
 }
 
-// trialRooms are a trial's rooms in the resources the run admits by: its GPU's MPS server
+// trialRooms are a trial's rooms in the resources the run admits by: its GPUs' health (a
+// GPU taken out of service sends it elsewhere), its GPU's MPS server
 // (a fault's bystander goes back to the line first), the container's memory, its GPU
 // placement.
 type trialRooms struct{ r rooms }
@@ -73,6 +74,9 @@ type trialRooms struct{ r rooms }
 func (t trialRooms) Of(tr *sched.Trial, run *plan.Task) []trial.Room {
 	p := t.r.placement(tr)
 	var out []trial.Room
+	if h := t.r.gpu.healthTrials(); p != nil && h != nil {
+		out = append(out, trial.NewHealthRoom(h, p, tr.Task)) // a GPU fault decides before the rest
+	}
 	if iso := t.r.gpu.isolation(); p != nil && iso != nil {
 		out = append(out, trial.NewMPSRoom(iso, p, run.GPU.Threads))
 	}
