@@ -195,6 +195,7 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 		res.LearnedGPUMemory = r.learnedGPU()
 		res.GPUProcessIDs = gpu.admit.PIDs().String()
 		res.GPUSharing = gpu.share.results()
+		res.GPUs = gpu.healthTrials().results()
 	}
 	if host := r.launch.rooms.mem; host.admit != nil {
 		res.LearnedHostMemory = host.learnedByName(r.plan)

@@ -95,15 +95,13 @@ func (h *healthWatch) check() {
 
 // act says a fault seen on dev, taking dev out of service when the fault asks for it.
 func (h *healthWatch) act(dev int, f gpu.Fault) {
+	defer h.trials.seen(dev, len(h.said), f) // after it is said
 	if !f.OutOfService() {
 		h.say(fmt.Sprintf("GPU%d: %s (NVIDIA: %s): recorded; the GPU stays in service", dev, f, f.Resolution()))
 		return
 	}
 	h.closed.Retire(dev, "out of service: "+f.String())
 	h.say(fmt.Sprintf("GPU%d out of service: %s (NVIDIA: %s): no new trial is placed on it until runall ends", dev, f, f.Resolution()))
-	if h.trials != nil {
-		h.trials.taken(dev, len(h.said), f)
-	}
 }
 
 // faultKey tells faults apart: each Xid event is one, a state (pending retirement, an ECC

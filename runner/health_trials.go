@@ -5,11 +5,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/prom"
+	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/trial"
 )
 
@@ -26,6 +29,7 @@ type healthTrials struct {
 	pause  *pauser // nil when no trial has checkpoint: (nothing can pause)
 	closed *admit.Closed
 	fail   func(why string) // halts the run, failed, with why (lifecycle.failWith)
+	met    *prom.Metrics    // runall_gpu_out_of_service; nil without --serve
 
 	mu       sync.Mutex
 	watchers map[int]healthWatcher
@@ -33,6 +37,7 @@ type healthTrials struct {
 	out      map[int]gpu.Fault // the GPUs taken out of service, by what
 	requeues map[int]int       // task ID → its requeues after a GPU fault
 	paused   map[*plan.Task]bool
+	gpus     map[int][]results.GPUFault // each fault seen, by GPU, for results.json
 }
 
 // healthWatcher is one running attempt's watch on its GPUs.
@@ -42,12 +47,12 @@ type healthWatcher struct {
 }
 
 // newHealthTrials is the trials' side of watch; nil without one.
-func newHealthTrials(watch *healthWatch, pause *pauser, closed *admit.Closed, fail func(string)) *healthTrials {
+func newHealthTrials(watch *healthWatch, pause *pauser, closed *admit.Closed, fail func(string), met *prom.Metrics) *healthTrials {
 	if watch == nil {
 		return nil
 	}
-	h := &healthTrials{watch: watch, pause: pause, closed: closed, fail: fail, watchers: map[int]healthWatcher{},
-		out: map[int]gpu.Fault{}, requeues: map[int]int{}, paused: map[*plan.Task]bool{}}
+	h := &healthTrials{watch: watch, pause: pause, closed: closed, fail: fail, met: met, watchers: map[int]healthWatcher{},
+		out: map[int]gpu.Fault{}, requeues: map[int]int{}, paused: map[*plan.Task]bool{}, gpus: map[int][]results.GPUFault{}}
 	watch.trials = h
 	return h
 }
@@ -58,6 +63,46 @@ func (g *gpuResource) healthTrials() *healthTrials {
 		return nil
 	}
 	return g.health.trials
+}
+
+// seen is told by the watch of each fault it saw on dev (one of devices): it is recorded for
+// results.json, and one that takes the GPU out of service is acted on (taken).
+func (h *healthTrials) seen(dev, devices int, f gpu.Fault) {
+	if h == nil {
+		return
+	}
+	rec := results.GPUFault{Fault: f.String(), Kind: string(f.Kind), Xid: f.Xid, Resolution: f.Resolution().String(),
+		Seen: time.Now(), Action: "recorded"}
+	if f.OutOfService() {
+		rec.Action = results.GPUHealthOutOfService
+	}
+	h.mu.Lock()
+	h.gpus[dev] = append(h.gpus[dev], rec)
+	h.mu.Unlock()
+	if f.OutOfService() {
+		h.met.GPUOutOfService(dev)
+		h.taken(dev, devices, f)
+	}
+}
+
+// results is each watched GPU's health, for results.json; nil without a watch.
+func (h *healthTrials) results() []results.GPU {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]results.GPU, len(h.watch.said))
+	for i := range out {
+		out[i] = results.GPU{GPU: i, Health: results.GPUHealthOK, Faults: slices.Clone(h.gpus[i])}
+		switch _, gone := h.out[i]; {
+		case gone:
+			out[i].Health = results.GPUHealthOutOfService
+		case len(out[i].Faults) > 0:
+			out[i].Health = results.GPUHealthRecorded
+		}
+	}
+	return out
 }
 
 // taken is told by the watch that dev went out of service for f: the attempts on it are

@@ -100,7 +100,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		}
 		gpu.iso, gpu.isoNote = iso, note
 		gpu.health = newHealthWatch(opts.Resources.Probe, closed)
-		newHealthTrials(gpu.health, r.pause, closed, r.life.failWith)
+		newHealthTrials(gpu.health, r.pause, closed, r.life.failWith, r.met)
 		gpu.share = newGPUSharing(r.plan, r.hist, r.pause, &gpu.rooms, iso != nil, closed.Wake) // under MPS kernels overlap
 	}
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,

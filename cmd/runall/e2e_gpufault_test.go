@@ -3,9 +3,26 @@ package main_test
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // What becomes of the trials on a GPU taken out of service (issue 45, point 1).
+
+// gpuHealth is results.json's gpus: each GPU's health as the run watched it.
+type gpuHealth struct {
+	GPUs []struct {
+		GPU    int    `json:"gpu"`
+		Health string `json:"health"`
+		Faults []struct {
+			Fault      string    `json:"fault"`
+			Kind       string    `json:"kind"`
+			Xid        uint64    `json:"xid"`
+			Resolution string    `json:"resolution"`
+			Seen       time.Time `json:"seen"`
+			Action     string    `json:"action"`
+		} `json:"faults"`
+	} `json:"gpus"`
+}
 
 // faultedRun runs testdata/gpu/FILE on spec with its checkpoints under the scratch directory.
 func faultedRun(t *testing.T, file, spec string, env ...string) (*e2e, result, faultResults) {
@@ -45,7 +62,7 @@ func wantAllOK(t *testing.T, r result, res faultResults) int {
 // retries (it has none), and every trial finishes on the other GPU.
 func TestGPUFaultRequeuesTrials(t *testing.T) {
 	t.Parallel()
-	_, r, res := faultedRun(t, "health-ckpt.yml", "32GiB,32GiB:xid=79@1s")
+	e, r, res := faultedRun(t, "health-ckpt.yml", "32GiB,32GiB:xid=79@1s")
 	if n := wantAllOK(t, r, res); n == 0 {
 		t.Errorf("no attempt classed gpu-fault, want the one on GPU 1 when it fell off the bus\n%v", r)
 	}
@@ -54,6 +71,15 @@ func TestGPUFaultRequeuesTrials(t *testing.T) {
 	}
 	if res.FailureClasses["gpu-fault"] == 0 {
 		t.Errorf("failure_classes = %v, want gpu-fault counted", res.FailureClasses)
+	}
+	var h gpuHealth
+	e.readJSON("results.json", &h)
+	if len(h.GPUs) != 2 || h.GPUs[0].Health != "ok" || len(h.GPUs[0].Faults) != 0 || h.GPUs[1].Health != "out of service" {
+		t.Fatalf("results gpus = %+v, want GPU 0 ok, GPU 1 out of service", h.GPUs)
+	}
+	if f := h.GPUs[1].Faults; len(f) != 1 || f[0].Kind != "xid" || f[0].Xid != 79 || f[0].Action != "out of service" ||
+		f[0].Resolution != "contact support" || f[0].Seen.IsZero() || f[0].Fault != "xid 79 (GPU has fallen off the bus)" {
+		t.Errorf("GPU 1 faults = %+v, want Xid 79 seen, out of service", f)
 	}
 }
 
@@ -118,6 +144,11 @@ func TestGPUApplicationXidRecorded(t *testing.T) {
 		if tr.Status != "ok" {
 			t.Errorf("%s: %s (%s), want ok", tr.Name, tr.Status, tr.Reason)
 		}
+	}
+	var h gpuHealth
+	e.readJSON("results.json", &h)
+	if len(h.GPUs) != 1 || h.GPUs[0].Health != "faults recorded" || len(h.GPUs[0].Faults) != 1 || h.GPUs[0].Faults[0].Action != "recorded" {
+		t.Errorf("results gpus = %+v, want GPU 0's Xid 13 recorded", h.GPUs)
 	}
 }
 
