@@ -9,6 +9,9 @@ type Faults struct {
 	// FailFast is how many of the block's trials that fail for good alike (one signature),
 	// before any succeeded or reported a metric, stop it launching more; 0: off.
 	FailFast int
+	// OnOOM is on-oom: a trial that runs out of GPU memory retried with a param halved
+	// (the trial's own, else its block's); nil: none.
+	OnOOM *taskfile.OnOOM
 }
 
 // faultsOf is block c's rules, its own keys over config's.
@@ -20,6 +23,7 @@ func faultsOf(c *taskfile.Task, cfg taskfile.Config) *Faults {
 	if c.FailFast != 0 {
 		f.FailFast = c.FailFast
 	}
+	f.OnOOM = c.OnOOM
 	if f.FailFast == taskfile.FailFastOff {
 		f.FailFast = 0
 	}

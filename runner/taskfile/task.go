@@ -47,6 +47,7 @@ type Task struct {
 	Checkpoint                               CheckpointEntry
 	DivergedOn                               *DivergedOn // diverged-on: nil: not set
 	FailFast                                 int         // fail-fast: 0 not set, FailFastOff
+	OnOOM                                    *OnOOM      // on-oom: nil: not set
 
 	Parallel []*Task // parallel-tasks:
 	Steps    []*Task // tasks: (inside a parallel child)
@@ -79,7 +80,7 @@ var taskKeys = []string{
 	"collapse-on-completion", "event-driven", "show-task-times",
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "gpu-threads", "upload",
 	"metrics", "order", "recognize-metrics", "metric-pattern", "sample", "trials", "seed", "early-stop", "search", "memory",
-	"checkpoint", "gpu-sharing", "diverged-on", "fail-fast",
+	"checkpoint", "gpu-sharing", "diverged-on", "fail-fast", "on-oom",
 }
 
 var (
