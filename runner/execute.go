@@ -200,6 +200,7 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 	if host := r.launch.rooms.mem; host.admit != nil {
 		res.LearnedHostMemory = host.learnedByName(r.plan)
 	}
+	r.launch.runsAs.halve.results(res.Tasks) // on-oom: the params each trial ended with
 	res.LogParams = r.plan.LogParams
 	res.Objective, res.Objectives = objectiveOf(r.plan), objectivesOf(r.plan)
 	res.Assess()

@@ -93,6 +93,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace,
 		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir), stale: fresh})
 	r.pause = newPauser(r.launch.procs.Running, r.launch.ckpts, r.life)
+	r.launch.runsAs.halve = newOOMHalving(r.plan, r.launch.rooms.gpu, r.launch.ckpts)
 	if gpu := r.launch.rooms.gpu; gpu != nil {
 		iso, note, err := openIsolation(p, opts, gpu, closed)
 		if err != nil {
