@@ -83,6 +83,19 @@ func TestGPUFaultRequeuesTrials(t *testing.T) {
 	}
 }
 
+// TestGPUMemoryErrorRequeuesTrials: after a memory error (Xid 48) the trials on its GPU end
+// at once, go back to the line from their last copy, class gpu-fault, and finish on the other.
+func TestGPUMemoryErrorRequeuesTrials(t *testing.T) {
+	t.Parallel()
+	_, r, res := faultedRun(t, "health-ckpt.yml", "32GiB,32GiB:xid=48@1s")
+	if n := wantAllOK(t, r, res); n == 0 {
+		t.Errorf("no attempt classed gpu-fault\n%v", r)
+	}
+	if !strings.Contains(r.stdout, "GPU1 out of service (xid 48 (double bit ECC error)); requeued from its last checkpoint") {
+		t.Errorf("want the requeue said\n%v", r)
+	}
+}
+
 // TestGPUFaultRequeuesPlainTrials: trials without checkpoint: that a fault ends go back to
 // the line from their start, class gpu-fault, and finish on the other GPU.
 func TestGPUFaultRequeuesPlainTrials(t *testing.T) {
