@@ -47,3 +47,19 @@ func TestOnOOMHalves(t *testing.T) {
 		t.Errorf("never: %s (%s), attempts %+v; want failed as oom, saying on-oom cannot halve it", never.Status, never.Reason, never.AttemptList)
 	}
 }
+
+// TestOnOOMDropsCheckpoint: a halved trial's kept checkpoint was made with the other value:
+// it is dropped and its directory emptied before the retry, unless keep-checkpoint: true.
+func TestOnOOMDropsCheckpoint(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	e.env = append(e.env, "CKPT_ROOT="+e.path("ckpt"))
+	r := e.runGPUFile("onoom-ckpt.yml", "16GiB")
+	r.wantCode(t, 0)
+	if strings.Contains(r.stdout, "[drop 112] found a checkpoint") {
+		t.Errorf("drop's retry found its checkpoint, want it emptied\n%v", r)
+	}
+	if !strings.Contains(r.stdout, "[keep 112] found a checkpoint saved by batch 112") {
+		t.Errorf("keep's retry did not find its checkpoint, want it kept\n%v", r)
+	}
+}
