@@ -174,6 +174,7 @@ func (p *page) summary() {
 	if r.Stopped != "" {
 		p.printf("<p class=\"meta\">%s: the trials not started then were skipped</p>\n", esc(r.Stopped))
 	}
+	p.gpuHealth()
 	p.printf("</header>\n")
 }
 

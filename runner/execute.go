@@ -203,10 +203,12 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 		res.LearnedGPUMemory = r.learnedGPU()
 		res.GPUProcessIDs = gpu.admit.PIDs().String()
 		res.GPUSharing = gpu.share.results()
+		res.GPUs = gpu.healthTrials().results()
 	}
 	if host := r.launch.rooms.mem; host.admit != nil {
 		res.LearnedHostMemory = host.learnedByName(r.plan)
 	}
+	r.launch.runsAs.halve.results(res.Tasks) // on-oom: the params each trial ended with
 	res.LogParams = r.plan.LogParams
 	res.Objective, res.Objectives = objectiveOf(r.plan), objectivesOf(r.plan)
 	res.Assess()

@@ -94,6 +94,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace,
 		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir), stale: fresh})
 	r.pause = newPauser(r.launch.procs.Running, r.launch.ckpts, r.life)
+	r.launch.runsAs.halve = newOOMHalving(r.plan, r.launch.rooms.gpu, r.launch.ckpts)
 	if gpu := r.launch.rooms.gpu; gpu != nil {
 		iso, note, err := openIsolation(p, opts, gpu, closed)
 		if err != nil {
@@ -101,6 +102,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		}
 		gpu.iso, gpu.isoNote = iso, note
 		gpu.health = newHealthWatch(opts.Resources.Probe, closed)
+		newHealthTrials(gpu.health, r.pause, closed, r.life.failWith, r.met)
 		gpu.share = newGPUSharing(r.plan, r.hist, r.pause, &gpu.rooms, iso != nil, closed.Wake) // under MPS kernels overlap
 	}
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,

@@ -60,6 +60,12 @@ func (r *runDriver) openStream() {
 	if g := r.launch.rooms.gpu; g != nil && g.share != nil {
 		stream.Add(g.share)
 	}
+	if h := r.launch.runsAs.halve; h != nil {
+		stream.Add(h) // notes the value each attempt of an on-oom trial runs with
+	}
+	if h := r.launch.rooms.gpu.healthTrials(); h != nil {
+		stream.Add(h) // resumes the trials paused off a GPU out of service
+	}
 	if r.opts.Server != nil {
 		stream.Add(r.opts.Server)
 	}

@@ -62,15 +62,30 @@ func hangRules(h taskfile.Hang) []string {
 	return out
 }
 
-// blockFaults is a block's own rules where they differ from config's; nil otherwise.
+// blockFaults is a block's own rules where they differ from config's, and its on-oom; nil
+// when it has neither.
 func blockFaults(p *plan.Plan, t *plan.Task) []string {
 	if t.Faults == nil {
 		return nil
 	}
 	cfg, own := p.ConfigFaults(), *t.Faults
-	if own.FailFast == cfg.FailFast && own.DivergedOn.String() == cfg.DivergedOn.String() &&
-		strings.Join(hangRules(own.Hang), ",") == strings.Join(hangRules(cfg.Hang), ",") {
-		return nil
+	var rules []string
+	if own.FailFast != cfg.FailFast || own.DivergedOn.String() != cfg.DivergedOn.String() ||
+		strings.Join(hangRules(own.Hang), ",") != strings.Join(hangRules(cfg.Hang), ",") {
+		rules = faultRules(own)
 	}
-	return faultRules(own)
+	if o := own.OnOOM; o != nil {
+		rules = append(rules, onOOMRule(o))
+	}
+	return rules
+}
+
+// onOOMRule says on-oom: "on-oom halves <batch> down to 8, at most 3 times, its checkpoint
+// dropped".
+func onOOMRule(o *taskfile.OnOOM) string {
+	kept := "dropped"
+	if o.KeepCheckpoint {
+		kept = "kept"
+	}
+	return fmt.Sprintf("on-oom halves <%s> down to %d, at most %d times, its checkpoint %s", o.Halve, o.Min, o.Times, kept)
 }

@@ -31,10 +31,14 @@ const (
 	NotRunnable Class = "not-runnable"
 	// Preempted: runall itself was stopped (SIGTERM, SIGINT, SIGHUP): never the trial's failure.
 	Preempted Class = "preempted"
+	// GPUFault: a fault of its GPU took it down (an Xid that takes the GPU out of service,
+	// pages pending retirement, an uncorrectable ECC error), as runall saw the GPU or as CUDA
+	// said in its output: never the trial's own failure.
+	GPUFault Class = "gpu-fault"
 )
 
 // Classes are every class, in the order the docs and the summary list them.
-var Classes = []Class{OOM, Hung, Diverged, Crashed, Timeout, NotRunnable, Preempted}
+var Classes = []Class{OOM, Hung, Diverged, Crashed, Timeout, NotRunnable, Preempted, GPUFault}
 
 // Attempt is a failed attempt as Of is told it.
 type Attempt struct {
@@ -46,6 +50,9 @@ type Attempt struct {
 	// Unstarted: runall could not start its process (a cwd: that does not exist, say).
 	Unstarted bool
 	Lines     []string // its last lines of output, stdout's then stderr's
+	// GPU is the fault runall saw take one of the attempt's GPUs out of service while it
+	// ran ("xid 79 (GPU has fallen off the bus)"), "" for none.
+	GPU string
 }
 
 // Known error texts, as the frameworks print them.
@@ -54,8 +61,8 @@ var (
 		`ran out of memory trying to allocate|RESOURCE_EXHAUSTED: Out of memory|CUDA_ERROR_OUT_OF_MEMORY|` +
 		`CUBLAS_STATUS_ALLOC_FAILED|CUDA error: out of memory`)
 	ncclWatchdog = lazyre.New(`Watchdog caught collective operation timeout|NCCL watchdog|ProcessGroupNCCL.*[Tt]imeout`)
-	// eccText is CUDA's uncorrectable ECC error: a GPU fault, a crash until the faulty-GPU
-	// classes (issue 45) take it; its line is the attempt's error line either way.
+	// eccText is CUDA's uncorrectable ECC error: a GPU fault, whether or not runall's health
+	// read saw it yet; its line is the attempt's error line.
 	eccText = lazyre.New(`uncorrectable ECC error encountered`)
 )
 
@@ -63,15 +70,22 @@ var (
 // message (PyTorch's, TensorFlow's, JAX's, CUDA's): what the GPU admitter requeues by too.
 func IsOOMText(line string) bool { return oomText.MatchString(line) }
 
-// Of is the class of a failed attempt: what runall saw first (it was stopped, timed out,
-// hung, diverged, was OOM-killed), then what the output says (a framework's out-of-memory
-// message, NCCL's watchdog), then the exit (126 and 127: not runnable), else crashed.
+// Of is the class of a failed attempt: runall was stopped; a fault runall saw take its GPU
+// out of service; what else runall saw (it timed out, hung, diverged, was OOM-killed); then
+// what the output says (CUDA's uncorrectable ECC error, a framework's out-of-memory message,
+// NCCL's watchdog), then the exit (126 and 127: not runnable), else crashed.
 func Of(a Attempt) Class {
 	switch {
+	case a.Saw == Preempted:
+		return Preempted
+	case a.GPU != "":
+		return GPUFault
 	case a.Saw != "":
 		return a.Saw
 	case a.Unstarted:
 		return NotRunnable
+	case anyLine(a.Lines, eccText.MatchString):
+		return GPUFault
 	case anyLine(a.Lines, oomText.MatchString):
 		return OOM
 	case anyLine(a.Lines, ncclWatchdog.MatchString):

@@ -2,7 +2,7 @@ package failclass
 
 import "testing"
 
-// TestOf: what runall saw decides first, then the known error texts, then the exit.
+// TestOf: what runall saw decides first (runall stopped, then a fault of the GPU), then the known error texts, then the exit.
 func TestOf(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -16,7 +16,10 @@ func TestOf(t *testing.T) {
 		{"PyTorch OOM", Attempt{ExitCode: 1, Lines: []string{"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"}}, OOM},
 		{"TensorFlow OOM", Attempt{ExitCode: 1, Lines: []string{"ResourceExhaustedError: OOM when allocating tensor with shape[64,1024]"}}, OOM},
 		{"NCCL watchdog", Attempt{ExitCode: -1, Signal: "SIGABRT", Lines: []string{"[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)"}}, Hung},
-		{"ECC", Attempt{ExitCode: 1, Lines: []string{"RuntimeError: CUDA error: uncorrectable ECC error encountered"}}, Crashed},
+		{"ECC", Attempt{ExitCode: 1, Lines: []string{"RuntimeError: CUDA error: uncorrectable ECC error encountered"}}, GPUFault},
+		{"GPU out of service", Attempt{ExitCode: 1, GPU: "xid 79 (GPU has fallen off the bus)", Lines: []string{"CUDA out of memory"}}, GPUFault},
+		{"GPU out of service, runall timed it out", Attempt{Saw: Timeout, ExitCode: -1, GPU: "xid 79 (GPU has fallen off the bus)"}, GPUFault},
+		{"GPU out of service, runall stopped", Attempt{Saw: Preempted, ExitCode: -1, GPU: "xid 79 (GPU has fallen off the bus)"}, Preempted},
 		{"exit 127", Attempt{ExitCode: 127, Lines: []string{"bash: line 1: pyhton: command not found"}}, NotRunnable},
 		{"exit 126", Attempt{ExitCode: 126}, NotRunnable},
 		{"unstarted", Attempt{ExitCode: -1, Unstarted: true}, NotRunnable},

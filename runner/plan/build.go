@@ -26,7 +26,8 @@ func (l *loader) expandTasks(list []*taskfile.Task, in inherited, level int) []*
 		copies := l.copies(rt, in)
 		l.src.checkIdentical(rt, copies, l.cfg.ReplicaReplacePattern)
 		var space *Space
-		if level == levelTrial && in.earlyStop != nil && in.earlyStop.Method == earlystop.PBT && (len(rt.Matrix) > 0 || len(rt.Sample) > 0) {
+		pbt := in.earlyStop != nil && in.earlyStop.Method == earlystop.PBT
+		if level == levelTrial && (pbt || onOOMOf(rt, in) != nil) && (len(rt.Matrix) > 0 || len(rt.Sample) > 0) {
 			tmpl := *rt // the task as written: the template pbt's variants are filled from
 			tmpl.Matrix, tmpl.Sample, tmpl.Name = nil, nil, l.defaultName(rt)
 			seen := len(l.src.problems)
@@ -45,6 +46,9 @@ func (l *loader) expandTasks(list []*taskfile.Task, in inherited, level int) []*
 			l.src.checkName(c)
 			t := l.task(c, in, level)
 			t.Space = space
+			if level == levelTrial {
+				checkOnOOM(l.src, rt, t, onOOMOf(rt, in))
+			}
 			out = append(out, t)
 			copies[i] = nil // built: the file's copy may go, so that the copies and the tasks are not all held at once
 		}
@@ -134,6 +138,7 @@ func (l *loader) keyPositions(c *taskfile.Task) map[string]Pos {
 func (l *loader) adapt(t *Task, c *taskfile.Task, in inherited) {
 	t.MetricFormats = in.formats
 	t.EarlyStop, t.Faults = in.earlyStop, ownHang(in.faults, c, l.cfg)
+	withOnOOM(t, c)
 	if c.RecognizeMetrics != nil {
 		t.MetricFormats.NoBuiltin = !*c.RecognizeMetrics
 	}

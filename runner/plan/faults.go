@@ -15,6 +15,9 @@ type Faults struct {
 	// block is the block's rules that these refine with a task's own hang keys; nil: these
 	// are a block's (or config's) own.
 	block *Faults
+	// OnOOM is on-oom: a trial that runs out of GPU memory retried with a param halved
+	// (the trial's own, else its block's); nil: none.
+	OnOOM *taskfile.OnOOM
 }
 
 // Block is the rules of the block these belong to: what its trials share (fail-fast counts
@@ -35,6 +38,7 @@ func faultsOf(c *taskfile.Task, cfg taskfile.Config) *Faults {
 	if c.FailFast != 0 {
 		f.FailFast = c.FailFast
 	}
+	f.OnOOM = c.OnOOM
 	if f.FailFast == taskfile.FailFastOff {
 		f.FailFast = 0
 	}

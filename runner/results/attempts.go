@@ -23,6 +23,9 @@ type Attempt struct {
 	End       time.Time `json:"end"`
 	Reason    string    `json:"reason,omitempty"`
 	Signature string    `json:"signature,omitempty"`
+	// Params is the on-oom param's value the attempt ran with, for a trial on-oom halved
+	// (schema 3); none for any other.
+	Params map[string]string `json:"params,omitempty"`
 }
 
 // FailureGroup is the failed trials that share a signature, as the summary groups them.

@@ -62,6 +62,8 @@ type Run struct {
 	GPUProcessIDs string `json:"gpu_process_ids,omitempty"`
 	// GPUSharing is what gpu-sharing: progress measured and decided; nil without it.
 	GPUSharing *Sharing `json:"gpu_sharing,omitempty"`
+	// GPUs is each GPU's health as the run watched it (gpuhealth.go); none without GPUs.
+	GPUs []GPU `json:"gpus,omitempty"`
 
 	// Objective is config objective: the metric trials are ranked by; Best names the best
 	// trial by it (see Rank), and BestID is that trial's ID, which identifies it (IsBest).

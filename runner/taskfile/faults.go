@@ -102,6 +102,8 @@ func (t *Task) faultKey(d *Decoder, p Pair) bool {
 		t.DivergedOn = decodeDivergedOn(d, p)
 	case "fail-fast":
 		t.FailFast = decodeFailFast(d, p)
+	case "on-oom":
+		t.OnOOM = decodeOnOOM(d, p)
 	default:
 		return hangKey(d, p, &t.Hang)
 	}

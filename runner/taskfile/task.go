@@ -48,6 +48,7 @@ type Task struct {
 	DivergedOn                               *DivergedOn // diverged-on: nil: not set
 	FailFast                                 int         // fail-fast: 0 not set, FailFastOff
 	Hang                                     Hang        // hang-after and its kin (hang.go): the keys it sets
+	OnOOM                                    *OnOOM      // on-oom: nil: not set
 
 	Parallel []*Task // parallel-tasks:
 	Steps    []*Task // tasks: (inside a parallel child)
@@ -80,7 +81,7 @@ var taskKeys = []string{
 	"collapse-on-completion", "event-driven", "show-task-times",
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "gpu-threads", "upload",
 	"metrics", "order", "recognize-metrics", "metric-pattern", "sample", "trials", "seed", "early-stop", "search", "memory",
-	"checkpoint", "gpu-sharing", "diverged-on", "fail-fast",
+	"checkpoint", "gpu-sharing", "diverged-on", "fail-fast", "on-oom",
 	"hang-after", "hang-after-start", "hang-floor", "hang-retries", "no-progress-restarts", "gpu-release-wait",
 }
 

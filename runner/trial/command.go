@@ -89,6 +89,7 @@ type verdict struct {
 	halted  string
 	class   failclass.Class // what a room saw of the failure (Answer.Class)
 	hung    *executor.Hung  // the hang watch ended the attempt (command_hang.go)
+	gpu     string          // the fault a room saw take its GPU out of service (Answer.GPU)
 }
 
 func (c *command) hooks() executor.Hooks {
@@ -182,6 +183,9 @@ func (c *command) decided(attempt int, out proc.Outcome) bool {
 		a := r.Failed(f)
 		if c.next.class == "" {
 			c.next.class = a.Class
+		}
+		if c.next.gpu == "" {
+			c.next.gpu = a.GPU
 		}
 		if a.Halted != "" {
 			c.next.halted = a.Halted

@@ -50,7 +50,7 @@ func (c *command) try(out proc.Outcome, saw failclass.Class, failed bool) *resul
 	if !failed {
 		return a
 	}
-	f := failclass.Attempt{Saw: saw, ExitCode: out.ExitCode, Signal: a.Signal, Unstarted: out.Err != nil,
+	f := failclass.Attempt{Saw: saw, GPU: c.next.gpu, ExitCode: out.ExitCode, Signal: a.Signal, Unstarted: out.Err != nil,
 		Lines: append(c.tails.lines("stdout"), c.tails.lines("stderr")...)}
 	class := failclass.Of(f)
 	a.Class, a.Signature = string(class), failclass.Signature(class, f)

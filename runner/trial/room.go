@@ -67,6 +67,9 @@ type Answer struct {
 	// Class is the failure's class as the room saw it ("": the room saw nothing of it), which
 	// failclass.Of takes before the output's texts: the kernel's OOM killer, say.
 	Class failclass.Class
+	// GPU is the fault the room saw take the attempt's GPU out of service ("": none), which
+	// failclass.Of classes gpu-fault.
+	GPU string
 }
 
 // Requeue is a room's answer that its trial goes back to the line.
