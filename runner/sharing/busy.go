@@ -49,7 +49,28 @@ func (c *Controller) Busy(now time.Duration, gpu, id string, share float64) {
 // step). A share beside others is not its share alone by itself: switching between
 // processes leaves the GPU idle while every step waits longer. A kind's share is its
 // trials' measured alone, else the first estimated beside others.
+//
+// A share of 0 needs no rate (issue 42, point 4): the trial's known processes ran no kernel
+// in the driver's window, so it takes no turn on the GPU, alone or beside others, and
+// whatever its speed 0 scaled by it is 0. It is its share alone at once, and its kind's
+// where the kind has none, so that trials beside it join as packing by memory would have
+// them, without waiting for a rate window. A share above 0 still waits for a rate measured
+// beside it (it may be a set-up's), and replaces a kind's share of 0: a trial that was
+// setting up at 0% then computes is judged as today.
 func (a alones) noteBusy(d *device, t *trial) {
+	if t.hasUtil && t.util == 0 && !t.measured {
+		t.busy, t.hasBusy = 0, true
+		if _, ok := a.busy[t.Kind]; !ok {
+			a.busy[t.Kind] = 0
+		}
+		return
+	}
+	if t.hasUtil && t.util > 0 && !t.measured && t.hasBusy && t.busy == 0 {
+		t.hasBusy = false // it computes now: its share of 0 was a set-up's
+		if k, ok := a.busy[t.Kind]; ok && k == 0 {
+			delete(a.busy, t.Kind)
+		}
+	}
 	if !t.hasUtil || !t.measured {
 		return // a share read with no progress measured beside it may be a set-up's
 	}
@@ -60,10 +81,21 @@ func (a alones) noteBusy(d *device, t *trial) {
 		a.busy[t.Kind] = t.busy
 	case alone > 0 && t.rate > 0:
 		t.busy, t.hasBusy = min(t.util*alone/t.rate, 1), true
-		if _, ok := a.busy[t.Kind]; !ok {
+		if k, ok := a.busy[t.Kind]; !ok || k == 0 {
 			a.busy[t.Kind] = t.busy
 		}
 	}
+}
+
+// idle is whether t and every trial of d have a busy share alone of 0: none takes a turn on
+// the GPU, so t joins d as packing by memory would have it, its rate alone known or not.
+func (a alones) idle(d *device, t *trial) bool {
+	for _, tr := range append([]*trial{t}, d.trials...) {
+		if b, ok := a.busyOf(tr); !ok || b > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // busyOf is t's busy share alone: its own, else its kind's; ok is false where neither is

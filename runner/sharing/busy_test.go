@@ -233,3 +233,39 @@ func TestRateBeforeTheDriversShare(t *testing.T) {
 		t.Errorf("h2 three MinWindows on, no share reported since: %v, want the rates to decide", d)
 	}
 }
+
+// TestIdleShareNeedsNoRate: a trial whose known processes the driver reports at 0% has a
+// busy share of 0 without a rate window: the next trial of its kind joins at once (issue
+// 42, point 4), and the rest after it. A share above 0 still waits for a rate, and one
+// that follows a share of 0 (a set-up at 0%, then kernels) takes the 0 back.
+func TestIdleShareNeedsNoRate(t *testing.T) {
+	s := func(i int) Trial { return Trial{ID: fmt.Sprintf("s%d", i), Kind: "sleeper"} }
+	c := New(Options{MinWindow: time.Second})
+	c.Started(0, "0", s(1))
+	c.Busy(sec(1), "0", "s1", 0)
+	for i := 2; i <= 8; i++ {
+		if d := c.MayAdmit(sec(1), "0", s(i)); d.Action != Admit {
+			t.Fatalf("s%d beside %d trials reported at 0%%, none measured yet: %v", i, i-1, d)
+		}
+		c.Started(sec(1), "0", s(i))
+	}
+
+	h := func(i int) Trial { return Trial{ID: fmt.Sprintf("h%d", i), Kind: "heavy"} }
+	c = New(Options{MinWindow: time.Second})
+	c.Started(0, "0", h(1))
+	c.Busy(sec(1), "0", "h1", 0.4)
+	if d := c.MayAdmit(sec(1), "0", h(2)); d.Action != Wait {
+		t.Errorf("h2 beside h1 at 40%%, not measured yet: %v, want today's wait for its rate", d)
+	}
+
+	c = New(Options{MinWindow: time.Second})
+	c.Started(0, "0", h(1))
+	c.Busy(sec(1), "0", "h1", 0) // setting up
+	c.Busy(sec(1.25), "0", "h1", 1)
+	if d := c.MayAdmit(sec(1.25), "0", h(2)); d.Action != Wait {
+		t.Errorf("h2 beside h1, at 0%% then 100%%: %v, want a wait", d)
+	}
+	if _, ok := c.alone.busy["heavy"]; ok {
+		t.Errorf("the kind keeps the share of 0 its first trial had setting up")
+	}
+}

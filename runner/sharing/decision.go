@@ -181,7 +181,7 @@ func (c *Controller) MayAdmit(now time.Duration, gpu string, t Trial) Decision {
 	case wasTried && tried > 1+c.opts.Margin:
 		// Known to gain: no need to measure the mix again first (a trial left, say).
 		dec.Action, dec.Why = Admit, fmt.Sprintf("%s: one of its kind raised this mix's throughput before (%.2fx)", t.ID, tried)
-	case !d.judged && alone > 0 && c.alone.fitsNow(d, cand, c.opts):
+	case !d.judged && (alone > 0 || c.alone.idle(d, cand)) && c.alone.fitsNow(d, cand, c.opts):
 		dec.Action, dec.Why = Admit, fmt.Sprintf("%s: the busy shares, its with its trials', fit in the GPU's time", t.ID)
 	case !d.judged:
 		dec.Why = fmt.Sprintf("measuring its %d trials since their mix changed", len(d.trials))
