@@ -25,9 +25,17 @@ import (
 // time that others must wait for: byBusy keeps no trial out there, and fitsNow, whose shares
 // fit however they overlap, still lets trials join early.
 
+// DriverSample is how often a driver samples each process's utilisation (NVML's
+// nvmlDeviceGetProcessUtilization returns the samples since the time it is given; recent
+// GPUs take one about every 1/6 s).
+const DriverSample = time.Second / 6
+
 // Busy records the share of gpu's time (0 to 1) the kernels of the trial id ran lately, as
-// the GPU reports it per process. A share from less than MinWindow after the GPU's mix
-// changed is not used: the driver's samples still reach back before the change.
+// the GPU reports it per process. A share above 0 from less than MinWindow after the GPU's
+// mix changed is not used: the driver's samples still reach back before the change. A
+// share of 0 is used from one DriverSample after it: no kernel of the trial's in a window
+// that reaches back before the change is none since the change either, and the driver has
+// sampled its processes once since.
 func (c *Controller) Busy(now time.Duration, gpu, id string, share float64) {
 	c.tick(now)
 	d, ok := c.gpus[gpu]
@@ -36,7 +44,11 @@ func (c *Controller) Busy(now time.Duration, gpu, id string, share float64) {
 		return
 	}
 	d.answers = true
-	if now-d.since < c.opts.MinWindow {
+	wait := c.opts.MinWindow
+	if share == 0 {
+		wait = min(wait, DriverSample)
+	}
+	if now-d.since < wait {
 		return
 	}
 	tr.util, tr.hasUtil = min(share, 1), true

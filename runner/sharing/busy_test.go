@@ -269,3 +269,26 @@ func TestIdleShareNeedsNoRate(t *testing.T) {
 		t.Errorf("the kind keeps the share of 0 its first trial had setting up")
 	}
 }
+
+// TestIdleShareAfterOneDriverSample: a share of 0 counts one driver sample after the mix
+// changed, not a MinWindow; a share above 0 still waits the MinWindow, and a share of 0
+// read before the driver sampled once since the change counts for nothing.
+func TestIdleShareAfterOneDriverSample(t *testing.T) {
+	s := func(i int) Trial { return Trial{ID: fmt.Sprintf("s%d", i), Kind: "sleeper"} }
+	c := New(Options{MinWindow: time.Second})
+	c.Started(0, "0", s(1))
+	c.Busy(DriverSample/2, "0", "s1", 0)
+	if c.trials["s1"].hasBusy {
+		t.Errorf("a share of 0 before the driver sampled once since the mix changed was taken")
+	}
+	c.Busy(DriverSample, "0", "s1", 0)
+	if d := c.MayAdmit(DriverSample, "0", s(2)); d.Action != Admit {
+		t.Errorf("s2 beside s1, at 0%% one driver sample after it started: %v", d)
+	}
+	h := Trial{ID: "h1", Kind: "heavy"}
+	c.Started(0, "1", h)
+	c.Busy(sec(0.5), "1", "h1", 0.5)
+	if c.trials["h1"].hasUtil {
+		t.Errorf("a share above 0 before the MinWindow was taken")
+	}
+}
