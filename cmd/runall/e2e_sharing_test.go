@@ -132,8 +132,9 @@ func TestGPUSharingLightPacks(t *testing.T) {
 
 // TestGPUSharingSleepersRunAtOnce: trials whose GPU processes run no kernel (they sleep
 // and print their progress) do not slow each other: on GPUs that report each process's
-// utilisation, their busy share of 0 lets them all join once the first was measured alone,
-// and the eight run at once, as packing by memory would run them (issue 42, point 4).
+// utilisation, their busy share of 0 lets them all join once the driver reported the first
+// at 0%, without a rate window, and the eight run at once, as packing by memory would run
+// them (issue 42, point 4).
 func TestGPUSharingSleepersRunAtOnce(t *testing.T) {
 	t.Parallel()
 	e := newGPUE2E(t)

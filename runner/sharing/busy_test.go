@@ -292,3 +292,27 @@ func TestIdleShareAfterOneDriverSample(t *testing.T) {
 		t.Errorf("a share above 0 before the MinWindow was taken")
 	}
 }
+
+// TestSummaryOfIdleTrials: trials that joined beside shares of 0 before any ran alone long
+// enough to be measured have no rate alone; the summary says what the shares showed rather
+// than nothing, and nothing where a share is not 0.
+func TestSummaryOfIdleTrials(t *testing.T) {
+	s := func(i int) Trial { return Trial{ID: fmt.Sprintf("s%d", i), Kind: "sleeper"} }
+	c := New(Options{MinWindow: time.Second})
+	c.Started(0, "0", s(1))
+	c.Busy(DriverSample, "0", "s1", 0)
+	c.Started(DriverSample, "0", s(2))
+	c.Busy(2*DriverSample, "0", "s2", 0)
+	c.Measured(sec(2), "0", Rate{Trial: "s1", PerSecond: 10, Since: sec(1), Steps: 20})
+	c.Measured(sec(2), "0", Rate{Trial: "s2", PerSecond: 10, Since: sec(1), Steps: 18})
+	want := "its trials' processes ran no kernel (busy shares of 0): sharing ran up to 2 at once on a GPU, as packing by memory would; no rate alone was measured to say how much faster"
+	if got := c.Figures().Summary(c.End()); got != want {
+		t.Errorf("summary of two trials at 0%%: %q, want %q", got, want)
+	}
+	f := c.Figures()
+	half := 0.5
+	f.Trials[1].Busy = &half
+	if got := f.Summary(c.End()); got != "" {
+		t.Errorf("summary with a share of 0.5 and no rate alone: %q, want none", got)
+	}
+}

@@ -113,10 +113,31 @@ func (f Figures) Summary(end time.Duration) string {
 		return "its trials never shared a GPU: sharing ran this sweep one trial at a time"
 	}
 	s, ok := f.Speedup(end)
-	if !ok {
-		return ""
+	switch {
+	case ok:
+		return summaryOf(s)
+	case f.idle():
+		// Beside shares of 0 the trials joined before one ran alone long enough to be
+		// measured (busy.go): no rate alone says what sharing bought, but the shares say
+		// they took no turns on the GPU.
+		return fmt.Sprintf("its trials' processes ran no kernel (busy shares of 0): sharing ran up to %d at once on a GPU, as packing by memory would; no rate alone was measured to say how much faster", f.mostAtOnce())
 	}
-	return summaryOf(s)
+	return ""
+}
+
+// idle is whether every trial that made progress has a busy share alone of 0.
+func (f Figures) idle() bool {
+	n := 0
+	for _, t := range f.Trials {
+		if t.Steps <= 0 {
+			continue
+		}
+		if t.Busy == nil || *t.Busy != 0 {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // summaryOf says a speedup s (the time one at a time over the time shared).
