@@ -35,7 +35,7 @@ EPOCHS=${EPOCHS:-27}
 PY=${PYTHON:-/usr/bin/python3}
 SWEEPS=${SWEEPS:-grid asha asha-file median median-file sha sha-shuffled hyperband pbt sample}
 # issue 47's comparison, every method on both sets in one run:
-#   SWEEPS="grid asha sha forecast forecast-file cross-grid cross-asha cross-sha cross-forecast"
+#   SWEEPS="grid asha sha forecast forecast-file forecast-d forecast-file-d cross-grid cross-asha cross-sha cross-forecast cross-forecast-d"
 TRAIN=$(cd "$(dirname "$0")" && pwd)/curves/train_digits.py
 CROSS=$(cd "$(dirname "$0")" && pwd)/curves/crossing.py
 . "$(dirname "$0")/need.sh"
@@ -127,8 +127,14 @@ sweep cross-grid "" "$crossing_trials"
 sweep cross-asha "$asha$file" "$crossing_trials"
 sweep cross-sha "$sha" "$crossing_trials"
 sweep cross-forecast "$forecast$file" "$crossing_trials"
+# The same with min-delta 0.005: a trial stops when it is unlikely to beat the best by more
+# than the tolerance issue 47's target allows.
+forecastd="    early-stop: {method: forecast, grace: 2, max: $EPOCHS, min-delta: 0.005}"
+sweep forecast-d "$forecastd" "$matrix_trial"
+sweep forecast-file-d "$forecastd$file" "$matrix_trial"
+sweep cross-forecast-d "$forecastd$file" "$crossing_trials"
 
-printf '%-14s %11s %8s %8s %7s %7s %7s %7s\n' sweep gpu-time-s wall-s best pruned starts ratio epochs
+printf '%-16s %11s %8s %8s %7s %7s %7s %7s\n' sweep gpu-time-s wall-s best pruned starts ratio epochs
 for s in $SWEEPS; do
   rm -rf ckpt
   "$RUNALL" --output json --fake-gpus 2x16GiB --log-dir logs --results "$s.json" "$s.yml" > "$s.events"
@@ -164,7 +170,7 @@ except OSError:
 if name == base:
     open(base + ".gpu", "w").write(str(gpu))
     ratio = "1.00x"
-print(f"{name:14s} {gpu:11.1f} {wall:8.1f} {best:8.4f} {pruned:7d} {starts:7d} {ratio:>7s} {epochs:7d}")
+print(f"{name:16s} {gpu:11.1f} {wall:8.1f} {best:8.4f} {pruned:7d} {starts:7d} {ratio:>7s} {epochs:7d}")
 if name == base:
     # The one-epoch baseline on this grid's curves (no GPU-time or wall: not run).
     curves = [x["metric_series"]["val_accuracy"] for x in r["tasks"]]
@@ -173,7 +179,7 @@ if name == base:
     one = max(c[-1] for c in kept)
     eps = len(curves) + sum(len(c) - 1 for c in kept)
     label = name.replace("grid", "top3-1ep")
-    print(f"{label:14s} {'-':>11s} {'-':>8s} {one:8.4f} {len(curves) - len(kept):7d} {'-':>7s} {'-':>7s} {eps:7d}")
+    print(f"{label:16s} {'-':>11s} {'-':>8s} {one:8.4f} {len(curves) - len(kept):7d} {'-':>7s} {'-':>7s} {eps:7d}")
 PY
 done
 if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp ./*.json ./*.yml ./*.events "$OUT"/; fi
