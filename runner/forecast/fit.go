@@ -168,14 +168,22 @@ func fitFamily(fam family, xs, ys []float64, at float64, shape fitShape) (q part
 // middle and its resolution, in the fit's units.
 type fitShape struct{ span, mid, step float64 }
 
-// resolution is the least gap between two distinct values of the curve (0 when it has one
-// value): the least noise a family is given. A metric that moves in steps (an accuracy on 540
-// examples moves by 1/540) stands still while the curve beneath it climbs less than a step:
-// a plateau's residuals of zero say only that it moved less than one, and a band narrower
-// than that stopped the grid's best trial on the curves benchmark at a plateau one step
-// below the incumbent. On a metric without steps it is the least move the curve has made,
-// no more than it may still move.
+// resolution is the least gap between two distinct values of a curve that stood still (a
+// value repeated at consecutive steps), 0 for one that never did: the least noise a family
+// is given. A metric that moves in steps (an accuracy on 540 examples moves by 1/540) stands
+// still while the curve beneath it climbs less than a step: a plateau's residuals of zero
+// say only that it moved less than one, and a band narrower than that stopped the grid's
+// best trial on the curves benchmark at a plateau one step below the incumbent. A smooth
+// curve that never repeats a value shows no steps: its least gap is only its latest climb,
+// and as a floor it would widen every early forecast.
 func resolution(ys []float64) float64 {
+	still := false
+	for i := 1; i < len(ys); i++ {
+		still = still || ys[i] == ys[i-1]
+	}
+	if !still {
+		return 0
+	}
 	sorted := slices.Clone(ys)
 	slices.Sort(sorted)
 	least := 0.0

@@ -102,6 +102,9 @@ func TestFitPlateauOfSteps(t *testing.T) {
 	if r := resolution([]float64{0.5, 0.5}); r != 0 {
 		t.Errorf("resolution of a flat curve %v, want 0", r)
 	}
+	if r := resolution([]float64{0.5, 0.65, 0.73, 0.78}); r != 0 {
+		t.Errorf("resolution of a smooth curve that never stood still %v, want 0", r)
+	}
 }
 
 // Curves that cross: one that climbs fast and levels off low, one that starts slow and ends
