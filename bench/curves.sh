@@ -20,13 +20,24 @@
 # sampled trials, no early stopping), forecast and forecast-file (learning-curve forecasts,
 # grace 2, in the default order and in the written one; the trials keep checkpoints, so a
 # trial that is behind but not hopeless is paused, pause-below's default 0.2).
+#
+# The crossing set (issue 47, curves/crossing.py): 27 curves that cross (the fastest starters
+# level off lowest), written worst first (by their value at the end, the best last), each
+# sweep with order: file: cross-grid, cross-asha, cross-sha, cross-forecast.
+# After grid and cross-grid, a row for the baseline of Egele et al. (2023), "top third after
+# one epoch, then run to the end", read off that grid's own curves (the trials are
+# deterministic, so running it would train the same epochs to the same values): the 9 trials
+# best at epoch 1 are run to the end, 27 + 9 × 26 epochs.
 set -euo pipefail
 RUNALL=${RUNALL:-$PWD/runall}
 EPOCH=${EPOCH:-0.7}
 EPOCHS=${EPOCHS:-27}
 PY=${PYTHON:-/usr/bin/python3}
 SWEEPS=${SWEEPS:-grid asha asha-file median median-file sha sha-shuffled hyperband pbt sample}
+# issue 47's comparison, every method on both sets in one run:
+#   SWEEPS="grid asha sha forecast forecast-file forecast-d forecast-file-d cross-grid cross-asha cross-sha cross-forecast cross-forecast-d"
 TRAIN=$(cd "$(dirname "$0")" && pwd)/curves/train_digits.py
+CROSS=$(cd "$(dirname "$0")" && pwd)/curves/crossing.py
 . "$(dirname "$0")/need.sh"
 need mktemp "$PY" "$RUNALL"
 "$PY" -c 'import sklearn' 2>/dev/null || { echo "bench: scikit-learn is missing (apt-get install python3-sklearn)" >&2; exit 1; }
@@ -53,6 +64,21 @@ for lr, alpha, hidden in configs:
     print(f"      - name: lr={lr} alpha={alpha} hidden={hidden}")
     print(f"        cmd: {c} --checkpoint ckpt/{lr}-{alpha}-{hidden}")
     print(f"        checkpoint: ckpt/{lr}-{alpha}-{hidden}")
+PY
+)
+# The crossing set, worst first: each curve's value at the end, ascending.
+crossing_trials=$("$PY" - "$CROSS" "$EPOCHS" "$EPOCH" <<'PY'
+import importlib.util, itertools, sys
+spec = importlib.util.spec_from_file_location("crossing", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+n = int(sys.argv[2])
+configs = sorted(itertools.product(["fast", "mid", "slow"], [1, 2, 3], [1, 2, 3]), key=lambda c: (m.value(*c, n), c))
+for speed, width, seed in configs:
+    name = f"{speed}-{width}-{seed}"
+    print(f"      - name: {name}")
+    print(f"        cmd: {sys.executable} {sys.argv[1]} --speed {speed} --width {width} --seed {seed} --epochs {n} --epoch-seconds {sys.argv[3]} --checkpoint ckpt/{name}")
+    print(f"        checkpoint: ckpt/{name}")
 PY
 )
 sample_trial() { # how many
@@ -95,8 +121,20 @@ forecast="    early-stop: {method: forecast, grace: 2, max: $EPOCHS}"
 sweep forecast "$forecast" "$matrix_trial"
 sweep forecast-file "$forecast
     order: file" "$matrix_trial"
+file="
+    order: file"
+sweep cross-grid "" "$crossing_trials"
+sweep cross-asha "$asha$file" "$crossing_trials"
+sweep cross-sha "$sha" "$crossing_trials"
+sweep cross-forecast "$forecast$file" "$crossing_trials"
+# The same with min-delta 0.005: a trial stops when it is unlikely to beat the best by more
+# than the tolerance issue 47's target allows.
+forecastd="    early-stop: {method: forecast, grace: 2, max: $EPOCHS, min-delta: 0.005}"
+sweep forecast-d "$forecastd" "$matrix_trial"
+sweep forecast-file-d "$forecastd$file" "$matrix_trial"
+sweep cross-forecast-d "$forecastd$file" "$crossing_trials"
 
-printf '%-14s %11s %8s %8s %7s %7s %7s %7s\n' sweep gpu-time-s wall-s best pruned starts ratio epochs
+printf '%-16s %11s %8s %8s %7s %7s %7s %7s\n' sweep gpu-time-s wall-s best pruned starts ratio epochs
 for s in $SWEEPS; do
   rm -rf ckpt
   "$RUNALL" --output json --fake-gpus 2x16GiB --log-dir logs --results "$s.json" "$s.yml" > "$s.events"
@@ -121,16 +159,27 @@ starts = sum(1 for e in evs if e["event"] == "start")
 wall = (t(r["finished_at"]) - t(r["started_at"])).total_seconds()
 best = max((x["metrics"]["val_accuracy"] for x in r["tasks"] if x["status"] == "ok" and "val_accuracy" in x.get("metrics", {})), default=float("nan"))
 pruned = sum(1 for x in r["tasks"] if x["status"] == "pruned")
-epochs = sum(len(x.get("metric_series", {}).get("val_accuracy", [])) for x in r["tasks"])
+# A metric reported once has no series: a trial stopped after its first epoch trained one.
+epochs = sum(len(x.get("metric_series", {}).get("val_accuracy", [])) or ("val_accuracy" in x.get("metrics", {})) for x in r["tasks"])
+base = "cross-grid" if name.startswith("cross-") else "grid"
 try:
-    grid = float(open("grid.gpu").read())
+    grid = float(open(base + ".gpu").read())
     ratio = f"{gpu / grid:.2f}x"
 except OSError:
     ratio = "-"
-if name == "grid":
-    open("grid.gpu", "w").write(str(gpu))
+if name == base:
+    open(base + ".gpu", "w").write(str(gpu))
     ratio = "1.00x"
-print(f"{name:14s} {gpu:11.1f} {wall:8.1f} {best:8.4f} {pruned:7d} {starts:7d} {ratio:>7s} {epochs:7d}")
+print(f"{name:16s} {gpu:11.1f} {wall:8.1f} {best:8.4f} {pruned:7d} {starts:7d} {ratio:>7s} {epochs:7d}")
+if name == base:
+    # The one-epoch baseline on this grid's curves (no GPU-time or wall: not run).
+    curves = [x["metric_series"]["val_accuracy"] for x in r["tasks"]]
+    n = max(len(c) for c in curves)
+    kept = sorted(curves, key=lambda c: -c[0])[:len(curves) // 3]
+    one = max(c[-1] for c in kept)
+    eps = len(curves) + sum(len(c) - 1 for c in kept)
+    label = name.replace("grid", "top3-1ep")
+    print(f"{label:16s} {'-':>11s} {'-':>8s} {one:8.4f} {len(curves) - len(kept):7d} {'-':>7s} {'-':>7s} {eps:7d}")
 PY
 done
 if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp ./*.json ./*.yml ./*.events "$OUT"/; fi

@@ -132,9 +132,9 @@ func TestForecastOrderFree(t *testing.T) {
 
 // TestForecastFreezeThaw: with pause-below and checkpoints, a trial forecast to lose but
 // not hopeless is paused at its checkpoint while another waits, and the waiting one runs.
-// Then, once none waits: when the one that ran ended below the best, the paused one resumes
-// from its checkpoint and ends ok, each epoch run once; when it raised the value to beat
-// out of the paused one's reach, the paused one ends pruned where it waits, never resumed.
+// Then, once none waits, the paused one ends pruned where it waits, never resumed: when the
+// one that ran ended below the best, its chance did not rise since its pause; when it raised
+// the value to beat out of the paused one's reach, its chance fell below min-chance.
 func TestForecastFreezeThaw(t *testing.T) {
 	t.Parallel()
 	text, err := os.ReadFile(testdata("adapt/freeze.yml"))
@@ -146,7 +146,9 @@ func TestForecastFreezeThaw(t *testing.T) {
 		lastStatus   results.Status // 0.85 is itself a loser, stopped
 		status       results.Status // behind's
 		behindEpochs int
-	}{{"0.85", results.StatusPruned, results.StatusOK, 12}, {"0.95", results.StatusOK, results.StatusPruned, 5}} {
+		why          string // why behind ended where it waited
+	}{{"0.85", results.StatusPruned, results.StatusPruned, 5, "did not rise above 0.1496, the one it was paused at, and no trial waits for its slot"},
+		{"0.95", results.StatusOK, results.StatusPruned, 5, "fell below min-chance 1e-06 while it was paused"}} {
 		e := newE2E(t)
 		yml := strings.NewReplacer("CKPT", testdata("adapt/ckpt-curve.sh"), "LAST", tc.last).Replace(string(text))
 		e.writeFile("freeze.yml", yml)
@@ -178,7 +180,7 @@ func TestForecastFreezeThaw(t *testing.T) {
 			t.Errorf("last %s: want behind paused, then last started\n%v", tc.last, r)
 		case tc.status == results.StatusOK && resumed < lastStarted:
 			t.Errorf("last %s: want behind resumed after last started\n%v", tc.last, r)
-		case tc.status == results.StatusPruned && (resumed >= 0 || !strings.Contains(behind.Reason, "fell below min-chance 1e-06 while it was paused")):
+		case tc.status == results.StatusPruned && (resumed >= 0 || !strings.Contains(behind.Reason, tc.why)):
 			t.Errorf("last %s: behind resumed, or its reason %q does not say why it ended\n%v", tc.last, behind.Reason, r)
 		}
 	}

@@ -51,9 +51,11 @@ type Config struct {
 	MinTrials int    // median: the others needed at a step before it compares (default 3)
 	// forecast: stop a trial whose chance of ending better than the best is below MinChance
 	// (default 0.05), fitting the families named (all when none; runner/forecast); with a
-	// checkpoint, pause one whose chance is below PauseBelow (default 0.2) instead.
+	// checkpoint, pause one whose chance is below PauseBelow (default 0.2) instead. Its
+	// chance is of ending better than the best by more than MinDelta (default 0).
 	MinChance  float64
 	PauseBelow float64
+	MinDelta   float64
 	Families   []string
 
 	Population Population // pbt: how its population evolves (sync_config.go)

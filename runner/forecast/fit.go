@@ -54,7 +54,7 @@ func Fit(points []Point, at int, names []string) (p Prediction, ok bool) {
 	// dr_hill and loglog_linear have no offset of their own, loglog_linear no scale, and
 	// either would move a curve out of its family.
 	lo, hi := slices.Min(ys), slices.Max(ys)
-	shape := fitShape{span: max(hi-lo, 1e-9*max(1, math.Abs(hi))), mid: (hi + lo) / 2}
+	shape := fitShape{span: max(hi-lo, 1e-9*max(1, math.Abs(hi))), mid: (hi + lo) / 2, step: resolution(ys)}
 	var parts []part
 	var bics []float64
 	for _, fam := range families {
@@ -153,7 +153,9 @@ func fitFamily(fam family, xs, ys []float64, at float64, shape fitShape) (q part
 		return part{}, 0, false
 	}
 	floor := noiseFloor * shape.span
-	noise := max(f/float64(n-k), floor*floor)
+	// The band's noise is at least the curve's resolution; the BIC keeps the plain floor,
+	// so that how well each family explains the points is weighed as before.
+	noise := max(f/float64(n-k), floor*floor, shape.step*shape.step)
 	spread, ok := paramSpread(fam, xs, theta, at)
 	if !ok {
 		return part{}, 0, false
@@ -162,9 +164,36 @@ func fitFamily(fam family, xs, ys []float64, at float64, shape fitShape) (q part
 	return part{mu: mu, sd: math.Sqrt(noise * (1 + spread))}, bic, true
 }
 
-// fitShape is what a family's fit is measured against: the curve's range so far and its
-// middle, in the fit's units.
-type fitShape struct{ span, mid float64 }
+// fitShape is what a family's fit is measured against: the curve's range so far, its
+// middle and its resolution, in the fit's units.
+type fitShape struct{ span, mid, step float64 }
+
+// resolution is the least gap between two distinct values of a curve that stood still (a
+// value repeated at consecutive steps), 0 for one that never did: the least noise a family
+// is given. A metric that moves in steps (an accuracy on 540 examples moves by 1/540) stands
+// still while the curve beneath it climbs less than a step: a plateau's residuals of zero
+// say only that it moved less than one, and a band narrower than that stopped the grid's
+// best trial on the curves benchmark at a plateau one step below the incumbent. A smooth
+// curve that never repeats a value shows no steps: its least gap is only its latest climb,
+// and as a floor it would widen every early forecast.
+func resolution(ys []float64) float64 {
+	still := false
+	for i := 1; i < len(ys); i++ {
+		still = still || ys[i] == ys[i-1]
+	}
+	if !still {
+		return 0
+	}
+	sorted := slices.Clone(ys)
+	slices.Sort(sorted)
+	least := 0.0
+	for i := 1; i < len(sorted); i++ {
+		if d := sorted[i] - sorted[i-1]; d > 0 && (least == 0 || d < least) {
+			least = d
+		}
+	}
+	return least
+}
 
 // restarts is how often Nelder-Mead starts again from where it stopped: a fresh simplex
 // there gets it out of the valleys its first one collapsed in.

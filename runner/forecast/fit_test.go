@@ -83,6 +83,30 @@ func TestFitFlat(t *testing.T) {
 	}
 }
 
+// A curve that stands on a plateau of a metric that moves in steps of 1/540 (the benchmark's
+// accuracies) is given a band of at least a step: one step above it keeps a chance well
+// above min-chance (before, a band of ±0.0002 gave it none and stopped the grid's best).
+func TestFitPlateauOfSteps(t *testing.T) {
+	q := 1.0 / 540
+	var pts []Point
+	for s, k := range []int{519, 522, 524, 525, 526, 526, 526} {
+		pts = append(pts, Point{s + 1, float64(k) * q})
+	}
+	p, ok := Fit(pts, 27, nil)
+	if !ok {
+		t.Fatal("no forecast")
+	}
+	if c := p.Above(527 * q); c < 0.1 {
+		t.Errorf("chance of ending a step above the plateau: %.3f (band %.4f to %.4f)", c, p.Quantile(0.05), p.Quantile(0.95))
+	}
+	if r := resolution([]float64{0.5, 0.5}); r != 0 {
+		t.Errorf("resolution of a flat curve %v, want 0", r)
+	}
+	if r := resolution([]float64{0.5, 0.65, 0.73, 0.78}); r != 0 {
+		t.Errorf("resolution of a smooth curve that never stood still %v, want 0", r)
+	}
+}
+
 // Curves that cross: one that climbs fast and levels off low, one that starts slow and ends
 // higher. Seen to step 8, where the fast one still leads, the slow one is forecast to end
 // above it.

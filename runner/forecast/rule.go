@@ -21,7 +21,9 @@ const maxKept = 4096
 
 // Rule is early-stop method forecast: at each step it decides at (from grace on: every step
 // for 128 steps, then ever fewer, as median), a trial's curve so far is forecast at max, and
-// the trial stops when its chance of ending better than the incumbent is below min-chance.
+// the trial stops when its chance of ending better than the incumbent (by more than
+// min-delta, when set: the least improvement that counts, as Keras's EarlyStopping has it)
+// is below min-chance.
 // The incumbent is the best value a trial reached at max or, before any did, the best of
 // the other trials' forecasts, each the end it reaches with 95% chance (Domhan et al.
 // compare with the best value observed; an unfinished trial's median is no value to beat
@@ -133,7 +135,7 @@ func (r *Rule) decide(trial string, step int, pts []Point) (earlystop.Decision, 
 		return earlystop.Decision{Forecast: fig}, err
 	}
 	fig.Incumbent, fig.HasIncumbent, fig.Reached = inc, true, reached
-	fig.Chance = pred.Above(sign * inc)
+	fig.Chance = pred.Above(sign*inc + r.c.MinDelta)
 	best := slices.MaxFunc(pts, func(a, b Point) int { return cmpUsable(a.Value, b.Value) }).Value
 	if best >= sign*inc || fig.Chance >= r.c.MinChance {
 		return earlystop.Decision{Forecast: fig}, nil
@@ -167,7 +169,7 @@ func (r *Rule) Chance(trial string) (chance float64, ok bool) {
 	if !fitted || !found || err != nil {
 		return 0, false
 	}
-	return pred.Above(sign * inc), true
+	return pred.Above(sign*inc + r.c.MinDelta), true
 }
 
 // incumbent is the value to beat, in the metric's own units: the best value another trial
@@ -204,8 +206,12 @@ func (r *Rule) reason(f *earlystop.ForecastFigures) string {
 	if f.Reached {
 		what = "the best value reached at step " + strconv.Itoa(r.c.Max)
 	}
-	return fmt.Sprintf("forecast: %s at step %d is forecast to end at %s (90%% band %s to %s) at step %d; its chance of ending better than %s (%s) is %s, below min-chance %s",
-		r.c.Metric, f.Step, num(f.Median), num(f.Low), num(f.High), r.c.Max, num(f.Incumbent), what, num(f.Chance), num(r.c.MinChance))
+	by := ""
+	if r.c.MinDelta > 0 {
+		by = " by more than min-delta " + num(r.c.MinDelta)
+	}
+	return fmt.Sprintf("forecast: %s at step %d is forecast to end at %s (90%% band %s to %s) at step %d; its chance of ending better than %s (%s)%s is %s, below min-chance %s",
+		r.c.Metric, f.Step, num(f.Median), num(f.Low), num(f.High), r.c.Max, num(f.Incumbent), what, by, num(f.Chance), num(r.c.MinChance))
 }
 
 // sign turns the metric's values into ones where higher is better.

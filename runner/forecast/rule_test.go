@@ -132,3 +132,27 @@ func TestRuleSharedStore(t *testing.T) {
 		t.Errorf("stopped at %d by %+v", s, d.Forecast)
 	}
 }
+
+// With min-delta, a trial is stopped when its chance of ending better than the best by more
+// than min-delta is below min-chance: one forecast to end a hair above the incumbent goes on
+// without it and stops with it; one whose value is already above the incumbent never stops.
+func TestRuleMinDelta(t *testing.T) {
+	near := func(x float64) float64 { return good(x) + 0.0005 }
+	for _, tc := range []struct {
+		delta float64
+		stops bool
+	}{{0, false}, {0.02, true}} {
+		r, err := New(earlystop.Config{Method: earlystop.Forecast, Metric: "acc", Mode: "max", Grace: 5, Max: 30, MinDelta: tc.delta}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		feed(t, r, "good", good, 1, 30)
+		s, d := feed(t, r, "near", near, 1, 30)
+		if (s != 0) != tc.stops || tc.stops && !strings.Contains(d.Reason, "by more than min-delta 0.02") {
+			t.Errorf("min-delta %v: near stopped at %d (%q)", tc.delta, s, d.Reason)
+		}
+		if s != 0 && near(float64(s)) >= good(30) {
+			t.Errorf("min-delta %v: stopped at step %d with %v, above the best %v", tc.delta, s, near(float64(s)), good(30))
+		}
+	}
+}

@@ -28,7 +28,10 @@ func TestForecastKeys(t *testing.T) {
 		{"{method: forecast, max: 20, min-chance: 0.6}", "3:55: early-stop: min-chance: want a number from 0 to 0.5"},
 		{"{method: forecast, max: 20, min-chance: lots}", "3:55: early-stop: min-chance: want a number"},
 		{"{method: forecast, max: 20, families: [pow3, pow9]}", `3:60: early-stop: families: "pow9" is not a curve family: want some of pow3, ilog2`},
-		{"{method: forecast, max: 20, reduction: 3}", "3:43: early-stop: reduction: is not a key of forecast, which takes grace, max, min-chance, pause-below, families"},
+		{"{method: forecast, max: 20, min-delta: 0.005}", ""},
+		{"{method: forecast, max: 20, min-delta: -1}", "3:54: early-stop: min-delta: want a number from 0"},
+		{"{method: asha, min-delta: 0.01}", "3:30: early-stop: min-delta: is not a key of asha"},
+		{"{method: forecast, max: 20, reduction: 3}", "3:43: early-stop: reduction: is not a key of forecast, which takes grace, max, min-chance, pause-below, min-delta, families"},
 		{"{method: forecast, max: 20, min-trials: 3}", "3:43: early-stop: min-trials: is not a key of forecast"},
 		{"{method: asha, min-chance: 0.1}", "3:30: early-stop: min-chance: is not a key of asha"},
 		{"{method: median, families: [pow3]}", "3:32: early-stop: families: is not a key of median"},
@@ -52,6 +55,9 @@ func TestForecastKeys(t *testing.T) {
 			want := max(0.2, c.MinChance) // the default, or none paused when min-chance is above it
 			if strings.Contains(tc.early, "pause-below: 1") {
 				want = 1
+			}
+			if d := strings.Contains(tc.early, "min-delta"); d != (c.MinDelta == 0.005) {
+				t.Errorf("early-stop %s: min-delta %v", tc.early, c.MinDelta)
 			}
 			if c.PauseBelow != want {
 				t.Errorf("early-stop %s: pause-below %v", tc.early, c.PauseBelow)

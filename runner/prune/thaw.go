@@ -38,11 +38,17 @@ type chancer interface {
 // them. As slots free, the paused trial with the best chance resumes first if that chance
 // is above a waiting trial's prior (1/(k+1) with k trials started: the chance that one more
 // trial is the best of k+1 alike); once no trial waits (each trial of the block starts or
-// is skipped: the scheduler's sources say so of every one), every paused trial resumes,
-// the best chance first. Its chance is asked again as it is about to
-// resume: one whose chance fell below min-chance while it waited (another trial raised the
-// incumbent) ends pruned instead. A trial resumes once: it is not paused again
-// (it may still be stopped). It lives on its block's goroutine alone.
+// is skipped: the scheduler's sources say so of every one), a paused trial resumes only if
+// its chance rose above the one it was paused at (the incumbent it was measured against
+// fell: a rival's forecast was withdrawn or lowered), the best chance first; the others end
+// pruned. A slot that frees is no evidence for a trial: freeze-thaw thaws the trial whose
+// expected gain is highest (Swersky et al., section 3.3), and a paused trial's curve has not
+// moved, so its case is no better than when it was paused; resuming it then is the grid's
+// cost for a trial already judged unlikely to win (before, 9 pauses resumed and ran on).
+// Its chance is asked again as it is about to resume: one whose chance fell below
+// min-chance while it waited (another trial raised the incumbent) ends pruned. A trial
+// resumes once: it is not paused again (it may still be stopped). It lives on its block's
+// goroutine alone.
 type thaw struct {
 	pauser  Pauser
 	cfg     *earlystop.Config
@@ -52,6 +58,7 @@ type thaw struct {
 	started map[int]bool           // the trials that started or were skipped, by index
 	pausing map[*plan.Task]float64 // asked to pause, with the chance they were paused at
 	paused  map[*plan.Task]float64 // paused, with their chance
+	at      map[*plan.Task]float64 // the chance each paused trial was paused at
 	thawed  map[*plan.Task]bool    // resumed once: never paused again
 }
 
@@ -64,7 +71,7 @@ func newThaw(block *plan.Task, c *earlystop.Config, p Pauser, rule earlystop.Rul
 	}
 	ch, _ := rule.(chancer)
 	th := &thaw{pauser: p, cfg: c, chance: ch, block: block, trialOf: map[int]int{}, started: map[int]bool{},
-		pausing: map[*plan.Task]float64{}, paused: map[*plan.Task]float64{}, thawed: map[*plan.Task]bool{}}
+		pausing: map[*plan.Task]float64{}, paused: map[*plan.Task]float64{}, at: map[*plan.Task]float64{}, thawed: map[*plan.Task]bool{}}
 	kept := false
 	for i, tr := range block.Parallel {
 		if tr.Search != nil {
@@ -96,7 +103,7 @@ func (th *thaw) event(ev event.Event) {
 		if chance, asked := th.pausing[ev.Task]; asked {
 			delete(th.pausing, ev.Task)
 			if ev.End == event.EndPause {
-				th.paused[ev.Task] = chance
+				th.paused[ev.Task], th.at[ev.Task] = chance, chance
 			}
 		}
 	}
@@ -126,7 +133,14 @@ func (th *thaw) release() {
 		order = order[:1]
 	}
 	for _, t := range order {
+		now, at := th.paused[t], th.at[t]
 		delete(th.paused, t)
+		delete(th.at, t)
+		if !th.waiting() && now <= at {
+			th.pauser.End(t, results.StatusPruned, fmt.Sprintf("forecast: %s: its chance %s of ending better than the best did not rise above %s, the one it was paused at, and no trial waits for its slot",
+				th.cfg.Metric, num(now), num(at)))
+			continue
+		}
 		th.thawed[t] = true
 		th.pauser.Resume(t)
 	}
@@ -146,6 +160,7 @@ func (th *thaw) rechance() {
 		th.paused[t] = c
 		if c < th.cfg.MinChance {
 			delete(th.paused, t)
+			delete(th.at, t)
 			th.pauser.End(t, results.StatusPruned, fmt.Sprintf("forecast: %s: its chance %s of ending better than the best fell below min-chance %s while it was paused",
 				th.cfg.Metric, num(c), num(th.cfg.MinChance)))
 		}

@@ -86,6 +86,37 @@ func TestThaw(t *testing.T) {
 	}
 }
 
+// TestThawEndsWhatDidNotRise: once none waits, a paused trial whose chance did not rise
+// above the one it was paused at ends pruned instead of resuming; one whose chance rose (a
+// rival's forecast was withdrawn) resumes.
+func TestThawEndsWhatDidNotRise(t *testing.T) {
+	b, c := thawBlock(4)
+	p := &pauser{}
+	ch := chances{}
+	th := newThaw(b, c, p, ch)
+	tr := b.Parallel
+	start := func(i int) { th.event(event.Event{Kind: event.TaskStarted, Task: tr[i]}) }
+	end := func(i int, e event.End) { th.event(event.Event{Kind: event.TaskEnded, Task: tr[i], End: e}) }
+	ask := func(i int, chance float64) bool {
+		return th.pause(event.Event{Kind: event.TaskMetric, Task: tr[i], Step: 3}, &earlystop.ForecastFigures{Step: 3, Chance: chance, HasIncumbent: true})
+	}
+	start(0)
+	start(1)
+	if !ask(0, 0.1) || !ask(1, 0.15) {
+		t.Fatalf("paused %v: want a and b", p.paused)
+	}
+	ch["a"], ch["b"] = 0.1, 0.15
+	end(0, event.EndPause)
+	end(1, event.EndPause) // k = 2: the prior 1/3 is above both: they stay paused
+	start(2)
+	start(3) // none waits now
+	ch["a"], ch["b"] = 0.12, 0.15
+	end(2, event.EndFinal)
+	if !slices.Equal(p.resumed, []string{"a"}) || !slices.Equal(p.ended, []string{"b"}) {
+		t.Errorf("resumed %v, ended %v: want a resumed (0.1 rose to 0.12), b ended (0.15 stayed)", p.resumed, p.ended)
+	}
+}
+
 // TestThawNone: no freeze-thaw without a trial that keeps a checkpoint, under another
 // method, or with pause-below at min-chance.
 func TestThawNone(t *testing.T) {

@@ -68,7 +68,7 @@ type SampleAxis struct {
 var (
 	distRE       = lazyre.New(`^\s*(uniform|loguniform|int)\s*\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)\s*$`)
 	searchKeys   = []string{"ask", "tell", "timeout"}
-	earlyKeys    = []string{"method", "metric", "mode", "grace", "reduction", "max", "min-trials", "interval", "quantile", "perturb", "resample", "min-chance", "pause-below", "families"}
+	earlyKeys    = []string{"method", "metric", "mode", "grace", "reduction", "max", "min-trials", "interval", "quantile", "perturb", "resample", "min-chance", "pause-below", "min-delta", "families"}
 	ashaOnly     = []string{"reduction", "max"}
 	maxSampleDim = 1000 // the Halton sequence's dimensions
 )

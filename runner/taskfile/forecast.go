@@ -1,6 +1,7 @@
 package taskfile
 
 import (
+	"math"
 	"slices"
 	"strings"
 
@@ -9,7 +10,7 @@ import (
 )
 
 // The keys of early-stop method forecast (runner/forecast), which only it takes.
-var forecastKeys = []string{"min-chance", "pause-below", "families"}
+var forecastKeys = []string{"min-chance", "pause-below", "min-delta", "families"}
 
 // decodeForecastKey reads one of forecast's own keys into c; false when q is none of them.
 func decodeForecastKey(d *Decoder, q Pair, c *earlystop.Config) bool {
@@ -19,6 +20,8 @@ func decodeForecastKey(d *Decoder, q Pair, c *earlystop.Config) bool {
 		c.MinChance = decodeFraction(d, at, 0, 0.5, "the chance of ending better than the best below which a trial stops: 0.05 stops one with less than 1 in 20")
 	case "pause-below":
 		c.PauseBelow = decodeFraction(d, at, 0, 1, "the chance below which a trial with checkpoint: is paused rather than run on (it resumes when no better use of its slot waits)")
+	case "min-delta":
+		c.MinDelta = decodeFraction(d, at, 0, math.MaxFloat64, "in the metric's units, the least improvement on the best that counts: a trial is stopped when its chance of ending better than the best by more than this is below min-chance")
 	case "families":
 		for i, name := range d.StringOrList(at) {
 			if !slices.Contains(earlystop.ForecastFamilies, name) {

@@ -24,7 +24,7 @@ var (
 		earlystop.SHA:       {"grace", "reduction", "max"},
 		earlystop.Hyperband: {"grace", "reduction", "max"},
 		earlystop.PBT:       {"interval", "quantile", "perturb", "resample", "explore", "max"},
-		earlystop.Forecast:  {"grace", "max", "min-chance", "pause-below", "families"},
+		earlystop.Forecast:  {"grace", "max", "min-chance", "pause-below", "min-delta", "families"},
 	}
 )
 
