@@ -7,28 +7,34 @@ import (
 	"cmp"
 	"context"
 
-	"github.com/runall/runall/hostmem"
+	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/prom"
+	"github.com/runall/runall/runner/resource"
+	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/sched"
+	"github.com/runall/runall/runner/trial"
 )
 
-// hostMemory is the container's memory as the run sees it: its OOM kills, which tell an
-// outside SIGKILL's cause, and the admitter of trials by memory: (nil when no task sets it).
+// hostMemory is the container's memory as the run sees it, its resource.Resource: its OOM
+// kills, which tell an outside SIGKILL's cause, and the admitter of trials by memory: (nil
+// when no task sets it; tasks that set none pass).
 type hostMemory struct {
 	mem   hostadmit.Reader
 	admit *hostadmit.Admitter
+	held  held[*hostadmit.Placement]
 	hist  *history.History // where learned needs are kept
+	plan  *plan.Plan
+	// container: its samples are the report's of the container's memory (a run without
+	// GPUs: theirs hold the container's otherwise).
+	container bool
 }
 
-// openHost opens the container's memory (mem; nil: its memory cgroup), and makes the host
-// memory admitter when a task sets memory:.
-func openHost(p *plan.Plan, mem hostadmit.Reader, hist *history.History) *hostMemory {
-	if mem == nil {
-		mem = hostmem.Open("")
-	}
-	h := &hostMemory{mem: mem, hist: hist}
+// openHost is the container's memory mem, and makes the host
+// memory admitter when a task sets memory:. container: no GPU samples hold its memory.
+func openHost(p *plan.Plan, mem hostadmit.Reader, hist *history.History, container bool) *hostMemory {
+	h := &hostMemory{mem: mem, hist: hist, plan: p, container: container}
 	if p.NeedsHost() {
 		h.admit = hostadmit.New(hostadmit.Options{Memory: mem, Margin: p.Config.HostMemoryMargin.For,
 			OOMRetries: p.Config.OOMRetries, Needs: hist.Host()})
@@ -36,19 +42,67 @@ func openHost(p *plan.Plan, mem hostadmit.Reader, hist *history.History) *hostMe
 	return h
 }
 
-// start measures the container's memory and the trials' processes while the run lasts,
-// calling onSample (when not nil) after each measurement; the returned func stops it. A
-// memory that cannot be read is said once: admission by host memory is then off.
-func (h *hostMemory) start(ctx context.Context, say func(string), met *prom.Metrics, onSample func()) (stop func()) {
+// Admit reserves room in the container's memory for tr's host need.
+func (h *hostMemory) Admit(tr *sched.Trial) (bool, string, error) {
+	spec := tr.Task.Host
+	if spec == nil || h.admit == nil {
+		return true, "", nil
+	}
+	p, reason, err := h.admit.Place(hostadmit.Request{
+		ID: tr.Task.ID, Name: tr.Task.Name, Group: spec.Group, Memory: spec.Memory, Auto: spec.Auto,
+	})
+	if err != nil || p == nil {
+		return false, reason, err
+	}
+	h.held.put(tr, p)
+	return true, "", nil
+}
+
+// Release frees tr's room.
+func (h *hostMemory) Release(tr *sched.Trial) {
+	if p, ok := h.held.take(tr); ok {
+		h.admit.Release(p)
+	}
+}
+
+// Changed is closed when the container's memory was measured again, or a trial released;
+// nil without admission.
+func (h *hostMemory) Changed() <-chan struct{} {
+	if h.admit == nil {
+		return nil
+	}
+	return h.admit.Changed()
+}
+
+// Rooms is tr's room in the container's memory: every command has one, which tells an
+// outside SIGKILL's cause whether or not it set memory:.
+func (h *hostMemory) Rooms(tr *sched.Trial, _ *plan.Task) resource.Rooms {
+	return resource.Rooms{Rest: []trial.Room{trial.NewHostRoom(h.mem, h.admit, h.held.get(tr))}}
+}
+
+// Consumer: host memory reads no events.
+func (h *hostMemory) Consumer() event.Consumer { return nil }
+
+// Open: nothing to ready.
+func (h *hostMemory) Open(func(string)) (close func()) { return func() {} }
+
+// Start measures the container's memory and the trials' processes while the run lasts; the
+// returned func stops it. A memory that cannot be read is said once: admission by host
+// memory is then off.
+func (h *hostMemory) Start(ctx context.Context, run resource.Run) (stop func()) {
 	if h.admit == nil {
 		return func() {}
 	}
 	if w := h.admit.Warning(); w != "" {
-		say("warning: " + w)
+		run.Say("warning: " + w)
+	}
+	var onSample func()
+	if h.container {
+		onSample = run.Watch().SampleContainer
 	}
 	h.admit.Start(ctx, func([]hostadmit.TrialMemory) {
 		if m, ok := h.admit.Memory(); ok {
-			met.HostSample(m)
+			run.Met.HostSample(m)
 		}
 		if onSample != nil {
 			onSample()
@@ -56,6 +110,16 @@ func (h *hostMemory) start(ctx context.Context, say func(string), met *prom.Metr
 	})
 	return h.admit.Stop
 }
+
+// Record adds the learned host needs.
+func (h *hostMemory) Record(res *results.Run) {
+	if h.admit != nil {
+		res.LearnedHostMemory = h.learnedByName(h.plan)
+	}
+}
+
+// Ended: nothing to keep.
+func (h *hostMemory) Ended() {}
 
 // learnedByName reports learned host needs by the name of the trial each was measured from
 // (as history recorded it; the group's first trial's when none is recorded).

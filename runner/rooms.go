@@ -4,65 +4,15 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/runall/runall/hostmem"
 	"github.com/runall/runall/runner/admit"
-	"github.com/runall/runall/runner/framework"
+	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/resource"
 	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/runner/trial"
 )
-
-// rooms are the resources trials are admitted by, as the scheduler asks them: host memory
-// first, then the GPUs. Each keeps the room it reserved for a trial until the trial
-// releases it; the launcher reads a running trial's rooms from here, and every command
-// the container's memory (its OOM kills).
-type rooms struct {
-	host *hostResource        // nil when no task sets memory:
-	gpu  *gpuResource         // nil when no task asks for GPU memory (or --no-gpu)
-	mem  *hostMemory          // the container's memory, and its admitter when a task sets memory:
-	fw   *framework.Framework // what a trial's frameworks are told of its GPU room (a torch probe, once a run)
-}
-
-// newRooms are the rooms of the GPU admitter (nil: not admitted by) and of the container's
-// memory (its admitter nil: not admitted by).
-func newRooms(gpu *admit.Admitter, mem *hostMemory) rooms {
-	r := rooms{mem: mem, fw: &framework.Framework{}}
-	if gpu != nil {
-		r.gpu = &gpuResource{admit: gpu}
-	}
-	if mem.admit != nil {
-		r.host = &hostResource{admit: mem.admit}
-	}
-	return r
-}
-
-// resources is the rooms in the order admission asks them.
-func (r rooms) resources() []sched.Resource {
-	var out []sched.Resource
-	if r.host != nil {
-		out = append(out, r.host)
-	}
-	if r.gpu != nil {
-		out = append(out, r.gpu)
-	}
-	return out
-}
-
-// placement is tr's GPU room; nil without one.
-func (r rooms) placement(tr *sched.Trial) *admit.Placement {
-	if r.gpu == nil {
-		return nil
-	}
-	return r.gpu.held.get(tr)
-}
-
-// hostPlacement is tr's room in host memory; nil without one.
-func (r rooms) hostPlacement(tr *sched.Trial) *hostadmit.Placement {
-	if r.host == nil {
-		return nil
-	}
-	return r.host.held.get(tr)
-}
 
 // held is what a resource reserved for each trial it admitted, until the trial releases it.
 type held[P any] struct {
@@ -95,7 +45,7 @@ func (h *held[P]) take(tr *sched.Trial) (p P, ok bool) {
 }
 
 // gpuResource admits trials by their GPU memory, through the admitter; tasks that ask for
-// none pass.
+// none pass. It is the run's resource.Resource of the GPUs (gpu_resource.go).
 type gpuResource struct {
 	admit *admit.Admitter
 	held  held[*admit.Placement]
@@ -108,6 +58,7 @@ type gpuResource struct {
 	// rooms are the GPU rooms of the trials placed, each its running command's: the room
 	// gpu-sharing: progress asks for a trial's pause.
 	rooms held[*trial.GPURoom]
+	gpus  gpuRun // what it knows of the run: the plan, its history, the frameworks
 }
 
 // Admit places tr on a device with room for its need.
@@ -148,14 +99,6 @@ func (g *gpuResource) placed(dev int) int {
 	return n
 }
 
-// isolation is the GPUs' MPS; nil without it (or without GPU admission).
-func (g *gpuResource) isolation() *isolation {
-	if g == nil {
-		return nil
-	}
-	return g.iso
-}
-
 // Changed is closed when the devices' memory or the reservations changed.
 func (g *gpuResource) Changed() <-chan struct{} { return g.admit.Changed() }
 
@@ -164,35 +107,36 @@ func gpuRequest(t *plan.Task) admit.Request {
 	return admit.Request{ID: t.ID, Name: t.Name, Group: t.Group, Memory: t.GPU.Memory, Auto: t.GPU.Auto, Devices: t.GPU.Devices}
 }
 
-// hostResource admits trials by the container's host memory, through the host admitter;
-// tasks that set no memory: pass.
-type hostResource struct {
-	admit *hostadmit.Admitter
-	held  held[*hostadmit.Placement]
+// resourceParts are what the run's resources are made of: the GPU admitter (nil: no GPU
+// admission), the container's memory, the history of needs, the pauser gpu-sharing pauses
+// through, and the GPUs closed to new trials.
+type resourceParts struct {
+	gpu    *admit.Admitter
+	mem    hostadmit.Reader
+	hist   *history.History
+	pause  *pauser
+	closed *admit.Closed
 }
 
-// Admit reserves room in the container's memory for tr's host need.
-func (h *hostResource) Admit(tr *sched.Trial) (bool, string, error) {
-	spec := tr.Task.Host
-	if spec == nil {
-		return true, "", nil
+// openResources are the run's resources, in the order admission asks them: host memory
+// first (every command has a room in it), then the GPUs when admitted by. A new resource is
+// one more entry here.
+func openResources(p *plan.Plan, opts Options, parts resourceParts) ([]resource.Resource, error) {
+	list := []resource.Resource{openHost(p, parts.mem, parts.hist, parts.gpu == nil)}
+	if parts.gpu != nil {
+		g, err := openGPUResource(p, opts, parts.gpu, parts.hist, parts.pause, parts.closed)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, g)
 	}
-	p, reason, err := h.admit.Place(hostadmit.Request{
-		ID: tr.Task.ID, Name: tr.Task.Name, Group: spec.Group, Memory: spec.Memory, Auto: spec.Auto,
-	})
-	if err != nil || p == nil {
-		return false, reason, err
-	}
-	h.held.put(tr, p)
-	return true, "", nil
+	return list, nil
 }
 
-// Release frees tr's room.
-func (h *hostResource) Release(tr *sched.Trial) {
-	if p, ok := h.held.take(tr); ok {
-		h.admit.Release(p)
+// containerMemory is the container's memory: mem, or its memory cgroup when nil.
+func containerMemory(mem hostadmit.Reader) hostadmit.Reader {
+	if mem == nil {
+		return hostmem.Open("")
 	}
+	return mem
 }
-
-// Changed is closed when the container's memory was measured again, or a trial released.
-func (h *hostResource) Changed() <-chan struct{} { return h.admit.Changed() }

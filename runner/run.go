@@ -10,6 +10,7 @@ import (
 	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/history"
+	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/notify"
 	"github.com/runall/runall/runner/output"
@@ -47,6 +48,8 @@ type runEnv struct {
 	base  []string // the run's environment (baseEnv): every task's starts from it
 	s3    *s3Conn
 	fresh *freshState // an unfinished --fresh start: what was kept before it is stale
+	// container is the container's memory: the report's samples hold it beside the GPUs'.
+	container hostadmit.Reader
 }
 
 func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
@@ -83,25 +86,20 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		dir: p.Dir, runID: opts.Record.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
 		show: transferShow{live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery},
 		stop: transferStop{halt: halt, grace: opts.Grace, stopped: r.life.stopped}})
-	r.launch = &launcher{life: r.life, logs: logs,
-		procs:   trial.Processes{Table: proc.NewTable(), Running: executor.NewRunning(opts.Grace), Grace: opts.Grace},
-		scripts: trial.Scripts{Dir: filepath.Join(logDir, "scripts"), TaskDir: p.Dir, Base: base}, halt: halt,
-		stop: stopwhen.New(r.plan), sync: r.s3, mask: masker,
-		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
-	r.env = runEnv{base: base, s3: conn, fresh: fresh}
-	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, conn: conn, claims: opts.Claims.Prefix,
+	procs := trial.Processes{Table: proc.NewTable(), Running: executor.NewRunning(opts.Grace), Grace: opts.Grace}
+	ckpts := newCheckpoints(checkpointOptions{plan: r.plan, conn: conn, claims: opts.Claims.Prefix,
 		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace,
 		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir), stale: fresh})
-	r.pause = newPauser(r.launch.procs.Running, r.launch.ckpts, r.life)
-	if gpu := r.launch.rooms.gpu; gpu != nil {
-		iso, note, err := openIsolation(p, opts, gpu, closed)
-		if err != nil {
-			return nil, err
-		}
-		gpu.iso, gpu.isoNote = iso, note
-		gpu.health = newHealthWatch(opts.Resources.Probe, closed)
-		gpu.share = newGPUSharing(r.plan, r.hist, r.pause, &gpu.rooms, iso != nil, closed.Wake) // under MPS kernels overlap
+	r.pause = newPauser(procs.Running, ckpts, r.life)
+	mem := containerMemory(opts.Resources.HostMemory)
+	res, err := openResources(r.plan, opts, resourceParts{gpu: gpu, mem: mem, hist: r.hist, pause: r.pause, closed: closed})
+	if err != nil {
+		return nil, err
 	}
+	r.launch = &launcher{life: r.life, logs: logs, procs: procs, ckpts: ckpts, res: res,
+		scripts: trial.Scripts{Dir: filepath.Join(logDir, "scripts"), TaskDir: p.Dir, Base: base}, halt: halt,
+		stop: stopwhen.New(r.plan), sync: r.s3, mask: masker}
+	r.env = runEnv{base: base, s3: conn, fresh: fresh, container: mem}
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
 		notify: notify.New(p.Config.Notify, base, masker, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
 	return r, nil
@@ -156,7 +154,7 @@ func trialSet(p *plan.Plan) map[*plan.Task]bool {
 // learnedGPU reports learned GPU needs by the name of each group's first trial; nil
 // without GPU admission.
 func (r *runDriver) learnedGPU() map[string]uint64 {
-	if r.launch.rooms.gpu == nil {
+	if !r.plan.NeedsGPU() || r.opts.Resources.NoGPU { // no GPU admission (openGPU)
 		return nil
 	}
 	return learnedByName(r.plan, r.hist)

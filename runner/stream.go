@@ -37,8 +37,10 @@ func (r *runDriver) openStream() {
 	if rr := newRoundsHook(r).rounds(r.plan); rr != nil {
 		stream.Add(rr)
 	}
-	if g := r.launch.rooms.gpu; g != nil && g.share != nil {
-		stream.Add(g.share)
+	for _, res := range r.launch.res {
+		if c := res.Consumer(); c != nil {
+			stream.Add(c)
+		}
 	}
 	if r.opts.Server != nil {
 		stream.Add(r.opts.Server)
