@@ -217,3 +217,10 @@ func objectiveOf(p *plan.Plan) *results.Objective {
 	}
 	return nil
 }
+
+// tasksByID is the plan's tasks by their IDs, as the history records them.
+func tasksByID(p *plan.Plan) map[int]*plan.Task {
+	byID := map[int]*plan.Task{}
+	plan.Walk(p.Tasks, func(t *plan.Task) { byID[t.ID] = t })
+	return byID
+}

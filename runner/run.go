@@ -1,16 +1,16 @@
 package runner
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/runall/runall/internal/owned"
-	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/gpures"
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/hostadmit"
+	"github.com/runall/runall/runner/hostres"
 	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/notify"
 	"github.com/runall/runall/runner/output"
@@ -64,9 +64,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		return nil, err
 	}
 	r.hist = history.Load(opts.Record.LogDir, p)
-	closed := &admit.Closed{} // GPUs whose MPS server restarts (isolation.go), or out of service (health.go)
-	gpu, err := openGPU(p, opts, r.hist, closed)
-	if err != nil {
+	if err := gpures.Check(gpuOptions(r.plan, opts, r.hist, nil)); err != nil {
 		return nil, err
 	}
 	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
@@ -91,8 +89,8 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace,
 		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir), stale: fresh})
 	r.pause = newPauser(procs.Running, ckpts, r.life)
-	mem := containerMemory(opts.Resources.HostMemory)
-	res, err := openResources(r.plan, opts, resourceParts{gpu: gpu, mem: mem, hist: r.hist, pause: r.pause, closed: closed})
+	mem := hostres.Container(opts.Resources.HostMemory)
+	res, err := openResources(r.plan, opts, mem, r.hist, r.pause)
 	if err != nil {
 		return nil, err
 	}
@@ -119,27 +117,6 @@ func makeLogDir(logDir, id string) error {
 	return nil
 }
 
-// openGPU makes the GPU memory admitter when a task asks for GPU memory; nil otherwise,
-// or with --no-gpu.
-func openGPU(p *plan.Plan, opts Options, hist *history.History, closed *admit.Closed) (*admit.Admitter, error) {
-	if !p.NeedsGPU() || opts.Resources.NoGPU {
-		return nil, nil
-	}
-	if opts.Resources.Probe == nil {
-		t := p.FirstGPUTask()
-		cause := opts.Resources.ProbeErr
-		if cause == nil {
-			cause = errors.New("no GPU probe")
-		}
-		return nil, fmt.Errorf("%s: task %q asks for GPU memory, but %w\n"+
-			"run with --no-gpu to run these tasks with max-parallel-commands as the only limit, "+
-			"or --fake-gpus 32GiB,32GiB to simulate GPUs", t.Pos, t.Name, cause)
-	}
-	m := p.Config.GPUMemoryMargin
-	return admit.New(admit.Options{Probe: opts.Resources.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
-		OOMRetries: p.Config.OOMRetries, History: hist.GPU(), Closed: closed, Busy: wantsProgressSharing(p)}), nil
-}
-
 // trialSet is the plan's trials: the children of its parallel blocks.
 func trialSet(p *plan.Plan) map[*plan.Task]bool {
 	trials := map[*plan.Task]bool{}
@@ -157,7 +134,7 @@ func (r *runDriver) learnedGPU() map[string]uint64 {
 	if !r.plan.NeedsGPU() || r.opts.Resources.NoGPU { // no GPU admission (openGPU)
 		return nil
 	}
-	return learnedByName(r.plan, r.hist)
+	return gpures.Learned(r.plan, r.hist)
 }
 
 // logPaths resolves a log-path: its ${VAR}s expanded as cwd:'s are (against the run's

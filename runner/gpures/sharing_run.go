@@ -1,4 +1,4 @@
-package runner
+package gpures
 
 import (
 	"strconv"
@@ -8,6 +8,7 @@ import (
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/resource"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/runner/sharing"
@@ -36,8 +37,8 @@ type gpuSharing struct {
 	clock sharingClock
 	wake  func() // tells the trials waiting for a GPU to ask the gate again
 	hist  *history.History
-	pause *pauser               // nil: no trial has checkpoint:, none is paused
-	rooms *held[*trial.GPURoom] // each placed trial's GPU room, which asks for its pause
+	pause Pauser                         // nil: no trial has checkpoint:, none is paused
+	rooms *resource.Held[*trial.GPURoom] // each placed trial's GPU room, which asks for its pause
 
 	mu     sync.Mutex
 	ctl    *sharing.Controller
@@ -94,7 +95,7 @@ func (r windowRule) closes(w rateWin, now time.Duration, iter float64) bool {
 // newGPUSharing is nil unless a trial asks for gpu-sharing: progress; overlap is whether
 // its GPUs run their trials' kernels at once (MPS: sharing.Options.Overlap).
 // wake tells the trials that wait for a GPU to ask again (admit.Closed.Wake).
-func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser, rooms *held[*trial.GPURoom], overlap bool, wake func()) *gpuSharing {
+func newGPUSharing(p *plan.Plan, hist *history.History, pause Pauser, rooms *resource.Held[*trial.GPURoom], overlap bool, wake func()) *gpuSharing {
 	if !wantsProgressSharing(p) {
 		return nil
 	}

@@ -1,11 +1,13 @@
-// Host memory: the run's second resource of admission beside GPU memory (runner/hostadmit),
-// the OOM kills it recognises, and what it records of each trial.
-
-package runner
+// Package hostres is the run's host-memory resource: admission by the container's memory
+// (runner/hostadmit), the OOM kills it recognises, each command's room in it, and what it
+// records. The run holds it as one resource.Resource in its list, and knows nothing else of it.
+package hostres
 
 import (
 	"cmp"
 	"context"
+
+	"github.com/runall/runall/hostmem"
 
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/history"
@@ -17,13 +19,13 @@ import (
 	"github.com/runall/runall/runner/trial"
 )
 
-// hostMemory is the container's memory as the run sees it, its resource.Resource: its OOM
+// Resource is the container's memory as the run sees it, its resource.Resource: its OOM
 // kills, which tell an outside SIGKILL's cause, and the admitter of trials by memory: (nil
 // when no task sets it; tasks that set none pass).
-type hostMemory struct {
+type Resource struct {
 	mem   hostadmit.Reader
 	admit *hostadmit.Admitter
-	held  held[*hostadmit.Placement]
+	held  resource.Held[*hostadmit.Placement]
 	hist  *history.History // where learned needs are kept
 	plan  *plan.Plan
 	// container: its samples are the report's of the container's memory (a run without
@@ -31,10 +33,10 @@ type hostMemory struct {
 	container bool
 }
 
-// openHost is the container's memory mem, and makes the host
-// memory admitter when a task sets memory:. container: no GPU samples hold its memory.
-func openHost(p *plan.Plan, mem hostadmit.Reader, hist *history.History, container bool) *hostMemory {
-	h := &hostMemory{mem: mem, hist: hist, plan: p, container: container}
+// Open is the container's memory mem, and makes the host memory admitter when a task sets
+// memory:. container: its samples are the report's (no GPU samples hold its memory).
+func Open(p *plan.Plan, mem hostadmit.Reader, hist *history.History, container bool) *Resource {
+	h := &Resource{mem: mem, hist: hist, plan: p, container: container}
 	if p.NeedsHost() {
 		h.admit = hostadmit.New(hostadmit.Options{Memory: mem, Margin: p.Config.HostMemoryMargin.For,
 			OOMRetries: p.Config.OOMRetries, Needs: hist.Host()})
@@ -43,7 +45,7 @@ func openHost(p *plan.Plan, mem hostadmit.Reader, hist *history.History, contain
 }
 
 // Admit reserves room in the container's memory for tr's host need.
-func (h *hostMemory) Admit(tr *sched.Trial) (bool, string, error) {
+func (h *Resource) Admit(tr *sched.Trial) (bool, string, error) {
 	spec := tr.Task.Host
 	if spec == nil || h.admit == nil {
 		return true, "", nil
@@ -54,20 +56,20 @@ func (h *hostMemory) Admit(tr *sched.Trial) (bool, string, error) {
 	if err != nil || p == nil {
 		return false, reason, err
 	}
-	h.held.put(tr, p)
+	h.held.Put(tr, p)
 	return true, "", nil
 }
 
 // Release frees tr's room.
-func (h *hostMemory) Release(tr *sched.Trial) {
-	if p, ok := h.held.take(tr); ok {
+func (h *Resource) Release(tr *sched.Trial) {
+	if p, ok := h.held.Take(tr); ok {
 		h.admit.Release(p)
 	}
 }
 
 // Changed is closed when the container's memory was measured again, or a trial released;
 // nil without admission.
-func (h *hostMemory) Changed() <-chan struct{} {
+func (h *Resource) Changed() <-chan struct{} {
 	if h.admit == nil {
 		return nil
 	}
@@ -76,20 +78,20 @@ func (h *hostMemory) Changed() <-chan struct{} {
 
 // Rooms is tr's room in the container's memory: every command has one, which tells an
 // outside SIGKILL's cause whether or not it set memory:.
-func (h *hostMemory) Rooms(tr *sched.Trial, _ *plan.Task) resource.Rooms {
-	return resource.Rooms{Rest: []trial.Room{trial.NewHostRoom(h.mem, h.admit, h.held.get(tr))}}
+func (h *Resource) Rooms(tr *sched.Trial, _ *plan.Task) resource.Rooms {
+	return resource.Rooms{Rest: []trial.Room{trial.NewHostRoom(h.mem, h.admit, h.held.Get(tr))}}
 }
 
 // Consumer: host memory reads no events.
-func (h *hostMemory) Consumer() event.Consumer { return nil }
+func (h *Resource) Consumer() event.Consumer { return nil }
 
 // Open: nothing to ready.
-func (h *hostMemory) Open(func(string)) (close func()) { return func() {} }
+func (h *Resource) Open(func(string)) (close func()) { return func() {} }
 
 // Start measures the container's memory and the trials' processes while the run lasts; the
 // returned func stops it. A memory that cannot be read is said once: admission by host
 // memory is then off.
-func (h *hostMemory) Start(ctx context.Context, run resource.Run) (stop func()) {
+func (h *Resource) Start(ctx context.Context, run resource.Run) (stop func()) {
 	if h.admit == nil {
 		return func() {}
 	}
@@ -112,18 +114,18 @@ func (h *hostMemory) Start(ctx context.Context, run resource.Run) (stop func()) 
 }
 
 // Record adds the learned host needs.
-func (h *hostMemory) Record(res *results.Run) {
+func (h *Resource) Record(res *results.Run) {
 	if h.admit != nil {
 		res.LearnedHostMemory = h.learnedByName(h.plan)
 	}
 }
 
 // Ended: nothing to keep.
-func (h *hostMemory) Ended() {}
+func (h *Resource) Ended() {}
 
 // learnedByName reports learned host needs by the name of the trial each was measured from
 // (as history recorded it; the group's first trial's when none is recorded).
-func (h *hostMemory) learnedByName(p *plan.Plan) map[string]uint64 {
+func (h *Resource) learnedByName(p *plan.Plan) map[string]uint64 {
 	out := map[string]uint64{}
 	seen := map[string]bool{}
 	plan.Walk(p.Tasks, func(t *plan.Task) {
@@ -136,4 +138,12 @@ func (h *hostMemory) learnedByName(p *plan.Plan) map[string]uint64 {
 		}
 	})
 	return out
+}
+
+// Container is the container's memory: mem, or its memory cgroup when nil.
+func Container(mem hostadmit.Reader) hostadmit.Reader {
+	if mem == nil {
+		return hostmem.Open("")
+	}
+	return mem
 }

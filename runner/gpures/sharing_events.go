@@ -1,4 +1,4 @@
-package runner
+package gpures
 
 import (
 	"slices"
@@ -62,7 +62,7 @@ func (s *gpuSharing) resumePaused(t *plan.Task) {
 	delete(s.paused, t)
 	s.mu.Unlock()
 	if asked {
-		s.pause.resumeWhenBack(t)
+		s.pause.ResumeWhenBack(t)
 	}
 }
 
@@ -122,7 +122,7 @@ func (s *gpuSharing) act(d sharing.Decision, emit func(event.Event)) {
 	t := s.named[d.Trial]
 	var room *trial.GPURoom
 	if st := s.trials[t]; st != nil {
-		room = s.rooms.get(st.tr)
+		room = s.rooms.Get(st.tr)
 	}
 	if t != nil {
 		s.paused[t] = true
