@@ -53,7 +53,7 @@ type Resource struct {
 	share   *gpuSharing // gpu-sharing: progress; nil when every trial shares by memory
 	// rooms are the GPU rooms of the trials placed, each its running command's: the room
 	// gpu-sharing: progress asks for a trial's pause.
-	rooms resource.Held[*trial.GPURoom]
+	rooms resource.Held[*GPURoom]
 	gpus  gpuRun // what it knows of the run: the plan, its history, the frameworks
 }
 
@@ -151,9 +151,9 @@ func (g *Resource) Rooms(tr *sched.Trial, run *plan.Task) resource.Rooms {
 	}
 	var rs resource.Rooms
 	if g.iso != nil {
-		rs.First = []trial.Room{trial.NewMPSRoom(g.iso, p, run.GPU.Threads)}
+		rs.First = []trial.Room{NewMPSRoom(g.iso, p, run.GPU.Threads)}
 	}
-	room := trial.NewGPURoom(g.admit, p, run, g.gpus.fw)
+	room := NewGPURoom(g.admit, p, run, g.gpus.fw)
 	g.rooms.Put(tr, room) // a step's command: its room is the trial's while it runs
 	rs.Rest = []trial.Room{room}
 	return rs

@@ -8,7 +8,6 @@ import (
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sharing"
-	"github.com/runall/runall/runner/trial"
 )
 
 // Event measures each shared trial's rate from its progress, and resumes a trial it paused
@@ -120,7 +119,7 @@ func (s *gpuSharing) act(d sharing.Decision, emit func(event.Event)) {
 	}
 	s.mu.Lock()
 	t := s.named[d.Trial]
-	var room *trial.GPURoom
+	var room *GPURoom
 	if st := s.trials[t]; st != nil {
 		room = s.rooms.Get(st.tr)
 	}

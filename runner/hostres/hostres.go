@@ -79,7 +79,7 @@ func (h *Resource) Changed() <-chan struct{} {
 // Rooms is tr's room in the container's memory: every command has one, which tells an
 // outside SIGKILL's cause whether or not it set memory:.
 func (h *Resource) Rooms(tr *sched.Trial, _ *plan.Task) resource.Rooms {
-	return resource.Rooms{Rest: []trial.Room{trial.NewHostRoom(h.mem, h.admit, h.held.Get(tr))}}
+	return resource.Rooms{Rest: []trial.Room{NewHostRoom(h.mem, h.admit, h.held.Get(tr))}}
 }
 
 // Consumer: host memory reads no events.
