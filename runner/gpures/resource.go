@@ -16,6 +16,7 @@ import (
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/framework"
 	"github.com/runall/runall/runner/history"
+	"github.com/runall/runall/runner/needs"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/resource"
 	"github.com/runall/runall/runner/results"
@@ -131,7 +132,7 @@ func (g *Resource) Changed() <-chan struct{} { return g.admit.Changed() }
 
 // Request is what a task asks of the GPUs, in the admitter's terms.
 func Request(t *plan.Task) admit.Request {
-	return admit.Request{ID: t.ID, Name: t.Name, Group: t.Group, Memory: t.GPU.Memory, Auto: t.GPU.Auto, Devices: t.GPU.Devices}
+	return admit.Request{Request: needs.Request{ID: t.ID, Name: t.Name, Group: t.Group, Memory: t.GPU.Memory, Auto: t.GPU.Auto}, Devices: t.GPU.Devices}
 }
 
 // gpuRun is what the GPU resource knows of the run: its plan and history (learned needs),
