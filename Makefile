@@ -58,14 +58,15 @@ check: ## gofmt, go vet, the size limits, the fences and layers, and the removal
 	git diff --exit-code go.mod go.sum
 	cd $(K8S_TEST) && $(GO) mod tidy && git diff --exit-code go.mod go.sum
 
-k8s-bin: ## build the pinned Kubernetes binaries (etcd, apiserver, controller-manager, scheduler, kubelet) into ~/.cache/runall-k8s and print where
+k8s-bin: ## build the pinned Kubernetes binaries (etcd, apiserver, controller-manager, scheduler, kubelet) and Kueue into ~/.cache/runall-k8s and print where
 	@scripts/k8s-bin.sh
+	@scripts/kueue-bin.sh
 
 # The same examples applied to a real one-node cluster (etcd, apiserver, controller-manager,
-# scheduler, containerd, a kubelet, all on loopback), MinIO as their S3. Needs root, Debian's
-# containerd, runc, containernetworking-plugins and busybox-static, and minio; about 3 minutes.
+# scheduler, containerd, a kubelet, all on loopback; Kueue for the tests that queue), MinIO as their S3. Needs root, Debian's
+# containerd, runc, containernetworking-plugins and busybox-static, and minio; about 4-5 minutes.
 k8s-e2e: ## the Kubernetes examples run on a real local cluster (root; builds the binaries first: make k8s-bin)
-	bin=$$(scripts/k8s-bin.sh) && cd $(K8S_TEST) && K8S_E2E=1 K8S_BIN=$$bin $(GO) test -count=1 -p 1 -v -timeout 30m ./cluster ./e2e
+	bin=$$(scripts/k8s-bin.sh) && kueue=$$(scripts/kueue-bin.sh) && cd $(K8S_TEST) && K8S_E2E=1 K8S_BIN=$$bin KUEUE_BIN=$$kueue $(GO) test -count=1 -p 1 -v -timeout 30m ./cluster ./e2e
 
 fuzz: ## run each fuzz target for its count of executions (about 20 s each) or FUZZTIME; a failing input lands in testdata/fuzz/
 	@for t in $(FUZZ_TARGETS); do \

@@ -17,7 +17,9 @@
 # asha-file and median-file (order: file, the written order: as runall ran them before order:
 # shuffled), sha and hyperband (written order), sha-shuffled (the grid listed in a shuffled
 # order), pbt (9 trials sampled from the grid's space, exploiting every 9 epochs), sample (27
-# sampled trials, no early stopping).
+# sampled trials, no early stopping), forecast and forecast-file (learning-curve forecasts,
+# grace 2, in the default order and in the written one; the trials keep checkpoints, so a
+# trial that is behind but not hopeless is paused, pause-below's default 0.2).
 set -euo pipefail
 RUNALL=${RUNALL:-$PWD/runall}
 EPOCH=${EPOCH:-0.7}
@@ -89,8 +91,12 @@ sweep sha-shuffled "$sha" "$shuffled_trials"
 sweep hyperband "    early-stop: {method: hyperband, grace: 1, reduction: 3, max: $EPOCHS}" "$matrix_trial"
 sweep pbt "    early-stop: {method: pbt, interval: $((EPOCHS / 3)), max: $EPOCHS, quantile: 0.25, perturb: [0.8, 1.25], resample: 0.25, explore: [lr, alpha]}" "$(sample_trial 9)"
 sweep sample "" "$(sample_trial 27)"
+forecast="    early-stop: {method: forecast, grace: 2, max: $EPOCHS}"
+sweep forecast "$forecast" "$matrix_trial"
+sweep forecast-file "$forecast
+    order: file" "$matrix_trial"
 
-printf '%-13s %11s %8s %8s %7s %7s %7s\n' sweep gpu-time-s wall-s best pruned starts ratio
+printf '%-14s %11s %8s %8s %7s %7s %7s %7s\n' sweep gpu-time-s wall-s best pruned starts ratio epochs
 for s in $SWEEPS; do
   rm -rf ckpt
   "$RUNALL" --output json --fake-gpus 2x16GiB --log-dir logs --results "$s.json" "$s.yml" > "$s.events"
@@ -115,6 +121,7 @@ starts = sum(1 for e in evs if e["event"] == "start")
 wall = (t(r["finished_at"]) - t(r["started_at"])).total_seconds()
 best = max((x["metrics"]["val_accuracy"] for x in r["tasks"] if x["status"] == "ok" and "val_accuracy" in x.get("metrics", {})), default=float("nan"))
 pruned = sum(1 for x in r["tasks"] if x["status"] == "pruned")
+epochs = sum(len(x.get("metric_series", {}).get("val_accuracy", [])) for x in r["tasks"])
 try:
     grid = float(open("grid.gpu").read())
     ratio = f"{gpu / grid:.2f}x"
@@ -123,7 +130,7 @@ except OSError:
 if name == "grid":
     open("grid.gpu", "w").write(str(gpu))
     ratio = "1.00x"
-print(f"{name:13s} {gpu:11.1f} {wall:8.1f} {best:8.4f} {pruned:7d} {starts:7d} {ratio:>7s}")
+print(f"{name:14s} {gpu:11.1f} {wall:8.1f} {best:8.4f} {pruned:7d} {starts:7d} {ratio:>7s} {epochs:7d}")
 PY
 done
 if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp ./*.json ./*.yml ./*.events "$OUT"/; fi

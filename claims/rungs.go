@@ -16,8 +16,9 @@ import (
 // (a step drawn again), so each value costs one GET per runall that reads it; a runall that
 // was SIGKILLed leaves its values for the others.
 const (
-	rungDir    = "rungs/"
-	averageDir = "averages/"
+	rungDir     = "rungs/"
+	averageDir  = "averages/"
+	forecastDir = "forecasts/"
 )
 
 // Rungs is the values of one early-stopping rule (one parallel block) by step, kept in the
@@ -40,6 +41,13 @@ func NewRungs(ctx context.Context, st Store, rule string) (*Rungs, error) {
 // without /, the block's key) in st. ctx bounds every request.
 func NewRunningAverages(ctx context.Context, st Store, rule string) (*Rungs, error) {
 	return newRungs(ctx, st, averageDir, rule)
+}
+
+// NewForecasts keeps early-stop method forecast's values of rule (a short name without /,
+// the block's key) in st: each trial's value at max under that step, its latest median
+// forecast under step 0. ctx bounds every request.
+func NewForecasts(ctx context.Context, st Store, rule string) (*Rungs, error) {
+	return newRungs(ctx, st, forecastDir, rule)
 }
 
 func newRungs(ctx context.Context, st Store, dir, rule string) (*Rungs, error) {

@@ -116,6 +116,7 @@ func (cc curveCharts) curves() {
 			lines = append(lines, i)
 		}
 		lo, hi, longest = math.Min(lo, slices.Min(s)), math.Max(hi, slices.Max(s)), max(longest, len(s))
+		longest, lo, hi = forecastRange(t, longest, lo, hi)
 	}
 	if len(lines) == 0 {
 		cc.p.printf("<p class=\"note\">%s</p>\n</section>\n", esc(noSeries(m)))
@@ -193,6 +194,7 @@ func (cc curveCharts) curve(t results.Task, m string, xs, ys scale, limit int) {
 	cc.p.printf("<polyline class=\"%s\" data-task=\"%d\" points=\"%s\">%s</polyline>\n", class, t.ID, strings.TrimSpace(pts.String()), title)
 	cc.resumeMarks(t, s, xs, ys)
 	cc.donorParts(t, s, xs, ys)
+	cc.forecastParts(t, s, xs, ys)
 }
 
 // thinCurve is the indexes of n values to draw, at most about limit: all of them when

@@ -174,6 +174,7 @@ func (p *page) summary() {
 	if r.Stopped != "" {
 		p.printf("<p class=\"meta\">%s: the trials not started then were skipped</p>\n", esc(r.Stopped))
 	}
+	p.gpuHealth()
 	p.printf("</header>\n")
 }
 
@@ -220,7 +221,7 @@ func countLine(tasks []results.Task) string {
 		count[t.Status]++
 	}
 	var parts []string
-	for _, s := range []results.Status{results.StatusOK, results.StatusFailed, results.StatusPruned, results.StatusIgnored,
+	for _, s := range []results.Status{results.StatusOK, results.StatusFailed, results.StatusPruned, results.StatusDiverged, results.StatusIgnored,
 		results.StatusStopped, results.StatusSkipped, results.StatusRunning, results.StatusPaused, results.StatusPending} {
 		if count[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", count[s], statusWord(s)))
@@ -320,6 +321,7 @@ svg text{fill:#57606a}.axis{stroke:#8c959f;stroke-width:1}.grid{stroke:#eaeef2;s
 .mem{fill:#ddf4ff;stroke:#54aeff;stroke-width:1}
 .curve{fill:none;stroke:#8c959f;stroke-opacity:.55;stroke-width:1.2}.curve.best{stroke:#bf3989;stroke-opacity:1;stroke-width:2.5}.curve.pruned{stroke-dasharray:3 2}
 .resumed{fill:#fff;stroke:#0969da;stroke-width:1.5}.donor{fill:none;stroke:#fff;stroke-width:2.5;stroke-dasharray:2 3}
+.forecast line{stroke:#8250df;stroke-width:1.2}.forecast .path{stroke-dasharray:4 3;stroke-opacity:.7}.forecast .band{stroke-width:4;stroke-opacity:.45;stroke-linecap:round}.forecast.stop line{stroke:#cf222e}.forecast.pause line{stroke:#bf8700}
 .curve.one{fill:#8c959f;fill-opacity:.8;stroke:none}.curve.one.best{fill:#bf3989}.curve.hl{stroke:#0969da;stroke-opacity:1;stroke-width:3}.curve.one.hl{fill:#0969da;stroke:none}
 .pt{fill:#0969da;fill-opacity:.6}.pt.best{fill:#bf3989;fill-opacity:1}.pt.failed{fill:#cf222e}.pt.running{fill:#fff;stroke:#0969da;stroke-width:1.5}.pt.hl{fill:#1f2328;fill-opacity:1;stroke:#0969da;stroke-width:3}
 .charts{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}figcaption{font-size:13px}

@@ -124,7 +124,8 @@ func (tb resultsTable) statusCell(t results.Task) {
 	if rule := prunedBy(t); rule != "" {
 		status += " (" + rule + ")"
 	}
-	title := t.Reason
+	status += failedClass(t)
+	title := strings.TrimPrefix(t.Reason+"\n"+attemptsText(t), "\n")
 	if len(t.MetricWarnings) > 0 {
 		title = strings.TrimPrefix(title+"\nmetrics: "+strings.Join(t.MetricWarnings, "\nmetrics: "), "\n")
 		status += " \u26A0"

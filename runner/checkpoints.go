@@ -27,6 +27,7 @@ type checkpoints struct {
 	mu     sync.Mutex
 	forgot map[*plan.Task]bool               // --fresh: what was kept is dropped once per trial
 	live   map[*plan.Task]*checkpoint.Keeper // each running trial's keeper
+	drop   map[string]bool                   // on-oom: the kept copies to drop at the next attempt (checkpoints_drop.go)
 }
 
 // checkpointOptions is what the checkpoints take from the run.
@@ -136,7 +137,7 @@ func (c *checkpoints) Begin(ctx context.Context, t *plan.Task, dir string, env [
 // kept copy, else the directory as it is; under --fresh, at its first attempt, what was
 // kept is dropped and the directory emptied, as asked.
 func (c *checkpoints) restore(ctx context.Context, t *plan.Task, st checkpoint.Store, id, path string, say func(string)) (*checkpoint.Manifest, error) {
-	if c.forgetOnce(t) || c.staleCopy(ctx, st, id) {
+	if c.forgetOnce(t) || c.dropAsked(id) || c.staleCopy(ctx, st, id) {
 		if err := checkpoint.Forget(ctx, st, id); err != nil {
 			return nil, fmt.Errorf("checkpoint %s: --fresh: drop what was kept: %w", st.Where(id), err)
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/runall/runall/runner/results"
 )
 
-// TestDivergedTrialPruned: a trial that prints nan at every epoch is pruned under asha and
+// TestDivergedTrialPruned: with diverged-on: off, a trial that prints nan at every epoch is pruned under asha and
 // under median, instead of keeping its room to the end; the trials with values run on.
 func TestDivergedTrialPruned(t *testing.T) {
 	for _, rule := range []string{"{method: asha, grace: 1, reduction: 2}", "{method: median, grace: 1, min-trials: 1}"} {
@@ -21,6 +21,7 @@ config:
 tasks:
   - name: sweep
     early-stop: `+rule+`
+    diverged-on: off # the rule's own view of a NaN: diverged-on would end it first
     parallel-tasks:
       - name: good
         cmd: for i in 1 2 3 4 5 6 7 8 9 10; do echo "runall-metric val_loss=0.$((20-i))"; done

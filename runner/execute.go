@@ -37,7 +37,7 @@ func Run(p *plan.Plan, opts Options) (*results.Run, error) {
 // execute runs everything: downloads, tasks, uploads; then the summary.
 func (r *runDriver) execute() (*results.Run, error) {
 	start := time.Now()
-	if r.opts.ReapOrphans {
+	if r.opts.Stop.ReapOrphans {
 		defer reapWhileRunning(r.launch.procs.Table)()
 	}
 	r.openStream()
@@ -56,7 +56,7 @@ func (r *runDriver) execute() (*results.Run, error) {
 	defer cancel()
 	stopSignals := watchSignals(r.opts.Signals, r.life, r.launch, r.s3 != nil, cancel)
 	runErr := r.runAll(ctx, start)
-	if r.opts.ReapOrphans {
+	if r.opts.Stop.ReapOrphans {
 		proc.StopOrphans(2 * time.Second)
 	}
 	if err := r.s3.finish(); err != nil && runErr == nil {
@@ -74,6 +74,11 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 		if err := r.serve(start); err != nil {
 			skipAll(err)
 			return err
+		}
+	}
+	for _, c := range r.opts.Consumers {
+		if w, ok := c.(Watcher); ok {
+			defer w.WatchRun(View{Results: func() *results.Run { return r.snapshot(start) }})()
 		}
 	}
 	if r.opts.claiming() {
@@ -133,6 +138,9 @@ func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
 // end records the history, ends the run on its stream (whose consumers write the results,
 // the report, and notify), closes the output, and says how the run ended.
 func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
+	for _, settle := range r.life.settle {
+		settle() // every trial has ended: what their consumers still hold goes into the results
+	}
 	res := r.gather(start, results.StatusSkipped)
 	r.hist.Record(res, tasksByID(r.plan))
 	for _, res := range r.launch.res {

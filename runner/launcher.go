@@ -40,7 +40,7 @@ func (l *launcher) build() *trial.Launcher {
 	o := trial.Options{Life: trialLife{l.life}, Rooms: trialRooms{l.res}, Logs: l.logs,
 		Scripts: l.scripts, Halt: trialHalt{l.halt}, StopWhen: l.stop, Uploads: trialUploads{l.sync},
 		Mask: l.mask, Procs: l.procs,
-		Variant: l.variant}
+		Variant: resource.Variant(l.res, l.variant)}
 	if l.ckpts != nil {
 		o.Checkpoints = l.ckpts
 	}

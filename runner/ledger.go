@@ -74,6 +74,9 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 		res.PausedSeconds += max(ev.Time.Sub(since), 0).Seconds()
 		delete(l.paused, res.ID)
 	}
+	if ev.Kind == event.TaskEnded && ev.Try != nil {
+		res.AttemptList = append(res.AttemptList, *ev.Try)
+	}
 	switch {
 	case ev.Kind == event.TaskStarted:
 		res.Attempts = ev.Attempt
@@ -227,4 +230,13 @@ func (l *ledger) madeWhileRunning(inPlan map[int]bool, logFile func(*plan.Task) 
 		}
 	}
 	return out
+}
+
+// forecast keeps one decision of early-stop method forecast on t, for its record. Called
+// on the pruner's goroutines.
+func (l *ledger) forecast(t *plan.Task, f results.Forecast) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	res := l.resultLocked(t)
+	res.Forecasts = append(res.Forecasts, f)
 }

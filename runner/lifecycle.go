@@ -2,6 +2,7 @@ package runner
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,11 +22,15 @@ type lifecycle struct {
 	stream *event.Stream
 	ledger *ledger
 	made   *madeTasks // the tasks made as the run went (a sampler's trials), for the outputs
+	// settle are what the run's end waits for before it gathers its results: the consumers
+	// whose work on their own goroutines goes into them (early stopping's decisions).
+	settle []func()
 
 	mu          sync.Mutex
 	halt        bool           // no new task starts
 	failed      bool           // a task failed and its failure was not ignored
 	interrupted syscall.Signal // 0 unless a signal stopped the run
+	haltWhy     string         // why it halted, when a rule halted it (fail-fast)
 }
 
 func newLifecycle(mask *mask.Masker) *lifecycle {
@@ -51,6 +56,17 @@ func (l *lifecycle) fail(stopOnFailure bool) {
 	defer l.mu.Unlock()
 	l.failed = true
 	l.halt = l.halt || stopOnFailure
+}
+
+// failWith fails and halts the run by a rule that says why (fail-fast: a broken sweep);
+// the trials it skips say why in their first line.
+func (l *lifecycle) failWith(why string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.failed, l.halt = true, true
+	if l.haltWhy == "" {
+		l.haltWhy, _, _ = strings.Cut(why, "\n")
+	}
 }
 
 // interrupt records the signal that stops the run, and halts it; it reports whether it
@@ -81,6 +97,11 @@ func (l *lifecycle) haltReason() string {
 	if sig := l.stoppedBy(); sig != 0 {
 		return "not started: runall was stopped by " + proc.SignalName(sig)
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.haltWhy != "" {
+		return "not started: " + l.haltWhy
+	}
 	return "not started: an earlier task failed (stop-on-failure)"
 }
 
@@ -106,7 +127,7 @@ func (l *lifecycle) finish(t *plan.Task, status results.Status, exitCode int, re
 	ev := event.Event{Kind: event.TaskEnded, End: event.EndFinal, Time: now, Task: t, Attempt: attempts, Status: status,
 		ExitCode: exitCode, Duration: dur, Reason: reason, Detail: d}
 	if d != nil {
-		ev.Metrics = d.Metrics
+		ev.Metrics, ev.Try = d.Metrics, d.Try
 	}
 	l.emit(ev)
 }

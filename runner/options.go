@@ -45,9 +45,17 @@ type Options struct {
 	// results, Prometheus, stop-when) and before the output.
 	Consumers []event.Consumer
 
+	Stop StopOptions // how its processes are stopped beyond Grace and Signals
+}
+
+// StopOptions say how a run stops its processes.
+type StopOptions struct {
 	// ReapOrphans makes runall adopt the processes tasks leave behind and stop them at the
 	// end. The CLI sets it; tests running many runs in one process do not.
 	ReapOrphans bool
+	// CheckpointFirst: on the first signal, each running trial with checkpoint: is given up
+	// to Grace to keep its next copy before it is stopped (--grace-checkpoint).
+	CheckpointFirst bool
 }
 
 // OutputOptions say how a run is shown.

@@ -64,7 +64,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		return nil, err
 	}
 	r.hist = history.Load(opts.Record.LogDir, p)
-	if err := gpures.Check(gpuOptions(r.plan, opts, r.hist, nil)); err != nil {
+	if err := gpures.Check(gpuOptions(r.plan, opts, r.hist, resourceRun{})); err != nil {
 		return nil, err
 	}
 	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
@@ -76,6 +76,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		r.met = prom.New(r.plan)
 	}
 	halt := newStopping(opts.Grace)
+	halt.checkpointFirst = opts.Stop.CheckpointFirst
 	conn, fresh := newS3Conn(r.plan, base), &freshState{}
 	if !opts.claiming() { // a claims sweep's done records say what is left
 		fresh = openFresh(opts.Record.LogDir, opts.Record.RunID, opts.Fresh)
@@ -90,7 +91,8 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir), stale: fresh})
 	r.pause = newPauser(procs.Running, ckpts, r.life)
 	mem := hostres.Container(opts.Resources.HostMemory)
-	res, err := openResources(r.plan, opts, mem, r.hist, r.pause)
+	res, err := openResources(r.plan, opts, mem, r.hist,
+		resourceRun{pause: r.pause, fail: r.life.failWith, met: r.met, ckpts: ckpts})
 	if err != nil {
 		return nil, err
 	}

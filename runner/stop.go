@@ -16,6 +16,9 @@ type stopping struct {
 	first     context.CancelFunc
 	final     context.Context // cancelled by the second
 	second    context.CancelFunc
+	// checkpointFirst: on the first signal, a trial with checkpoint: keeps its next copy
+	// before it is stopped (Options.Stop.CheckpointFirst, --grace-checkpoint: signals.go).
+	checkpointFirst bool
 }
 
 func newStopping(grace time.Duration) *stopping {

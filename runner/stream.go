@@ -3,7 +3,10 @@ package runner
 import (
 	"time"
 
+	"github.com/runall/runall/runner/diverge"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/failfast"
+	"github.com/runall/runall/runner/hang"
 	"github.com/runall/runall/runner/output"
 	"github.com/runall/runall/runner/plan"
 )
@@ -11,12 +14,15 @@ import (
 // openStream adds the run's consumers to its one lifecycle stream, in the order they see
 // each event: the ledger (the results recorder) first, so that a consumer after it that
 // reads a task's result reads it with the event applied; then the recorder of the run's
-// end (results file, report, upload, notify), Prometheus (with --serve), stop-when, early
-// stopping (early-stop: rules of runner/prune), early stopping that pauses (runner/rounds:
-// sha, hyperband, pbt), gpu-sharing: progress (the GPU room's gpuSharing), the server
+// end (results file, report, upload, notify), Prometheus (with --serve), stop-when, the
+// watch of diverged trials (diverged-on: runner/diverge, on the emitting goroutine: it only
+// asks the Stopper), the watch of broken sweeps (fail-fast: runner/failfast, which fails
+// and halts the run), early stopping (early-stop: rules of runner/prune), early stopping that pauses (runner/rounds:
+// sha, hyperband, pbt), each resource's consumer (the GPU resource's: gpu-sharing: progress,
+// on-oom's notes, the trials paused off a GPU out of service resumed), the server
 // (--serve), Options.Consumers (each handed the Stopper or Pauser it asks for) and the
 // output last. A claims sweep is no consumer: its source records each trial as it ends
-// (runner/claimsource). The ledger, the recorder, Prometheus, stop-when and gpu-sharing take
+// (runner/claimsource). The ledger, the recorder, Prometheus, stop-when and the resources' consumers take
 // each event on the emitting goroutine (cheap, in memory, and the ledger's place first is
 // what the others rely on); early stopping, the rules that pause and the output put it in
 // an event.Queue, their one inbox type, and work on goroutines of their own, saying what
@@ -31,6 +37,22 @@ func (r *runDriver) openStream() {
 		stream.Add(r.met)
 	}
 	stream.Add(r.launch.stop)
+	if d := diverge.New(r.plan); d != nil {
+		d.UseStopper(r.launch.procs.Running)
+		stream.Add(d)
+	}
+	ho := hang.Options{Ender: r.launch.procs.Running}
+	for _, res := range r.launch.res {
+		if h, ok := res.(hang.Holder); ok {
+			ho.Hold = h // a hung trial's GPUs wait for its processes to leave them
+		}
+	}
+	if h := hang.New(r.plan, ho); h != nil {
+		stream.Add(h)
+	}
+	if f := failfast.New(r.plan, r.life.failWith); f != nil {
+		stream.Add(f)
+	}
 	if p := r.newPruner(); p != nil {
 		stream.Add(p)
 	}

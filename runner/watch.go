@@ -20,6 +20,13 @@ type Server interface {
 	Serve(v View) (addr string, err error)
 }
 
+// Watcher is a consumer of Options.Consumers that also reads the run's results while it
+// goes (the Pod's progress annotations): the run hands it a View (Results only) before its
+// first task, and calls the func it returns as the tasks are done.
+type Watcher interface {
+	WatchRun(v View) (stop func())
+}
+
 // View is what a server may read of the run, from any goroutine, while the run goes on.
 type View struct {
 	// Results are the run's results so far, gathered by the code that gathers results.json

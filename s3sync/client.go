@@ -156,7 +156,8 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 	}
 
 	secrets := s.secrets()
-	cfg, err := config.LoadDefaultConfig(ctx, s.loadOptions(secrets, logf)...)
+	retryLog := func(format string, args ...any) { logf("%s", scrub(fmt.Sprintf(format, args...), secrets)) }
+	cfg, err := config.LoadDefaultConfig(ctx, s.loadOptions(retryLog)...)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
@@ -176,7 +177,7 @@ func NewClient(ctx context.Context, opts ClientOptions) (*Client, error) {
 	})
 
 	return &Client{
-		store:    newS3Store(api),
+		store:    newS3Store(api, retryLog),
 		endpoint: s.endpoint,
 		secrets:  secrets,
 		getenv:   getenv,
@@ -201,9 +202,9 @@ func (s settings) secrets() []string {
 	return out
 }
 
-// loadOptions are the AWS configuration's options for s: connections, retries (logged
-// through logf with secrets scrubbed), checksums, region, profile and credentials.
-func (s settings) loadOptions(secrets []string, logf func(string, ...any)) []func(*config.LoadOptions) error {
+// loadOptions are the AWS configuration's options for s: connections, retries (said through
+// retryLog, which scrubs secrets), checksums, region, profile and credentials.
+func (s settings) loadOptions(retryLog func(string, ...any)) []func(*config.LoadOptions) error {
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		// Many small objects in parallel: keep a connection per worker instead of the
 		// default handful, or each request pays a new handshake.
@@ -215,7 +216,7 @@ func (s settings) loadOptions(secrets []string, logf func(string, ...any)) []fun
 		config.WithHTTPClient(httpClient),
 		config.WithDefaultRegion("us-east-1"),
 		config.WithRetryer(func() aws.Retryer {
-			return newRetryer(func(format string, args ...any) { logf("%s", scrub(fmt.Sprintf(format, args...), secrets)) })
+			return newRetryer(retryLog)
 		}),
 		// S3-compatible servers (older MinIO, Ceph, ...) reject the CRC32 trailers the
 		// SDK sends by default; ask for checksums only where the API requires them.

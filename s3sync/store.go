@@ -89,10 +89,13 @@ type s3Store struct {
 	// object), over all files and syncs of a client: one pool of workers, sized with the
 	// HTTP client's connections per host.
 	slots chan struct{}
+	// logf is the client's retry log (credentials scrubbed): what the store retries beyond
+	// the SDK's own retries, it says there.
+	logf func(string, ...any)
 }
 
-func newS3Store(api *s3.Client) *s3Store {
-	return &s3Store{api: api, slots: make(chan struct{}, connsPerHost)}
+func newS3Store(api *s3.Client, logf func(string, ...any)) *s3Store {
+	return &s3Store{api: api, slots: make(chan struct{}, connsPerHost), logf: logf}
 }
 
 func trimETag(s *string) string { return strings.Trim(aws.ToString(s), `"`) }

@@ -9,13 +9,11 @@ import (
 	"mime"
 	"path"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/aws/smithy-go"
 )
 
 // How bytes move: every part of every file is a request of its own, sent straight from the
@@ -106,102 +104,6 @@ func (s *s3Store) upload(ctx context.Context, t transfer, src io.ReaderAt) (stri
 		return "", err
 	}
 	return trimETag(out.ETag), nil
-}
-
-// abortTimeout bounds the abort of a failed or cancelled upload: a SIGTERM must not wait
-// on a server that is gone (the next sync aborts what is left, see pendingUpload).
-const abortTimeout = 5 * time.Second
-
-func (s *s3Store) multipart(ctx context.Context, t transfer, src io.ReaderAt) (etag string, err error) {
-	created, err := s.api.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
-		Bucket: aws.String(t.bucket), Key: aws.String(t.key),
-		Metadata: metadataOf(t.sums), ContentType: contentType(t.key),
-		ChecksumAlgorithm: s3types.ChecksumAlgorithmCrc32c,
-	})
-	if err != nil {
-		return "", err
-	}
-	id := aws.ToString(created.UploadId)
-	if t.track != nil {
-		t.track(id, true)
-	}
-	defer func() {
-		if err == nil {
-			if t.track != nil {
-				t.track(id, false)
-			}
-			return
-		}
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
-		defer cancel()
-		if aerr := s.abortUpload(actx, t.bucket, t.key, id); aerr == nil && t.track != nil {
-			t.track(id, false)
-		}
-	}()
-
-	parts, err := s.sendParts(ctx, t, src, id)
-	if err != nil {
-		return "", err
-	}
-	if t.beforeComplete != nil {
-		if err := t.beforeComplete(); err != nil {
-			return "", err
-		}
-	}
-	done, err := s.api.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{
-		Bucket: aws.String(t.bucket), Key: aws.String(t.key), UploadId: aws.String(id),
-		MultipartUpload: &s3types.CompletedMultipartUpload{Parts: parts},
-	})
-	if err != nil {
-		return "", err
-	}
-	return trimETag(done.ETag), nil
-}
-
-// sendParts sends t's parts of the multipart upload id from src, as many at once as the
-// store's slots allow; the first that fails stops the rest.
-func (s *s3Store) sendParts(ctx context.Context, t transfer, src io.ReaderAt, id string) ([]s3types.CompletedPart, error) {
-	parts := make([]s3types.CompletedPart, len(t.sums.parts))
-	pctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var wg sync.WaitGroup
-	for i, crc := range t.sums.parts {
-		if err := s.acquire(pctx); err != nil {
-			break
-		}
-		off := int64(i) * t.partSize
-		n := min(t.partSize, t.size-off)
-		wg.Go(func() {
-			defer s.release()
-			num := int32(i + 1)
-			sum := crcBase64(crc)
-			out, err := s.api.UploadPart(pctx, &s3.UploadPartInput{
-				Bucket: aws.String(t.bucket), Key: aws.String(t.key), UploadId: aws.String(id),
-				PartNumber: aws.Int32(num), ContentLength: aws.Int64(n),
-				Body:           &progressReader{r: io.NewSectionReader(src, off, n), fn: t.progress},
-				ChecksumCRC32C: aws.String(sum),
-			}, sendOptions(src, off, n, t.progress)...)
-			if err != nil {
-				cancel(fmt.Errorf("part %d: %w", num, err))
-				return
-			}
-			parts[i] = s3types.CompletedPart{PartNumber: aws.Int32(num), ETag: out.ETag, ChecksumCRC32C: aws.String(sum)}
-		})
-	}
-	wg.Wait()
-	return parts, context.Cause(pctx)
-}
-
-func (s *s3Store) abortUpload(ctx context.Context, bucket, key, uploadID string) error {
-	_, err := s.api.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
-		Bucket: aws.String(bucket), Key: aws.String(key), UploadId: aws.String(uploadID),
-	})
-	var nsu *s3types.NoSuchUpload
-	var apiErr smithy.APIError
-	if errors.As(err, &nsu) || (errors.As(err, &apiErr) && apiErr.ErrorCode() == "NoSuchUpload") {
-		return nil
-	}
-	return err
 }
 
 // progressReader reports the bytes read from r, once each: a retry that seeks back and

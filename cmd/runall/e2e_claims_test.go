@@ -477,6 +477,17 @@ func TestClaimsMedianShared(t *testing.T) {
 	}
 }
 
+// TestClaimsForecastShared: under --claims, forecast's values at max are written under the
+// prefix, and the runall that ran bad alone stops it by the value the others reached there.
+func TestClaimsForecastShared(t *testing.T) {
+	t.Parallel()
+	c := newClaimsE2E(t)
+	c.prunedByOthers("claims/forecast.yml", "than 0.8297 (the best value reached at step 12)")
+	if keys := c.keys(c.prefix + "forecasts/"); !slices.ContainsFunc(keys, func(k string) bool { return strings.Contains(k, "/12/") }) {
+		t.Errorf("no value at max under the prefix: %q", keys)
+	}
+}
+
 // prunedByOthers runs file in three runalls, one trial each (good-1, good-2, bad): all exit
 // 0, and the one that ran bad pruned it, saying why, by values only the others recorded.
 func (c *claimsE2E) prunedByOthers(file, why string) {

@@ -282,6 +282,8 @@ func TestFakeTrain(t *testing.T) {
 		{[]string{"--width", "64"}, "learning rate 0: want more than 0"},
 		{[]string{"--lr", "0.1", "--width", "64", "--memory", "lots"}, `--memory "lots": want a size`},
 		{[]string{"--lr", "0.1", "--width", "64", "extra"}, `unexpected argument "extra"`},
+		{[]string{"--lr", "0.1", "--width", "64", "--hang-print"}, "printing while hung needs a step to hang after"},
+		{[]string{"--lr", "0.1", "--width", "64", "--slow-from", "3", "--slow-by", "0.5"}, "want a factor of 1 or more"},
 	} {
 		r := e.runGPU(append([]string{"fake-train"}, tc.args...)...)
 		r.wantCode(t, 2)

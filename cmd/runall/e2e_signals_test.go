@@ -69,6 +69,11 @@ func TestSignalStopsEveryTask(t *testing.T) {
 			if !strings.Contains(r.stdout, "4 stopped") {
 				t.Errorf("the summary does not count 4 stopped trials\n%v", r)
 			}
+			for _, tr := range e.faultResults().Tasks { // runall was stopped: preempted, never the trial's failure
+				if n := len(tr.AttemptList); tr.Status == "stopped" && (n == 0 || tr.AttemptList[n-1].Class != "preempted") {
+					t.Errorf("task %s: attempts %+v, want its last preempted", tr.Name, tr.AttemptList)
+				}
+			}
 		})
 	}
 }
@@ -141,7 +146,7 @@ func TestPlainOutput(t *testing.T) {
 	)
 	for _, re := range []string{
 		`(?m)^\[colored\] ok \(exit code 0\) in \d+\.\ds$`,
-		`(?m)^\[broken\] failed with exit code 3 in \d+\.\ds$`,
+		`(?m)^\[broken\] failed with exit code 3 in \d+\.\ds \(crashed\)$`, // its class: docs/taskfile.md#when-trials-go-wrong
 		`(?m)^\[p1\] ok \(exit code 0\) in \d+\.\ds$`,
 		`(?m)^\[p2\] ok \(exit code 0\) in \d+\.\ds$`,
 	} {

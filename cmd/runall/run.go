@@ -55,6 +55,7 @@ type runOptions struct {
 	logDir      string
 	results     string
 	grace       time.Duration
+	graceCkpt   bool
 	statusEvery time.Duration
 	fakeGPUs    string
 	noGPU       bool
@@ -77,6 +78,9 @@ func (o *runOptions) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.logDir, "log-dir", ".runall/logs", "write each run's task logs, results.json, report.html and GPU memory samples under `DIR`/<run-id>/")
 	fs.StringVar(&o.results, "results", "", "also write the results JSON (the log directory's results.json) to `FILE`, where it points (a symlink is followed, a FIFO or device written through, never replaced); a record that cannot be written fails the run")
 	fs.DurationVar(&o.grace, "grace", 20*time.Second, "on SIGINT/SIGTERM/SIGHUP/SIGQUIT, wait this long after SIGTERM before SIGKILL; also the most the final uploads get")
+	fs.BoolVar(&o.graceCkpt, "grace-checkpoint", false, "on the first signal, give each running trial with checkpoint: up to --grace to keep its next copy before\n"+
+		"it is stopped (SIGTERM, SIGKILL after --grace): a preempted Pod loses no more than the copy in progress\n"+
+		"(env RUNALL_GRACE_CHECKPOINT=1; the stop can then take up to 3x --grace with the final uploads)")
 	fs.DurationVar(&o.statusEvery, "status-every", 30*time.Second, "plain output: print what runs and waits this often")
 	fs.StringVar(&o.fakeGPUs, "fake-gpus", "", "simulate GPUs of these `sizes` (e.g. 32GiB,32GiB; 2x80GiB:reserve=512MiB) instead of NVML (env RUNALL_FAKE_GPUS)")
 	fs.BoolVar(&o.noGPU, "no-gpu", false, "run GPU tasks without GPU admission: max-parallel-commands is the only limit")
@@ -146,6 +150,9 @@ func runRun(_ context.Context, a *app, args []string) error {
 		defer srv.Close()
 	}
 	opts.Signals = sigs
+	if w := podProgress(a); w != nil {
+		opts.Consumers = append(opts.Consumers, w)
+	}
 	_, err = runner.Run(plan, opts)
 	if srv != nil {
 		serveAfter(srv, o.serveAfter, err, sigs, a)
@@ -158,12 +165,13 @@ func runRun(_ context.Context, a *app, args []string) error {
 // for what must be closed when it ends (the GPU probe, the server).
 func (o *runOptions) runnerOptions(a *app, p *plan.Plan) (runner.Options, error) {
 	opts := runner.Options{
-		Output:      runner.OutputOptions{Stdout: a.stdout, Stderr: a.stderr, StatusEvery: o.statusEvery},
-		Record:      runner.RecordOptions{LogDir: o.logDir, ResultsFile: o.results, Report: report.WriteRun},
-		Grace:       o.grace,
-		Resources:   runner.ResourceOptions{NoGPU: o.noGPU},
-		Fresh:       o.fresh,
-		ReapOrphans: true,
+		Output:    runner.OutputOptions{Stdout: a.stdout, Stderr: a.stderr, StatusEvery: o.statusEvery},
+		Record:    runner.RecordOptions{LogDir: o.logDir, ResultsFile: o.results, Report: report.WriteRun},
+		Grace:     o.grace,
+		Resources: runner.ResourceOptions{NoGPU: o.noGPU},
+		Fresh:     o.fresh,
+		// The Kubernetes examples turn CheckpointFirst on from their env, without changing args.
+		Stop: runner.StopOptions{ReapOrphans: true, CheckpointFirst: o.graceCkpt || a.getenv("RUNALL_GRACE_CHECKPOINT") == "1"},
 	}
 	var err error
 	if o.results != "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,6 +27,7 @@ type Options struct {
 	// when Resume is set ("": it saves nothing).
 	Checkpoint string
 	Resume     bool // RUNALL_RESUMED: go on after the epoch Checkpoint holds
+	Faults     Faults
 	Stdout     io.Writer
 	Stderr     io.Writer // the tqdm bar
 }
@@ -45,7 +47,7 @@ func (o Options) Validate() error {
 	case o.BatchTime < 0:
 		return fmt.Errorf("batch time %v: cannot be negative", o.BatchTime)
 	}
-	return nil
+	return o.Faults.Validate()
 }
 
 // Run trains: each epoch's batches advance a tqdm bar over the whole run on Stderr, then
@@ -73,15 +75,15 @@ func Run(ctx context.Context, o Options) error {
 		fmt.Fprintf(o.Stdout, "Epoch %d/%d\n", e, o.Epochs)
 		start := time.Now()
 		for b := 1; b <= o.Batches; b++ {
-			if err := sleep(ctx, o.BatchTime); err != nil {
+			if err := o.step(ctx, (e-1)*o.Batches+b); err != nil {
 				return err
 			}
 			bar.Update((e-done-1)*o.Batches + b)
 		}
-		m := Model(o.LR, o.Width, e)
+		m := o.Faults.epochLoss(Model(o.LR, o.Width, e), e*o.Batches)
 		took := time.Since(start)
-		fmt.Fprintf(o.Stdout, "%d/%d - %.0fs - %dms/step - loss: %.4f - accuracy: %.4f - val_loss: %.4f - val_accuracy: %.4f\n",
-			o.Batches, o.Batches, took.Seconds(), took.Milliseconds()/int64(o.Batches), m.Loss, m.Accuracy, m.ValLoss, m.ValAccuracy)
+		fmt.Fprintf(o.Stdout, "%d/%d - %.0fs - %dms/step - loss: %s - accuracy: %s - val_loss: %s - val_accuracy: %s\n",
+			o.Batches, o.Batches, took.Seconds(), took.Milliseconds()/int64(o.Batches), keras(m.Loss), keras(m.Accuracy), keras(m.ValLoss), keras(m.ValAccuracy))
 		if o.Checkpoint != "" {
 			if err := save(o.Checkpoint, e); err != nil {
 				return err
@@ -91,6 +93,25 @@ func Run(ctx context.Context, o Options) error {
 	}
 	bar.Close()
 	return nil
+}
+
+// step trains one batch, the run's step'th: its time, or the fault it meets there.
+func (o Options) step(ctx context.Context, step int) error {
+	if err := o.Faults.crash(step, o.Stderr); err != nil {
+		return err
+	}
+	if err := sleep(ctx, o.Faults.batchTime(step, o.BatchTime)); err != nil {
+		return err
+	}
+	return o.Faults.hang(ctx, step, o.BatchTime, o.Stdout)
+}
+
+// keras is v as Keras prints it: 4 places, nan as Python writes it.
+func keras(v float64) string {
+	if math.IsNaN(v) {
+		return "nan"
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
 }
 
 // save writes the checkpoint of epoch e, replacing the one before whole.

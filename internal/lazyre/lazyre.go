@@ -35,6 +35,9 @@ func (r *Regexp) FindAllStringSubmatch(s string, n int) [][]string {
 	return r.re().FindAllStringSubmatch(s, n)
 }
 
+// ReplaceAllString is regexp.Regexp.ReplaceAllString.
+func (r *Regexp) ReplaceAllString(src, repl string) string { return r.re().ReplaceAllString(src, repl) }
+
 // inTest is whether this is a test binary, which compiles every pattern at once.
 var inTest = len(os.Args) > 0 && strings.HasSuffix(strings.TrimSuffix(os.Args[0], ".exe"), ".test")
 

@@ -46,9 +46,13 @@ var (
 // it stands on the records (17), not on a leaf (5 would take its gates into runner/'s root,
 // which holds the masker already; not worth a second home). runner/trial reaches no S3 client:
 // runner/checkpoint is handed its store (the run builds runner/checkpoint/s3store), and the GPU,
-// MPS and host rooms live with their resources (runner/gpures, runner/hostres), so it reaches
-// neither the admitters nor go-nvml: 26, under the target of 40 (36 before the rooms moved).
+// MPS, health, on-oom and host rooms live with their resources (runner/gpures, runner/hostres),
+// so it reaches neither the admitters nor go-nvml: 27, under the target of 40 (37 before the
+// rooms moved); runner/failclass, the leaf where a failed attempt's class is decided (issue
+// 44), a command asks as its attempt ends.
 var fences = []fence{
+	{pkg: "k8spod", limit: 1,
+		why: "the Pod's progress reaches the API server by plain HTTPS: no client-go, nothing of the run"},
 	{pkg: "runner/taskfile", limit: 6, may: grammarDeps,
 		why: "the task file's grammar owns its values and knows no daemon, process or store"},
 	{pkg: "runner/plan", limit: 12, may: planDeps,
@@ -63,12 +67,14 @@ var fences = []fence{
 		why: "the masker is given the names it masks and passes the records' gates: it knows no S3 client"},
 	{pkg: "runner/needs", limit: 2, may: []string{"size"},
 		why: "the book of needs is a leaf the admitters share"},
+	{pkg: "runner/failclass", limit: 2, may: []string{"internal/lazyre"},
+		why: "a failure's class is decided from values it is told: it knows no task, process or resource"},
 	{pkg: "runner/sharing", limit: 1,
 		why: "the sharing controller decides from the rates it is told: the run fills the records from its figures"},
 	{pkg: "runner/checkpoint", limit: 6, may: []string{"runner/results", "runner/importance", "runner/pareto", "internal/plainname", "internal/kernelpath"},
 		why: "the checkpoint keeper is handed its store: the S3 one (runner/checkpoint/s3store) is built by the run, so it knows no S3 client"},
-	{pkg: "runner/trial", limit: 26, may: append(slices.Clip(recordDeps),
-		"runner/sched", "runner/queue", "runner/executor", "runner/proc", "runner/progress", "runner/checkpoint",
+	{pkg: "runner/trial", limit: 27, may: append(slices.Clip(recordDeps),
+		"runner/sched", "runner/failclass", "runner/queue", "runner/executor", "runner/proc", "runner/progress", "runner/checkpoint",
 		"internal/owned", "internal/outfile", "golang.org/x/sys/..."),
 		why: "a trial's launch knows neither the run that drives it nor the consumers of its events, and no S3 client: its checkpoints' store is handed to it"},
 }

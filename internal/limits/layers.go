@@ -24,11 +24,11 @@ var layers = []layer{
 	// the report, which draws the records
 	{"policy", []string{"runner/...", "report"}},
 	{"records and grammar", []string{"runner/taskfile", "runner/plan", "runner/event", "runner/results", "internal/plantest"}},
-	// what knows no task: the machine, processes, stores, sizes, the maths of the rules, the
+	// what knows no task: the machine, processes, stores, the Pod runall runs in, sizes, the maths of the rules, the
 	// parsers of a trial's output, the book of needs, and the module's internals
-	{"leaves", []string{"gpu/...", "s3sync", "claims", "hostmem", "size", "internal/...",
+	{"leaves", []string{"gpu/...", "s3sync", "claims", "hostmem", "size", "k8spod", "internal/...",
 		"runner/proc", "runner/framework", "runner/queue", "runner/needs", "runner/metric", "runner/progress",
-		"runner/earlystop", "runner/importance", "runner/pareto"}},
+		"runner/earlystop", "runner/importance", "runner/pareto", "runner/failclass"}},
 }
 
 // maxClimbs is how many imports may climb the layers: the count when the table was last

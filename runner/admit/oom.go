@@ -5,15 +5,12 @@ import (
 	"strings"
 
 	"github.com/runall/runall/internal/lazyre"
+	"github.com/runall/runall/runner/failclass"
 )
 
-// oomPatterns are what frameworks print when the GPU runs out of memory.
-var oomPatterns = lazyre.New(`CUDA out of memory|OutOfMemoryError|OOM when allocating|` +
-	`ran out of memory trying to allocate|RESOURCE_EXHAUSTED: Out of memory|CUDA_ERROR_OUT_OF_MEMORY|` +
-	`CUBLAS_STATUS_ALLOC_FAILED|CUDA error: out of memory`)
-
-// IsOOM reports whether a line of a trial's output says the GPU ran out of memory.
-func IsOOM(line string) bool { return oomPatterns.MatchString(line) }
+// IsOOM reports whether a line of a trial's output says the GPU ran out of memory: the
+// texts runner/failclass knows, where the attempt's class is decided from the same lines.
+func IsOOM(line string) bool { return failclass.IsOOMText(line) }
 
 const sizeRE = `([0-9]+(?:\.[0-9]+)?)\s*(bytes|B|KiB|MiB|GiB|TiB)`
 

@@ -67,6 +67,13 @@ func EarlyStop(c *earlystop.Config, trials int) string {
 			s += fmt.Sprintf("; about %.0f steps in all, of the %d that every trial run to step %d takes (%.0f%%)", run, all, c.Max, 100*run/float64(all))
 		}
 		return s
+	case earlystop.Forecast:
+		fams := "all 11 curve families"
+		if len(c.Families) > 0 {
+			fams = strings.Join(c.Families, ", ")
+		}
+		return fmt.Sprintf("early stop: forecast on %s (%s is better), from step %d, of the value at step %d (%s): a trial stops when its chance of ending better than the best is below %g",
+			c.Metric, mode, c.Grace, c.Max, fams, c.MinChance)
 	case earlystop.Median:
 		return fmt.Sprintf("early stop: median on %s (%s is better), from step %d, once %d other trials are there", c.Metric, mode, c.Grace, c.MinTrials)
 	}

@@ -83,6 +83,7 @@ func describeConfig(b *strings.Builder, p *plan.Plan) {
 	if c.GPUIsolation != "" && c.GPUIsolation != "none" {
 		opts = append(opts, "gpu isolation "+string(c.GPUIsolation))
 	}
+	opts = append(opts, faultRules(p.ConfigFaults())...)
 	fmt.Fprintf(b, "config: %s\n", strings.Join(opts, ", "))
 	if c.LogPath != "" {
 		fmt.Fprintf(b, "log: %s\n", c.LogPath)
@@ -166,6 +167,9 @@ func describeTask(p *plan.Plan, b *strings.Builder, t, parent *plan.Task, number
 		fmt.Fprintf(b, "%sparallel: %s, at most %d at once%s\n", in, plural(t.TrialCount(), "trial", "trials"), p.Config.MaxParallel, started)
 		if t.EarlyStop != nil {
 			fmt.Fprintf(b, "%s%s\n", in, EarlyStop(t.EarlyStop, t.TrialCount()))
+		}
+		if rules := blockFaults(p, t); rules != nil {
+			fmt.Fprintf(b, "%swhen trials go wrong: %s\n", in, strings.Join(rules, ", "))
 		}
 		if kept := describeCheckpoints(p, t); kept != "" {
 			fmt.Fprintf(b, "%s%s\n", in, kept)

@@ -35,8 +35,9 @@ import (
 
 // Methods.
 const (
-	ASHA   = "asha"
-	Median = "median"
+	ASHA     = "asha"
+	Median   = "median"
+	Forecast = "forecast"
 )
 
 // Config is early-stop: in a task file.
@@ -48,16 +49,29 @@ type Config struct {
 	Reduction int    // asha: the rungs' factor, and the 1/reduction that continue (default 3)
 	Max       int    // asha: no rung at or above this many steps; 0: none
 	MinTrials int    // median: the others needed at a step before it compares (default 3)
+	// forecast: stop a trial whose chance of ending better than the best is below MinChance
+	// (default 0.05), fitting the families named (all when none; runner/forecast); with a
+	// checkpoint, pause one whose chance is below PauseBelow (default 0.2) instead.
+	MinChance  float64
+	PauseBelow float64
+	Families   []string
 
 	Population Population // pbt: how its population evolves (sync_config.go)
 }
 
 // Defaults.
 const (
-	DefaultGrace     = 1
-	DefaultReduction = 3
-	DefaultMinTrials = 3
+	DefaultGrace      = 1
+	DefaultReduction  = 3
+	DefaultMinTrials  = 3
+	DefaultMinChance  = 0.05
+	DefaultPauseBelow = 0.2
 )
+
+// ForecastFamilies are the curve families method forecast fits (runner/forecast, whose test
+// holds it to this list): Domhan et al.'s (IJCAI 2015).
+var ForecastFamilies = []string{"pow3", "ilog2", "janoschek", "log_power", "weibull", "mmf", "vap",
+	"loglog_linear", "exp4", "pow4", "dr_hill"}
 
 // maxRungs bounds the rungs of an asha without max: reduction^maxRungs steps is past any
 // training run.
@@ -179,6 +193,24 @@ func (m *MemoryStore) Put(step int, trial string, v float64) error {
 type Decision struct {
 	Stop   bool
 	Reason string // why it stops, for the summary and the report
+	// Forecast is the figures method forecast decided by; nil for the other methods and
+	// where forecast did not decide.
+	Forecast *ForecastFigures
+}
+
+// ForecastFigures are the figures of one decision of method forecast: the trial's value at
+// Max forecast at Step, and its chance of ending better than the incumbent.
+type ForecastFigures struct {
+	Step, At          int     // the step decided at, and the one forecast (Max)
+	Median, Low, High float64 // the forecast's median and 90% band at Max
+	Chance            float64 // of ending better than Incumbent
+	// Incumbent is the value to beat: the best reached at Max (Reached), else the best of
+	// the other trials' forecasts (each the end it reaches with 95% chance); none
+	// (HasIncumbent false) before any other.
+	Incumbent    float64
+	HasIncumbent bool
+	Reached      bool
+	Stop         bool
 }
 
 // Rule decides, value by value, which trials stop. Safe for concurrent use.

@@ -29,6 +29,10 @@ func decides(grace, step int) bool {
 	return k%stride == 0
 }
 
+// DecidesAt reports whether a rule that decides step by step (median, forecast) decides at
+// step: every step of the first 128 from grace on, then ever fewer (see decides).
+func DecidesAt(grace, step int) bool { return decides(grace, step) }
+
 // percentile is the q-quantile of vals (0 ≤ q ≤ 1), interpolated linearly between the two
 // nearest ranks (numpy's default). The weighted sum stays finite between the worst values.
 func percentile(vals []float64, q float64) float64 {

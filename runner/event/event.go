@@ -60,7 +60,7 @@ func (k Kind) String() string {
 //	TaskWaiting   Reason
 //	TaskStarted   Attempt, PassedOver; Devices, Need (a GPU trial); Detail (a resumed attempt)
 //	TaskOutput    Attempt, Stream, Line
-//	TaskEnded     Attempt, End, Status, ExitCode, Duration, Reason; by End:
+//	TaskEnded     Attempt, End, Status, ExitCode, Duration, Reason, Try (an attempt that ran); by End:
 //	                EndRetry    nothing more
 //	                EndRequeue  Requeues
 //	                EndPause    Detail
@@ -100,6 +100,9 @@ type Event struct {
 	// End is how the attempt ended (TaskEnded): a retry, a requeue, a pause or the task's
 	// final end; EndNone on every other kind.
 	End End
+	// Try is the attempt's record (TaskEnded, when an attempt ran): its class where it
+	// failed (runner/failclass), its exit, signal, start and end, which the ledger lists.
+	Try *results.Attempt
 	// Requeues is how often the trial went back to the line so far (TaskEnded, EndRequeue).
 	Requeues int
 	// Metrics is a finished task's last value of each metric (TaskEnded, EndFinal).
@@ -138,6 +141,7 @@ type Detail struct {
 
 	Lineage  []results.Exploit // pbt: the exploits it went through, as its attempt knew them
 	Progress *results.Progress // how far its output said it came, nil when it said nothing
+	Try      *results.Attempt  // its last attempt's record, which its final event carries as its Try
 }
 
 // Consumer reacts to the events of a run. The stream calls Event on the emitting

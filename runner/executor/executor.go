@@ -43,6 +43,9 @@ type Hooks struct {
 	// again (it failed, retries are left, no stop was asked). It returns whether to: false
 	// ends the command here (the run halted; the trial goes back to the line).
 	Ended func(attempt int, out proc.Outcome, retry bool) bool
+	// Free, when set, is asked of a failed attempt before Ended: true when it spends none of
+	// the command's retries (a hung attempt resumed from its checkpoint).
+	Free func(attempt int) bool
 }
 
 // Result is how a command ended.
@@ -64,6 +67,7 @@ func Run(ctx context.Context, c Command, h *Handle, hooks Hooks) Result {
 		h.spawned(pgid)
 	}
 	var res Result
+	spent := 0 // failed attempts that spent a retry
 	for n := 1; ; n++ {
 		var prepErr error
 		if hooks.Prepare != nil {
@@ -79,7 +83,10 @@ func Run(ctx context.Context, c Command, h *Handle, hooks Hooks) Result {
 		}
 		res.Attempts = n
 		res.Stop = h.Stopped()
-		retry := !res.Outcome.OK() && n <= c.Retries && res.Stop == nil
+		if !res.Outcome.OK() && (hooks.Free == nil || !hooks.Free(n)) {
+			spent++
+		}
+		retry := !res.Outcome.OK() && spent <= c.Retries && res.Stop == nil
 		if again := hooks.Ended(n, res.Outcome, retry); !again || !retry {
 			return res
 		}

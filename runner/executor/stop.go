@@ -25,6 +25,7 @@ type Handle struct {
 	stop  *Stop
 	grace time.Duration
 	await *Awaited // a stop asked for later
+	hung  *Hung    // the running attempt found hung (hang.go)
 }
 
 // Awaited is a stop asked of a trial for later, once its checkpoint holds step At (a pause
@@ -75,6 +76,21 @@ func (h *Handle) Stopped() *Stop {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.stop
+}
+
+// Groups are the process groups of the trial's commands so far.
+func (h *Handle) Groups() []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]int(nil), h.pgids...)
+}
+
+// Terminate sends SIGTERM to the trial's process groups and SIGKILL after grace, asking no
+// stop of it: it ends as any trial that a signal to runall stopped.
+func (h *Handle) Terminate(grace time.Duration) {
+	for _, pgid := range h.Groups() {
+		h.procs.Terminate(pgid, grace)
+	}
 }
 
 // spawned ties a command's process group to the trial; one that starts after a stop was
@@ -130,6 +146,18 @@ func (r *Running) Add(t *plan.Task, h *Handle) (remove func()) {
 		defer r.mu.Unlock()
 		delete(r.byTask, t)
 	}
+}
+
+// Each is a snapshot of the running trials and their handles (a trial's steps share its
+// handle, and are listed under their own task as well).
+func (r *Running) Each() map[*plan.Task]*Handle {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[*plan.Task]*Handle, len(r.byTask))
+	for t, h := range r.byTask {
+		out[t] = h
+	}
+	return out
 }
 
 // Stop asks t to end with status, with the run's grace period.

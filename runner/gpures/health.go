@@ -16,8 +16,11 @@ const healthEvery = 2 * time.Second
 // fault once, and takes a GPU whose fault needs more than restarting the application
 // (gpu/faults.go) out of service: closed to new trials until runall ends
 // (admit.Closed.Retire). An application's fault (Xid 13, 31, 43) is said and nothing more.
-// What becomes of the trials already on a GPU it took out is not its part (issue 45).
+// What becomes of the trials already on a GPU it took out is its trials' part
+// (health_trials.go).
 type healthWatch struct {
+	mu     sync.Mutex    // check runs on its ticker and as a trial's room asks (trials.Out)
+	trials *healthTrials // told of each GPU it takes out of service; nil: none told
 	probe  gpu.Probe
 	closed *admit.Closed
 	every  time.Duration
@@ -73,6 +76,8 @@ func (h *healthWatch) start(say func(string)) {
 
 // check reads each GPU's health and acts on what is new.
 func (h *healthWatch) check() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for dev := range h.said {
 		hl, err := h.probe.Health(dev)
 		if err != nil && !h.failed[dev] {
@@ -90,6 +95,7 @@ func (h *healthWatch) check() {
 
 // act says a fault seen on dev, taking dev out of service when the fault asks for it.
 func (h *healthWatch) act(dev int, f gpu.Fault) {
+	defer h.trials.seen(dev, len(h.said), f) // after it is said
 	if !f.OutOfService() {
 		h.say(fmt.Sprintf("GPU%d: %s (NVIDIA: %s): recorded; the GPU stays in service", dev, f, f.Resolution()))
 		return

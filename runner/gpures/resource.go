@@ -1,7 +1,9 @@
 // Package gpures is the run's GPU resource: admission by GPU memory (runner/admit), MPS
 // isolation (gpu-isolation), gpu-sharing: progress, the health watch that takes a faulty GPU
-// out of service, and each trial's GPU rooms. The run holds it as one resource.Resource in
-// its list, and knows nothing else of it.
+// out of service and what becomes of the trials on it (health_trials.go), on-oom's halving
+// (oomhalve.go), a hung trial's GPU hold, and each trial's GPU rooms (GPU memory, MPS, health,
+// on-oom). The run holds it as one resource.Resource in its list, and knows nothing else of
+// it.
 package gpures
 
 import (
@@ -10,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/admit"
@@ -18,6 +21,7 @@ import (
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/needs"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/prom"
 	"github.com/runall/runall/runner/resource"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
@@ -32,8 +36,14 @@ type Options struct {
 	NoGPU    bool     // --no-gpu: no admission by GPU memory
 	Environ  []string // runall's environment (MPS's daemons start from it)
 	Hist     *history.History
-	// Pause resumes a trial gpu-sharing: progress paused; nil: no trial has checkpoint:.
+	// Pause resumes a trial gpu-sharing: progress paused, or one paused off a GPU taken out
+	// of service; nil: no trial has checkpoint:.
 	Pause Pauser
+	// Fail halts the run, failed, saying why: every GPU is out of service.
+	Fail func(why string)
+	Met  *prom.Metrics // runall_gpu_out_of_service; nil without --serve
+	// Drop drops a trial's kept copy when on-oom halved its param; nil: no trial keeps one.
+	Drop Dropper
 }
 
 // Pauser resumes a paused trial once its pause is back in its source (the run's pauser).
@@ -47,8 +57,11 @@ type Resource struct {
 	admit *admit.Admitter
 	held  resource.Held[*admit.Placement]
 	iso   *isolation // MPS (gpu-isolation); nil without
-	// health takes a faulty GPU out of service (health.go); nil without a probe.
+	// health takes a faulty GPU out of service (health.go), and its trials watch their GPUs
+	// through it (health_trials.go); nil without a probe.
 	health *healthWatch
+	halve  *oomHalving    // on-oom (oomhalve.go); nil when no trial sets it
+	hold   *admit.Release // a hung trial's GPUs held out of admission (runner/hang)
 	// isoNote is what gpu-isolation says as the run starts (why it runs without, under auto).
 	isoNote string
 	share   *gpuSharing // gpu-sharing: progress; nil when every trial shares by memory
@@ -93,6 +106,9 @@ func Open(o Options) (*Resource, error) {
 	}
 	g.iso, g.isoNote = iso, note
 	g.health = newHealthWatch(o.Probe, closed)
+	newHealthTrials(g.health, o.Pause, closed, o.Fail, o.Met)
+	g.halve = newOOMHalving(p, a, o.Drop)
+	g.hold = admit.ReleaseOf(a)
 	g.share = newGPUSharing(p, o.Hist, o.Pause, &g.rooms, iso != nil, closed.Wake) // under MPS kernels overlap
 	return g, nil
 }
@@ -143,29 +159,85 @@ type gpuRun struct {
 	fw   *framework.Framework
 }
 
-// Rooms are tr's MPS room (first: a fault's bystander goes back to the line first) and its
-// GPU room, which is the trial's while its command runs; none when tr has no placement.
+// Rooms are tr's health room and MPS room (first: a GPU fault decides before the rest, and
+// an MPS fault's bystander goes back to the line first) and its GPU room, which is the
+// trial's while its command runs (with on-oom, inside its halving room); none when tr has
+// no placement.
 func (g *Resource) Rooms(tr *sched.Trial, run *plan.Task) resource.Rooms {
 	p := g.held.Get(tr)
 	if p == nil {
 		return resource.Rooms{}
 	}
 	var rs resource.Rooms
+	if h := g.healthTrials(); h != nil {
+		rs.First = append(rs.First, newHealthRoom(h, p, tr.Task)) // a GPU fault decides before the rest
+	}
 	if g.iso != nil {
-		rs.First = []trial.Room{NewMPSRoom(g.iso, p, run.GPU.Threads)}
+		rs.First = append(rs.First, NewMPSRoom(g.iso, p, run.GPU.Threads))
 	}
 	room := NewGPURoom(g.admit, p, run, g.gpus.fw)
 	g.rooms.Put(tr, room) // a step's command: its room is the trial's while it runs
 	rs.Rest = []trial.Room{room}
+	if g.halve != nil {
+		rs.Rest = []trial.Room{newHalvingRoom(room, g.halve, tr.Task, run)}
+	}
 	return rs
 }
 
-// Consumer is gpu-sharing: progress; nil when every trial shares by memory.
+// Consumer is, in this order, gpu-sharing: progress (nil when every trial shares by
+// memory), on-oom (it notes the value each attempt of an on-oom trial runs with) and the
+// health watch's trials (it resumes the trials paused off a GPU out of service); nil when
+// none is.
 func (g *Resource) Consumer() event.Consumer {
-	if g.share == nil {
+	var each consumers
+	if g.share != nil {
+		each = append(each, g.share)
+	}
+	if g.halve != nil {
+		each = append(each, g.halve)
+	}
+	if h := g.healthTrials(); h != nil {
+		each = append(each, h)
+	}
+	switch len(each) {
+	case 0:
+		return nil
+	case 1:
+		return each[0]
+	}
+	return each
+}
+
+// consumers are the GPU resource's consumers, told each event in their order.
+type consumers []event.Consumer
+
+func (cs consumers) Event(ev event.Event, emit func(event.Event)) {
+	for _, c := range cs {
+		c.Event(ev, emit)
+	}
+}
+
+// healthTrials is the GPUs' health as the trials' rooms ask it; nil without a watch.
+func (g *Resource) healthTrials() *healthTrials {
+	if g.health == nil {
 		return nil
 	}
-	return g.share
+	return g.health.trials
+}
+
+// Variant is what a trial runs as: as inner makes it (pbt's values; nil: as written), with
+// its on-oom param halved where on-oom halved it (resource.Varier).
+func (g *Resource) Variant(inner trial.Variant) trial.Variant {
+	if g.halve == nil {
+		return inner
+	}
+	return g.halve.variant(inner)
+}
+
+// HoldUntilGone holds a hung trial's GPUs out of admission until its processes left them
+// and their memory came back (runner/hang's Holder; admit.Release).
+func (g *Resource) HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string)) <-chan struct{} {
+	return g.hold.HoldUntilGone(uuids, pids, wait, who, say)
 }
 
 // Open says what gpu-isolation says, starts MPS and the health watch (which reads once
@@ -199,11 +271,14 @@ func (g *Resource) Start(ctx context.Context, run resource.Run) (stop func()) {
 	return g.admit.Stop
 }
 
-// Record adds the learned GPU needs, the GPU processes and gpu-sharing's figures.
+// Record adds the learned GPU needs, the GPU processes, gpu-sharing's figures, each GPU's
+// health, and the params each on-oom trial ended with.
 func (g *Resource) Record(res *results.Run) {
 	res.LearnedGPUMemory = Learned(g.gpus.plan, g.gpus.hist)
 	res.GPUProcessIDs = g.admit.PIDs().String()
 	res.GPUSharing = g.share.results()
+	res.GPUs = g.healthTrials().results()
+	g.halve.results(res.Tasks)
 }
 
 // Ended keeps what gpu-sharing learned in the history.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/failclass"
 	"github.com/runall/runall/runner/framework"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -88,12 +89,12 @@ func (g *GPURoom) Failed(f trial.Failure) trial.Answer {
 	need, requeues, err := g.admit.Requeue(g.p, g.said)
 	switch {
 	case err == nil:
-		return trial.Answer{Requeue: &trial.Requeue{Need: need, Requeues: requeues, Why: "out of GPU memory; requeued",
+		return trial.Answer{Class: failclass.OOM, Requeue: &trial.Requeue{Need: need, Requeues: requeues, Why: "out of GPU memory; requeued",
 			Reason: admit.RequeueReason(need)}}
 	case errors.Is(err, admit.ErrNeverFits):
-		return trial.Answer{Fatal: err} // no retry can help
+		return trial.Answer{Fatal: err, Class: failclass.OOM} // no retry can help
 	}
-	return trial.Answer{}
+	return trial.Answer{Class: failclass.OOM}
 }
 
 // Detail tells the trial's result the GPU memory it ran with and the most it held.

@@ -4,6 +4,7 @@ import (
 	"syscall"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/failclass"
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/proc"
 	"github.com/runall/runall/runner/trial"
@@ -73,9 +74,9 @@ func (a *hostMemRoom) Failed(f trial.Failure) trial.Answer {
 	}
 	need, requeues, err := a.admit.Requeue(a.hp)
 	if err != nil {
-		return trial.Answer{Mark: why, Fatal: err}
+		return trial.Answer{Mark: why, Fatal: err, Class: failclass.OOM}
 	}
-	return trial.Answer{Mark: why, Requeue: &trial.Requeue{Need: need, Requeues: requeues, Why: why + "; requeued",
+	return trial.Answer{Mark: why, Class: failclass.OOM, Requeue: &trial.Requeue{Need: need, Requeues: requeues, Why: why + "; requeued",
 		Reason: hostadmit.RequeueReason(need)}}
 }
 

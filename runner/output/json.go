@@ -39,6 +39,7 @@ type jsonEvent struct {
 	ExitCode *int              `json:"exit_code,omitempty"`
 	Duration *float64          `json:"duration_seconds,omitempty"`
 	Reason   string            `json:"reason,omitempty"`
+	Class    string            `json:"class,omitempty"`                 // end: a failed attempt's class (runner/failclass)
 	Memory   *uint64           `json:"gpu_memory_bytes,omitempty"`      // memory: what it holds now
 	Peak     *uint64           `json:"peak_gpu_memory_bytes,omitempty"` // memory: the most it has held
 	Progress *results.Progress `json:"progress,omitempty"`              // progress: how far its output says it came
@@ -120,6 +121,9 @@ func (j *jsonOutput) Event(ev event.Event) {
 	case event.TaskEnded:
 		code, secs := ev.ExitCode, ev.Duration.Seconds()
 		e.Status, e.ExitCode, e.Duration, e.Reason = ev.Status, &code, &secs, ev.Reason
+		if ev.Try != nil {
+			e.Class = ev.Try.Class
+		}
 	case event.TaskSkipped:
 		e.Reason = ev.Reason
 	case event.TaskMemory:

@@ -262,7 +262,7 @@ func (l *liveOutput) item(n *taskNode, now time.Time, w, budget, h int) []string
 			c[k.state()]++
 		}
 		lb := newLine(w, l.o.Color)
-		lb.add(fmt.Sprintf("  … %d more: %s", len(rest), countsText(c, []taskStatus{stRunning, stWaiting, stPaused, stPending, stFailed, stStopped, stOK, stPruned, stIgnored, stSkipped})), sgrDim)
+		lb.add(fmt.Sprintf("  … %d more: %s", len(rest), countsText(c, []taskStatus{stRunning, stWaiting, stPaused, stPending, stFailed, stStopped, stOK, stPruned, stDiverged, stIgnored, stSkipped})), sgrDim)
 		lines = append(lines, lb.String())
 	}
 	return lines

@@ -27,6 +27,8 @@ func glyph(st taskStatus, spin int) (string, string) {
 		return "■", sgrIgnored
 	case stPruned:
 		return "✂", sgrDim
+	case stDiverged:
+		return "∅", sgrIgnored
 	case stPaused:
 		return "‖", sgrDim
 	}
@@ -97,7 +99,7 @@ func (l *liveOutput) detail(n *taskNode, st taskStatus) string {
 		return "waiting: " + cleanName(cur.reason)
 	case stSkipped:
 		return cleanName(n.reason)
-	case stFailed, stIgnored, stStopped, stPruned:
+	case stFailed, stIgnored, stStopped, stPruned, stDiverged:
 		s = exitText(cur.run.exitCode)
 		if why := extraReason(cur.reason, cur.run.exitCode); why != "" {
 			s += ": " + cleanName(why)

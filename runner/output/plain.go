@@ -134,11 +134,16 @@ func endText(ev event.Event) string {
 		head = "stopped with " + exitText(ev.ExitCode) + " in " + humanDuration(ev.Duration)
 	case results.StatusPruned:
 		head = "pruned in " + humanDuration(ev.Duration)
+	case results.StatusDiverged:
+		head = "diverged in " + humanDuration(ev.Duration)
 	case results.StatusPaused:
 		head = "paused in " + humanDuration(ev.Duration)
 	case results.StatusFailed:
 	default:
 		head = fmt.Sprintf("attempt %d ended with %s in %s", ev.Attempt, exitText(ev.ExitCode), humanDuration(ev.Duration))
+	}
+	if ev.Try != nil && ev.Try.Class != "" && ev.Try.Class != string(ev.Status) {
+		head += " (" + ev.Try.Class + ")" // the failure's class: runner/failclass
 	}
 	return withReason(head, extraReason(ev.Reason, ev.ExitCode))
 }
@@ -199,7 +204,7 @@ func (p *plainOutput) statusText(now time.Time) string {
 	}
 	done := finished(c)
 	parts = append(parts, fmt.Sprintf("%d/%d done", done, p.rs.total()))
-	for _, s := range []taskStatus{stFailed, stStopped, stPruned, stIgnored, stSkipped} {
+	for _, s := range []taskStatus{stFailed, stStopped, stPruned, stDiverged, stIgnored, stSkipped} {
 		if c[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))
 		}

@@ -116,12 +116,14 @@ func outScript(p *plan.Plan) []outStep {
 		e(4*time.Second, event.Event{Kind: event.TaskWaiting, Task: seq, Reason: needs}), // same reason: no line
 		e(5*time.Second, event.Event{Kind: event.TaskOutput, Task: a, Stream: "stdout", Line: "epoch 1/10 loss 2.31"}),
 		e(5*time.Second, event.Event{Kind: event.TaskMemory, Task: a, Memory: 5 << 30, Peak: 6 << 30}), // plain: no line
-		e(9*time.Second, event.Event{Kind: event.TaskEnded, Task: c, Attempt: 1, Status: results.StatusFailed, ExitCode: 1, Duration: 6 * time.Second, Reason: "out of GPU memory; requeued"}),
+		e(9*time.Second, event.Event{Kind: event.TaskEnded, Task: c, Attempt: 1, Status: results.StatusFailed, ExitCode: 1, Duration: 6 * time.Second, Reason: "out of GPU memory; requeued",
+			Try: &results.Attempt{N: 1, Class: "oom", ExitCode: 1}}),
 		e(9*time.Second, event.Event{Kind: event.TaskWaiting, Task: c, Reason: "requeued after running out of GPU memory; now needs 9.0 GiB"}),
 		tick(20 * time.Second), // no status line yet
 		tick(31 * time.Second),
 		e(40*time.Second, event.Event{Kind: event.TaskOutput, Task: a, Stream: "stderr", Line: "Traceback (most recent call last):"}),
-		e(41*time.Second, event.Event{Kind: event.TaskEnded, Task: a, Attempt: 1, Status: results.StatusFailed, ExitCode: 3, Duration: 38 * time.Second}),
+		e(41*time.Second, event.Event{Kind: event.TaskEnded, Task: a, Attempt: 1, Status: results.StatusFailed, ExitCode: 3, Duration: 38 * time.Second,
+			Try: &results.Attempt{N: 1, Class: "crashed", ExitCode: 3}}),
 		e(41*time.Second, event.Event{Kind: event.TaskStarted, Task: train, Attempt: 1, Devices: []string{gpu0}}),
 		e(42*time.Second, event.Event{Kind: event.TaskStarted, Task: c, Attempt: 2, Devices: []string{gpu0, gpu1}}),
 		e(45*time.Second, event.Event{Kind: event.SyncProgress, Line: "upload ./runs: 2/5 files, 300 MiB of 1.1 GiB"}),

@@ -22,12 +22,13 @@ const (
 	stFailed
 	stIgnored
 	stSkipped
-	stStopped // ended because runall was stopped
-	stPruned  // stopped early by early-stop: losing, not failed
+	stStopped  // ended because runall was stopped
+	stPruned   // stopped early by early-stop: losing, not failed
+	stDiverged // its watched metric went NaN or infinite (diverged-on): not failed
 	numStatus
 )
 
-var statusWords = [numStatus]string{"pending", "waiting", "running", "paused", "ok", "failed", "ignored", "skipped", "stopped", "pruned"}
+var statusWords = [numStatus]string{"pending", "waiting", "running", "paused", "ok", "failed", "ignored", "skipped", "stopped", "pruned", "diverged"}
 
 // finished is how many of the counts are of tasks that will not change any more.
 func finished(c [numStatus]int) int {
@@ -309,6 +310,8 @@ func (rs *runState) apply(ev event.Event, now time.Time) (n *taskNode, changed b
 			n.status = stSkipped
 		case ev.Status == results.StatusPruned:
 			n.status = stPruned
+		case ev.Status == results.StatusDiverged:
+			n.status = stDiverged
 		default: // stopped: by runall's stop, or by a consumer with a status of its own
 			n.status = stStopped
 		}

@@ -47,6 +47,7 @@ func WriteSummary(w io.Writer, res *results.Run, o SummaryOptions) {
 		writeTaskTable(&b, res, width, paint)
 	}
 	writeMetricWarnings(&b, res.Tasks)
+	writeFailureGroups(&b, res)
 	if o.FailureReport {
 		for _, r := range res.Tasks {
 			if r.Status == results.StatusFailed {
@@ -97,7 +98,7 @@ func summaryLine(res *results.Run, paint func(s, sgr string) string) string {
 	if count[results.StatusStopped] > 0 {
 		parts = append(parts, paint(fmt.Sprintf("%d stopped", count[results.StatusStopped]), "33"))
 	}
-	for _, s := range []results.Status{results.StatusPruned, results.StatusPaused, results.StatusIgnored, results.StatusSkipped, results.StatusPending, results.StatusRunning} {
+	for _, s := range []results.Status{results.StatusPruned, results.StatusDiverged, results.StatusPaused, results.StatusIgnored, results.StatusSkipped, results.StatusPending, results.StatusRunning} {
 		if count[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", count[s], s))
 		}
@@ -261,6 +262,9 @@ func writeFailure(b *bytes.Buffer, r results.Task, n int, paint func(s, sgr stri
 	head := "failed with " + exitText(r.ExitCode)
 	if d := r.Duration(); d > 0 {
 		head += " in " + humanDuration(d)
+	}
+	if a := r.Failed(); a != nil {
+		head += " (" + a.Class + ")"
 	}
 	fmt.Fprintf(b, "\n%s %s\n", paint(cleanName(r.Name)+":", "31"), withReason(head, extraReason(r.Reason, r.ExitCode)))
 	if r.LogFile != "" {

@@ -26,7 +26,8 @@ func (l *loader) expandTasks(list []*taskfile.Task, in inherited, level int) []*
 		copies := l.copies(rt, in)
 		l.src.checkIdentical(rt, copies, l.cfg.ReplicaReplacePattern)
 		var space *Space
-		if level == levelTrial && in.earlyStop != nil && in.earlyStop.Method == earlystop.PBT && (len(rt.Matrix) > 0 || len(rt.Sample) > 0) {
+		pbt := in.earlyStop != nil && in.earlyStop.Method == earlystop.PBT
+		if level == levelTrial && (pbt || onOOMOf(rt, in) != nil) && (len(rt.Matrix) > 0 || len(rt.Sample) > 0) {
 			tmpl := *rt // the task as written: the template pbt's variants are filled from
 			tmpl.Matrix, tmpl.Sample, tmpl.Name = nil, nil, l.defaultName(rt)
 			seen := len(l.src.problems)
@@ -45,6 +46,9 @@ func (l *loader) expandTasks(list []*taskfile.Task, in inherited, level int) []*
 			l.src.checkName(c)
 			t := l.task(c, in, level)
 			t.Space = space
+			if level == levelTrial {
+				checkOnOOM(l.src, rt, t, onOOMOf(rt, in))
+			}
 			out = append(out, t)
 			copies[i] = nil // built: the file's copy may go, so that the copies and the tasks are not all held at once
 		}
@@ -108,7 +112,7 @@ func (l *loader) task(c *taskfile.Task, in inherited, level int) *Task {
 			stop = in.stopOnFailure
 		}
 		t.Steps = l.expandTasks(c.Steps, inherited{tags: t.Tags, env: t.Env, stopOnFailure: stop, cwd: t.Cwd,
-			metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop, path: path, template: template}, levelStep)
+			metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop, faults: t.Faults, path: path, template: template}, levelStep)
 	}
 	t.Key = t.digest(path)
 	return t
@@ -133,7 +137,8 @@ func (l *loader) keyPositions(c *taskfile.Task) map[string]Pos {
 // early-stop rule it inherits, and search.
 func (l *loader) adapt(t *Task, c *taskfile.Task, in inherited) {
 	t.MetricFormats = in.formats
-	t.EarlyStop = in.earlyStop
+	t.EarlyStop, t.Faults = in.earlyStop, ownHang(in.faults, c, l.cfg)
+	withOnOOM(t, c)
 	if c.RecognizeMetrics != nil {
 		t.MetricFormats.NoBuiltin = !*c.RecognizeMetrics
 	}
@@ -158,8 +163,9 @@ func (l *loader) block(t *Task, c *taskfile.Task, own inherited, hostGroup, path
 		t.EarlyStop = &rule
 	}
 	t.Order = cmp.Or(c.Order, l.cfg.Order, defaultOrder(t.EarlyStop))
+	t.Faults = faultsOf(c, l.cfg)
 	t.Parallel = l.expandTasks(c.Parallel, inherited{
-		tags: t.Tags, env: t.Env, stopOnFailure: c.StopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop,
+		tags: t.Tags, env: t.Env, stopOnFailure: c.StopOnFailure, cwd: t.Cwd, metrics: t.Metrics, params: t.Params, formats: t.MetricFormats, earlyStop: t.EarlyStop, faults: t.Faults,
 		gpuMemory: own.gpuMemory, gpus: own.gpus, gpuCap: own.gpuCap, gpuSharing: own.gpuSharing, gpuThreads: own.gpuThreads, timeout: own.timeout, retries: own.retries,
 		gpuGroup: gpuGroupOf(own.gpuMemory, own.gpus, t.Group), path: path, template: template,
 		hostMemory: own.hostMemory, hostGroup: hostGroupOf(c.HostMemory, hostGroup),
@@ -171,11 +177,11 @@ func (l *loader) block(t *Task, c *taskfile.Task, own inherited, hostGroup, path
 }
 
 // defaultOrder is a block's order when neither it nor config sets one: shuffled under an
-// asynchronous early-stopping rule (asha, median), whose decisions depend on the order the
-// trials reach a step; longest-first otherwise (the synchronous rules decide the same in
+// asynchronous early-stopping rule (asha, median, forecast), whose decisions depend on the
+// order the trials reach a step (forecast's incumbent is whoever got there first); longest-first otherwise (the synchronous rules decide the same in
 // any order, and longest-first packs the GPUs best).
 func defaultOrder(rule *earlystop.Config) Order {
-	if rule != nil && (rule.Method == earlystop.ASHA || rule.Method == earlystop.Median) {
+	if rule != nil && (rule.Method == earlystop.ASHA || rule.Method == earlystop.Median || rule.Method == earlystop.Forecast) {
 		return OrderShuffled
 	}
 	return taskfile.OrderLongestFirst

@@ -22,6 +22,7 @@ type inherited struct {
 	params        []Param           // the parent's for-each or matrix values
 	formats       metric.Formats    // recognize-metrics and metric-pattern: the parent's
 	earlyStop     *earlystop.Config // the block's early-stop, for its trials and their steps
+	faults        *Faults           // the block's diverged-on and fail-fast, likewise
 	// A block's GPU needs, timeout and retries are defaults for each of its trials.
 	gpuMemory *taskfile.GPUMemory
 	gpus      int

@@ -83,7 +83,7 @@ type Task struct {
 	Upload []Transfer // upload: run when this task ends
 
 	Parallel []*Task // parallel-tasks: children run concurrently, at most Config.MaxParallel at once
-	Order    Order   // a block's order: its own, else the config's, else shuffled under asha or median, else longest-first
+	Order    Order   // a block's order: its own, else the config's, else shuffled under asha, median or forecast, else longest-first
 	Steps    []*Task // tasks: a parallel child's own sequential tasks
 
 	// EarlyStop is a block's early-stop (its own, else a copy of config's), metric and
@@ -98,6 +98,10 @@ type Task struct {
 	// Search is a parallel child's search: its copies come from the sampler, one per trial
 	// as room frees; the child itself is their template, its placeholders unreplaced.
 	Search *Search
+	// Faults are a block's rules for trials that go wrong (diverged-on, fail-fast), its own
+	// else config's; its trials and their steps point to the same one. nil: a task in no
+	// block, which config's rules apply to (Plan.ConfigFaults; faults.go).
+	Faults *Faults
 }
 
 // IsBlock reports whether the task is a parallel block rather than a command or sequence.

@@ -44,6 +44,7 @@ func checkTask(d *taskfile.Decoder, t *taskfile.Task, level int) {
 		d.Errorf(t.Keys["gpu-memory-cap"], "gpu-memory-cap: needs gpu-memory set to a size, not auto")
 	}
 	checkAdaptKeys(d, t, level)
+	checkFaultKeys(d, t)
 	if t.Has("for-each") && t.Has("matrix") {
 		d.Errorf(t.Keys["matrix"], "matrix: cannot be combined with for-each on one task: make the for-each values one more matrix key")
 	}

@@ -43,6 +43,18 @@ func (p *Table) Signal(sig syscall.Signal, closed bool) {
 	}
 }
 
+// SignalBut sends sig to every running group but those spared says so, as Signal does.
+func (p *Table) SignalBut(sig syscall.Signal, closed bool, spared func(pgid int) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = p.closed || closed
+	for pgid := range p.groups {
+		if !spared(pgid) {
+			_ = syscall.Kill(-pgid, sig)
+		}
+	}
+}
+
 // Terminate stops one running group: SIGTERM, then SIGKILL after wait if it is still
 // running. A group that already ended is left alone (its id may have been reused).
 func (p *Table) Terminate(pgid int, wait time.Duration) {

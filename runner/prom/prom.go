@@ -10,6 +10,7 @@ import (
 	"github.com/runall/runall/hostmem"
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/failclass"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -37,6 +38,7 @@ type Metrics struct {
 // gpuGauges are each GPU's memory, by index and UUID.
 type gpuGauges struct {
 	free, reserved, total *prometheus.GaugeVec
+	outOfService          *prometheus.GaugeVec // by index: 1 once runall took it out of service
 }
 
 // New makes the series of p's tasks: all pending.
@@ -56,6 +58,9 @@ func New(p *plan.Plan) *Metrics {
 			total: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 				Name: "runall_gpu_memory_total_bytes", Help: "Total memory of each GPU.",
 			}, []string{"gpu", "uuid"}),
+			outOfService: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+				Name: "runall_gpu_out_of_service", Help: "1 for a GPU runall took out of service after a fault (docs/gpu.md), 0 for one in service.",
+			}, []string{"gpu"}),
 		},
 		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "runall_task_duration_seconds", Help: "How long finished tasks ran; kind is trial (GPU) or task.",
@@ -71,7 +76,7 @@ func New(p *plan.Plan) *Metrics {
 			Name: "runall_s3_files_transferred_total", Help: "Files transferred to and from S3.",
 		}, []string{"direction"}),
 	}
-	m.reg.MustRegister(m.tasks, m.gpu.free, m.gpu.reserved, m.gpu.total, m.durations, m.ooms, m.s3Bytes, m.s3Files,
+	m.reg.MustRegister(m.tasks, m.gpu.free, m.gpu.reserved, m.gpu.total, m.gpu.outOfService, m.durations, m.ooms, m.s3Bytes, m.s3Files,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	if p.NeedsHost() {
 		m.hostMem = newHostGauges(m.reg)
@@ -96,8 +101,8 @@ func (m *Metrics) Event(ev event.Event, _ func(event.Event)) {
 		m.tasks.WithLabelValues(string(results.StatusRunning)).Dec()
 	}
 	switch {
-	case ev.Kind == event.TaskEnded && ev.End == event.EndRequeue:
-		m.ooms.Inc()
+	case ev.Kind == event.TaskEnded && ev.End == event.EndRequeue && (ev.Try == nil || ev.Try.Class != string(failclass.GPUFault)):
+		m.ooms.Inc() // a GPU fault's requeue is not out of memory
 	case ev.Kind == event.TaskEnded && ev.End == event.EndFinal, ev.Kind == event.TaskSkipped:
 		m.finished(ev)
 	}
@@ -146,9 +151,17 @@ func (m *Metrics) GPUs(s admit.Sample) {
 		idx := strconv.Itoa(d.Index)
 		m.gpu.free.WithLabelValues(idx, d.UUID).Set(float64(d.Free))
 		m.gpu.total.WithLabelValues(idx, d.UUID).Set(float64(d.Total))
+		m.gpu.outOfService.WithLabelValues(idx) // 0 until GPUOutOfService
 		if i < len(reserved) {
 			m.gpu.reserved.WithLabelValues(idx, d.UUID).Set(float64(reserved[i]))
 		}
+	}
+}
+
+// GPUOutOfService records that runall took GPU dev out of service.
+func (m *Metrics) GPUOutOfService(dev int) {
+	if m != nil {
+		m.gpu.outOfService.WithLabelValues(strconv.Itoa(dev)).Set(1)
 	}
 }
 

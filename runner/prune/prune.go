@@ -18,6 +18,7 @@ import (
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/forecast"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -32,6 +33,12 @@ type Options struct {
 	// Drain bounds how long the run's end waits for the values still queued to be written
 	// (DefaultDrain when 0).
 	Drain time.Duration
+	// Record keeps the figures of each decision of method forecast for the trial's record
+	// (results.json); nil: they are not kept. Called on a block's goroutine.
+	Record func(t *plan.Task, f results.Forecast)
+	// Pauser pauses and resumes trials at their checkpoints, for method forecast's
+	// freeze-thaw (pause-below, thaw.go); nil: a trial stops or goes on.
+	Pauser Pauser
 }
 
 // DefaultDrain is how long the run's end waits for the values still queued: a few hundred
@@ -58,6 +65,7 @@ type Pruner struct {
 	rules   map[*earlystop.Config]*worker
 	closed  bool
 	wg      sync.WaitGroup
+	settled sync.Once // finish, once: at Settle or RunEnded, whichever comes first
 }
 
 // New is the pruner of p's blocks that set early-stop; nil when none does.
@@ -91,13 +99,14 @@ type worker struct {
 	err     error        // why the rule could not be made: its values are dropped
 	inbox   *event.Queue // the block's values on their way to its goroutine
 	stopped map[*plan.Task]bool
+	thaw    *thaw // forecast's freeze-thaw; nil without one
 }
 
 // Event takes the values of each block's early-stop metric, and notices a rule whose metric
 // no trial reports.
 func (pr *Pruner) Event(ev event.Event, _ func(event.Event)) {
 	if ev.Kind == event.RunEnded {
-		pr.finish()
+		pr.Settle()
 		return
 	}
 	if a := pr.absenceOf(ev); a != nil {
@@ -110,6 +119,12 @@ func (pr *Pruner) Event(ev event.Event, _ func(event.Event)) {
 			}
 		}
 	}
+	if pr.thaws(ev) {
+		if w := pr.worker(ev.Task.EarlyStop); w != nil {
+			w.inbox.Put(ev) // its trials' starts and ends, in order with their values
+		}
+		return
+	}
 	if ev.Kind != event.TaskMetric || ev.Task == nil || ev.Task.EarlyStop == nil || ev.Metric != ev.Task.EarlyStop.Metric {
 		return
 	}
@@ -121,8 +136,24 @@ func (pr *Pruner) Event(ev event.Event, _ func(event.Event)) {
 	}
 }
 
+// thaws reports whether ev is a start, end or skip of a trial of a block under method
+// forecast that the freeze-thaw follows.
+func (pr *Pruner) thaws(ev event.Event) bool {
+	switch ev.Kind {
+	case event.TaskStarted, event.TaskEnded, event.TaskSkipped:
+		return pr.o.Pauser != nil && ev.Task != nil && ev.Task.EarlyStop != nil && ev.Task.EarlyStop.Method == earlystop.Forecast &&
+			pr.blocks[ev.Task.EarlyStop] != nil
+	}
+	return false
+}
+
 // Notes are what the pruner says: the stream tells them after each event.
 func (pr *Pruner) Notes() *event.Notes { return &pr.notes }
+
+// Settle decides and writes the values still queued, as the run's end does, so that the
+// results the run gathers before its RunEnded hold every decision (forecast's figures);
+// values that come after are dropped. RunEnded then has nothing left to wait for.
+func (pr *Pruner) Settle() { pr.settled.Do(pr.finish) }
 
 // finish is the run's last event: the process exits after it. The values still queued are
 // decided and written first, or a shared sweep's other runalls would never see them. The
@@ -164,10 +195,12 @@ func (pr *Pruner) worker(c *earlystop.Config) *worker {
 		st, w.err = pr.o.Store(w.block, pr.notes.Say)
 	}
 	if w.err == nil {
-		w.rule, w.err = earlystop.New(*c, st)
+		w.rule, w.err = newRule(*c, st)
 	}
 	if w.err != nil {
 		pr.notes.Say("early-stop: " + w.err.Error() + ": no trial is stopped early")
+	} else {
+		w.thaw = newThaw(w.block, c, pr.o.Pauser, w.rule)
 	}
 	pr.rules[c] = w
 	pr.wg.Add(1)
@@ -202,6 +235,12 @@ func blockName(b *plan.Task) string {
 }
 
 func (pr *Pruner) decide(w *worker, ev event.Event) {
+	if ev.Kind != event.TaskMetric {
+		if w.thaw != nil {
+			w.thaw.event(ev)
+		}
+		return
+	}
 	if w.rule == nil || w.stopped[ev.Task] {
 		return
 	}
@@ -209,6 +248,18 @@ func (pr *Pruner) decide(w *worker, ev event.Event) {
 	if err != nil {
 		pr.notes.Say(ev.Task.Name + ": " + err.Error() + ": it runs on")
 		return
+	}
+	if d.Forecast != nil {
+		decision := "continue"
+		switch {
+		case d.Stop:
+			decision = "stop"
+		case w.thaw != nil && d.Forecast.HasIncumbent && w.thaw.pause(ev, d.Forecast):
+			decision = "pause"
+		}
+		if pr.o.Record != nil {
+			pr.o.Record(ev.Task, recordOf(d.Forecast, decision))
+		}
 	}
 	if !d.Stop {
 		return
@@ -219,6 +270,28 @@ func (pr *Pruner) decide(w *worker, ev event.Event) {
 	if s != nil && s.Stop(ev.Task, results.StatusPruned, d.Reason) {
 		w.stopped[ev.Task] = true
 	}
+}
+
+// newRule is the rule c names: forecast's, or one of runner/earlystop's.
+func newRule(c earlystop.Config, st earlystop.Store) (earlystop.Rule, error) {
+	if c.Method == earlystop.Forecast {
+		return forecast.New(c, st)
+	}
+	return earlystop.New(c, st)
+}
+
+// recordOf is a forecast decision as results.json keeps it.
+func recordOf(f *earlystop.ForecastFigures, decision string) results.Forecast {
+	r := results.Forecast{Step: f.Step, At: f.At, Median: f.Median, Low: f.Low, High: f.High, Chance: f.Chance, Decision: decision}
+	if f.HasIncumbent {
+		inc := f.Incumbent
+		r.Incumbent = &inc
+		r.IncumbentFrom = "forecast"
+		if f.Reached {
+			r.IncumbentFrom = "reached"
+		}
+	}
+	return r
 }
 
 // end has the workers finish what they hold and return; values that come after are dropped.

@@ -56,6 +56,26 @@ type Run struct {
 	Watch func() *memwatch.Watch
 }
 
+// Varier is a resource that changes what a trial runs as (the GPU resource: on-oom's
+// halved param). A resource that changes nothing need not implement it.
+type Varier interface {
+	// Variant is what a trial runs as: as inner makes it (nil: as written), changed by the
+	// resource.
+	Variant(inner trial.Variant) trial.Variant
+}
+
+// Variant is what a trial runs as: as inner makes it (pbt's values; nil: as written), then
+// as each resource of list that is a Varier changes it, in the list's order.
+func Variant(list []Resource, inner trial.Variant) trial.Variant {
+	v := inner
+	for _, r := range list {
+		if vr, ok := r.(Varier); ok {
+			v = vr.Variant(v)
+		}
+	}
+	return v
+}
+
 // TrialRooms are trial tr's rooms in every resource of list: each one's First, then the rest
 // in the list's order.
 func TrialRooms(list []Resource, tr *sched.Trial, run *plan.Task) []trial.Room {

@@ -28,6 +28,7 @@ func (r *Run) Assess() {
 	r.SetBest()
 	r.setParetoRanks()
 	r.setImportance()
+	r.countClasses()
 }
 
 // setParetoRanks sets each task's ParetoRank among those that succeeded with a finite value

@@ -62,6 +62,8 @@ type Run struct {
 	GPUProcessIDs string `json:"gpu_process_ids,omitempty"`
 	// GPUSharing is what gpu-sharing: progress measured and decided; nil without it.
 	GPUSharing *Sharing `json:"gpu_sharing,omitempty"`
+	// GPUs is each GPU's health as the run watched it (gpuhealth.go); none without GPUs.
+	GPUs []GPU `json:"gpus,omitempty"`
 
 	// Objective is config objective: the metric trials are ranked by; Best names the best
 	// trial by it (see Rank), and BestID is that trial's ID, which identifies it (IsBest).
@@ -82,6 +84,9 @@ type Run struct {
 	// Report and GPUSamples are the HTML report and the GPU memory samples in LogDir.
 	Report     string `json:"report,omitempty"`
 	GPUSamples string `json:"gpu_samples,omitempty"`
+	// FailureClasses is how many attempts failed in each class (runner/failclass), over
+	// every task; none when no attempt failed (schema 3).
+	FailureClasses map[string]int `json:"failure_classes,omitempty"`
 	// LogErrors are the log files that could not be written in full ("path: error"): the
 	// run's record is incomplete.
 	LogErrors []string `json:"log_errors,omitempty"`
@@ -92,14 +97,16 @@ type Run struct {
 //
 //limits:flat one object of results.json's tasks, one field per key of its documented schema (README, --results), which the report and merged runs read back.
 type Task struct {
-	ID          int    `json:"id"`
-	Name        string `json:"name"`
-	Cmd         string `json:"cmd"`
-	Status      Status `json:"status"`
-	ExitCode    int    `json:"exit_code"`        // -1 when killed by a signal or never started; not written when skipped or pending (task_json.go)
-	Signal      string `json:"signal,omitempty"` // the signal that killed its last attempt ("SIGKILL")
-	Attempts    int    `json:"attempts"`
-	OOMRequeues int    `json:"oom_requeues"`
+	ID       int    `json:"id"`
+	Name     string `json:"name"`
+	Cmd      string `json:"cmd"`
+	Status   Status `json:"status"`
+	ExitCode int    `json:"exit_code"`        // -1 when killed by a signal or never started; not written when skipped or pending (task_json.go)
+	Signal   string `json:"signal,omitempty"` // the signal that killed its last attempt ("SIGKILL")
+	Attempts int    `json:"attempts"`
+	// AttemptList is each attempt it ran, in order, with its class where it failed (schema 3).
+	AttemptList []Attempt `json:"attempt_list,omitempty"`
+	OOMRequeues int       `json:"oom_requeues"`
 	// PassedOver is how often trials behind this one in its block's line started while it
 	// waited: at most max-parallel-commands (docs/gpu.md). A trial's steps: on its first.
 	PassedOver int       `json:"passed_over,omitempty"`
@@ -143,6 +150,9 @@ type Task struct {
 	// Lineage is a pbt trial's exploits (early-stop: {method: pbt}), in order: at each, the
 	// trial whose checkpoint it continued from and the values it went on with.
 	Lineage []Exploit `json:"lineage,omitempty"`
+	// Forecasts are the decisions of early-stop method forecast on the trial, in order, with
+	// the figures of each (schema 3).
+	Forecasts []Forecast `json:"forecasts,omitempty"`
 	// Progress is how far its output said it came (tqdm, Keras, Hugging Face, Lightning,
 	// runall-progress lines): live while it runs, where it stopped once it ended.
 	Progress *Progress `json:"progress,omitempty"`
@@ -158,6 +168,25 @@ type Resume struct {
 	Step  int       `json:"step"`   // the step the checkpoint held: the series goes on at Step+1
 	RunID string    `json:"run_id"` // the run that resumed it (another Pod's, under claims)
 	At    time.Time `json:"at"`
+}
+
+// Forecast is one decision of early-stop method forecast on a trial: at Step, its value at
+// the rule's max was forecast (Median, and the 90% band Low to High), and its chance of
+// ending better than Incumbent decided whether it went on.
+type Forecast struct {
+	Step   int     `json:"step"`
+	At     int     `json:"at"` // the step forecast: the rule's max
+	Median float64 `json:"median"`
+	Low    float64 `json:"low"`
+	High   float64 `json:"high"`
+	Chance float64 `json:"chance"`
+	// Incumbent is the value to beat: the best reached at max by another trial
+	// (IncumbentFrom "reached") or the best of the others' forecasts, each the end it reaches
+	// with 95% chance ("forecast");
+	// none before any other trial had one (Chance is then 1).
+	Incumbent     *float64 `json:"incumbent,omitempty"`
+	IncumbentFrom string   `json:"incumbent_from,omitempty"`
+	Decision      string   `json:"decision"` // "continue", "stop" or "pause" (pause-below)
 }
 
 // Exploit is one step of a pbt trial's lineage.

@@ -31,17 +31,20 @@ func (f *fakeRun) Recording(ctx context.Context) (context.Context, context.Cance
 
 // A trial is told complete with its objectives' values in config's order, pruned when a
 // command was pruned, and failed when a command failed or it reported no objective (which
-// is said).
+// is said); a diverged trial is told failed.
 func TestOutcomeFromTheRunsResults(t *testing.T) {
 	objs := []plan.Objective{{Metric: "acc", Mode: "max"}, {Metric: "loss", Mode: "min"}}
 	tmpl := &plan.Task{Name: "trial", Search: &plan.Search{Trials: 1}}
 	p := &plan.Plan{Config: plan.Config{Objective: &objs[0], Objectives: objs}}
 	done, pruned, failed, silent := &plan.Task{Name: "done"}, &plan.Task{Name: "pruned"}, &plan.Task{Name: "failed"}, &plan.Task{Name: "silent"}
+	diverged := &plan.Task{Name: "diverged"}
 	run := &fakeRun{results: map[*plan.Task][]results.Task{
 		done:   {{Status: results.StatusOK, Metrics: map[string]float64{"loss": 0.25, "acc": 0.5}}},
 		pruned: {{Status: results.StatusPruned, Metrics: map[string]float64{"acc": 0.1, "loss": 2}}},
 		failed: {{Status: results.StatusFailed, Metrics: map[string]float64{"acc": 0.9, "loss": 1}}},
 		silent: {{Status: results.StatusOK, Metrics: map[string]float64{"acc": 0.9}}},
+		// diverged-on ended it: its values are no measure of its params (issue 44, point 4)
+		diverged: {{Status: results.StatusDiverged, Metrics: map[string]float64{"acc": 0.9, "loss": 1}}},
 	}}
 	s := New(Options{Run: run, Plan: p}, &plan.Task{Name: "sweep"}, tmpl)
 	for _, tc := range []struct {
@@ -53,6 +56,7 @@ func TestOutcomeFromTheRunsResults(t *testing.T) {
 		{pruned, search.StatePruned, nil},
 		{failed, search.StateFail, nil},
 		{silent, search.StateFail, nil},
+		{diverged, search.StateFail, nil},
 	} {
 		if state, values := s.outcome(tc.t); state != tc.state || !slices.Equal(values, tc.values) {
 			t.Errorf("%s: told %s %v, want %s %v", tc.t.Name, state, values, tc.state, tc.values)

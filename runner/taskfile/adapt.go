@@ -3,6 +3,7 @@ package taskfile
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,7 +68,7 @@ type SampleAxis struct {
 var (
 	distRE       = lazyre.New(`^\s*(uniform|loguniform|int)\s*\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)\s*$`)
 	searchKeys   = []string{"ask", "tell", "timeout"}
-	earlyKeys    = []string{"method", "metric", "mode", "grace", "reduction", "max", "min-trials", "interval", "quantile", "perturb", "resample"}
+	earlyKeys    = []string{"method", "metric", "mode", "grace", "reduction", "max", "min-trials", "interval", "quantile", "perturb", "resample", "min-chance", "pause-below", "families"}
 	ashaOnly     = []string{"reduction", "max"}
 	maxSampleDim = 1000 // the Halton sequence's dimensions
 )
@@ -196,7 +197,7 @@ func decodeEarlyStop(d *Decoder, p Pair) *earlystop.Config {
 		case "min-trials":
 			c.MinTrials, _ = d.Integer(Pair{"early-stop: min-trials", q.Key, q.Value}, 1)
 		default:
-			if !decodeRoundsKey(d, q, c) {
+			if !decodeRoundsKey(d, q, c) && !decodeForecastKey(d, q, c) {
 				d.UnknownKey(q, "early-stop:", earlyKeys)
 			}
 		}
@@ -212,8 +213,10 @@ func checkEarlyStop(d *Decoder, p Pair, c *earlystop.Config, seen map[string]*ya
 		d.Errorf(p.Value, "early-stop: method: missing: want %s", methodList())
 	case earlystop.SHA, earlystop.Hyperband, earlystop.PBT:
 		checkRounds(d, p, c, seen)
+	case earlystop.Forecast:
+		checkForecast(d, p, c, seen)
 	case earlystop.ASHA:
-		checkMethodKeys(d, c, seen, pbtKeys)
+		checkMethodKeys(d, c, seen, slices.Concat(pbtKeys, forecastKeys))
 		if c.Reduction == 0 {
 			c.Reduction = earlystop.DefaultReduction
 		}
@@ -224,7 +227,7 @@ func checkEarlyStop(d *Decoder, p Pair, c *earlystop.Config, seen map[string]*ya
 			d.Errorf(seen["max"], "early-stop: max: %d is not above grace %d: no rung would be left", c.Max, c.Grace)
 		}
 	case earlystop.Median:
-		checkMethodKeys(d, c, seen, pbtKeys)
+		checkMethodKeys(d, c, seen, slices.Concat(pbtKeys, forecastKeys))
 		if c.MinTrials == 0 {
 			c.MinTrials = earlystop.DefaultMinTrials
 		}

@@ -31,7 +31,8 @@ var configKeys = []string{
 	"bullet-char", "success-status-color", "running-status-color", "pending-status-color",
 	"error-status-color", "bundle", "gpu-memory-margin", "oom-retries", "objective", "stop-when",
 	"notify", "max-tasks", "mask", "order", "claims", "recognize-metrics", "metric-pattern", "early-stop",
-	"memory-margin", "gpu-sharing", "gpu-isolation",
+	"memory-margin", "gpu-sharing", "gpu-isolation", "diverged-on", "fail-fast",
+	"hang-after", "hang-after-start", "hang-floor", "hang-retries", "no-progress-restarts", "gpu-release-wait",
 }
 
 // DefaultConfig is the config of a file that says nothing.
@@ -49,6 +50,8 @@ func DefaultConfig() Config {
 		OOMRetries:            2,
 		GPUIsolation:          IsolationNone,
 		MaxTasks:              DefaultMaxTasks,
+		FailFast:              DefaultFailFast,
+		Hang:                  DefaultHang(),
 	}
 }
 
@@ -64,7 +67,7 @@ func (c *ConfigBlock) UnmarshalYAML(n *yaml.Node) error {
 		return d.Err()
 	}
 	for _, p := range ps {
-		if !c.runKey(d, p) && !c.displayKey(d, p) && !c.admissionKey(d, p) && !c.outcomeKey(d, p) {
+		if !c.runKey(d, p) && !c.displayKey(d, p) && !c.admissionKey(d, p) && !c.outcomeKey(d, p) && !c.faultKey(d, p) {
 			d.UnknownKey(p, "config:", configKeys)
 		}
 	}
@@ -364,6 +367,12 @@ type Config struct {
 	// EarlyStop is early-stop: the rule that stops the losing trials of every block that
 	// sets none of its own; metric and mode default to the objective's. nil: none.
 	EarlyStop *earlystop.Config
+	// DivergedOn and FailFast are diverged-on (default auto) and fail-fast (default
+	// DefaultFailFast; FailFastOff): what runall does when a block's trials go wrong, for
+	// the blocks that set neither (faults.go).
+	DivergedOn DivergedOn
+	FailFast   int
+	Hang       Hang // hang-after and its kin (hang.go), for the tasks and blocks that set none
 }
 
 // DefaultMaxTasks is how many tasks a file may expand to unless config: max-tasks (or

@@ -24,6 +24,7 @@ var (
 		earlystop.SHA:       {"grace", "reduction", "max"},
 		earlystop.Hyperband: {"grace", "reduction", "max"},
 		earlystop.PBT:       {"interval", "quantile", "perturb", "resample", "explore", "max"},
+		earlystop.Forecast:  {"grace", "max", "min-chance", "pause-below", "families"},
 	}
 )
 
@@ -96,7 +97,7 @@ func checkMethodKeys(d *Decoder, c *earlystop.Config, seen map[string]*yaml.Node
 
 // checkRounds fills in the defaults of sha, hyperband and pbt and refuses what cannot work.
 func checkRounds(d *Decoder, p Pair, c *earlystop.Config, seen map[string]*yaml.Node) {
-	checkMethodKeys(d, c, seen, slices.Concat(methodKeys[earlystop.ASHA], methodKeys[earlystop.Median], pbtKeys))
+	checkMethodKeys(d, c, seen, slices.Concat(methodKeys[earlystop.ASHA], methodKeys[earlystop.Median], pbtKeys, forecastKeys))
 	switch c.Method {
 	case earlystop.SHA, earlystop.Hyperband:
 		if c.Reduction == 0 {
@@ -129,6 +130,6 @@ func checkRounds(d *Decoder, p Pair, c *earlystop.Config, seen map[string]*yaml.
 
 // methodList is the methods as an error lists them.
 func methodList() string {
-	return fmt.Sprintf("asha (asynchronous successive halving), median (median stopping), %s (synchronous successive halving), %s or %s (population-based training)",
+	return fmt.Sprintf("asha (asynchronous successive halving), median (median stopping), forecast (learning-curve forecasts), %s (synchronous successive halving), %s or %s (population-based training)",
 		roundsMethods[0], roundsMethods[1], roundsMethods[2])
 }

@@ -45,6 +45,10 @@ type Task struct {
 	EarlyStop                                *earlystop.Config
 	Search                                   *Search
 	Checkpoint                               CheckpointEntry
+	DivergedOn                               *DivergedOn // diverged-on: nil: not set
+	FailFast                                 int         // fail-fast: 0 not set, FailFastOff
+	Hang                                     Hang        // hang-after and its kin (hang.go): the keys it sets
+	OnOOM                                    *OnOOM      // on-oom: nil: not set
 
 	Parallel []*Task // parallel-tasks:
 	Steps    []*Task // tasks: (inside a parallel child)
@@ -77,7 +81,8 @@ var taskKeys = []string{
 	"collapse-on-completion", "event-driven", "show-task-times",
 	"env", "timeout", "retries", "matrix", "tasks", "gpu-memory", "gpus", "gpu-memory-cap", "gpu-threads", "upload",
 	"metrics", "order", "recognize-metrics", "metric-pattern", "sample", "trials", "seed", "early-stop", "search", "memory",
-	"checkpoint", "gpu-sharing",
+	"checkpoint", "gpu-sharing", "diverged-on", "fail-fast", "on-oom",
+	"hang-after", "hang-after-start", "hang-floor", "hang-retries", "no-progress-restarts", "gpu-release-wait",
 }
 
 var (
@@ -102,7 +107,7 @@ func (t *Task) UnmarshalYAML(n *yaml.Node) error {
 	t.Keys = map[string]*yaml.Node{}
 	for _, p := range ps {
 		t.Keys[p.Name] = p.Key
-		if !t.commandKey(d, p) && !t.outputKey(d, p) && !t.sweepKey(d, p) && !t.needKey(d, p) {
+		if !t.commandKey(d, p) && !t.outputKey(d, p) && !t.sweepKey(d, p) && !t.needKey(d, p) && !t.faultKey(d, p) {
 			t.UnknownKeys = true
 			d.UnknownKey(p, "a task", taskKeys)
 		}

@@ -1,6 +1,7 @@
 package trial
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/failclass"
 	"github.com/runall/runall/runner/metric"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
@@ -75,6 +77,7 @@ type turn struct {
 	// kept is the step the attempt's kept checkpoint held as it ended: where a pause
 	// landed, which may be past the step asked; 0: none.
 	kept int
+	loop loop // hung attempts, and failed ones in a row without progress (command_hang.go)
 }
 
 // verdict is what a failed attempt's rooms decided beyond a retry: the trial goes back to
@@ -84,10 +87,13 @@ type verdict struct {
 	requeue *Result
 	fatal   error
 	halted  string
+	class   failclass.Class // what a room saw of the failure (Answer.Class)
+	hung    *executor.Hung  // the hang watch ended the attempt (command_hang.go)
+	gpu     string          // the fault a room saw take its GPU out of service (Answer.GPU)
 }
 
 func (c *command) hooks() executor.Hooks {
-	return executor.Hooks{Started: c.started, Line: c.onLine, Ended: c.ended}
+	return executor.Hooks{Started: c.started, Line: c.onLine, Ended: c.ended, Free: func(n int) bool { return freeAttempt(c, n) }}
 }
 
 // onStart ties an attempt's process group to the trial's rooms.
@@ -152,12 +158,19 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 	if c.decided(attempt, out) {
 		return false
 	}
+	if why := loopEnds(c); why != "" {
+		c.next.fatal = errors.New(why)
+		return false
+	}
 	if !retry || c.run.life.Halted() {
 		return false
 	}
+	reason = fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-n+c.turn.loop.hangs, t.Retries)
+	if c.next.hung != nil {
+		reason = hungRetry(c, c.next.hung)
+	}
 	c.run.emit(event.Event{Kind: event.TaskEnded, End: event.EndRetry, Task: t, Attempt: attempt, Status: results.StatusFailed,
-		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started),
-		Reason: fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-n, t.Retries)})
+		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Try: c.try(out, saw(c, out), true), Reason: reason})
 	return true
 }
 
@@ -168,6 +181,12 @@ func (c *command) decided(attempt int, out proc.Outcome) bool {
 	f := Failure{Task: c.t, Out: out, Halted: c.run.life.Halted(), Stopped: c.run.life.StoppedBy() != 0}
 	for _, r := range c.rooms {
 		a := r.Failed(f)
+		if c.next.class == "" {
+			c.next.class = a.Class
+		}
+		if c.next.gpu == "" {
+			c.next.gpu = a.GPU
+		}
 		if a.Halted != "" {
 			c.next.halted = a.Halted
 		}
@@ -191,7 +210,7 @@ func (c *command) decided(attempt int, out proc.Outcome) bool {
 // or host memory, or was an MPS fault's bystander); reason says which.
 func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason string) {
 	c.run.emit(event.Event{Kind: event.TaskEnded, End: event.EndRequeue, Requeues: requeues, Task: c.t, Attempt: attempt, Status: results.StatusFailed,
-		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason})
+		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Try: c.try(out, saw(c, out), true)})
 }
 
 // conclude finishes the task by how its last attempt ended, with what it learned (d). One
@@ -199,6 +218,9 @@ func (c *command) requeued(attempt int, out proc.Outcome, requeues int, reason s
 // it; one a consumer stopped ends with the status it asked for.
 func (c *command) conclude(res executor.Result, env []string, d *event.Detail) Result {
 	t, out, life := c.t, res.Outcome, c.run.life
+	if d != nil {
+		d.Try = finalAttempt(c, res)
+	}
 	switch stop := life.StoppedBy(); {
 	case out.OK() && res.Stop == nil && c.pauseAtEnd(&res):
 		r := c.paused(res, d)
@@ -273,7 +295,7 @@ func (c *command) paused(res executor.Result, d *event.Detail) Result {
 		reason = fmt.Sprintf("paused at step %d (its kept checkpoint): %s", c.turn.kept, reason)
 	}
 	c.run.emit(event.Event{Kind: event.TaskEnded, End: event.EndPause, Task: c.t, Attempt: c.turn.now, Status: results.StatusPaused,
-		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Detail: d})
+		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Reason: reason, Detail: d, Try: c.try(out, "", false)})
 	return Result{end: event.EndPause, why: reason}
 }
 

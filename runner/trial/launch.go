@@ -72,8 +72,11 @@ func (e *stepExports) of(step *plan.Task) []string {
 }
 
 // RunTop runs a top-level command, admitted as a trial of one.
+// It is in Procs.Running too, so that the hang watch can end its hung attempt.
 func (l *Launcher) RunTop(ctx context.Context, tr *sched.Trial, env []string) Result {
-	return l.runCommand(ctx, tr, tr.Task, env, true, executor.NewHandle(l.o.Procs.Table))
+	h := executor.NewHandle(l.o.Procs.Table)
+	defer l.o.Procs.Running.Add(tr.Task, h)()
+	return l.runCommand(ctx, tr, tr.Task, env, true, h)
 }
 
 // RunTrial runs a parallel child: a command, or its own sequence of steps, on its placement.

@@ -2,6 +2,7 @@ package trial
 
 import (
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/failclass"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
 )
@@ -63,6 +64,12 @@ type Answer struct {
 	// Halted is how the trial ends where the run is halting as it concludes: stopped, with
 	// this reason, not failed ("": failed, as its exit says).
 	Halted string
+	// Class is the failure's class as the room saw it ("": the room saw nothing of it), which
+	// failclass.Of takes before the output's texts: the kernel's OOM killer, say.
+	Class failclass.Class
+	// GPU is the fault the room saw take the attempt's GPU out of service ("": none), which
+	// failclass.Of classes gpu-fault.
+	GPU string
 }
 
 // Requeue is a room's answer that its trial goes back to the line.

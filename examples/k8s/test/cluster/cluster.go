@@ -55,9 +55,23 @@ type Cluster struct {
 
 const startWait = 90 * time.Second
 
+// Options change the cluster from the default one.
+type Options struct {
+	// ServiceAccounts turns on ServiceAccount admission and the controllers that make each
+	// namespace's default ServiceAccount and publish the root CA, so that a Pod may mount a
+	// token and reach the apiserver (on 127.0.0.1, which hostNetwork Pods share).
+	ServiceAccounts bool
+}
+
 // Start starts a cluster and imports the OCI image archives into its containerd (one must be
 // PauseImage). It skips the test unless K8S_E2E=1, or when a binary is missing (outside CI).
 func Start(t testing.TB, images ...string) *Cluster {
+	t.Helper()
+	return StartWith(t, Options{}, images...)
+}
+
+// StartWith is Start with o.
+func StartWith(t testing.TB, o Options, images ...string) *Cluster {
 	t.Helper()
 	Skip(t)
 	b := findBinaries(t)
@@ -87,7 +101,7 @@ func Start(t testing.TB, images ...string) *Cluster {
 		unlock()
 	})
 	t0 := time.Now()
-	if err := c.startControlPlane(); err != nil {
+	if err := c.startControlPlane(o); err != nil {
 		t.Fatalf("cluster: %v", err)
 	}
 	if err := c.startNode(images); err != nil {
@@ -98,7 +112,7 @@ func Start(t testing.TB, images ...string) *Cluster {
 	return c
 }
 
-func (c *Cluster) startControlPlane() error {
+func (c *Cluster) startControlPlane(o Options) error {
 	token, err := credentials(filepath.Join(c.Dir, "pki"))
 	if err != nil {
 		return err
@@ -119,13 +133,13 @@ func (c *Cluster) startControlPlane() error {
 	if err := c.run("etcd", etcdArgs(c.Dir, etcd, peer)...); err != nil {
 		return err
 	}
-	if err := c.run("kube-apiserver", apiserverArgs(c.Dir, etcd, api)...); err != nil {
+	if err := c.run("kube-apiserver", apiserverArgs(c.Dir, etcd, api, o)...); err != nil {
 		return err
 	}
 	if err := c.waitFor("the apiserver's /readyz", c.apiserverReady); err != nil {
 		return err
 	}
-	if err := c.run("kube-controller-manager", controllerManagerArgs(kc)...); err != nil {
+	if err := c.run("kube-controller-manager", controllerManagerArgs(c.Dir, kc, o)...); err != nil {
 		return err
 	}
 	return c.run("kube-scheduler", schedulerArgs(kc)...)

@@ -84,11 +84,15 @@ func etcdArgs(dir string, client, peer int) []string {
 		"--unsafe-no-fsync", "--log-level", "warn"}
 }
 
-// apiserverArgs: loopback only, the static token, no ServiceAccount admission (the Pods
-// mount no token: the examples set automountServiceAccountToken: false anyway).
-func apiserverArgs(dir string, etcd, port int) []string {
+// apiserverArgs: loopback only, the static token, no ServiceAccount admission unless o asks
+// (the Pods mount no token: the examples set automountServiceAccountToken: false anyway).
+func apiserverArgs(dir string, etcd, port int, o Options) []string {
 	pki := filepath.Join(dir, "pki")
-	return []string{"--etcd-servers", "http://127.0.0.1:" + strconv.Itoa(etcd),
+	admission := []string{"--disable-admission-plugins", "ServiceAccount"}
+	if o.ServiceAccounts {
+		admission = nil
+	}
+	return append(admission, "--etcd-servers", "http://127.0.0.1:"+strconv.Itoa(etcd),
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
 		"--cert-dir", pki, "--token-auth-file", filepath.Join(pki, "tokens.csv"),
 		"--authorization-mode", "RBAC", "--allow-privileged=true",
@@ -96,19 +100,26 @@ func apiserverArgs(dir string, etcd, port int) []string {
 		"--service-account-key-file", filepath.Join(pki, "sa.pub"),
 		"--service-account-signing-key-file", filepath.Join(pki, "sa.key"),
 		"--service-cluster-ip-range", "10.0.0.0/24",
-		"--disable-admission-plugins", "ServiceAccount",
 		// 1.37 refuses a loopback advertise address to the endpoint reconciler, which keeps the
 		// kubernetes Service's endpoints: no Pod here reaches the apiserver through it.
-		"--endpoint-reconciler-type", "none"}
+		"--endpoint-reconciler-type", "none")
 }
 
 // controllerManagerArgs: the controllers a Job needs (job, podgc, garbagecollector for its
 // Pods, ttl-after-finished for ttlSecondsAfterFinished, namespace for the tests' namespaces,
-// nodelifecycle, which lifts the not-ready taint off the new node). No serving port.
-func controllerManagerArgs(kubeconfig string) []string {
-	return []string{"--kubeconfig", kubeconfig, "--leader-elect=false",
-		"--bind-address", "127.0.0.1", "--secure-port", "0",
-		"--controllers", "job,nodelifecycle,namespace,garbagecollector,ttl-after-finished,podgc"}
+// nodelifecycle, which lifts the not-ready taint off the new node). No serving port. With
+// o.ServiceAccounts, also each namespace's default ServiceAccount and the kube-root-ca.crt
+// ConfigMap a token's volume mounts: the apiserver's self-signed certificate, whose file
+// holds its CA too.
+func controllerManagerArgs(dir, kubeconfig string, o Options) []string {
+	controllers := "job,nodelifecycle,namespace,garbagecollector,ttl-after-finished,podgc"
+	var ca []string
+	if o.ServiceAccounts {
+		controllers += ",serviceaccount,root-ca-cert-publisher"
+		ca = []string{"--root-ca-file", filepath.Join(dir, "pki", "apiserver.crt")}
+	}
+	return append([]string{"--kubeconfig", kubeconfig, "--leader-elect=false",
+		"--bind-address", "127.0.0.1", "--secure-port", "0", "--controllers", controllers}, ca...)
 }
 
 func schedulerArgs(kubeconfig string) []string {

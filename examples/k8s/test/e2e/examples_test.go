@@ -36,9 +36,15 @@ type env struct {
 
 func setup(t *testing.T) *env {
 	t.Helper()
+	return setupWith(t, cluster.Options{})
+}
+
+// setupWith is setup on a cluster of options o.
+func setupWith(t *testing.T, o cluster.Options) *env {
+	t.Helper()
 	cluster.Skip(t)
 	e := &env{s3: startMinIO(t), ns: "e2e"}
-	e.c = cluster.Start(t, cluster.Images(t)...)
+	e.c = cluster.StartWith(t, o, cluster.Images(t)...)
 	ctx := context.Background()
 	if _, err := e.c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -70,6 +76,7 @@ func (e *env) apply(t *testing.T, dir, tasks string, edit func(*example)) types.
 	if _, err := core.ConfigMaps(e.ns).Create(ctx, ex.configMap, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	e.createAccess(t, ex.access)
 	if ex.pod != nil {
 		p, err := core.Pods(e.ns).Create(ctx, ex.pod, metav1.CreateOptions{})
 		if err != nil {
@@ -231,5 +238,24 @@ func (e *env) checkResults(t *testing.T, prefix string, n int) {
 		if name := fmt.Sprintf("trial %d", i); ok[name] != 1 {
 			t.Errorf("%q is ok in %d of the %d results.json under %s, want 1", name, ok[name], files, prefix)
 		}
+	}
+}
+
+// createAccess creates the ServiceAccount, Role and RoleBinding of an example that has them.
+func (e *env) createAccess(t *testing.T, a access) {
+	t.Helper()
+	ctx := context.Background()
+	var err error
+	if a.account != nil {
+		_, err = e.c.Client.CoreV1().ServiceAccounts(e.ns).Create(ctx, a.account, metav1.CreateOptions{})
+	}
+	if err == nil && a.role != nil {
+		_, err = e.c.Client.RbacV1().Roles(e.ns).Create(ctx, a.role, metav1.CreateOptions{})
+	}
+	if err == nil && a.binding != nil {
+		_, err = e.c.Client.RbacV1().RoleBindings(e.ns).Create(ctx, a.binding, metav1.CreateOptions{})
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -27,6 +28,14 @@ type example struct {
 	pod       *corev1.Pod
 	job       *batchv1.Job
 	configMap *corev1.ConfigMap
+	access    access // examples/k8s/progress's: what lets runall patch its Pod
+}
+
+// access is a ServiceAccount and what its Role may do.
+type access struct {
+	account *corev1.ServiceAccount
+	role    *rbacv1.Role
+	binding *rbacv1.RoleBinding
 }
 
 func render(t *testing.T, dir string) example {
@@ -52,6 +61,15 @@ func render(t *testing.T, dir string) example {
 		case "ConfigMap":
 			ex.configMap = new(corev1.ConfigMap)
 			dst = ex.configMap
+		case "ServiceAccount":
+			ex.access.account = new(corev1.ServiceAccount)
+			dst = ex.access.account
+		case "Role":
+			ex.access.role = new(rbacv1.Role)
+			dst = ex.access.role
+		case "RoleBinding":
+			ex.access.binding = new(rbacv1.RoleBinding)
+			dst = ex.access.binding
 		default:
 			t.Fatalf("examples/k8s/%s: unexpected %s", dir, r.GetKind())
 		}

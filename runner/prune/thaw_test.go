@@ -1,0 +1,108 @@
+package prune
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/runall/runall/runner/earlystop"
+	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/results"
+)
+
+// pauser records what the freeze-thaw asks of it.
+type pauser struct{ paused, resumed, ended []string }
+
+func (p *pauser) PauseAt(t *plan.Task, _ int, _ string, _ results.Status) bool {
+	p.paused = append(p.paused, t.Name)
+	return true
+}
+func (p *pauser) Resume(t *plan.Task) bool { p.resumed = append(p.resumed, t.Name); return true }
+func (p *pauser) End(t *plan.Task, _ results.Status, _ string) bool {
+	p.ended = append(p.ended, t.Name)
+	return true
+}
+
+// chances is a rule's chance of each trial now.
+type chances map[string]float64
+
+func (c chances) Observe(string, int, float64) (earlystop.Decision, error) {
+	return earlystop.Decision{}, nil
+}
+func (c chances) Chance(trial string) (float64, bool) { v, ok := c[trial]; return v, ok }
+
+func thawBlock(n int) (*plan.Task, *earlystop.Config) {
+	c := &earlystop.Config{Method: earlystop.Forecast, Metric: "acc", Mode: "max", MinChance: 0.05, PauseBelow: 0.3}
+	b := &plan.Task{Name: "sweep", EarlyStop: c}
+	for i := range n {
+		name := string(rune('a' + i))
+		b.Parallel = append(b.Parallel, &plan.Task{ID: i + 1, Name: name, Key: name, Cmd: "train", EarlyStop: c, Checkpoint: &plan.Checkpoint{}})
+	}
+	return b, c
+}
+
+// TestThaw: a trial with a chance in the band is paused while others wait, and not while
+// none does; a paused trial resumes as a slot frees only when its chance is above a waiting
+// trial's prior 1/(k+1); once none waits, the paused resume, best chance first, and one
+// whose chance fell below min-chance meanwhile ends instead; a trial resumes once.
+func TestThaw(t *testing.T) {
+	b, c := thawBlock(5)
+	p := &pauser{}
+	ch := chances{}
+	th := newThaw(b, c, p, ch)
+	tr := b.Parallel
+	start := func(i int) { th.event(event.Event{Kind: event.TaskStarted, Task: tr[i]}) }
+	end := func(i int, e event.End) { th.event(event.Event{Kind: event.TaskEnded, Task: tr[i], End: e}) }
+	ask := func(i int, chance float64) bool {
+		return th.pause(event.Event{Kind: event.TaskMetric, Task: tr[i], Step: 3}, &earlystop.ForecastFigures{Step: 3, Chance: chance, HasIncumbent: true})
+	}
+	start(0)
+	start(1)
+	if ask(0, 0.5) || !ask(1, 0.2) {
+		t.Fatalf("paused %v: want b alone (0.2 is below pause-below 0.3, 0.5 is not)", p.paused)
+	}
+	ch["b"] = 0.2
+	end(1, event.EndPause) // k = 2 started: a waiting trial's prior is 1/3, above b's 0.2
+	start(2)
+	start(3)
+	ch["b"] = 0.26
+	end(2, event.EndFinal) // k = 4: the prior is 1/5, below b's 0.26 now: b resumes
+	if !slices.Equal(p.resumed, []string{"b"}) {
+		t.Fatalf("resumed %v, want b once its chance beat the prior", p.resumed)
+	}
+	start(1) // b again: thawed, never paused again
+	if ask(1, 0.1) || !ask(3, 0.1) {
+		t.Fatalf("paused %v: want d, and not b twice", p.paused)
+	}
+	ch["d"] = 0.01
+	end(3, event.EndPause)
+	start(4) // e, the last: none waits
+	if ask(4, 0.1) {
+		t.Error("e paused while none waits")
+	}
+	end(0, event.EndFinal)
+	if !slices.Equal(p.ended, []string{"d"}) || len(p.resumed) != 1 {
+		t.Errorf("ended %v, resumed %v: want d ended (0.01, below min-chance), no more resumed", p.ended, p.resumed)
+	}
+}
+
+// TestThawNone: no freeze-thaw without a trial that keeps a checkpoint, under another
+// method, or with pause-below at min-chance.
+func TestThawNone(t *testing.T) {
+	b, c := thawBlock(2)
+	for _, tr := range b.Parallel {
+		tr.Checkpoint = nil
+	}
+	if newThaw(b, c, &pauser{}, chances{}) != nil {
+		t.Error("a freeze-thaw without checkpoints")
+	}
+	b, c = thawBlock(2)
+	c.PauseBelow = c.MinChance
+	if newThaw(b, c, &pauser{}, chances{}) != nil {
+		t.Error("a freeze-thaw with no band to pause in")
+	}
+	c.PauseBelow, c.Method = 0.3, earlystop.ASHA
+	if newThaw(b, c, &pauser{}, chances{}) != nil {
+		t.Error("a freeze-thaw under asha")
+	}
+}
