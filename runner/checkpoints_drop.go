@@ -1,9 +1,10 @@
 package runner
 
-// dropNext asks that the next attempt of the trial kept as id start with its kept copy
+// DropNext asks that the next attempt of the trial kept as id start with its kept copy
 // dropped and its directory emptied, as --fresh does (on-oom halved its param: what it
-// kept was made with the other value). A nil checkpoints (no trial has one) drops nothing.
-func (c *checkpoints) dropNext(id string) {
+// kept was made with the other value). It is the GPU resource's gpures.Dropper. A nil
+// checkpoints (no trial has one) drops nothing.
+func (c *checkpoints) DropNext(id string) {
 	if c == nil {
 		return
 	}

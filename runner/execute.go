@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/runall/runall/internal/outfile"
-	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/memwatch"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/resource"
 	"github.com/runall/runall/runner/results"
 )
 
@@ -48,18 +48,8 @@ func (r *runDriver) execute() (*results.Run, error) {
 	if note := r.env.fresh.note; note != "" {
 		r.life.say(note)
 	}
-	if gpu := r.launch.rooms.gpu; gpu != nil && gpu.isoNote != "" {
-		for _, line := range strings.Split(strings.TrimSpace(gpu.isoNote), "\n") {
-			r.life.say(line)
-		}
-	}
-	if gpu := r.launch.rooms.gpu; gpu != nil && gpu.iso != nil {
-		gpu.iso.start(r.life.say)
-		defer gpu.iso.close() // its daemons stop, however the run ends
-	}
-	if gpu := r.launch.rooms.gpu; gpu != nil {
-		gpu.health.start(r.life.say) // reads once before the first trial is placed
-		defer gpu.health.close()
+	for _, res := range r.launch.res {
+		defer res.Open(r.life.say)() // MPS's daemons stop, however the run ends
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -121,27 +111,27 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 	return r.claims.End(ctx)
 }
 
-// startAdmission starts measuring the GPUs and the host's memory, keeping samples of the
-// GPUs' and the container's memory for the report; the returned func stops it.
+// startAdmission starts measuring the resources (the GPUs, the host's memory), keeping
+// samples of the GPUs' and the container's memory for the report; the returned func stops it.
 func (r *runDriver) startAdmission(ctx context.Context) (stop func()) {
-	gpu, host := r.launch.rooms.gpu, r.launch.rooms.mem
-	if gpu == nil && host.admit == nil {
-		return func() {} // nothing is measured: no GPU, no memory:
+	var w *memwatch.Watch
+	run := resource.Run{Say: r.life.say, Met: r.met, Watch: func() *memwatch.Watch {
+		if w == nil {
+			w = memwatch.New(r.plan, r.opts.runDir(), r.life.emit, r.met, r.env.container)
+		}
+		return w
+	}}
+	stops := make([]func(), len(r.launch.res))
+	for i := len(r.launch.res) - 1; i >= 0; i-- { // the GPUs first, as they did
+		stops[i] = r.launch.res[i].Start(ctx, run)
 	}
-	w := memwatch.New(r.plan, r.opts.runDir(), r.life.emit, r.met, host.mem)
-	stopGPU, onHost := func() {}, w.SampleContainer
-	if gpu != nil {
-		gpu.admit.Start(ctx, func(s admit.Sample) {
-			w.Sample(s)
-			gpu.share.sampled(s)
-		})
-		stopGPU, onHost = gpu.admit.Stop, nil // the GPU samples hold the container's memory
-	}
-	stopHost := host.start(ctx, r.life.say, r.met, onHost)
 	return func() {
-		stopHost()
-		stopGPU()
-		w.Close() // after the samplers have stopped
+		for _, stop := range stops {
+			stop()
+		}
+		if w != nil {
+			w.Close() // after the samplers have stopped
+		}
 	}
 }
 
@@ -153,8 +143,8 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 	}
 	res := r.gather(start, results.StatusSkipped)
 	r.hist.Record(res, tasksByID(r.plan))
-	if gpu := r.launch.rooms.gpu; gpu != nil {
-		gpu.share.remember()
+	for _, res := range r.launch.res {
+		res.Ended()
 	}
 	if err := r.hist.Save(); err != nil {
 		r.life.say("could not save run history: " + err.Error())
@@ -199,16 +189,9 @@ func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run 
 	if r.opts.Shard.Active() {
 		res.Shard = r.opts.Shard.String()
 	}
-	if gpu := r.launch.rooms.gpu; gpu != nil {
-		res.LearnedGPUMemory = r.learnedGPU()
-		res.GPUProcessIDs = gpu.admit.PIDs().String()
-		res.GPUSharing = gpu.share.results()
-		res.GPUs = gpu.healthTrials().results()
+	for _, rs := range r.launch.res {
+		rs.Record(res)
 	}
-	if host := r.launch.rooms.mem; host.admit != nil {
-		res.LearnedHostMemory = host.learnedByName(r.plan)
-	}
-	r.launch.runsAs.halve.results(res.Tasks) // on-oom: the params each trial ended with
 	res.LogParams = r.plan.LogParams
 	res.Objective, res.Objectives = objectiveOf(r.plan), objectivesOf(r.plan)
 	res.Assess()
@@ -241,4 +224,11 @@ func objectiveOf(p *plan.Plan) *results.Objective {
 		return &results.Objective{Metric: o.Metric, Mode: o.Mode}
 	}
 	return nil
+}
+
+// tasksByID is the plan's tasks by their IDs, as the history records them.
+func tasksByID(p *plan.Plan) map[int]*plan.Task {
+	byID := map[int]*plan.Task{}
+	plan.Walk(p.Tasks, func(t *plan.Task) { byID[t.ID] = t })
+	return byID
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/resource"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/runner/shard"
@@ -28,18 +29,18 @@ type launcher struct {
 	stop    *stopwhen.Watch // met: no new trial starts
 	sync    *transfers      // a task's own uploads as it ends
 	mask    *mask.Masker
-	rooms   rooms           // the resources trials are admitted by, and each running trial's room in them
-	ckpts   *checkpoints    // trials' checkpoint: directories; nil when no trial sets one
-	runsAs  runsAs          // what a trial runs as: pbt's values, on-oom's halving
+	res     []resource.Resource // the resources trials are admitted by, in the order admission asks them, and each running trial's room in them
+	ckpts   *checkpoints        // trials' checkpoint: directories; nil when no trial sets one
+	variant trial.Variant
 	run     *trial.Launcher // nil until build
 }
 
 // build makes the trial launcher from the run's parts.
 func (l *launcher) build() *trial.Launcher {
-	o := trial.Options{Life: trialLife{l.life}, Rooms: trialRooms{l.rooms, l.runsAs.halving()}, Logs: l.logs,
+	o := trial.Options{Life: trialLife{l.life}, Rooms: trialRooms{l.res}, Logs: l.logs,
 		Scripts: l.scripts, Halt: trialHalt{l.halt}, StopWhen: l.stop, Uploads: trialUploads{l.sync},
 		Mask: l.mask, Procs: l.procs,
-		Variant: l.runsAs.variant()}
+		Variant: resource.Variant(l.res, l.variant)}
 	if l.ckpts != nil {
 		o.Checkpoints = l.ckpts
 	}
@@ -65,31 +66,11 @@ func (t trialLife) Finish(task *plan.Task, status results.Status, exitCode int, 
 	t.l.finish(task, status, exitCode, reason, d)
 }
 
-// trialRooms are a trial's rooms in the resources the run admits by: its GPUs' health (a
-// GPU taken out of service sends it elsewhere), its GPU's MPS server
-// (a fault's bystander goes back to the line first), the container's memory, its GPU
-// placement.
-type trialRooms struct {
-	r     rooms
-	halve trial.Halving // on-oom; nil without
-}
+// trialRooms are a trial's rooms in the resources the run admits by.
+type trialRooms struct{ list []resource.Resource }
 
 func (t trialRooms) Of(tr *sched.Trial, run *plan.Task) []trial.Room {
-	p := t.r.placement(tr)
-	var out []trial.Room
-	if h := t.r.gpu.healthTrials(); p != nil && h != nil {
-		out = append(out, trial.NewHealthRoom(h, p, tr.Task)) // a GPU fault decides before the rest
-	}
-	if iso := t.r.gpu.isolation(); p != nil && iso != nil {
-		out = append(out, trial.NewMPSRoom(iso, p, run.GPU.Threads))
-	}
-	out = append(out, trial.NewHostRoom(t.r.mem.mem, t.r.mem.admit, t.r.hostPlacement(tr)))
-	if p != nil {
-		g := trial.NewGPURoom(t.r.gpu.admit, p, run, t.r.fw)
-		t.r.gpu.rooms.put(tr, g) // a step's command: its room is the trial's while it runs
-		out = append(out, trial.NewHalvingRoom(g, t.halve, tr.Task, run))
-	}
-	return out
+	return resource.TrialRooms(t.list, tr, run)
 }
 
 // trialHalt is the signals' effect on a trial's downloads.

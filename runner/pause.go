@@ -115,10 +115,10 @@ func (p *pauser) End(t *plan.Task, status results.Status, reason string) bool {
 	return p.settle(t, func(r *resumable) bool { return p.end(r, t, status, reason) })
 }
 
-// resumeWhenBack resumes paused trial t once its pause has reached its source, or now if
+// ResumeWhenBack resumes paused trial t once its pause has reached its source, or now if
 // it has: gpu-sharing: progress puts a trial it paused back in line at once, to wait there
 // for a GPU that takes it.
-func (p *pauser) resumeWhenBack(t *plan.Task) {
+func (p *pauser) ResumeWhenBack(t *plan.Task) {
 	p.mu.Lock()
 	if p.paused[t] == nil {
 		p.asked[t] = func(r *resumable) bool { return r.resume(t) }

@@ -53,7 +53,7 @@ func (h *roundsHook) rounds(p *plan.Plan) *rounds.Rounds {
 		return nil
 	}
 	if rr != nil {
-		h.launch.runsAs.pbt = func(t *plan.Task) (*plan.Task, []results.Exploit) {
+		h.launch.variant = func(t *plan.Task) (*plan.Task, []results.Exploit) {
 			v, lineage := rr.Variant(t)
 			return v, resultLineage(lineage)
 		}

@@ -1,15 +1,16 @@
 package runner
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 
 	"github.com/runall/runall/internal/owned"
-	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/executor"
+	"github.com/runall/runall/runner/gpures"
 	"github.com/runall/runall/runner/history"
+	"github.com/runall/runall/runner/hostadmit"
+	"github.com/runall/runall/runner/hostres"
 	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/notify"
 	"github.com/runall/runall/runner/output"
@@ -47,6 +48,8 @@ type runEnv struct {
 	base  []string // the run's environment (baseEnv): every task's starts from it
 	s3    *s3Conn
 	fresh *freshState // an unfinished --fresh start: what was kept before it is stale
+	// container is the container's memory: the report's samples hold it beside the GPUs'.
+	container hostadmit.Reader
 }
 
 func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
@@ -61,9 +64,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		return nil, err
 	}
 	r.hist = history.Load(opts.Record.LogDir, p)
-	closed := &admit.Closed{} // GPUs whose MPS server restarts (isolation.go), or out of service (health.go)
-	gpu, err := openGPU(p, opts, r.hist, closed)
-	if err != nil {
+	if err := gpures.Check(gpuOptions(r.plan, opts, r.hist, resourceRun{})); err != nil {
 		return nil, err
 	}
 	base := baseEnv(opts.Environ, opts.Record.RunID, logDir, opts.Shard)
@@ -84,27 +85,21 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		dir: p.Dir, runID: opts.Record.RunID, trials: trialSet(r.plan), resume: !opts.Fresh && !opts.claiming(),
 		show: transferShow{live: opts.Output.Mode == output.Live, every: opts.Output.StatusEvery},
 		stop: transferStop{halt: halt, grace: opts.Grace, stopped: r.life.stopped}})
-	r.launch = &launcher{life: r.life, logs: logs,
-		procs:   trial.Processes{Table: proc.NewTable(), Running: executor.NewRunning(opts.Grace), Grace: opts.Grace},
-		scripts: trial.Scripts{Dir: filepath.Join(logDir, "scripts"), TaskDir: p.Dir, Base: base}, halt: halt,
-		stop: stopwhen.New(r.plan), sync: r.s3, mask: masker,
-		rooms: newRooms(gpu, openHost(r.plan, opts.Resources.HostMemory, r.hist))}
-	r.env = runEnv{base: base, s3: conn, fresh: fresh}
-	r.launch.ckpts = newCheckpoints(checkpointOptions{plan: r.plan, conn: conn, claims: opts.Claims.Prefix,
+	procs := trial.Processes{Table: proc.NewTable(), Running: executor.NewRunning(opts.Grace), Grace: opts.Grace}
+	ckpts := newCheckpoints(checkpointOptions{plan: r.plan, conn: conn, claims: opts.Claims.Prefix,
 		local: filepath.Join(opts.Record.LogDir, "state", "checkpoints"), runID: opts.Record.RunID, fresh: opts.Fresh, grace: opts.Grace,
 		guard: plan.NewCheckpointGuard(base, p.Dir, opts.Record.LogDir), stale: fresh})
-	r.pause = newPauser(r.launch.procs.Running, r.launch.ckpts, r.life)
-	r.launch.runsAs.halve = newOOMHalving(r.plan, r.launch.rooms.gpu, r.launch.ckpts)
-	if gpu := r.launch.rooms.gpu; gpu != nil {
-		iso, note, err := openIsolation(p, opts, gpu, closed)
-		if err != nil {
-			return nil, err
-		}
-		gpu.iso, gpu.isoNote = iso, note
-		gpu.health = newHealthWatch(opts.Resources.Probe, closed)
-		newHealthTrials(gpu.health, r.pause, closed, r.life.failWith, r.met)
-		gpu.share = newGPUSharing(r.plan, r.hist, r.pause, &gpu.rooms, iso != nil, closed.Wake) // under MPS kernels overlap
+	r.pause = newPauser(procs.Running, ckpts, r.life)
+	mem := hostres.Container(opts.Resources.HostMemory)
+	res, err := openResources(r.plan, opts, mem, r.hist,
+		resourceRun{pause: r.pause, fail: r.life.failWith, met: r.met, ckpts: ckpts})
+	if err != nil {
+		return nil, err
 	}
+	r.launch = &launcher{life: r.life, logs: logs, procs: procs, ckpts: ckpts, res: res,
+		scripts: trial.Scripts{Dir: filepath.Join(logDir, "scripts"), TaskDir: p.Dir, Base: base}, halt: halt,
+		stop: stopwhen.New(r.plan), sync: r.s3, mask: masker}
+	r.env = runEnv{base: base, s3: conn, fresh: fresh, container: mem}
 	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
 		notify: notify.New(p.Config.Notify, base, masker, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
 	return r, nil
@@ -124,27 +119,6 @@ func makeLogDir(logDir, id string) error {
 	return nil
 }
 
-// openGPU makes the GPU memory admitter when a task asks for GPU memory; nil otherwise,
-// or with --no-gpu.
-func openGPU(p *plan.Plan, opts Options, hist *history.History, closed *admit.Closed) (*admit.Admitter, error) {
-	if !p.NeedsGPU() || opts.Resources.NoGPU {
-		return nil, nil
-	}
-	if opts.Resources.Probe == nil {
-		t := p.FirstGPUTask()
-		cause := opts.Resources.ProbeErr
-		if cause == nil {
-			cause = errors.New("no GPU probe")
-		}
-		return nil, fmt.Errorf("%s: task %q asks for GPU memory, but %w\n"+
-			"run with --no-gpu to run these tasks with max-parallel-commands as the only limit, "+
-			"or --fake-gpus 32GiB,32GiB to simulate GPUs", t.Pos, t.Name, cause)
-	}
-	m := p.Config.GPUMemoryMargin
-	return admit.New(admit.Options{Probe: opts.Resources.Probe, Margin: admit.Margin{Bytes: m.Bytes, Fraction: m.Fraction},
-		OOMRetries: p.Config.OOMRetries, History: hist.GPU(), Closed: closed, Busy: wantsProgressSharing(p)}), nil
-}
-
 // trialSet is the plan's trials: the children of its parallel blocks.
 func trialSet(p *plan.Plan) map[*plan.Task]bool {
 	trials := map[*plan.Task]bool{}
@@ -159,10 +133,10 @@ func trialSet(p *plan.Plan) map[*plan.Task]bool {
 // learnedGPU reports learned GPU needs by the name of each group's first trial; nil
 // without GPU admission.
 func (r *runDriver) learnedGPU() map[string]uint64 {
-	if r.launch.rooms.gpu == nil {
+	if !r.plan.NeedsGPU() || r.opts.Resources.NoGPU { // no GPU admission (openGPU)
 		return nil
 	}
-	return learnedByName(r.plan, r.hist)
+	return gpures.Learned(r.plan, r.hist)
 }
 
 // logPaths resolves a log-path: its ${VAR}s expanded as cwd:'s are (against the run's

@@ -5,6 +5,7 @@ import (
 
 	"github.com/runall/runall/runner/order"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/resource"
 	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/runner/searchsource"
 )
@@ -54,7 +55,7 @@ func (r *runDriver) runBlock(ctx context.Context, b *plan.Task, env []string) {
 func (r *runDriver) schedule(ctx context.Context, src sched.Source, limit int, run func(context.Context, *sched.Trial) sched.Outcome) {
 	life := r.life
 	sched.Run(ctx, src, sched.Options{
-		Limit: limit, Resources: r.launch.rooms.resources(), Run: run,
+		Limit: limit, Resources: resource.Sched(r.launch.res), Run: run,
 		Halted: func() (string, bool) {
 			if !life.halted() {
 				return "", false

@@ -8,6 +8,7 @@ import (
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/internal/plantest"
 	"github.com/runall/runall/runner/admit"
+	"github.com/runall/runall/runner/gpures"
 	"github.com/runall/runall/runner/simulate"
 )
 
@@ -48,7 +49,7 @@ tasks:
 		}
 	}
 	for _, trial := range p.Tasks[0].Parallel {
-		pl, _, err := a.Place(gpuRequest(trial))
+		pl, _, err := a.Place(gpures.Request(trial))
 		if err != nil {
 			t.Fatal(err)
 		}

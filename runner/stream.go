@@ -3,7 +3,6 @@ package runner
 import (
 	"time"
 
-	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/diverge"
 	"github.com/runall/runall/runner/executor"
 	"github.com/runall/runall/runner/failfast"
@@ -19,10 +18,11 @@ import (
 // watch of diverged trials (diverged-on: runner/diverge, on the emitting goroutine: it only
 // asks the Stopper), the watch of broken sweeps (fail-fast: runner/failfast, which fails
 // and halts the run), early stopping (early-stop: rules of runner/prune), early stopping that pauses (runner/rounds:
-// sha, hyperband, pbt), gpu-sharing: progress (the GPU room's gpuSharing), the server
+// sha, hyperband, pbt), each resource's consumer (the GPU resource's: gpu-sharing: progress,
+// on-oom's notes, the trials paused off a GPU out of service resumed), the server
 // (--serve), Options.Consumers (each handed the Stopper or Pauser it asks for) and the
 // output last. A claims sweep is no consumer: its source records each trial as it ends
-// (runner/claimsource). The ledger, the recorder, Prometheus, stop-when and gpu-sharing take
+// (runner/claimsource). The ledger, the recorder, Prometheus, stop-when and the resources' consumers take
 // each event on the emitting goroutine (cheap, in memory, and the ledger's place first is
 // what the others rely on); early stopping, the rules that pause and the output put it in
 // an event.Queue, their one inbox type, and work on goroutines of their own, saying what
@@ -42,8 +42,10 @@ func (r *runDriver) openStream() {
 		stream.Add(d)
 	}
 	ho := hang.Options{Ender: r.launch.procs.Running}
-	if g := r.launch.rooms.gpu; g != nil {
-		ho.Hold = admit.ReleaseOf(g.admit) // a hung trial's GPUs wait for its processes to leave them
+	for _, res := range r.launch.res {
+		if h, ok := res.(hang.Holder); ok {
+			ho.Hold = h // a hung trial's GPUs wait for its processes to leave them
+		}
 	}
 	if h := hang.New(r.plan, ho); h != nil {
 		stream.Add(h)
@@ -57,14 +59,10 @@ func (r *runDriver) openStream() {
 	if rr := newRoundsHook(r).rounds(r.plan); rr != nil {
 		stream.Add(rr)
 	}
-	if g := r.launch.rooms.gpu; g != nil && g.share != nil {
-		stream.Add(g.share)
-	}
-	if h := r.launch.runsAs.halve; h != nil {
-		stream.Add(h) // notes the value each attempt of an on-oom trial runs with
-	}
-	if h := r.launch.rooms.gpu.healthTrials(); h != nil {
-		stream.Add(h) // resumes the trials paused off a GPU out of service
+	for _, res := range r.launch.res {
+		if c := res.Consumer(); c != nil {
+			stream.Add(c)
+		}
 	}
 	if r.opts.Server != nil {
 		stream.Add(r.opts.Server)

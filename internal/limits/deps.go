@@ -45,11 +45,11 @@ var (
 // event, the results whole: gate.go) and reads the plan's env: and commands for secrets, so
 // it stands on the records (17), not on a leaf (5 would take its gates into runner/'s root,
 // which holds the masker already; not worth a second home). runner/trial reaches no S3 client:
-// runner/checkpoint is handed its store (the run builds runner/checkpoint/s3store), so its
-// count (37) is under the target of 40; go-nvml it still reaches through runner/admit, whose
-// placements its GPU room holds, until the rooms move out with their resources (issue 43,
-// point 1); runner/failclass, the leaf where a failed attempt's class is decided (issue 44),
-// a command asks as its attempt ends.
+// runner/checkpoint is handed its store (the run builds runner/checkpoint/s3store), and the GPU,
+// MPS, health, on-oom and host rooms live with their resources (runner/gpures, runner/hostres),
+// so it reaches neither the admitters nor go-nvml: 27, under the target of 40 (37 before the
+// rooms moved); runner/failclass, the leaf where a failed attempt's class is decided (issue
+// 44), a command asks as its attempt ends.
 var fences = []fence{
 	{pkg: "k8spod", limit: 1,
 		why: "the Pod's progress reaches the API server by plain HTTPS: no client-go, nothing of the run"},
@@ -73,11 +73,9 @@ var fences = []fence{
 		why: "the sharing controller decides from the rates it is told: the run fills the records from its figures"},
 	{pkg: "runner/checkpoint", limit: 6, may: []string{"runner/results", "runner/importance", "runner/pareto", "internal/plainname", "internal/kernelpath"},
 		why: "the checkpoint keeper is handed its store: the S3 one (runner/checkpoint/s3store) is built by the run, so it knows no S3 client"},
-	{pkg: "runner/trial", limit: 37, may: append(slices.Clip(recordDeps),
-		"runner/sched", "runner/failclass", "runner/queue", "runner/executor", "runner/proc", "runner/framework", "runner/progress",
-		"runner/admit", "runner/hostadmit", "runner/needs", "runner/checkpoint",
-		"gpu", "gpu/mps", "hostmem", "internal/owned", "internal/outfile", "internal/procfs",
-		"github.com/NVIDIA/go-nvml/...", "golang.org/x/sys/..."),
+	{pkg: "runner/trial", limit: 27, may: append(slices.Clip(recordDeps),
+		"runner/sched", "runner/failclass", "runner/queue", "runner/executor", "runner/proc", "runner/progress", "runner/checkpoint",
+		"internal/owned", "internal/outfile", "golang.org/x/sys/..."),
 		why: "a trial's launch knows neither the run that drives it nor the consumers of its events, and no S3 client: its checkpoints' store is handed to it"},
 }
 

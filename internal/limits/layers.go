@@ -32,8 +32,9 @@ var layers = []layer{
 }
 
 // maxClimbs is how many imports may climb the layers: the count when the table was last
-// written. What still climbs inside runner's root (rooms.go into isolation.go and
-// sharing_run.go, files of one package) is below this table's grain.
+// written. What climbs between files of runner's root is below this table's grain (the GPU
+// resource's climbs, rooms.go into isolation.go and sharing_run.go, went with it to
+// runner/gpures).
 const maxClimbs = 0
 
 // layerReport counts the imports among the module's packages (go list in root) that climb

@@ -46,21 +46,12 @@ import (
 
 // Request is what one trial asks of the GPUs.
 type Request struct {
-	ID      int    // the trial's; a need raised after running out of memory is kept per ID
-	Name    string // for messages
-	Group   string // gpu-memory: auto learns one need per group (the task's Group)
-	Memory  uint64 // bytes per device; 0 with Auto
-	Auto    bool   // learn the need from the group's first trial
-	Devices int    // how many devices (0 means 1)
+	needs.Request     // the trial, and its need: bytes per device, or auto with its group
+	Devices       int // how many devices (0 means 1)
 	// Gate, when set, says whether a device that has the memory takes the trial now, and
 	// why not (gpu-sharing: progress, runner/sharing); it is called with the admitter's lock
 	// held and must not call back into it. nil: every device with the memory does.
 	Gate func(dev int) (ok bool, why string)
-}
-
-// needs is the request as the book of needs knows it.
-func (r Request) needs() needs.Request {
-	return needs.Request{ID: r.ID, Name: r.Name, Group: r.Group, Memory: r.Memory, Auto: r.Auto}
 }
 
 // Placement is a trial's place on one or more devices, from Place to Release.
@@ -178,7 +169,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 	if want > len(m.snap) {
 		return nil, "", fmt.Errorf("asks for %d GPUs, %d are visible", want, len(m.snap))
 	}
-	need, learning, wait := a.book.Need(req.needs())
+	need, learning, wait := a.book.Need(req.Request)
 	if wait != "" {
 		return nil, wait, nil
 	}
@@ -207,7 +198,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		}
 		return nil, head + "; " + why, nil
 	}
-	p := &Placement{req: req, Need: need, entry: a.book.Admit(req.needs(), need, learning),
+	p := &Placement{req: req, Need: need, entry: a.book.Admit(req.Request, need, learning),
 		usage: map[int]uint64{}, held: map[int]uint64{}, tie: tie{launchedAt: m.now()}}
 	for _, dev := range BestFit(cands, want) {
 		p.Devices = append(p.Devices, dev)

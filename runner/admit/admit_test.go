@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner/needs"
 	"github.com/runall/runall/runner/proc"
 )
 
@@ -164,7 +165,7 @@ func measure(a *Admitter) {
 }
 
 func mem(id int, need uint64) Request {
-	return Request{ID: id, Name: fmt.Sprint("t", id), Memory: need}
+	return Request{Request: needs.Request{ID: id, Name: fmt.Sprint("t", id), Memory: need}}
 }
 
 // TestReservations walks one 32 GiB device through placements and measured use, with no
@@ -237,7 +238,7 @@ func TestBestFit(t *testing.T) {
 		{"the fuller device that fits", []uint64{0, 20 * gi, 4 * gi}, mem(1, 8*gi), []int{1}},
 		{"not one too full", []uint64{0, 25 * gi, 4 * gi}, mem(1, 8*gi), []int{2}},
 		{"two devices, the tightest two", []uint64{0, 20 * gi, 10 * gi, 27 * gi},
-			Request{ID: 1, Memory: 8 * gi, Devices: 2}, []int{1, 2}},
+			Request{Request: needs.Request{ID: 1, Memory: 8 * gi}, Devices: 2}, []int{1, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			totals := make([]uint64, len(tc.used))
@@ -270,7 +271,7 @@ func TestNeverFits(t *testing.T) {
 	if _, _, err := place(a, mem(2, 15*gi)); err != nil {
 		t.Errorf("15 GiB on 16 GiB: %v", err)
 	}
-	if _, _, err := place(a, Request{ID: 3, Memory: gi, Devices: 3}); err == nil || !strings.Contains(err.Error(), "2 are visible") {
+	if _, _, err := place(a, Request{Request: needs.Request{ID: 3, Memory: gi}, Devices: 3}); err == nil || !strings.Contains(err.Error(), "2 are visible") {
 		t.Errorf("3 GPUs of 2: err = %v", err)
 	}
 }
@@ -283,7 +284,9 @@ func TestLearningAlone(t *testing.T) {
 	hist := memNeeds{}
 	a := New(Options{Probe: probe, Margin: defaultMargin, History: hist})
 	a.meter.pids = PIDsNone
-	auto := func(id int) Request { return Request{ID: id, Name: fmt.Sprint("t", id), Group: "g", Auto: true} }
+	auto := func(id int) Request {
+		return Request{Request: needs.Request{ID: id, Name: fmt.Sprint("t", id), Group: "g", Auto: true}}
+	}
 
 	other, _, _ := place(a, mem(9, 4*gi)) // another trial on GPU0 (best fit takes the first)
 	if other == nil || other.Devices[0] != 0 {
@@ -328,7 +331,7 @@ func TestLearningNeedsAnEmptyDevice(t *testing.T) {
 			t.Fatalf("trial %d: %+v %s", id, p, why)
 		}
 	}
-	p, why, _ := place(a, Request{ID: 3, Group: "g", Auto: true})
+	p, why, _ := place(a, Request{Request: needs.Request{ID: 3, Group: "g", Auto: true}})
 	if p != nil || !strings.Contains(why, "learning its GPU memory") {
 		t.Errorf("learner placed %v (%q), want it to wait for an empty GPU", p, why)
 	}
@@ -348,14 +351,14 @@ func TestLearningBesideOthers(t *testing.T) {
 	}
 	var learners []*Placement
 	for g := range 3 {
-		p, why, _ := place(w.a, Request{ID: g + 1, Name: fmt.Sprint("g", g), Group: fmt.Sprint("g", g), Auto: true})
+		p, why, _ := place(w.a, Request{Request: needs.Request{ID: g + 1, Name: fmt.Sprint("g", g), Group: fmt.Sprint("g", g), Auto: true}})
 		if p == nil {
 			t.Fatalf("learner of group %d waits: %s", g, why)
 		}
 		learners = append(learners, p)
 		w.start(p, 100*(g+1), uint32(100*(g+1)+1), 0, true)
 	}
-	if p, why, _ := place(w.a, Request{ID: 9, Name: "g3", Group: "g3", Auto: true}); p != nil {
+	if p, why, _ := place(w.a, Request{Request: needs.Request{ID: 9, Name: "g3", Group: "g3", Auto: true}}); p != nil {
 		t.Errorf("a fourth learner fits beside 4 GiB and three provisional 8 GiB: %s", why)
 	}
 	for g := range learners { // 5, 6, 7 GiB
@@ -457,7 +460,7 @@ func TestRequeue(t *testing.T) {
 	t.Run("siblings wait for what one of them showed", func(t *testing.T) {
 		w := newWorld(32 * gi)
 		req := func(id int) Request {
-			return Request{ID: id, Name: fmt.Sprint("t", id), Group: "sweep", Memory: 2 * gi}
+			return Request{Request: needs.Request{ID: id, Name: fmt.Sprint("t", id), Group: "sweep", Memory: 2 * gi}}
 		}
 		p, _, _ := place(w.a, req(1))
 		w.start(p, 10, 11, 6*gi, true)
@@ -631,7 +634,7 @@ func TestBaselineWhileReleasing(t *testing.T) {
 	w.tick(100 * time.Millisecond)
 	w.a.Release(p)
 	w.tick(100 * time.Millisecond) // its memory is still there
-	learn := Request{ID: 2, Name: "l", Group: "g", Auto: true}
+	learn := Request{Request: needs.Request{ID: 2, Name: "l", Group: "g", Auto: true}}
 	if learner, why, _ := place(w.a, learn); learner != nil || !strings.Contains(why, "still being freed") {
 		t.Fatalf("learner placed beside memory still being freed (%s)", why)
 	}

@@ -1,10 +1,10 @@
 package admit
 
 import (
-	"context"
 	"time"
 
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner/needs"
 	"github.com/runall/runall/runner/proc"
 )
 
@@ -23,14 +23,8 @@ type meter struct {
 	pids    PIDs // whose PIDs the driver reports
 	busy    bool // read each trial's share of its devices' time (Options.Busy)
 
-	loop    sampling      // the sampling loop Start began
-	changed chan struct{} // closed at the next sample or release: see Changed
-}
-
-// sampling is the loop Start runs, until Stop.
-type sampling struct {
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the loop has ended
+	loop    needs.Loop    // the sampling loop Start began
+	changed needs.Changed // woken at the next sample or release: see Changed
 }
 
 // measure reads the devices into the last measurement; on an error it keeps the one
@@ -46,20 +40,10 @@ func (m *meter) measure() ([]gpu.Device, bool) {
 }
 
 // waiting is the channel the next measurement or release closes.
-func (m *meter) waiting() <-chan struct{} {
-	if m.changed == nil {
-		m.changed = make(chan struct{})
-	}
-	return m.changed
-}
+func (m *meter) waiting() <-chan struct{} { return m.changed.Chan() }
 
 // wake wakes whoever waits on Changed.
-func (m *meter) wake() {
-	if m.changed != nil {
-		close(m.changed)
-		m.changed = nil
-	}
-}
+func (m *meter) wake() { m.changed.Wake() }
 
 // perTrial reports whether trials' memory is known from their own processes.
 func (m *meter) perTrial() bool { return m.pids == PIDsHere || m.pids == PIDsElsewhere }
@@ -76,12 +60,7 @@ func (m *meter) provisional(dev int) uint64 {
 }
 
 // stop ends the sampling loop, if one runs, and waits for it.
-func (m *meter) stop() {
-	if m.loop.cancel != nil {
-		m.loop.cancel()
-		<-m.loop.done
-	}
-}
+func (m *meter) stop() { m.loop.Stop() }
 
 // processesRead is what the driver listed on one device.
 type processesRead struct {

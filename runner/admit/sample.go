@@ -28,8 +28,6 @@ type TrialMemory struct {
 // Start measures the devices every sampleEvery until Stop, calling onSample after each.
 func (a *Admitter) Start(ctx context.Context, onSample func(Sample)) {
 	m := a.meter
-	ctx, m.loop.cancel = context.WithCancel(ctx)
-	m.loop.done = make(chan struct{})
 	// sample measures when due: every sampleEvery, or every tieSampleEvery while a launch
 	// holds its device back until it is tied to its processes.
 	var last time.Time // of the last sample taken here (Place and Release take their own)
@@ -50,19 +48,7 @@ func (a *Admitter) Start(ctx context.Context, onSample func(Sample)) {
 		}
 	}
 	sample(true) // the first, so that a run shorter than sampleEvery has one too
-	go func() {
-		defer close(m.loop.done)
-		t := time.NewTicker(tieSampleEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				sample(false)
-			}
-		}
-	}()
+	m.loop.Start(ctx, tieSampleEvery, func() { sample(false) })
 }
 
 // Stop ends the sampling Start began.

@@ -3,6 +3,8 @@ package admit
 import (
 	"testing"
 	"time"
+
+	"github.com/runall/runall/runner/needs"
 )
 
 // A trial requeued after running out of memory goes again on twice what it showed; once its
@@ -46,7 +48,9 @@ func TestRequeuedNeedSettles(t *testing.T) {
 // A sibling admitted on the need its group's failure showed settles to its own peak too.
 func TestSiblingOfRaisedGroupSettles(t *testing.T) {
 	w := newWorld(80 * gi)
-	req := func(id int) Request { return Request{ID: id, Name: "t", Group: "sweep", Memory: 2 * gi} }
+	req := func(id int) Request {
+		return Request{Request: needs.Request{ID: id, Name: "t", Group: "sweep", Memory: 2 * gi}}
+	}
 	p, _, _ := place(w.a, req(1))
 	w.start(p, 10, 11, 11*gi, true)
 	w.tick(100 * time.Millisecond)
@@ -70,7 +74,7 @@ func TestSiblingOfRaisedGroupSettles(t *testing.T) {
 // A learner's results report the need it taught its group, not its provisional reservation.
 func TestLearnerReportsLearnedNeed(t *testing.T) {
 	w := newWorld(80 * gi)
-	l, _, _ := place(w.a, Request{ID: 1, Name: "l", Group: "g", Auto: true})
+	l, _, _ := place(w.a, Request{Request: needs.Request{ID: 1, Name: "l", Group: "g", Auto: true}})
 	w.start(l, 10, 11, 20*gi, true)
 	w.tick(100 * time.Millisecond)
 	if l.entry.Reserve() != 20*gi { // a quarter of 80 GiB

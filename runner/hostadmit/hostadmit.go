@@ -19,7 +19,6 @@
 package hostadmit
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"time"
@@ -29,19 +28,9 @@ import (
 	"github.com/runall/runall/size"
 )
 
-// Request is what one trial asks of the container's host memory.
-type Request struct {
-	ID     int    // the trial's; a need raised after an OOM kill is kept per ID
-	Name   string // for messages
-	Group  string // memory: auto learns one need per group
-	Memory uint64 // bytes; 0 with Auto
-	Auto   bool   // learn the need from the group's first trial
-}
-
-// needs is the request as the book of needs knows it.
-func (r Request) needs() needs.Request {
-	return needs.Request{ID: r.ID, Name: r.Name, Group: r.Group, Memory: r.Memory, Auto: r.Auto}
-}
+// Request is what a trial asks of the container's memory: the book of needs' one Request
+// (bytes, or auto with its group).
+type Request = needs.Request
 
 // HostPolicy is the book of needs' policy for host memory. A requeued need is rounded up to
 // 64 MiB: a container's limit may be a few GiB, where a coarser step would be a large share
@@ -99,8 +88,8 @@ type Admitter struct {
 	running []*Placement
 	book    *needs.Book
 	warned  bool          // Warning said why admission is off
-	loop    sampling      // Start's, until Stop
-	changed chan struct{} // closed at the next measurement or release: see Changed
+	loop    needs.Loop    // Start's, until Stop
+	changed needs.Changed // woken at the next measurement or release: see Changed
 }
 
 // measurement is the container's memory as last read, and the use over the last few
@@ -115,12 +104,6 @@ type measurement struct {
 type usedAt struct {
 	at   time.Time
 	used uint64
-}
-
-// sampling is the loop Start runs.
-type sampling struct {
-	cancel context.CancelFunc
-	done   chan struct{}
 }
 
 // New returns an admitter over o.Memory.
@@ -151,11 +134,11 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		a.sampleLocked()
 	}
 	if a.snap.err != nil {
-		p := &Placement{req: req, entry: a.book.Admit(req.needs(), 0, false)}
+		p := &Placement{req: req, entry: a.book.Admit(req, 0, false)}
 		a.startLocked(p)
 		return p, "", nil
 	}
-	need, learning, wait := a.book.Need(req.needs())
+	need, learning, wait := a.book.Need(req)
 	if wait != "" {
 		return nil, wait, nil
 	}
@@ -175,7 +158,7 @@ func (a *Admitter) Place(req Request) (*Placement, string, error) {
 		}
 		return nil, head + "; " + a.snap.describe(room, reserved, margin), nil
 	}
-	p := &Placement{req: req, Need: need, entry: a.book.Admit(req.needs(), need, learning)}
+	p := &Placement{req: req, Need: need, entry: a.book.Admit(req, need, learning)}
 	p.entry.Provision(reserve)
 	a.startLocked(p)
 	return p, "", nil
@@ -263,18 +246,10 @@ func (a *Admitter) Need(p *Placement) uint64 {
 func (a *Admitter) Changed() <-chan struct{} {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.changed == nil {
-		a.changed = make(chan struct{})
-	}
-	return a.changed
+	return a.changed.Chan()
 }
 
-func (a *Admitter) changedLocked() {
-	if a.changed != nil {
-		close(a.changed)
-		a.changed = nil
-	}
-}
+func (a *Admitter) changedLocked() { a.changed.Wake() }
 
 func sub(a, b uint64) uint64 {
 	if a < b {

@@ -24,39 +24,22 @@ type TrialMemory struct {
 // Start measures every sampleEvery until Stop, calling onSample (when not nil) with each
 // running trial's memory.
 func (a *Admitter) Start(ctx context.Context, onSample func([]TrialMemory)) {
-	ctx, a.loop.cancel = context.WithCancel(ctx)
-	a.loop.done = make(chan struct{})
-	go func() {
-		defer close(a.loop.done)
-		t := time.NewTicker(sampleEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				a.mu.Lock()
-				a.sampleLocked()
-				tm := make([]TrialMemory, 0, len(a.running))
-				for _, p := range a.running {
-					tm = append(tm, TrialMemory{ID: p.req.ID, Memory: p.usage, Peak: p.entry.Peak()})
-				}
-				a.mu.Unlock()
-				if onSample != nil {
-					onSample(tm)
-				}
-			}
+	a.loop.Start(ctx, sampleEvery, func() {
+		a.mu.Lock()
+		a.sampleLocked()
+		tm := make([]TrialMemory, 0, len(a.running))
+		for _, p := range a.running {
+			tm = append(tm, TrialMemory{ID: p.req.ID, Memory: p.usage, Peak: p.entry.Peak()})
 		}
-	}()
+		a.mu.Unlock()
+		if onSample != nil {
+			onSample(tm)
+		}
+	})
 }
 
 // Stop ends the sampling Start began.
-func (a *Admitter) Stop() {
-	if a.loop.cancel != nil {
-		a.loop.cancel()
-		<-a.loop.done
-	}
-}
+func (a *Admitter) Stop() { a.loop.Stop() }
 
 // sampleLocked measures the container, and the processes of each running trial.
 func (a *Admitter) sampleLocked() {

@@ -4,7 +4,8 @@
 // which trial learns its group's need, how a need grows after a trial ran out of memory and
 // when such a trial was a neighbour's victim instead, and how a learned or raised need
 // settles to the trial's own peak. The rules are written once; what differs between the
-// resources is a Policy each admitter passes in.
+// resources is a Policy each admitter passes in. Both admitters take its one Request, and
+// measure by its Loop and wake the trials that wait through its Changed (loop.go).
 //
 // The book measures nothing and places nothing. The admitter tells it what each trial
 // holds (Trial.Grew), asks it what a trial needs (Need) and what a trial that ran out of

@@ -18,8 +18,9 @@
 //	            Life.Finish with what each Room.Detail and the command learned
 //
 // A Room is a resource's side of one command: GPU memory, host memory and a GPU's MPS
-// server are three values of it, and a new resource is a new Room, not an edit of the
-// command. A room may ask for its trial's pause through the Attempt it is handed as each
-// attempt begins (a trial with checkpoint: only); gpu-sharing: progress asks the GPU room's
-// (GPURoom.Pause) to pause a trial that lowered its GPU.
+// server are three values of it, each defined with its resource (runner/gpures,
+// runner/hostres), so that this package knows no admitter and no GPU; a new resource is a
+// new Room, not an edit of the command. A room may ask for its trial's pause through the
+// Attempt it is handed as each attempt begins (a trial with checkpoint: only); gpu-sharing:
+// progress asks the GPU room's (gpures.GPURoom.Pause) to pause a trial that lowered its GPU.
 package trial

@@ -1,4 +1,4 @@
-package trial
+package gpures
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/trial"
 )
 
 // mpsRoom is a command's side of its GPU's MPS server: the cap it sets in the environment,
@@ -37,12 +38,12 @@ type MPS interface {
 
 // NewMPSRoom is the room of a trial placed at p on the GPUs of iso's servers; threads is its
 // task's share of a GPU's threads (gpu: threads).
-func NewMPSRoom(iso MPS, p *admit.Placement, threads int) Room {
+func NewMPSRoom(iso MPS, p *admit.Placement, threads int) trial.Room {
 	return &mpsRoom{iso: iso, p: p, threads: threads}
 }
 
 // Begin forgets an earlier attempt's fault.
-func (m *mpsRoom) Begin(*event.Event, Attempt) { m.fault = nil }
+func (m *mpsRoom) Begin(*event.Event, trial.Attempt) { m.fault = nil }
 
 // Started keeps the attempt's process group, which a server's log names.
 func (m *mpsRoom) Started(pgid int) { m.pgid = pgid }
@@ -67,14 +68,14 @@ func (m *mpsRoom) Says(proc.Outcome, bool) (cause, note string) { return "", m.n
 
 // Failed sends a fault's bystander back to the line with the room it had, as often as a
 // bystander may go (MPS.RequeueBystander); where the run halts, it is stopped, not failed.
-func (m *mpsRoom) Failed(f Failure) Answer {
+func (m *mpsRoom) Failed(f trial.Failure) trial.Answer {
 	if !m.bystanderOf() {
-		return Answer{}
+		return trial.Answer{}
 	}
-	a := Answer{Halted: m.bystander() + "; not requeued: the run is stopping"}
+	a := trial.Answer{Halted: m.bystander() + "; not requeued: the run is stopping"}
 	if !f.Halted && m.iso.RequeueBystander(f.Task.ID) {
 		why := m.bystander()
-		a.Requeue = &Requeue{Need: m.p.Need, Why: why, Reason: why}
+		a.Requeue = &trial.Requeue{Need: m.p.Need, Why: why, Reason: why}
 	}
 	return a
 }

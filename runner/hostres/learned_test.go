@@ -1,4 +1,4 @@
-package runner
+package hostres
 
 import (
 	"maps"
@@ -19,7 +19,7 @@ func TestLearnedHostMemoryNamesMeasured(t *testing.T) {
 		{Name: "first", Cmd: "x", Host: spec}, {Name: "measured", Cmd: "x", Host: spec}}}}}
 	h := history.New(filepath.Join(t.TempDir(), "state.json"))
 	h.Host().SetLearned(group, "measured", 1<<30)
-	got := (&hostMemory{hist: h}).learnedByName(p)
+	got := (&Resource{hist: h}).learnedByName(p)
 	if want := map[string]uint64{"measured": 1 << 30}; !maps.Equal(got, want) {
 		t.Errorf("learned host memory %v, want %v", got, want)
 	}

@@ -1,12 +1,12 @@
-package runner
+package gpures
 
 import (
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/plan"
 )
 
-// learnedByName reports learned GPU needs by the name of each group's first trial.
-func learnedByName(p *plan.Plan, hist *history.History) map[string]uint64 {
+// Learned reports learned GPU needs by the name of each group's first trial.
+func Learned(p *plan.Plan, hist *history.History) map[string]uint64 {
 	out := map[string]uint64{}
 	seen := map[string]bool{}
 	plan.Walk(p.Tasks, func(t *plan.Task) {
@@ -22,10 +22,4 @@ func learnedByName(p *plan.Plan, hist *history.History) map[string]uint64 {
 		return nil
 	}
 	return out
-}
-
-func tasksByID(p *plan.Plan) map[int]*plan.Task {
-	byID := map[int]*plan.Task{}
-	plan.Walk(p.Tasks, func(t *plan.Task) { byID[t.ID] = t })
-	return byID
 }

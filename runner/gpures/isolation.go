@@ -1,4 +1,4 @@
-package runner
+package gpures
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // adds to a trial's environment and says what a failed attempt means.
 type isolation struct {
 	set     *mps.Set
-	room    *gpuResource  // whose trials are placed where
+	room    *Resource     // whose trials are placed where
 	closed  *admit.Closed // the GPUs closed to new trials
 	margin  plan.Margin
 	say     func(string)
@@ -33,7 +33,7 @@ type isolation struct {
 
 // openIsolation starts MPS as the plan's gpu-isolation asks, for the admitter's GPUs; nil
 // without it. note is what to say of it as the run starts.
-func openIsolation(p *plan.Plan, opts Options, g *gpuResource, closed *admit.Closed) (iso *isolation, note string, err error) {
+func openIsolation(p *plan.Plan, o Options, g *Resource, closed *admit.Closed) (iso *isolation, note string, err error) {
 	mode, err := mps.ParseMode(string(p.Config.GPUIsolation))
 	if err != nil {
 		return nil, "", err
@@ -41,7 +41,7 @@ func openIsolation(p *plan.Plan, opts Options, g *gpuResource, closed *admit.Clo
 	if g == nil || mode == mps.None {
 		return nil, "", nil
 	}
-	devs, err := opts.Resources.Probe.Devices()
+	devs, err := o.Probe.Devices()
 	if err != nil {
 		return nil, "", fmt.Errorf("gpu-isolation: %w", err)
 	}
@@ -49,7 +49,7 @@ func openIsolation(p *plan.Plan, opts Options, g *gpuResource, closed *admit.Clo
 	for i, d := range devs {
 		uuids[i] = d.UUID
 	}
-	set, note, err := mps.Open(mps.Options{Mode: mode, Environ: opts.Environ, UUIDs: uuids, PGID: pgidOf, Run: p.File})
+	set, note, err := mps.Open(mps.Options{Mode: mode, Environ: o.Environ, UUIDs: uuids, PGID: pgidOf, Run: p.File})
 	if err != nil || set == nil {
 		return nil, note, err
 	}

@@ -1,4 +1,4 @@
-package runner
+package gpures
 
 import (
 	"github.com/runall/runall/runner/results"

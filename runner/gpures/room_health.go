@@ -1,4 +1,4 @@
-package trial
+package gpures
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/runall/runall/runner/failclass"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/trial"
 )
 
 // OutOfService is a GPU the run took out of service, and the fault that took it.
@@ -19,7 +20,7 @@ type OutOfService struct {
 	Fault gpu.Fault
 }
 
-// GPUHealth is the GPUs' health as a trial's room asks it (runner/health_trials.go).
+// GPUHealth is the GPUs' health as a trial's room asks it (health_trials.go).
 type GPUHealth interface {
 	// Out is the first of devs out of service, its health read now; ok is false when all
 	// are in service.
@@ -45,19 +46,19 @@ type healthRoom struct {
 	t *plan.Task
 
 	mu     sync.Mutex
-	a      Attempt
+	a      trial.Attempt
 	pgid   int
 	out    *OutOfService // what took its GPU out of service as the attempt ran
 	cancel func()
 }
 
-// NewHealthRoom is the room of trial t placed at p, on GPUs whose health h watches.
-func NewHealthRoom(h GPUHealth, p *admit.Placement, t *plan.Task) Room {
+// newHealthRoom is the room of trial t placed at p, on GPUs whose health h watches.
+func newHealthRoom(h GPUHealth, p *admit.Placement, t *plan.Task) trial.Room {
 	return &healthRoom{h: h, p: p, t: t}
 }
 
 // Begin forgets an earlier attempt's fault, and watches the attempt's GPUs.
-func (r *healthRoom) Begin(_ *event.Event, a Attempt) {
+func (r *healthRoom) Begin(_ *event.Event, a trial.Attempt) {
 	r.mu.Lock()
 	if r.cancel != nil {
 		r.cancel()
@@ -137,19 +138,19 @@ func (r *healthRoom) Says(proc.Outcome, bool) (cause, note string) {
 // Failed sends a trial a GPU fault ended back to the line with the need it had, class
 // gpu-fault, as often as GPUHealth.RequeueFaulted allows; where the run halts, it is
 // stopped, not failed.
-func (r *healthRoom) Failed(f Failure) Answer {
+func (r *healthRoom) Failed(f trial.Failure) trial.Answer {
 	o := r.fault()
 	if o == nil {
-		return Answer{}
+		return trial.Answer{}
 	}
 	why := fmt.Sprintf("GPU%d out of service (%s); requeued from its last checkpoint, not counted as a failure", o.Dev, o.Fault)
 	if r.t.Checkpoint == nil {
 		why = fmt.Sprintf("GPU%d out of service (%s); requeued from its start, not counted as a failure", o.Dev, o.Fault)
 	}
-	a := Answer{Class: failclass.GPUFault, GPU: o.Fault.String(),
+	a := trial.Answer{Class: failclass.GPUFault, GPU: o.Fault.String(),
 		Halted: fmt.Sprintf("GPU%d out of service (%s); not requeued: the run is stopping", o.Dev, o.Fault)}
 	if !f.Halted && r.h.RequeueFaulted(r.t.ID) {
-		a.Requeue = &Requeue{Need: r.p.Need, Why: why, Reason: why}
+		a.Requeue = &trial.Requeue{Need: r.p.Need, Why: why, Reason: why}
 	}
 	return a
 }

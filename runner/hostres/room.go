@@ -1,12 +1,13 @@
-package trial
+package hostres
 
 import (
-	"github.com/runall/runall/runner/failclass"
 	"syscall"
 
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/failclass"
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/trial"
 	"github.com/runall/runall/size"
 )
 
@@ -24,12 +25,12 @@ type hostMemRoom struct {
 
 // NewHostRoom is a command's room in the container's memory mem: hp, the trial's room that
 // admit reserved (nil: the task sets no memory:, and the room only tells an outside kill).
-func NewHostRoom(mem hostadmit.Reader, admit *hostadmit.Admitter, hp *hostadmit.Placement) Room {
+func NewHostRoom(mem hostadmit.Reader, admit *hostadmit.Admitter, hp *hostadmit.Placement) trial.Room {
 	return &hostMemRoom{mem: mem, admit: admit, hp: hp}
 }
 
 // Begin keeps the container's OOM kill counter as an attempt starts.
-func (a *hostMemRoom) Begin(*event.Event, Attempt) {
+func (a *hostMemRoom) Begin(*event.Event, trial.Attempt) {
 	a.kill = ""
 	a.before, a.known = oomKills(a.mem)
 }
@@ -66,16 +67,16 @@ func (a *hostMemRoom) Says(out proc.Outcome, runallStopped bool) (cause, note st
 
 // Failed sends a trial the kernel's OOM killer took back to the line with the host
 // admitter's raised need, or fails it when no need can fit or its oom-retries are spent.
-func (a *hostMemRoom) Failed(f Failure) Answer {
+func (a *hostMemRoom) Failed(f trial.Failure) trial.Answer {
 	why, ok := a.oomKilled(f.Out, f.Halted || f.Stopped)
 	if !ok {
-		return Answer{}
+		return trial.Answer{}
 	}
 	need, requeues, err := a.admit.Requeue(a.hp)
 	if err != nil {
-		return Answer{Mark: why, Fatal: err, Class: failclass.OOM}
+		return trial.Answer{Mark: why, Fatal: err, Class: failclass.OOM}
 	}
-	return Answer{Mark: why, Class: failclass.OOM, Requeue: &Requeue{Need: need, Requeues: requeues, Why: why + "; requeued",
+	return trial.Answer{Mark: why, Class: failclass.OOM, Requeue: &trial.Requeue{Need: need, Requeues: requeues, Why: why + "; requeued",
 		Reason: hostadmit.RequeueReason(need)}}
 }
 

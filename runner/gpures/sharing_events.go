@@ -1,4 +1,4 @@
-package runner
+package gpures
 
 import (
 	"slices"
@@ -8,7 +8,6 @@ import (
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sharing"
-	"github.com/runall/runall/runner/trial"
 )
 
 // Event measures each shared trial's rate from its progress, and resumes a trial it paused
@@ -62,7 +61,7 @@ func (s *gpuSharing) resumePaused(t *plan.Task) {
 	delete(s.paused, t)
 	s.mu.Unlock()
 	if asked {
-		s.pause.resumeWhenBack(t)
+		s.pause.ResumeWhenBack(t)
 	}
 }
 
@@ -120,9 +119,9 @@ func (s *gpuSharing) act(d sharing.Decision, emit func(event.Event)) {
 	}
 	s.mu.Lock()
 	t := s.named[d.Trial]
-	var room *trial.GPURoom
+	var room *GPURoom
 	if st := s.trials[t]; st != nil {
-		room = s.rooms.get(st.tr)
+		room = s.rooms.Get(st.tr)
 	}
 	if t != nil {
 		s.paused[t] = true

@@ -1,4 +1,4 @@
-package runner
+package gpures
 
 import (
 	"maps"
@@ -14,48 +14,33 @@ import (
 )
 
 // oomHalving is on-oom (docs/taskfile.md): the trials out of GPU memory where their need
-// cannot grow go again with a param halved (trial.NewHalvingRoom asks Halve). It keeps each
+// cannot grow go again with a param halved (their halving room, room_oom.go, asks Halve). It keeps each
 // halved trial's value, which the trial then runs with (variant); the trial's identity (its
 // name, key, history and checkpoint) stays its own. A consumer of the stream, it notes the
 // value each attempt ran with, for results.json.
 type oomHalving struct {
 	admit *admit.Admitter // its need is its group's again
-	ckpts *checkpoints    // its kept copy dropped unless keep-checkpoint; nil: none kept
+	drop  Dropper         // its kept copy dropped unless keep-checkpoint; nil: none kept
 
 	mu    sync.Mutex
 	now   map[int]halved         // trial ID → its value now, once halved
 	tried map[int]map[int]string // trial ID → attempt → the value it ran with
 }
 
-// runsAs is what a trial runs as: pbt's values for it (nil: none), its on-oom param halved
-// (nil: no trial has on-oom, or the run has no GPU).
-type runsAs struct {
-	pbt   trial.Variant
-	halve *oomHalving
-}
-
-// variant is the launcher's trial.Variant; nil: every trial runs as written.
-func (r runsAs) variant() trial.Variant {
-	if r.halve == nil {
-		return r.pbt
-	}
-	return r.halve.variant(r.pbt)
-}
-
-// halving is on-oom as the trials' rooms ask it; nil without.
-func (r runsAs) halving() trial.Halving {
-	if r.halve == nil {
-		return nil
-	}
-	return r.halve
-}
-
 // newOOMHalving is on-oom for the plan's trials; nil when none sets it, or without GPUs.
-func newOOMHalving(p *plan.Plan, g *gpuResource, ckpts *checkpoints) *oomHalving {
-	if g == nil || !slices.ContainsFunc(p.Trials(), func(t *plan.Task) bool { return plan.OnOOMOf(t) != nil }) {
+func newOOMHalving(p *plan.Plan, a *admit.Admitter, drop Dropper) *oomHalving {
+	if !slices.ContainsFunc(p.Trials(), func(t *plan.Task) bool { return plan.OnOOMOf(t) != nil }) {
 		return nil
 	}
-	return &oomHalving{admit: g.admit, ckpts: ckpts, now: map[int]halved{}, tried: map[int]map[int]string{}}
+	return &oomHalving{admit: a, drop: drop, now: map[int]halved{}, tried: map[int]map[int]string{}}
+}
+
+// Dropper drops a trial's kept copy of its checkpoint before its next attempt (the run's
+// checkpoints).
+type Dropper interface {
+	// DropNext asks that the next attempt of the trial kept as id start with its kept copy
+	// dropped and its directory emptied.
+	DropNext(id string)
 }
 
 // halved is a trial's on-oom param now, and how often it was halved.
@@ -83,8 +68,8 @@ func (h *oomHalving) Halve(t *plan.Task, from string) (string, int, bool) {
 	h.now[t.ID] = next
 	h.mu.Unlock()
 	admit.Forget(h.admit, t.ID)
-	if !o.KeepCheckpoint {
-		h.ckpts.dropNext(plan.Key(t))
+	if !o.KeepCheckpoint && h.drop != nil {
+		h.drop.DropNext(plan.Key(t))
 	}
 	return next.value, next.n, true
 }

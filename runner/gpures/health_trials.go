@@ -1,4 +1,4 @@
-package runner
+package gpures
 
 import (
 	"fmt"
@@ -13,22 +13,21 @@ import (
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/prom"
 	"github.com/runall/runall/runner/results"
-	"github.com/runall/runall/runner/trial"
 )
 
 // maxGPUFaulted is how often a trial goes back to the line after a fault of its GPU, not
 // counted against its retries: as often as an MPS fault's bystander (maxBystander).
 const maxGPUFaulted = 3
 
-// healthTrials is the trials' side of the health watch (health.go): the GPU rooms of the
-// running trials (trial.NewHealthRoom) watch their GPUs through it, and are told when one
+// healthTrials is the trials' side of the health watch (health.go): the health rooms of the
+// running trials (room_health.go) watch their GPUs through it, and are told when one
 // is taken out of service; it resumes the trials they paused (a consumer of the stream),
 // counts their requeues, and halts the run once every GPU is out of service.
 type healthTrials struct {
 	watch  *healthWatch
-	pause  *pauser // nil when no trial has checkpoint: (nothing can pause)
+	pause  Pauser // nil when no trial has checkpoint: (nothing can pause)
 	closed *admit.Closed
-	fail   func(why string) // halts the run, failed, with why (lifecycle.failWith)
+	fail   func(why string) // halts the run, failed, with why (Options.Fail); nil: none
 	met    *prom.Metrics    // runall_gpu_out_of_service; nil without --serve
 
 	mu       sync.Mutex
@@ -43,11 +42,11 @@ type healthTrials struct {
 // healthWatcher is one running attempt's watch on its GPUs.
 type healthWatcher struct {
 	devs []int
-	out  func(trial.OutOfService)
+	out  func(OutOfService)
 }
 
 // newHealthTrials is the trials' side of watch; nil without one.
-func newHealthTrials(watch *healthWatch, pause *pauser, closed *admit.Closed, fail func(string), met *prom.Metrics) *healthTrials {
+func newHealthTrials(watch *healthWatch, pause Pauser, closed *admit.Closed, fail func(string), met *prom.Metrics) *healthTrials {
 	if watch == nil {
 		return nil
 	}
@@ -55,14 +54,6 @@ func newHealthTrials(watch *healthWatch, pause *pauser, closed *admit.Closed, fa
 		out: map[int]gpu.Fault{}, requeues: map[int]int{}, paused: map[*plan.Task]bool{}, gpus: map[int][]results.GPUFault{}}
 	watch.trials = h
 	return h
-}
-
-// healthTrials is the GPUs' health as the trials' rooms ask it; nil without a watch.
-func (g *gpuResource) healthTrials() *healthTrials {
-	if g == nil || g.health == nil {
-		return nil
-	}
-	return g.health.trials
 }
 
 // seen is told by the watch of each fault it saw on dev (one of devices): it is recorded for
@@ -111,7 +102,7 @@ func (h *healthTrials) results() []results.GPU {
 func (h *healthTrials) taken(dev, devices int, f gpu.Fault) {
 	h.mu.Lock()
 	h.out[dev] = f
-	var tell []func(trial.OutOfService)
+	var tell []func(OutOfService)
 	for _, w := range h.watchers {
 		if slices.Contains(w.devs, dev) {
 			tell = append(tell, w.out)
@@ -121,10 +112,12 @@ func (h *healthTrials) taken(dev, devices int, f gpu.Fault) {
 	why := h.allOut()
 	h.mu.Unlock()
 	for _, out := range tell {
-		out(trial.OutOfService{Dev: dev, Fault: f})
+		out(OutOfService{Dev: dev, Fault: f})
 	}
 	if all {
-		h.fail(why)
+		if h.fail != nil {
+			h.fail(why)
+		}
 		h.closed.Wake() // the trials that wait for room are skipped
 	}
 }
@@ -142,20 +135,20 @@ func (h *healthTrials) allOut() string {
 }
 
 // Out is the first of devs out of service, its health read now.
-func (h *healthTrials) Out(devs []int) (trial.OutOfService, bool) {
+func (h *healthTrials) Out(devs []int) (OutOfService, bool) {
 	h.watch.check()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, d := range devs {
 		if f, ok := h.out[d]; ok {
-			return trial.OutOfService{Dev: d, Fault: f}, true
+			return OutOfService{Dev: d, Fault: f}, true
 		}
 	}
-	return trial.OutOfService{}, false
+	return OutOfService{}, false
 }
 
 // Watch tells out when one of devs goes out of service, until cancel.
-func (h *healthTrials) Watch(devs []int, out func(trial.OutOfService)) (cancel func()) {
+func (h *healthTrials) Watch(devs []int, out func(OutOfService)) (cancel func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	id := h.nextID
@@ -198,6 +191,6 @@ func (h *healthTrials) Event(ev event.Event, _ func(event.Event)) {
 	delete(h.paused, ev.Task)
 	h.mu.Unlock()
 	if asked && h.pause != nil {
-		h.pause.resumeWhenBack(ev.Task)
+		h.pause.ResumeWhenBack(ev.Task)
 	}
 }

@@ -1,16 +1,17 @@
-package trial
+package gpures
 
 import (
 	"errors"
-	"github.com/runall/runall/runner/failclass"
 	"slices"
 	"sync"
 
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/failclass"
 	"github.com/runall/runall/runner/framework"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/trial"
 )
 
 // GPURoom is a command's side of its trial's GPU placement: what its environment is told of
@@ -26,7 +27,7 @@ type GPURoom struct {
 	said  admit.OOM // what its error messages said it held and tried to allocate
 
 	mu  sync.Mutex
-	now Attempt // the attempt that runs now; nil before the first
+	now trial.Attempt // the attempt that runs now; nil before the first
 }
 
 // NewGPURoom is the room of a trial placed at p by the admitter, whose command runs as t
@@ -37,7 +38,7 @@ func NewGPURoom(a *admit.Admitter, p *admit.Placement, t *plan.Task, fw *framewo
 
 // Begin forgets what an earlier attempt said, tells the start event the devices, and keeps
 // the attempt for Pause.
-func (g *GPURoom) Begin(start *event.Event, a Attempt) {
+func (g *GPURoom) Begin(start *event.Event, a trial.Attempt) {
 	g.oom, g.said = false, admit.OOM{}
 	start.Devices, start.Need = g.p.UUIDs, g.p.Need
 	g.mu.Lock()
@@ -81,19 +82,19 @@ func (g *GPURoom) Says(proc.Outcome, bool) (cause, note string) { return "", "" 
 // Failed is the admitter's answer to an attempt that printed an out-of-memory error: the
 // need its trial goes again with, or that no need can fit (a GPU trial whose oom-retries are
 // spent is retried or fails as any other).
-func (g *GPURoom) Failed(f Failure) Answer {
+func (g *GPURoom) Failed(f trial.Failure) trial.Answer {
 	if !g.oom || f.Halted {
-		return Answer{}
+		return trial.Answer{}
 	}
 	need, requeues, err := g.admit.Requeue(g.p, g.said)
 	switch {
 	case err == nil:
-		return Answer{Class: failclass.OOM, Requeue: &Requeue{Need: need, Requeues: requeues, Why: "out of GPU memory; requeued",
+		return trial.Answer{Class: failclass.OOM, Requeue: &trial.Requeue{Need: need, Requeues: requeues, Why: "out of GPU memory; requeued",
 			Reason: admit.RequeueReason(need)}}
 	case errors.Is(err, admit.ErrNeverFits):
-		return Answer{Fatal: err, Class: failclass.OOM} // no retry can help
+		return trial.Answer{Fatal: err, Class: failclass.OOM} // no retry can help
 	}
-	return Answer{Class: failclass.OOM}
+	return trial.Answer{Class: failclass.OOM}
 }
 
 // Detail tells the trial's result the GPU memory it ran with and the most it held.

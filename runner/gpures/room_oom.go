@@ -1,4 +1,4 @@
-package trial
+package gpures
 
 import (
 	"fmt"
@@ -7,9 +7,10 @@ import (
 	"github.com/runall/runall/runner/failclass"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/trial"
 )
 
-// Halving is on-oom as a trial's room asks it (runner/oomhalve.go).
+// Halving is on-oom as a trial's room asks it (oomhalve.go).
 type Halving interface {
 	// Halve decides that trial t, out of GPU memory where its need cannot grow, goes again
 	// with its on-oom param halved from from: the value it goes with and how many halvings
@@ -28,27 +29,27 @@ type halvingRoom struct {
 	run *plan.Task // what it runs as now: its param's value
 }
 
-// NewHalvingRoom is g, the GPU room of trial t running as run, with t's on-oom; g itself
+// newHalvingRoom is g, the GPU room of trial t running as run, with t's on-oom; g itself
 // when t has none.
-func NewHalvingRoom(g *GPURoom, h Halving, t, run *plan.Task) Room {
+func newHalvingRoom(g *GPURoom, h Halving, t, run *plan.Task) trial.Room {
 	if plan.OnOOMOf(t) == nil || h == nil {
 		return g
 	}
 	return &halvingRoom{gpu: g, h: h, t: t, run: run}
 }
 
-func (r *halvingRoom) Begin(start *event.Event, a Attempt) { r.gpu.Begin(start, a) }
-func (r *halvingRoom) Started(pgid int)                    { r.gpu.Started(pgid) }
-func (r *halvingRoom) Line(line string)                    { r.gpu.Line(line) }
-func (r *halvingRoom) Ended(out proc.Outcome)              { r.gpu.Ended(out) }
-func (r *halvingRoom) Env(env []string) []string           { return r.gpu.Env(env) }
-func (r *halvingRoom) Detail(d *event.Detail)              { r.gpu.Detail(d) }
+func (r *halvingRoom) Begin(start *event.Event, a trial.Attempt) { r.gpu.Begin(start, a) }
+func (r *halvingRoom) Started(pgid int)                          { r.gpu.Started(pgid) }
+func (r *halvingRoom) Line(line string)                          { r.gpu.Line(line) }
+func (r *halvingRoom) Ended(out proc.Outcome)                    { r.gpu.Ended(out) }
+func (r *halvingRoom) Env(env []string) []string                 { return r.gpu.Env(env) }
+func (r *halvingRoom) Detail(d *event.Detail)                    { r.gpu.Detail(d) }
 func (r *halvingRoom) Says(out proc.Outcome, stopped bool) (cause, note string) {
 	return r.gpu.Says(out, stopped)
 }
 
 // Failed halves the trial's param where the GPU room cannot give it more room.
-func (r *halvingRoom) Failed(f Failure) Answer {
+func (r *halvingRoom) Failed(f trial.Failure) trial.Answer {
 	a := r.gpu.Failed(f)
 	if a.Class != failclass.OOM || a.Requeue != nil || f.Halted {
 		return a
@@ -63,5 +64,5 @@ func (r *halvingRoom) Failed(f Failure) Answer {
 		return a
 	}
 	why := fmt.Sprintf("out of GPU memory with %s=%s; on-oom: requeued with %s=%s (halving %d of %d)", o.Halve, from, o.Halve, to, n, o.Times)
-	return Answer{Class: failclass.OOM, Requeue: &Requeue{Need: r.gpu.p.Need, Why: why, Reason: why}}
+	return trial.Answer{Class: failclass.OOM, Requeue: &trial.Requeue{Need: r.gpu.p.Need, Why: why, Reason: why}}
 }

@@ -1,4 +1,4 @@
-package runner
+package gpures
 
 import (
 	"strconv"
@@ -8,10 +8,10 @@ import (
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/resource"
 	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/runner/sharing"
-	"github.com/runall/runall/runner/trial"
 )
 
 // A trial's rate is measured over a window as long as its steps need to be told apart:
@@ -29,15 +29,15 @@ const (
 // trial that has the memory (gate), and tells it where each trial was placed and when it
 // left (placed, left); as a consumer of the stream it measures each trial's rate from its
 // TaskProgress events, tells the controller, says each decision, and has the GPU room of
-// the trial a Lower names ask for its pause at its next copy (trial.GPURoom.Pause), resuming
+// the trial a Lower names ask for its pause at its next copy (GPURoom.Pause), resuming
 // it through the run's pauser once its pause is back in its source, where it waits for room
 // again. The controller (runner/sharing) decides.
 type gpuSharing struct {
 	clock sharingClock
 	wake  func() // tells the trials waiting for a GPU to ask the gate again
 	hist  *history.History
-	pause *pauser               // nil: no trial has checkpoint:, none is paused
-	rooms *held[*trial.GPURoom] // each placed trial's GPU room, which asks for its pause
+	pause Pauser                   // nil: no trial has checkpoint:, none is paused
+	rooms *resource.Held[*GPURoom] // each placed trial's GPU room, which asks for its pause
 
 	mu     sync.Mutex
 	ctl    *sharing.Controller
@@ -94,7 +94,7 @@ func (r windowRule) closes(w rateWin, now time.Duration, iter float64) bool {
 // newGPUSharing is nil unless a trial asks for gpu-sharing: progress; overlap is whether
 // its GPUs run their trials' kernels at once (MPS: sharing.Options.Overlap).
 // wake tells the trials that wait for a GPU to ask again (admit.Closed.Wake).
-func newGPUSharing(p *plan.Plan, hist *history.History, pause *pauser, rooms *held[*trial.GPURoom], overlap bool, wake func()) *gpuSharing {
+func newGPUSharing(p *plan.Plan, hist *history.History, pause Pauser, rooms *resource.Held[*GPURoom], overlap bool, wake func()) *gpuSharing {
 	if !wantsProgressSharing(p) {
 		return nil
 	}
