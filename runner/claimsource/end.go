@@ -26,13 +26,9 @@ func (c *Claimer) record(ctx context.Context, t *plan.Task) {
 		return // its commands were stopped, saying why
 	}
 	p := c.o.Plan
-	failed, allOK := false, true
 	ts := c.o.Run.Results(t)
-	for _, res := range ts {
-		failed = failed || res.Status == results.StatusFailed
-		allOK = allOK && (res.Status == results.StatusOK || res.Status == results.StatusIgnored || res.Status == results.StatusPruned)
-	}
-	if sig := c.o.Run.StoppedBy(); sig != 0 && !allOK {
+	failed, final := ended(ts)
+	if sig := c.o.Run.StoppedBy(); sig != 0 && !final {
 		// Stopped by SIGTERM/SIGINT (preemption, eviction, kubectl delete): the trial did not
 		// fail for good. Give it back so another runall runs it at once.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -61,6 +57,23 @@ func (c *Claimer) record(ctx context.Context, t *plan.Task) {
 	if failed {
 		c.setFailed()
 	}
+}
+
+// ended says whether a trial's commands, as the run recorded them, failed, and whether they
+// ended it for good whatever then stopped runall: ok, ignored, or ended by runall's own rule
+// (pruned, diverged: another runall would end it the same way). Anything else under a signal
+// goes back to the sweep.
+func ended(ts []results.Task) (failed, final bool) {
+	final = true
+	for _, res := range ts {
+		failed = failed || res.Status == results.StatusFailed
+		switch res.Status {
+		case results.StatusOK, results.StatusIgnored, results.StatusPruned, results.StatusDiverged:
+		default:
+			final = false
+		}
+	}
+	return failed, final
 }
 
 // setFailed records that a trial of the sweep failed.
