@@ -27,8 +27,8 @@ var layers = []layer{
 	// what knows no task: the machine, processes, stores, the Pod runall runs in, sizes, the maths of the rules, the
 	// parsers of a trial's output, the book of needs, and the module's internals
 	{"leaves", []string{"gpu/...", "s3sync", "claims", "hostmem", "size", "k8spod", "internal/...",
-		"runner/proc", "runner/framework", "runner/queue", "runner/needs", "runner/metric", "runner/progress",
-		"runner/earlystop", "runner/importance", "runner/pareto", "runner/failclass"}},
+		"runner/proc", "runner/framework", "runner/needs", "runner/metric", "runner/progress",
+		"runner/earlystop", "runner/importance", "runner/failclass"}},
 }
 
 // maxClimbs is how many imports may climb the layers: the count when the table was last
