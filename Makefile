@@ -52,7 +52,7 @@ check: ## gofmt, go vet, the size limits, the fences and layers, and the removal
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) run ./internal/limits . # files <= 400 lines, functions <= 60, types <= 12 fields (or //limits:flat REASON) and 15 methods, what each fenced package may depend on, its count beside its limit, and the imports that climb the layers (deps.go, layers.go: go list), removals only through os.Root (fence.go); then lists what stands within one of a limit
+	$(GO) run ./internal/limits . # files <= 400 lines, functions <= 60, types <= 12 fields (or //limits:flat REASON) and 15 methods, what each fenced package may depend on, its count beside its limit, the imports that climb the layers (deps.go, layers.go: go list) and the files of runner's root that climb theirs (rootfiles.go), removals only through os.Root (fence.go); then lists what stands within one of a limit
 	cd $(K8S_TEST) && $(GO) vet ./...
 	$(GO) mod tidy
 	git diff --exit-code go.mod go.sum

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/runall/runall/internal/plainname"
+	"github.com/runall/runall/internal/pathname"
 	"github.com/runall/runall/s3sync"
 )
 
@@ -38,7 +38,7 @@ type Board struct {
 
 // NewBoard keeps the board of rule (a plain name, the block's key) in st.
 func NewBoard(st Store, rule string) (*Board, error) {
-	if why := plainname.Why(rule); why != "" {
+	if why := pathname.WhyNotPlain(rule); why != "" {
 		return nil, fmt.Errorf("claims: board: rule name %q is not a plain name (%s)", rule, why)
 	}
 	return &Board{vals: newValues(st), dir: boardDir + rule + "/"}, nil
@@ -116,7 +116,7 @@ func (b *Board) unread(ended map[string]bool, trial string, step int, err error)
 
 // Value records trial's value at a round's step.
 func (b *Board) Value(ctx context.Context, step int, trial string, v float64) error {
-	if why := plainname.Why(trial); why != "" {
+	if why := pathname.WhyNotPlain(trial); why != "" {
 		return fmt.Errorf("claims: board: trial name %q is not a plain name (%s)", trial, why)
 	}
 	err := b.vals.write(ctx, b.dir+strconv.Itoa(step)+"/"+trial+".json", v)
@@ -129,7 +129,7 @@ func (b *Board) Value(ctx context.Context, step int, trial string, v float64) er
 
 // Ended records that trial ended for good: no round waits for it any more.
 func (b *Board) Ended(ctx context.Context, trial string) error {
-	if why := plainname.Why(trial); why != "" {
+	if why := pathname.WhyNotPlain(trial); why != "" {
 		return fmt.Errorf("claims: board: trial name %q is not a plain name (%s)", trial, why)
 	}
 	key := b.dir + endedDir + trial + ".json"

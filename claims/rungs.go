@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/runall/runall/internal/plainname"
+	"github.com/runall/runall/internal/pathname"
 )
 
 // rungDir holds the values asha recorded at its rungs, and averageDir the running averages
@@ -51,7 +51,7 @@ func NewForecasts(ctx context.Context, st Store, rule string) (*Rungs, error) {
 }
 
 func newRungs(ctx context.Context, st Store, dir, rule string) (*Rungs, error) {
-	if why := plainname.Why(rule); why != "" {
+	if why := pathname.WhyNotPlain(rule); why != "" {
 		return nil, fmt.Errorf("claims: rung values: rule name %q is not a plain name (%s)", rule, why)
 	}
 	return &Rungs{vals: newValues(st), dir: dir + rule + "/", ctx: ctx}, nil
@@ -104,7 +104,7 @@ func (r *Rungs) unread(key, trial string, step int, err error) {
 
 // Put records trial's value at step (again: the value it has now).
 func (r *Rungs) Put(step int, trial string, v float64) error {
-	if why := plainname.Why(trial); why != "" {
+	if why := pathname.WhyNotPlain(trial); why != "" {
 		return fmt.Errorf("claims: rung values: trial name %q is not a plain name (%s)", trial, why)
 	}
 	return r.vals.write(r.ctx, r.dir+strconv.Itoa(step)+"/"+trial+".json", v)

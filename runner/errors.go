@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/runall/runall/runner/proc"
+	"github.com/runall/runall/runner/trial"
 )
 
 // ErrTaskFailed is returned by Run when a task failed (and its failure was not ignored).
@@ -16,3 +17,7 @@ type InterruptedError struct{ Signal syscall.Signal }
 func (e *InterruptedError) Error() string {
 	return "interrupted by " + proc.SignalName(e.Signal)
 }
+
+// ErrIncompleteRecord is a run whose record (its tasks' logs, its results, its report) could
+// not all be written: its exit code is 1 even when every task succeeded.
+var ErrIncompleteRecord = trial.ErrIncompleteRecord

@@ -176,54 +176,9 @@ func (r *runDriver) end(start time.Time, runErr error) (*results.Run, error) {
 	return res, closeErr
 }
 
-// gather gathers the run's results (it started at start): every command task's in plan
-// order, unseen the status of a task no event told of (skipped once the run ended: it
-// never started; pending while the run goes on).
-func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run {
-	status, _, _ := r.life.outcome()
-	logs := r.launch.logs
-	res := &results.Run{
-		File: r.plan.File, RunID: r.opts.Record.RunID, StartedAt: start, FinishedAt: time.Now(),
-		LogDir: r.opts.runDir(), Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.TaskLogPath, unseen),
-	}
-	if r.opts.Shard.Active() {
-		res.Shard = r.opts.Shard.String()
-	}
-	for _, rs := range r.launch.res {
-		rs.Record(res)
-	}
-	res.LogParams = r.plan.LogParams
-	res.Objective, res.Objectives = objectiveOf(r.plan), objectivesOf(r.plan)
-	res.Assess()
-	res.Stopped = r.launch.stop.Reason()
-	res.LogErrors = logs.Failed()
-	r.launch.mask.All(res) // the results' gate: every record of the run is made from them
-	return res
-}
-
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
-}
-
-// objectivesOf is config objective's list as the results record it: nil with one.
-func objectivesOf(p *plan.Plan) []results.Objective {
-	if len(p.Config.Objectives) < 2 {
-		return nil
-	}
-	out := make([]results.Objective, len(p.Config.Objectives))
-	for i, o := range p.Config.Objectives {
-		out[i] = results.Objective{Metric: o.Metric, Mode: o.Mode}
-	}
-	return out
-}
-
-// objectiveOf is config objective as the results record it (the first of several).
-func objectiveOf(p *plan.Plan) *results.Objective {
-	if o := p.Config.Objective; o != nil {
-		return &results.Objective{Metric: o.Metric, Mode: o.Mode}
-	}
-	return nil
 }
 
 // tasksByID is the plan's tasks by their IDs, as the history records them.

@@ -87,10 +87,6 @@ func (t trialUploads) UploadAfter(ctx context.Context, task *plan.Task, ok bool)
 	t.s.uploadAfter(ctx, task, ok)
 }
 
-// ErrIncompleteRecord is a run whose record (its tasks' logs, its results, its report) could
-// not all be written: its exit code is 1 even when every task succeeded.
-var ErrIncompleteRecord = trial.ErrIncompleteRecord
-
 // baseEnv is runall's environment plus what identifies the run to its tasks. It is
 // clipped: whoever appends to it gets a copy, so that the parts sharing it never see
 // each other's changes.
@@ -102,9 +98,4 @@ func baseEnv(environ []string, runID, logDir string, shard shard.Shard) []string
 		env = envlist.Set(env, "RUNALL_SHARD", shard.String())
 	}
 	return slices.Clip(env)
-}
-
-// getenv looks names up in env, for os.Expand.
-func getenv(env []string) func(string) string {
-	return func(name string) string { v, _ := envlist.Lookup(env, name); return v }
 }

@@ -23,12 +23,12 @@ type ledger struct {
 
 	mu       sync.Mutex
 	byID     map[int]*results.Task // results of command tasks, by Task.ID
-	byIDLive map[int]*liveTask     // what tasks that have not ended reported so far, by Task.ID
+	byIDLive liveTasks             // what tasks that have not ended reported so far, by Task.ID
 	paused   map[int]time.Time     // since when each paused task waits, by Task.ID
 }
 
 func newLedger(mask *mask.Masker) *ledger {
-	return &ledger{mask: mask, byID: map[int]*results.Task{}, byIDLive: map[int]*liveTask{}, paused: map[int]time.Time{}}
+	return &ledger{mask: mask, byID: map[int]*results.Task{}, byIDLive: liveTasks{}, paused: map[int]time.Time{}}
 }
 
 // result is t's result so far.
@@ -67,7 +67,7 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.live(ev)
+	l.byIDLive.take(ev)
 	res := l.resultLocked(ev.Task)
 	if since, ok := l.paused[res.ID]; ok && (ev.Kind == event.TaskStarted || ev.Kind == event.TaskSkipped || ev.Kind == event.TaskEnded && ev.End == event.EndFinal) {
 		// Started again, ended or skipped: its wait is over.
@@ -175,7 +175,7 @@ func (l *ledger) tasks(p *plan.Plan, logFile func(*plan.Task) string, unseen res
 		if !ok {
 			tr = &results.Task{ID: t.ID, Name: t.Name, Cmd: l.mask.Replace(t.Cmd), Status: unseen, ExitCode: -1, Params: paramsOf(t)}
 		}
-		out = append(out, endedWith(l.withLive(withLog(*tr, logFile(t)))))
+		out = append(out, endedWith(l.byIDLive.with(withLog(*tr, logFile(t)))))
 	})
 	return append(out, l.madeWhileRunning(inPlan, logFile)...)
 }
@@ -226,7 +226,7 @@ func (l *ledger) madeWhileRunning(inPlan map[int]bool, logFile func(*plan.Task) 
 	var out []results.Task
 	for _, id := range slices.Sorted(maps.Keys(l.byID)) {
 		if r := l.byID[id]; !inPlan[id] {
-			out = append(out, endedWith(l.withLive(withLog(*r, logFile(&plan.Task{ID: r.ID, Name: r.Name})))))
+			out = append(out, endedWith(l.byIDLive.with(withLog(*r, logFile(&plan.Task{ID: r.ID, Name: r.Name})))))
 		}
 	}
 	return out

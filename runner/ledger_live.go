@@ -19,15 +19,19 @@ type liveTask struct {
 	progress *results.Progress // how far its output says it came (TaskProgress)
 }
 
-// live records what ev says of a task that has not ended; l.mu is held. A task's final end
-// or skip forgets it: its result holds what it ended with.
-func (l *ledger) live(ev event.Event) {
+// liveTasks is what the ledger knows of the tasks that have not ended, by Task.ID: a part it
+// holds, guarded by its lock.
+type liveTasks map[int]*liveTask
+
+// take records what ev says of a task that has not ended. A task's final end or skip
+// forgets it: its result holds what it ended with.
+func (live liveTasks) take(ev event.Event) {
 	id := ev.Task.ID
 	if ev.Kind == event.TaskSkipped || ev.Kind == event.TaskEnded && ev.End == event.EndFinal {
-		delete(l.byIDLive, id)
+		delete(live, id)
 		return
 	}
-	lt := l.byIDLive[id]
+	lt := live[id]
 	if lt == nil {
 		switch ev.Kind {
 		case event.TaskWaiting, event.TaskStarted, event.TaskMetric, event.TaskMemory, event.TaskProgress:
@@ -35,7 +39,7 @@ func (l *ledger) live(ev event.Event) {
 			return
 		}
 		lt = &liveTask{metrics: &metric.Set{}}
-		l.byIDLive[id] = lt
+		live[id] = lt
 	}
 	switch ev.Kind {
 	case event.TaskWaiting:
@@ -56,10 +60,10 @@ func (l *ledger) live(ev event.Event) {
 	}
 }
 
-// withLive is res, a task that has not ended, with what the ledger knows of it so far;
-// l.mu is held. A task that ended is res unchanged: its result is final.
-func (l *ledger) withLive(res results.Task) results.Task {
-	lt := l.byIDLive[res.ID]
+// with is res, a task that has not ended, with what the ledger knows of it so far. A task
+// that ended is res unchanged: its result is final.
+func (live liveTasks) with(res results.Task) results.Task {
+	lt := live[res.ID]
 	if lt == nil || (res.Status != results.StatusRunning && res.Status != results.StatusPending) {
 		return res
 	}

@@ -1,21 +1,16 @@
 package runner
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/runall/runall/internal/outfile"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/notify"
-	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
 
@@ -38,7 +33,7 @@ type recorder struct {
 	logDir      string
 	resultsFile string // --results
 	report      func(w io.Writer, res *results.Run, samples *results.GPUSamples) error
-	sync        *transfers
+	upload      func(body []byte, runID, logDir string, emit func(event.Event)) // to the first upload destination (transfers.uploadResults)
 	notify      *notify.Notifier
 	interrupted func() bool       // whether a signal stopped the run
 	emit        func(event.Event) // the run's stream, for what the recorder says as it goes
@@ -116,7 +111,7 @@ func (rec *recorder) record(res *results.Run) error {
 			res.Report = ""
 		}
 	}
-	rec.sync.uploadResults(body, res.RunID, rec.logDir, emit)
+	rec.upload(body, res.RunID, rec.logDir, emit)
 	rec.notify.Send(body, rec.interrupted(), emit)
 	return errors.Join(errs...)
 }
@@ -128,37 +123,4 @@ func (rec *recorder) writeReport(res *results.Run, warn func(string, ...any)) er
 		warn("the report leaves out GPU memory: %v", err)
 	}
 	return outfile.Write(res.Report, func(w io.Writer) error { return rec.report(w, res, samples) })
-}
-
-// uploadResults puts the results, the samples and the report under the first upload
-// destination, where `runall report s3://...` finds every shard's.
-func (s *transfers) uploadResults(body []byte, runID, logDir string, emit func(event.Event)) {
-	if s == nil || s.client == nil || len(s.spec.Upload) == 0 {
-		return
-	}
-	to, err := plan.ExpandStrictEnv(s.spec.Upload[0].To, s.o.base)
-	if err != nil || !strings.HasPrefix(to, "s3://") {
-		return
-	}
-	base := results.RunURL(to, runID)
-	ctx, cancel := s.o.stop.halt.finalUpload(s.o.stop.stopped(), s.o.stop.grace)
-	defer cancel()
-	ctx, cancelMinute := context.WithTimeout(ctx, time.Minute)
-	defer cancelMinute()
-	files := map[string][]byte{ResultsFile: body}
-	for _, name := range []string{results.SamplesFile, ReportFile} {
-		b, err := os.ReadFile(filepath.Join(logDir, name))
-		if err == nil {
-			files[name] = b
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			emit(event.Event{Kind: event.SyncProgress, Line: "cannot read " + name + ": " + err.Error()})
-		}
-	}
-	for name, b := range files {
-		if err := s.client.PutObject(ctx, base+name, b); err != nil {
-			emit(event.Event{Kind: event.SyncProgress, Line: fmt.Sprintf("could not upload the run's %s: %v", name, err)})
-			return
-		}
-	}
-	emit(event.Event{Kind: event.SyncProgress, Line: "results uploaded to " + base})
 }

@@ -100,7 +100,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 		scripts: trial.Scripts{Dir: filepath.Join(logDir, "scripts"), TaskDir: p.Dir, Base: base}, halt: halt,
 		stop: stopwhen.New(r.plan), sync: r.s3, mask: masker}
 	r.env = runEnv{base: base, s3: conn, fresh: fresh, container: mem}
-	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, sync: r.s3,
+	r.rec = &recorder{logDir: logDir, resultsFile: opts.Record.ResultsFile, report: opts.Record.Report, upload: r.s3.uploadResults,
 		notify: notify.New(p.Config.Notify, base, masker, opts.Grace), interrupted: r.life.stopped, emit: r.life.emit}
 	return r, nil
 }

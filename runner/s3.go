@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/runall/runall/runner/mask"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/prom"
+	"github.com/runall/runall/runner/results"
 	"github.com/runall/runall/s3sync"
 )
 
@@ -311,45 +314,35 @@ func (s *transfers) resumeSkip(ctx context.Context, t *plan.Task) (string, bool)
 	return "done since the unfinished --fresh start (" + url + "; --fresh runs it again)", true
 }
 
-// s3Conn is the run's one S3 client, made on first use with the task file's settings (its
-// endpoint and region, ${VAR}s from the run's environment) and handed to all that reach S3:
-// the transfers, the claims queue and the checkpoints. A failure to make it is not kept:
-// the next use tries again.
-type s3Conn struct {
-	spec plan.S3Spec
-	base []string // the run's environment (baseEnv)
-
-	mu     sync.Mutex
-	client *s3sync.Client
-	made   int // how many clients it made: one a run (tests)
-}
-
-func newS3Conn(p *plan.Plan, base []string) *s3Conn {
-	c := &s3Conn{base: base}
-	if p.S3 != nil {
-		c.spec = *p.S3
+// uploadResults puts the results, the samples and the report under the first upload
+// destination, where `runall report s3://...` finds every shard's.
+func (s *transfers) uploadResults(body []byte, runID, logDir string, emit func(event.Event)) {
+	if s == nil || s.client == nil || len(s.spec.Upload) == 0 {
+		return
 	}
-	return c
-}
-
-// get is the run's client, made now if it is not yet.
-func (c *s3Conn) get(ctx context.Context) (*s3sync.Client, error) {
-	if c == nil {
-		return nil, errors.New("no S3 client was given to this part of the run")
+	to, err := plan.ExpandStrictEnv(s.spec.Upload[0].To, s.o.base)
+	if err != nil || !strings.HasPrefix(to, "s3://") {
+		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.client != nil {
-		return c.client, nil
+	base := results.RunURL(to, runID)
+	ctx, cancel := s.o.stop.halt.finalUpload(s.o.stop.stopped(), s.o.stop.grace)
+	defer cancel()
+	ctx, cancelMinute := context.WithTimeout(ctx, time.Minute)
+	defer cancelMinute()
+	files := map[string][]byte{ResultsFile: body}
+	for _, name := range []string{results.SamplesFile, ReportFile} {
+		b, err := os.ReadFile(filepath.Join(logDir, name))
+		if err == nil {
+			files[name] = b
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			emit(event.Event{Kind: event.SyncProgress, Line: "cannot read " + name + ": " + err.Error()})
+		}
 	}
-	lookup := getenv(c.base)
-	client, err := s3sync.NewClient(ctx, s3sync.ClientOptions{
-		Endpoint: os.Expand(c.spec.Endpoint, lookup), Region: os.Expand(c.spec.Region, lookup), Getenv: lookup,
-	})
-	if err != nil {
-		return nil, err
+	for name, b := range files {
+		if err := s.client.PutObject(ctx, base+name, b); err != nil {
+			emit(event.Event{Kind: event.SyncProgress, Line: fmt.Sprintf("could not upload the run's %s: %v", name, err)})
+			return
+		}
 	}
-	c.client = client
-	c.made++
-	return client, nil
+	emit(event.Event{Kind: event.SyncProgress, Line: "results uploaded to " + base})
 }

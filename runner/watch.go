@@ -1,44 +1,11 @@
 package runner
 
 import (
-	"net/http"
-	"os"
 	"time"
 
-	"github.com/runall/runall/runner/event"
+	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
-
-// Server shows the run while it goes (--serve: the live report, /api/run, /metrics). It is
-// a consumer of the run's events, added like the others, and the run starts it before its
-// first task with a View of itself. The runner does not know how a report looks: the CLI
-// passes a server that draws it. Stopping it is its maker's: it may stay up after the run.
-type Server interface {
-	event.Consumer
-	// Serve starts serving v and returns the address it listens on. An error (an address in
-	// use) skips every task, as a download that cannot start does.
-	Serve(v View) (addr string, err error)
-}
-
-// Watcher is a consumer of Options.Consumers that also reads the run's results while it
-// goes (the Pod's progress annotations): the run hands it a View (Results only) before its
-// first task, and calls the func it returns as the tasks are done.
-type Watcher interface {
-	WatchRun(v View) (stop func())
-}
-
-// View is what a server may read of the run, from any goroutine, while the run goes on.
-type View struct {
-	// Results are the run's results so far, gathered by the code that gathers results.json
-	// at the end, with the running and waiting trials as they are now: status running (no
-	// finished_at), each trial's metrics and GPU peak so far, a waiting trial's reason.
-	Results func() *results.Run
-	// Metrics serves the run's Prometheus series.
-	Metrics http.Handler
-	// OpenLog opens a task's log (a LogFile of Results) to read it, only while it is the
-	// file runall opened there: a symlink or another file put in its place is an error.
-	OpenLog func(path string) (*os.File, error)
-}
 
 // serve starts the run's server (Options.Server) and says where it listens.
 func (r *runDriver) serve(start time.Time) error {
@@ -61,4 +28,49 @@ func (r *runDriver) snapshot(start time.Time) *results.Run {
 	res := r.gather(start, results.StatusPending)
 	res.Status, res.FinishedAt = results.StatusRunning, time.Time{}
 	return res
+}
+
+// gather gathers the run's results (it started at start): every command task's in plan
+// order, unseen the status of a task no event told of (skipped once the run ended: it
+// never started; pending while the run goes on).
+func (r *runDriver) gather(start time.Time, unseen results.Status) *results.Run {
+	status, _, _ := r.life.outcome()
+	logs := r.launch.logs
+	res := &results.Run{
+		File: r.plan.File, RunID: r.opts.Record.RunID, StartedAt: start, FinishedAt: time.Now(),
+		LogDir: r.opts.runDir(), Status: status, Tasks: r.life.ledger.tasks(r.plan, logs.TaskLogPath, unseen),
+	}
+	if r.opts.Shard.Active() {
+		res.Shard = r.opts.Shard.String()
+	}
+	for _, rs := range r.launch.res {
+		rs.Record(res)
+	}
+	res.LogParams = r.plan.LogParams
+	res.Objective, res.Objectives = objectiveOf(r.plan), objectivesOf(r.plan)
+	res.Assess()
+	res.Stopped = r.launch.stop.Reason()
+	res.LogErrors = logs.Failed()
+	r.launch.mask.All(res) // the results' gate: every record of the run is made from them
+	return res
+}
+
+// objectivesOf is config objective's list as the results record it: nil with one.
+func objectivesOf(p *plan.Plan) []results.Objective {
+	if len(p.Config.Objectives) < 2 {
+		return nil
+	}
+	out := make([]results.Objective, len(p.Config.Objectives))
+	for i, o := range p.Config.Objectives {
+		out[i] = results.Objective{Metric: o.Metric, Mode: o.Mode}
+	}
+	return out
+}
+
+// objectiveOf is config objective as the results record it (the first of several).
+func objectiveOf(p *plan.Plan) *results.Objective {
+	if o := p.Config.Objective; o != nil {
+		return &results.Objective{Metric: o.Metric, Mode: o.Mode}
+	}
+	return nil
 }

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/internal/kernelpath"
+	"github.com/runall/runall/internal/pathname"
 )
 
 // Download: an object or prefix into a local directory, or an archive object unpacked there.
@@ -29,7 +29,7 @@ func (d downloader) download(ctx context.Context, src, dst string) error {
 	if err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(kernelpath.Clean(dst)) // a ".." after a link taken where the link leads
+	abs, err := filepath.Abs(pathname.Clean(dst)) // a ".." after a link taken where the link leads
 	if err != nil {
 		return err
 	}

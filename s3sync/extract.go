@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/internal/kernelpath"
+	"github.com/runall/runall/internal/pathname"
 )
 
 type archiveKind int
@@ -92,7 +92,7 @@ func extractFile(ctx context.Context, archive, name, dir string, ex *matcher) (m
 	}
 	defer sroot.Close()
 
-	x := &extractor{ctx: ctx, root: sroot, ex: ex, links: kernelpath.Links{}, files: map[string]bool{}}
+	x := &extractor{ctx: ctx, root: sroot, ex: ex, links: pathname.Links{}, files: map[string]bool{}}
 	switch kind {
 	case kindZip:
 		var fi fs.FileInfo
@@ -121,9 +121,9 @@ type extractor struct {
 	ctx   context.Context
 	root  *os.Root
 	ex    *matcher
-	links kernelpath.Links // symlinks made so far, to their targets: nothing may be written through them
-	files map[string]bool  // regular files made so far: hard link targets
-	order []string         // entries in archive order, for the merge
+	links pathname.Links  // symlinks made so far, to their targets: nothing may be written through them
+	files map[string]bool // regular files made so far: hard link targets
+	order []string        // entries in archive order, for the merge
 }
 
 // entryName checks an entry's name and returns it clean, or "" for the archive's root.
@@ -148,7 +148,7 @@ func entryName(name string) (string, error) {
 }
 
 // prepare checks that no parent of n is a symlink made earlier (writing through one could
-// land somewhere its lexical path does not say: kernelpath.Links, the rule a checkpoint's
+// land somewhere its lexical path does not say: pathname.Links, the rule a checkpoint's
 // manifest is held to) and creates the parents.
 func (x *extractor) prepare(orig, n string) error {
 	if d := x.links.Through(n); d != "" {

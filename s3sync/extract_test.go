@@ -155,7 +155,7 @@ func TestExtractRefusesEscapes(t *testing.T) {
 			{name: "l", typ: tar.TypeSymlink, link: "sub"},
 			{name: "l/f", body: "x"},
 		}, "l/f"},
-		// issue 42: one rule with a checkpoint manifest's links (kernelpath.Links), as the
+		// issue 42: one rule with a checkpoint manifest's links (pathname.Links), as the
 		// kernel resolves them once all are made.
 		{"the manifest's chain", []tarEntry{
 			{name: "a", typ: tar.TypeSymlink, link: "."},

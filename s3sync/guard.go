@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/runall/runall/internal/kernelpath"
+	"github.com/runall/runall/internal/pathname"
 )
 
 // ErrDeleteGuard is a sync with Delete that would delete what nobody meant to: a whole
@@ -36,7 +36,7 @@ func checkDelete(src, dst string, opts Options) error {
 		}
 		return nil
 	}
-	if kernelpath.Real(dst) == "/" { // a link to /, or a .. after a link, as the kernel takes it
+	if pathname.Real(dst) == "/" { // a link to /, or a .. after a link, as the kernel takes it
 		return fmt.Errorf("%w: --delete into %s would delete every file of the filesystem not in %s: name a directory of its own", ErrDeleteGuard, dst, src)
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/runall/runall/internal/kernelpath"
+	"github.com/runall/runall/internal/pathname"
 )
 
 // Options tunes one sync. The zero value syncs everything, deletes nothing.
@@ -123,7 +123,7 @@ func (c *Client) Sync(ctx context.Context, src, dst string, opts Options) (Stats
 	if j.stateDir == "" {
 		j.stateDir = defaultStateDir(c.getenv)
 	}
-	if abs, err := filepath.Abs(kernelpath.Clean(j.stateDir)); err == nil {
+	if abs, err := filepath.Abs(pathname.Clean(j.stateDir)); err == nil {
 		j.stateDir = abs
 	}
 

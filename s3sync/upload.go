@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runall/runall/internal/kernelpath"
+	"github.com/runall/runall/internal/pathname"
 )
 
 // Upload: a local file or tree to an object or prefix.
@@ -25,7 +25,7 @@ func (u uploader) upload(ctx context.Context, src, dst string) error {
 	if err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(kernelpath.Clean(src)) // a ".." after a link taken where the link leads
+	abs, err := filepath.Abs(pathname.Clean(src)) // a ".." after a link taken where the link leads
 	if err != nil {
 		return err
 	}

@@ -29,25 +29,28 @@ type fence struct {
 }
 
 // What the fences allow, layer by layer: the task file's grammar; the plan, which the grammar,
-// a shell's syntax, an environment list (a task's variables), the one plain-name rule (a
-// value put into a path) and paths judged as the kernel resolves them (internal/kernelpath,
-// issue 42, point 1) make, each a leaf of the standard library's; the records (results and the event stream) over the plan.
+// a shell's syntax, an environment list (a task's variables) and what a name reaches
+// (internal/pathname: paths judged as the kernel resolves them, issue 42, point 1, and the one
+// plain-name rule for a value put into a path) make, each a leaf of the standard library's;
+// the records (results, with its Pareto fronts, and the event stream) over the plan.
 var (
 	grammarDeps = []string{"runner/taskfile", "runner/earlystop", "runner/metric", "internal/lazyre", "size", "gopkg.in/yaml.v3"}
-	planDeps    = append(slices.Clip(grammarDeps), "runner/plan", "mvdan.cc/sh/v3/...", "internal/envlist", "internal/plainname", "internal/kernelpath")
-	recordDeps  = append(slices.Clip(planDeps), "runner/results", "runner/importance", "runner/pareto", "runner/event")
+	planDeps    = append(slices.Clip(grammarDeps), "runner/plan", "mvdan.cc/sh/v3/...", "internal/envlist", "internal/pathname")
+	recordDeps  = append(slices.Clip(planDeps), "runner/results", "runner/importance", "runner/event")
 )
 
 // fences: one table, one entry a fenced package. Records and grammar (taskfile, plan,
 // results, event) import nothing that starts a process, reads NVML or talks to S3; the
 // scheduler and the masker know the records, not the resources or processes; the book of
-// needs and the sharing controller are leaves. runner/mask keeps its gates (a task, an
+// needs and the sharing controller are leaves. The scheduler's waiting line is its own
+// (sched.Line; runner/simulate predicts with it), and the results' Pareto fronts are theirs
+// (results/pareto.go, Assess its one user): neither is a leaf of its own. runner/mask keeps its gates (a task, an
 // event, the results whole: gate.go) and reads the plan's env: and commands for secrets, so
-// it stands on the records (17), not on a leaf (5 would take its gates into runner/'s root,
+// it stands on the records (15), not on a leaf (5 would take its gates into runner/'s root,
 // which holds the masker already; not worth a second home). runner/trial reaches no S3 client:
 // runner/checkpoint is handed its store (the run builds runner/checkpoint/s3store), and the GPU,
 // MPS, health, on-oom and host rooms live with their resources (runner/gpures, runner/hostres),
-// so it reaches neither the admitters nor go-nvml: 27, under the target of 40 (37 before the
+// so it reaches neither the admitters nor go-nvml: 24, under the target of 40 (37 before the
 // rooms moved); runner/failclass, the leaf where a failed attempt's class is decided (issue
 // 44), a command asks as its attempt ends.
 var fences = []fence{
@@ -55,15 +58,15 @@ var fences = []fence{
 		why: "the Pod's progress reaches the API server by plain HTTPS: no client-go, nothing of the run"},
 	{pkg: "runner/taskfile", limit: 6, may: grammarDeps,
 		why: "the task file's grammar owns its values and knows no daemon, process or store"},
-	{pkg: "runner/plan", limit: 12, may: planDeps,
+	{pkg: "runner/plan", limit: 11, may: planDeps,
 		why: "the plan is the task file understood: grammar, not what runs it"},
-	{pkg: "runner/results", limit: 3, may: []string{"runner/importance", "runner/pareto"},
+	{pkg: "runner/results", limit: 2, may: []string{"runner/importance"},
 		why: "the results record defines its own types and imports no controller that fills them"},
-	{pkg: "runner/event", limit: 16, may: recordDeps,
+	{pkg: "runner/event", limit: 14, may: recordDeps,
 		why: "the event stream carries the plan's tasks and the results' records, nothing that acts"},
-	{pkg: "runner/sched", limit: 18, may: append(slices.Clip(recordDeps), "runner/queue"),
+	{pkg: "runner/sched", limit: 15, may: recordDeps,
 		why: "the scheduler knows trials, not the resources they are admitted by, the processes they run as, or S3"},
-	{pkg: "runner/mask", limit: 17, may: recordDeps,
+	{pkg: "runner/mask", limit: 15, may: recordDeps,
 		why: "the masker is given the names it masks and passes the records' gates: it knows no S3 client"},
 	{pkg: "runner/needs", limit: 2, may: []string{"size"},
 		why: "the book of needs is a leaf the admitters share"},
@@ -71,10 +74,10 @@ var fences = []fence{
 		why: "a failure's class is decided from values it is told: it knows no task, process or resource"},
 	{pkg: "runner/sharing", limit: 1,
 		why: "the sharing controller decides from the rates it is told: the run fills the records from its figures"},
-	{pkg: "runner/checkpoint", limit: 6, may: []string{"runner/results", "runner/importance", "runner/pareto", "internal/plainname", "internal/kernelpath"},
+	{pkg: "runner/checkpoint", limit: 4, may: []string{"runner/results", "runner/importance", "internal/pathname"},
 		why: "the checkpoint keeper is handed its store: the S3 one (runner/checkpoint/s3store) is built by the run, so it knows no S3 client"},
-	{pkg: "runner/trial", limit: 27, may: append(slices.Clip(recordDeps),
-		"runner/sched", "runner/failclass", "runner/queue", "runner/executor", "runner/proc", "runner/progress", "runner/checkpoint",
+	{pkg: "runner/trial", limit: 24, may: append(slices.Clip(recordDeps),
+		"runner/sched", "runner/failclass", "runner/executor", "runner/proc", "runner/progress", "runner/checkpoint",
 		"internal/owned", "internal/outfile", "golang.org/x/sys/..."),
 		why: "a trial's launch knows neither the run that drives it nor the consumers of its events, and no S3 client: its checkpoints' store is handed to it"},
 }

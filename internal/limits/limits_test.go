@@ -161,6 +161,9 @@ func TestFences(t *testing.T) {
 	if err := layerReport("../..", &out, say); err != nil {
 		t.Fatal(err)
 	}
+	if err := rootFileReport("../..", &out, say); err != nil {
+		t.Fatal(err)
+	}
 	if n > 0 {
 		t.Errorf("the module breaks %d fences or layers:\n%s", n, out.String())
 	}
@@ -179,5 +182,40 @@ func TestLayerOf(t *testing.T) {
 	}
 	if _, ok := layerOf("gopkg.in/yaml.v3"); ok {
 		t.Error("a package outside the module stands on a layer")
+	}
+}
+
+// An arrow climbs when what it reaches stands on a layer above its own; within a layer and
+// down is the flow, and an arrow with an end on no layer is not counted. A use of a name
+// another file declares is found by its declaration, not its spelling.
+func TestClimbing(t *testing.T) {
+	table := []layer{{"top", []string{"a.go"}}, {"middle", []string{"b.go", "c.go"}}, {"bottom", []string{"d.go"}}}
+	on := func(f string) (int, bool) {
+		i := slices.IndexFunc(table, func(l layer) bool { return slices.Contains(l.members, f) })
+		return i, i >= 0
+	}
+	got := climbing([]arrow{{"a.go", "d.go", "uses x of"}, {"b.go", "c.go", "uses y of"}, {"c.go", "b.go", "uses z of"},
+		{"d.go", "b.go", "uses w of"}, {"b.go", "a.go", "uses v of"}, {"e.go", "a.go", "uses u of"}, {"d.go", "e.go", "uses t of"}}, table, on)
+	want := []string{"d.go (bottom) uses w of b.go (middle)", "b.go (middle) uses v of a.go (top)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("climbing: %q, want %q", got, want)
+	}
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"a.go": "package p\n\ntype T struct{ f int }\n\nfunc (T) M() {}\n",
+		"b.go": "package p\n\nfunc g(t T) int { t.M(); return t.f }\n\nfunc M() {}\n",
+		"c.go": "package p\n\nfunc h() { M() }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arrows, files, err := fileArrows(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantArrows := []arrow{{"b.go", "a.go", "uses M, T, f of"}, {"c.go", "b.go", "uses M of"}}
+	if !slices.Equal(arrows, wantArrows) || !slices.Equal(files, []string{"a.go", "b.go", "c.go"}) {
+		t.Errorf("fileArrows: %q %q, want %q", arrows, files, wantArrows)
 	}
 }

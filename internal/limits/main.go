@@ -3,7 +3,8 @@
 // anywhere in the module; no dependency of a fenced package that its fence does not allow,
 // nor more of them than its limit (deps.go: one table, each count printed beside its limit);
 // no more imports that climb the house's layers than their limit (layers.go, the count
-// printed); and no call that removes, renames, truncates or appends to a path outside the
+// printed), nor more files of runner's root that use a name from a file on a layer above
+// (rootfiles.go, by the same rule); and no call that removes, renames, truncates or appends to a path outside the
 // helpers that go through an os.Root (fence.go). It names each offender with its place and
 // the fix, and exits 1 when there is one. Then, as a warning that fails nothing, it lists
 // the types and functions within one of a limit, so that the next change sees the room is
@@ -101,7 +102,10 @@ func check(root string, w io.Writer, deps bool) (int, error) {
 	if err := dependencyReport(root, w, say); err != nil {
 		return n, err
 	}
-	return n, layerReport(root, w, say)
+	if err := layerReport(root, w, say); err != nil {
+		return n, err
+	}
+	return n, rootFileReport(root, w, say)
 }
 
 // goFiles lists the production Go files under root, leaving out tests and what is not

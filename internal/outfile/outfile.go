@@ -18,8 +18,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/runall/runall/internal/kernelpath"
 	"github.com/runall/runall/internal/owned"
+	"github.com/runall/runall/internal/pathname"
 )
 
 // ErrNoReader is a FIFO that no process reads: opening it to write would wait for one.
@@ -62,7 +62,7 @@ var ErrNoDir = errors.New("directory does not exist")
 // directory is the one a write reaches as the kernel resolves the path: a link at it
 // (dangling too) followed to where the file would be made, a ".." taken after a link.
 func CheckDir(path string) error {
-	where := kernelpath.Real(path)
+	where := pathname.Real(path)
 	dir := filepath.Dir(where)
 	leads := ""
 	if abs, err := filepath.Abs(path); err != nil || abs != where {
@@ -86,13 +86,13 @@ var ErrIsSource = errors.New("is a file this command reads")
 
 // CheckWrite is CheckDir, and refuses path when it reaches one of sources (the files the
 // command reads, relative to the working directory), however either is named: compared by
-// device and inode where the file exists, else by where their links lead (kernelpath.Same).
+// device and inode where the file exists, else by where their links lead (pathname.Same).
 func CheckWrite(path string, sources ...string) error {
 	if err := CheckDir(path); err != nil {
 		return err
 	}
 	for _, src := range sources {
-		if kernelpath.Same(path, src) {
+		if pathname.Same(path, src) {
 			return fmt.Errorf("%s %w (%s): writing it would replace it; name another file", path, ErrIsSource, src)
 		}
 	}
@@ -156,7 +156,7 @@ func buffered(f *os.File, write func(io.Writer) error) error {
 // the kernel follows it (a ".." in a link's target taken after the links before it), so that
 // a symlink to a file not written yet stays a symlink.
 func dangling(path string) (string, error) {
-	target := kernelpath.Real(path)
+	target := pathname.Real(path)
 	if fi, err := os.Lstat(target); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return "", fmt.Errorf("%s: too many levels of symlinks", path) // Real stops at a loop's 40th hop
 	}

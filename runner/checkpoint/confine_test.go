@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runall/runall/internal/plainname"
+	"github.com/runall/runall/internal/pathname"
 )
 
 // Tests of issue 34: the checkpoint store deletes, empties, replaces and writes only what
@@ -118,7 +118,7 @@ func TestManifestPathsStayInside(t *testing.T) {
 					t.Error("the checkpoint directory was emptied")
 				}
 				for _, v := range []string{m.Version, m.Base, m.Writer} {
-					if plainname.Why(v) == "" {
+					if pathname.WhyNotPlain(v) == "" {
 						continue
 					}
 					if st.Put(ctx, dir, "t", v) == nil || st.Get(ctx, "t", v, t.TempDir()) == nil {

@@ -5,8 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/runall/runall/internal/kernelpath"
-	"github.com/runall/runall/internal/plainname"
+	"github.com/runall/runall/internal/pathname"
 )
 
 // What a manifest says is read back from a store that others may write (another runall, a
@@ -15,9 +14,9 @@ import (
 // its links are made, or the manifest is refused with its file named.
 
 // checkName refuses s, a value of the store's (what names it), unless it is one plain name
-// (plainname.Why): it names a folder of the store.
+// (pathname.WhyNotPlain): it names a folder of the store.
 func checkName(what, s string) error {
-	if why := plainname.Why(s); why != "" {
+	if why := pathname.WhyNotPlain(s); why != "" {
 		return fmt.Errorf("%s %q is not a plain name (%s)", what, s, why)
 	}
 	return nil
@@ -25,10 +24,10 @@ func checkName(what, s string) error {
 
 // refusedLinks is each of links (slash-separated names relative to the checkpoint
 // directory, to their targets) that cannot be made, with why: one rule with the archive
-// extractor's (kernelpath.Links): each name and target must stay inside the directory as the
+// extractor's (pathname.Links): each name and target must stay inside the directory as the
 // kernel resolves them once all the links are made, through no other link of them.
 func refusedLinks(links map[string]string) map[string]string {
-	return kernelpath.Links(links).Refused()
+	return pathname.Links(links).Refused()
 }
 
 // check refuses a manifest any of whose names would leave the store's folder of its trial,

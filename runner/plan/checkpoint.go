@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/runall/runall/internal/kernelpath"
+	"github.com/runall/runall/internal/pathname"
 
 	"github.com/runall/runall/runner/taskfile"
 	"gopkg.in/yaml.v3"
@@ -23,7 +23,7 @@ func (src *sources) checkpoint(c *taskfile.Task) *Checkpoint {
 // checkCheckpoints reports two trials of a block that would share a checkpoint directory:
 // each would restore the other's. What each trial sets itself is put in: ck/${D} with env:
 // {D: "<lr>"} is each trial's own. Two names are one directory when they reach one
-// (kernelpath.Identity: a link on the way followed, a ".." taken after it); a name with a
+// (pathname.Identity: a link on the way followed, a ".." taken after it); a name with a
 // ${VAR} still unknown, known only at run time, is compared by its text.
 func (src *sources) checkCheckpoints(trials []*Task) {
 	seen := map[string]*Task{}
@@ -34,8 +34,8 @@ func (src *sources) checkCheckpoints(trials []*Task) {
 		vars := ownVars(t.Env, t.Params)
 		dir := envPutIn(filepath.Join(t.Cwd, t.Checkpoint.Dir), vars)
 		if !strings.Contains(dir, "$") {
-			cwd := kernelpath.Join(src.dir, envPutIn(t.Cwd, vars))
-			dir = kernelpath.Identity(kernelpath.Join(cwd, envPutIn(t.Checkpoint.Dir, vars)))
+			cwd := pathname.Join(src.dir, envPutIn(t.Cwd, vars))
+			dir = pathname.Identity(pathname.Join(cwd, envPutIn(t.Checkpoint.Dir, vars)))
 		}
 		if other, ok := seen[dir]; ok {
 			src.problems = append(src.problems, Problem{Pos: t.Checkpoint.Pos, Msg: "checkpoint: " + t.Checkpoint.Dir +

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/runall/runall/internal/kernelpath"
+	"github.com/runall/runall/internal/pathname"
 )
 
 // runall empties a trial's checkpoint: directory before a fresh start and replaces it
@@ -36,7 +36,7 @@ func NewCheckpointGuard(environ []string, taskDir, logDir string) *CheckpointGua
 	g := &CheckpointGuard{}
 	add := func(what, dir string) {
 		if dir != "" {
-			g.places = append(g.places, guardedPlace{what, kernelpath.Real(dir)})
+			g.places = append(g.places, guardedPlace{what, pathname.Real(dir)})
 		}
 	}
 	for _, kv := range environ {
@@ -50,7 +50,7 @@ func NewCheckpointGuard(environ []string, taskDir, logDir string) *CheckpointGua
 	add("the task file's directory", taskDir)
 	add("the log directory", logDir)
 	if logDir != "" {
-		g.logDir = kernelpath.Real(logDir)
+		g.logDir = pathname.Real(logDir)
 	}
 	return g
 }
@@ -58,16 +58,16 @@ func NewCheckpointGuard(environ []string, taskDir, logDir string) *CheckpointGua
 // Check refuses dir, a trial's checkpoint directory resolved against cmdDir (where its
 // command runs), when runall does not own it; the error says what it is and what to do.
 func (g *CheckpointGuard) Check(dir, cmdDir string) error {
-	path := kernelpath.Real(dir)
+	path := pathname.Real(dir)
 	places := g.places
 	if cmdDir != "" {
-		places = append(places[:len(places):len(places)], guardedPlace{"the trial's working directory", kernelpath.Real(cmdDir)})
+		places = append(places[:len(places):len(places)], guardedPlace{"the trial's working directory", pathname.Real(cmdDir)})
 	}
 	why := ""
 	switch {
 	case path == "/":
 		why = "the filesystem's root"
-	case g.logDir != "" && kernelpath.Within(path, g.logDir) && path != g.logDir:
+	case g.logDir != "" && pathname.Within(path, g.logDir) && path != g.logDir:
 		why = "inside the log directory " + g.logDir + ", where runall keeps its state and the kept checkpoints"
 	}
 	for _, p := range places { // the place it is, before one it holds
@@ -76,7 +76,7 @@ func (g *CheckpointGuard) Check(dir, cmdDir string) error {
 		}
 	}
 	for _, p := range places {
-		if why == "" && kernelpath.Within(p.dir, path) {
+		if why == "" && pathname.Within(p.dir, path) {
 			why = "a parent of " + p.what + " (" + p.dir + ")"
 		}
 	}
@@ -136,4 +136,4 @@ func (p *Plan) CheckCheckpointDirs(environ []string, logDir string) error {
 
 // joinDir is p against dir, as a command's cwd: and checkpoint: are taken: nothing cleaned,
 // so that RealPath takes a ".." after the link before it; dir when p is "".
-func joinDir(dir, p string) string { return kernelpath.Join(dir, p) }
+func joinDir(dir, p string) string { return pathname.Join(dir, p) }

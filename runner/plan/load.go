@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/runall/runall/internal/kernelpath"
+	"github.com/runall/runall/internal/pathname"
 	"github.com/runall/runall/runner/taskfile"
 	"gopkg.in/yaml.v3"
 )
@@ -37,7 +37,7 @@ func Load(path string, opts LoadOptions) (*Plan, error) {
 // read parses the task file and what it includes, decodes it and checks each task's keys
 // against where it stands.
 func (l *loader) read(dir string) (*taskfile.File, error) {
-	abs := kernelpath.Join(dir, l.src.path) // read as the kernel finds it
+	abs := pathname.Join(dir, l.src.path) // read as the kernel finds it
 	data, err := os.ReadFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read task file: %w", err)
@@ -51,7 +51,7 @@ func (l *loader) read(dir string) (*taskfile.File, error) {
 	}
 	root := doc.Content[0]
 
-	files, problems, at := taskfile.Splice(root, l.src.path, kernelpath.Real(abs), dir, l.src.fileOf)
+	files, problems, at := taskfile.Splice(root, l.src.path, pathname.Real(abs), dir, l.src.fileOf)
 	l.src.files = files
 	l.src.problems = append(l.src.problems, problems...)
 	l.src.nodeProblems(at)

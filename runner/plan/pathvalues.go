@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/runall/runall/internal/plainname"
+	"github.com/runall/runall/internal/pathname"
 	"github.com/runall/runall/runner/taskfile"
 )
 
@@ -13,7 +13,7 @@ import (
 // placeholder puts into a path names one directory or file where the placeholder stands,
 // and nothing else: checkpoint: ck/<lr> with lr "../victim" would have runall empty a
 // sibling of ck, log-path: logs/<lr> with "../../x/important.txt" append to that file. The
-// part of the path that holds a placeholder must, filled, stay one plain name (plainname.Why:
+// part of the path that holds a placeholder must, filled, stay one plain name (pathname.WhyNotPlain:
 // not empty, . or .., no / or \, no control character such as NUL or a line break, no $ that
 // the path's ${VAR} expansion would read). As in an arithmetic context (bind.go), such a
 // value is refused there.
@@ -133,7 +133,7 @@ func checkPathValue(text string, params []Param) error {
 		if len(in) == 0 {
 			continue
 		}
-		if why := plainname.Why(strings.NewReplacer(pairs...).Replace(part)); why != "" {
+		if why := pathname.WhyNotPlain(strings.NewReplacer(pairs...).Replace(part)); why != "" {
 			return fmt.Errorf("param %s = %q makes %s where its placeholder stands, and the path would leave that place: "+
 				"a value put into a path must be one plain name (have the sampler hand out such values, or pass the value to the command alone)",
 				in[0].Name, in[0].Value, why)

@@ -3,7 +3,7 @@ package plan
 import (
 	"time"
 
-	"github.com/runall/runall/internal/kernelpath"
+	"github.com/runall/runall/internal/pathname"
 	"github.com/runall/runall/runner/earlystop"
 	"github.com/runall/runall/runner/metric"
 )
@@ -34,7 +34,7 @@ type Plan struct {
 func (p *Plan) Sources() []string {
 	out := make([]string, len(p.Files))
 	for i, f := range p.Files {
-		out[i] = kernelpath.Join(p.Dir, f)
+		out[i] = pathname.Join(p.Dir, f)
 	}
 	return out
 }

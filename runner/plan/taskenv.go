@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/runall/runall/internal/envlist"
-	"github.com/runall/runall/internal/kernelpath"
+	"github.com/runall/runall/internal/pathname"
 )
 
 // TaskVars is the environment a task's command gets before its placement: runall's, what
@@ -35,5 +35,5 @@ func ExpandStrictEnv(s string, env []string) (string, error) {
 // command's), a ".." in it taken after the link before it as the kernel takes it: the place
 // the trial reaches by that name, which is the one runall judges, restores and empties.
 func TaskPath(dir, p string) string {
-	return kernelpath.Clean(kernelpath.Join(dir, p))
+	return pathname.Clean(pathname.Join(dir, p))
 }

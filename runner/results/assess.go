@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/runall/runall/runner/importance"
-	"github.com/runall/runall/runner/pareto"
 )
 
 // AllObjectives are the run's objectives, the first first: Objectives, or Objective alone.
@@ -47,7 +46,7 @@ func (r *Run) setParetoRanks() {
 	for k, o := range objs {
 		lower[k] = o.Mode == "min"
 	}
-	for n, rank := range pareto.Ranks(points, lower) {
+	for n, rank := range paretoRanks(points, lower) {
 		r.Tasks[idx[n]].ParetoRank = rank
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/queue"
 )
 
 // Options is what a scheduler is given: its limits and how it tells and asks the run.
@@ -43,7 +42,7 @@ type Outcome struct {
 type Scheduler struct {
 	o       Options
 	src     Source
-	line    *queue.Queue[*Trial]
+	line    *Line[*Trial]
 	running int
 	told    map[*Trial]string // the waiting reason last emitted for each trial
 	ended   chan ended
@@ -60,7 +59,7 @@ type ended struct {
 // runs any more.
 func Run(ctx context.Context, src Source, o Options) {
 	o.Limit = max(o.Limit, 1)
-	s := &Scheduler{o: o, src: src, line: queue.New[*Trial](nil, o.Limit), told: map[*Trial]string{},
+	s := &Scheduler{o: o, src: src, line: NewLine[*Trial](nil, o.Limit), told: map[*Trial]string{},
 		ended: make(chan ended)}
 	defer s.wg.Wait()
 	for {
@@ -196,24 +195,24 @@ func (s *Scheduler) changed() []<-chan struct{} {
 
 // admit starts what fits, in the line's order, and brings up to date why the rest waits.
 func (s *Scheduler) admit(ctx context.Context) {
-	s.line.Admit(func(t *Trial) queue.Outcome {
+	s.line.Admit(func(t *Trial) Tried {
 		if s.running >= s.o.Limit {
-			return queue.Full
+			return Full
 		}
 		ok, reason, err := s.reserve(t)
 		switch {
 		case err != nil:
 			delete(s.told, t)
 			s.o.Fail(t.Task, err)
-			return queue.Dropped
+			return Dropped
 		case !ok:
 			s.tell(t, reason)
-			return queue.Waits
+			return Waits
 		}
 		delete(s.told, t)
 		t.PassedOver = max(t.PassedOver, s.line.PassedBy(t))
 		s.start(ctx, t)
-		return queue.Started
+		return Started
 	})
 	if s.running >= s.o.Limit {
 		s.tellFull()

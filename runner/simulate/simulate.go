@@ -11,7 +11,7 @@ import (
 	"github.com/runall/runall/runner/history"
 	"github.com/runall/runall/runner/order"
 	"github.com/runall/runall/runner/plan"
-	"github.com/runall/runall/runner/queue"
+	"github.com/runall/runall/runner/sched"
 	"github.com/runall/runall/size"
 )
 
@@ -194,19 +194,19 @@ func (s *simulation) block(b *plan.Task) error {
 		return err
 	}
 	limit := max(s.plan.Config.MaxParallel, 1)
-	line := queue.New(seq(len(slots)), limit)
+	line := sched.NewLine(seq(len(slots)), limit)
 	free, used := slices.Clone(s.usable), make([]uint64, len(s.usable))
 	host := newHostRoom(s.hostUsable)
 	var running, freeing endings // by their end; ended trials whose memory is still in use, by when it is given back
 	last, pace := time.Duration(0), newPace(s.opts.Compute)
 	for line.Len() > 0 || len(running) > 0 || len(freeing) > 0 {
-		line.Admit(func(i int) queue.Outcome {
+		line.Admit(func(i int) sched.Tried {
 			if len(running) >= limit {
-				return queue.Full
+				return sched.Full
 			}
 			devs := s.fit(slots[i], free)
 			if devs == nil || !host.fits(slots[i].HostNeed) {
-				return queue.Waits
+				return sched.Waits
 			}
 			slot := slots[i]
 			s.pred.HostPeak = max(s.pred.HostPeak, host.take(slot.HostNeed))
@@ -218,7 +218,7 @@ func (s *simulation) block(b *plan.Task) error {
 			}
 			s.pred.Slots = append(s.pred.Slots, slot)
 			heap.Push(&running, ending{slot.End, len(s.pred.Slots) - 1})
-			return queue.Started
+			return sched.Started
 		})
 		pace.reshape(&running, s.pred.Slots, s.now)
 		if len(running) == 0 && len(freeing) == 0 && line.Len() == 0 {

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/runall/runall/internal/plainname"
+	"github.com/runall/runall/internal/pathname"
 	"github.com/runall/runall/runner/checkpoint"
 	"github.com/runall/runall/s3sync"
 )
@@ -124,7 +124,7 @@ func (s *Store) Drop(ctx context.Context, trial, version string) error {
 // checkName refuses s, a trial's or a version's name (what), unless it is one plain name: an
 // S3 key holds ".." as it is, and another trial's folder is one "../" away.
 func checkName(what, s string) error {
-	if why := plainname.Why(s); why != "" {
+	if why := pathname.WhyNotPlain(s); why != "" {
 		return fmt.Errorf("%s %q is not a plain name (%s)", what, s, why)
 	}
 	return nil

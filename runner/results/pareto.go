@@ -1,8 +1,9 @@
-// Package pareto ranks points of several objectives by non-dominated sorting: the first
-// front holds the points no other point dominates (as good in every objective and better in
-// one), the second those only the first front dominates, and so on. It knows nothing of
-// trials: a point is its objectives' values.
-package pareto
+package results
+
+// Pareto fronts by non-dominated sorting, for Assess alone (its only user, so no package of
+// its own): the first front holds the points no other point dominates (as good in every
+// objective and better in one), the second those only the first front dominates, and so on.
+// It knows nothing of trials: a point is its objectives' values.
 
 import (
 	"cmp"
@@ -10,12 +11,12 @@ import (
 	"sort"
 )
 
-// Ranks is each point's front, 1 for the first, where lower[k] says whether lower is better
+// paretoRanks is each point's front, 1 for the first, where lower[k] says whether lower is better
 // in objective k (each point has len(lower) values). Equal points share a front. A point can
 // be dominated only by one before it in lexicographic order, and its front is one past the
 // furthest front among those, found by binary search (if a front dominates a point, so does
 // every front before it). O(n log n) for two objectives; at most O(k·n²) for more.
-func Ranks(points [][]float64, lower []bool) []int {
+func paretoRanks(points [][]float64, lower []bool) []int {
 	loss := make([][]float64, len(points))
 	for i, p := range points {
 		loss[i] = make([]float64, len(lower))

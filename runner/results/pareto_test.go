@@ -1,4 +1,4 @@
-package pareto
+package results
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 
 // The cases of Optuna's test_fast_non_domination_rank (tests/study_tests/
 // test_multi_objective.py, Optuna 5.0.0.dev), all minimised; Optuna counts fronts from 0.
-func TestRanksOptunaCases(t *testing.T) {
+func TestParetoRanksOptunaCases(t *testing.T) {
 	inf := math.Inf(1)
 	for _, c := range []struct {
 		points [][]float64
@@ -29,7 +29,7 @@ func TestRanksOptunaCases(t *testing.T) {
 		for k := range lower {
 			lower[k] = true
 		}
-		got := Ranks(c.points, lower)
+		got := paretoRanks(c.points, lower)
 		for i := range got {
 			got[i]--
 		}
@@ -40,9 +40,9 @@ func TestRanksOptunaCases(t *testing.T) {
 }
 
 // Maximised objectives: accuracy up, latency down.
-func TestRanksMixedModes(t *testing.T) {
+func TestParetoRanksMixedModes(t *testing.T) {
 	pts := [][]float64{{0.9, 30}, {0.8, 10}, {0.85, 40}, {0.7, 5}, {0.9, 20}, {0.6, 50}}
-	got := Ranks(pts, []bool{false, true})
+	got := paretoRanks(pts, []bool{false, true})
 	// {0.9,20} beats {0.9,30} and {0.85,40}; {0.8,10}, {0.7,5} are on the front; {0.6,50}
 	// is beaten by {0.85,40}, which {0.9,30} beats.
 	want := []int{2, 1, 3, 1, 1, 4}
@@ -53,14 +53,14 @@ func TestRanksMixedModes(t *testing.T) {
 
 // Against the definition, on random points: no point dominates another of its front, and
 // each point past the first is dominated by one of the front before.
-func TestRanksDefinition(t *testing.T) {
+func TestParetoRanksDefinition(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	pts := make([][]float64, 300)
 	for i := range pts {
 		pts[i] = []float64{float64(r.IntN(20)), float64(r.IntN(20)), r.Float64()}
 	}
 	lower := []bool{true, false, true}
-	ranks := Ranks(pts, lower)
+	ranks := paretoRanks(pts, lower)
 	loss := func(p []float64) []float64 { return []float64{p[0], -p[1], p[2]} }
 	for i := range pts {
 		beaten := false
@@ -77,19 +77,19 @@ func TestRanksDefinition(t *testing.T) {
 	}
 }
 
-func BenchmarkRanks10000(b *testing.B) {
+func BenchmarkParetoRanks10000(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	pts := make([][]float64, 10000)
 	for i := range pts {
 		pts[i] = []float64{r.Float64(), r.Float64()}
 	}
 	for b.Loop() {
-		Ranks(pts, []bool{true, false})
+		paretoRanks(pts, []bool{true, false})
 	}
 }
 
 // The two-objective path agrees with the general one, on points with many ties.
-func TestRanks2AgreesWithGeneral(t *testing.T) {
+func TestParetoRanks2AgreesWithGeneral(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 50 {
 		pts := make([][]float64, 200)
@@ -97,25 +97,25 @@ func TestRanks2AgreesWithGeneral(t *testing.T) {
 			pts[i] = []float64{float64(r.IntN(8)), float64(r.IntN(8))}
 		}
 		lower := []bool{r.IntN(2) == 0, r.IntN(2) == 0}
-		two := Ranks(pts, lower)
+		two := paretoRanks(pts, lower)
 		// the general path, by a third objective that never differs
 		three := make([][]float64, len(pts))
 		for i, p := range pts {
 			three[i] = []float64{p[0], p[1], 0}
 		}
-		if all := Ranks(three, append(lower, true)); !slices.Equal(two, all) {
+		if all := paretoRanks(three, append(lower, true)); !slices.Equal(two, all) {
 			t.Fatalf("two objectives %v, general %v, on %v %v", two, all, pts, lower)
 		}
 	}
 }
 
-func BenchmarkRanks10000x3(b *testing.B) {
+func BenchmarkParetoRanks10000x3(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	pts := make([][]float64, 10000)
 	for i := range pts {
 		pts[i] = []float64{r.Float64(), r.Float64(), r.Float64()}
 	}
 	for b.Loop() {
-		Ranks(pts, []bool{true, false, true})
+		paretoRanks(pts, []bool{true, false, true})
 	}
 }

@@ -1,11 +1,13 @@
-// Package kernelpath judges paths as the kernel resolves them, not by their text: a path's
-// links are followed before a ".." after them is taken (a/../b, a a link to x/y, names x/b,
-// where filepath.Clean says b), and two names are one place when they reach one file. Every
-// rule of runall's that says where a path may lead (a checkpoint directory runall owns, a
-// destination that is not its source, a directory it does not create) asks it here; and the
-// links a tree is given (a checkpoint's manifest, an archive's entries) are judged by one rule,
-// Links, as they will resolve once all are made.
-package kernelpath
+// Package pathname is what a name reaches: a path judged as the kernel resolves it, not by
+// its text, and whether a value can be one plain name (one element of a path or an object
+// key). A path's links are followed before a ".." after them is taken (a/../b, a a link to
+// x/y, names x/b, where filepath.Clean says b), and two names are one place when they reach
+// one file. Every rule of runall's that says where a path may lead (a checkpoint directory
+// runall owns, a destination that is not its source, a directory it does not create) asks it
+// here; the links a tree is given (a checkpoint's manifest, an archive's entries) are judged
+// by one rule, Links, as they will resolve once all are made; and a value put into a path or
+// a key is held to one plain-name rule, WhyNotPlain.
+package pathname
 
 import (
 	"fmt"

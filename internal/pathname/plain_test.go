@@ -1,11 +1,11 @@
-package plainname
+package pathname
 
 import "testing"
 
 func TestWhy(t *testing.T) {
 	for _, s := range []string{"lr-0.01", "b c", "s00000012-run-a1-1f", "ok_1.5", "é", ".hidden", "a..b"} {
-		if why := Why(s); why != "" {
-			t.Errorf("Why(%q) = %q, want it plain", s, why)
+		if why := WhyNotPlain(s); why != "" {
+			t.Errorf("WhyNotPlain(%q) = %q, want it plain", s, why)
 		}
 	}
 	for s, want := range map[string]string{
@@ -15,8 +15,8 @@ func TestWhy(t *testing.T) {
 		"a\x1b[2Jb": "a control character (a NUL or a line break among them)", "a\x7f": "a control character (a NUL or a line break among them)",
 		"$HOME": "a $ (which a ${VAR} expansion would read)", "${PWD}": "a $ (which a ${VAR} expansion would read)",
 	} {
-		if got := Why(s); got != want {
-			t.Errorf("Why(%q) = %q, want %q", s, got, want)
+		if got := WhyNotPlain(s); got != want {
+			t.Errorf("WhyNotPlain(%q) = %q, want %q", s, got, want)
 		}
 	}
 }

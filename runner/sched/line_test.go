@@ -1,4 +1,4 @@
-package queue
+package sched
 
 import (
 	"math/rand/v2"
@@ -14,7 +14,7 @@ func TestBound(t *testing.T) {
 		rnd := rand.New(rand.NewPCG(uint64(seed), 1))
 		bound := rnd.IntN(5)
 		n := 5 + rnd.IntN(20)
-		q := New(seqN(n), bound)
+		q := NewLine(seqN(n), bound)
 		for round := 0; q.Len() > 0; round++ {
 			if round > 10*n {
 				t.Fatalf("seed %d: the line never drained", seed)
@@ -26,7 +26,7 @@ func TestBound(t *testing.T) {
 				ahead = append(ahead, w.v)
 			}
 			started, full := map[int]bool{}, rnd.IntN(8) == 0
-			q.Admit(func(v int) Outcome {
+			q.Admit(func(v int) Tried {
 				if full && len(started) == 2 {
 					return Full
 				}
@@ -74,10 +74,10 @@ func seqN(n int) []int {
 }
 
 func TestFrontDroppedDrain(t *testing.T) {
-	q := New([]int{1, 2, 3}, 4)
+	q := NewLine([]int{1, 2, 3}, 4)
 	q.Front(9)
 	var tried []int
-	q.Admit(func(v int) Outcome {
+	q.Admit(func(v int) Tried {
 		tried = append(tried, v)
 		if v == 2 {
 			return Dropped

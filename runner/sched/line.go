@@ -1,14 +1,14 @@
-// Package queue is a parallel block's waiting line: its trials in the order they are
-// offered to admission, each trial counting how often one behind it started while it
-// waited. A trial passed over the bound's number of times holds the line: nothing behind it
-// starts until it has. So no trial waits forever, and the bound is exact.
-package queue
+package sched
 
 import "slices"
 
-// Queue is a block's waiting trials in the order they are tried. It is not safe for
-// concurrent use: the block's loop owns it.
-type Queue[T comparable] struct {
+// Line is a parallel block's waiting line: its trials in the order they are offered to
+// admission, each trial counting how often one behind it started while it waited. A trial
+// passed over the bound's number of times holds the line: nothing behind it starts until it
+// has. So no trial waits forever, and the bound is exact. The scheduler admits from it, and
+// runner/simulate predicts a run with it. It is not safe for concurrent use: the block's
+// loop owns it.
+type Line[T comparable] struct {
 	bound   int
 	waiting []waiting[T]
 }
@@ -18,10 +18,10 @@ type waiting[T comparable] struct {
 	passedBy int // how often a trial behind it started while it waited
 }
 
-// New is a line of vs, already ranked, where a trial passed over bound times holds
+// NewLine is a line of vs, already ranked, where a trial passed over bound times holds
 // the line.
-func New[T comparable](vs []T, bound int) *Queue[T] {
-	q := &Queue[T]{bound: max(bound, 0)}
+func NewLine[T comparable](vs []T, bound int) *Line[T] {
+	q := &Line[T]{bound: max(bound, 0)}
 	for _, v := range vs {
 		q.waiting = append(q.waiting, waiting[T]{v: v})
 	}
@@ -29,22 +29,22 @@ func New[T comparable](vs []T, bound int) *Queue[T] {
 }
 
 // Len is how many trials wait.
-func (q *Queue[T]) Len() int { return len(q.waiting) }
+func (q *Line[T]) Len() int { return len(q.waiting) }
 
 // Front puts v at the head of the line: a trial requeued after running out of memory
 // goes before the ones that never started.
-func (q *Queue[T]) Front(v T) {
+func (q *Line[T]) Front(v T) {
 	q.waiting = slices.Insert(q.waiting, 0, waiting[T]{v: v})
 }
 
 // Push puts v at the end of the line: a trial its source handed out after the line
 // began.
-func (q *Queue[T]) Push(v T) {
+func (q *Line[T]) Push(v T) {
 	q.waiting = append(q.waiting, waiting[T]{v: v})
 }
 
 // All is the waiting trials in order, for a look that changes nothing.
-func (q *Queue[T]) All() []T {
+func (q *Line[T]) All() []T {
 	out := make([]T, 0, len(q.waiting))
 	for _, w := range q.waiting {
 		out = append(out, w.v)
@@ -53,31 +53,31 @@ func (q *Queue[T]) All() []T {
 }
 
 // Drain removes every waiting trial and returns them in order.
-func (q *Queue[T]) Drain() []T {
+func (q *Line[T]) Drain() []T {
 	out := q.All()
 	q.waiting = nil
 	return out
 }
 
 // Remove takes v out of the line, unstarted: its source took it back.
-func (q *Queue[T]) Remove(v T) {
+func (q *Line[T]) Remove(v T) {
 	q.waiting = slices.DeleteFunc(q.waiting, func(w waiting[T]) bool { return w.v == v })
 }
 
-// Outcome is what a try did with one waiting trial.
-type Outcome int
+// Tried is what a try did with one waiting trial.
+type Tried int
 
 const (
-	Started Outcome = iota // it started: it leaves the queue
-	Waits                  // it does not fit now: later ones may pass it
-	Dropped                // it can never run: it leaves the queue without starting
-	Full                   // nothing more may start now (max-parallel-commands): stop the walk
+	Started Tried = iota // it started: it leaves the queue
+	Waits                // it does not fit now: later ones may pass it
+	Dropped              // it can never run: it leaves the queue without starting
+	Full                 // nothing more may start now (max-parallel-commands): stop the walk
 )
 
 // Admit walks the waiting trials in order and calls try on each. A trial that starts
 // passes every one still waiting ahead of it; one passed over bound times holds the line:
 // the walk stops at it until it starts, so that no trial waits forever.
-func (q *Queue[T]) Admit(try func(T) Outcome) {
+func (q *Line[T]) Admit(try func(T) Tried) {
 	for i := 0; i < len(q.waiting); {
 		w := q.waiting[i]
 		switch try(w.v) {
@@ -105,7 +105,7 @@ func (q *Queue[T]) Admit(try func(T) Outcome) {
 }
 
 // PassedBy is how often v was passed over while it waited; -1 when it does not wait.
-func (q *Queue[T]) PassedBy(v T) int {
+func (q *Line[T]) PassedBy(v T) int {
 	for _, w := range q.waiting {
 		if w.v == v {
 			return w.passedBy

@@ -1,4 +1,4 @@
-package kernelpath
+package pathname
 
 import (
 	"maps"
