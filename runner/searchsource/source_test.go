@@ -68,7 +68,7 @@ func TestOutcomeFromTheRunsResults(t *testing.T) {
 			t.Errorf("%s: told %s %v, want %s %v", tc.t.Name, state, values, tc.state, tc.values)
 		}
 	}
-	if want := []string{"silent: reported no loss: told as failed", "halved: ran with values its sampler did not propose (on-oom): told as failed"};  !slices.Equal(run.said, want) {
+	if want := []string{"silent: reported no loss: told as failed", "halved: ran with values its sampler did not propose (on-oom): told as failed"}; !slices.Equal(run.said, want) {
 		t.Errorf("said %q, want %q", run.said, want)
 	}
 }
