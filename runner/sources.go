@@ -67,7 +67,7 @@ func (s sourceRun) FailUnrunnable(t *plan.Task, why string) {
 }
 func (s sourceRun) Halted() bool              { return s.life.halted() }
 func (s sourceRun) StoppedBy() syscall.Signal { return s.life.stoppedBy() }
-func (s sourceRun) GivesBack() string         { return s.life.givesBackWhy() }
+func (s sourceRun) GivesBack() string         { return s.life.back.reason() }
 func (s sourceRun) MaxID() int                { return s.life.ledger.maxID() }
 func (s sourceRun) Made(t, block *plan.Task)  { s.life.made.add(t, block) }
 

@@ -142,10 +142,10 @@ func TestForecastFreezeThaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		last         string
-		lastStatus   results.Status // 0.85 is itself a loser, stopped
-		status       results.Status // behind's
-		why          string // why behind ended where it waited
+		last       string
+		lastStatus results.Status // 0.85 is itself a loser, stopped
+		status     results.Status // behind's
+		why        string         // why behind ended where it waited
 	}{{"0.85", results.StatusPruned, results.StatusPruned, "did not rise above"},
 		{"0.95", results.StatusOK, results.StatusPruned, "fell below min-chance 1e-06 while it was paused"}} {
 		e := newE2E(t)
