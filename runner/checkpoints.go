@@ -126,7 +126,7 @@ func (c *checkpoints) Begin(ctx context.Context, t *plan.Task, dir string, env [
 		adjust(m) // what the trial's own record says of it, before its copies carry it on
 	}
 	k := checkpoint.Start(ctx, checkpoint.Options{Store: st, Trial: id, Dir: path, Every: t.Checkpoint.Every,
-		Writer: plan.Slug(c.o.runID) + "-a" + strconv.Itoa(attempt), RunID: c.o.runID, Base: m, Say: say})
+		Writer: plan.Slug(c.o.runID) + "-a" + strconv.Itoa(attempt), RunID: c.o.runID, Base: m, Say: say, Hold: replacedHold})
 	c.mu.Lock()
 	c.live[t] = k
 	c.mu.Unlock()
@@ -180,6 +180,12 @@ func resumeEnv(env []string, m *checkpoint.Manifest) []string {
 	}
 	return env
 }
+
+// replacedHold is how long a kept copy a newer one replaced is held before it is dropped:
+// the GPUs' health is read every 2 s, and a memory error read after a trial kept copies
+// takes it back to the copy kept before (runner/gpures/room_health.go); five reads' worth,
+// for a loaded machine.
+const replacedHold = 10 * time.Second
 
 // End keeps what the attempt's directory holds now that its processes ended: within the
 // grace period when runall was stopped, else within two minutes. It returns the step the
