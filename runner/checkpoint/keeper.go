@@ -26,6 +26,9 @@ type Options struct {
 	// later (a GPU's memory error, read every 2 s) may take the trial back to it
 	// (Distrust); 0 drops it at once.
 	Hold time.Duration
+	// Held, when set, is handed at Close what drops the copies still held at once, for the
+	// run to call as it ends before Hold has passed; nil: they are dropped after Hold.
+	Held func(dropNow func())
 }
 
 // Keeper keeps one attempt's checkpoint directory: a copy each time it changes and

@@ -55,20 +55,27 @@ func (b *rollback) dropReplaced(ctx context.Context, o Options, t time.Time) {
 }
 
 // closed drops the copies still held once o.Hold has passed: a fault read after the
-// attempt ended (one that ended its processes) may still take the trial back to one.
+// attempt ended (one that ended its processes) may still take the trial back to one. o.Held
+// is handed what drops them sooner, for a run that ends before then.
 func (b *rollback) closed(o Options) {
+	var once sync.Once
 	drop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.dropReplaced(ctx, o, time.Now())
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			b.dropReplaced(ctx, o, time.Now())
+		})
 	}
 	if o.Hold <= 0 {
 		drop()
 		return
 	}
 	time.AfterFunc(o.Hold, drop)
+	if o.Held != nil {
+		o.Held(drop)
+	}
 }
 
 // distrusted reports whether Distrust was asked: no copy is kept any more.

@@ -63,3 +63,44 @@ func TestDistrustTakesBackToBeforeTheFault(t *testing.T) {
 		}
 	})
 }
+
+// TestHeldCopiesDroppedAtTheEnd: the copies a keeper holds for a late fault are dropped
+// once the run says it ends (Options.Held), before Hold has passed: it leaves no version no
+// manifest names.
+func TestHeldCopiesDroppedAtTheEnd(t *testing.T) {
+	root, dir := t.TempDir(), filepath.Join(t.TempDir(), "ckpt")
+	var held []func()
+	k := Start(ctx, Options{Store: NewDir(root), Trial: "t", Dir: dir, Every: time.Hour, Writer: "a1", RunID: "r",
+		Hold: time.Hour, Held: func(drop func()) { held = append(held, drop) }})
+	for s := 1; s <= 3; s++ {
+		write(t, dir, "model.bin", "weights at step "+string(rune('0'+s)))
+		k.Said(s)
+		if !k.WaitFor(ctx, s, 30*time.Second) {
+			t.Fatalf("step %d not kept", s)
+		}
+	}
+	k.Close(ctx)
+	versions := func() int {
+		entries, err := os.ReadDir(filepath.Join(root, "t"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range entries {
+			if e.IsDir() {
+				n++
+			}
+		}
+		return n
+	}
+	if n := versions(); n != 3 {
+		t.Fatalf("%d versions kept before the end, want 3: the newest, and the two it holds", n)
+	}
+	if len(held) != 1 {
+		t.Fatalf("Held called %d times, want once", len(held))
+	}
+	held[0]()
+	if n := versions(); n != 1 {
+		t.Errorf("%d versions kept after the end, want the newest alone", n)
+	}
+}
