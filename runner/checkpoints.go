@@ -28,6 +28,7 @@ type checkpoints struct {
 	forgot map[*plan.Task]bool               // --fresh: what was kept is dropped once per trial
 	live   map[*plan.Task]*checkpoint.Keeper // each running trial's keeper
 	drop   map[string]bool                   // on-oom: the kept copies to drop at the next attempt (checkpoints_drop.go)
+	held   []func()                          // what drops the copies ended attempts still hold for a late fault
 }
 
 // checkpointOptions is what the checkpoints take from the run.
@@ -126,7 +127,7 @@ func (c *checkpoints) Begin(ctx context.Context, t *plan.Task, dir string, env [
 		adjust(m) // what the trial's own record says of it, before its copies carry it on
 	}
 	k := checkpoint.Start(ctx, checkpoint.Options{Store: st, Trial: id, Dir: path, Every: t.Checkpoint.Every,
-		Writer: plan.Slug(c.o.runID) + "-a" + strconv.Itoa(attempt), RunID: c.o.runID, Base: m, Say: say})
+		Writer: plan.Slug(c.o.runID) + "-a" + strconv.Itoa(attempt), RunID: c.o.runID, Base: m, Say: say, Hold: replacedHold, Held: c.hold})
 	c.mu.Lock()
 	c.live[t] = k
 	c.mu.Unlock()
@@ -179,6 +180,35 @@ func resumeEnv(env []string, m *checkpoint.Manifest) []string {
 		env = envlist.Set(env, "PYTHONUNBUFFERED", "1")
 	}
 	return env
+}
+
+// replacedHold is how long a kept copy a newer one replaced is held before it is dropped:
+// the GPUs' health is read every 2 s, and a memory error read after a trial kept copies
+// takes it back to the copy kept before (runner/gpures/room_health.go); five reads' worth,
+// for a loaded machine.
+const replacedHold = 10 * time.Second
+
+// hold keeps what drops the copies an ended attempt holds for a late fault, for the run's
+// end (dropHeld).
+func (c *checkpoints) hold(dropNow func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held = append(c.held, dropNow)
+}
+
+// dropHeld drops the copies ended attempts still hold for a late fault: every trial has
+// ended, and nothing the run leaves is named by no manifest.
+func (c *checkpoints) dropHeld() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	held := c.held
+	c.held = nil
+	c.mu.Unlock()
+	for _, drop := range held {
+		drop()
+	}
 }
 
 // End keeps what the attempt's directory holds now that its processes ended: within the

@@ -108,6 +108,7 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 	}
 	defer r.startAdmission(ctx)()
 	r.runTasks(ctx, r.plan.Tasks, r.env.base)
+	r.launch.ckpts.dropHeld() // every trial has ended: no late fault takes one back
 	return r.claims.End(ctx)
 }
 

@@ -31,6 +31,35 @@ type lifecycle struct {
 	failed      bool           // a task failed and its failure was not ignored
 	interrupted syscall.Signal // 0 unless a signal stopped the run
 	haltWhy     string         // why it halted, when a rule halted it (fail-fast)
+	// back is why the run gives the trials it stops back to their sweep (--claims).
+	back givingBack
+}
+
+// givingBack is why the run gives the trials it stops back to their sweep: every GPU here
+// is out of service, and a runall elsewhere runs them; "" while it does not.
+type givingBack struct {
+	mu  sync.Mutex
+	why string
+}
+
+// outOfRoom fails and halts the run, as failWith does, for what leaves it no room to run
+// trials here (every GPU is out of service): under --claims its trials go back to the sweep
+// as they stop, for a runall elsewhere to resume them. The reason is set before the halt,
+// so that a trial that stops for it sees it.
+func (l *lifecycle) outOfRoom(why string) {
+	l.back.mu.Lock()
+	if l.back.why == "" {
+		l.back.why, _, _ = strings.Cut(why, " (")
+	}
+	l.back.mu.Unlock()
+	l.failWith(why)
+}
+
+// reason is why the run gives the trials it stops back to their sweep; "" when it does not.
+func (b *givingBack) reason() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.why
 }
 
 func newLifecycle(mask *mask.Masker) *lifecycle {

@@ -92,7 +92,7 @@ func newRun(p *plan.Plan, opts Options) (*runDriver, error) {
 	r.pause = newPauser(procs.Running, ckpts, r.life)
 	mem := hostres.Container(opts.Resources.HostMemory)
 	res, err := openResources(r.plan, opts, mem, r.hist,
-		resourceRun{pause: r.pause, fail: r.life.failWith, met: r.met, ckpts: ckpts})
+		resourceRun{pause: r.pause, fail: r.life.outOfRoom, met: r.met, ckpts: ckpts})
 	if err != nil {
 		return nil, err
 	}

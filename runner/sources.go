@@ -3,13 +3,16 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"syscall"
 
 	"github.com/runall/runall/claims"
 	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/plan"
+	"github.com/runall/runall/runner/resource"
 	"github.com/runall/runall/runner/results"
+	"github.com/runall/runall/runner/trial"
 )
 
 // openClaims joins the sweep the run takes its trials from (claimsource.Open): the queue
@@ -37,10 +40,22 @@ type sourceRun struct {
 	life    *lifecycle
 	logPath func(*plan.Task) string
 	halt    *stopping
+	variant trial.Variant // what the resources run a trial as (on-oom's halving); nil: as written
 }
 
 func newSourceRun(r *runDriver) sourceRun {
-	return sourceRun{life: r.life, logPath: r.launch.logs.TaskLogPath, halt: r.launch.halt}
+	return sourceRun{life: r.life, logPath: r.launch.logs.TaskLogPath, halt: r.launch.halt,
+		variant: resource.Variant(r.launch.res, nil)}
+}
+
+// Varied says whether the resources run t with params other than its own (on-oom halved
+// one). pbt's values are not asked: a search: trial is never one of its rounds.
+func (s sourceRun) Varied(t *plan.Task) bool {
+	if s.variant == nil {
+		return false
+	}
+	v, _ := s.variant(t)
+	return !slices.Equal(v.Params, t.Params)
 }
 
 func (s sourceRun) Say(line string)                        { s.life.say(line) }
@@ -52,6 +67,7 @@ func (s sourceRun) FailUnrunnable(t *plan.Task, why string) {
 }
 func (s sourceRun) Halted() bool              { return s.life.halted() }
 func (s sourceRun) StoppedBy() syscall.Signal { return s.life.stoppedBy() }
+func (s sourceRun) GivesBack() string         { return s.life.back.reason() }
 func (s sourceRun) MaxID() int                { return s.life.ledger.maxID() }
 func (s sourceRun) Made(t, block *plan.Task)  { s.life.made.add(t, block) }
 

@@ -1,6 +1,10 @@
 package main_test
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -182,4 +186,68 @@ func TestEveryGPUOutOfServiceEndsRun(t *testing.T) {
 			t.Errorf("%s: failed (%s), want stopped or skipped: the GPU failed, not the trial", tr.Name, tr.Reason)
 		}
 	}
+}
+
+// TestGPUMemoryErrorDropsLaterCopies: after a memory error (Xid 48) no copy of a checkpoint
+// made after it is kept: the trial on its GPU, which saved steps after the fault until
+// runall's health read stopped it, resumes on the other GPU from a step it saved before the
+// fault, not from its newest.
+func TestGPUMemoryErrorDropsLaterCopies(t *testing.T) {
+	t.Parallel()
+	e, r, res := faultedRun(t, "health-distrust.yml", "32GiB,32GiB:xid=48@1s")
+	if n := wantAllOK(t, r, res); n == 0 {
+		t.Fatalf("no attempt classed gpu-fault\n%v", r)
+	}
+	due := fakeFaultDue(t, e)
+	resumed := 0
+	for _, i := range []string{"1", "2"} {
+		saved := map[string]int64{} // step → when its attempt saved it, the latest attempt's
+		var after []string          // steps saved after the fault, before the next start
+		for _, l := range lines(e.read(filepath.Join("ckpt", i+".log"))) {
+			f := strings.Fields(l)
+			switch {
+			case len(f) == 3 && f[0] == "save":
+				ns, _ := strconv.ParseInt(f[2], 10, 64)
+				saved[f[1]] = ns
+				if ns > due {
+					after = append(after, f[1])
+				}
+			case len(f) == 2 && f[0] == "start" && f[1] != "0":
+				resumed++
+				if at, ok := saved[f[1]]; !ok || at > due {
+					t.Errorf("t%s resumed from step %s, saved at %d (%v), after the fault at %d\n%v", i, f[1], at, ok, due, r)
+				}
+				if len(after) > 0 && slices.Contains(after, f[1]) {
+					t.Errorf("t%s resumed from step %s, which it saved after the fault", i, f[1])
+				}
+			}
+		}
+	}
+	if resumed == 0 && !strings.Contains(r.stdout, "the copies kept after the fault are dropped: none was kept before it") {
+		t.Errorf("no trial resumed after the fault\n%v", r)
+	}
+}
+
+// fakeFaultDue is when the fault armed in e's simulated GPUs falls due, in Unix ns.
+func fakeFaultDue(t *testing.T, e *e2e) int64 {
+	t.Helper()
+	for _, kv := range e.env {
+		if dir, ok := strings.CutPrefix(kv, "RUNALL_FAKE_GPU_STATE="); ok {
+			b, err := os.ReadFile(filepath.Join(dir, "faults"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := strings.Fields(string(b)) // "<device> <kind> <xid> <due in Unix ns>"
+			if len(f) < 4 {
+				t.Fatalf("faults: %q", b)
+			}
+			due, err := strconv.ParseInt(f[3], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return due
+		}
+	}
+	t.Fatal("no RUNALL_FAKE_GPU_STATE")
+	return 0
 }

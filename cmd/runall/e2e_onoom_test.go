@@ -63,3 +63,23 @@ func TestOnOOMDropsCheckpoint(t *testing.T) {
 		t.Errorf("keep's retry did not find its checkpoint, want it kept\n%v", r)
 	}
 }
+
+// TestOnOOMHalvesSearchTrial: a search: trial is halved as the others are (its sampler's
+// param, 112 → 56) and finishes; its sampler is told fail, once, as it did not propose 56.
+func TestOnOOMHalvesSearchTrial(t *testing.T) {
+	t.Parallel()
+	e := newGPUE2E(t)
+	r := e.runGPUFile("onoom-search.yml", "16GiB")
+	r.wantCode(t, 0)
+	var res gpuResults
+	e.readJSON("results.json", &res)
+	if len(res.Tasks) != 1 || res.Tasks[0].Status != "ok" {
+		t.Fatalf("tasks %+v, want the one trial ok\n%v", res.Tasks, r)
+	}
+	if !strings.Contains(r.stdout, "out of GPU memory with batch=112; on-oom: requeued with batch=56 (halving 1 of 3)") {
+		t.Errorf("want the halving said\n%v", r)
+	}
+	if told := strings.TrimSpace(e.read("told")); told != "0 none fail" {
+		t.Errorf("the sampler was told %q, want once: 0 none fail\n%v", told, r)
+	}
+}

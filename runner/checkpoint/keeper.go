@@ -22,6 +22,13 @@ type Options struct {
 	RunID  string
 	Base   *Manifest    // the kept checkpoint this attempt resumed from; nil: it started fresh
 	Say    func(string) // tells the trial's output and log
+	// Hold is how long a copy a newer one replaced is kept after, so that a fault found
+	// later (a GPU's memory error, read every 2 s) may take the trial back to it
+	// (Distrust); 0 drops it at once.
+	Hold time.Duration
+	// Held, when set, is handed at Close what drops the copies still held at once, for the
+	// run to call as it ends before Hold has passed; nil: they are dropped after Hold.
+	Held func(dropNow func())
 }
 
 // Keeper keeps one attempt's checkpoint directory: a copy each time it changes and
@@ -31,10 +38,10 @@ type Keeper struct {
 	o       Options
 	poke    chan struct{}
 	started time.Time
-	stop    chan struct{}
-	done    chan struct{}
+	loop    looping
 	steps   *steps
 	notes   *notes
+	back    rollback // what it replaced and still holds, for Distrust (rollback.go)
 
 	mu      sync.Mutex
 	kept    scan // what the newest copy holds (or what was restored)
@@ -47,13 +54,13 @@ type Keeper struct {
 // o.Base, or as it was left) as what is already kept.
 func Start(ctx context.Context, o Options) *Keeper {
 	o.Every = max(o.Every, 10*time.Millisecond)
-	k := &Keeper{o: o, started: time.Now().UTC(), poke: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	k := &Keeper{o: o, started: time.Now().UTC(), poke: make(chan struct{}, 1), loop: looping{stop: make(chan struct{}), done: make(chan struct{})},
 		steps: newSteps(o.Base), notes: &notes{say: o.Say, dir: o.Dir, every: o.Every}, landed: -1, arrived: make(chan struct{})}
 	if o.Base != nil {
 		k.landed, k.changed = o.Base.Step, o.Base.Step
 	}
 	k.kept, _ = scanDir(o.Dir)
-	go k.loop(ctx)
+	go k.look(ctx)
 	return k
 }
 
@@ -123,31 +130,32 @@ func (k *Keeper) WaitFor(ctx context.Context, n int, wait time.Duration) bool {
 func (k *Keeper) Close(ctx context.Context) int {
 	k.mu.Lock()
 	select {
-	case <-k.stop: // closed already
+	case <-k.loop.stop: // closed already
 		k.mu.Unlock()
 		return k.Landed()
 	default:
-		close(k.stop)
+		close(k.loop.stop)
 	}
 	k.mu.Unlock()
-	<-k.done
+	<-k.loop.done
 	s, err := scanDir(k.o.Dir)
 	if err != nil {
 		k.notes.unscanned(err)
-	} else if !s.empty() && !k.isKept(s) && !k.steps.explicit() {
+	} else if !s.empty() && !k.isKept(s) && !k.steps.explicit() && !k.back.distrusted() {
 		k.keep(ctx, s, k.steps.stepAt(s.newest))
 	}
+	k.back.closed(k.o)
 	return k.Landed()
 }
 
-func (k *Keeper) loop(ctx context.Context) {
-	defer close(k.done)
+func (k *Keeper) look(ctx context.Context) {
+	defer close(k.loop.done)
 	t := time.NewTicker(k.o.Every)
 	defer t.Stop()
 	for {
 		said := false
 		select {
-		case <-k.stop:
+		case <-k.loop.stop:
 			return
 		case <-ctx.Done():
 			return
@@ -191,7 +199,7 @@ func (k *Keeper) settled(ctx context.Context, s scan) (scan, bool) {
 	timer := time.NewTimer(k.settle())
 	defer timer.Stop()
 	select {
-	case <-k.stop:
+	case <-k.loop.stop:
 		return s, false // Close takes the last copy
 	case <-ctx.Done():
 		return s, false
@@ -229,6 +237,12 @@ func (k *Keeper) keep(ctx context.Context, s scan, step int) {
 		m.Base, m.From = b.Version, b.From
 	}
 	m.Resumes = k.Resumes()
+	k.back.mu.Lock() // Distrust waits: a copy named after it would be trusted again
+	defer k.back.mu.Unlock()
+	if !k.back.since.IsZero() {
+		_ = st.Drop(ctx, k.o.Trial, version) // made after a fault that distrusts it
+		return
+	}
 	old, err := k.name(ctx, m)
 	if err != nil {
 		_ = st.Drop(ctx, k.o.Trial, version)
@@ -236,9 +250,7 @@ func (k *Keeper) keep(ctx context.Context, s scan, step int) {
 		k.setKept(s, -1)
 		return
 	}
-	if old != "" && old != version {
-		_ = st.Drop(ctx, k.o.Trial, old) // a leftover is never named by a manifest
-	}
+	k.back.replaced(ctx, k.o, old, m)
 	k.setKept(s, step)
 }
 
@@ -246,23 +258,23 @@ func (k *Keeper) keep(ctx context.Context, s scan, step int) {
 var errNewer = errors.New("a newer copy is kept")
 
 // name writes m as the trial's manifest when it may replace the kept one, and returns the
-// version it replaced.
-func (k *Keeper) name(ctx context.Context, m Manifest) (string, error) {
+// manifest it replaced (nil: none).
+func (k *Keeper) name(ctx context.Context, m Manifest) (*Manifest, error) {
 	for range 8 {
 		body, tag, err := k.o.Store.ReadManifest(ctx, k.o.Trial)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		old := ""
+		var old *Manifest
 		if body != nil {
 			cur, err := decodeManifest(manifestAt(k.o.Store, k.o.Trial), body)
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			if !cur.replacedBy(m.Step, m.Writer, m.Base) {
-				return "", fmt.Errorf("%w: step %d by %s (%s)", errNewer, cur.Step, cur.Writer, k.o.Store.Where(k.o.Trial))
+				return nil, fmt.Errorf("%w: step %d by %s (%s)", errNewer, cur.Step, cur.Writer, k.o.Store.Where(k.o.Trial))
 			}
-			old = cur.Version
+			old = &cur
 		}
 		err = k.o.Store.WriteManifest(ctx, k.o.Trial, m.encode(), tag)
 		if errors.Is(err, ErrConflict) {
@@ -270,7 +282,7 @@ func (k *Keeper) name(ctx context.Context, m Manifest) (string, error) {
 		}
 		return old, err
 	}
-	return "", fmt.Errorf("manifest of %s: written by others at every try", k.o.Trial)
+	return nil, fmt.Errorf("manifest of %s: written by others at every try", k.o.Trial)
 }
 
 func (k *Keeper) setKept(s scan, step int) {

@@ -68,6 +68,9 @@ type Run interface {
 	SkipAll(tasks []*plan.Task, why string) // everything: the sweep was done before it began
 	Halted() bool
 	StoppedBy() syscall.Signal // the signal that stopped the run; 0: none
+	// GivesBack is why the run gives the trials it stops back to the sweep, as a signal
+	// does (every GPU here is out of service); "" when it does not.
+	GivesBack() string
 	// Results is the results of trial's commands as the run records them, log files named.
 	Results(trial *plan.Task) []results.Task
 }

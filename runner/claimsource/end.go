@@ -28,13 +28,14 @@ func (c *Claimer) record(ctx context.Context, t *plan.Task) {
 	p := c.o.Plan
 	ts := c.o.Run.Results(t)
 	failed, final := ended(ts)
-	if sig := c.o.Run.StoppedBy(); sig != 0 && !final {
-		// Stopped by SIGTERM/SIGINT (preemption, eviction, kubectl delete): the trial did not
-		// fail for good. Give it back so another runall runs it at once.
+	if why := c.givesBack(); why != "" && !final {
+		// Stopped by SIGTERM/SIGINT (preemption, eviction, kubectl delete), or every GPU
+		// here went out of service: the trial did not fail for good. Give it back so another
+		// runall runs it at once.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		tl.lease.Release(ctx)
-		c.o.Run.Say(fmt.Sprintf("%s: stopped by %v; its claim is given back for another runall", t.Name, sig))
+		c.o.Run.Say(fmt.Sprintf("%s: %s; its claim is given back for another runall", t.Name, why))
 		return
 	}
 	part := &results.Run{File: p.File, RunID: c.o.RunID, Status: results.StatusOK, Objective: c.o.Objective, Objectives: c.o.Objectives, Tasks: ts,
@@ -57,6 +58,15 @@ func (c *Claimer) record(ctx context.Context, t *plan.Task) {
 	if failed {
 		c.setFailed()
 	}
+}
+
+// givesBack is why the trials this runall stops go back to the sweep: a signal stopped
+// it, or every GPU here is out of service; "" when they do not.
+func (c *Claimer) givesBack() string {
+	if sig := c.o.Run.StoppedBy(); sig != 0 {
+		return fmt.Sprintf("stopped by %v", sig)
+	}
+	return c.o.Run.GivesBack()
 }
 
 // ended says whether a trial's commands, as the run recorded them, failed, and whether they

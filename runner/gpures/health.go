@@ -27,6 +27,7 @@ type healthWatch struct {
 	say    func(string)
 	said   []map[string]bool // per GPU: the faults said
 	failed []bool            // per GPU: a failed read was said
+	read   time.Time         // when the last read began: a fault the next one finds came after it
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
@@ -78,6 +79,8 @@ func (h *healthWatch) start(say func(string)) {
 func (h *healthWatch) check() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	prev, now := h.read, time.Now()
+	h.read = now
 	for dev := range h.said {
 		hl, err := h.probe.Health(dev)
 		if err != nil && !h.failed[dev] {
@@ -87,15 +90,28 @@ func (h *healthWatch) check() {
 		for _, f := range hl.Faults() {
 			if key := faultKey(f); !h.said[dev][key] {
 				h.said[dev][key] = true
-				h.act(dev, f)
+				h.act(dev, f, faultSince(f, prev, now))
 			}
 		}
 	}
 }
 
-// act says a fault seen on dev, taking dev out of service when the fault asks for it.
-func (h *healthWatch) act(dev int, f gpu.Fault) {
-	defer h.trials.seen(dev, len(h.said), f) // after it is said
+// faultSince is when fault f, found by the read that began at now, may have come. NVML
+// stamps an Xid event as runall reads it (after now), and a state read by a poll has no
+// time: all that is known of them is that they came after the last read that did not see
+// them (prev). A time of its own before the read (a simulated GPU's fault falls due then)
+// is taken as it is.
+func faultSince(f gpu.Fault, prev, now time.Time) time.Time {
+	if !f.At.IsZero() && f.At.Before(now) {
+		return f.At
+	}
+	return prev
+}
+
+// act says a fault seen on dev, come after since, taking dev out of service when the fault
+// asks for it.
+func (h *healthWatch) act(dev int, f gpu.Fault, since time.Time) {
+	defer h.trials.seen(dev, len(h.said), f, since) // after it is said
 	if !f.OutOfService() {
 		h.say(fmt.Sprintf("GPU%d: %s (NVIDIA: %s): recorded; the GPU stays in service", dev, f, f.Resolution()))
 		return

@@ -33,8 +33,8 @@ type healthTrials struct {
 	mu       sync.Mutex
 	watchers map[int]healthWatcher
 	nextID   int
-	out      map[int]gpu.Fault // the GPUs taken out of service, by what
-	requeues map[int]int       // task ID → its requeues after a GPU fault
+	out      map[int]OutOfService // the GPUs taken out of service, by what
+	requeues map[int]int          // task ID → its requeues after a GPU fault
 	paused   map[*plan.Task]bool
 	gpus     map[int][]results.GPUFault // each fault seen, by GPU, for results.json
 }
@@ -51,14 +51,15 @@ func newHealthTrials(watch *healthWatch, pause Pauser, closed *admit.Closed, fai
 		return nil
 	}
 	h := &healthTrials{watch: watch, pause: pause, closed: closed, fail: fail, met: met, watchers: map[int]healthWatcher{},
-		out: map[int]gpu.Fault{}, requeues: map[int]int{}, paused: map[*plan.Task]bool{}, gpus: map[int][]results.GPUFault{}}
+		out: map[int]OutOfService{}, requeues: map[int]int{}, paused: map[*plan.Task]bool{}, gpus: map[int][]results.GPUFault{}}
 	watch.trials = h
 	return h
 }
 
-// seen is told by the watch of each fault it saw on dev (one of devices): it is recorded for
-// results.json, and one that takes the GPU out of service is acted on (taken).
-func (h *healthTrials) seen(dev, devices int, f gpu.Fault) {
+// seen is told by the watch of each fault it saw on dev (one of devices), come after since:
+// it is recorded for results.json, and one that takes the GPU out of service is acted on
+// (taken).
+func (h *healthTrials) seen(dev, devices int, f gpu.Fault, since time.Time) {
 	if h == nil {
 		return
 	}
@@ -72,7 +73,7 @@ func (h *healthTrials) seen(dev, devices int, f gpu.Fault) {
 	h.mu.Unlock()
 	if f.OutOfService() {
 		h.met.GPUOutOfService(dev)
-		h.taken(dev, devices, f)
+		h.taken(devices, OutOfService{Dev: dev, Fault: f, Since: since})
 	}
 }
 
@@ -99,9 +100,10 @@ func (h *healthTrials) results() []results.GPU {
 // taken is told by the watch that dev went out of service for f: the attempts on it are
 // told, and once every GPU is out, the run halts, failed, saying so; the trials' checkpoints
 // stay kept for a run on healthy GPUs to resume.
-func (h *healthTrials) taken(dev, devices int, f gpu.Fault) {
+func (h *healthTrials) taken(devices int, o OutOfService) {
+	dev := o.Dev
 	h.mu.Lock()
-	h.out[dev] = f
+	h.out[dev] = o
 	var tell []func(OutOfService)
 	for _, w := range h.watchers {
 		if slices.Contains(w.devs, dev) {
@@ -112,7 +114,7 @@ func (h *healthTrials) taken(dev, devices int, f gpu.Fault) {
 	why := h.allOut()
 	h.mu.Unlock()
 	for _, out := range tell {
-		out(OutOfService{Dev: dev, Fault: f})
+		out(o)
 	}
 	if all {
 		if h.fail != nil {
@@ -126,8 +128,8 @@ func (h *healthTrials) taken(dev, devices int, f gpu.Fault) {
 func (h *healthTrials) allOut() string {
 	var each []string
 	for dev := 0; len(each) < len(h.out); dev++ {
-		if f, ok := h.out[dev]; ok {
-			each = append(each, fmt.Sprintf("GPU%d: %s", dev, f))
+		if o, ok := h.out[dev]; ok {
+			each = append(each, fmt.Sprintf("GPU%d: %s", dev, o.Fault))
 		}
 	}
 	return "every GPU is out of service (" + strings.Join(each, "; ") +
@@ -140,8 +142,8 @@ func (h *healthTrials) Out(devs []int) (OutOfService, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, d := range devs {
-		if f, ok := h.out[d]; ok {
-			return OutOfService{Dev: d, Fault: f}, true
+		if o, ok := h.out[d]; ok {
+			return o, true
 		}
 	}
 	return OutOfService{}, false

@@ -51,7 +51,8 @@ type halved struct {
 
 // Halve halves trial t's on-oom param from from, where on-oom allows: its need is dropped
 // back to its group's, and its kept copy dropped unless keep-checkpoint says otherwise. A
-// trial without a space to vary (a search: trial's params are its sampler's) is not halved.
+// trial's space is its matrix or sample keys', or its sampler's params (a search: trial's,
+// plan.Instantiate); one without a space to vary is not halved.
 func (h *oomHalving) Halve(t *plan.Task, from string) (string, int, bool) {
 	o := plan.OnOOMOf(t)
 	v, err := strconv.Atoi(from)

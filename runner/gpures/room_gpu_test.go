@@ -2,6 +2,7 @@ package gpures
 
 import (
 	"testing"
+	"time"
 
 	"github.com/runall/runall/runner/admit"
 	"github.com/runall/runall/runner/event"
@@ -12,6 +13,7 @@ import (
 type askedAttempt struct{ asked []string }
 
 func (a *askedAttempt) Pause(reason string) bool { a.asked = append(a.asked, reason); return true }
+func (a *askedAttempt) Distrust(time.Time)       {}
 
 // TestGPURoomPausesItsAttempt: the GPU room asks the attempt it was handed last for the
 // pause gpu-sharing: progress asks of it; before any attempt began there is none to ask.

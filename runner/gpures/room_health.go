@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/runall/runall/gpu"
 	"github.com/runall/runall/runner/admit"
@@ -18,6 +19,9 @@ import (
 type OutOfService struct {
 	Dev   int
 	Fault gpu.Fault
+	// Since is when the fault may have come: after the last health read that did not see
+	// it. After a memory error no copy of a checkpoint kept since is trusted.
+	Since time.Time
 }
 
 // GPUHealth is the GPUs' health as a trial's room asks it (health_trials.go).
@@ -98,6 +102,7 @@ func (r *healthRoom) taken(o OutOfService) {
 	sig := syscall.SIGTERM
 	if o.Fault.MemoryError() {
 		sig = syscall.SIGKILL
+		distrust(a, o) // before the kill: the copy its end would keep is not kept
 	}
 	if pgid > 0 {
 		_ = syscall.Kill(-pgid, sig) // it may have ended already
@@ -120,7 +125,19 @@ func (r *healthRoom) Ended(proc.Outcome) {
 	if o, ok := r.h.Out(r.p.Devices); ok {
 		r.mu.Lock()
 		r.out = &o
+		a := r.a
 		r.mu.Unlock()
+		if o.Fault.MemoryError() {
+			distrust(a, o) // the fault ended it before the watch read it: its last copies too
+		}
+	}
+}
+
+// distrust takes the attempt's trial back to the copy of its checkpoint kept before a
+// memory error: what it computed after may be wrong (trial.Attempt.Distrust).
+func distrust(a trial.Attempt, o OutOfService) {
+	if a != nil {
+		a.Distrust(o.Since)
 	}
 }
 

@@ -246,3 +246,35 @@ func TestSampleNoLattice(t *testing.T) {
 		}
 	}
 }
+
+// TestInstantiateOnOOM (issue 45): a search: trial with on-oom is made with a space its
+// param can be halved in (its variant runs the halved value, its identity its own); the
+// sampler's params must hold the param halve: names, as a whole number.
+func TestInstantiateOnOOM(t *testing.T) {
+	tmpl := &Task{Name: "b=<batch>", Cmd: "train --batch <batch> --lr <lr>", Key: "k", Search: &Search{Trials: 3},
+		Checkpoint: &Checkpoint{Dir: "ck"},
+		Faults:     &Faults{OnOOM: &taskfile.OnOOM{Halve: "batch", Min: 8, Times: 3}}}
+	got, err := tmpl.Instantiate(2, []Param{{Name: "batch", Value: "112"}, {Name: "lr", Value: "0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Space == nil {
+		t.Fatal("no space to halve its param in")
+	}
+	v := got.Variant([]Param{{Name: "batch", Value: "56"}, {Name: "lr", Value: "0.1"}})
+	if v.Name != got.Name || v.Key != got.Key || v.Checkpoint != got.Checkpoint || ParamValue(v.Params, "batch") != "56" ||
+		v.Cmd != got.Cmd || v.Search != nil {
+		t.Errorf("variant %+v, want %+v with batch 56", v, got)
+	}
+	for _, tc := range []struct {
+		params []Param
+		want   string
+	}{
+		{[]Param{{Name: "lr", Value: "0.1"}}, "on-oom: halve: <batch> is not among the params the sampler gave (<lr>)"},
+		{[]Param{{Name: "batch", Value: "11.5"}}, `on-oom: halve: <batch> is "11.5" from the sampler: want a whole number`},
+	} {
+		if _, err := tmpl.Instantiate(0, tc.params); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.params, err, tc.want)
+		}
+	}
+}

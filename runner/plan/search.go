@@ -17,10 +17,17 @@ import (
 // that is only shown or names a file (name, tags, log-path) the value itself. A name without
 // placeholders gets the params appended, as matrix names its copies. IDs are left to the
 // caller; the key is the trial's identity (identity.go) at the template's key and the trial's
-// number. Params that cannot be handed over safely are an error.
+// number. Params that cannot be handed over safely are an error, and so are those on-oom
+// cannot halve (its halve: names none of them, or one that is no whole number); with on-oom
+// the trial has a space its param is halved in (searchSpace).
 func (t *Task) Instantiate(n int, params []Param) (*Task, error) {
 	if err := checkParams(params); err != nil {
 		return nil, err
+	}
+	if o := OnOOMOf(t); o != nil {
+		if err := searchedOnOOM(o.Halve, params); err != nil {
+			return nil, err
+		}
 	}
 	left := slices.DeleteFunc(unfilledIn(t), func(name string) bool {
 		return slices.ContainsFunc(params, func(p Param) bool { return p.Name == name })
@@ -50,7 +57,39 @@ func (t *Task) Instantiate(n int, params []Param) (*Task, error) {
 	if c.Name == t.Name {
 		c.Name += " [" + strings.Join(labels, " ") + "]"
 	}
+	if OnOOMOf(t) != nil {
+		c.Space = searchSpace(t, params)
+	}
 	return c, nil
+}
+
+// searchedOnOOM refuses a sampler's params that on-oom's halve: cannot halve: the param it
+// names is not among them, or is no whole number. A value below min runs, and is not halved.
+func searchedOnOOM(halve string, params []Param) error {
+	i := slices.IndexFunc(params, func(p Param) bool { return p.Name == halve })
+	if i < 0 {
+		var names []string
+		for _, p := range params {
+			names = append(names, "<"+p.Name+">")
+		}
+		return fmt.Errorf("on-oom: halve: <%s> is not among the params the sampler gave (%s): have ask print it among the params, or halve one it gives", halve, joinOrNone(names))
+	}
+	if _, err := strconv.Atoi(params[i].Value); err != nil {
+		return fmt.Errorf("on-oom: halve: <%s> is %q from the sampler: want a whole number (suggest an int)", halve, params[i].Value)
+	}
+	return nil
+}
+
+// searchSpace is the space a search trial's on-oom halves its param in: its template, with
+// each of the sampler's params an axis whose values go in as data, as Instantiate put them
+// (Variant makes the trial with a halved value from it, its name, identity and checkpoint
+// its own). Its axes have no values to draw: no rule draws from a search trial's space.
+func searchSpace(tmpl *Task, params []Param) *Space {
+	s := &Space{Template: tmpl}
+	for _, p := range params {
+		s.Axes = append(s.Axes, Axis{name: p.Name, data: true})
+	}
+	return s
 }
 
 // unsetParamRefs refuses a ${RUNALL_PARAM_<name>} written in a text of t or its steps (its

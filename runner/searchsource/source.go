@@ -66,6 +66,9 @@ type Run interface {
 	Results(trial *plan.Task) []results.Task // the results of trial's commands so far
 	MaxID() int                              // the highest task ID the run has seen
 	Made(t, block *plan.Task)                // a trial made as the run went, for the outputs
+	// Varied says whether trial t last ran with values other than its sampler's (on-oom
+	// halved one): what it achieved then is no measure of what was proposed.
+	Varied(t *plan.Task) bool
 	// UntilStop is ctx ended at the first signal too (the asks); Recording ends it --grace
 	// after it (the tells).
 	UntilStop(ctx context.Context) (context.Context, context.CancelFunc)
@@ -237,8 +240,14 @@ func (s *Source) Ended(ctx context.Context, tr *sched.Trial, _ sched.Outcome) {
 }
 
 // outcome is how a trial ended, in the sampler's words, and its objectives' values, in the
-// order config objective lists them; a trial that succeeded without one is told as failed.
+// order config objective lists them; a trial that succeeded without one is told as failed,
+// and so is one that ran with values its sampler did not propose (on-oom halved one): the
+// sampler would file what they achieved under its own.
 func (s *Source) outcome(t *plan.Task) (state string, values []string) {
+	if s.run.Varied(t) {
+		s.run.Say(t.Name + ": ran with values its sampler did not propose (on-oom): told as failed")
+		return search.StateFail, nil
+	}
 	objs := s.plan.Config.Objectives // the plan requires an objective with search:
 	state = search.StateComplete
 	got := make(map[string]float64, len(objs))

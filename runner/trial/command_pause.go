@@ -25,6 +25,7 @@ type attemptPause struct {
 
 	mu     sync.Mutex
 	keeper *checkpoint.Keeper // the running attempt's; nil between attempts
+	last   *checkpoint.Keeper // the last attempt's, also once it ended (Distrust)
 }
 
 // running tells which keeper keeps the attempt that runs now; nil: none runs.
@@ -32,6 +33,22 @@ func (a *attemptPause) running(k *checkpoint.Keeper) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.keeper = k
+	if k != nil {
+		a.last = k
+	}
+}
+
+// Distrust takes the trial back to the copy its last attempt's keeper kept before since.
+func (a *attemptPause) Distrust(since time.Time) {
+	a.mu.Lock()
+	k := a.last
+	a.mu.Unlock()
+	if k == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	k.Distrust(ctx, since)
 }
 
 // Pause stops the trial as paused once its keeper holds a copy past the one it holds now.

@@ -5,6 +5,7 @@ import (
 	"github.com/runall/runall/runner/failclass"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/proc"
+	"time"
 )
 
 // Room is a resource's side of one command: the room its trial was admitted with (GPU
@@ -45,6 +46,11 @@ type Attempt interface {
 	// waits to be resumed. It is false when the trial has no checkpoint:, when the attempt
 	// no longer runs, or when a stop or a pause was asked of it already.
 	Pause(reason string) bool
+	// Distrust takes the trial back to the newest copy of its checkpoint kept before since
+	// (its GPU's memory error came after it), while the attempt runs or once it ended: the
+	// copies kept since are dropped, and none is kept as the attempt ends. Nothing without
+	// checkpoint:.
+	Distrust(since time.Time)
 }
 
 // Failure is a failed attempt as a room is asked about it.
