@@ -117,13 +117,19 @@ func (c *Client) Patch(ctx context.Context, a map[string]string) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, c.URL, bytes.NewReader(body))
+	return send(ctx, c.HTTP, http.MethodPatch, c.URL, "application/merge-patch+json", c.Token, body)
+}
+
+// send makes one request with body and the bearer token, and says what a refusal or another
+// failure answered: ErrForbidden for 401 and 403 (no permission: the caller stops asking).
+func send(ctx context.Context, client *http.Client, method, url, contentType, token string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/merge-patch+json")
-	req.Header.Set("Authorization", "Bearer "+c.Token)
-	resp, err := c.HTTP.Do(req)
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
@@ -133,7 +139,7 @@ func (c *Client) Patch(ctx context.Context, a map[string]string) error {
 	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized:
 		return fmt.Errorf("%w: %s: %s", ErrForbidden, resp.Status, bytes.TrimSpace(msg))
 	case resp.StatusCode/100 != 2:
-		return fmt.Errorf("patch %s: %s: %s", c.URL, resp.Status, bytes.TrimSpace(msg))
+		return fmt.Errorf("%s %s: %s: %s", strings.ToLower(method), url, resp.Status, bytes.TrimSpace(msg))
 	}
 	return nil
 }

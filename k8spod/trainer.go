@@ -1,14 +1,12 @@
 package k8spod
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -84,23 +82,5 @@ func (t *Trainer) Send(ctx context.Context, p Progress) error {
 	if err != nil {
 		return fmt.Errorf("KUBEFLOW_TRAINER_STATUS_TOKEN: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
-	resp, err := t.HTTP.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	switch {
-	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized:
-		return fmt.Errorf("%w: %s: %s", ErrForbidden, resp.Status, bytes.TrimSpace(msg))
-	case resp.StatusCode/100 != 2:
-		return fmt.Errorf("post %s: %s: %s", t.URL, resp.Status, bytes.TrimSpace(msg))
-	}
-	return nil
+	return send(ctx, t.HTTP, http.MethodPost, t.URL, "application/json", strings.TrimSpace(string(token)), body)
 }
