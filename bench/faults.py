@@ -82,7 +82,9 @@ def figures(res, makespan):
 def main():
     root = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True).stdout.strip()
     tmp = tempfile.mkdtemp(prefix="faults-bench-")
-    base = subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+    # The peer: BASE (a commit before hang detection, e.g. 8ddfe15), else the merge base with main.
+    base = os.environ.get("BASE") or subprocess.run(["git", "merge-base", "HEAD", "main"], cwd=root, capture_output=True, text=True,
+                                                    check=True).stdout.strip()
     src = os.path.join(tmp, "old-src")
     os.makedirs(src)
     subprocess.run(f"git archive {base} | tar -x -C {src}", shell=True, cwd=root, check=True)

@@ -95,7 +95,10 @@ func (l *ledger) Event(ev event.Event, _ func(event.Event)) {
 			}
 		}
 	case ev.Kind == event.TaskEnded && ev.End == event.EndRequeue:
-		res.Status, res.OOMRequeues = results.StatusPending, ev.Requeues
+		res.Status = results.StatusPending
+		if ev.Requeues > 0 { // out of memory; a hung trial's or a GPU fault's requeue counts none
+			res.OOMRequeues = ev.Requeues
+		}
 	case ev.Kind == event.TaskEnded && ev.End == event.EndPause:
 		res.Status, res.Reason = results.StatusPaused, ev.Reason
 		l.paused[res.ID] = ev.Time

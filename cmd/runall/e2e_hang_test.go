@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Hung trials caught and resumed, crash loops ended (issue 44, points 1 and 2).
@@ -58,7 +59,7 @@ func TestHangCaught(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(r.stdout, "silent: hung: no progress step for") || !strings.Contains(r.stdout, "resuming from its checkpoint (hang 1 of 1, no retry spent)") {
+	if !strings.Contains(r.stdout, "silent: hung: no progress step for") || !strings.Contains(r.stdout, "requeued, to resume from its checkpoint (hang 1 of 1, no retry spent)") {
 		t.Errorf("the hang is not said\n%v", r)
 	}
 	log := readLogOf(t, e, "silent")
@@ -115,8 +116,8 @@ func readLogOf(t *testing.T, e *e2e, name string) string {
 
 // TestHangHoldsGPU: a hung trial's GPU is held out of admission until its killed
 // process's memory comes back; one that does not within gpu-release-wait is said, and
-// taken back once it does; the trial's own next attempt waits for it too, up to
-// gpu-release-wait. Without py-spy, its log keeps each process's wait channel.
+// taken back once it does; the trial itself goes back to the line and waits there for it
+// (its only GPU). Without py-spy, its log keeps each process's wait channel.
 func TestHangHoldsGPU(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
@@ -128,11 +129,50 @@ func TestHangHoldsGPU(t *testing.T) {
 			t.Errorf("no %q in the output\n%v", want, r)
 		}
 	}
+	if !strings.Contains(r.stdout, "[stuck] waiting: ") {
+		t.Errorf("stuck did not go back to the line to wait for its GPU\n%v", r)
+	}
 	log := readLogOf(t, e, "stuck")
-	if !strings.Contains(log, "its GPU's memory has not come back after gpu-release-wait 1s: the next attempt starts anyway") {
-		t.Errorf("stuck's next attempt did not wait for its GPU:\n%s", log)
+	if starts := attemptStarts(t, log); len(starts) != 2 || starts[1].Sub(starts[0]) < 6*time.Second {
+		t.Errorf("stuck's second attempt started %v, want at least 6s after its first (hung after 3s, memory back 4s later):\n%s", starts, log)
 	}
 	if _, err := exec.LookPath("py-spy"); err != nil && !strings.Contains(log, ") waits in ") { // the kernel's wait channels
 		t.Errorf("stuck's log holds no wait channel of its processes:\n%s", log)
+	}
+}
+
+// attemptStarts is when each attempt in a trial's log started, in order.
+func attemptStarts(t *testing.T, log string) []time.Time {
+	t.Helper()
+	var out []time.Time
+	for _, line := range strings.Split(log, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && f[0] == "==" && f[2] == "attempt" {
+			at, err := time.Parse(time.RFC3339, f[1])
+			if err != nil {
+				t.Fatalf("attempt line %q: %v", line, err)
+			}
+			out = append(out, at)
+		}
+	}
+	return out
+}
+
+// TestHangRequeuedToOtherGPU: a hung trial goes back to the line rather than waiting for
+// its own GPU: with that GPU held for its killed process's memory (30s), it resumes at once
+// on the other one and ends ok.
+func TestHangRequeuedToOtherGPU(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.run("--fake-gpus", "2x2GiB", "--log-dir", "logs", "--results", "results.json", testdata("faults/hang-move.yml"))
+	r.wantCode(t, 0)
+	for _, want := range []string{"[moved] started on GPU-fake-0", "requeued, to resume from its start (hang 1 of 2, no retry spent)",
+		"[moved] started (attempt 2) on GPU-fake-1", "[moved] resumed"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no %q in the output\n%v", want, r)
+		}
+	}
+	if got := e.faultResults().classes()["moved"]; strings.Join(got, ",") != "hung,ok" {
+		t.Errorf("moved: attempts' classes %q, want hung then ok\n%v", got, r)
 	}
 }

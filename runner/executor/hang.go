@@ -7,14 +7,12 @@ import (
 )
 
 // Hung is a running attempt runall found hung and ended: unlike a Stop it ends the attempt
-// alone, and the command decides what follows (a resume from its checkpoint, Hooks.Free).
+// alone, and the command decides what follows (its trial back to the line, to resume from
+// its checkpoint; Hooks.Free: no retry spent).
 type Hung struct {
 	Attempt int    // the attempt it ended, as the trial counts them
 	Reason  string // which sign stopped, when, and the rule's figures
 	Dump    string // what its processes were doing: py-spy's dump, else their wait channels
-	// Released is closed once its GPUs took trials again (its processes left them); nil:
-	// nothing to wait for. Its next attempt waits for it, at most gpu-release-wait.
-	Released <-chan struct{}
 }
 
 // Hang ends the attempt that runs now as hung: SIGTERM to its process groups, SIGKILL

@@ -4,7 +4,8 @@
 // neither) and, on a goroutine of its own, ends an attempt whose signs stopped for longer
 // than its rule. It keeps what it can for the person who reads it later (py-spy's dump of
 // its processes, else each one's kernel wait channel) and hands the attempt to the Ender,
-// which ends it alone: its command resumes it from its checkpoint as a hung attempt.
+// which ends it alone: its command sends it back to the line, to resume from its checkpoint,
+// as a hung attempt.
 package hang
 
 import (
@@ -195,9 +196,9 @@ func (w *Watch) end(h hung) {
 	h.hu.Dump = w.o.Diagnose(pgs)
 	if w.o.Hold != nil && h.t.Faults.Hang.ReleaseWait > 0 {
 		// Held before the stop, while its processes still show what they hold.
-		h.hu.Released = w.o.Hold.HoldUntilGone(h.devs, pids, h.t.Faults.Hang.ReleaseWait, h.t.Name, w.notes.Say)
+		w.o.Hold.HoldUntilGone(h.devs, pids, h.t.Faults.Hang.ReleaseWait, h.t.Name, w.notes.Say)
 	}
 	if len(w.o.Ender.Hang(h.t, h.hu)) > 0 {
-		w.notes.Say(h.t.Name + ": " + h.hu.Reason + "; stopped, to resume from its checkpoint (what its processes waited on: in its log)")
+		w.notes.Say(h.t.Name + ": " + h.hu.Reason + "; stopped and requeued (what its processes waited on: in its log)")
 	}
 }

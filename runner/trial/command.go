@@ -77,7 +77,7 @@ type turn struct {
 	// kept is the step the attempt's kept checkpoint held as it ended: where a pause
 	// landed, which may be past the step asked; 0: none.
 	kept int
-	loop loop // hung attempts, and failed ones in a row without progress (command_hang.go)
+	loop *loop // hung attempts, failed ones in a row without progress, retries spent (command_hang.go)
 }
 
 // verdict is what a failed attempt's rooms decided beyond a retry: the trial goes back to
@@ -162,13 +162,18 @@ func (c *command) ended(n int, out proc.Outcome, retry bool) bool {
 		c.next.fatal = errors.New(why)
 		return false
 	}
-	if !retry || c.run.life.Halted() {
+	if c.run.life.Halted() {
 		return false
 	}
-	reason = fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-n+c.turn.loop.hangs, t.Retries)
 	if c.next.hung != nil {
-		reason = hungRetry(c, c.next.hung)
+		hungRequeue(c, attempt, out, c.next.hung)
+		return false
 	}
+	if !retry {
+		return false
+	}
+	c.turn.loop.spent++
+	reason = fmt.Sprintf("%s; retrying (%d of %d retries left)", reason, t.Retries+1-c.turn.loop.spent, t.Retries)
 	c.run.emit(event.Event{Kind: event.TaskEnded, End: event.EndRetry, Task: t, Attempt: attempt, Status: results.StatusFailed,
 		ExitCode: out.ExitCode, Duration: out.Finished.Sub(out.Started), Try: c.try(out, saw(c, out), true), Reason: reason})
 	return true

@@ -24,6 +24,7 @@ type Launcher struct {
 	o       Options
 	scripts *scripts
 	ranOut  ranOut      // whose script ran to its end as its pause was awaited
+	loops   loops       // each command's hangs and failures without progress, across admissions
 	exports stepExports // what each step that ended ok exported, for a resumed trial's later steps
 }
 
@@ -158,7 +159,7 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		return Result{end: event.EndFinal}
 	}
 	c := &command{run: told{life: l.o.Life}, mask: l.o.Mask, t: t, rooms: l.o.Rooms.Of(tr, run),
-		log: log, cmd: cmdline, turn: turn{before: attempts(l.o.Life, t)}, h: h,
+		log: log, cmd: cmdline, turn: turn{before: attempts(l.o.Life, t), loop: l.loops.of(t)}, h: h,
 		pause: attemptPause{trial: tr.Task, h: h, grace: l.o.Procs.Grace, emit: l.o.Life.Emit}}
 	if first := plan.Commands(tr.Task)[0]; first == t {
 		c.turn.passedOver = tr.PassedOver
@@ -179,7 +180,7 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 			stopped: func() bool { return l.o.Life.StoppedBy() != 0 }}
 		hooks = resume.wrap(ctx, hooks)
 	}
-	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: t.Retries}, h, hooks)
+	res := executor.Run(ctx, executor.Command{Attempt: a, Retries: max(0, t.Retries-c.turn.loop.spent)}, h, hooks)
 	if c.next.requeue != nil {
 		c.metrics.progress.stop()
 		return *c.next.requeue
