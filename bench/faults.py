@@ -8,6 +8,9 @@ allow retries: 5. The hang floor is set low by hand (hang-floor: 2s) so that the
 runs in a minute or two; the default (15m) is for real training.
 
   python3 bench/faults.py            # from the repository root; needs go and git
+  PEER=off python3 bench/faults.py   # the peer is this build with the issue's rules off
+                                     # (hang-after, no-progress-restarts, diverged-on, fail-fast)
+                                     # and the same timeout: for a base that has no fake-train
 
 Figures: each trial's end by kind (status, classes of its attempts, time to its end), the
 GPU-time lost to faults (the attempts of the faulty trials, and the failed attempts of the
@@ -24,8 +27,13 @@ FAULT = {"hang-silent": "--hang-after 8", "hang-printing": "--hang-after 8 --han
          "healthy": ""}
 
 
+RULES_OFF = "    hang-after: off\n    no-progress-restarts: off\n    diverged-on: off\n    fail-fast: off\n"
+
+
 def taskfile(old):
     keys = f"    timeout: {2 * HEALTHY_S + 1:.0f}s\n" if old else "    hang-floor: 2s\n"
+    if old and os.environ.get("PEER") == "off":
+        keys += RULES_OFF
     trials = []
     for i, kind in enumerate(KINDS):
         trials.append(f"""      - name: t{i:02d}-{kind}
@@ -92,11 +100,15 @@ def main():
     for name, where in (("new", root), ("old", src)):
         os.makedirs(os.path.join(tmp, name))
         bins[name] = os.path.join(tmp, name, "runall")
+        if name == "old" and os.environ.get("PEER") == "off":
+            bins[name] = bins["new"]
+            continue
         subprocess.run(["go", "build", "-o", bins[name], "./cmd/runall"], cwd=where, check=True)
     out = {}
     for name in ("old", "new"):
         out[name] = figures(*run(bins[name], name == "old", os.path.join(tmp, name + "-run")))
-    print(f"main's build: {base[:10]} (timeout: {2 * HEALTHY_S + 1:.0f}s); this build: hang-after auto, hang-floor: 2s; both retries: 5")
+    peer = "this build, the rules off" if os.environ.get("PEER") == "off" else base[:10]
+    print(f"main's build: {peer} (timeout: {2 * HEALTHY_S + 1:.0f}s); this build: hang-after auto, hang-floor: 2s; both retries: 5")
     print("| trials | main's build: status (attempts' classes), time to end | this build: status (attempts' classes), time to end |")
     print("|---|---|---|")
     for kind in dict.fromkeys(KINDS):
