@@ -29,6 +29,7 @@ const (
 	KeyWaiting = "runall.dev/waiting"
 	KeyBest    = "runall.dev/best"
 	KeyETA     = "runall.dev/eta"
+	KeyScope   = "runall.dev/scope"
 )
 
 // Progress is what a Pod says of its sweep.
@@ -37,6 +38,9 @@ type Progress struct {
 	Best                   string        // the best trial so far; "" when none
 	Metric, Value          string        // the objective's metric and the best trial's value of it
 	ETA                    time.Duration // 0 when unknown
+	// Scope is what the figures count: "sweep" (every trial, also those other Pods of a
+	// claims sweep ran), or "shard I/N" (a fixed shard's trials: no Pod sees the others').
+	Scope string
 }
 
 // Annotations are p as the Pod's annotations.
@@ -50,7 +54,7 @@ func (p Progress) Annotations() map[string]string {
 		best += " " + p.Metric + "=" + p.Value
 	}
 	return map[string]string{KeyDone: strconv.Itoa(p.Done), KeyRunning: strconv.Itoa(p.Running),
-		KeyWaiting: strconv.Itoa(p.Waiting), KeyBest: best, KeyETA: eta}
+		KeyWaiting: strconv.Itoa(p.Waiting), KeyBest: best, KeyETA: eta, KeyScope: p.Scope}
 }
 
 // Sink is where a Pod's progress goes: its annotations (Client), Kubeflow Trainer's status
@@ -145,14 +149,15 @@ func send(ctx context.Context, client *http.Client, method, url, contentType, to
 }
 
 // Publish sends what progress says to sink every interval until ctx ends, and once more
-// then (the sweep's last figures), unchanged figures skipped. It stops at the first refusal
+// then (the sweep's last figures), unchanged figures skipped; progress is asked with the
+// context of that send (it may read a store). It stops at the first refusal
 // (ErrForbidden), which it tells say once; other errors it tells say once each time they
 // change. what names the sink in what it says.
-func Publish(ctx context.Context, sink Sink, what string, every time.Duration, progress func() Progress, say func(string)) {
+func Publish(ctx context.Context, sink Sink, what string, every time.Duration, progress func(context.Context) Progress, say func(string)) {
 	var last *Progress
 	lastErr := ""
 	publish := func(ctx context.Context) bool {
-		p := progress()
+		p := progress(ctx)
 		if last != nil && *last == p {
 			return true
 		}

@@ -40,7 +40,7 @@ func TestPublish(t *testing.T) {
 			s := &sink{err: tc.err}
 			ctx, cancel := context.WithCancel(context.Background())
 			n := 0
-			progress := func() Progress {
+			progress := func(context.Context) Progress {
 				n++
 				if n >= 2 { // the end: asked for once ctx is done
 					return Progress{Done: 3}

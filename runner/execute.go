@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/runall/runall/internal/outfile"
@@ -76,9 +77,10 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 			return err
 		}
 	}
+	var joined atomic.Pointer[claimsource.Claimer] // the sweep the watchers read, once joined
 	for _, c := range r.opts.Consumers {
 		if w, ok := c.(Watcher); ok {
-			defer w.WatchRun(View{Results: func() *results.Run { return r.snapshot(start) }})()
+			defer w.WatchRun(View{Results: func() *results.Run { return r.snapshot(start) }, Sweep: sweepFigures(&joined)})()
 		}
 	}
 	if r.opts.claiming() {
@@ -95,6 +97,7 @@ func (r *runDriver) runAll(ctx context.Context, start time.Time) error {
 			return err
 		}
 		r.claims = c
+		joined.Store(c)
 		if complete {
 			return c.SkipComplete(ctx)
 		}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/runall/runall/claims"
 	"github.com/runall/runall/gpu"
+	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/event"
 	"github.com/runall/runall/runner/hostadmit"
 	"github.com/runall/runall/runner/output"
@@ -184,6 +186,10 @@ type View struct {
 	// at the end, with the running and waiting trials as they are now: status running (no
 	// finished_at), each trial's metrics and GPU peak so far, a waiting trial's reason.
 	Results func() *results.Run
+	// Sweep is a claims sweep's figures (claimsource.Figures: every runall's trials, the
+	// queue listed again when its last listing is older than fresh); false without claims,
+	// or before the run joined them. Nil in the server's View.
+	Sweep func(ctx context.Context, fresh time.Duration) (claimsource.Figures, bool)
 	// Metrics serves the run's Prometheus series.
 	Metrics http.Handler
 	// OpenLog opens a task's log (a LogFile of Results) to read it, only while it is the

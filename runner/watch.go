@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"context"
+	"sync/atomic"
 	"time"
 
+	"github.com/runall/runall/runner/claimsource"
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
 )
@@ -20,6 +23,17 @@ func (r *runDriver) serve(start time.Time) error {
 	}
 	r.life.say("serving the live report on http://" + addr + "/ (Prometheus metrics on http://" + addr + "/metrics)")
 	return nil
+}
+
+// sweepFigures is View.Sweep: the figures of the claims sweep joined, once it is.
+func sweepFigures(joined *atomic.Pointer[claimsource.Claimer]) func(context.Context, time.Duration) (claimsource.Figures, bool) {
+	return func(ctx context.Context, fresh time.Duration) (claimsource.Figures, bool) {
+		c := joined.Load()
+		if c == nil {
+			return claimsource.Figures{}, false
+		}
+		return c.Figures(ctx, fresh), true
+	}
 }
 
 // snapshot is the run's results as they stand: the results of its end, gathered now, with

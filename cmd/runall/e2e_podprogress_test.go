@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/runall/runall/internal/trainertest"
 )
 
 // apiStub is an HTTPS stand-in for the API server: it records the PATCHes of a Pod, or
@@ -22,17 +24,19 @@ type apiStub struct {
 	refuse bool
 
 	mu      sync.Mutex
-	patches []map[string]string // each PATCH's annotations
-	bad     []string            // what a request got wrong
+	patches []map[string]string            // each PATCH's annotations
+	byPod   map[string][]map[string]string // the same, by the Pod patched
+	bad     []string                       // what a request got wrong
 }
 
 func newAPIStub(t *testing.T, refuse bool) *apiStub {
-	s := &apiStub{refuse: refuse}
+	s := &apiStub{refuse: refuse, byPod: map[string][]map[string]string{}}
 	s.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		pod, _ := strings.CutPrefix(r.URL.Path, "/api/v1/namespaces/sweeps/pods/")
 		for _, c := range []struct{ got, want string }{
-			{r.Method, http.MethodPatch}, {r.URL.Path, "/api/v1/namespaces/sweeps/pods/pod-0"},
+			{r.Method, http.MethodPatch}, {r.URL.Path, "/api/v1/namespaces/sweeps/pods/" + pod}, {strconv.Itoa(len(pod)), "5"},
 			{r.Header.Get("Content-Type"), "application/merge-patch+json"}, {r.Header.Get("Authorization"), "Bearer tok3n"},
 		} {
 			if c.got != c.want {
@@ -51,16 +55,20 @@ func newAPIStub(t *testing.T, refuse bool) *apiStub {
 			s.bad = append(s.bad, "body "+string(data))
 		}
 		s.patches = append(s.patches, body.Metadata.Annotations)
+		s.byPod[pod] = append(s.byPod[pod], body.Metadata.Annotations)
 		w.Write([]byte("{}"))
 	}))
 	t.Cleanup(s.srv.Close)
 	return s
 }
 
-// env is what a Pod's runall sees: the API server's address, its ServiceAccount's mount
-// (the stub's certificate as ca.crt), its name, and the opt-in.
-func (s *apiStub) env(t *testing.T, e *e2e) *e2e {
-	sa := e.path("serviceaccount")
+// env is what Pod pod-0's runall sees (envFor).
+func (s *apiStub) env(t *testing.T, e *e2e) *e2e { return s.envFor(t, e, "pod-0") }
+
+// envFor is what a Pod's runall sees: the API server's address, its ServiceAccount's mount
+// (the stub's certificate as ca.crt), its name (pod-N), and the opt-in.
+func (s *apiStub) envFor(t *testing.T, e *e2e, pod string) *e2e {
+	sa := e.path("serviceaccount-" + pod)
 	if err := os.MkdirAll(sa, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +79,7 @@ func (s *apiStub) env(t *testing.T, e *e2e) *e2e {
 		}
 	}
 	host, port, _ := net.SplitHostPort(s.srv.Listener.Addr().String())
-	return e.withEnv("RUNALL_POD_PROGRESS=1", "RUNALL_POD_SERVICEACCOUNT_DIR="+sa, "POD_NAME=pod-0",
+	return e.withEnv("RUNALL_POD_PROGRESS=1", "RUNALL_POD_SERVICEACCOUNT_DIR="+sa, "POD_NAME="+pod,
 		"KUBERNETES_SERVICE_HOST="+host, "KUBERNETES_SERVICE_PORT="+port)
 }
 
@@ -108,7 +116,8 @@ func TestPodProgressAnnotations(t *testing.T) {
 			t.Fatalf("patches %v, wrong: %v\n%v", s.patches, s.bad, r)
 		}
 		last := s.patches[len(s.patches)-1]
-		want := map[string]string{"runall.dev/done": "3", "runall.dev/running": "0", "runall.dev/waiting": "0", "runall.dev/eta": ""}
+		want := map[string]string{"runall.dev/done": "3", "runall.dev/running": "0", "runall.dev/waiting": "0", "runall.dev/eta": "",
+			"runall.dev/scope": "sweep"}
 		for k, v := range want {
 			if last[k] != v {
 				t.Errorf("the last patch's %s = %q, want %q (%v)", k, last[k], v, last)
@@ -123,6 +132,22 @@ func TestPodProgressAnnotations(t *testing.T) {
 			if n != 3 {
 				t.Errorf("a patch counts %d tasks done, running and waiting, want 3: %v", n, p)
 			}
+		}
+	})
+	t.Run("shard", func(t *testing.T) { // no store shared: the shard's figures, said so
+		t.Parallel()
+		s := newAPIStub(t, false)
+		e := s.env(t, newE2E(t)).withEnv("JOB_COMPLETION_INDEX=0", "RUNALL_SHARDS=2")
+		r := e.run("--log-dir", "logs", write(e))
+		r.wantCode(t, 0)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.bad) > 0 || len(s.patches) == 0 {
+			t.Fatalf("patches %v, wrong: %v\n%v", s.patches, s.bad, r)
+		}
+		last := s.patches[len(s.patches)-1]
+		if last["runall.dev/scope"] != "shard 0/2" || last["runall.dev/done"] != "2" {
+			t.Errorf("the last patch %v, want scope shard 0/2 and its 2 trials done", last)
 		}
 	})
 	t.Run("refused", func(t *testing.T) {
@@ -149,89 +174,44 @@ func TestPodProgressAnnotations(t *testing.T) {
 	})
 }
 
-// trainerStub is an HTTPS stand-in for Kubeflow Trainer's status endpoint: it records what
-// is posted to it.
-type trainerStub struct {
-	srv *httptest.Server
-
-	mu    sync.Mutex
-	posts []map[string]any // each POST's trainerStatus
-	bad   []string
-}
-
-const trainerPath = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/sweeps/trainjobs/tj/status"
-
-func newTrainerStub(t *testing.T) *trainerStub {
-	s := &trainerStub{}
-	s.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if r.Method != http.MethodPost || r.URL.Path != trainerPath || r.Header.Get("Authorization") != "Bearer tr4iner" {
-			s.bad = append(s.bad, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization"))
-		}
-		var body struct{ TrainerStatus map[string]any }
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			s.bad = append(s.bad, err.Error())
-		}
-		s.posts = append(s.posts, body.TrainerStatus)
-	}))
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
-func (s *trainerStub) env(t *testing.T, e *e2e, index string) *e2e {
-	dir := e.path("trainer")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw})
-	for name, data := range map[string][]byte{"token": []byte("tr4iner"), "ca.crt": ca} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return e.withEnv("KUBEFLOW_TRAINER_STATUS_URL="+s.srv.URL+trainerPath, "KUBEFLOW_TRAINER_STATUS_TOKEN="+filepath.Join(dir, "token"),
-		"KUBEFLOW_TRAINER_STATUS_CA_CERT="+filepath.Join(dir, "ca.crt"), "JOB_COMPLETION_INDEX="+index, "RUNALL_SHARDS=")
-}
-
 // TestTrainerStatusPosted (issue 46, point 5): under Kubeflow Trainer's status endpoint the
-// Pod of completion index 0 posts the sweep's figures in Trainer's shape (trainerStatus:
-// progressPercentage, metrics, lastUpdatedTime) with the token and CA the variables name, its
-// last post saying 100%; the Pod of another index posts nothing.
+// Pod of completion index 0 posts the sweep's figures in the shape Trainer v2.2.0 takes
+// (internal/trainertest: its request type and CRD, read from Trainer's code) with the token
+// and CA its variables name, its last post saying 100%; the Pod of another index posts
+// nothing.
 func TestTrainerStatusPosted(t *testing.T) {
 	t.Parallel()
 	for _, index := range []string{"0", "1"} {
 		t.Run("index "+index, func(t *testing.T) {
 			t.Parallel()
-			s := newTrainerStub(t)
-			e := s.env(t, newE2E(t), index)
+			s := trainertest.New(t, "sweeps", "tj", "tr4iner")
+			e := newE2E(t)
+			e = e.withEnv(append(s.Env(t, e.path("trainer")), "JOB_COMPLETION_INDEX="+index, "RUNALL_SHARDS=")...)
 			f := e.path("tasks.yml")
 			if err := os.WriteFile(f, []byte(progressFile), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			r := e.run("--log-dir", "logs", f)
 			r.wantCode(t, 0)
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if len(s.bad) > 0 {
-				t.Fatalf("wrong requests: %v\n%v", s.bad, r)
+			if bad := s.Refused(); len(bad) > 0 {
+				t.Fatalf("Trainer refused: %q\n%v", bad, r)
 			}
+			posts := s.Posts()
 			if index != "0" {
-				if len(s.posts) > 0 {
-					t.Errorf("index %s posted %v: one Pod of a sweep posts", index, s.posts)
+				if len(posts) > 0 {
+					t.Errorf("index %s posted %v: one Pod of a sweep posts", index, posts)
 				}
 				return
 			}
-			if len(s.posts) == 0 {
+			if len(posts) == 0 {
 				t.Fatalf("nothing posted\n%v", r)
 			}
-			last := s.posts[len(s.posts)-1]
-			if last["progressPercentage"] != float64(100) || last["lastUpdatedTime"] == "" {
-				t.Errorf("the last post %v, want progressPercentage 100 and a lastUpdatedTime", last)
+			last := posts[len(posts)-1]
+			if last.ProgressPercentage == nil || *last.ProgressPercentage != 100 {
+				t.Errorf("the last post %+v, want progressPercentage 100", last)
 			}
-			data, _ := json.Marshal(last["metrics"])
-			if !strings.Contains(string(data), `{"name":"trialsDone","value":"3"}`) {
-				t.Errorf("the last post's metrics %s, want trialsDone 3", data)
+			if v, _ := last.Get("trialsDone"); v != "3" {
+				t.Errorf("the last post's metrics %q, want trialsDone 3", last.Metrics)
 			}
 		})
 	}

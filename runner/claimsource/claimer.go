@@ -34,6 +34,7 @@ type Claimer struct {
 	order []string              // the keys in plan order
 
 	leases *heldClaims // the claims this runall holds
+	tally  *tally      // the records read for the sweep's figures (figures.go)
 
 	mu     sync.Mutex
 	view   claims.View // the queue as last listed
@@ -119,7 +120,7 @@ func Open(ctx context.Context, store claims.Store, where string, o Options) (c *
 	if err != nil {
 		return nil, false, fmt.Errorf("claims %s: %w", where, err)
 	}
-	c = &Claimer{sweep: sweep, where: where, keys: keys, order: order, o: o,
+	c = &Claimer{sweep: sweep, where: where, keys: keys, order: order, o: o, tally: &tally{},
 		leases: &heldClaims{sweep: sweep, run: o.Run, running: o.Running, grace: o.Grace, held: map[*plan.Task]*trialLease{}}}
 	for _, k := range order {
 		if !view.Done[k] {

@@ -107,7 +107,7 @@ func (c *Claimer) SweepFailed() bool {
 // conclude, once every trial is done, reads the sweep's merged results, writing them
 // under the prefix when no runall did yet; it reports whether a trial failed.
 func (c *Claimer) conclude(ctx context.Context) (failed bool, err error) {
-	view, err := c.sweep.Refresh(ctx)
+	view, err := c.refresh(ctx) // kept: the sweep's last figures (Figures) count from it
 	if err != nil {
 		return false, err
 	}

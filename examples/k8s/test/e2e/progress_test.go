@@ -17,7 +17,9 @@ import (
 // ServiceAccounts: each runall Pod patches its own annotations with its sweep's figures
 // through the apiserver (the overlay's ServiceAccount, Role and mounted token; the apiserver
 // on 127.0.0.1, which the hostNetwork Pods share, set in the ConfigMap as a kubelet would set
-// it for the kubernetes Service), its last patch saying nothing runs or waits.
+// it for the kubernetes Service), its last patch saying nothing runs or waits and counting
+// the sweep's every trial (its scope the sweep: the figures merged from the claims store,
+// whichever Pod ran what).
 func TestProgressAnnotations(t *testing.T) {
 	e := setupWith(t, cluster.Options{ServiceAccounts: true})
 	waitFor(t, time.Minute, "the namespace's default ServiceAccount", func() bool {
@@ -47,6 +49,9 @@ func TestProgressAnnotations(t *testing.T) {
 			t.Errorf("%s ended with %v: something still running or waiting", p.Name, a)
 		}
 		d, _ := strconv.Atoi(a["runall.dev/done"])
+		if d != n || a["runall.dev/scope"] != "sweep" {
+			t.Errorf("%s ended with %v: want the sweep's %d trials done, scope sweep", p.Name, a, n)
+		}
 		done = max(done, d)
 		t.Logf("%s: done %s, running %s, waiting %s, best %q, eta %q", p.Name, a["runall.dev/done"], a["runall.dev/running"],
 			a["runall.dev/waiting"], a["runall.dev/best"], a["runall.dev/eta"])
