@@ -176,6 +176,7 @@ type Stream struct {
 	states    map[*plan.Task]state
 	reacted   []Event  // emitted by consumers while an event is delivered
 	notes     []*Notes // the Tellers' lines, told after each event delivered
+	over      bool     // RunEnded was delivered: nothing more is told
 }
 
 // state is a task's place in its lifecycle, as far as the stream keeps it: enough to drop
@@ -196,8 +197,23 @@ func (s *Stream) Add(c Consumer) {
 	defer s.mu.Unlock()
 	s.consumers = append(s.consumers, c)
 	if t, ok := c.(Teller); ok {
-		s.notes = append(s.notes, t.Notes())
+		n := t.Notes()
+		s.notes = append(s.notes, n)
+		n.wakeWith(s.tell)
 	}
+}
+
+// tell delivers the lines the Tellers said since the last event, as RunStatus events: a
+// line said between events is told now, not with the next event, which may be long in
+// coming (every trial waiting on a GPU held). Nothing after the run's last event.
+func (s *Stream) tell() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.over {
+		return
+	}
+	s.takeNotes()
+	s.drain()
 }
 
 // Gate has every event emitted from now on, a consumer's reaction too, pass f before any
@@ -220,6 +236,12 @@ func (s *Stream) Emit(ev Event) bool {
 		return false
 	}
 	s.deliver(ev)
+	s.drain()
+	return true
+}
+
+// drain delivers what consumers emitted, and the Tellers said, while events were delivered.
+func (s *Stream) drain() {
 	for len(s.reacted) > 0 {
 		next := s.reacted[0]
 		s.reacted = s.reacted[1:]
@@ -227,7 +249,6 @@ func (s *Stream) Emit(ev Event) bool {
 			s.deliver(next)
 		}
 	}
-	return true
 }
 
 // deliver hands ev to every consumer, then queues the lines the Tellers said meanwhile (on
@@ -237,6 +258,14 @@ func (s *Stream) deliver(ev Event) {
 	for _, c := range s.consumers {
 		c.Event(ev, s.react)
 	}
+	if ev.Kind == RunEnded {
+		s.over = true
+	}
+	s.takeNotes()
+}
+
+// takeNotes queues the lines the Tellers hold, to be delivered next.
+func (s *Stream) takeNotes() {
 	for _, n := range s.notes {
 		for _, l := range n.take() {
 			s.reacted = append(s.reacted, Event{Kind: RunStatus, Line: l})

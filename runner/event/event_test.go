@@ -3,6 +3,7 @@ package event
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/runall/runall/runner/plan"
 	"github.com/runall/runall/runner/results"
@@ -63,8 +64,9 @@ func (t *teller) Event(ev Event, emit func(Event)) {
 	}
 }
 
-// What a Teller says reaches every consumer as a status line after the event the stream
-// delivers then: the one it reacted to, or the next one when said from elsewhere.
+// What a Teller says reaches every consumer as a status line: after the event it reacted
+// to, or at once when said from elsewhere between events (not held for the next event);
+// nothing after the run's last event.
 func TestStreamTellsNotes(t *testing.T) {
 	a, b := &teller{}, &kinds{}
 	s := &Stream{}
@@ -73,9 +75,22 @@ func TestStreamTellsNotes(t *testing.T) {
 	t1 := &plan.Task{ID: 1}
 	s.Emit(Event{Kind: TaskStarted, Task: t1})
 	a.notes.Say("from its goroutine")
+	told := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(b.got)
+	}
+	for deadline := time.Now().Add(10 * time.Second); told() < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	s.Emit(Event{Kind: TaskOutput, Task: t1})
 	s.Emit(Event{Kind: TaskEnded, Task: t1, End: EndFinal})
-	want := []string{"start", "output", "status", "end", "status"}
+	s.Emit(Event{Kind: RunEnded})
+	a.notes.Say("after the end")
+	time.Sleep(50 * time.Millisecond)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := []string{"start", "status", "output", "end", "status", "run-end"}
 	if !slices.Equal(a.got, want) || !slices.Equal(b.got, want) {
 		t.Errorf("consumers told %q and %q, want %q each", a.got, b.got, want)
 	}

@@ -123,7 +123,7 @@ func fakeCommand(t *testing.T, room Room) (*command, *fakeLife) {
 	}
 	t.Cleanup(log.Close)
 	c := &command{run: told{life: life}, mask: noMask{}, t: task, cmd: task.Cmd, log: log, rooms: []Room{room},
-		h: executor.NewHandle(nil)}
+		h: executor.NewHandle(nil), turn: turn{loop: &loop{}}}
 	c.metrics.reader = metric.NewReader(&c.metrics.set, task.MetricFormats)
 	c.metrics.progress = newTrialProgress(c.run, c.t, c.mask, c.log)
 	t.Cleanup(func() { c.metrics.progress.stop() })
