@@ -42,12 +42,15 @@ func TestKueueElasticClaimsScaled(t *testing.T) {
 	uid := e.apply(t, "kueue/claims-elastic", stepsFile(n, steps), func(ex *example) { ex.job.Spec.Parallelism = &two })
 	waitFor(t, time.Minute, "Kueue to admit the sweep", func() bool { return e.admitted(t, claimsJob) })
 	e.waitCheckpoints(t, uid)
+	t0 := time.Now()
 	e.scale(t, 4)
 	waitFor(t, 2*time.Minute, "Kueue to admit a slice of 4 Pods", func() bool {
 		w := e.workloads(t)
 		return len(w) == 2 && w[1].count == 4 && w[1].admitted
 	})
+	admitted := time.Since(t0)
 	waitFor(t, 2*time.Minute, "4 Pods running", func() bool { return len(e.running(t)) >= 4 })
+	up := time.Since(t0)
 	waitFor(t, 2*time.Minute, "copies of 4 trials: one on each of the 4 Pods", func() bool { return e.checkpointed(t, uid) >= 4 })
 	e.scale(t, 1)
 	waitFor(t, 2*time.Minute, "one Pod left", func() bool { return len(e.running(t)) == 1 })
@@ -70,8 +73,8 @@ func TestKueueElasticClaimsScaled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("measured: %d trials of %d steps, parallelism 2 -> 4 -> 1 under Kueue (elastic): 0 restarted from scratch, %d attempts resumed, %d steps trained twice in all, 0 suspensions, 2 Workload slices, %d Pods counted failed",
-		n, steps, resumed, twice, j.Status.Failed)
+	t.Logf("measured: %d trials of %d steps, parallelism 2 -> 4 -> 1 under Kueue (elastic): 0 restarted from scratch, %d attempts resumed, %d steps trained twice in all, 0 suspensions, 2 Workload slices, %d Pods counted failed; the scale-up's slice admitted %v after the patch, 4 Pods running after %v",
+		n, steps, resumed, twice, j.Status.Failed, admitted.Round(100*time.Millisecond), up.Round(100*time.Millisecond))
 }
 
 // checkSlices fails t unless the Job has the two Workloads of one scale-up: the first (2
