@@ -107,3 +107,36 @@ func TestKueueOverlays(t *testing.T) {
 		}
 	}
 }
+
+// The elastic Job (examples/k8s/kueue/claims-elastic): what Kueue's ElasticJobsViaWorkloadSlices
+// (alpha) reads on a Job.
+const (
+	kueueElasticAnnotation = "kueue.x-k8s.io/elastic-job" // "true": resized by slices, not re-queued
+	kueueElasticGate       = "kueue.x-k8s.io/elastic-job" // the scheduling gate Kueue lifts when it admits a slice
+)
+
+// TestKueueElasticOverlay: kueue/claims-elastic is kueue/claims but for the annotation that
+// makes it an elastic Job and the scheduling gate that holds a scale-up's Pods until Kueue
+// admits their slice (its webhook adds the gate; the overlay says it for a cluster without).
+func TestKueueElasticOverlay(t *testing.T) {
+	orig := render(t, filepath.Join("kueue", "claims")).job
+	job := render(t, filepath.Join("kueue", "claims-elastic")).job
+	if v := job.Annotations[kueueElasticAnnotation]; v != "true" {
+		t.Errorf("kueue/claims-elastic: annotation %s = %q, want \"true\"", kueueElasticAnnotation, v)
+	}
+	gates := job.Spec.Template.Spec.SchedulingGates
+	if len(gates) != 1 || gates[0].Name != kueueElasticGate {
+		t.Errorf("kueue/claims-elastic: schedulingGates %v, want the one %s", gates, kueueElasticGate)
+	}
+	same := job.DeepCopy()
+	delete(same.Annotations, kueueElasticAnnotation)
+	if len(same.Annotations) == 0 {
+		same.Annotations = orig.Annotations
+	}
+	same.Spec.Template.Spec.SchedulingGates = orig.Spec.Template.Spec.SchedulingGates
+	if !reflect.DeepEqual(same, orig) {
+		a, _ := json.Marshal(orig)
+		b, _ := json.Marshal(same)
+		t.Errorf("kueue/claims-elastic changes more than the annotation and the gate:\n%s\n%s", a, b)
+	}
+}

@@ -84,6 +84,17 @@ func kueueDir(t testing.TB) string {
 	return ""
 }
 
+// KueueOptions change Kueue from the one StartKueue starts.
+type KueueOptions struct {
+	// ElasticJobs turns on Kueue's alpha feature gate ElasticJobsViaWorkloadSlices: a Job
+	// annotated kueue.x-k8s.io/elastic-job: "true" (examples/k8s/kueue/claims-elastic) then
+	// changes its parallelism while it runs, each scale-up a new Workload slice admitted in
+	// place of the old one, instead of being suspended and queued again.
+	ElasticJobs bool
+	// Quota is the ClusterQueue's quota of CPU, KueueQuota when empty.
+	Quota string
+}
+
 // StartKueue starts Kueue's controller manager on the host against the cluster, as
 // examples/k8s/kueue expects it: its CRDs, no webhooks in the apiserver (a Job in a queue is
 // created suspended, as the overlay does) and no certificate management, Jobs with a
@@ -91,13 +102,26 @@ func kueueDir(t testing.TB) string {
 // namespaces. Stopped with the cluster.
 func (c *Cluster) StartKueue(t testing.TB, namespaces ...string) {
 	t.Helper()
+	c.StartKueueWith(t, KueueOptions{}, namespaces...)
+}
+
+// StartKueueWith is StartKueue with o.
+func (c *Cluster) StartKueueWith(t testing.TB, o KueueOptions, namespaces ...string) {
+	t.Helper()
 	dir := kueueDir(t)
 	t0 := time.Now()
 	dyn, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := kueueSetup{c, dyn}
+	k := kueueSetup{c, dyn, o.Quota}
+	if k.quota == "" {
+		k.quota = KueueQuota
+	}
+	gates := "VisibilityOnDemand=false"
+	if o.ElasticJobs {
+		gates += ",ElasticJobsViaWorkloadSlices=true"
+	}
 	if err := k.crds(dir); err != nil {
 		t.Fatalf("kueue: %v", err)
 	}
@@ -119,7 +143,7 @@ func (c *Cluster) StartKueue(t testing.TB, namespaces ...string) {
 	}
 	c.bin.path["kueue"] = filepath.Join(dir, "kueue")
 	if err := c.run("kueue", "--config", cfg, "--kubeconfig", filepath.Join(c.Dir, "kubeconfig"),
-		"--feature-gates", "VisibilityOnDemand=false", "--zap-log-level", "2"); err != nil {
+		"--feature-gates", gates, "--zap-log-level", "2"); err != nil {
 		t.Fatalf("kueue: %v", err)
 	}
 	if err := c.waitFor("Kueue's /readyz", func(ctx context.Context) bool { return httpOK(ctx, probe+"/readyz") }); err != nil {
@@ -133,8 +157,9 @@ func (c *Cluster) StartKueue(t testing.TB, namespaces ...string) {
 
 // kueueSetup makes Kueue's objects in the cluster.
 type kueueSetup struct {
-	c   *Cluster
-	dyn dynamic.Interface
+	c     *Cluster
+	dyn   dynamic.Interface
+	quota string // the ClusterQueue's CPU
 }
 
 // crds creates Kueue's CRDs (dir/../crd) and waits until they are established.
@@ -234,7 +259,7 @@ spec:
           resources:
             - {name: cpu, nominalQuota: %s}
             - {name: memory, nominalQuota: 64Gi}
-`, KueueClusterQueue, KueueFlavor, KueueQuota)},
+`, KueueClusterQueue, KueueFlavor, k.quota)},
 		{kueuePriorities, "", "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: " + KueueLow + "}\nvalue: 100\n"},
 		{kueuePriorities, "", "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: " + KueueHigh + "}\nvalue: 1000\n"},
 	}

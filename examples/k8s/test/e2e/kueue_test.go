@@ -197,16 +197,10 @@ func TestClaimsJobScaled(t *testing.T) {
 	two := int32(2)
 	uid := e.apply(t, "claims", stepsFile(n, steps), func(ex *example) { ex.job.Spec.Parallelism = &two })
 	e.waitCheckpoints(t, uid)
-	scale := func(p int) {
-		patch := fmt.Sprintf(`{"spec":{"parallelism":%d}}`, p)
-		if _, err := e.c.Client.BatchV1().Jobs(e.ns).Patch(context.Background(), claimsJob, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-			t.Fatalf("parallelism %d: %v", p, err)
-		}
-	}
-	scale(4)
+	e.scale(t, 4)
 	waitFor(t, 2*time.Minute, "4 Pods running", func() bool { return len(e.running(t)) >= 4 })
 	waitFor(t, 2*time.Minute, "copies of 4 trials: one on each of the 4 Pods", func() bool { return e.checkpointed(t, uid) >= 4 })
-	scale(1)
+	e.scale(t, 1)
 	waitFor(t, 2*time.Minute, "one Pod left", func() bool { return len(e.running(t)) == 1 })
 	if end := e.waitJobEnd(t, claimsJob, 5*time.Minute); end != batchv1.JobComplete {
 		t.Fatalf("the Job ended %s, want Complete; logs:\n%s", end, e.logs(t))
