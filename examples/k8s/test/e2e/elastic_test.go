@@ -51,19 +51,7 @@ func TestKueueElasticClaimsScaled(t *testing.T) {
 	admitted := time.Since(t0)
 	waitFor(t, 2*time.Minute, "4 Pods running", func() bool { return len(e.running(t)) >= 4 })
 	up := time.Since(t0)
-	waitFor(t, 2*time.Minute, "copies of 4 trials: one on each of the 4 Pods", func() bool { return e.checkpointed(t, uid) >= 4 })
-	e.scale(t, 1)
-	waitFor(t, 2*time.Minute, "one Pod left", func() bool { return len(e.running(t)) == 1 })
-	if end := e.waitJobEnd(t, claimsJob, 5*time.Minute); end != batchv1.JobComplete {
-		t.Fatalf("the Job ended %s, want Complete; logs:\n%s", end, e.logs(t))
-	}
-	twice, resumed := e.attempts(t, uid).check(t, n, steps)
-	if resumed < 1 {
-		t.Errorf("no trial resumed from its copy after the scale-down to 1")
-	}
-	if twice > resumed {
-		t.Errorf("%d steps trained twice over %d resumptions: more than one checkpoint interval each", twice, resumed)
-	}
+	twice, resumed := e.scaledDownToEnd(t, uid, n, steps)
 	if s := suspended(); s != 0 {
 		t.Errorf("Kueue suspended the running Job %d times: it queued the resized Job again instead of admitting a slice", s)
 	}

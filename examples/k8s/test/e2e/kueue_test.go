@@ -199,21 +199,32 @@ func TestClaimsJobScaled(t *testing.T) {
 	e.waitCheckpoints(t, uid)
 	e.scale(t, 4)
 	waitFor(t, 2*time.Minute, "4 Pods running", func() bool { return len(e.running(t)) >= 4 })
+	twice, resumed := e.scaledDownToEnd(t, uid, n, steps)
+	e.checkResults(t, "catdog-claims/"+string(uid)+"/", n)
+	t.Logf("measured: %d trials of %d steps, parallelism 2 -> 4 -> 1: 0 restarted from scratch, %d attempts resumed, %d steps trained twice in all", n, steps, resumed, twice)
+}
+
+// scaledDownToEnd takes the claims Job of run uid, scaled up to 4 Pods, down to 1 once each
+// of the 4 holds a trial's copy, and waits for its end: complete, every one of its n trials
+// of steps steps run once (none from scratch twice), at least one resumed from its copy after
+// the scale-down, and no more steps trained twice than resumptions (at most a checkpoint
+// interval each). It returns the steps trained twice and the attempts resumed.
+func (e *env) scaledDownToEnd(t *testing.T, uid types.UID, n, steps int) (twice, resumed int) {
+	t.Helper()
 	waitFor(t, 2*time.Minute, "copies of 4 trials: one on each of the 4 Pods", func() bool { return e.checkpointed(t, uid) >= 4 })
 	e.scale(t, 1)
 	waitFor(t, 2*time.Minute, "one Pod left", func() bool { return len(e.running(t)) == 1 })
 	if end := e.waitJobEnd(t, claimsJob, 5*time.Minute); end != batchv1.JobComplete {
 		t.Fatalf("the Job ended %s, want Complete; logs:\n%s", end, e.logs(t))
 	}
-	twice, resumed := e.attempts(t, uid).check(t, n, steps)
+	twice, resumed = e.attempts(t, uid).check(t, n, steps)
 	if resumed < 1 {
 		t.Errorf("no trial resumed from its copy after the scale-down to 1")
 	}
 	if twice > resumed {
 		t.Errorf("%d steps trained twice over %d resumptions: more than one checkpoint interval each", twice, resumed)
 	}
-	e.checkResults(t, "catdog-claims/"+string(uid)+"/", n)
-	t.Logf("measured: %d trials of %d steps, parallelism 2 -> 4 -> 1: 0 restarted from scratch, %d attempts resumed, %d steps trained twice in all", n, steps, resumed, twice)
+	return twice, resumed
 }
 
 // checkpointed is how many trials have a copy kept under the claims prefix.
