@@ -234,7 +234,7 @@ func (th *thaw) pause(ev event.Event, f *earlystop.ForecastFigures) bool {
 	if !ok || th.thawed[ev.Task] || !th.waiting() || th.block.Parallel[i].Checkpoint == nil {
 		return false
 	}
-	h := hold{chance: 1, value: ev.Value, inc: math.NaN(), uncertain: ev.Step == th.cfg.Grace && (f == nil || !f.Informed)}
+	h := hold{chance: 1, value: ev.Value, inc: math.NaN(), uncertain: ev.Step == max(th.cfg.Grace, 1) && (f == nil || !f.Informed)}
 	if th.cfg.Mode == "min" {
 		h.value = -ev.Value
 	}
