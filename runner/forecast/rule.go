@@ -143,7 +143,7 @@ func (r *Rule) decide(trial string, step int, pts []Point) (earlystop.Decision, 
 		return earlystop.Decision{Forecast: fig}, err
 	}
 	fig.Incumbent, fig.HasIncumbent, fig.Reached = inc, true, reached
-	fig.Chance = pred.Above(sign*inc + r.delta(reached))
+	fig.Chance = pred.Above(sign*inc + delta(r.c, reached))
 	if best >= sign*inc || fig.Chance >= r.c.MinChance {
 		return earlystop.Decision{Forecast: fig}, nil
 	}
@@ -179,7 +179,7 @@ func (r *Rule) Chance(trial string) (chance float64, ok bool) {
 	if !found || err != nil {
 		return 0, false
 	}
-	return pred.Above(sign*inc + r.delta(reached)), true
+	return pred.Above(sign*inc + delta(r.c, reached)), true
 }
 
 // Incumbent is the value trial must beat now, in the metric's units; ok is false when no
@@ -220,11 +220,11 @@ func (r *Rule) incumbent(trial string) (v float64, reached, found bool, err erro
 // delta is the least improvement that counts against an incumbent: min-delta against a
 // value reached at max; none against another trial's forecast, itself a guess with a margin
 // (its 95% end): on top of it, min-delta stopped the grid's best on the curves benchmark.
-func (r *Rule) delta(reached bool) float64 {
+func delta(c earlystop.Config, reached bool) float64 {
 	if !reached {
 		return 0
 	}
-	return r.c.MinDelta
+	return c.MinDelta
 }
 
 // reason says why a trial stops, with the figures it stopped by.
@@ -234,7 +234,7 @@ func (r *Rule) reason(f *earlystop.ForecastFigures) string {
 		what = "the best value reached at step " + strconv.Itoa(r.c.Max)
 	}
 	by := ""
-	if r.delta(f.Reached) > 0 {
+	if delta(r.c, f.Reached) > 0 {
 		by = " by more than min-delta " + num(r.c.MinDelta)
 	}
 	return fmt.Sprintf("forecast: %s at step %d is forecast to end at %s (90%% band %s to %s) at step %d; its chance of ending better than %s (%s)%s is %s, below min-chance %s",

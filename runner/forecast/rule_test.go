@@ -160,14 +160,18 @@ func TestRuleMinDelta(t *testing.T) {
 // TestRuleMinDeltaOnlyAgainstReached: min-delta counts against a value reached at max, not
 // against another trial's forecast (itself a guess with its margin, its 95% end): a trial
 // alike the one whose forecast is the incumbent goes on under a min-delta it could never
-// beat it by.
+// beat it by, and stops once that one reached max.
 func TestRuleMinDeltaOnlyAgainstReached(t *testing.T) {
 	r, err := New(earlystop.Config{Method: earlystop.Forecast, Metric: "acc", Mode: "max", Grace: 5, Max: 30, MinDelta: 0.02}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	feed(t, r, "good", good, 1, 10)
-	if s, d := feed(t, r, "alike", good, 1, 10); s != 0 || d.Forecast == nil || d.Forecast.Reached {
+	if s, d := feed(t, r, "alike", good, 1, 10); s != 0 {
 		t.Errorf("alike stopped at %d against a forecast: %q", s, d.Reason)
+	}
+	feed(t, r, "good", good, 11, 30) // reached: now min-delta counts
+	if s, d := feed(t, r, "alike", good, 11, 29); s != 11 || !strings.Contains(d.Reason, "by more than min-delta 0.02") {
+		t.Errorf("alike stopped at %d against the value reached, want 11: %q", s, d.Reason)
 	}
 }
