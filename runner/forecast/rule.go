@@ -11,7 +11,8 @@ import (
 )
 
 // forecastStep is where a Store keeps each trial's latest forecast of its value at
-// max (the end it reaches with 95% chance): step 0, which no trial reports (steps count from 1). Its values at max are kept at
+// max (the end it reaches with 95% chance, at most its best value so far): step 0, which no
+// trial reports (steps count from 1). Its values at max are kept at
 // max, as asha keeps a rung's.
 const forecastStep = 0
 
@@ -20,7 +21,8 @@ const forecastStep = 0
 const maxKept = 4096
 
 // Rule is early-stop method forecast: at each step it decides at (from grace on: every step
-// for 128 steps, then ever fewer, as median), a trial's curve so far is forecast at max, and
+// for 128 steps, then ever fewer, as median), a trial's curve so far is forecast at max (by
+// the families' fit and by the trials that reached max: reference.go), and
 // the trial stops when its chance of ending better than the incumbent (by more than
 // min-delta, when set: the least improvement that counts, as Keras's EarlyStopping has it)
 // is below min-chance.
