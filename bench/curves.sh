@@ -23,7 +23,9 @@
 #
 # The crossing set (issue 47, curves/crossing.py): 27 curves that cross (the fastest starters
 # level off lowest), written worst first (by their value at the end, the best last), each
-# sweep with order: file: cross-grid, cross-asha, cross-sha, cross-forecast.
+# sweep with order: file: cross-grid, cross-asha, cross-sha, cross-forecast. asha-g2 and
+# cross-asha-g2 are asha with grace 2 (the default order on the real set, order: file on
+# the crossing one).
 # After grid and cross-grid, a row for the baseline of Egele et al. (2023), "top third after
 # one epoch, then run to the end", read off that grid's own curves (the trials are
 # deterministic, so running it would train the same epochs to the same values): the 9 trials
@@ -35,7 +37,7 @@ EPOCHS=${EPOCHS:-27}
 PY=${PYTHON:-/usr/bin/python3}
 SWEEPS=${SWEEPS:-grid asha asha-file median median-file sha sha-shuffled hyperband pbt sample}
 # issue 47's comparison, every method on both sets in one run:
-#   SWEEPS="grid asha sha forecast forecast-file forecast-d forecast-file-d cross-grid cross-asha cross-sha cross-forecast cross-forecast-d"
+#   SWEEPS="grid asha asha-g2 sha forecast forecast-file forecast-d forecast-file-d cross-grid cross-asha cross-asha-g2 cross-sha cross-forecast cross-forecast-d"
 TRAIN=$(cd "$(dirname "$0")" && pwd)/curves/train_digits.py
 CROSS=$(cd "$(dirname "$0")" && pwd)/curves/crossing.py
 . "$(dirname "$0")/need.sh"
@@ -125,6 +127,10 @@ file="
     order: file"
 sweep cross-grid "" "$crossing_trials"
 sweep cross-asha "$asha$file" "$crossing_trials"
+# asha with grace 2, as issue 47's target compares: no trial stopped before its second epoch.
+asha2="    early-stop: {method: asha, grace: 2, reduction: 3, max: $EPOCHS}"
+sweep asha-g2 "$asha2" "$matrix_trial"
+sweep cross-asha-g2 "$asha2$file" "$crossing_trials"
 sweep cross-sha "$sha" "$crossing_trials"
 sweep cross-forecast "$forecast$file" "$crossing_trials"
 # The same with min-delta 0.005: a trial stops when it is unlikely to beat the best by more

@@ -44,8 +44,9 @@ func NewRunningAverages(ctx context.Context, st Store, rule string) (*Rungs, err
 }
 
 // NewForecasts keeps early-stop method forecast's values of rule (a short name without /,
-// the block's key) in st: each trial's value at max under that step, its latest median
-// forecast under step 0. ctx bounds every request.
+// the block's key) in st: each trial's value at max under that step, its latest forecast
+// (the value it offers to beat) under step 0, and its values at the steps the rule decides
+// at under theirs (the prefixes its references are matched on). ctx bounds every request.
 func NewForecasts(ctx context.Context, st Store, rule string) (*Rungs, error) {
 	return newRungs(ctx, st, forecastDir, rule)
 }

@@ -133,8 +133,9 @@ func TestForecastOrderFree(t *testing.T) {
 // TestForecastFreezeThaw: with pause-below and checkpoints, a trial forecast to lose but
 // not hopeless is paused at its checkpoint while another waits, and the waiting one runs.
 // Then, once none waits, the paused one ends pruned where it waits, never resumed: when the
-// one that ran ended below the best, its chance did not rise since its pause; when it raised
-// the value to beat out of the paused one's reach, its chance fell below min-chance.
+// one that ran ended below the best, the value to beat did not move in its favour since its
+// pause; when it raised the value to beat out of the paused one's reach, its chance fell
+// (below min-chance, or, with the reference that best became, to 1e-4: it did not rise).
 func TestForecastFreezeThaw(t *testing.T) {
 	t.Parallel()
 	text, err := os.ReadFile(testdata("adapt/freeze.yml"))
@@ -147,7 +148,7 @@ func TestForecastFreezeThaw(t *testing.T) {
 		status     results.Status // behind's
 		why        string         // why behind ended where it waited
 	}{{"0.85", results.StatusPruned, results.StatusPruned, "did not rise above"},
-		{"0.95", results.StatusOK, results.StatusPruned, "fell below min-chance 1e-06 while it was paused"}} {
+		{"0.95", results.StatusOK, results.StatusPruned, "fell below min-chance 1e-06 while it was paused|did not rise above"}} {
 		e := newE2E(t)
 		yml := strings.NewReplacer("CKPT", testdata("adapt/ckpt-curve.sh"), "LAST", tc.last).Replace(string(text))
 		e.writeFile("freeze.yml", yml)
@@ -182,7 +183,7 @@ func TestForecastFreezeThaw(t *testing.T) {
 			t.Errorf("last %s: want behind paused, then last started\n%v", tc.last, r)
 		case tc.status == results.StatusOK && resumed < lastStarted:
 			t.Errorf("last %s: want behind resumed after last started\n%v", tc.last, r)
-		case tc.status == results.StatusPruned && (resumed >= 0 || !strings.Contains(behind.Reason, tc.why)):
+		case tc.status == results.StatusPruned && (resumed >= 0 || !slices.ContainsFunc(strings.Split(tc.why, "|"), func(w string) bool { return strings.Contains(behind.Reason, w) })):
 			t.Errorf("last %s: behind resumed, or its reason %q does not say why it ended\n%v", tc.last, behind.Reason, r)
 		}
 	}

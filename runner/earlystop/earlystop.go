@@ -213,6 +213,11 @@ type ForecastFigures struct {
 	HasIncumbent bool
 	Reached      bool
 	Stop         bool
+	// References is how many trials that reached Max the forecast read (runner/forecast's
+	// reference model); Informed whether the forecast is more than their prior: a reference's
+	// prefix lies near, or the families fitted the curve.
+	References int
+	Informed   bool
 }
 
 // Rule decides, value by value, which trials stop. Safe for concurrent use.

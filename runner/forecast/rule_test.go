@@ -59,7 +59,7 @@ func TestRuleStopsTheLoserAfterGrace(t *testing.T) {
 }
 
 // Before any trial reached max, the incumbent is the best of the others' forecasts (each
-// the end it reaches with 95% chance);
+// the end it reaches with 95% chance, or the best value it has shown when that is lower);
 // a trial is never compared with its own, and one that stopped is no incumbent (its forecast
 // is withdrawn: it will not get there). No forecast before every family can be fitted (5
 // points).
@@ -73,8 +73,8 @@ func TestRuleIncumbentIsTheBestForecast(t *testing.T) {
 	if s == 0 || d.Forecast.Reached || !strings.Contains(d.Reason, "the best of the other trials' forecasts, each the end it reaches with 95% chance") {
 		t.Fatalf("the losing trial: stopped at %d, %+v, %q", s, d.Forecast, d.Reason)
 	}
-	if s != 5 || math.Abs(d.Forecast.Incumbent-good(30)) > 0.03 {
-		t.Errorf("stopped at %d (want 5); incumbent %v, want about the best one's end %v", s, d.Forecast.Incumbent, good(30))
+	if s != 5 || d.Forecast.Incumbent != good(10) {
+		t.Errorf("stopped at %d (want 5); incumbent %v, want the best one's best value so far %v (below its 95%% end)", s, d.Forecast.Incumbent, good(10))
 	}
 	forecasts, _ := st.Rung(forecastStep)
 	if forecasts["bad"] != -math.MaxFloat64 || forecasts["good"] < 0.8 {
@@ -154,5 +154,24 @@ func TestRuleMinDelta(t *testing.T) {
 		if s != 0 && near(float64(s)) >= good(30) {
 			t.Errorf("min-delta %v: stopped at step %d with %v, above the best %v", tc.delta, s, near(float64(s)), good(30))
 		}
+	}
+}
+
+// TestRuleMinDeltaOnlyAgainstReached: min-delta counts against a value reached at max, not
+// against another trial's forecast (itself a guess with its margin, its 95% end): a trial
+// alike the one whose forecast is the incumbent goes on under a min-delta it could never
+// beat it by, and stops once that one reached max.
+func TestRuleMinDeltaOnlyAgainstReached(t *testing.T) {
+	r, err := New(earlystop.Config{Method: earlystop.Forecast, Metric: "acc", Mode: "max", Grace: 5, Max: 30, MinDelta: 0.02}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed(t, r, "good", good, 1, 10)
+	if s, d := feed(t, r, "alike", good, 1, 10); s != 0 {
+		t.Errorf("alike stopped at %d against a forecast: %q", s, d.Reason)
+	}
+	feed(t, r, "good", good, 11, 30) // reached: now min-delta counts
+	if s, d := feed(t, r, "alike", good, 11, 29); s != 11 || !strings.Contains(d.Reason, "by more than min-delta 0.02") {
+		t.Errorf("alike stopped at %d against the value reached, want 11: %q", s, d.Reason)
 	}
 }

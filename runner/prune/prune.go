@@ -249,12 +249,13 @@ func (pr *Pruner) decide(w *worker, ev event.Event) {
 		pr.notes.Say(ev.Task.Name + ": " + err.Error() + ": it runs on")
 		return
 	}
+	paused := !d.Stop && w.thaw != nil && w.thaw.pause(ev, d.Forecast)
 	if d.Forecast != nil {
 		decision := "continue"
 		switch {
 		case d.Stop:
 			decision = "stop"
-		case w.thaw != nil && d.Forecast.HasIncumbent && w.thaw.pause(ev, d.Forecast):
+		case paused:
 			decision = "pause"
 		}
 		if pr.o.Record != nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 
@@ -31,6 +32,15 @@ type chancer interface {
 	Chance(trial string) (float64, bool)
 }
 
+// incumbenter is a rule that tells the value a trial must beat now (forecast.Rule): a
+// paused trial resumes once none waits only if that moved in its favour since its pause.
+// A chance that rose while the value to beat stood still rose with the forecast's own
+// figures (a reference that finished far from it widened the references' prior), which
+// is no new case for the trial.
+type incumbenter interface {
+	Incumbent(trial string) (float64, bool)
+}
+
 // thaw is the freeze-thaw of one block under method forecast with pause-below, after
 // Swersky, Snoek and Adams' freeze-thaw Bayesian optimization (2014): a trial with a
 // checkpoint whose chance of ending better than the incumbent lies between min-chance and
@@ -54,12 +64,21 @@ type thaw struct {
 	cfg     *earlystop.Config
 	chance  chancer // nil: the chance a trial was paused at stands
 	block   *plan.Task
-	trialOf map[int]int            // each command's trial (its index in the block), by command ID
-	started map[int]bool           // the trials that started or were skipped, by index
-	pausing map[*plan.Task]float64 // asked to pause, with the chance they were paused at
-	paused  map[*plan.Task]float64 // paused, with their chance
-	at      map[*plan.Task]float64 // the chance each paused trial was paused at
-	thawed  map[*plan.Task]bool    // resumed once: never paused again
+	trialOf map[int]int          // each command's trial (its index in the block), by command ID
+	started map[int]bool         // the trials that started or were skipped, by index
+	pausing map[*plan.Task]hold  // asked to pause
+	paused  map[*plan.Task]*hold // paused
+	thawed  map[*plan.Task]bool  // resumed once: never paused again
+}
+
+// hold is why a trial was paused: its chance now and the one it was paused at, its value
+// then (higher better: what orders trials whose chance is not known yet), and whether it
+// was held at grace for want of an informed forecast (uncertain) rather than for a low
+// chance.
+type hold struct {
+	chance, at, value float64
+	inc               float64 // the value to beat at its pause; NaN: none
+	uncertain         bool
 }
 
 // newThaw is block's freeze-thaw; nil without a pauser, under another method, without a
@@ -71,7 +90,7 @@ func newThaw(block *plan.Task, c *earlystop.Config, p Pauser, rule earlystop.Rul
 	}
 	ch, _ := rule.(chancer)
 	th := &thaw{pauser: p, cfg: c, chance: ch, block: block, trialOf: map[int]int{}, started: map[int]bool{},
-		pausing: map[*plan.Task]float64{}, paused: map[*plan.Task]float64{}, at: map[*plan.Task]float64{}, thawed: map[*plan.Task]bool{}}
+		pausing: map[*plan.Task]hold{}, paused: map[*plan.Task]*hold{}, thawed: map[*plan.Task]bool{}}
 	kept := false
 	for i, tr := range block.Parallel {
 		if tr.Search != nil {
@@ -100,10 +119,10 @@ func (th *thaw) event(ev event.Event) {
 	case ev.Kind == event.TaskSkipped:
 		th.started[i] = true
 	case ev.Kind == event.TaskEnded:
-		if chance, asked := th.pausing[ev.Task]; asked {
+		if h, asked := th.pausing[ev.Task]; asked {
 			delete(th.pausing, ev.Task)
 			if ev.End == event.EndPause {
-				th.paused[ev.Task], th.at[ev.Task] = chance, chance
+				th.paused[ev.Task] = &h
 			}
 		}
 	}
@@ -113,37 +132,76 @@ func (th *thaw) event(ev event.Event) {
 // waiting reports whether a trial of the block has not started yet.
 func (th *thaw) waiting() bool { return len(th.started) < len(th.block.Parallel) }
 
-// release resumes the paused trials the rule lets go on now.
+// release resumes the paused trials the rule lets go on now, as a slot frees: while trials
+// wait, the one with the best chance if it is above a waiting trial's prior and was not held
+// for want of a forecast; once none waits, every one whose chance rose (the others end) and
+// one of those held uncertain, the most promising first, so that each is decided against
+// the references that finished meanwhile (rechance ends those that fall below min-chance
+// without running them again).
 func (th *thaw) release() {
 	if len(th.paused) == 0 {
 		return
 	}
 	th.rechance()
-	if len(th.paused) == 0 {
-		return // every one ended: its chance fell below min-chance
-	}
-	order := slices.SortedFunc(maps.Keys(th.paused), func(a, b *plan.Task) int {
-		return cmp.Or(cmp.Compare(th.paused[b], th.paused[a]), cmp.Compare(a.ID, b.ID))
-	})
+	order := slices.SortedFunc(maps.Keys(th.paused), th.before)
 	if th.waiting() {
-		prior := 1 / float64(len(th.started)+1)
-		if th.paused[order[0]] <= prior {
+		order = slices.DeleteFunc(order, func(t *plan.Task) bool { return th.paused[t].uncertain })
+		if len(order) == 0 || th.paused[order[0]].chance <= 1/float64(len(th.started)+1) {
 			return
 		}
 		order = order[:1]
 	}
+	uncertain := 0
 	for _, t := range order {
-		now, at := th.paused[t], th.at[t]
+		h := th.paused[t]
+		if h.uncertain {
+			if uncertain++; uncertain > 1 {
+				continue // one a slot
+			}
+		}
 		delete(th.paused, t)
-		delete(th.at, t)
-		if !th.waiting() && now <= at {
+		if !th.waiting() && !h.uncertain && !th.rose(t, h) {
 			th.pauser.End(t, results.StatusPruned, fmt.Sprintf("forecast: %s: its chance %s of ending better than the best did not rise above %s, the one it was paused at, and no trial waits for its slot",
-				th.cfg.Metric, num(now), num(at)))
+				th.cfg.Metric, num(h.chance), num(h.at)))
 			continue
 		}
 		th.thawed[t] = true
 		th.pauser.Resume(t)
 	}
+}
+
+// rose reports whether paused trial t's case is better now than at its pause: the value
+// to beat moved in its favour, where the rule tells it; else its chance rose.
+func (th *thaw) rose(t *plan.Task, h *hold) bool {
+	ir, ok := th.chance.(incumbenter)
+	if !ok || math.IsNaN(h.inc) {
+		return h.chance > h.at
+	}
+	now, found := ir.Incumbent(t.Key)
+	if !found {
+		return true // nothing to beat any more
+	}
+	if th.cfg.Mode == "min" {
+		return now > h.inc
+	}
+	return now < h.inc
+}
+
+// before orders paused trials: those paused for their chance first, the best chance
+// first; then those held uncertain, the best value at grace first (their chances, from the
+// references' prior alone, say little more).
+func (th *thaw) before(a, b *plan.Task) int {
+	ha, hb := th.paused[a], th.paused[b]
+	switch {
+	case ha.uncertain != hb.uncertain:
+		if ha.uncertain {
+			return 1
+		}
+		return -1
+	case ha.uncertain:
+		return cmp.Or(cmp.Compare(hb.value, ha.value), cmp.Compare(a.ID, b.ID))
+	}
+	return cmp.Or(cmp.Compare(hb.chance, ha.chance), cmp.Compare(a.ID, b.ID))
 }
 
 // rechance asks each paused trial's chance again, and ends those that fell below
@@ -157,32 +215,52 @@ func (th *thaw) rechance() {
 		if !ok {
 			continue
 		}
-		th.paused[t] = c
+		th.paused[t].chance = c
 		if c < th.cfg.MinChance {
 			delete(th.paused, t)
-			delete(th.at, t)
 			th.pauser.End(t, results.StatusPruned, fmt.Sprintf("forecast: %s: its chance %s of ending better than the best fell below min-chance %s while it was paused",
 				th.cfg.Metric, num(c), num(th.cfg.MinChance)))
 		}
 	}
 }
 
-// pause pauses the trial of ev at its checkpoint when its chance f.Chance is below
-// pause-below and trials wait for its slot; it reports whether it asked.
+// pause pauses the trial of ev at its checkpoint while trials wait for its slot: when its
+// chance f.Chance is below pause-below, or at grace when no forecast of it is informed by
+// the references yet (f nil: none at all), so that every trial reaches grace before any
+// runs on and the most promising run first, and become the references the others are
+// judged by. It reports whether it asked.
 func (th *thaw) pause(ev event.Event, f *earlystop.ForecastFigures) bool {
 	i, ok := th.trialOf[ev.Task.ID]
-	if !ok || f.Chance >= th.cfg.PauseBelow || th.thawed[ev.Task] || !th.waiting() || th.block.Parallel[i].Checkpoint == nil {
+	if !ok || th.thawed[ev.Task] || !th.waiting() || th.block.Parallel[i].Checkpoint == nil {
+		return false
+	}
+	h := hold{chance: 1, value: ev.Value, inc: math.NaN(), uncertain: ev.Step == max(th.cfg.Grace, 1) && (f == nil || !f.Informed)}
+	if th.cfg.Mode == "min" {
+		h.value = -ev.Value
+	}
+	if f != nil {
+		h.chance = f.Chance
+		if f.HasIncumbent {
+			h.inc = f.Incumbent
+		}
+	}
+	h.at = h.chance
+	if !h.uncertain && (f == nil || !f.HasIncumbent || f.Chance >= th.cfg.PauseBelow) {
 		return false
 	}
 	if _, asked := th.pausing[ev.Task]; asked {
 		return true
 	}
-	reason := fmt.Sprintf("forecast: %s at step %d: its chance %s of ending better than %s is below pause-below %s: paused at its checkpoint while other trials wait",
-		th.cfg.Metric, f.Step, num(f.Chance), num(f.Incumbent), num(th.cfg.PauseBelow))
+	reason := fmt.Sprintf("forecast: %s at step %d: no forecast of it is informed by a trial that finished yet: paused at its checkpoint at grace, to go on once every trial reached it, the most promising first",
+		th.cfg.Metric, ev.Step)
+	if !h.uncertain {
+		reason = fmt.Sprintf("forecast: %s at step %d: its chance %s of ending better than %s is below pause-below %s: paused at its checkpoint while other trials wait",
+			th.cfg.Metric, ev.Step, num(f.Chance), num(f.Incumbent), num(th.cfg.PauseBelow))
+	}
 	if !th.pauser.PauseAt(ev.Task, ev.Step, reason, results.StatusPruned) {
 		return false
 	}
-	th.pausing[ev.Task] = f.Chance
+	th.pausing[ev.Task] = h
 	return true
 }
 

@@ -137,3 +137,48 @@ func TestThawNone(t *testing.T) {
 		t.Error("a freeze-thaw under asha")
 	}
 }
+
+// TestThawHoldsUncertainAtGrace: at grace, a trial with no informed forecast (none at all,
+// or the references' prior alone) is paused while trials wait, whatever its chance, and
+// stays paused while they wait; once none waits, one resumes per slot that frees, the best
+// value at grace first, and one whose chance fell below min-chance meanwhile ends instead.
+// A trial with an informed forecast at grace goes on.
+func TestThawHoldsUncertainAtGrace(t *testing.T) {
+	b, c := thawBlock(5)
+	c.Grace = 2
+	p := &pauser{}
+	ch := chances{}
+	th := newThaw(b, c, p, ch)
+	tr := b.Parallel
+	start := func(i int) { th.event(event.Event{Kind: event.TaskStarted, Task: tr[i]}) }
+	end := func(i int, e event.End) { th.event(event.Event{Kind: event.TaskEnded, Task: tr[i], End: e}) }
+	at := func(i int, v float64, f *earlystop.ForecastFigures) bool {
+		return th.pause(event.Event{Kind: event.TaskMetric, Task: tr[i], Step: 2, Value: v}, f)
+	}
+	for i := range 3 {
+		start(i)
+	}
+	if !at(0, 0.3, nil) || !at(1, 0.6, &earlystop.ForecastFigures{Step: 2, Chance: 0.9, HasIncumbent: true}) || !at(2, 0.5, nil) {
+		t.Fatalf("paused %v: want a, b and c held at grace", p.paused)
+	}
+	if at(3, 0.9, &earlystop.ForecastFigures{Step: 2, Chance: 0.9, HasIncumbent: true, Informed: true}) {
+		t.Fatal("a trial with an informed forecast held at grace")
+	}
+	ch["c"] = 0.01
+	end(0, event.EndPause)
+	end(1, event.EndPause)
+	end(2, event.EndPause)
+	if len(p.resumed) != 0 {
+		t.Fatalf("resumed %v while trials wait", p.resumed)
+	}
+	start(3)
+	start(4) // none waits
+	end(3, event.EndFinal)
+	if !slices.Equal(p.resumed, []string{"b"}) || !slices.Equal(p.ended, []string{"c"}) {
+		t.Fatalf("resumed %v, ended %v: want b (0.6 at grace) alone, c ended (0.01)", p.resumed, p.ended)
+	}
+	end(4, event.EndFinal)
+	if !slices.Equal(p.resumed, []string{"b", "a"}) {
+		t.Errorf("resumed %v: want a next, as the next slot freed", p.resumed)
+	}
+}
