@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -146,23 +147,43 @@ func claimKeyOf(m *claimstest.Mem) string {
 	return ""
 }
 
-// TestClaimsStoreGoneStopsTrial takes the store away for good: the lease cannot be renewed,
-// so the trial is stopped rather than risk running twice.
+// TestClaimsStoreGoneStopsTrial takes the store away for longer than the lease: the lease
+// cannot be renewed, so the trial is stopped rather than risk running twice, as preempted,
+// not failed; once the store is back, the claim has expired and the run claims the trial
+// again and runs it to its end.
 func TestClaimsStoreGoneStopsTrial(t *testing.T) {
 	store := claimstest.NewMem()
-	out := filepath.Join(t.TempDir(), "ran")
+	dir := t.TempDir()
+	out, stopped, quick := filepath.Join(dir, "ran"), filepath.Join(dir, "stopped"), filepath.Join(dir, "quick")
+	file := fmt.Sprintf("tasks:\n  - name: sweep\n    parallel-tasks:\n      - name: t00\n"+
+		"        cmd: if [ -e %q ]; then echo t00 >> %q; else trap 'echo stopped > %q; exit 143' TERM; sleep 30 & wait; fi\n", quick, out, stopped)
 	go func() {
 		for claimKeyOf(store) == "" {
 			time.Sleep(10 * time.Millisecond)
 		}
 		store.Fail(true)
+		for _, err := os.Stat(stopped); err != nil; _, err = os.Stat(stopped) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := os.WriteFile(quick, nil, 0o644); err != nil {
+			panic(err)
+		}
+		store.Fail(false)
 	}()
-	res, output, err := runFile(t, sweepFile(out, 1, "30", 1), Options{Grace: time.Second, Claims: ClaimsOptions{Store: store, Lease: time.Second}})
-	if err == nil {
-		t.Fatalf("the run succeeded; want the trial stopped\n%s", output)
+	res, output, err := runFile(t, file, Options{Grace: time.Second, Claims: ClaimsOptions{Store: store, Lease: time.Second}})
+	if err != nil {
+		t.Fatalf("run: %v, want the trial run again once the store is back\n%s", err, output)
 	}
-	if res.Tasks[0].Status != results.StatusFailed || !strings.Contains(res.Tasks[0].Reason, "lost the claim") {
-		t.Errorf("trial %s (%s), want failed: lost the claim\n%s", res.Tasks[0].Status, res.Tasks[0].Reason, output)
+	tr := res.Tasks[0]
+	var classes []string
+	for _, a := range tr.AttemptList {
+		classes = append(classes, cmp.Or(a.Class, "ok"))
+	}
+	if tr.Status != results.StatusOK || !slices.Equal(classes, []string{"preempted", "ok"}) || !strings.Contains(output, "lost the claim") {
+		t.Errorf("trial %s, attempts %q, want ok after a preempted attempt that lost the claim\n%s", tr.Status, classes, output)
+	}
+	if got := ranLines(t, out); !slices.Equal(got, []string{"t00"}) {
+		t.Errorf("ran %q, want t00 once to its end", got)
 	}
 }
 

@@ -107,13 +107,17 @@ func (c *heldClaims) releaseAll() {
 
 // watch stops t's commands if its claim is lost while this runall holds it: SIGTERM, and
 // SIGKILL after --grace but no more than the twelfth of the lease left before another
-// runall may take it over. A trial that starts after the loss is stopped as it starts.
+// runall may take it over. A trial that starts after the loss is stopped as it starts. It
+// is not the trial's failure: its attempt is classed preempted and it goes back to the line
+// (results.StatusPending), where it is dropped as it would start again (Source.Start: the
+// claim is lost); whichever runall claims it next, this one included once the claim has
+// expired, runs it (from its checkpoint, where it keeps one).
 func (c *heldClaims) watch(t *plan.Task, tl *trialLease) {
 	select {
 	case <-tl.done:
 	case <-tl.lease.Lost():
-		c.run.Say(fmt.Sprintf("%s: %v: stopping it", t.Name, tl.lease.Err()))
-		c.running.StopAtStart(t, executor.Stop{Status: results.StatusFailed, Reason: tl.lease.Err().Error()},
+		c.run.Say(fmt.Sprintf("%s: %v: stopping it; whoever claims it next runs it", t.Name, tl.lease.Err()))
+		c.running.StopAtStart(t, executor.Stop{Status: results.StatusPending, Reason: tl.lease.Err().Error()},
 			min(c.grace, c.sweep.Lease()/12))
 	}
 }

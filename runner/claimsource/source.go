@@ -125,7 +125,7 @@ func (s *Source) Start(ctx context.Context, tr *sched.Trial) bool {
 	if _, err := c.leases.hold(ctx, t, c.keys[t]); err != nil { // a claim lost from now on stops the trial, even before it runs
 		if errors.Is(err, claims.ErrTaken) {
 			c.refreshStale(ctx) // the block's list is behind: skip what others took since
-		} else if !errors.Is(err, claims.ErrDone) {
+		} else if !errors.Is(err, claims.ErrDone) && !errors.Is(err, claims.ErrLost) { // a lost claim was said as it was lost
 			c.o.Run.Say(fmt.Sprintf("claims: %s: %v (trying again)", t.Name, err))
 		}
 		s.giveBack(t)

@@ -11,8 +11,10 @@ import (
 
 // Stop is a request that a running command end, and how it is then recorded.
 type Stop struct {
-	Status results.Status // the status the command ends with (pruned, failed, ...)
-	Reason string         // why, as its result's reason says
+	// Status is the status the command ends with (pruned, failed, ...); StatusPending sends
+	// its trial back to the line instead (its claim was lost: not the trial's failure).
+	Status results.Status
+	Reason string // why, as its result's reason says
 }
 
 // Handle is a trial while it runs, as far as stopping it goes: the process groups of its

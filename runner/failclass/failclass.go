@@ -29,7 +29,8 @@ const (
 	// NotRunnable: its command could not be run (exit 126 or 127: not found or not
 	// executable; or runall could not start it).
 	NotRunnable Class = "not-runnable"
-	// Preempted: runall itself was stopped (SIGTERM, SIGINT, SIGHUP): never the trial's failure.
+	// Preempted: runall itself was stopped (SIGTERM, SIGINT, SIGHUP), or lost the trial's claim
+	// (--claims: whoever claims it next runs it): never the trial's failure.
 	Preempted Class = "preempted"
 	// GPUFault: a fault of its GPU took it down (an Xid that takes the GPU out of service,
 	// pages pending retirement, an uncorrectable ECC error), as runall saw the GPU or as CUDA

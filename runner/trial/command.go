@@ -245,6 +245,8 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) R
 		return Result{end: event.EndFinal}
 	case res.Stop != nil && res.Stop.Status == results.StatusPaused:
 		return c.paused(res, d)
+	case res.Stop != nil && res.Stop.Status == results.StatusPending:
+		return c.backToLine(res)
 	case res.Stop != nil:
 		// runall stopped it on purpose (early stopping, a lost claim): why is the reason; the
 		// signal it was sent to end it, and the exit code that made, are not.
@@ -270,6 +272,15 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) R
 	c.run.finish(t, results.StatusFailed, out.ExitCode, reason, d)
 	life.Fail(t.StopOnFailure)
 	return Result{end: event.EndFinal}
+}
+
+// backToLine ends the attempt as runall stopped it for its trial to go back to the line (its
+// claim was lost): preempted, not failed, and no retry spent.
+func (c *command) backToLine(res executor.Result) Result {
+	c.next.class = failclass.Preempted
+	why := "stopped: " + res.Stop.Reason + "; back to the line"
+	c.requeued(c.turn.now, res.Outcome, 0, why)
+	return Result{end: event.EndRequeue, why: why}
 }
 
 // pauseAtEnd reports whether an attempt that ended ok ends as the pause asked of its trial

@@ -194,7 +194,7 @@ func (l *Launcher) runCommand(ctx context.Context, tr *sched.Trial, t *plan.Task
 		d.Lineage = resume.lineage
 	}
 	cr := c.conclude(res, env, d)
-	if cr.end != event.EndPause { // a paused command's uploads wait for its end
+	if !cr.end.Pending() { // a paused or requeued command's uploads wait for its end
 		l.o.Uploads.UploadAfter(ctx, t, res.Outcome.OK())
 	}
 	if cr.ranOut {
