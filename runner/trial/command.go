@@ -246,7 +246,7 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) R
 	case res.Stop != nil && res.Stop.Status == results.StatusPaused:
 		return c.paused(res, d)
 	case res.Stop != nil && res.Stop.Status == results.StatusPending:
-		return c.backToLine(res)
+		return backToLine(c, res)
 	case res.Stop != nil:
 		// runall stopped it on purpose (early stopping, a lost claim): why is the reason; the
 		// signal it was sent to end it, and the exit code that made, are not.
@@ -274,9 +274,9 @@ func (c *command) conclude(res executor.Result, env []string, d *event.Detail) R
 	return Result{end: event.EndFinal}
 }
 
-// backToLine ends the attempt as runall stopped it for its trial to go back to the line (its
+// backToLine ends c's attempt as runall stopped it for its trial to go back to the line (its
 // claim was lost): preempted, not failed, and no retry spent.
-func (c *command) backToLine(res executor.Result) Result {
+func backToLine(c *command, res executor.Result) Result {
 	c.next.class = failclass.Preempted
 	why := "stopped: " + res.Stop.Reason + "; back to the line"
 	c.requeued(c.turn.now, res.Outcome, 0, why)
