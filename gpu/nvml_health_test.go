@@ -196,21 +196,10 @@ func TestNVMLHealthRemapSymbolMissing(t *testing.T) {
 			return 0, 0, false, true, nvml.SUCCESS
 		}
 	}
-	p := openHealth(t, noRemap{s})
+	p := openHealth(t, without{s, "nvmlDeviceGetRemappedRows"})
 	if h := readHealth(t, p, 0); h.String() != "ok" {
 		t.Errorf("health = %q, want ok", h)
 	}
-}
-
-// noRemap is a driver without nvmlDeviceGetRemappedRows.
-type noRemap struct{ *dgxa100.Server }
-
-func (s noRemap) Extensions() nvml.ExtendedInterface { return s }
-func (noRemap) LookupSymbol(name string) error {
-	if name == "nvmlDeviceGetRemappedRows" {
-		return errors.New("undefined symbol")
-	}
-	return nil
 }
 
 // TestNVMLHealthReal: on a machine with a GPU, the health watch starts and each GPU's health

@@ -101,12 +101,16 @@ func TestNVMLDevices(t *testing.T) {
 	}
 }
 
-// noMemV2 is a driver without nvmlDeviceGetMemoryInfo_v2: the probe must not call it.
-type noMemV2 struct{ *dgxa100.Server }
+// without is a driver that lacks one symbol (nvmlDeviceGetMemoryInfo_v2, say): the probe
+// must not call it.
+type without struct {
+	*dgxa100.Server
+	symbol string
+}
 
-func (s noMemV2) Extensions() nvml.ExtendedInterface { return s }
-func (noMemV2) LookupSymbol(name string) error {
-	if name == "nvmlDeviceGetMemoryInfo_v2" {
+func (s without) Extensions() nvml.ExtendedInterface { return s }
+func (s without) LookupSymbol(name string) error {
+	if name == s.symbol {
 		return errors.New("undefined symbol")
 	}
 	return nil
@@ -121,7 +125,7 @@ func TestNVMLMemoryFallback(t *testing.T) {
 				return nvml.Memory_v2{}, nvml.ERROR_UNKNOWN
 			}
 		}
-		checkV1Memory(t, noMemV2{s})
+		checkV1Memory(t, without{s, "nvmlDeviceGetMemoryInfo_v2"})
 	})
 	t.Run("not supported", func(t *testing.T) {
 		s := newServer(t)

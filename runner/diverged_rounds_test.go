@@ -3,7 +3,6 @@ package runner
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/runall/runall/runner/results"
 )
@@ -13,16 +12,7 @@ import (
 // decided among the others (it does not wait for the diverged one), and the run ends 0.
 func TestDivergedOutOfItsRound(t *testing.T) {
 	trials := strings.Replace(endsAtRung, "cmd: |\n", "cmd: |\n          if [ <n> = 4 ]; then echo runall-metric loss=nan; sleep 30; fi\n", 1)
-	res, out, err := runFile(t, `
-config: {max-parallel-commands: 4, objective: {metric: acc, mode: max}}
-tasks:
-  - name: sweep
-    early-stop: {method: sha, grace: 1, reduction: 2, max: 4}
-    parallel-tasks:
-`+trials, Options{Grace: 5 * time.Second})
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out)
-	}
+	res, out := runSHA4(t, trials)
 	got := byName(res)
 	if n4 := got["n=4"]; n4.Status != results.StatusDiverged || n4.Attempts != 1 || !strings.Contains(n4.Reason, "loss was not a number") {
 		t.Errorf("n=4: %s after %d attempts (%s); want diverged at its first\n%s", n4.Status, n4.Attempts, n4.Reason, out)

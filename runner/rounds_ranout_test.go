@@ -29,16 +29,7 @@ const endsAtRung = `      - name: n=<n>
 // (one start after its first, not two), and the output says why; the rung still prunes
 // the other.
 func TestSHANoRestartAfterLastStep(t *testing.T) {
-	res, out, err := runFile(t, `
-config: {max-parallel-commands: 4, objective: {metric: acc, mode: max}}
-tasks:
-  - name: sweep
-    early-stop: {method: sha, grace: 1, reduction: 2, max: 4}
-    parallel-tasks:
-`+endsAtRung, Options{Grace: 5 * time.Second})
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out)
-	}
+	res, out := runSHA4(t, endsAtRung)
 	got := byName(res)
 	if n4 := got["n=4"]; n4.Status != results.StatusOK || n4.Attempts != 2 || n4.ExitCode != 0 || n4.Metrics["acc"] != 8 {
 		t.Errorf("n=4: %s after %d attempts (exit %d, acc %v); want ok after one resume, acc 8\n%s", n4.Status, n4.Attempts, n4.ExitCode, n4.Metrics["acc"], out)
@@ -53,4 +44,21 @@ tasks:
 		t.Errorf("n=3: %s (%s); want pruned at the rung of step 2\n%s", n3.Status, n3.Reason, out)
 	}
 	noPaused(t, res, out)
+}
+
+// runSHA4 runs trials (parallel-tasks entries) under sha (grace 1, reduction 2, max 4), four
+// at a time, and fails t unless the run ends ok.
+func runSHA4(t *testing.T, trials string) (*results.Run, string) {
+	t.Helper()
+	res, out, err := runFile(t, `
+config: {max-parallel-commands: 4, objective: {metric: acc, mode: max}}
+tasks:
+  - name: sweep
+    early-stop: {method: sha, grace: 1, reduction: 2, max: 4}
+    parallel-tasks:
+`+trials, Options{Grace: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	return res, out
 }

@@ -175,16 +175,7 @@ const pastRung = `      - name: n=<n>
 // decides the rung without a start; every start is in resumes, and a pause says the step its
 // kept copy holds.
 func TestKnownValueDecidesWithoutStart(t *testing.T) {
-	res, out, err := runFile(t, `
-config: {max-parallel-commands: 4, objective: {metric: acc, mode: max}}
-tasks:
-  - name: sweep
-    early-stop: {method: sha, grace: 1, reduction: 2, max: 4}
-    parallel-tasks:
-`+pastRung, Options{Grace: 5 * time.Second})
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, out)
-	}
+	res, out := runSHA4(t, pastRung)
 	got := byName(res)
 	for _, r := range res.Tasks {
 		if r.Attempts != len(r.Resumes)+1 {

@@ -19,14 +19,7 @@ func TestForecastPrunes(t *testing.T) {
 	e := newE2E(t)
 	r := e.runFile("adapt/forecast.yml", "--fake-gpus", "16GiB")
 	r.wantCode(t, 0)
-	var res results.Run
-	if err := json.Unmarshal([]byte(e.read("results.json")), &res); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]results.Task{}
-	for _, tr := range res.Tasks {
-		got[tr.Name] = tr
-	}
+	_, got := forecastResults(t, e)
 	loser := got["loser"]
 	if got["best"].Status != results.StatusOK || got["better"].Status != results.StatusOK || loser.Status != results.StatusPruned {
 		t.Fatalf("statuses best %s, better %s, loser %s\n%v", got["best"].Status, got["better"].Status, loser.Status, r)
@@ -109,10 +102,7 @@ func TestForecastOrderFree(t *testing.T) {
 		e.writeFile("sweep.yml", strings.ReplaceAll(text, "CURVE", testdata("adapt/curve.sh")))
 		r := e.run("--log-dir", "logs", "--results", "results.json", "sweep.yml")
 		r.wantCode(t, 0)
-		var res results.Run
-		if err := json.Unmarshal([]byte(e.read("results.json")), &res); err != nil {
-			t.Fatal(err)
-		}
+		res, _ := forecastResults(t, e)
 		epochs, pruned := 0, 0
 		for _, tr := range res.Tasks {
 			epochs += len(tr.MetricSeries["acc"])
@@ -154,14 +144,7 @@ func TestForecastFreezeThaw(t *testing.T) {
 		e.writeFile("freeze.yml", yml)
 		r := e.run("--log-dir", "logs", "--results", "results.json", "freeze.yml")
 		r.wantCode(t, 0)
-		var res results.Run
-		if err := json.Unmarshal([]byte(e.read("results.json")), &res); err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]results.Task{}
-		for _, tr := range res.Tasks {
-			got[tr.Name] = tr
-		}
+		_, got := forecastResults(t, e)
 		behind := got["behind"]
 		if got["best"].Status != results.StatusOK || got["last"].Status != tc.lastStatus || behind.Status != tc.status {
 			t.Errorf("last %s: best %s, last %s, behind %s (%s), want last %s, behind %s\n%v", tc.last, got["best"].Status, got["last"].Status,
@@ -187,4 +170,18 @@ func TestForecastFreezeThaw(t *testing.T) {
 			t.Errorf("last %s: behind resumed, or its reason %q does not say why it ended\n%v", tc.last, behind.Reason, r)
 		}
 	}
+}
+
+// forecastResults is the run's results.json, and its tasks by name.
+func forecastResults(t *testing.T, e *e2e) (results.Run, map[string]results.Task) {
+	t.Helper()
+	var res results.Run
+	if err := json.Unmarshal([]byte(e.read("results.json")), &res); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]results.Task{}
+	for _, tr := range res.Tasks {
+		got[tr.Name] = tr
+	}
+	return res, got
 }

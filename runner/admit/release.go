@@ -35,21 +35,17 @@ type held struct {
 // trial's processes, about to be stopped) is on them any more and the memory they held
 // there came back, so that the next trial placed there finds it (hang-after,
 // gpu-release-wait). A device that has not after wait is said (say) and stays closed until
-// it has. It returns at once, with a channel closed once every device took trials again;
-// the watch runs on a goroutine of its own.
-func (a *Release) HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string)) <-chan struct{} {
-	done := make(chan struct{})
+// it has. It returns at once; the watch runs on a goroutine of its own.
+func (a *Release) HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string)) {
 	left := a.holding(uuids, pids)
 	if a.closed == nil || len(left) == 0 {
-		close(done)
-		return done
+		return
 	}
 	for _, h := range left {
 		a.closed.Close(h.dev, "held until the processes of hung "+who+" leave it (gpu-release-wait)")
 	}
 	start := time.Now()
 	go func() {
-		defer close(done)
 		said := false
 		for {
 			left = slices.DeleteFunc(left, func(h held) bool {
@@ -72,7 +68,6 @@ func (a *Release) HoldUntilGone(uuids []string, pids []int, wait time.Duration, 
 			time.Sleep(releasePoll)
 		}
 	}()
-	return done
 }
 
 // holding is the devices of uuids where pids hold memory now, with what they hold.

@@ -236,8 +236,8 @@ func (g *Resource) Variant(inner trial.Variant) trial.Variant {
 
 // HoldUntilGone holds a hung trial's GPUs out of admission until its processes left them
 // and their memory came back (runner/hang's Holder; admit.Release).
-func (g *Resource) HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string)) <-chan struct{} {
-	return g.hold.HoldUntilGone(uuids, pids, wait, who, say)
+func (g *Resource) HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string)) {
+	g.hold.HoldUntilGone(uuids, pids, wait, who, say)
 }
 
 // Open says what gpu-isolation says, starts MPS and the health watch (which reads once

@@ -28,7 +28,7 @@ type Ender interface {
 // Holder holds a hung trial's GPUs out of admission until its processes left them
 // (admit.Release.HoldUntilGone).
 type Holder interface {
-	HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string)) <-chan struct{}
+	HoldUntilGone(uuids []string, pids []int, wait time.Duration, who string, say func(string))
 }
 
 // Options are what a Watch is made with.

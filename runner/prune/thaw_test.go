@@ -41,21 +41,47 @@ func thawBlock(n int) (*plan.Task, *earlystop.Config) {
 	return b, c
 }
 
+// thawRun is a freeze-thaw of a block of n trials (thawBlock), driven by hand: start and end
+// tell it trial i's events, metric asks it about trial i's value at a step.
+type thawRun struct {
+	th *thaw
+	tr []*plan.Task
+	p  *pauser
+	ch chances
+}
+
+func newThawRun(n int, set func(*earlystop.Config)) *thawRun {
+	b, c := thawBlock(n)
+	if set != nil {
+		set(c)
+	}
+	r := &thawRun{tr: b.Parallel, p: &pauser{}, ch: chances{}}
+	r.th = newThaw(b, c, r.p, r.ch)
+	return r
+}
+
+func (r *thawRun) start(i int) { r.th.event(event.Event{Kind: event.TaskStarted, Task: r.tr[i]}) }
+func (r *thawRun) end(i int, e event.End) {
+	r.th.event(event.Event{Kind: event.TaskEnded, Task: r.tr[i], End: e})
+}
+
+// metric reports whether trial i is paused as it reaches value v at step with forecast f.
+func (r *thawRun) metric(i, step int, v float64, f *earlystop.ForecastFigures) bool {
+	return r.th.pause(event.Event{Kind: event.TaskMetric, Task: r.tr[i], Step: step, Value: v}, f)
+}
+
+// ask reports whether trial i is paused at step 3 with the given chance.
+func (r *thawRun) ask(i int, chance float64) bool {
+	return r.metric(i, 3, 0, &earlystop.ForecastFigures{Step: 3, Chance: chance, HasIncumbent: true})
+}
+
 // TestThaw: a trial with a chance in the band is paused while others wait, and not while
 // none does; a paused trial resumes as a slot frees only when its chance is above a waiting
 // trial's prior 1/(k+1); once none waits, the paused resume, best chance first, and one
 // whose chance fell below min-chance meanwhile ends instead; a trial resumes once.
 func TestThaw(t *testing.T) {
-	b, c := thawBlock(5)
-	p := &pauser{}
-	ch := chances{}
-	th := newThaw(b, c, p, ch)
-	tr := b.Parallel
-	start := func(i int) { th.event(event.Event{Kind: event.TaskStarted, Task: tr[i]}) }
-	end := func(i int, e event.End) { th.event(event.Event{Kind: event.TaskEnded, Task: tr[i], End: e}) }
-	ask := func(i int, chance float64) bool {
-		return th.pause(event.Event{Kind: event.TaskMetric, Task: tr[i], Step: 3}, &earlystop.ForecastFigures{Step: 3, Chance: chance, HasIncumbent: true})
-	}
+	r := newThawRun(5, nil)
+	p, ch, start, end, ask := r.p, r.ch, r.start, r.end, r.ask
 	start(0)
 	start(1)
 	if ask(0, 0.5) || !ask(1, 0.2) {
@@ -90,16 +116,8 @@ func TestThaw(t *testing.T) {
 // above the one it was paused at ends pruned instead of resuming; one whose chance rose (a
 // rival's forecast was withdrawn) resumes.
 func TestThawEndsWhatDidNotRise(t *testing.T) {
-	b, c := thawBlock(4)
-	p := &pauser{}
-	ch := chances{}
-	th := newThaw(b, c, p, ch)
-	tr := b.Parallel
-	start := func(i int) { th.event(event.Event{Kind: event.TaskStarted, Task: tr[i]}) }
-	end := func(i int, e event.End) { th.event(event.Event{Kind: event.TaskEnded, Task: tr[i], End: e}) }
-	ask := func(i int, chance float64) bool {
-		return th.pause(event.Event{Kind: event.TaskMetric, Task: tr[i], Step: 3}, &earlystop.ForecastFigures{Step: 3, Chance: chance, HasIncumbent: true})
-	}
+	r := newThawRun(4, nil)
+	p, ch, start, end, ask := r.p, r.ch, r.start, r.end, r.ask
 	start(0)
 	start(1)
 	if !ask(0, 0.1) || !ask(1, 0.15) {
@@ -144,17 +162,9 @@ func TestThawNone(t *testing.T) {
 // value at grace first, and one whose chance fell below min-chance meanwhile ends instead.
 // A trial with an informed forecast at grace goes on.
 func TestThawHoldsUncertainAtGrace(t *testing.T) {
-	b, c := thawBlock(5)
-	c.Grace = 2
-	p := &pauser{}
-	ch := chances{}
-	th := newThaw(b, c, p, ch)
-	tr := b.Parallel
-	start := func(i int) { th.event(event.Event{Kind: event.TaskStarted, Task: tr[i]}) }
-	end := func(i int, e event.End) { th.event(event.Event{Kind: event.TaskEnded, Task: tr[i], End: e}) }
-	at := func(i int, v float64, f *earlystop.ForecastFigures) bool {
-		return th.pause(event.Event{Kind: event.TaskMetric, Task: tr[i], Step: 2, Value: v}, f)
-	}
+	r := newThawRun(5, func(c *earlystop.Config) { c.Grace = 2 })
+	p, ch, start, end := r.p, r.ch, r.start, r.end
+	at := func(i int, v float64, f *earlystop.ForecastFigures) bool { return r.metric(i, 2, v, f) }
 	for i := range 3 {
 		start(i)
 	}
