@@ -38,6 +38,11 @@ PY=${PYTHON:-/usr/bin/python3}
 SWEEPS=${SWEEPS:-grid asha asha-file median median-file sha sha-shuffled hyperband pbt sample}
 # issue 47's comparison, every method on both sets in one run:
 #   SWEEPS="grid asha asha-g2 sha forecast forecast-file forecast-d forecast-file-d cross-grid cross-asha cross-asha-g2 cross-sha cross-forecast cross-forecast-d"
+# with forecast at grace 1 too (forecast-g1, forecast-g1-file, forecast-g1-d, cross-forecast-g1,
+# cross-forecast-g1-d), the grid written best first and shuffled (forecast-best, forecast-shuf,
+# forecast-g1-best, forecast-g1-shuf, forecast-g1-d-file, forecast-g1-d-best, forecast-g1-d-shuf,
+# each with order: file) and asha run three times (asha-r2, asha-r3, asha-g2-r2, ..., the cross-
+# ones too).
 TRAIN=$(cd "$(dirname "$0")" && pwd)/curves/train_digits.py
 CROSS=$(cd "$(dirname "$0")" && pwd)/curves/crossing.py
 . "$(dirname "$0")/need.sh"
@@ -139,6 +144,33 @@ forecastd="    early-stop: {method: forecast, grace: 2, max: $EPOCHS, min-delta:
 sweep forecast-d "$forecastd" "$matrix_trial"
 sweep forecast-file-d "$forecastd$file" "$matrix_trial"
 sweep cross-forecast-d "$forecastd$file" "$crossing_trials"
+# forecast with grace 1, as asha's default: every trial is judged (or held) after its first
+# epoch, not its second; -d with min-delta 0.005.
+forecast1="    early-stop: {method: forecast, grace: 1, max: $EPOCHS}"
+forecast1d="    early-stop: {method: forecast, grace: 1, max: $EPOCHS, min-delta: 0.005}"
+sweep forecast-g1 "$forecast1" "$matrix_trial"
+sweep forecast-g1-file "$forecast1$file" "$matrix_trial"
+sweep forecast-g1-d "$forecast1d" "$matrix_trial"
+sweep cross-forecast-g1 "$forecast1$file" "$crossing_trials"
+sweep cross-forecast-g1-d "$forecast1d$file" "$crossing_trials"
+# The grid written best first (the best learning rate and width first) and shuffled, each
+# with order: file: issue 47's three orders with the one above (worst first).
+best_trial=$(echo "$matrix_trial" | sed 's/lr: \[0.001, 0.01, 0.1\]/lr: [0.1, 0.01, 0.001]/; s/hidden: \[8, 32, 128\]/hidden: [128, 32, 8]/')
+sweep forecast-best "$forecast$file" "$best_trial"
+sweep forecast-shuf "$forecast$file" "$shuffled_trials"
+sweep forecast-g1-best "$forecast1$file" "$best_trial"
+sweep forecast-g1-shuf "$forecast1$file" "$shuffled_trials"
+sweep forecast-g1-d-file "$forecast1d$file" "$matrix_trial"
+sweep forecast-g1-d-best "$forecast1d$file" "$best_trial"
+sweep forecast-g1-d-shuf "$forecast1d$file" "$shuffled_trials"
+# asha's epochs vary between runs on the same curves (docs/benchmarks.md): a second and a
+# third run of each in the same run of the benchmark.
+for r in 2 3; do
+  sweep "asha-r$r" "$asha" "$matrix_trial"
+  sweep "asha-g2-r$r" "$asha2" "$matrix_trial"
+  sweep "cross-asha-r$r" "$asha$file" "$crossing_trials"
+  sweep "cross-asha-g2-r$r" "$asha2$file" "$crossing_trials"
+done
 
 printf '%-16s %11s %8s %8s %7s %7s %7s %7s\n' sweep gpu-time-s wall-s best pruned starts ratio epochs
 for s in $SWEEPS; do

@@ -15,10 +15,11 @@ import (
 
 // TestReplayCurves replays learning curves through the rule, 4 trials at a time, with the
 // freeze-thaw's policy as runner/prune has it (held at grace without an informed forecast
-// while trials wait, then one per free slot, the best value first; paused below
+// while trials wait or others are held so, then one per free slot, the best value first; paused below
 // pause-below), and logs the epochs trained and the best value reached at max, for the
 // written order (RUNALL_CURVES_SORT=1: worst first by the end), a shuffled one and the
-// reverse. RUNALL_CURVES is a file of lines "set name v1 v2 ...", as the curves benchmark's
+// reverse (RUNALL_CURVES_GRACE: the rule's grace, 2 by default; RUNALL_CURVES_V=1: where each
+// trial ended, and how). RUNALL_CURVES is a file of lines "set name v1 v2 ...", as the curves benchmark's
 // trials print them (docs/benchmarks.md): a quick look at a setting of the reference model
 // before the benchmark, which runs the real scheduler. Skipped without it.
 func TestReplayCurves(t *testing.T) {
@@ -42,6 +43,11 @@ func TestReplayCurves(t *testing.T) {
 			rp := newReplay(t, o.order, curves, md)
 			rp.run()
 			t.Logf("%-9s min-delta %.3f: %d epochs, best %.4f", o.name, md, rp.epochs, rp.best())
+			if os.Getenv("RUNALL_CURVES_V") != "" {
+				for _, x := range rp.trials {
+					t.Logf("  %-26s %-7s %2d %.4f", x.name, x.state, x.step, curves[x.name][len(curves[x.name])-1])
+				}
+			}
 		}
 	}
 }
@@ -91,7 +97,7 @@ type replay struct {
 
 func newReplay(t *testing.T, order []string, curves map[string][]float64, minDelta float64) *replay {
 	n := len(curves[order[0]])
-	r, err := New(earlystop.Config{Method: earlystop.Forecast, Metric: "acc", Mode: "max", Grace: 2, Max: n, MinDelta: minDelta}, nil)
+	r, err := New(earlystop.Config{Method: earlystop.Forecast, Metric: "acc", Mode: "max", Grace: replayGrace(), Max: n, MinDelta: minDelta}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +140,7 @@ func (rp *replay) advance(x *replayed) {
 		x.state = "stopped"
 	case x.step == rp.max:
 		x.state = "done"
-	case x.resumed || !waiting:
+	case x.resumed || (!waiting && !rp.heldUncertain()):
 	case x.step == rp.r.c.Grace && (f == nil || !f.Informed):
 		x.state, x.uncertain, x.chance = "paused", true, 1
 	case f != nil && f.HasIncumbent && f.Chance < earlystop.DefaultPauseBelow:
@@ -204,4 +210,22 @@ func (rp *replay) best() float64 {
 		}
 	}
 	return best
+}
+
+// replayGrace is RUNALL_CURVES_GRACE, 2 by default (the curves benchmark's).
+func replayGrace() int {
+	if g, err := strconv.Atoi(os.Getenv("RUNALL_CURVES_GRACE")); err == nil {
+		return g
+	}
+	return 2
+}
+
+// heldUncertain reports whether a trial is held at grace for want of an informed forecast.
+func (rp *replay) heldUncertain() bool {
+	for _, x := range rp.trials {
+		if x.state == "paused" && x.uncertain {
+			return true
+		}
+	}
+	return false
 }

@@ -132,6 +132,25 @@ func (th *thaw) event(ev event.Event) {
 // waiting reports whether a trial of the block has not started yet.
 func (th *thaw) waiting() bool { return len(th.started) < len(th.block.Parallel) }
 
+// holding reports whether a trial of the block is held (or being held) at grace for want of
+// an informed forecast: one that reaches grace uninformed after the last trial started is
+// held beside them, so that the most promising at grace goes on first whatever the order
+// the trials started in (a trial started last ran on, however poor: the sweep's decisions
+// followed the order it was written in).
+func (th *thaw) holding() bool {
+	for _, h := range th.paused {
+		if h.uncertain {
+			return true
+		}
+	}
+	for _, h := range th.pausing {
+		if h.uncertain {
+			return true
+		}
+	}
+	return false
+}
+
 // release resumes the paused trials the rule lets go on now, as a slot frees: while trials
 // wait, the one with the best chance if it is above a waiting trial's prior and was not held
 // for want of a forecast; once none waits, every one whose chance rose (the others end) and
@@ -231,10 +250,13 @@ func (th *thaw) rechance() {
 // judged by. It reports whether it asked.
 func (th *thaw) pause(ev event.Event, f *earlystop.ForecastFigures) bool {
 	i, ok := th.trialOf[ev.Task.ID]
-	if !ok || th.thawed[ev.Task] || !th.waiting() || th.block.Parallel[i].Checkpoint == nil {
+	if !ok || th.thawed[ev.Task] || th.block.Parallel[i].Checkpoint == nil {
 		return false
 	}
 	h := hold{chance: 1, value: ev.Value, inc: math.NaN(), uncertain: ev.Step == max(th.cfg.Grace, 1) && (f == nil || !f.Informed)}
+	if !th.waiting() && !(h.uncertain && th.holding()) {
+		return false
+	}
 	if th.cfg.Mode == "min" {
 		h.value = -ev.Value
 	}

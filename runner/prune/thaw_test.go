@@ -192,3 +192,43 @@ func TestThawHoldsUncertainAtGrace(t *testing.T) {
 		t.Errorf("resumed %v: want a next, as the next slot freed", p.resumed)
 	}
 }
+
+// TestThawHoldsLastStartedBesideHeld: a trial that reaches grace uninformed after the last
+// trial started is held beside those held there, so that the best value at grace goes on
+// first whatever order the trials started in; with none held, or with an informed forecast,
+// it goes on.
+func TestThawHoldsLastStartedBesideHeld(t *testing.T) {
+	r := newThawRun(4, func(c *earlystop.Config) { c.Grace = 1 })
+	p, start, end := r.p, r.start, r.end
+	at := func(i int, v float64, f *earlystop.ForecastFigures) bool { return r.metric(i, 1, v, f) }
+	start(0)
+	start(1)
+	if !at(0, 0.6, nil) || !at(1, 0.2, nil) {
+		t.Fatalf("paused %v: want a and b held at grace while c and d wait", p.paused)
+	}
+	end(0, event.EndPause)
+	end(1, event.EndPause)
+	start(2)
+	start(3) // none waits
+	if !at(2, 0.4, nil) {
+		t.Fatalf("paused %v: want c, started last, held beside a and b", p.paused)
+	}
+	if at(3, 0.1, &earlystop.ForecastFigures{Step: 1, Chance: 0.9, HasIncumbent: true, Informed: true}) {
+		t.Fatal("a trial with an informed forecast held at grace")
+	}
+	end(2, event.EndPause)
+	if !slices.Equal(p.resumed, []string{"a"}) {
+		t.Fatalf("resumed %v: want a (0.6 at grace), not c (0.4), which started later", p.resumed)
+	}
+	end(0, event.EndFinal)
+	end(3, event.EndFinal)
+	if !slices.Equal(p.resumed, []string{"a", "c", "b"}) {
+		t.Fatalf("resumed %v: want c then b as slots free", p.resumed)
+	}
+	alone := newThawRun(2, nil)
+	alone.start(0)
+	alone.start(1)
+	if alone.metric(1, 1, 0.5, nil) {
+		t.Error("held at grace with none waiting and none held")
+	}
+}
