@@ -247,7 +247,8 @@ func (th *thaw) rechance() {
 // chance f.Chance is below pause-below, or at grace when no forecast of it is informed by
 // the references yet (f nil: none at all), so that every trial reaches grace before any
 // runs on and the most promising run first, and become the references the others are
-// judged by. It reports whether it asked.
+// judged by. At grace it is held so also once none waits while others are held there
+// (holding). It reports whether it asked.
 func (th *thaw) pause(ev event.Event, f *earlystop.ForecastFigures) bool {
 	i, ok := th.trialOf[ev.Task.ID]
 	if !ok || th.thawed[ev.Task] || th.block.Parallel[i].Checkpoint == nil {
