@@ -297,3 +297,21 @@ func TestFakeTrain(t *testing.T) {
 		t.Errorf("memory beyond the GPU does not fail as PyTorch does\n%v", r)
 	}
 }
+
+// TestFlagsBeforeCommand: a command named after run's flags is read as the task file to
+// run; where no such file exists, the error says where the command's flags go. A missing
+// file named otherwise gets no such hint.
+func TestFlagsBeforeCommand(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.run("--fresh", "demo")
+	r.wantCode(t, 2)
+	if !strings.Contains(r.stderr, "demo is a command: its flags go after it, as in runall demo --help") {
+		t.Errorf("runall --fresh demo: stderr does not say where demo's flags go\n%v", r)
+	}
+	r = e.run("missing.yml", "demo")
+	r.wantCode(t, 2)
+	if strings.Contains(r.stderr, "is a command") {
+		t.Errorf("runall missing.yml demo: a hint for a task argument\n%v", r)
+	}
+}

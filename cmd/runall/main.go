@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -111,11 +112,11 @@ func realMain(a *app, args []string) int {
 		if rest[0] == "--version" || rest[0] == "-version" {
 			return exitCode(a, runVersion(context.Background(), a, nil))
 		}
-		cmd, rest = &commands[0], args
-	}
-	if cmd.name == "run" || cmd.name == "demo" {
 		// run installs its own signal handling: it forwards signals to tasks and uploads
 		// outputs before it ends.
+		return exitCode(a, flagsFirst(args, commands[0].run(context.Background(), a, args)))
+	}
+	if cmd.name == "run" || cmd.name == "demo" {
 		return exitCode(a, cmd.run(context.Background(), a, rest))
 	}
 	return exitCode(a, runStoppable(a, cmd, rest))
@@ -179,6 +180,21 @@ func pickCommand(args []string) (*command, []string) {
 		}
 	}
 	return nil, args
+}
+
+// flagsFirst says where a command's flags go when a task file that does not exist is named
+// as a command is: `runall --fresh demo` read "demo" as the file to run.
+func flagsFirst(args []string, err error) error {
+	var pe *fs.PathError
+	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) {
+		return err
+	}
+	for _, arg := range args {
+		if c, _ := pickCommand([]string{arg}); c != nil && filepath.Base(pe.Path) == arg {
+			return fmt.Errorf("%w (%s is a command: its flags go after it, as in runall %s --help)", err, arg, arg)
+		}
+	}
+	return err
 }
 
 func printUsage(w io.Writer) {
