@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"syscall"
 	"time"
 
@@ -189,12 +190,11 @@ func flagsFirst(args []string, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) {
 		return err
 	}
-	for _, arg := range args {
-		if c, _ := pickCommand([]string{arg}); c != nil && filepath.Base(pe.Path) == arg {
-			return fmt.Errorf("%w (%s is a command: its flags go after it, as in runall %s --help)", err, arg, arg)
-		}
+	name := filepath.Base(pe.Path)
+	if c, _ := pickCommand([]string{name}); c == nil || !slices.Contains(args, name) {
+		return err
 	}
-	return err
+	return fmt.Errorf("%w (%s is a command: its flags go after it, as in runall %s --help)", err, name, name)
 }
 
 func printUsage(w io.Writer) {
